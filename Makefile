@@ -1,0 +1,55 @@
+# Compute Lab: `make demo` runs the main job, `make test` runs the checks.
+# Both create .venv and install what they need.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP_DEMO := $(VENV)/.installed-demo
+STAMP_TEST := $(VENV)/.installed-test
+DEMO_OUT ?= out
+
+.PHONY: demo test lint format bench libreoffice clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP_DEMO): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(STAMP_TEST): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test,server]'
+	touch $@ $(STAMP_DEMO)
+
+# LibreOffice is the real spreadsheet engine the tests recalculate workbooks with.
+libreoffice:
+	@if command -v soffice >/dev/null 2>&1; then \
+		echo "soffice found: $$(command -v soffice)"; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing libreoffice-calc-nogui"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libreoffice-calc-nogui >/dev/null; \
+	else \
+		echo "soffice is missing: install LibreOffice Calc (tests that need it will be skipped)"; \
+	fi
+
+demo: $(STAMP_DEMO)
+	$(BIN)/compute-lab estimate
+	$(BIN)/compute-lab runs
+	$(BIN)/compute-lab templates --out $(DEMO_OUT)/templates --force
+
+lint: $(STAMP_TEST)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP_TEST)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+test: $(STAMP_TEST) libreoffice lint
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP_TEST) libreoffice
+	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .hypothesis

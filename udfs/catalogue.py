@@ -1,0 +1,166 @@
+"""The catalogue: reference training runs and accelerators, with a source for every figure.
+
+The figures live in ``udfs/data/runs.toml`` and ``udfs/data/accelerators.toml``. This module
+loads them into pandas DataFrames and looks entries up by name or alias, ignoring case,
+spaces, hyphens and underscores ("deepseek-v3", "Llama 3.1 405B", "h100"). An unknown name
+raises :class:`UnknownNameError`, which lists the known names.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import tomllib
+from importlib import resources
+
+import pandas as pd
+
+from .validation import InputError
+
+__all__ = [
+    "ACCELERATOR_FIELDS",
+    "RUN_FIELDS",
+    "UnknownNameError",
+    "accelerators",
+    "runs",
+    "accelerator",
+    "run",
+    "accelerator_field",
+    "run_field",
+    "source",
+]
+
+#: Numeric and text fields of an accelerator, with their units.
+ACCELERATOR_FIELDS = {
+    "name": "",
+    "bf16_tflops": "TFLOP/s",
+    "fp8_tflops": "TFLOP/s",
+    "hbm_gb": "GB",
+    "hbm_tb_per_s": "TB/s",
+    "scale_up_gb_per_s": "GB/s",
+    "tdp_watts": "W",
+}
+
+#: Fields of a reference run, with their units.
+RUN_FIELDS = {
+    "name": "",
+    "architecture": "",
+    "role": "",
+    "total_params": "parameters",
+    "active_params": "parameters",
+    "training_tokens": "tokens",
+    "accelerator": "",
+    "accelerators": "accelerators",
+    "accelerator_hours": "accelerator-hours",
+    "disclosed_training_flops": "FLOPs",
+    "disclosed_mfu": "fraction",
+    "disclosed_tflops_per_accelerator": "TFLOP/s",
+    "watts_per_accelerator": "W",
+    "pue": "ratio",
+    "grams_co2_per_kwh": "gCO2/kWh",
+    "usd_per_accelerator_hour": "US$/accelerator-hour",
+    "tco2e": "tCO2e",
+}
+
+_TEXT_FIELDS = {"name", "architecture", "role", "accelerator"}
+
+
+class UnknownNameError(InputError):
+    """A catalogue name or field that is not there; the message lists the known ones."""
+
+    def __init__(self, argument, what, given, known):
+        self.known = list(known)
+        super().__init__(
+            argument, f"is not a known {what}; known: {', '.join(self.known)}", value=given
+        )
+
+
+def _key(name):
+    return re.sub(r"[\s\-_()]+", "", str(name)).lower()
+
+
+@functools.cache
+def _load(kind):
+    table = {"accelerator": "accelerators.toml", "run": "runs.toml"}[kind]
+    text = resources.files("udfs").joinpath("data", table).read_text(encoding="utf-8")
+    rows = tomllib.loads(text)[kind]
+    fields = ACCELERATOR_FIELDS if kind == "accelerator" else RUN_FIELDS
+    for row in rows:
+        unknown = set(row) - set(fields) - {"aliases", "source", "sources"}
+        if unknown:  # a typo in the data file must not silently drop a figure
+            raise ValueError(f"{table}: {row['name']}: unknown fields {sorted(unknown)}")
+    index = {}
+    for row in rows:
+        for alias in [row["name"], *row.get("aliases", [])]:
+            index.setdefault(_key(alias), row["name"])
+    return rows, index
+
+
+def _frame(kind):
+    rows, _ = _load(kind)
+    fields = ACCELERATOR_FIELDS if kind == "accelerator" else RUN_FIELDS
+    data = [
+        {f: row.get(f, None if f in _TEXT_FIELDS else math.nan) for f in fields} for row in rows
+    ]
+    df = pd.DataFrame(data, columns=list(fields)).set_index("name", drop=False)
+    df.index.name = None
+    df["source"] = [row["source"] for row in rows]
+    return df
+
+
+def accelerators():
+    """The accelerator catalogue as a DataFrame indexed by name (blank figures are NaN)."""
+    return _frame("accelerator")
+
+
+def runs():
+    """The reference runs as a DataFrame indexed by name (undisclosed figures are NaN)."""
+    return _frame("run")
+
+
+def _resolve(kind, name, argument):
+    rows, index = _load(kind)
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(argument, f"must be the name of a {kind} (text)", value=name)
+    canonical = index.get(_key(name))
+    if canonical is None:
+        raise UnknownNameError(argument, kind, name, [r["name"] for r in rows])
+    return next(r for r in rows if r["name"] == canonical)
+
+
+def accelerator(name, argument="accelerator"):
+    """One accelerator's figures as a Series. ``accelerator("h100")["bf16_tflops"]`` -> 989.4."""
+    return accelerators().loc[_resolve("accelerator", name, argument)["name"]]
+
+
+def run(name, argument="run"):
+    """One reference run's figures as a Series. ``run("deepseek-v3")["active_params"]``."""
+    return runs().loc[_resolve("run", name, argument)["name"]]
+
+
+def _field(kind, name, field, argument, field_argument):
+    fields = ACCELERATOR_FIELDS if kind == "accelerator" else RUN_FIELDS
+    row = _resolve(kind, name, argument)
+    key = str(field).strip().lower() if isinstance(field, str) else field
+    if key not in fields and key != "source":
+        raise UnknownNameError(field_argument, f"{kind} field", field, [*fields, "source"])
+    return row.get(key)
+
+
+def accelerator_field(name, field, argument="name", field_argument="field"):
+    """One figure of one accelerator, or None where it is not published."""
+    return _field("accelerator", name, field, argument, field_argument)
+
+
+def run_field(name, field, argument="name", field_argument="field"):
+    """One figure of one reference run, or None where it is not disclosed."""
+    return _field("run", name, field, argument, field_argument)
+
+
+def source(kind, name, field=None):
+    """The source of one figure (``kind`` is "accelerator" or "run"); the row's by default."""
+    row = _resolve(kind, name, kind)
+    if field is not None and field in row.get("sources", {}):
+        return row["sources"][field]
+    return row["source"]

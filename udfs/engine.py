@@ -1,0 +1,902 @@
+"""The training-run engine: pure functions from a training plan to time, cost and energy.
+
+Every function accepts scalars or array-likes, broadcasts them with numpy, and returns a
+``float`` for scalar input and an ``ndarray`` otherwise (the numpy-financial pattern).
+Inputs are checked: a bad value raises :class:`udfs.validation.InputError` naming the
+argument, the position (for arrays) and the rule.
+
+Units are in the names: ``*_params`` are parameter counts, ``tokens`` are tokens,
+``*_tflops`` are TFLOP/s (1e12 FLOP/s) per accelerator, ``*_hours`` are hours,
+``*_days`` are days of 24 hours, ``*_usd`` are US dollars, ``*_kwh`` are kilowatt-hours.
+
+The linear core (``training_flops`` ... ``electricity_kwh``) is the seed's methodology
+(the source project's "Compute Lab", FLOPs = 6 x active parameters x tokens) and
+reproduces its printed figures to the digit with the default arguments. The rest extends
+it; each function names its source.
+
+This module does no I/O and imports nothing from Excel tooling.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .validation import (
+    InputError,
+    check_at_least,
+    check_at_most,
+    check_fraction,
+    check_non_negative,
+    check_positive,
+)
+
+__all__ = [
+    "FLOPS_PER_PARAM_TOKEN",
+    "HOURS_PER_YEAR",
+    "training_flops",
+    "accelerator_hours",
+    "wall_clock_days",
+    "checkpoint_bytes",
+    "checkpoint_gb",
+    "rental_cost_usd",
+    "electricity_kwh",
+    "electricity_cost_usd",
+    "co2_tonnes",
+    "effective_tflops",
+    "failure_rate_per_accelerator_day",
+    "cluster_mtbf_hours",
+    "checkpoint_interval_hours",
+    "goodput",
+    "scaling_efficiency",
+    "min_accelerators_for_memory",
+    "ownership_usd_per_accelerator_hour",
+    "accelerators_for_days",
+    "iterations_per_year",
+    "chinchilla_tokens",
+    "chinchilla_loss",
+    "implied_effective_tflops",
+    "implied_mfu",
+    "estimate",
+]
+
+#: FLOPs per active parameter per training token (forward + backward), Kaplan/Chinchilla "6N".
+FLOPS_PER_PARAM_TOKEN = 6.0
+HOURS_PER_YEAR = 8760.0
+_TERA = 1e12
+
+
+def _ret(x):
+    """Scalar in, float out; array in, array out."""
+    x = np.asarray(x, dtype=float)
+    return float(x) if x.ndim == 0 else x
+
+
+# ---------------------------------------------------------------------------------------------
+# The seed's linear model
+# ---------------------------------------------------------------------------------------------
+
+
+def training_flops(active_params, tokens):
+    """Training compute in FLOPs: 6 x active parameters x training tokens.
+
+    Parameters
+    ----------
+    active_params : scalar or array_like
+        Parameters that take part in processing one token (all of them for a dense model,
+        the routed subset for a mixture-of-experts model). Must be > 0.
+    tokens : scalar or array_like
+        Training tokens. Must be > 0.
+
+    Returns
+    -------
+    float or ndarray
+        FLOPs (forward and backward pass; attention FLOPs and recomputation excluded).
+
+    Notes
+    -----
+    The 6N heuristic (Kaplan et al. 2020; Hoffmann et al. 2022), as used by the seed.
+
+    Examples
+    --------
+    DeepSeek-V3: 37e9 active parameters, 14.8e12 tokens.
+
+    >>> f"{training_flops(37e9, 14.8e12):.3e}"
+    '3.286e+24'
+    """
+    n = check_positive("active_params", active_params)
+    d = check_positive("tokens", tokens)
+    return _ret(FLOPS_PER_PARAM_TOKEN * n * d)
+
+
+def accelerator_hours(training_flops, effective_tflops):
+    """Accelerator-hours: FLOPs / (sustained TFLOP/s per accelerator x 1e12) / 3600.
+
+    Parameters
+    ----------
+    training_flops : scalar or array_like
+        Total training FLOPs (> 0).
+    effective_tflops : scalar or array_like
+        Sustained (not peak) TFLOP/s achieved per accelerator (> 0).
+
+    Returns
+    -------
+    float or ndarray
+        Accelerator-hours (GPU-hours).
+
+    Examples
+    --------
+    >>> round(accelerator_hours(3.2856e24, 400))
+    2281667
+    """
+    f = check_positive("training_flops", training_flops)
+    t = check_positive("effective_tflops", effective_tflops)
+    return _ret(f / (t * _TERA) / 3600.0)
+
+
+def wall_clock_days(accelerator_hours, accelerators):
+    """Wall-clock days at linear scaling: accelerator-hours / accelerators / 24.
+
+    Parameters
+    ----------
+    accelerator_hours : scalar or array_like
+        Accelerator-hours of the run (> 0).
+    accelerators : scalar or array_like
+        Accelerators working on it at once (> 0).
+
+    Returns
+    -------
+    float or ndarray
+        Days of 24 hours.
+
+    Examples
+    --------
+    The seed's iteration-time example: 30M accelerator-hours on 15,000 accelerators.
+
+    >>> round(wall_clock_days(30e6, 15_000), 1)
+    83.3
+    """
+    h = check_positive("accelerator_hours", accelerator_hours)
+    n = check_positive("accelerators", accelerators)
+    return _ret(h / n / 24.0)
+
+
+def checkpoint_bytes(total_params, bytes_per_param=2.0):
+    """Checkpoint size in bytes: total parameters x bytes per parameter.
+
+    Parameters
+    ----------
+    total_params : scalar or array_like
+        All stored parameters (every expert of an MoE model), > 0.
+    bytes_per_param : scalar or array_like, default 2
+        2 for BF16 weights alone (the seed); about 13 for a resumable checkpoint with
+        optimizer state (BLOOM: 2.3 TB for 176B parameters).
+
+    Returns
+    -------
+    float or ndarray
+        Bytes.
+
+    Examples
+    --------
+    >>> checkpoint_bytes(671e9)
+    1342000000000.0
+    """
+    p = check_positive("total_params", total_params)
+    b = check_positive("bytes_per_param", bytes_per_param)
+    return _ret(p * b)
+
+
+def checkpoint_gb(total_params, bytes_per_param=2.0):
+    """Checkpoint size in GB (1e9 bytes); see :func:`checkpoint_bytes`.
+
+    Examples
+    --------
+    >>> checkpoint_gb(671e9)
+    1342.0
+    """
+    return _ret(np.asarray(checkpoint_bytes(total_params, bytes_per_param)) / 1e9)
+
+
+def rental_cost_usd(accelerator_hours, usd_per_accelerator_hour):
+    """Rental-equivalent compute cost: accelerator-hours x $ per accelerator-hour.
+
+    Parameters
+    ----------
+    accelerator_hours : scalar or array_like
+        Accelerator-hours (> 0).
+    usd_per_accelerator_hour : scalar or array_like
+        Price of one accelerator for one hour, US$ (>= 0). For owned hardware use
+        :func:`ownership_usd_per_accelerator_hour`.
+
+    Returns
+    -------
+    float or ndarray
+        US dollars.
+
+    Examples
+    --------
+    DeepSeek-V3's own figure: 2,788K H800-hours at $2 per hour.
+
+    >>> rental_cost_usd(2.788e6, 2.0)
+    5576000.0
+    """
+    h = check_positive("accelerator_hours", accelerator_hours)
+    p = check_non_negative("usd_per_accelerator_hour", usd_per_accelerator_hour)
+    return _ret(h * p)
+
+
+def electricity_kwh(accelerator_hours, watts_per_accelerator=700.0, server_overhead=1.0, pue=1.0):
+    """Electricity drawn: accelerator-hours x watts x server overhead x PUE / 1000.
+
+    Parameters
+    ----------
+    accelerator_hours : scalar or array_like
+        Accelerator-hours (> 0).
+    watts_per_accelerator : scalar or array_like, default 700
+        Average draw of one accelerator in watts (H100 SXM TDP is 700 W).
+    server_overhead : scalar or array_like, default 1.0
+        Whole-server power over accelerator power (CPUs, memory, NICs, fans), >= 1.
+        Epoch AI's cost model uses about 1.82 for H100 servers (and 0.75 average
+        utilisation, which you can fold into ``watts_per_accelerator``).
+    pue : scalar or array_like, default 1.0
+        Data-centre power usage effectiveness, >= 1 (Uptime Institute average 1.56 in
+        2024; hyperscalers about 1.1; Gopher's data centre 1.08).
+
+    Returns
+    -------
+    float or ndarray
+        kWh. With the defaults this is the seed's accelerator-only figure.
+
+    Examples
+    --------
+    >>> round(electricity_kwh(2_281_666.67))
+    1597167
+    >>> round(electricity_kwh(1000, 700, server_overhead=1.82, pue=1.1), 1)
+    1401.4
+    """
+    h = check_positive("accelerator_hours", accelerator_hours)
+    w = check_positive("watts_per_accelerator", watts_per_accelerator)
+    s = check_at_least("server_overhead", server_overhead, 1.0)
+    e = check_at_least("pue", pue, 1.0)
+    return _ret(h * w * s * e / 1000.0)
+
+
+def electricity_cost_usd(electricity_kwh, usd_per_kwh):
+    """Electricity cost: kWh x $ per kWh.
+
+    Examples
+    --------
+    >>> electricity_cost_usd(1_000_000, 0.08)
+    80000.0
+    """
+    k = check_non_negative("electricity_kwh", electricity_kwh)
+    p = check_non_negative("usd_per_kwh", usd_per_kwh)
+    return _ret(k * p)
+
+
+def co2_tonnes(electricity_kwh, grams_co2_per_kwh):
+    """Operational emissions: kWh x grams CO2 per kWh / 1e6, in tonnes CO2.
+
+    Parameters
+    ----------
+    electricity_kwh : scalar or array_like
+        Electricity drawn (>= 0).
+    grams_co2_per_kwh : scalar or array_like
+        Grid carbon intensity (world average about 481 g/kWh in 2023, Ember; France 56,
+        China 582). The Llama model cards imply about 410-420 g/kWh.
+
+    Examples
+    --------
+    >>> co2_tonnes(1_000_000, 481)
+    481.0
+    """
+    k = check_non_negative("electricity_kwh", electricity_kwh)
+    g = check_non_negative("grams_co2_per_kwh", grams_co2_per_kwh)
+    return _ret(k * g / 1e6)
+
+
+# ---------------------------------------------------------------------------------------------
+# Throughput: peak x MFU x goodput x scaling
+# ---------------------------------------------------------------------------------------------
+
+
+def effective_tflops(peak_tflops, mfu, goodput=1.0, scaling_efficiency=1.0):
+    """Sustained TFLOP/s per accelerator: peak x MFU x goodput x scaling efficiency.
+
+    Parameters
+    ----------
+    peak_tflops : scalar or array_like
+        Dense peak TFLOP/s per accelerator at the training precision (BF16 or FP8; vendor
+        "with sparsity" figures are 2x the dense figure and do not belong here).
+    mfu : scalar or array_like
+        Model FLOPs utilisation in (0, 1]: achieved model FLOP/s over peak (PaLM,
+        Chowdhery et al. 2022, appendix B). Llama 3.1 reports 38-43%.
+    goodput : scalar or array_like, default 1.0
+        Fraction of wall-clock time doing useful training, in (0, 1]; see :func:`goodput`.
+    scaling_efficiency : scalar or array_like, default 1.0
+        Throughput per accelerator relative to ideal scaling, in (0, 1]; see
+        :func:`scaling_efficiency`.
+
+    Examples
+    --------
+    >>> round(effective_tflops(989.4, 0.40), 2)
+    395.76
+    """
+    p = check_positive("peak_tflops", peak_tflops)
+    m = check_fraction("mfu", mfu)
+    g = check_fraction("goodput", goodput)
+    s = check_fraction("scaling_efficiency", scaling_efficiency)
+    return _ret(p * m * g * s)
+
+
+def failure_rate_per_accelerator_day(interruptions, days, accelerators):
+    """Failure rate per accelerator per day from an observed count.
+
+    Examples
+    --------
+    Llama 3: 419 unexpected interruptions in 54 days on 16,384 GPUs (arXiv 2407.21783).
+
+    >>> f"{failure_rate_per_accelerator_day(419, 54, 16_384):.3e}"
+    '4.736e-04'
+    """
+    i = check_non_negative("interruptions", interruptions)
+    d = check_positive("days", days)
+    n = check_positive("accelerators", accelerators)
+    return _ret(i / d / n)
+
+
+def cluster_mtbf_hours(accelerators, failures_per_accelerator_day):
+    """Mean time between failures of the whole job, in hours: 24 / (N x rate).
+
+    A synchronous job stops when any accelerator (or its node) fails, so failure rates add
+    up: MTTF = 1 / (N x r) (Meta RSC, arXiv 2410.21680). A rate quoted per 1,000 node-days
+    of 8 accelerators is ``rate / 1000 / 8`` per accelerator-day.
+
+    Examples
+    --------
+    Llama 3's observed rate on 16,384 GPUs gives one interruption every ~3.1 hours.
+
+    >>> round(cluster_mtbf_hours(16_384, 419 / 54 / 16_384), 2)
+    3.09
+    """
+    n = check_positive("accelerators", accelerators)
+    r = check_positive("failures_per_accelerator_day", failures_per_accelerator_day)
+    return _ret(24.0 / (n * r))
+
+
+def checkpoint_interval_hours(checkpoint_write_hours, mtbf_hours):
+    """Optimal time between checkpoints (Daly 2006, with Young 1974 as its first term).
+
+    ``tau = sqrt(2 d M) [1 + (1/3) sqrt(d / 2M) + (1/9)(d / 2M)] - d`` for ``d < 2M``,
+    else ``tau = M``; ``d`` is the checkpoint write time and ``M`` the job MTBF.
+
+    Examples
+    --------
+    >>> round(checkpoint_interval_hours(1 / 60, 3.09), 3)
+    0.31
+    """
+    d = check_positive("checkpoint_write_hours", checkpoint_write_hours)
+    m = check_positive("mtbf_hours", mtbf_hours)
+    d, m = np.broadcast_arrays(d, m)
+    x = d / (2.0 * m)
+    young = np.sqrt(2.0 * d * m)
+    daly = young * (1.0 + np.sqrt(x) / 3.0 + x / 9.0) - d
+    return _ret(np.where(d < 2.0 * m, daly, m))
+
+
+def goodput(mtbf_hours, checkpoint_write_hours, restart_hours, interval_hours=None):
+    """Fraction of wall-clock time that advances training, given failures and checkpoints.
+
+    ``goodput = 1 - (d / tau + (tau / 2 + R) / M)``, clipped to [0, 1]: time spent writing
+    checkpoints (``d / tau``), plus, per failure, half an interval of work redone and a
+    restart ``R``, failures arriving every ``M`` hours (Daly 2006, first-order waste).
+
+    Parameters
+    ----------
+    mtbf_hours : scalar or array_like
+        Job MTBF in hours, see :func:`cluster_mtbf_hours`.
+    checkpoint_write_hours : scalar or array_like
+        Time the job stalls to write one checkpoint, hours (> 0).
+    restart_hours : scalar or array_like
+        Time from a failure to training again (detection, rescheduling, reload), hours.
+    interval_hours : scalar or array_like, optional
+        Checkpoint interval; default the optimum from :func:`checkpoint_interval_hours`.
+
+    Returns
+    -------
+    float or ndarray
+        A fraction in [0, 1]. Zero means the job cannot make progress.
+
+    Examples
+    --------
+    Llama 3's rate (MTBF ~3.09 h) with 1-minute checkpoint writes and 5-minute restarts:
+
+    >>> round(goodput(3.09, 1 / 60, 5 / 60), 3)
+    0.869
+    """
+    m = check_positive("mtbf_hours", mtbf_hours)
+    d = check_positive("checkpoint_write_hours", checkpoint_write_hours)
+    r = check_non_negative("restart_hours", restart_hours)
+    if interval_hours is None:
+        tau = np.asarray(checkpoint_interval_hours(d, m))
+    else:
+        tau = check_positive("interval_hours", interval_hours)
+    waste = d / tau + (tau / 2.0 + r) / m
+    return _ret(np.clip(1.0 - waste, 0.0, 1.0))
+
+
+def scaling_efficiency(
+    accelerators,
+    active_params,
+    total_params,
+    global_batch_tokens,
+    tflops_per_accelerator,
+    tensor_parallel=1,
+    pipeline_parallel=1,
+    sequence_tokens=8192,
+    pipeline_interleave=1,
+    interconnect_gb_per_s=50.0,
+    comm_overlap=0.0,
+    bytes_per_gradient=2.0,
+):
+    """Throughput per accelerator relative to perfect scaling, at a fixed global batch.
+
+    Each optimizer step computes ``6 x active x B`` FLOPs over ``N`` accelerators, so its
+    compute time ``t_c`` falls as ``1/N``. Two costs do not fall with it:
+
+    - the pipeline bubble. With ``d = N / (tensor x pipeline)`` data-parallel replicas, each
+      replica runs ``m = B / (sequence x d)`` micro-batches per step, and the bubble adds
+      ``(pipeline - 1) / (interleave x m)`` of ``t_c`` (Narayanan et al. 2021, arXiv
+      2104.04473: bubble fraction (p - 1)/m, divided by the interleaving factor);
+    - the data-parallel gradient all-reduce of ``bytes_per_gradient x total / (tensor x
+      pipeline)`` bytes per accelerator, a ring taking ``(S / bw) x 2(d-1)/d`` (NVIDIA
+      nccl-tests PERFORMANCE.md), of which ``1 - comm_overlap`` is exposed.
+
+    ``efficiency = t_c / (t_c (1 + bubble) + (1 - overlap) t_allreduce)``.
+
+    Parameters
+    ----------
+    accelerators : scalar or array_like
+        Accelerators in the job (> 0).
+    active_params, total_params : scalar or array_like
+        Active parameters (compute) and all parameters (gradients), > 0.
+    global_batch_tokens : scalar or array_like
+        Tokens per optimizer step (Llama 3 405B: 16M).
+    tflops_per_accelerator : scalar or array_like
+        Sustained TFLOP/s per accelerator with no bubble or exposed communication.
+    tensor_parallel, pipeline_parallel : scalar or array_like, default 1
+        Model-parallel degrees (Llama 3.1 405B: 8 and 16, arXiv 2407.21783 table 4).
+    sequence_tokens : scalar or array_like, default 8192
+        Sequence length; one sequence per micro-batch.
+    pipeline_interleave : scalar or array_like, default 1
+        Virtual pipeline stages per accelerator (interleaved schedule), >= 1.
+    interconnect_gb_per_s : scalar or array_like, default 50
+        Per-accelerator scale-out bandwidth, GB/s (400 Gb/s InfiniBand or RoCE: 50 GB/s).
+    comm_overlap : scalar or array_like, default 0
+        Share of the all-reduce hidden behind computation, in [0, 1).
+    bytes_per_gradient : scalar or array_like, default 2
+        2 for BF16 gradients, 4 for FP32.
+
+    Returns
+    -------
+    float or ndarray
+        A fraction in (0, 1]. More accelerators than the batch can feed (fewer than one
+        sequence per replica per step) is an error naming ``accelerators``.
+
+    Notes
+    -----
+    Checked against Llama 3.1 405B, which measured 430 BF16 TFLOP/s per GPU on 8,192 GPUs and
+    400 on 16,384 with the batch fixed at 16M tokens (arXiv 2407.21783). With TP 8, PP 16 and
+    no overlap, the one free parameter, the interleaving factor, fitted at about 8, gives
+    that drop; the model's other inputs are disclosed or nominal. Expert-parallel
+    all-to-all traffic, stragglers and network congestion are not modelled.
+
+    Examples
+    --------
+    >>> e8k = scaling_efficiency(8_192, 405e9, 405e9, 16 * 2**20, 465.5, 8, 16, 8192, 8)
+    >>> e16k = scaling_efficiency(16_384, 405e9, 405e9, 16 * 2**20, 465.5, 8, 16, 8192, 8)
+    >>> round(465.5 * e8k), round(465.5 * e16k)
+    (430, 400)
+    """
+    n = check_positive("accelerators", accelerators)
+    pa = check_positive("active_params", active_params)
+    pt = check_positive("total_params", total_params)
+    b = check_positive("global_batch_tokens", global_batch_tokens)
+    x = check_positive("tflops_per_accelerator", tflops_per_accelerator)
+    tp = check_at_least("tensor_parallel", tensor_parallel, 1.0)
+    pp = check_at_least("pipeline_parallel", pipeline_parallel, 1.0)
+    seq = check_positive("sequence_tokens", sequence_tokens)
+    v = check_at_least("pipeline_interleave", pipeline_interleave, 1.0)
+    bw = check_positive("interconnect_gb_per_s", interconnect_gb_per_s)
+    ov = check_fraction("comm_overlap", comm_overlap, allow_zero=True)
+    if np.any(ov >= 1):
+        raise InputError("comm_overlap", "must be less than 1")
+    g = check_positive("bytes_per_gradient", bytes_per_gradient)
+    check_at_most("active_params", pa, "total_params", pt)
+    mp = tp * pp
+    check_at_most("tensor_parallel x pipeline_parallel", mp, "accelerators", n)
+    dp = n / mp
+    micro = b / (seq * dp)
+    check_at_most(
+        "accelerators",
+        n,
+        "what the batch can feed (tensor x pipeline x global_batch_tokens / sequence_tokens)",
+        mp * b / seq,
+    )
+    t_compute = FLOPS_PER_PARAM_TOKEN * pa * b / (n * x * _TERA)
+    bubble = (pp - 1.0) / (v * micro)
+    t_comm = (g * pt / mp) / (bw * 1e9) * 2.0 * (dp - 1.0) / dp
+    return _ret(t_compute / (t_compute * (1.0 + bubble) + (1.0 - ov) * t_comm))
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory, ownership, inverse solves, Chinchilla, calibration
+# ---------------------------------------------------------------------------------------------
+
+
+def min_accelerators_for_memory(total_params, hbm_gb, bytes_per_param=16.0, usable_fraction=1.0):
+    """Fewest accelerators whose HBM holds the sharded training state.
+
+    ``ceil(total x bytes_per_param / (hbm_gb x 1e9 x usable_fraction))``, the training state
+    fully sharded (ZeRO-3 / FSDP). Activations, temporary buffers and fragmentation are
+    excluded: lower ``usable_fraction`` to leave room for them.
+
+    Parameters
+    ----------
+    total_params : scalar or array_like
+        All parameters (> 0).
+    hbm_gb : scalar or array_like
+        HBM per accelerator, GB (H100: 80).
+    bytes_per_param : scalar or array_like, default 16
+        Mixed-precision Adam: 2 weights + 2 gradients + 4 master weights + 4 + 4 Adam
+        moments (EleutherAI "Transformer Math 101"); 20 with FP32 gradients.
+    usable_fraction : scalar or array_like, default 1.0
+        Share of HBM available to the training state, in (0, 1].
+
+    Examples
+    --------
+    >>> min_accelerators_for_memory(405e9, 80)
+    81.0
+    """
+    p = check_positive("total_params", total_params)
+    h = check_positive("hbm_gb", hbm_gb)
+    b = check_positive("bytes_per_param", bytes_per_param)
+    u = check_fraction("usable_fraction", usable_fraction)
+    # Round before ceil so that an exact fit (e.g. 6.48e12 / 8e10 = 81) is not pushed up by
+    # binary floating-point noise.
+    return _ret(np.ceil(np.round(p * b / (h * 1e9 * u), 9)))
+
+
+def ownership_usd_per_accelerator_hour(
+    purchase_usd_per_accelerator, amortisation_years, utilisation=1.0, opex_usd_per_hour=0.0
+):
+    """Equivalent hourly price of an owned accelerator.
+
+    ``purchase / (years x 8760 x utilisation) + opex``: straight-line depreciation spread
+    over the hours the accelerator is actually busy (server life 3-5 years, Epoch AI
+    arXiv 2405.21015). No financing cost or residual value.
+
+    Parameters
+    ----------
+    purchase_usd_per_accelerator : scalar or array_like
+        Capital cost per accelerator including its share of server and network, US$.
+    amortisation_years : scalar or array_like
+        Depreciation period, years (> 0).
+    utilisation : scalar or array_like, default 1.0
+        Share of hours the accelerator is rented to jobs, in (0, 1].
+    opex_usd_per_hour : scalar or array_like, default 0
+        Hosting, maintenance and staff per accelerator-hour (electricity is separate).
+
+    Examples
+    --------
+    A $30,000 accelerator over 4 years at 80% utilisation:
+
+    >>> round(ownership_usd_per_accelerator_hour(30_000, 4, 0.8), 3)
+    1.07
+    """
+    c = check_non_negative("purchase_usd_per_accelerator", purchase_usd_per_accelerator)
+    y = check_positive("amortisation_years", amortisation_years)
+    u = check_fraction("utilisation", utilisation)
+    o = check_non_negative("opex_usd_per_hour", opex_usd_per_hour)
+    return _ret(c / (y * HOURS_PER_YEAR * u) + o)
+
+
+def accelerators_for_days(accelerator_hours, target_days):
+    """Accelerators needed to finish in ``target_days`` at linear scaling (not rounded).
+
+    The inverse of :func:`wall_clock_days`: ``hours / (24 x days)``. Round up for a count.
+
+    Examples
+    --------
+    >>> accelerators_for_days(30e6, 83.3333333333)
+    15000.0
+    """
+    h = check_positive("accelerator_hours", accelerator_hours)
+    d = check_positive("target_days", target_days)
+    return _ret(np.round(h / (24.0 * d), 6))
+
+
+def iterations_per_year(wall_clock_days):
+    """Back-to-back runs that fit in a 365-day year.
+
+    Examples
+    --------
+    30M accelerator-hours: 83.3 days on 15,000 accelerators, 8.3 on 150,000 (the seed).
+
+    >>> round(iterations_per_year(wall_clock_days(30e6, 15_000)), 2)
+    4.38
+    >>> round(iterations_per_year(wall_clock_days(30e6, 150_000)), 1)
+    43.8
+    """
+    d = check_positive("wall_clock_days", wall_clock_days)
+    return _ret(365.0 / d)
+
+
+def chinchilla_tokens(params, tokens_per_param=20.0):
+    """Compute-optimal training tokens, about 20 per parameter (Hoffmann et al. 2022).
+
+    Examples
+    --------
+    >>> chinchilla_tokens(70e9)
+    1400000000000.0
+    """
+    p = check_positive("params", params)
+    t = check_positive("tokens_per_param", tokens_per_param)
+    return _ret(p * t)
+
+
+#: Loss fits L(N, D) = E + A / N^alpha + B / D^beta.
+CHINCHILLA_FITS = {
+    # Hoffmann et al. 2022 (arXiv 2203.15556), approach 3.
+    "hoffmann": {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28},
+    # Besiroglu et al. 2024 replication refit (arXiv 2404.10102).
+    "epoch": {"E": 1.8172, "A": 482.01, "B": 2085.43, "alpha": 0.3478, "beta": 0.3658},
+}
+
+
+def chinchilla_loss(params, tokens, fit="hoffmann"):
+    """Predicted pre-training loss (nats per token) from the Chinchilla parametric fit.
+
+    Parameters
+    ----------
+    params, tokens : scalar or array_like
+        Parameters and training tokens (> 0).
+    fit : {"hoffmann", "epoch"}
+        Hoffmann et al. 2022, or the Besiroglu et al. 2024 refit.
+
+    Examples
+    --------
+    >>> round(chinchilla_loss(70e9, 1.4e12), 3)
+    1.937
+    """
+    if fit not in CHINCHILLA_FITS:
+        raise InputError("fit", f"must be one of {', '.join(CHINCHILLA_FITS)}", value=fit)
+    c = CHINCHILLA_FITS[fit]
+    n = check_positive("params", params)
+    d = check_positive("tokens", tokens)
+    return _ret(c["E"] + c["A"] / n ** c["alpha"] + c["B"] / d ** c["beta"])
+
+
+def implied_effective_tflops(training_flops, accelerator_hours):
+    """Sustained TFLOP/s per accelerator implied by disclosed FLOPs and accelerator-hours.
+
+    Examples
+    --------
+    Llama 3.1 405B: 6 x 405e9 x 15.6e12 FLOPs in 30.84M H100-hours.
+
+    >>> round(implied_effective_tflops(6 * 405e9 * 15.6e12, 30.84e6))
+    341
+    """
+    f = check_positive("training_flops", training_flops)
+    h = check_positive("accelerator_hours", accelerator_hours)
+    return _ret(f / (h * 3600.0) / _TERA)
+
+
+def implied_mfu(training_flops, accelerator_hours, peak_tflops):
+    """MFU implied by disclosed figures: implied TFLOP/s over peak TFLOP/s.
+
+    Lower than a paper's MFU when the disclosed hours include failures, restarts,
+    evaluation or other phases.
+
+    Examples
+    --------
+    >>> round(implied_mfu(6 * 405e9 * 15.6e12, 30.84e6, 989.4), 3)
+    0.345
+    """
+    t = np.asarray(implied_effective_tflops(training_flops, accelerator_hours))
+    p = check_positive("peak_tflops", peak_tflops)
+    return _ret(t / p)
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole plan
+# ---------------------------------------------------------------------------------------------
+
+
+def _opt(name, value, check):
+    return None if value is None else check(name, value)
+
+
+def estimate(
+    total_params,
+    training_tokens,
+    accelerators,
+    active_params=None,
+    effective_tflops=None,
+    peak_tflops=None,
+    mfu=None,
+    goodput=None,
+    usd_per_accelerator_hour=None,
+    watts_per_accelerator=700.0,
+    server_overhead=1.0,
+    pue=1.0,
+    usd_per_kwh=None,
+    grams_co2_per_kwh=None,
+    checkpoint_bytes_per_param=2.0,
+    failures_per_accelerator_day=None,
+    checkpoint_write_minutes=1.0,
+    restart_minutes=10.0,
+    global_batch_tokens=None,
+    tensor_parallel=1.0,
+    pipeline_parallel=1.0,
+    sequence_tokens=8192.0,
+    pipeline_interleave=1.0,
+    interconnect_gb_per_s=50.0,
+    comm_overlap=0.0,
+    hbm_gb=None,
+    training_state_bytes_per_param=16.0,
+    purchase_usd_per_accelerator=None,
+    amortisation_years=4.0,
+    utilisation=1.0,
+    other_costs_usd=0.0,
+):
+    """Every output of one training plan (or of arrays of plans), as a dict of floats/arrays.
+
+    Throughput: ``effective_tflops`` when given (sustained, as in the seed, used as is);
+    otherwise ``peak_tflops x mfu x goodput x scaling``, where goodput is the given value or,
+    with ``failures_per_accelerator_day``, :func:`goodput` of the job MTBF, and scaling is
+    :func:`scaling_efficiency` when ``global_batch_tokens`` is given (else 1).
+
+    Hourly price: ``usd_per_accelerator_hour`` when given, else the ownership equivalent
+    when ``purchase_usd_per_accelerator`` is given; electricity cost and CO2 need
+    ``usd_per_kwh`` and ``grams_co2_per_kwh``. An output whose inputs are missing is NaN.
+
+    Returns
+    -------
+    dict
+        Keys: ``effective_tflops``, ``training_flops``, ``accelerator_hours``,
+        ``wall_clock_days``, ``checkpoint_gb``, ``usd_per_accelerator_hour``,
+        ``rental_cost_usd``, ``electricity_kwh``, ``electricity_cost_usd``, ``co2_tonnes``,
+        ``total_cost_usd``, ``goodput``, ``scaling_efficiency``, ``cluster_mtbf_hours``,
+        ``checkpoint_interval_hours``, ``min_accelerators_for_memory``,
+        ``iterations_per_year``, ``chinchilla_tokens``, ``tokens_per_param``.
+
+    Examples
+    --------
+    The seed's DeepSeek-V3-like configuration:
+
+    >>> r = estimate(671e9, 14.8e12, 2048, active_params=37e9, effective_tflops=400,
+    ...              usd_per_accelerator_hour=2.0)
+    >>> f"{r['training_flops']:.3e}", f"{r['accelerator_hours']:,.0f}"
+    ('3.286e+24', '2,281,667')
+    >>> round(r["wall_clock_days"], 1)
+    46.4
+    """
+    total = check_positive("total_params", total_params)
+    active = total if active_params is None else check_positive("active_params", active_params)
+    check_at_most("active_params", active, "total_params", total)
+    tokens = check_positive("training_tokens", training_tokens)
+    n = check_positive("accelerators", accelerators)
+    nan = np.full(np.broadcast_shapes(np.shape(total), np.shape(active), np.shape(n)), np.nan)
+
+    mtbf = interval = np.asarray(nan)
+    if effective_tflops is not None:
+        for name, value in (("peak_tflops", peak_tflops), ("mfu", mfu), ("goodput", goodput)):
+            if value is not None:
+                raise InputError(name, "cannot be combined with effective_tflops (give one)")
+        if failures_per_accelerator_day is not None or global_batch_tokens is not None:
+            raise InputError(
+                "effective_tflops",
+                "is used as is; leave it out to derive throughput from failures or scaling",
+            )
+        eff = check_positive("effective_tflops", effective_tflops)
+        good = scale = np.asarray(nan)
+    else:
+        if peak_tflops is None or mfu is None:
+            raise InputError(
+                "effective_tflops", "is required (or give peak_tflops and mfu to derive it)"
+            )
+        peak = check_positive("peak_tflops", peak_tflops)
+        u = check_fraction("mfu", mfu)
+        if failures_per_accelerator_day is not None:
+            if goodput is not None:
+                raise InputError("goodput", "cannot be combined with failures_per_accelerator_day")
+            mtbf = np.asarray(cluster_mtbf_hours(n, failures_per_accelerator_day))
+            d = check_positive("checkpoint_write_minutes", checkpoint_write_minutes) / 60.0
+            r = check_non_negative("restart_minutes", restart_minutes) / 60.0
+            interval = np.asarray(checkpoint_interval_hours(d, mtbf))
+            good = np.asarray(_goodput(mtbf, d, r))
+            if np.any(good <= 0):
+                raise InputError(
+                    "failures_per_accelerator_day",
+                    "is so high that checkpointing and restarts leave no time to train",
+                )
+        else:
+            good = np.asarray(1.0) if goodput is None else check_fraction("goodput", goodput)
+        if global_batch_tokens is not None:
+            scale = np.asarray(
+                scaling_efficiency(
+                    n,
+                    active,
+                    total,
+                    global_batch_tokens,
+                    peak * u,
+                    tensor_parallel,
+                    pipeline_parallel,
+                    sequence_tokens,
+                    pipeline_interleave,
+                    interconnect_gb_per_s,
+                    comm_overlap,
+                )
+            )
+        else:
+            scale = np.asarray(1.0)
+        eff = peak * u * good * scale
+
+    flops = training_flops(active, tokens)
+    hours = np.asarray(accelerator_hours(flops, eff))
+    days = wall_clock_days(hours, n)
+
+    if usd_per_accelerator_hour is not None:
+        price = check_non_negative("usd_per_accelerator_hour", usd_per_accelerator_hour)
+    elif purchase_usd_per_accelerator is not None:
+        price = np.asarray(
+            ownership_usd_per_accelerator_hour(
+                purchase_usd_per_accelerator, amortisation_years, utilisation
+            )
+        )
+    else:
+        price = nan
+    compute_cost = hours * price
+    kwh = np.asarray(electricity_kwh(hours, watts_per_accelerator, server_overhead, pue))
+    kwh_cost = nan if usd_per_kwh is None else kwh * check_non_negative("usd_per_kwh", usd_per_kwh)
+    co2 = (
+        nan
+        if grams_co2_per_kwh is None
+        else kwh * check_non_negative("grams_co2_per_kwh", grams_co2_per_kwh) / 1e6
+    )
+    other = check_non_negative("other_costs_usd", other_costs_usd)
+    total_cost = compute_cost + np.nan_to_num(kwh_cost, nan=0.0) + other
+    memory = (
+        nan
+        if hbm_gb is None
+        else np.asarray(min_accelerators_for_memory(total, hbm_gb, training_state_bytes_per_param))
+    )
+    out = {
+        "effective_tflops": eff,
+        "training_flops": flops,
+        "accelerator_hours": hours,
+        "wall_clock_days": days,
+        "checkpoint_gb": checkpoint_gb(total, checkpoint_bytes_per_param),
+        "usd_per_accelerator_hour": price,
+        "rental_cost_usd": compute_cost,
+        "electricity_kwh": kwh,
+        "electricity_cost_usd": kwh_cost,
+        "co2_tonnes": co2,
+        "total_cost_usd": total_cost,
+        "goodput": good,
+        "scaling_efficiency": scale,
+        "cluster_mtbf_hours": mtbf,
+        "checkpoint_interval_hours": interval,
+        "min_accelerators_for_memory": memory,
+        "iterations_per_year": iterations_per_year(days),
+        "chinchilla_tokens": chinchilla_tokens(total),
+        "tokens_per_param": tokens / total,
+    }
+    shape = np.broadcast_shapes(*(np.shape(v) for v in out.values()))
+    if shape == ():
+        return {k: float(v) for k, v in out.items()}
+    return {k: np.broadcast_to(np.asarray(v, float), shape) for k, v in out.items()}
+
+
+_goodput = goodput  # estimate() has an argument of the same name
