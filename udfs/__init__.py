@@ -15,13 +15,22 @@ def __getattr__(name):
     # Submodules (``from . import engine``) and private names are not Excel functions.
     if name.startswith("_") or importlib.util.find_spec(f"{__name__}.{name}") is not None:
         raise AttributeError(name)
-    excel = importlib.import_module(f"{__name__}.excel")
+    excel = _excel()
     try:
         return getattr(excel, name)
     except AttributeError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
+def _excel():
+    try:
+        return importlib.import_module(f"{__name__}.excel")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.excel":
+            raise
+        return None
+
+
 def __dir__():
-    excel = importlib.import_module(f"{__name__}.excel")
+    excel = _excel()
     return sorted(set(globals()) | set(getattr(excel, "__all__", ())))

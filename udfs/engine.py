@@ -19,6 +19,8 @@ This module does no I/O and imports nothing from Excel tooling.
 
 from __future__ import annotations
 
+import datetime as _dt
+
 import numpy as np
 
 from .validation import (
@@ -56,6 +58,7 @@ __all__ = [
     "chinchilla_loss",
     "implied_effective_tflops",
     "implied_mfu",
+    "month_shares",
     "estimate",
 ]
 
@@ -706,6 +709,49 @@ def implied_mfu(training_flops, accelerator_hours, peak_tflops):
     t = np.asarray(implied_effective_tflops(training_flops, accelerator_hours))
     p = check_positive("peak_tflops", peak_tflops)
     return _ret(t / p)
+
+
+def month_shares(start_date, wall_clock_days):
+    """How a run's spend falls into calendar months, spread evenly over its wall-clock time.
+
+    The run occupies ``[start, start + days)`` from midnight of ``start_date``; each month's
+    share is its overlap with that interval over ``days``:
+    ``max(0, min(end, next_month) - max(start, month)) / days``. The planner workbook's
+    monthly schedule uses the same formula.
+
+    Parameters
+    ----------
+    start_date : datetime.date
+        First day of training.
+    wall_clock_days : float
+        Length of the run in days (> 0).
+
+    Returns
+    -------
+    list of (datetime.date, float)
+        First day of each calendar month the run touches, and its share (the shares add
+        up to 1).
+
+    Examples
+    --------
+    >>> [(d.isoformat(), round(s, 4)) for d, s in month_shares(_dt.date(2025, 1, 17), 46.4)]
+    [('2025-01-01', 0.3233), ('2025-02-01', 0.6034), ('2025-03-01', 0.0733)]
+    """
+    if isinstance(start_date, _dt.datetime):
+        start_date = start_date.date()
+    if not isinstance(start_date, _dt.date):
+        raise InputError("start_date", "must be a date", value=start_date)
+    days = float(check_positive("wall_clock_days", wall_clock_days))
+    start = start_date.toordinal()
+    end = start + days
+    month = _dt.date(start_date.year, start_date.month, 1)
+    shares = []
+    while month.toordinal() < end:
+        nxt = _dt.date(month.year + month.month // 12, month.month % 12 + 1, 1)
+        overlap = min(end, nxt.toordinal()) - max(start, month.toordinal())
+        shares.append((month, max(0.0, overlap) / days))
+        month = nxt
+    return shares
 
 
 # ---------------------------------------------------------------------------------------------
