@@ -11,7 +11,13 @@ import importlib
 
 def _lazy(module):
     def configure(parser):
-        importlib.import_module(module).configure_parser(parser)
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:  # not built yet: the command has no flags
+            if exc.name != module:
+                raise
+            return
+        mod.configure_parser(parser)
 
     def run(args):
         return importlib.import_module(module).run(args)
