@@ -1,0 +1,269 @@
+"""Cell values in, numpy out, and back: the one converter behind every Excel function.
+
+Excel hands a custom function a single value (a float, an int, text, a boolean, None for a
+blank cell, an error string such as ``"#N/A"``) or a range as a list of rows. This module
+turns such a value into a float ``ndarray`` (0-d for a single cell, 2-D for a range), names
+the first offending cell of a range, and converts results back: a float for a 1 x 1 result,
+a list of rows otherwise.
+
+Everything here raises :class:`CellError`, an ``xlwings.XlwingsError``, so every Excel route
+shows the message in the cell (classic xlwings) or answers HTTP 400 (xlwings Server). It
+needs xlwings only for that base class.
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+
+import numpy as np
+import xlwings as xw
+
+from .validation import InputError
+
+__all__ = [
+    "EXCEL_ERRORS",
+    "CellError",
+    "is_blank",
+    "to_array",
+    "to_text",
+    "broadcast_shape",
+    "to_cells",
+    "describe_position",
+    "input_error",
+    "rule_of",
+]
+
+#: Error values a cell can hold, as xlwings passes them with ``err_to_str=True``.
+EXCEL_ERRORS = frozenset(
+    {
+        "#NULL!",
+        "#DIV/0!",
+        "#VALUE!",
+        "#REF!",
+        "#NAME?",
+        "#NUM!",
+        "#N/A",
+        "#GETTING_DATA",
+        "#SPILL!",
+        "#CALC!",
+        "#FIELD!",
+        "#BLOCKED!",
+        "#UNKNOWN!",
+        "#CONNECT!",
+        "#BUSY!",
+        "#PYTHON!",
+    }
+)
+
+_NUMBER_TYPES = (float, int)
+
+
+class CellError(xw.XlwingsError, ValueError):
+    """Bad input to an Excel function; the message names the argument, the cell and the rule.
+
+    Attributes
+    ----------
+    function : str
+        The Excel function ("TRAIN_DAYS").
+    argument : str or None
+        The Excel argument ("accelerators"), None for a problem of the call as a whole.
+    position : tuple of int or None
+        Zero-based (row, column) of the first bad cell of a range.
+    rule : str
+        What was wrong, as a phrase.
+    """
+
+    def __init__(self, function, argument, rule, position=None):
+        self.function = function
+        self.argument = argument
+        self.position = position
+        self.rule = rule
+        where = f" at {describe_position(position)}" if position is not None else ""
+        subject = f"{argument}{where} " if argument else ""
+        super().__init__(f"{function}: {subject}{rule}")
+
+
+def describe_position(position):
+    """``(2, 0)`` -> ``"row 3, column 1"`` (one-based, relative to the range)."""
+    if len(position) == 1:
+        return f"row {position[0] + 1}"
+    row, col = position[-2], position[-1]
+    return f"row {row + 1}, column {col + 1}"
+
+
+def _is_blank_cell(value):
+    return value is None or (isinstance(value, str) and value == "")
+
+
+def is_blank(value):
+    """True for an empty cell: None, "", or a 1 x 1 range holding one of those."""
+    if _is_blank_cell(value):
+        return True
+    if isinstance(value, list | tuple) and len(value) == 1:
+        inner = value[0]
+        if isinstance(inner, list | tuple):
+            return len(inner) == 1 and _is_blank_cell(inner[0])
+        return _is_blank_cell(inner)
+    return False
+
+
+def _rows(function, argument, value):
+    """A list or tuple of cells as a list of rows (a flat list is one column)."""
+    if len(value) == 0:
+        raise CellError(function, argument, "is an empty range")
+    if all(isinstance(row, list | tuple) for row in value):
+        widths = {len(row) for row in value}
+        if len(widths) != 1 or 0 in widths:
+            raise CellError(function, argument, "is not a rectangular range")
+        for r, row in enumerate(value):
+            for c, cell in enumerate(row):
+                if isinstance(cell, list | tuple):
+                    raise CellError(function, argument, "has a nested list in a cell", (r, c))
+        return value
+    if any(isinstance(cell, list | tuple) for cell in value):
+        raise CellError(function, argument, "is not a rectangular range")
+    return [[cell] for cell in value]
+
+
+def _cell_problem(cell):
+    """Why ``cell`` is not a number, or None if it is one."""
+    if _is_blank_cell(cell):
+        return "is blank"
+    if isinstance(cell, bool | np.bool_):
+        return "must be a number, not TRUE/FALSE"
+    if isinstance(cell, str):
+        text = cell.strip()
+        if text.upper() in EXCEL_ERRORS:
+            return f"is an Excel error ({text.upper()})"
+        return f"must be a number, not text ({cell!r})"
+    if isinstance(cell, numbers.Real):
+        return None
+    return f"must be a number (got {type(cell).__name__})"
+
+
+def _reject(function, argument, problem, position):
+    raise CellError(function, argument, problem, position)
+
+
+def to_array(function, argument, value, *, optional=False):
+    """A cell or range as a float ndarray: 0-d for one cell, 2-D (rows, columns) for a range.
+
+    ``optional``: a blank single cell returns None (the caller applies its default).
+    A blank required cell, text, a boolean or an Excel error raises :class:`CellError`
+    naming ``argument`` and, for a range, the first offending cell. The numeric rules
+    (greater than 0, finite ...) are the engine's.
+    """
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "fiu":
+            arr = value.astype(float, copy=False)
+            return arr.reshape(-1, 1) if arr.ndim == 1 else _squeeze(function, argument, arr)
+        value = value.tolist()
+    if is_blank(value):
+        if optional:
+            return None
+        raise CellError(function, argument, "is required (the cell is blank)")
+    if isinstance(value, list | tuple):
+        rows = _rows(function, argument, value)
+        kinds = set(map(type, itertools.chain.from_iterable(rows)))
+        if not kinds.issubset(_NUMBER_TYPES):
+            for r, row in enumerate(rows):
+                for c, cell in enumerate(row):
+                    problem = _cell_problem(cell)
+                    if problem is not None:
+                        _reject(function, argument, problem, (r, c))
+        arr = np.array(rows, dtype=float)
+        return _squeeze(function, argument, arr)
+    problem = _cell_problem(value)
+    if problem is not None:
+        _reject(function, argument, problem, None)
+    return np.asarray(float(value))
+
+
+def _squeeze(function, argument, arr):
+    if arr.ndim > 2:
+        raise CellError(function, argument, "must be a cell or a range of rows and columns")
+    if arr.size == 1:
+        return arr.reshape(())
+    return arr
+
+
+def to_text(function, argument, value):
+    """A cell or range of names as a 0-d or 2-D object array of stripped strings."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if is_blank(value):
+        raise CellError(function, argument, "is required (the cell is blank)")
+    rows = _rows(function, argument, value) if isinstance(value, list | tuple) else [[value]]
+    out = np.empty((len(rows), len(rows[0])), dtype=object)
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            pos = (r, c) if len(rows) * len(row) > 1 else None
+            if _is_blank_cell(cell):
+                _reject(function, argument, "is blank", pos)
+            if isinstance(cell, str) and cell.strip().upper() in EXCEL_ERRORS:
+                _reject(function, argument, f"is an Excel error ({cell.strip().upper()})", pos)
+            if not isinstance(cell, str):
+                _reject(function, argument, "must be text (a name)", pos)
+            out[r, c] = cell.strip()
+    return out.reshape(()) if out.size == 1 else out
+
+
+def broadcast_shape(function, arrays):
+    """The common shape of named arrays (Excel-style broadcasting), or a clear error."""
+    shaped = {k: v for k, v in arrays.items() if v is not None and np.ndim(v) > 0}
+    try:
+        return np.broadcast_shapes(*(np.shape(v) for v in shaped.values()))
+    except ValueError:
+        sizes = ", ".join(f"{k} is {_size(np.shape(v))}" for k, v in shaped.items())
+        raise CellError(
+            function,
+            None,
+            "ranges have sizes that do not match "
+            f"({sizes}); give ranges of the same size, or single cells",
+        ) from None
+
+
+def _size(shape):
+    rows, cols = (shape[0], 1) if len(shape) == 1 else shape[-2:]
+    return f"{rows} row{'s' * (rows != 1)} x {cols} column{'s' * (cols != 1)}"
+
+
+def to_cells(function, result):
+    """An engine result as Excel shows it: a float for one cell, a list of rows otherwise.
+
+    A NaN or infinite value is never returned silently: it raises :class:`CellError`.
+    """
+    arr = np.asarray(result, dtype=float)
+    if not np.isfinite(arr).all():
+        bad = np.argwhere(~np.isfinite(np.atleast_1d(arr)))[0]
+        where = f" at {describe_position(tuple(int(i) for i in bad))}" if arr.ndim else ""
+        raise CellError(
+            function, None, f"the result{where} is not a finite number (inputs too large?)"
+        )
+    if arr.ndim == 0:
+        return float(arr)
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    return arr.tolist()
+
+
+def input_error(function, err: InputError, labels=None):
+    """An engine :class:`~udfs.validation.InputError` as a :class:`CellError`.
+
+    ``labels`` maps engine argument names to Excel argument names; an engine name that is
+    not an Excel argument (an intermediate such as ``training_flops``) is called one.
+    """
+    labels = labels or {}
+    if err.argument in labels:
+        argument = labels[err.argument]
+    else:
+        argument = f"the intermediate {err.argument}"
+    position = tuple(int(i) for i in err.position) if err.position else None
+    return CellError(function, argument, rule_of(err), position)
+
+
+def rule_of(err: InputError):
+    """The rule an InputError states, with the offending value, without argument or position."""
+    bare = InputError(err.argument, err.rule, None, err.value)
+    return bare.describe(argument_label="\x00").split("\x00", 1)[1].strip()
