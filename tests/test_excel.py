@@ -1,0 +1,460 @@
+"""The Excel functions called as plain Python with cell-like values (issue 3, sections 1-4)."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import xlwings as xw
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import udfs
+from udfs import catalogue, engine, quantities
+from udfs import excel as x
+from udfs._cells import CellError
+
+SEED = dict(active_params=37e9, tokens=14.8e12, accelerators=2048, effective_tflops=400)
+
+
+def raises(call, *fragments):
+    """Call, expect an xw.XlwingsError, and check the message holds every fragment."""
+    with pytest.raises(xw.XlwingsError) as info:
+        call()
+    message = str(info.value)
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} not in {message!r}"
+    assert "Traceback" not in message
+    return info.value
+
+
+# ---------------------------------------------------------------------------------------------
+# Values: each function is its engine expression
+# ---------------------------------------------------------------------------------------------
+
+
+def test_linear_model_matches_engine_and_seed():
+    flops = engine.training_flops(37e9, 14.8e12)
+    hours = engine.accelerator_hours(flops, 400)
+    assert x.TRAIN_FLOPS(37e9, 14.8e12) == flops
+    assert x.TRAIN_ACCEL_HOURS(37e9, 14.8e12, 400) == hours
+    assert x.TRAIN_DAYS(**SEED) == engine.wall_clock_days(hours, 2048)
+    assert round(x.TRAIN_DAYS(**SEED), 1) == 46.4
+    assert round(x.TRAIN_ACCEL_HOURS(37e9, 14.8e12, 400)) == 2_281_667
+    assert x.TRAIN_COST(37e9, 14.8e12, 400, 2) == engine.rental_cost_usd(hours, 2)
+    assert x.TRAIN_KWH(37e9, 14.8e12, 400) == engine.electricity_kwh(hours, 700)
+    assert x.TRAIN_KWH(37e9, 14.8e12, 400, 500, 1.2) == engine.electricity_kwh(hours, 500, pue=1.2)
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        (lambda: x.CHECKPOINT_GB(671e9), 1342.0),
+        (lambda: x.CHECKPOINT_GB(671e9, 13), 671 * 13.0),
+        (lambda: x.EFFECTIVE_TFLOPS(989.4, 0.4), engine.effective_tflops(989.4, 0.4)),
+        (lambda: x.EFFECTIVE_TFLOPS(1000, 0.5, 0.9), 450.0),
+        (lambda: x.TRAIN_GOODPUT(3.09, 1 / 60, 5 / 60), engine.goodput(3.09, 1 / 60, 5 / 60)),
+        (
+            lambda: x.TRAIN_GOODPUT(3.09, 1 / 60, 5 / 60, 0.5),
+            engine.goodput(3.09, 1 / 60, 5 / 60, 0.5),
+        ),
+        (lambda: x.ACCELS_FOR_DAYS(2_400_000, 50), 2000.0),
+        (lambda: x.IMPLIED_MFU(1e24, 1e6, 1000), engine.implied_mfu(1e24, 1e6, 1000)),
+        (lambda: x.MIN_ACCELS_FOR_MEMORY(405e9, 80), 81.0),
+        (
+            lambda: x.MIN_ACCELS_FOR_MEMORY(405e9, 80, 20, 0.5),
+            engine.min_accelerators_for_memory(405e9, 80, 20, 0.5),
+        ),
+        (lambda: x.CHINCHILLA_TOKENS(70e9), 1.4e12),
+        (lambda: x.CHINCHILLA_TOKENS(70e9, 10), 7e11),
+        (lambda: x.TRAIN_CO2_T(1e6, 481), 481.0),
+    ],
+)
+def test_extended_model_matches_engine(call, expected):
+    got = call()
+    assert isinstance(got, float)
+    assert got == pytest.approx(expected, rel=1e-15)
+
+
+def test_scalar_inputs_give_a_float_and_ints_are_numbers():
+    assert type(x.TRAIN_DAYS(37_000_000_000, 14_800_000_000_000, 2048, 400)) is float
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranges
+# ---------------------------------------------------------------------------------------------
+
+
+def test_column_range_spills_a_column():
+    got = x.TRAIN_DAYS(37e9, 14.8e12, [[1024], [2048], [4096]], 400)
+    assert np.shape(got) == (3, 1)
+    assert got == [[x.TRAIN_DAYS(37e9, 14.8e12, n, 400)] for n in (1024, 2048, 4096)]
+
+
+def test_row_range_spills_a_row_and_one_by_one_is_a_cell():
+    assert np.shape(x.TRAIN_FLOPS([[1e9, 2e9, 3e9]], 1e12)) == (1, 3)
+    assert x.TRAIN_FLOPS([[1e9]], [[1e12]]) == 6e21
+
+
+def test_column_against_row_gives_a_table_like_excel():
+    got = x.TRAIN_FLOPS([[1e9], [2e9]], [[1e12, 2e12, 3e12]])
+    assert np.array(got).shape == (2, 3)
+    assert got[1][2] == engine.training_flops(2e9, 3e12)
+
+
+def test_flat_list_is_a_column():
+    assert x.TRAIN_FLOPS([1e9, 2e9], 1e12) == [[6e21], [1.2e22]]
+
+
+def test_numpy_arrays_are_accepted():
+    got = x.TRAIN_FLOPS(np.array([[1e9], [2e9]]), np.float64(1e12))
+    assert got == [[6e21], [1.2e22]]
+
+
+def test_ten_thousand_rows_is_one_call():
+    params = [[float(p)] for p in np.linspace(1e9, 1e12, 10_000)]
+    got = x.TRAIN_DAYS(params, 1e12, 1024, 400)
+    assert len(got) == 10_000 and all(len(r) == 1 for r in got)
+    expected = engine.wall_clock_days(
+        engine.accelerator_hours(engine.training_flops(np.array(params), 1e12), 400), 1024
+    )
+    np.testing.assert_array_equal(np.array(got), expected)
+
+
+def test_mismatched_ranges_are_a_clear_error():
+    err = raises(
+        lambda: x.TRAIN_DAYS([[1e9], [2e9]], [[1e12], [2e12], [3e12]], 8, 400),
+        "TRAIN_DAYS",
+        "active_params is 2 rows x 1 column",
+        "tokens is 3 rows x 1 column",
+    )
+    assert isinstance(err, CellError)
+
+
+def test_ragged_range_is_an_error():
+    raises(lambda: x.TRAIN_FLOPS([[1e9, 2e9], [3e9]], 1e12), "active_params", "rectangular")
+
+
+finite = st.floats(min_value=1e3, max_value=1e13, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    params=st.lists(finite, min_size=1, max_size=12),
+    tokens=finite,
+    accelerators=st.integers(min_value=1, max_value=100_000),
+    tflops=st.floats(min_value=1, max_value=5000),
+)
+def test_range_call_equals_single_calls(params, tokens, accelerators, tflops):
+    column = [[p] for p in params]
+    got = x.TRAIN_DAYS(column, tokens, accelerators, tflops)
+    single = [x.TRAIN_DAYS(p, tokens, accelerators, tflops) for p in params]
+    if len(params) == 1:
+        assert got == single[0]
+    else:
+        assert [r[0] for r in got] == single
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(finite, finite, st.floats(min_value=1, max_value=5000), st.floats(0, 10)),
+        min_size=2,
+        max_size=8,
+    )
+)
+def test_cost_over_ranges_equals_single_calls(rows):
+    cols = [[[r[i]] for r in rows] for i in range(4)]
+    got = x.TRAIN_COST(*cols)
+    assert [g[0] for g in got] == [x.TRAIN_COST(*r) for r in rows]
+
+
+# ---------------------------------------------------------------------------------------------
+# Optional arguments
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("blank", [None, "", [[None]], [[""]], [None]])
+def test_blank_optional_argument_takes_its_default(blank):
+    assert x.TRAIN_KWH(37e9, 14.8e12, 400, blank, blank) == x.TRAIN_KWH(37e9, 14.8e12, 400)
+    assert x.CHECKPOINT_GB(671e9, blank) == 1342.0
+    assert x.EFFECTIVE_TFLOPS(1000, 0.5, blank) == 500.0
+    assert x.TRAIN_GOODPUT(3.09, 1 / 60, 5 / 60, blank) == x.TRAIN_GOODPUT(3.09, 1 / 60, 5 / 60)
+
+
+def test_optional_argument_can_be_a_range():
+    got = x.TRAIN_KWH(37e9, 14.8e12, 400, [[700], [1000]], 1.1)
+    assert [r[0] for r in got] == [x.TRAIN_KWH(37e9, 14.8e12, 400, w, 1.1) for w in (700, 1000)]
+
+
+def test_blank_cell_inside_an_optional_range_is_an_error_not_a_default():
+    raises(
+        lambda: x.TRAIN_KWH(37e9, 14.8e12, 400, [[700], [None]]),
+        "watts_per_accelerator at row 2, column 1 is blank",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input: the function, the argument, the cell and the rule; never a silent number
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("blank", [None, "", [[None]], [[""]]])
+def test_blank_required_argument(blank):
+    raises(lambda: x.TRAIN_DAYS(blank, 1e12, 8, 400), "TRAIN_DAYS: active_params", "blank")
+
+
+@pytest.mark.parametrize(
+    "value, rule",
+    [
+        ("abc", "must be a number, not text ('abc')"),
+        ("1e9", "must be a number, not text"),
+        (True, "not TRUE/FALSE"),
+        (False, "not TRUE/FALSE"),
+        (0, "must be greater than 0 (got 0)"),
+        (-5, "must be greater than 0 (got -5)"),
+        (math.nan, "must be a finite number"),
+        (math.inf, "must be a finite number"),
+        ("#N/A", "is an Excel error (#N/A)"),
+        ("#VALUE!", "is an Excel error (#VALUE!)"),
+        ("#DIV/0!", "is an Excel error (#DIV/0!)"),
+        ("#NUM!", "is an Excel error (#NUM!)"),
+        ("#REF!", "is an Excel error (#REF!)"),
+        ("#NAME?", "is an Excel error (#NAME?)"),
+        ({"type": "Double"}, "must be a number (got dict)"),
+    ],
+)
+def test_bad_single_cell(value, rule):
+    raises(lambda: x.TRAIN_DAYS(37e9, 14.8e12, value, 400), "TRAIN_DAYS: accelerators ", rule)
+
+
+@pytest.mark.parametrize(
+    "bad, rule",
+    [
+        ("text", "must be a number, not text"),
+        (None, "is blank"),
+        (True, "not TRUE/FALSE"),
+        (-1.0, "must be greater than 0 (got -1)"),
+        (math.nan, "must be a finite number"),
+        ("#N/A", "is an Excel error (#N/A)"),
+    ],
+)
+def test_bad_cell_in_a_range_is_located(bad, rule):
+    column = [[1e9], [2e9], [bad], [4e9]]
+    raises(
+        lambda: x.TRAIN_FLOPS(column, 1e12), "TRAIN_FLOPS: active_params at row 3, column 1 ", rule
+    )
+
+
+def test_bad_cell_in_a_row_range_names_its_column():
+    raises(
+        lambda: x.EFFECTIVE_TFLOPS(989, [[0.3, 0.4, 1.5]]), "mfu at row 1, column 3", "at most 1"
+    )
+
+
+@pytest.mark.parametrize("mfu", [0, -0.1, 1.0001, 40])
+def test_mfu_outside_zero_one(mfu):
+    raises(lambda: x.EFFECTIVE_TFLOPS(989.4, mfu), "EFFECTIVE_TFLOPS: mfu", "at most 1")
+
+
+def test_mfu_of_one_is_allowed():
+    assert x.EFFECTIVE_TFLOPS(989.4, 1) == 989.4
+
+
+def test_error_value_in_an_optional_argument_is_not_a_blank():
+    raises(lambda: x.TRAIN_KWH(37e9, 14.8e12, 400, "#N/A"), "watts_per_accelerator", "#N/A")
+
+
+def test_pue_below_one():
+    raises(lambda: x.TRAIN_KWH(37e9, 14.8e12, 400, 700, 0.9), "TRAIN_KWH: pue", "at least 1")
+
+
+def test_overflow_is_an_error_not_infinity():
+    raises(lambda: x.TRAIN_FLOPS(1e200, 1e200), "TRAIN_FLOPS", "not a finite number")
+    raises(lambda: x.TRAIN_DAYS(1e200, 1e200, 1, 1), "TRAIN_DAYS", "training_flops", "finite")
+
+
+def test_errors_are_xlwings_errors_and_value_errors():
+    with pytest.raises(ValueError):
+        x.TRAIN_FLOPS(-1, 1)
+    with pytest.raises(xw.XlwingsError):
+        x.TRAIN_FLOPS(-1, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Catalogue look-ups
+# ---------------------------------------------------------------------------------------------
+
+
+def test_accel_spec_values_and_aliases():
+    assert x.ACCEL_SPEC("h100", "bf16_tflops") == 989.4
+    assert x.ACCEL_SPEC("H100 SXM5", "BF16_TFLOPS") == 989.4
+    assert x.ACCEL_SPEC("H100", "name") == "H100 SXM"
+    assert x.ACCEL_SPEC("a100", "source") == catalogue.accelerator_field("a100", "source")
+
+
+def test_accel_spec_unpublished_figure_is_na():
+    assert catalogue.accelerator_field("H800", "tdp_watts") is None
+    assert x.ACCEL_SPEC("H800", "tdp_watts") == "#N/A"
+
+
+def test_accel_spec_broadcasts_names_against_fields():
+    got = x.ACCEL_SPEC([["H100"], ["MI300X"]], [["hbm_gb", "tdp_watts"]])
+    assert got == [[80.0, 700.0], [192.0, 750.0]]
+
+
+def test_unknown_accelerator_lists_the_known_ones():
+    err = raises(lambda: x.ACCEL_SPEC("H1000", "bf16_tflops"), "ACCEL_SPEC: name", "'H1000'")
+    for known in catalogue.accelerators()["name"]:
+        assert known in str(err)
+
+
+def test_unknown_name_in_a_range_is_located():
+    raises(lambda: x.ACCEL_SPEC([["H100"], ["nope"]], "hbm_gb"), "name at row 2, column 1")
+
+
+def test_unknown_field_lists_the_fields():
+    err = raises(lambda: x.ACCEL_SPEC("H100", "speed"), "ACCEL_SPEC: field", "'speed'")
+    for field in catalogue.ACCELERATOR_FIELDS:
+        assert field in str(err)
+
+
+@pytest.mark.parametrize("bad, rule", [(None, "blank"), (3.0, "must be text"), ("#N/A", "#N/A")])
+def test_bad_name_cells(bad, rule):
+    raises(lambda: x.REF_RUN(bad, "total_params"), "REF_RUN: name", rule)
+
+
+def test_ref_run():
+    assert x.REF_RUN("deepseek-v3", "active_params") == 37e9
+    assert x.REF_RUN("DEEPSEEK-V3", "training_tokens") == 14.8e12
+    assert x.REF_RUN("llama-3.1-405b", "accelerator") == "H100 SXM"
+    assert x.REF_RUN("mixtral", "training_tokens") == "#N/A"
+    err = raises(lambda: x.REF_RUN("gpt-5", "total_params"), "REF_RUN: name", "known")
+    assert "DeepSeek-V3" in str(err)
+
+
+# ---------------------------------------------------------------------------------------------
+# TRAIN_PLAN
+# ---------------------------------------------------------------------------------------------
+
+
+def test_train_plan_is_a_labelled_table_of_every_output():
+    plan = x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2, 700, 1.1, 0.08, 481, 80)
+    est = engine.estimate(
+        671e9,
+        14.8e12,
+        2048,
+        active_params=37e9,
+        effective_tflops=400,
+        usd_per_accelerator_hour=2,
+        watts_per_accelerator=700,
+        pue=1.1,
+        usd_per_kwh=0.08,
+        grams_co2_per_kwh=481,
+        hbm_gb=80,
+    )
+    assert len(plan) == len(quantities.PLAN_OUTPUTS)
+    for row, q in zip(plan, quantities.PLAN_OUTPUTS, strict=True):
+        assert row[0] == f"{q.label} ({q.unit})"
+        assert row[1] == est[q.name]
+
+
+def test_train_plan_blank_optionals_are_na_rows():
+    plan = dict(x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2))
+    assert plan["Electricity cost (US$)"] == "#N/A"
+    assert plan["Operational emissions (tCO2)"] == "#N/A"
+    assert round(plan["Wall-clock time (days)"], 1) == 46.4
+    assert plan["Total cost (US$)"] == pytest.approx(4_563_333.33, abs=1)
+
+
+def test_train_plan_active_above_total():
+    raises(
+        lambda: x.TRAIN_PLAN(37e9, 671e9, 14.8e12, 2048, 400, 2),
+        "TRAIN_PLAN: active_params",
+        "must not exceed total_params",
+    )
+
+
+def test_train_plan_wants_single_cells():
+    raises(lambda: x.TRAIN_PLAN(671e9, 37e9, [[1e12], [2e12]], 2048, 400, 2), "tokens", "single")
+
+
+def test_train_plan_names_tokens_as_excel_does():
+    raises(lambda: x.TRAIN_PLAN(671e9, 37e9, -1, 2048, 400, 2), "TRAIN_PLAN: tokens ")
+
+
+# ---------------------------------------------------------------------------------------------
+# The module as Excel and Python see it
+# ---------------------------------------------------------------------------------------------
+
+ISSUE_NAMES = {
+    "TRAIN_FLOPS",
+    "TRAIN_ACCEL_HOURS",
+    "TRAIN_DAYS",
+    "TRAIN_COST",
+    "TRAIN_KWH",
+    "CHECKPOINT_GB",
+    "EFFECTIVE_TFLOPS",
+    "TRAIN_GOODPUT",
+    "ACCELS_FOR_DAYS",
+    "IMPLIED_MFU",
+    "MIN_ACCELS_FOR_MEMORY",
+    "CHINCHILLA_TOKENS",
+    "TRAIN_CO2_T",
+    "ACCEL_SPEC",
+    "REF_RUN",
+    "TRAIN_PLAN",
+}
+
+
+def test_every_issue_function_is_exported_and_reachable_from_udfs():
+    assert set(x.__all__) == ISSUE_NAMES
+    for name in ISSUE_NAMES:
+        assert getattr(udfs, name) is getattr(x, name)
+        assert name in dir(udfs)
+
+
+def test_signatures_required_first_and_documented():
+    for name in x.__all__:
+        f = getattr(x, name)
+        params = list(inspect.signature(f).parameters.values())
+        seen_optional = False
+        for p in params:
+            if p.default is inspect.Parameter.empty:
+                assert not seen_optional, f"{name}: required {p.name} after an optional one"
+            else:
+                seen_optional = True
+            doc = x._FUNCTION_ARG_DOCS.get((name, p.name), x.ARG_DOCS[p.name])
+            assert 10 < len(doc) <= 255
+        summary = x._summary(f.__doc__)
+        assert 20 < len(summary) <= 255
+        assert "Examples" in f.__doc__
+
+
+def test_documented_defaults_match_the_signatures():
+    for (name, param), doc in [
+        (("TRAIN_KWH", "watts_per_accelerator"), x.ARG_DOCS["watts_per_accelerator"]),
+        (("CHECKPOINT_GB", "bytes_per_param"), x.ARG_DOCS["bytes_per_param"]),
+        (
+            ("MIN_ACCELS_FOR_MEMORY", "bytes_per_param"),
+            x._FUNCTION_ARG_DOCS[("MIN_ACCELS_FOR_MEMORY", "bytes_per_param")],
+        ),
+        (("CHINCHILLA_TOKENS", "tokens_per_param"), x.ARG_DOCS["tokens_per_param"]),
+    ]:
+        default = inspect.signature(getattr(x, name)).parameters[param].default
+        assert f"Blank: {default:g}" in doc
+
+
+def test_import_udfs_needs_no_xlwings_until_a_function_is_used():
+    code = (
+        "import sys, udfs, udfs.engine\n"
+        "assert 'xlwings' not in sys.modules\n"
+        "print(round(udfs.TRAIN_DAYS(37e9, 14.8e12, 2048, 400), 1))\n"
+        "assert 'xlwings' in sys.modules\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "46.4"
