@@ -68,6 +68,11 @@ HOURS_PER_YEAR = 8760.0
 _TERA = 1e12
 
 
+def _out(*arrays):
+    """An empty float array of the arrays' broadcast shape, for in-place arithmetic."""
+    return np.empty(np.broadcast_shapes(*(a.shape for a in arrays)))
+
+
 def _ret(x):
     """Scalar in, float out; array in, array out."""
     x = np.asarray(x, dtype=float)
@@ -108,7 +113,10 @@ def training_flops(active_params, tokens):
     """
     n = check_positive("active_params", active_params)
     d = check_positive("tokens", tokens)
-    return _ret(FLOPS_PER_PARAM_TOKEN * n * d)
+    out = _out(n, d)  # (6 x N) x D, the seed's order, without temporaries
+    np.multiply(FLOPS_PER_PARAM_TOKEN, n, out=out)
+    np.multiply(out, d, out=out)
+    return _ret(out)
 
 
 def accelerator_hours(training_flops, effective_tflops):
@@ -133,7 +141,11 @@ def accelerator_hours(training_flops, effective_tflops):
     """
     f = check_positive("training_flops", training_flops)
     t = check_positive("effective_tflops", effective_tflops)
-    return _ret(f / (t * _TERA) / 3600.0)
+    out = _out(f, t)  # F / (T x 1e12) / 3600, the seed's order
+    np.multiply(t, _TERA, out=out)
+    np.divide(f, out, out=out)
+    np.divide(out, 3600.0, out=out)
+    return _ret(out)
 
 
 def wall_clock_days(accelerator_hours, accelerators):
@@ -160,7 +172,10 @@ def wall_clock_days(accelerator_hours, accelerators):
     """
     h = check_positive("accelerator_hours", accelerator_hours)
     n = check_positive("accelerators", accelerators)
-    return _ret(h / n / 24.0)
+    out = _out(h, n)
+    np.divide(h, n, out=out)
+    np.divide(out, 24.0, out=out)
+    return _ret(out)
 
 
 def checkpoint_bytes(total_params, bytes_per_param=2.0):
@@ -261,7 +276,12 @@ def electricity_kwh(accelerator_hours, watts_per_accelerator=700.0, server_overh
     w = check_positive("watts_per_accelerator", watts_per_accelerator)
     s = check_at_least("server_overhead", server_overhead, 1.0)
     e = check_at_least("pue", pue, 1.0)
-    return _ret(h * w * s * e / 1000.0)
+    out = _out(h, w, s, e)
+    np.multiply(h, w, out=out)
+    np.multiply(out, s, out=out)
+    np.multiply(out, e, out=out)
+    np.divide(out, 1000.0, out=out)
+    return _ret(out)
 
 
 def electricity_cost_usd(electricity_kwh, usd_per_kwh):
@@ -611,12 +631,12 @@ def accelerators_for_days(accelerator_hours, target_days):
 
     Examples
     --------
-    >>> accelerators_for_days(30e6, 83.3333333333)
-    15000.0
+    >>> accelerators_for_days(30e6, 80)
+    15625.0
     """
     h = check_positive("accelerator_hours", accelerator_hours)
     d = check_positive("target_days", target_days)
-    return _ret(np.round(h / (24.0 * d), 6))
+    return _ret(h / (24.0 * d))
 
 
 def iterations_per_year(wall_clock_days):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Quantity", "PLAN_INPUTS", "PLAN_OUTPUTS", "SEED_PLAN", "by_name"]
+__all__ = ["Quantity", "PLAN_INPUTS", "PLAN_OUTPUTS", "SEED_PLAN", "SEED_OUTPUT_LINES", "by_name"]
 
 
 @dataclass(frozen=True)
@@ -187,6 +187,16 @@ SEED_PLAN = {
     "usd_per_accelerator_hour": 2.0,
     "watts_per_accelerator": 700.0,
 }
+
+#: The seed's executed output for SEED_PLAN, verbatim.
+SEED_OUTPUT_LINES = (
+    "Training FLOPs: 3.286e+24",
+    "Accelerator-hours: 2,281,667",
+    "Wall-clock at 2048 accelerators: 46.4 days",
+    "BF16 checkpoint: 1342.0 GB",
+    "Rental-equivalent cost: $4,563,333",
+    "Accelerator electricity: 1,597,167 kWh",
+)
 
 
 def by_name(name):

@@ -107,8 +107,15 @@ def check_finite(name, value):
     return arr
 
 
-def _check(name, value, bad_of, rule):
-    arr = check_finite(name, value)
+def _check(name, value, bad_of, rule, low_ok, high_ok):
+    """Check ``value`` with a fast path: two reductions (min, max) decide most inputs; only a
+    failing input pays for locating the first bad element and naming the rule it broke."""
+    arr = as_array(name, value)
+    if arr.size:
+        lo, hi = arr.min(), arr.max()  # NaN propagates into both and fails the fast path
+        if low_ok(lo) and high_ok(hi) and np.isfinite(lo) and np.isfinite(hi):
+            return arr
+    arr = check_finite(name, arr)
     bad = bad_of(arr)
     if np.any(bad):
         pos = _first_bad(np.asarray(bad))
@@ -117,26 +124,53 @@ def _check(name, value, bad_of, rule):
     return arr
 
 
+def _always(_):
+    return True
+
+
 def check_positive(name, value):
     """Finite and greater than zero."""
-    return _check(name, value, lambda a: a <= 0, "must be greater than 0")
+    return _check(
+        name, value, lambda a: a <= 0, "must be greater than 0", lambda lo: lo > 0, _always
+    )
 
 
 def check_non_negative(name, value):
     """Finite and zero or more."""
-    return _check(name, value, lambda a: a < 0, "must be 0 or more")
+    return _check(name, value, lambda a: a < 0, "must be 0 or more", lambda lo: lo >= 0, _always)
 
 
 def check_fraction(name, value, *, allow_zero=False):
     """Finite, in (0, 1] (or [0, 1] with ``allow_zero``)."""
     if allow_zero:
-        return _check(name, value, lambda a: (a < 0) | (a > 1), "must be between 0 and 1")
-    return _check(name, value, lambda a: (a <= 0) | (a > 1), "must be greater than 0 and at most 1")
+        return _check(
+            name,
+            value,
+            lambda a: (a < 0) | (a > 1),
+            "must be between 0 and 1",
+            lambda lo: lo >= 0,
+            lambda hi: hi <= 1,
+        )
+    return _check(
+        name,
+        value,
+        lambda a: (a <= 0) | (a > 1),
+        "must be greater than 0 and at most 1",
+        lambda lo: lo > 0,
+        lambda hi: hi <= 1,
+    )
 
 
 def check_at_least(name, value, minimum):
     """Finite and at least ``minimum``."""
-    return _check(name, value, lambda a: a < minimum, f"must be at least {minimum:g}")
+    return _check(
+        name,
+        value,
+        lambda a: a < minimum,
+        f"must be at least {minimum:g}",
+        lambda lo: lo >= minimum,
+        _always,
+    )
 
 
 def check_at_most(name, value, other_name, other):

@@ -1,0 +1,123 @@
+"""The catalogue: sources beside every figure, look-ups, and calibration on disclosed runs."""
+
+import math
+import tomllib
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from udfs import calibration, catalogue, engine
+from udfs.catalogue import UnknownNameError
+
+
+def _rows(kind, table):
+    text = resources.files("udfs").joinpath("data", table).read_text(encoding="utf-8")
+    return tomllib.loads(text)[kind]
+
+
+@pytest.mark.parametrize(
+    ("kind", "table"), [("run", "runs.toml"), ("accelerator", "accelerators.toml")]
+)
+def test_every_figure_has_a_source(kind, table):
+    for row in _rows(kind, table):
+        assert row.get("source", "").strip(), row["name"]
+        for field, text in row.get("sources", {}).items():
+            assert field in row, f"{row['name']}: source for absent field {field}"
+            assert text.strip()
+        for field, value in row.items():
+            if isinstance(value, int | float):
+                assert catalogue.source(kind, row["name"], field).strip()
+
+
+def test_reference_runs_are_there_with_disclosed_figures():
+    runs = catalogue.runs()
+    llama = catalogue.run("llama-3.1-405b")
+    assert llama["architecture"] == "dense"
+    assert (llama["total_params"], llama["training_tokens"]) == (405e9, 15.6e12)
+    assert (llama["accelerators"], llama["accelerator_hours"]) == (16384, 30.84e6)
+    ds = catalogue.run("DeepSeek-V3")
+    assert ds["architecture"] == "moe"
+    assert (ds["total_params"], ds["active_params"], ds["accelerators"]) == (671e9, 37e9, 2048)
+    assert ds["accelerator_hours"] == 2.788e6
+    assert {
+        "Llama 2 70B",
+        "DeepSeek-V2",
+        "GPT-3 175B",
+        "PaLM 540B",
+        "Chinchilla 70B",
+        "Gopher 280B",
+        "Mixtral 8x7B",
+        "Nemotron-4 340B",
+    } <= set(runs.index)
+
+
+def test_unknown_figures_stay_blank():
+    # Mixtral discloses neither tokens nor GPU-hours; H800 has no published TDP.
+    mixtral = catalogue.run("mixtral")
+    assert math.isnan(mixtral["training_tokens"]) and math.isnan(mixtral["accelerator_hours"])
+    assert math.isnan(catalogue.accelerator("H800")["tdp_watts"])
+    assert catalogue.accelerator_field("TPU v5p", "fp8_tflops") is None
+
+
+@pytest.mark.parametrize(
+    ("alias", "name"),
+    [
+        ("H100", "H100 SXM"),
+        ("h100-80gb", "H100 SXM"),
+        ("deepseek-v3", "DeepSeek-V3"),
+        ("LLAMA-3.1-405B", "Llama 3.1 405B"),
+        ("llama_3.1_405b", "Llama 3.1 405B"),
+        ("mi300x", "MI300X"),
+        ("gb200", "GB200 (per GPU)"),
+    ],
+)
+def test_lookup_ignores_case_and_punctuation(alias, name):
+    kind = "run" if "llama" in alias.lower() or "deepseek" in alias.lower() else "accelerator"
+    found = catalogue.run(alias) if kind == "run" else catalogue.accelerator(alias)
+    assert found["name"] == name
+
+
+def test_unknown_name_lists_the_known_ones():
+    with pytest.raises(UnknownNameError) as info:
+        catalogue.accelerator("H1000")
+    assert "H100 SXM" in str(info.value) and "MI300X" in str(info.value)
+    with pytest.raises(UnknownNameError, match="bf16_tflops"):
+        catalogue.accelerator_field("H100", "speed")
+
+
+def test_dataframes_have_units_columns():
+    acc = catalogue.accelerators()
+    assert list(acc.columns[:7]) == list(catalogue.ACCELERATOR_FIELDS)
+    assert acc.loc["H100 SXM", "bf16_tflops"] == 989.4
+    assert acc["bf16_tflops"].dtype == float
+
+
+def test_implied_mfu_of_reference_runs():
+    t = calibration.reference_table()
+    # Derived calibration points in shared/reference-data.md.
+    assert t.loc["Llama 3.1 405B", "implied_effective_tflops"] == pytest.approx(341, abs=0.5)
+    assert t.loc["Llama 3.1 405B", "implied_mfu"] == pytest.approx(0.345, abs=0.001)
+    assert t.loc["DeepSeek-V3", "implied_effective_tflops"] == pytest.approx(327, abs=0.5)
+    assert t.loc["Llama 2 70B", "implied_effective_tflops"] == pytest.approx(136, abs=0.5)
+    assert t.loc["Llama 2 70B", "implied_mfu"] == pytest.approx(0.435, abs=0.001)
+    assert math.isnan(t.loc["Mixtral 8x7B", "implied_mfu"])
+    # Using a run's own implied MFU gives back its disclosed hours.
+    row = t.loc["DeepSeek-V3"]
+    hours = engine.accelerator_hours(
+        row["model_training_flops"], row["peak_tflops"] * row["implied_mfu"]
+    )
+    assert hours == pytest.approx(2.788e6)
+
+
+def test_default_mfu_and_leave_one_out():
+    mfus = calibration.reference_table()["implied_mfu"].dropna()
+    assert len(mfus) == 7
+    assert calibration.default_mfu() == pytest.approx(np.median(mfus))
+    loo = calibration.leave_one_out()
+    assert len(loo) == 7
+    # Each prediction uses the median of the other six.
+    ll = loo.loc["Llama 3.1 405B"]
+    others = mfus.drop("Llama 3.1 405B")
+    assert ll["mfu_without_run"] == pytest.approx(np.median(others))
+    assert abs(loo["error_pct"]).max() < 60

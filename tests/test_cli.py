@@ -1,0 +1,161 @@
+"""The compute-lab command: the seed's lines, flags, presets, JSON, and bad input."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from udfs.cli import main, parse_number
+from udfs.quantities import SEED_OUTPUT_LINES
+
+
+def run(*argv):
+    """The real command in a subprocess: (exit status, stdout, stderr)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "udfs.cli", *argv], capture_output=True, text=True, timeout=120
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_estimate_without_arguments_prints_the_seed_lines():
+    code, out, err = run("estimate")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[:6] == list(SEED_OUTPUT_LINES)
+
+
+def test_estimate_json_has_the_keys(capsys):
+    assert main(["estimate", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    for key in (
+        "training_flops",
+        "accelerator_hours",
+        "wall_clock_days",
+        "checkpoint_gb",
+        "rental_cost_usd",
+        "electricity_kwh",
+    ):
+        assert key in data
+    assert f"{data['accelerator_hours']:,.0f}" == "2,281,667"
+    assert data["checkpoint_gb"] == 1342.0
+
+
+def test_suffixed_numbers_equal_exponent_form(capsys):
+    main(
+        [
+            "estimate",
+            "--json",
+            "--total-params",
+            "671B",
+            "--active-params",
+            "37e9",
+            "--tokens",
+            "14.8T",
+            "--accelerators",
+            "2,048",
+        ]
+    )
+    a = json.loads(capsys.readouterr().out)
+    main(["estimate", "--json"])
+    b = json.loads(capsys.readouterr().out)
+    assert a["wall_clock_days"] == b["wall_clock_days"]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("671e9", 671e9),
+        ("671B", 671e9),
+        ("14.8T", 14.8e12),
+        ("2k", 2000.0),
+        ("40%", 0.4),
+        ("1_000", 1000.0),
+    ],
+)
+def test_parse_number(text, value):
+    assert parse_number(text) == value
+
+
+def test_preset_reproduces_disclosed_hours(capsys):
+    assert main(["estimate", "--preset", "llama-3.1-405b", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["accelerator_hours"] == pytest.approx(30.84e6)
+    assert data["inputs"]["accelerators"] == 16384
+
+
+def test_accelerator_without_throughput_uses_peak_and_default_mfu(capsys):
+    from udfs.calibration import default_mfu
+
+    main(["estimate", "--accelerator", "H100", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["effective_tflops"] == pytest.approx(989.4 * default_mfu())
+    main(["estimate", "--accelerator", "H100", "--precision", "fp8", "--json"])
+    assert json.loads(capsys.readouterr().out)["effective_tflops"] == pytest.approx(
+        1978.9 * default_mfu()
+    )
+
+
+def test_target_days_and_extended_inputs(capsys):
+    main(
+        [
+            "estimate",
+            "--json",
+            "--target-days",
+            "30",
+            "--usd-per-kwh",
+            "0.1",
+            "--grams-co2-per-kwh",
+            "400",
+            "--pue",
+            "1.2",
+        ]
+    )
+    d = json.loads(capsys.readouterr().out)
+    assert d["accelerators_for_target_days"] == pytest.approx(2_281_666.667 / 720, rel=1e-6)
+    assert d["electricity_kwh"] == pytest.approx(1_597_166.667 * 1.2, rel=1e-6)
+    assert d["co2_tonnes"] == pytest.approx(d["electricity_kwh"] * 400 / 1e6)
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--accelerators", "0"], "--accelerators must be greater than 0"),
+        (["--accelerators", "-8"], "--accelerators must be greater than 0"),
+        (["--total-params", "lots"], "--total-params must be a number"),
+        (["--active-params", "800B"], "--active-params must not exceed --total-params"),
+        (["--accelerator", "H100", "--mfu", "1.5"], "--mfu must be greater than 0 and at most 1"),
+        (["--accelerator", "H100", "--mfu", "0"], "--mfu must be greater than 0"),
+        (["--preset", "gpt-7"], "--preset is not a known run; known: Llama 3.1 405B"),
+        (["--accelerator", "H1000"], "--accelerator is not a known accelerator"),
+        (["--effective-tflops", "400", "--mfu", "0.4"], "leave out --mfu"),
+        (["--tokens", "inf"], "--tokens must be a"),
+        (["--pue", "0.5"], "--pue must be at least 1"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(argv, needle):
+    code, out, err = run("estimate", *argv)
+    assert code == 2
+    assert needle in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_runs_table_shows_disclosed_beside_model():
+    code, out, err = run("runs")
+    assert code == 0, err
+    assert "Llama 3.1 405B" in out and "30,840,000" in out and "34.5%" in out
+    code, out, _ = run("runs", "--json")
+    rows = {r["run"]: r for r in json.loads(out)}
+    assert rows["DeepSeek-V3"]["disclosed_accelerator_hours"] == 2.788e6
+
+
+def test_accelerators_table():
+    code, out, _ = run("accelerators", "--csv")
+    assert code == 0
+    assert "H100 SXM,989.4,1978.9" in out
+    assert "source" in out.splitlines()[0]
+
+
+def test_no_command_prints_help_and_exits_2():
+    code, out, _ = run()
+    assert code == 2 and "estimate" in out

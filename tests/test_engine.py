@@ -1,0 +1,305 @@
+"""The engine against hand-computed values, the seed's printed output, and its laws."""
+
+import datetime as dt
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from udfs import engine as e
+from udfs.quantities import SEED_OUTPUT_LINES
+from udfs.validation import InputError
+
+# The seed's DeepSeek-V3-like configuration and its executed output (shared/seeds/003).
+SEED = dict(total=671e9, active=37e9, tokens=14.8e12, n=2048, tflops=400.0, usd=2.0)
+SEED_LINES = list(SEED_OUTPUT_LINES)
+
+
+def test_seed_figures_to_the_digit():
+    flops = e.training_flops(SEED["active"], SEED["tokens"])
+    hours = e.accelerator_hours(flops, SEED["tflops"])
+    days = e.wall_clock_days(hours, SEED["n"])
+    lines = [
+        f"Training FLOPs: {flops:.3e}",
+        f"Accelerator-hours: {hours:,.0f}",
+        f"Wall-clock at {SEED['n']} accelerators: {days:,.1f} days",
+        f"BF16 checkpoint: {e.checkpoint_bytes(SEED['total']) / 1e9:.1f} GB",
+        f"Rental-equivalent cost: ${e.rental_cost_usd(hours, SEED['usd']):,.0f}",
+        f"Accelerator electricity: {e.electricity_kwh(hours):,.0f} kWh",
+    ]
+    assert lines == SEED_LINES
+
+
+def test_hand_computed_values():
+    # 6 x 37e9 x 14.8e12 = 3.2856e24 exactly
+    assert e.training_flops(37e9, 14.8e12) == pytest.approx(3.2856e24, rel=1e-15)
+    # 3.2856e24 / 400e12 / 3600 = 2,281,666.67 hours
+    assert e.accelerator_hours(3.2856e24, 400) == pytest.approx(2281666.6667, rel=1e-9)
+    assert e.wall_clock_days(2_281_666.6667, 2048) == pytest.approx(46.4202, rel=1e-5)
+    assert e.checkpoint_gb(671e9) == 1342.0
+    assert e.checkpoint_gb(176e9, 13) == pytest.approx(2288.0)
+    assert e.rental_cost_usd(1000, 2.5) == 2500.0
+    assert e.electricity_kwh(1000, 700, 1.82, 1.1) == pytest.approx(1401.4)
+    assert e.electricity_cost_usd(2000, 0.1) == pytest.approx(200.0)
+    assert e.co2_tonnes(2_000_000, 481) == pytest.approx(962.0)
+    assert e.effective_tflops(1000, 0.4, 0.9) == pytest.approx(360.0)
+    assert e.min_accelerators_for_memory(70e9, 80) == 14.0  # 1120 GB / 80 GB
+    assert e.min_accelerators_for_memory(70e9, 80, 20) == 18.0  # 1400 / 80 = 17.5 -> 18
+    assert e.ownership_usd_per_accelerator_hour(35_040, 4, 1.0) == pytest.approx(1.0)
+    assert e.ownership_usd_per_accelerator_hour(35_040, 4, 0.5, 0.25) == pytest.approx(2.25)
+    assert e.accelerators_for_days(24_000, 10) == 100.0
+    assert e.iterations_per_year(36.5) == pytest.approx(10.0)
+    assert e.chinchilla_tokens(1e9) == 2e10
+    # Hoffmann fit at N = D = 1e10: 1.69 + 406.4 / 1e10**0.34 + 410.7 / 1e10**0.28
+    expected = 1.69 + 406.4 / 1e10**0.34 + 410.7 / 1e10**0.28
+    assert e.chinchilla_loss(1e10, 1e10) == pytest.approx(expected)
+    assert e.implied_effective_tflops(3.6e18, 10) == pytest.approx(100.0)
+    assert e.implied_mfu(3.6e18, 10, 400) == pytest.approx(0.25)
+
+
+def test_seed_iteration_time_example():
+    # 30M accelerator-hours: ~83 days on 15,000, ~8 days on 150,000 at linear scaling.
+    assert round(e.wall_clock_days(30e6, 15_000)) == 83
+    assert round(e.wall_clock_days(30e6, 150_000)) == 8
+    assert e.accelerators_for_days(30e6, e.wall_clock_days(30e6, 15_000)) == pytest.approx(15_000)
+
+
+def test_llama3_interruptions_give_goodput():
+    rate = e.failure_rate_per_accelerator_day(419, 54, 16_384)
+    mtbf = e.cluster_mtbf_hours(16_384, rate)
+    assert mtbf == pytest.approx(54 * 24 / 419)  # ~3.09 h
+    # 1-minute checkpoint stalls, 10-minute restarts: hand-computed Daly interval and waste.
+    d, m, r = 1 / 60, mtbf, 10 / 60
+    x = d / (2 * m)
+    tau = math.sqrt(2 * d * m) * (1 + math.sqrt(x) / 3 + x / 9) - d
+    assert e.checkpoint_interval_hours(d, m) == pytest.approx(tau)
+    assert e.goodput(m, d, r) == pytest.approx(1 - (d / tau + (tau / 2 + r) / m))
+    assert 0.8 < e.goodput(m, d, r) < 0.9
+
+
+def test_goodput_collapses_to_zero_and_interval_caps_at_mtbf():
+    assert e.goodput(0.1, 1.0, 1.0) == 0.0
+    assert e.checkpoint_interval_hours(5.0, 2.0) == 2.0  # d >= 2M: tau = M
+
+
+def test_scaling_matches_llama31_sublinear_point():
+    args = dict(
+        active_params=405e9,
+        total_params=405e9,
+        global_batch_tokens=16 * 2**20,
+        tflops_per_accelerator=465.5,
+        tensor_parallel=8,
+        pipeline_parallel=16,
+        sequence_tokens=8192,
+        pipeline_interleave=8,
+    )
+    t8k = 465.5 * e.scaling_efficiency(8192, **args)
+    t16k = 465.5 * e.scaling_efficiency(16_384, **args)
+    assert t8k == pytest.approx(430, abs=1)
+    assert t16k == pytest.approx(400, abs=1)
+    # More than the batch can feed (2048 sequences x 128 accelerators per replica) is an error.
+    with pytest.raises(InputError, match="accelerators"):
+        e.scaling_efficiency(2048 * 128 * 2, **args)
+
+
+def test_month_shares_add_up_and_split_by_calendar():
+    shares = e.month_shares(dt.date(2025, 1, 17), 46.4)
+    assert [d for d, _ in shares] == [dt.date(2025, 1, 1), dt.date(2025, 2, 1), dt.date(2025, 3, 1)]
+    assert shares[0][1] == pytest.approx(15 / 46.4)  # Jan 17..31
+    assert shares[1][1] == pytest.approx(28 / 46.4)
+    assert sum(s for _, s in shares) == pytest.approx(1.0)
+    # A run inside one month, and one over a year end.
+    assert e.month_shares(dt.date(2025, 5, 2), 3) == [(dt.date(2025, 5, 1), 1.0)]
+    assert [d.month for d, _ in e.month_shares(dt.date(2025, 12, 20), 20)] == [12, 1]
+
+
+def test_estimate_derives_throughput_and_costs():
+    r = e.estimate(
+        405e9,
+        15.6e12,
+        16_384,
+        peak_tflops=989.4,
+        mfu=0.4,
+        goodput=0.9,
+        usd_per_accelerator_hour=2.0,
+        usd_per_kwh=0.1,
+        grams_co2_per_kwh=400,
+        hbm_gb=80,
+        other_costs_usd=1000,
+    )
+    eff = 989.4 * 0.4 * 0.9
+    hours = 6 * 405e9 * 15.6e12 / (eff * 1e12) / 3600
+    assert r["effective_tflops"] == pytest.approx(eff)
+    assert r["accelerator_hours"] == pytest.approx(hours)
+    kwh = hours * 0.7
+    assert r["electricity_cost_usd"] == pytest.approx(kwh * 0.1)
+    assert r["co2_tonnes"] == pytest.approx(kwh * 400 / 1e6)
+    assert r["total_cost_usd"] == pytest.approx(hours * 2 + kwh * 0.1 + 1000)
+    assert r["min_accelerators_for_memory"] == 81.0
+
+
+def test_estimate_with_failures_and_ownership():
+    r = e.estimate(
+        70e9,
+        2e12,
+        4096,
+        peak_tflops=989.4,
+        mfu=0.4,
+        failures_per_accelerator_day=419 / 54 / 16_384,
+        purchase_usd_per_accelerator=35_040,
+        amortisation_years=4,
+    )
+    g = e.goodput(e.cluster_mtbf_hours(4096, 419 / 54 / 16_384), 1 / 60, 10 / 60)
+    assert r["goodput"] == pytest.approx(g)
+    assert r["effective_tflops"] == pytest.approx(989.4 * 0.4 * g)
+    assert r["usd_per_accelerator_hour"] == pytest.approx(1.0)
+    assert r["rental_cost_usd"] == pytest.approx(r["accelerator_hours"])
+    assert math.isnan(r["electricity_cost_usd"])  # no price given: not a made-up number
+
+
+def test_estimate_broadcasts_arrays():
+    n = np.array([1024, 2048, 4096])
+    r = e.estimate(671e9, 14.8e12, n, active_params=37e9, effective_tflops=400)
+    assert r["wall_clock_days"].shape == (3,)
+    assert r["wall_clock_days"][1] == pytest.approx(46.4202, rel=1e-5)
+    assert r["training_flops"].shape == (3,)  # scalars broadcast to the plan's shape
+
+
+@pytest.mark.parametrize(
+    ("call", "argument", "rule"),
+    [
+        (lambda: e.training_flops(-1, 1e12), "active_params", "greater than 0"),
+        (lambda: e.training_flops(1e9, 0), "tokens", "greater than 0"),
+        (lambda: e.training_flops("37B", 1e12), "active_params", "not text"),
+        (lambda: e.training_flops(True, 1e12), "active_params", "TRUE/FALSE"),
+        (lambda: e.training_flops(None, 1e12), "active_params", "required"),
+        (lambda: e.training_flops(float("nan"), 1e12), "active_params", "finite"),
+        (lambda: e.training_flops(1e9, [1e12, math.inf]), "tokens", "finite"),
+        (lambda: e.effective_tflops(989, 1.5), "mfu", "at most 1"),
+        (lambda: e.effective_tflops(989, 0), "mfu", "greater than 0"),
+        (lambda: e.electricity_kwh(10, 700, pue=0.9), "pue", "at least 1"),
+        (
+            lambda: e.estimate(37e9, 1e12, 8, active_params=671e9, effective_tflops=400),
+            "active_params",
+            "must not exceed total_params",
+        ),
+        (lambda: e.estimate(1e9, 1e12, 8), "effective_tflops", "required"),
+        (lambda: e.estimate(1e9, 1e12, 8, effective_tflops=400, mfu=0.4), "mfu", "cannot"),
+        (lambda: e.chinchilla_loss(1e9, 1e12, fit="kaplan"), "fit", "one of"),
+        (lambda: e.month_shares("2025-01-01", 3), "start_date", "date"),
+    ],
+)
+def test_bad_input_names_argument_and_rule(call, argument, rule):
+    with pytest.raises(InputError) as info:
+        call()
+    assert info.value.argument == argument
+    assert rule in str(info.value)
+
+
+def test_bad_array_element_position_is_reported():
+    with pytest.raises(InputError) as info:
+        e.wall_clock_days([[100, 200], [300, -4]], 8)
+    assert info.value.argument == "accelerator_hours"
+    assert info.value.position == (1, 1)
+    assert "position 1,1" in str(info.value)
+
+
+def test_mismatched_shapes_are_an_error():
+    with pytest.raises(ValueError):
+        e.training_flops([1e9, 2e9, 3e9], [1e12, 2e12])
+
+
+def test_scalar_in_float_out_array_in_array_out():
+    assert type(e.training_flops(1e9, 1e12)) is float
+    assert isinstance(e.training_flops([1e9], 1e12), np.ndarray)
+
+
+# ---------------------------------------------------------------------------------------------
+# Laws (hypothesis)
+# ---------------------------------------------------------------------------------------------
+
+pos = st.floats(min_value=1e-3, max_value=1e15, allow_nan=False, allow_infinity=False)
+count = st.integers(min_value=1, max_value=1_000_000)
+params = st.floats(min_value=1e6, max_value=1e13)
+tokens = st.floats(min_value=1e6, max_value=1e15)
+tflops = st.floats(min_value=1.0, max_value=1e4)
+fraction = st.floats(min_value=1e-3, max_value=1.0)
+
+
+@given(params, tokens, tflops, count, count)
+def test_more_accelerators_never_lengthen_a_linear_run(n_act, d, t, a, b):
+    hours = e.accelerator_hours(e.training_flops(n_act, d), t)
+    lo, hi = sorted((a, b))
+    assert e.wall_clock_days(hours, hi) <= e.wall_clock_days(hours, lo)
+
+
+@given(params, tokens, st.floats(min_value=0.01, max_value=100))
+def test_flops_linear_in_tokens_and_active_params(n_act, d, k):
+    base = e.training_flops(n_act, d)
+    assert e.training_flops(n_act * k, d) == pytest.approx(k * base, rel=1e-12)
+    assert e.training_flops(n_act, d * k) == pytest.approx(k * base, rel=1e-12)
+
+
+@given(params, tokens, tflops, count, st.floats(0, 100), st.floats(1, 2000), st.floats(1, 3))
+def test_costs_and_energy_are_non_negative(n_act, d, t, n, usd, watts, pue):
+    r = e.estimate(
+        n_act * 2,
+        d,
+        n,
+        active_params=n_act,
+        effective_tflops=t,
+        usd_per_accelerator_hour=usd,
+        watts_per_accelerator=watts,
+        pue=pue,
+        usd_per_kwh=0.1,
+        grams_co2_per_kwh=400,
+    )
+    for key in (
+        "rental_cost_usd",
+        "electricity_kwh",
+        "electricity_cost_usd",
+        "co2_tonnes",
+        "total_cost_usd",
+    ):
+        assert r[key] >= 0
+
+
+@given(pos, st.floats(min_value=0.01, max_value=10_000))
+def test_accelerators_for_days_round_trip(hours, days):
+    n = e.accelerators_for_days(hours, days)
+    if n > 0:
+        assert e.wall_clock_days(hours, n) == pytest.approx(days, rel=1e-5)
+
+
+@given(st.floats(1e-3, 10), st.floats(0.1, 1e4), st.floats(0, 5))
+def test_optimal_interval_beats_its_neighbours(d, m, r):
+    # Daly's interval is near-optimal for the first-order waste: no worse than 0.5x or 2x it.
+    tau = e.checkpoint_interval_hours(d, m)
+    best = e.goodput(m, d, r, tau)
+    assert best >= e.goodput(m, d, r, tau * 2) - 1e-9
+    assert best >= e.goodput(m, d, r, tau / 2) - 1e-9
+
+
+@given(count, st.integers(2, 64), fraction)
+def test_scaling_efficiency_falls_as_the_cluster_grows(n, k, overlap):
+    args = dict(
+        active_params=70e9,
+        total_params=70e9,
+        global_batch_tokens=1e12,
+        tflops_per_accelerator=400,
+        tensor_parallel=1,
+        pipeline_parallel=1,
+        comm_overlap=min(overlap, 0.99),
+    )
+    small, large = e.scaling_efficiency(n, **args), e.scaling_efficiency(n * k, **args)
+    assert 0 < large <= small <= 1
+
+
+@settings(max_examples=50)
+@given(st.lists(st.tuples(params, tokens), min_size=1, max_size=20))
+def test_vectorised_equals_elementwise(rows):
+    n, d = np.array(rows).T
+    vec = e.training_flops(n, d)
+    assert list(vec) == [e.training_flops(a, b) for a, b in rows]
