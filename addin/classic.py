@@ -1,0 +1,107 @@
+"""Classic xlwings on Windows desktop Excel: install the add-in and point it at ``udfs.excel``.
+
+``compute-lab addin install`` runs ``xlwings addin install`` (which copies the free xlwings
+add-in into Excel's XLSTART folder) and then writes two settings into the user's xlwings
+configuration file (``%USERPROFILE%\\.xlwings\\xlwings.conf``), keeping every other line:
+
+- ``UDF MODULES``: ``udfs.excel``, the module whose functions "Import Functions" turns into
+  VBA wrappers;
+- ``INTERPRETER_WIN``: the Python that has Compute Lab installed (this one).
+
+No xlwings import happens here: the module is plain file handling so it runs (and is tested)
+on any platform.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["UDF_MODULE", "default_config_file", "config_settings", "update_config", "install"]
+
+#: The module classic xlwings imports the Excel functions from.
+UDF_MODULE = "udfs.excel"
+
+_LINE = re.compile(r'^\s*"([^"]*)"\s*,\s*"([^"]*)"\s*$')
+
+
+def default_config_file():
+    """Where xlwings reads the user's settings (the same rule as ``xlwings.USER_CONFIG_FILE``)."""
+    if sys.platform.startswith("darwin"):
+        return (
+            Path.home() / "Library" / "Containers" / "com.microsoft.Excel" / "Data" / "xlwings.conf"
+        )
+    return Path.home() / ".xlwings" / "xlwings.conf"
+
+
+def config_settings(interpreter=None):
+    """The settings Compute Lab needs, as (key, value) pairs in xlwings' spelling."""
+    return [
+        ("UDF MODULES", UDF_MODULE),
+        ("INTERPRETER_WIN", str(interpreter or sys.executable)),
+    ]
+
+
+def update_config(path, settings):
+    """Set ``settings`` in an xlwings.conf file, keeping other lines; returns the new text.
+
+    The file holds one ``"KEY","value"`` pair per line; keys compare case-insensitively,
+    as xlwings reads them.
+    """
+    path = Path(path)
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    wanted = {key.lower(): (key, value) for key, value in settings}
+    out = []
+    for line in lines:
+        m = _LINE.match(line)
+        if m and m.group(1).lower() in wanted:
+            key, value = wanted.pop(m.group(1).lower())
+            out.append(f'"{key}","{value}"')
+        else:
+            out.append(line)
+    out.extend(f'"{key}","{value}"' for key, value in wanted.values())
+    text = "\n".join(out) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
+def xlwings_install_command():
+    """The command that installs the xlwings add-in with this Python's xlwings."""
+    code = "import sys; from xlwings.cli import main; sys.argv[0] = 'xlwings'; main()"
+    return [sys.executable, "-c", code, "addin", "install"]
+
+
+def install(config_file=None, *, config_only=False, dry_run=False, out=print):
+    """Install the add-in (Windows) and write the configuration; returns an exit code."""
+    from udfs.cli import CommandError
+
+    config_file = Path(config_file) if config_file else default_config_file()
+    command = xlwings_install_command()
+    settings = config_settings()
+    if dry_run:
+        if not config_only:
+            out("would run: " + " ".join(command[:1] + ["-c", "<xlwings.cli.main>"] + command[3:]))
+        for key, value in settings:
+            out(f'would set in {config_file}: "{key}","{value}"')
+        return 0
+    if not config_only:
+        if not sys.platform.startswith("win") and not os.environ.get("COMPUTE_LAB_FORCE_ADDIN"):
+            raise CommandError(
+                "the classic xlwings add-in needs desktop Excel on Windows; on this system use "
+                "--config-only (configuration file only), or the xlwings Server or xlwings Lite "
+                "routes (see the README)"
+            )
+        result = subprocess.run(command, check=False)
+        if result.returncode != 0:
+            raise CommandError(f"`xlwings addin install` failed (exit {result.returncode})")
+    update_config(config_file, settings)
+    out(f"wrote {config_file}: UDF MODULES = {UDF_MODULE}; INTERPRETER_WIN = {sys.executable}")
+    out(
+        "next: open Excel, xlwings tab > Import Functions, then type "
+        "=TRAIN_DAYS(37E9, 14.8E12, 2048, 400) in a cell"
+    )
+    return 0

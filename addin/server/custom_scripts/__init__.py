@@ -1,0 +1,1 @@
+"""No custom scripts: Compute Lab's server only provides custom functions."""

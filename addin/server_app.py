@@ -1,0 +1,183 @@
+"""The xlwings Server app that serves Compute Lab's functions to Office.js (an optional extra).
+
+``uvicorn addin.server_app:app`` (or ``compute-lab serve``) runs xlwings Server with the
+project in ``addin/server``: its ``custom_functions`` are :mod:`udfs.excel`, its settings
+(namespace ``LAB``, manifest ids) are in ``addin/server/pyproject.toml``.
+
+Importing this module sets ``XLWINGS_ON_SERVER=true`` before anything imports xlwings (so the
+``@xw.func`` decorators register the functions) and ``XLWINGS_PROJECT_DIR`` (unless given).
+
+:class:`CallGuard` sits in front of xlwings Server's ``POST /xlwings/custom-functions-call``
+and answers 400 with a one-line reason for a body that is not a well-formed call of one of
+our functions; xlwings Server itself would answer 500 to, say, a missing ``func_name``.
+
+Licence: xlwings Server and ``xlwings.server`` are PolyForm Noncommercial 1.0.0 or a paid
+xlwings licence; a licence key (``XLWINGS_LICENSE_KEY``, ``noncommercial`` for
+noncommercial use) must be set before this module is imported.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import numbers
+import os
+from pathlib import Path
+
+#: The xlwings Server project directory (custom_functions, custom_scripts, settings).
+PROJECT_DIR = Path(__file__).resolve().parent / "server"
+
+__all__ = ["PROJECT_DIR", "CallGuard", "check_call", "app"]
+
+
+def _signatures():
+    from udfs import excel
+
+    out = {}
+    for name in excel.__all__:
+        params = inspect.signature(getattr(excel, name)).parameters.values()
+        required = sum(p.default is inspect.Parameter.empty for p in params)
+        out[name] = (required, len(params))
+    return out
+
+
+def _check_cell(cell, where):
+    if cell is None or isinstance(cell, str | bool | numbers.Real):
+        return None
+    if isinstance(cell, dict):
+        if not isinstance(cell.get("type"), str):
+            return f"{where} is an object without a 'type'"
+        if "basicValue" not in cell:
+            return f"{where} is a {cell['type']!r} value without a 'basicValue'"
+        return None
+    return f"{where} is not a cell value"
+
+
+def _check_arg(arg, where):
+    if not isinstance(arg, list):
+        return _check_cell(arg, where)
+    if not arg:
+        return f"{where} is an empty list"
+    for r, row in enumerate(arg):
+        if not isinstance(row, list):
+            problem = _check_cell(row, f"{where}[{r}]")
+            if problem:
+                return problem
+            continue
+        for c, cell in enumerate(row):
+            problem = _check_cell(cell, f"{where}[{r}][{c}]")
+            if problem:
+                return problem
+    return None
+
+
+def check_call(body, signatures):
+    """Why ``body`` is not a well-formed custom-functions call, or None if it is."""
+    if not isinstance(body, dict):
+        return "the request body must be a JSON object"
+    for key in ("func_name", "version", "client"):
+        if not isinstance(body.get(key), str):
+            return f"'{key}' must be a string"
+    name = body["func_name"]
+    if name not in signatures:
+        return f"unknown function {name!r}; known: {', '.join(signatures)}"
+    try:
+        float(body.get("runtime"))
+    except (TypeError, ValueError):
+        return "'runtime' must be a number such as \"1.4\""
+    for key in ("culture_info_name", "date_format", "caller_address", "session_id"):
+        if body.get(key) is not None and not isinstance(body[key], str):
+            return f"'{key}' must be a string or null"
+    args = body.get("args")
+    if not isinstance(args, list):
+        return "'args' must be a list of arguments"
+    required, total = signatures[name]
+    if not required <= len(args) <= total:
+        expected = str(total) if required == total else f"{required} to {total}"
+        return f"{name} takes {expected} arguments (got {len(args)})"
+    for i, arg in enumerate(args):
+        problem = _check_arg(arg, f"args[{i}]")
+        if problem:
+            return problem
+    return None
+
+
+class CallGuard:
+    """ASGI middleware: reject malformed custom-function calls with 400 before xlwings sees them."""
+
+    def __init__(self, app, path="/xlwings/custom-functions-call", max_bytes=64 * 2**20):
+        self.app = app
+        self.path = path
+        self.max_bytes = max_bytes
+        self._signatures = _signatures()
+
+    async def __call__(self, scope, receive, send):
+        if not (
+            scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == self.path
+        ):
+            return await self.app(scope, receive, send)
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                return await _reply(send, 413, "request body too large")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        raw = b"".join(chunks)
+        try:
+            body = json.loads(raw)
+        except (UnicodeDecodeError, ValueError):
+            return await _reply(send, 400, "the request body is not valid JSON")
+        problem = check_call(body, self._signatures)
+        if problem:
+            return await _reply(send, 400, problem)
+
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            return await receive()
+
+        return await self.app(scope, replay, send)
+
+
+async def _reply(send, status, text):
+    body = text.encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _create_app():
+    os.environ["XLWINGS_ON_SERVER"] = "true"
+    os.environ.setdefault("XLWINGS_PROJECT_DIR", str(PROJECT_DIR))
+    import xlwings
+
+    if not getattr(xlwings, "on_server", False):
+        raise RuntimeError(
+            "xlwings was imported before XLWINGS_ON_SERVER=true was set; import "
+            "addin.server_app first (or start with `compute-lab serve`)"
+        )
+    from xlwings_server.config import settings
+    from xlwings_server.main import main_app
+
+    return CallGuard(main_app, path=f"{settings.app_path}/xlwings/custom-functions-call")
+
+
+app = _create_app()
