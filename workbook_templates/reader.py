@@ -1,0 +1,627 @@
+"""Read filled training-run planners back, safely, through their defined names.
+
+A filled ``training-run-planner.xlsx`` comes from outside (a team fills a copy and sends it
+on), so it is treated as untrusted input:
+
+1. the file must be a regular file no larger than a size limit, checked before anything is
+   parsed; it is read once into memory and never opened for writing;
+2. it must be a valid zip (every member passes its CRC check) whose declared uncompressed size
+   stays under a limit (zip bombs), with ``[Content_Types].xml`` and ``xl/workbook.xml``;
+3. macro-enabled workbooks are refused: ``.xlsm``/``.xltm``/``.xlam`` names, a
+   ``vbaProject.bin`` member, or a macro content type (VBA project, Excel 4.0 macro sheets);
+4. every XML part is parsed first with ``defusedxml`` with document type declarations
+   forbidden, so an entity-expansion bomb ("billion laughs") or external entity is refused
+   before openpyxl sees the file; openpyxl itself must be using ``defusedxml`` too
+   (:func:`check_defusedxml`);
+5. openpyxl loads it read-only twice: once for the formulas (to see which cells hold
+   formulas) and once for the values a spreadsheet last saved (``data_only=True``).
+
+The planner's contract is in :mod:`udfs.quantities`: one workbook-scoped defined name per
+input and output, named as the quantity, each spanning one row across the scenario columns.
+:func:`read_planner` returns a :class:`Planner` with one :class:`Scenario` per column that has
+inputs (any required input filled), each input's value checked for its kind (number, text,
+date) and located by sheet and cell, and the cached output values when the file carries
+them. It does not compute anything: :mod:`workbook_templates.report` runs the engine.
+
+Every problem is a :class:`Problem` (sheet, cell, message) gathered in a
+:class:`PlannerError` that names the file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import math
+import os
+import stat
+import warnings
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import defusedxml
+import defusedxml.ElementTree as DefusedET
+import openpyxl
+import openpyxl.xml.functions
+from openpyxl.utils.cell import range_boundaries
+from openpyxl.utils.datetime import from_excel
+
+from udfs.plan import REQUIRED
+from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "MAX_UNCOMPRESSED_BYTES",
+    "Problem",
+    "PlannerError",
+    "CellRef",
+    "Scenario",
+    "Planner",
+    "check_defusedxml",
+    "read_planner",
+]
+
+#: Largest planner file accepted, in bytes (a filled planner is a few tens of kB).
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+#: Largest total uncompressed size of the zip's members, in bytes.
+MAX_UNCOMPRESSED_BYTES = 200 * 1024 * 1024
+
+_MACRO_SUFFIXES = {".xlsm", ".xltm", ".xlam"}
+_OTHER_SUFFIXES = {
+    ".xls": "an Excel 97-2003 (.xls) workbook; save it as .xlsx",
+    ".xlsb": "an Excel binary (.xlsb) workbook; save it as .xlsx",
+    ".ods": "an OpenDocument spreadsheet; save it as .xlsx",
+    ".csv": "a CSV file, not a planner workbook",
+}
+_MACRO_CONTENT_TYPES = (
+    "macroenabled",  # application/vnd.ms-excel.sheet.macroEnabled.main+xml and friends
+    "vbaproject",  # application/vnd.ms-office.vbaProject
+    "macrosheet",  # Excel 4.0 macro sheets
+    "ms-excel.intlmacrosheet",
+)
+_UNSAVED = object()  # an input formula without a saved value
+_CT_NS = "{http://schemas.openxmlformats.org/package/2006/content-types}"
+
+INPUT_NAMES = tuple(q.name for q in PLAN_INPUTS)
+OUTPUT_NAMES = tuple(q.name for q in PLAN_OUTPUTS)
+_KIND = {q.name: q.kind for q in PLAN_INPUTS}
+_DEFAULT = {q.name: q.default for q in PLAN_INPUTS}
+_LABEL = {q.name: q.label for q in PLAN_INPUTS + PLAN_OUTPUTS}
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors and records
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a file: where (sheet and cell, when known) and what."""
+
+    message: str
+    sheet: str | None = None
+    cell: str | None = None
+
+    @property
+    def where(self):
+        if self.sheet and self.cell:
+            return f"{_quote_sheet(self.sheet)}!{self.cell}"
+        return self.sheet or ""
+
+
+class PlannerError(Exception):
+    """A file that cannot be consolidated; ``problems`` says where and why.
+
+    ``str(err)`` is one line per problem: ``FILE: Sheet!C7: message``.
+    """
+
+    def __init__(self, path, problems):
+        self.path = Path(path)
+        self.problems = list(problems)
+        super().__init__(self.describe())
+
+    def describe(self):
+        lines = []
+        for p in self.problems:
+            where = f"{p.where}: " if p.where else ""
+            lines.append(f"{self.path}: {where}{p.message}")
+        return "\n".join(lines)
+
+
+def _fail(path, message, sheet=None, cell=None):
+    raise PlannerError(path, [Problem(message, sheet, cell)])
+
+
+@dataclass(frozen=True)
+class CellRef:
+    sheet: str
+    cell: str
+
+    def __str__(self):
+        return f"{_quote_sheet(self.sheet)}!{self.cell}"
+
+
+def _quote_sheet(title):
+    plain = title.replace("_", "").replace(".", "").isalnum() and not title[:1].isdigit()
+    return title if plain else "'" + title.replace("'", "''") + "'"
+
+
+@dataclass
+class Scenario:
+    """One scenario column of a planner that has inputs.
+
+    ``inputs`` maps every input name to its value as typed (None when blank; dates as
+    ``datetime.date``); ``cells`` maps input and output names to their :class:`CellRef`;
+    ``cached`` maps output names to the value a spreadsheet last saved there (None when the
+    cell holds no saved value); ``formulas`` maps output names to whether the cell holds a
+    formula (False means somebody typed a value over it).
+    """
+
+    path: Path
+    index: int  # 1-based position among the scenario columns
+    column: str  # the column letter of the scenario_name cell
+    name: str
+    inputs: dict
+    cells: dict
+    cached: dict = field(default_factory=dict)
+    formulas: dict = field(default_factory=dict)
+
+    def cell_of(self, argument):
+        """The CellRef of an input or output name, or None."""
+        return self.cells.get(argument)
+
+    def problem(self, name, message):
+        """A Problem located at ``name``'s cell (or at the scenario column)."""
+        ref = self.cells.get(name)
+        if ref is None:
+            ref = self.cells["scenario_name"]
+            return Problem(f"scenario {self.name!r}: {message}", ref.sheet, f"column {self.column}")
+        return Problem(message, ref.sheet, ref.cell)
+
+
+@dataclass
+class Planner:
+    """A planner read back: its scenarios with inputs and what else was found."""
+
+    path: Path
+    template_version: object
+    active_scenario: object
+    scenarios: list
+    skipped_columns: list  # (column letter, reason) of scenario columns without inputs
+    has_cached_values: bool
+    size_bytes: int
+
+
+# ---------------------------------------------------------------------------------------------
+# Safe opening
+# ---------------------------------------------------------------------------------------------
+
+
+def check_defusedxml():
+    """Raise RuntimeError unless openpyxl parses XML through defusedxml.
+
+    openpyxl uses ``defusedxml`` when it is installed and ``OPENPYXL_DEFUSEDXML`` is not
+    ``False``; a filled planner must never be parsed without it.
+    """
+    if not openpyxl.DEFUSEDXML or not openpyxl.xml.functions.iterparse.__module__.startswith(
+        "defusedxml"
+    ):
+        raise RuntimeError(
+            "openpyxl is not using defusedxml (is it installed, and OPENPYXL_DEFUSEDXML "
+            "unset?): refusing to parse untrusted workbooks"
+        )
+
+
+def _read_bytes(path, max_bytes):
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        _fail(path, "no such file")
+    except OSError as exc:
+        _fail(path, f"cannot be read: {exc.strerror or exc}")
+    if not stat.S_ISREG(st.st_mode):
+        _fail(path, "is not a regular file")
+    if st.st_size > max_bytes:
+        _fail(
+            path,
+            f"is {st.st_size:,} bytes, over the size limit of {max_bytes:,} bytes "
+            "(raise it with --max-size-mb if the file is genuine)",
+        )
+    suffix = Path(path).suffix.lower()
+    if suffix in _MACRO_SUFFIXES:
+        _fail(path, f"is a macro-enabled workbook ({suffix}); save it as a plain .xlsx")
+    if suffix in _OTHER_SUFFIXES:
+        _fail(path, f"is {_OTHER_SUFFIXES[suffix]}")
+    try:
+        with open(path, "rb") as fh:  # read-only: a source file is never written
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        _fail(path, f"cannot be read: {exc.strerror or exc}")
+    if len(data) > max_bytes:  # grew after stat
+        _fail(path, f"is over the size limit of {max_bytes:,} bytes")
+    return data
+
+
+def _check_zip(path, data):
+    """Validate the package; return the open ZipFile."""
+    if not data.startswith(b"PK"):
+        _fail(path, "is not an .xlsx workbook (not a zip file)")
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile as exc:
+        _fail(path, f"is not a valid .xlsx workbook: the zip is corrupt or truncated ({exc})")
+    except Exception as exc:  # noqa: BLE001 - any failure here means an unreadable zip
+        _fail(path, f"is not a valid .xlsx workbook ({type(exc).__name__}: {exc})")
+    infos = zf.infolist()
+    names = {i.filename for i in infos}
+    total = sum(i.file_size for i in infos)
+    if total > MAX_UNCOMPRESSED_BYTES:
+        _fail(
+            path,
+            f"unpacks to {total:,} bytes, over the limit of {MAX_UNCOMPRESSED_BYTES:,} "
+            "(a zip bomb or not a planner)",
+        )
+    for info in infos:
+        if info.filename.rsplit("/", 1)[-1].lower() == "vbaproject.bin":
+            _fail(path, f"is a macro-enabled workbook (it contains {info.filename}); refused")
+    if "[Content_Types].xml" not in names or "xl/workbook.xml" not in names:
+        _fail(path, "is not an Excel workbook (no xl/workbook.xml in the package)")
+    try:
+        bad = zf.testzip()
+    except Exception as exc:  # noqa: BLE001 - zlib errors, truncated members...
+        _fail(path, f"is a corrupt or truncated .xlsx ({type(exc).__name__}: {exc})")
+    if bad is not None:
+        _fail(path, f"is a corrupt .xlsx: member {bad} fails its CRC check")
+    return zf
+
+
+def _check_xml_parts(path, zf):
+    """Parse every XML part with defusedxml, DTDs forbidden; refuse macro content types."""
+    for info in zf.infolist():
+        name = info.filename
+        if not name.lower().endswith((".xml", ".rels", ".vml")):
+            continue
+        try:
+            with zf.open(info) as fh:
+                for _event, elem in DefusedET.iterparse(fh, events=("end",), forbid_dtd=True):
+                    if name == "[Content_Types].xml" and elem.tag in (
+                        _CT_NS + "Override",
+                        _CT_NS + "Default",
+                    ):
+                        ctype = elem.get("ContentType", "").lower()
+                        if any(m in ctype for m in _MACRO_CONTENT_TYPES):
+                            _fail(
+                                path,
+                                f"is a macro-enabled workbook (content type {ctype}); refused",
+                            )
+        except defusedxml.DefusedXmlException as exc:
+            _fail(
+                path,
+                f"contains unsafe XML in {name} ({type(exc).__name__}: document type or "
+                "entity declarations, as in an XML bomb); refused",
+            )
+        except DefusedET.ParseError as exc:
+            _fail(path, f"is a corrupt .xlsx: {name} is not well-formed XML ({exc})")
+        except (zipfile.BadZipFile, EOFError, OSError) as exc:
+            _fail(path, f"is a corrupt or truncated .xlsx ({name}: {exc})")
+
+
+def _load(path, data, data_only):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "extension not supported" and the like
+            return openpyxl.load_workbook(
+                io.BytesIO(data),
+                read_only=True,
+                data_only=data_only,
+                keep_vba=False,
+                keep_links=False,
+            )
+    except defusedxml.DefusedXmlException as exc:
+        _fail(path, f"contains unsafe XML ({type(exc).__name__}); refused")
+    except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds on bad files
+        _fail(path, f"could not be read as a workbook ({type(exc).__name__}: {exc})")
+
+
+# ---------------------------------------------------------------------------------------------
+# Defined names -> cells
+# ---------------------------------------------------------------------------------------------
+
+
+def _name_cells(path, wb, name):
+    """(sheet title, [(row, col), ...]) of a one-row defined name, or None if missing."""
+    dn = wb.defined_names.get(name)
+    if dn is None:
+        return None
+    dests = list(dn.destinations) if dn.type == "RANGE" else []
+    if len(dests) != 1:
+        _fail(path, f"defined name {name!r} does not point at one range ({dn.attr_text})")
+    sheet, ref = dests[0]
+    if sheet not in wb.sheetnames:
+        _fail(path, f"defined name {name!r} points at a missing sheet {sheet!r}")
+    try:
+        min_col, min_row, max_col, max_row = range_boundaries(ref.replace("$", ""))
+    except (TypeError, ValueError):
+        _fail(path, f"defined name {name!r} has an unreadable range {ref!r}")
+    if None in (min_col, min_row, max_col, max_row) or min_row != max_row:
+        _fail(path, f"defined name {name!r} must span one row ({dn.attr_text})", sheet)
+    return sheet, [(min_row, c) for c in range(min_col, max_col + 1)]
+
+
+def _grab(wb, wanted):
+    """{sheet: {(row, col): value}} for the wanted cells, one pass per sheet."""
+    out = {}
+    for sheet, cells in wanted.items():
+        rows = [r for r, _ in cells]
+        cols = [c for _, c in cells]
+        min_row, max_row, min_col, max_col = min(rows), max(rows), min(cols), max(cols)
+        values = {}
+        ws = wb[sheet]
+        for r, row in enumerate(
+            ws.iter_rows(
+                min_row=min_row,
+                max_row=max_row,
+                min_col=min_col,
+                max_col=max_col,
+                values_only=True,
+            ),
+            start=min_row,
+        ):
+            for c, value in enumerate(row, start=min_col):
+                if (r, c) in cells:
+                    values[(r, c)] = value
+        out[sheet] = values
+    return out
+
+
+def _coordinate(row, col):
+    return f"{openpyxl.utils.get_column_letter(col)}{row}"
+
+
+def _is_formula(value):
+    if isinstance(value, str):
+        return value.startswith("=")
+    return hasattr(value, "text") and hasattr(value, "ref")  # ArrayFormula
+
+
+def _blank(value):
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+# ---------------------------------------------------------------------------------------------
+# Values by kind
+# ---------------------------------------------------------------------------------------------
+
+
+def _number(value):
+    """(value, error message)"""
+    if isinstance(value, bool):
+        return None, "must be a number, not TRUE/FALSE"
+    if isinstance(value, int | float):
+        if isinstance(value, float) and not math.isfinite(value):
+            return None, "must be a finite number"
+        return value, None
+    if isinstance(value, _dt.datetime | _dt.date | _dt.time):
+        return None, f"must be a number, not a date or time (got {value})"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        if value.startswith("#"):
+            return None, f"must be a number, not the error value {shown}"
+        return None, f"must be a number, not text (got {shown!r})"
+    return None, f"must be a number (got {type(value).__name__})"
+
+
+def _text(value):
+    if isinstance(value, bool):
+        return None, "must be text, not TRUE/FALSE"
+    if isinstance(value, str):
+        return value.strip(), None
+    if isinstance(value, int | float):
+        return f"{value:g}", None
+    return str(value), None
+
+
+def _date(value, epoch):
+    if isinstance(value, _dt.datetime):
+        return value.date(), None
+    if isinstance(value, _dt.date):
+        return value, None
+    if isinstance(value, bool):
+        return None, "must be a date, not TRUE/FALSE"
+    if isinstance(value, int | float):  # a serial number without a date format
+        try:
+            converted = from_excel(value, epoch)
+        except (ValueError, OverflowError, TypeError):
+            return None, f"must be a date (got the number {value:g})"
+        if isinstance(converted, _dt.datetime) and 1 <= value < 2958466:
+            return converted.date(), None
+        return None, f"must be a date (got the number {value:g})"
+    if isinstance(value, str):
+        return None, f"must be a date, not text (got {value[:40]!r}); type it as a date"
+    return None, "must be a date"
+
+
+# ---------------------------------------------------------------------------------------------
+# The planner
+# ---------------------------------------------------------------------------------------------
+
+
+def read_planner(path, max_bytes=DEFAULT_MAX_BYTES):
+    """Read one filled planner: its scenarios with inputs, located and type-checked.
+
+    Raises
+    ------
+    PlannerError
+        The file is missing, too large, not a valid or safe workbook, not a planner, or a
+        scenario column has a blank required cell or a value of the wrong kind (all such
+        cells of the file are listed).
+    """
+    check_defusedxml()
+    path = Path(path)
+    data = _read_bytes(path, max_bytes)
+    zf = _check_zip(path, data)
+    with zf:
+        _check_xml_parts(path, zf)
+    formulas_wb = _load(path, data, data_only=False)
+    values_wb = _load(path, data, data_only=True)
+    try:
+        return _read(path, formulas_wb, values_wb, len(data))
+    except PlannerError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a malformed sheet part surfaces while reading
+        _fail(path, f"could not be read as a workbook ({type(exc).__name__}: {exc})")
+    finally:
+        formulas_wb.close()
+        values_wb.close()
+
+
+def _read(path, formulas_wb, values_wb, size):
+    locations = {}
+    missing = []
+    for name in (*INPUT_NAMES, *OUTPUT_NAMES):
+        loc = _name_cells(path, formulas_wb, name)
+        if loc is None:
+            missing.append(name)
+        else:
+            locations[name] = loc
+    if len(missing) == len(INPUT_NAMES) + len(OUTPUT_NAMES):
+        _fail(
+            path,
+            "is not a training-run planner: it has none of the planner's defined names "
+            "(scenario_name, total_params, ...)",
+        )
+    if missing:
+        _fail(
+            path,
+            f"is not a complete training-run planner: defined name(s) missing: "
+            f"{', '.join(missing)}",
+        )
+    width = len(locations["scenario_name"][1])
+    for name, (sheet, cells) in locations.items():
+        if len(cells) != width:
+            _fail(
+                path,
+                f"defined name {name!r} spans {len(cells)} cells but scenario_name spans "
+                f"{width}: the scenario columns do not line up",
+                sheet,
+            )
+    extras = {}
+    for name in ("template_version", "active_scenario"):
+        dn = formulas_wb.defined_names.get(name)
+        dests = list(dn.destinations) if dn is not None and dn.type == "RANGE" else []
+        if len(dests) == 1 and dests[0][0] in formulas_wb.sheetnames:
+            sheet, ref = dests[0]
+            min_col, min_row, _, _ = range_boundaries(ref.replace("$", ""))
+            extras[name] = (sheet, (min_row, min_col))
+
+    wanted = {}
+    for sheet, cells in locations.values():
+        wanted.setdefault(sheet, set()).update(cells)
+    for sheet, cell in extras.values():
+        wanted.setdefault(sheet, set()).add(cell)
+    formulas = _grab(formulas_wb, wanted)
+    values = _grab(values_wb, wanted)
+
+    def value_at(name, k, cached=False):
+        sheet, cells = locations[name]
+        return (values if cached else formulas)[sheet].get(cells[k])
+
+    def ref_at(name, k):
+        sheet, cells = locations[name]
+        return CellRef(sheet, _coordinate(*cells[k]))
+
+    def extra(name):
+        if name not in extras:
+            return None
+        sheet, cell = extras[name]
+        return values[sheet].get(cell)
+
+    epoch = getattr(values_wb, "epoch", None)
+    problems, scenarios, skipped = [], [], []
+    any_cached = False
+    for k in range(width):
+        header = ref_at("scenario_name", k)
+        column = "".join(ch for ch in header.cell if ch.isalpha())
+        raw, formula_problems = {}, []
+        for name in INPUT_NAMES:
+            v = value_at(name, k)
+            if _is_formula(v):  # an input computed by a formula: take what was saved
+                v = value_at(name, k, cached=True)
+                if v is None:
+                    ref = ref_at(name, k)
+                    formula_problems.append(
+                        Problem(
+                            f"{name} ({_LABEL[name]}) holds a formula with no saved value; "
+                            "type the value, or recalculate and save the workbook",
+                            ref.sheet,
+                            ref.cell,
+                        )
+                    )
+                    v = _UNSAVED
+            raw[name] = v
+        if not any(not _blank(raw[n]) for n in REQUIRED):
+            # A column holding only its name and the template's defaults is unused: skipped
+            # quietly. One with other values typed is skipped too, and reported.
+            typed = [
+                n
+                for n in INPUT_NAMES
+                if n != "scenario_name" and not _blank(raw[n]) and raw[n] != _DEFAULT[n]
+            ]
+            if typed:
+                skipped.append(
+                    (
+                        column,
+                        f"{', '.join(typed)} typed but no required input "
+                        f"({', '.join(REQUIRED)}): the column is not consolidated",
+                    )
+                )
+            continue
+        problems.extend(formula_problems)
+        cells = {n: ref_at(n, k) for n in (*INPUT_NAMES, *OUTPUT_NAMES)}
+        inputs = {}
+        for name in INPUT_NAMES:
+            v = raw[name]
+            ref = cells[name]
+            if _blank(v):
+                if name in REQUIRED:
+                    problems.append(
+                        Problem(
+                            f"{name} ({_LABEL[name]}) is required: the cell is blank while "
+                            "other required inputs of this scenario column are filled",
+                            ref.sheet,
+                            ref.cell,
+                        )
+                    )
+                inputs[name] = None
+                continue
+            if v is _UNSAVED:
+                inputs[name] = None
+                continue
+            kind = _KIND[name]
+            if kind == "number":
+                value, error = _number(v)
+            elif kind == "date":
+                value, error = _date(v, epoch)
+            else:
+                value, error = _text(v)
+            if error:
+                problems.append(Problem(f"{name} ({_LABEL[name]}) {error}", ref.sheet, ref.cell))
+            inputs[name] = value
+        name = inputs["scenario_name"] or f"Scenario {k + 1}"
+        cached = {n: value_at(n, k, cached=True) for n in OUTPUT_NAMES}
+        is_formula = {n: _is_formula(value_at(n, k)) for n in OUTPUT_NAMES}
+        any_cached = any_cached or any(v is not None for v in cached.values())
+        scenarios.append(
+            Scenario(path, k + 1, column, name, inputs, cells, cached, is_formula),
+        )
+    if problems:
+        raise PlannerError(path, problems)
+    return Planner(
+        path=path,
+        template_version=extra("template_version"),
+        active_scenario=extra("active_scenario"),
+        scenarios=scenarios,
+        skipped_columns=skipped,
+        has_cached_values=any_cached,
+        size_bytes=size,
+    )
