@@ -1,0 +1,196 @@
+"""Classic xlwings (Windows desktop Excel): VBA wrappers, help texts and `compute-lab addin`.
+
+The classic COM route cannot run on Linux, but the part that turns our module into Excel
+functions can: in a subprocess, stand-in ``pythoncom``/``pywintypes``/``win32com`` modules let
+``xlwings.udfs`` import, its decorators are bound in place of the no-op ones, and
+``generate_vba_wrapper`` writes the VBA module that "Import Functions" would import.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from addin import classic
+from udfs import excel
+from udfs.cli import main
+
+CLASSIC_SCRIPT = textwrap.dedent(
+    """
+    import io, json, sys, types
+
+    # Stand-ins for pywin32, enough for `import xlwings.udfs`.
+    pythoncom = types.ModuleType("pythoncom")
+    pythoncom.CoInitialize = lambda: None
+    pywintypes = types.ModuleType("pywintypes")
+    pywintypes.com_error = type("com_error", (Exception,), {})
+    win32com = types.ModuleType("win32com")
+    client = types.ModuleType("win32com.client")
+    client.Dispatch = lambda *a, **k: None
+    win32com.client = client
+    sys.modules.update(
+        {"pythoncom": pythoncom, "pywintypes": pywintypes, "win32com": win32com,
+         "win32com.client": client}
+    )
+
+    import xlwings
+    import xlwings.udfs as classic
+
+    # What `import xlwings` binds on Windows with pywin32.
+    xlwings.func, xlwings.arg, xlwings.ret = classic.xlfunc, classic.xlarg, classic.xlret
+
+    import udfs.excel as module
+
+    class Workbook:
+        Name = "planner.xlsm"
+
+    vba = io.StringIO()
+    classic.generate_vba_wrapper("udfs.excel", module, vba, Workbook())
+    # What import_udfs passes to Application.MacroOptions for each function.
+    options = {}
+    for name in dir(module):
+        f = getattr(module, name)
+        if hasattr(f, "__xlfunc__"):
+            info = f.__xlfunc__
+            options[info["name"]] = {
+                "Description": info["ret"]["doc"][:255],
+                "ArgumentDescriptions": [a["doc"][:255] for a in info["args"] if not a["vba"]],
+                "Category": info["category"],
+                "arg_options": [a["options"] for a in info["args"]],
+            }
+    print(json.dumps({"vba": vba.getvalue(), "options": options}))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def classic_udfs():
+    out = subprocess.run(
+        [sys.executable, "-c", CLASSIC_SCRIPT], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def expected_signature(name):
+    parts = []
+    for p in inspect.signature(getattr(excel, name)).parameters.values():
+        optional = p.default is not inspect.Parameter.empty
+        parts.append(("Optional " if optional else "") + p.name)
+    return f"Function {name}({', '.join(parts)})"
+
+
+def test_every_function_gets_a_vba_wrapper_with_its_signature(classic_udfs):
+    vba = classic_udfs["vba"]
+    declared = re.findall(r"^Function (\w+)\(", vba, flags=re.M)
+    assert sorted(declared) == sorted(excel.__all__)
+    for name in excel.__all__:
+        assert expected_signature(name) in vba
+
+
+def test_train_days_and_train_kwh_signatures_verbatim(classic_udfs):
+    vba = classic_udfs["vba"]
+    assert "Function TRAIN_DAYS(active_params, tokens, accelerators, effective_tflops)" in vba
+    assert (
+        "Function TRAIN_KWH(active_params, tokens, effective_tflops, "
+        "Optional watts_per_accelerator, Optional pue)" in vba
+    )
+    assert (
+        'TRAIN_DAYS = XLPy.CallUDF("udfs.excel", "TRAIN_DAYS", '
+        "Array(active_params, tokens, accelerators, effective_tflops), ThisWorkbook, "
+        "Application.Caller)" in vba
+    )
+
+
+def test_wizard_help_texts(classic_udfs):
+    options = classic_udfs["options"]
+    assert set(options) == set(excel.__all__)
+    for name, opts in options.items():
+        f = getattr(excel, name)
+        assert opts["Description"] == excel._summary(f.__doc__)
+        assert len(opts["Description"]) <= 255
+        params = list(inspect.signature(f).parameters)
+        expected = [excel._FUNCTION_ARG_DOCS.get((name, p), excel.ARG_DOCS[p]) for p in params]
+        assert opts["ArgumentDescriptions"] == expected
+
+
+def test_arguments_arrive_as_2d_ranges_with_errors_as_text(classic_udfs):
+    for opts in classic_udfs["options"].values():
+        for arg in opts["arg_options"]:
+            assert arg == {"ndim": 2, "err_to_str": True}
+
+
+# ---------------------------------------------------------------------------------------------
+# compute-lab addin install
+# ---------------------------------------------------------------------------------------------
+
+
+def test_config_file_gets_udf_modules_and_interpreter_keeping_other_lines(tmp_path):
+    conf = tmp_path / "xlwings.conf"
+    conf.write_text('"LICENSE_KEY","abc"\n"UDF MODULES","old_module"\n"Interpreter_Win","x"\n')
+    assert main(["addin", "install", "--config-only", "--config-file", str(conf)]) == 0
+    lines = conf.read_text().splitlines()
+    assert lines == [
+        '"LICENSE_KEY","abc"',
+        '"UDF MODULES","udfs.excel"',
+        f'"INTERPRETER_WIN","{sys.executable}"',
+    ]
+
+
+def test_config_file_is_created(tmp_path):
+    conf = tmp_path / "sub" / "xlwings.conf"
+    classic.update_config(conf, classic.config_settings("C:/Python/python.exe"))
+    assert (
+        conf.read_text() == '"UDF MODULES","udfs.excel"\n"INTERPRETER_WIN","C:/Python/python.exe"\n'
+    )
+
+
+def test_the_configured_module_is_the_excel_functions():
+    import importlib
+
+    module = importlib.import_module(classic.UDF_MODULE)
+    assert module is excel
+
+
+def test_dry_run_names_xlwings_addin_install(tmp_path, capsys):
+    conf = tmp_path / "xlwings.conf"
+    assert main(["addin", "install", "--dry-run", "--config-file", str(conf)]) == 0
+    out = capsys.readouterr().out
+    assert "addin install" in out and '"UDF MODULES","udfs.excel"' in out
+    assert not conf.exists()
+
+
+def test_xlwings_install_command_is_xlwings_cli():
+    command = classic.xlwings_install_command()
+    assert command[0] == sys.executable and command[-2:] == ["addin", "install"]
+    # The -c program really is xlwings' command line: it shows xlwings' own help.
+    out = subprocess.run(
+        command[:3] + ["--help"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert "addin" in out.stdout
+
+
+@pytest.mark.skipif(sys.platform.startswith("win"), reason="the refusal is for other systems")
+def test_install_without_windows_is_a_one_line_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("COMPUTE_LAB_FORCE_ADDIN", raising=False)
+    conf = tmp_path / "xlwings.conf"
+    assert main(["addin", "install", "--config-file", str(conf)]) == 2
+    err = capsys.readouterr().err
+    assert "needs desktop Excel on Windows" in err and len(err.strip().splitlines()) == 1
+    assert not conf.exists()
+
+
+def test_commands_module_is_light():
+    code = (
+        "import sys, addin.commands\n"
+        "heavy = ('xlwings', 'uvicorn', 'xlwings_server')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
