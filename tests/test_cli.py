@@ -122,14 +122,14 @@ def test_target_days_and_extended_inputs(capsys):
     [
         (["--accelerators", "0"], "--accelerators must be greater than 0"),
         (["--accelerators", "-8"], "--accelerators must be greater than 0"),
-        (["--total-params", "lots"], "--total-params must be a number"),
+        (["--total-params", "lots"], "argument --total-params: must be a number"),
         (["--active-params", "800B"], "--active-params must not exceed --total-params"),
         (["--accelerator", "H100", "--mfu", "1.5"], "--mfu must be greater than 0 and at most 1"),
         (["--accelerator", "H100", "--mfu", "0"], "--mfu must be greater than 0"),
         (["--preset", "gpt-7"], "--preset is not a known run; known: Llama 3.1 405B"),
         (["--accelerator", "H1000"], "--accelerator is not a known accelerator"),
         (["--effective-tflops", "400", "--mfu", "0.4"], "leave out --mfu"),
-        (["--tokens", "inf"], "--tokens must be a"),
+        (["--tokens", "inf"], "argument --tokens: must be a"),
         (["--pue", "0.5"], "--pue must be at least 1"),
     ],
 )

@@ -37,7 +37,7 @@ _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
 _NUMBER = re.compile(r"^([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?)\s*([kmbgtp%]?)$", re.I)
 
 
-def parse_number(text, flag="value"):
+def parse_number(text):
     """A number from the command line: ``671e9``, ``671B``, ``14.8T``, ``2,048``, ``40%``.
 
     Suffixes (any case): K 1e3, M 1e6, B or G 1e9, T 1e12, P 1e15; ``%`` divides by 100.
@@ -49,7 +49,7 @@ def parse_number(text, flag="value"):
     m = _NUMBER.match(cleaned)
     if not m:
         raise argparse.ArgumentTypeError(
-            f"{flag} must be a number such as 671e9, 671B or 14.8T (got {text!r})"
+            f"must be a number such as 671e9, 671B or 14.8T (got {text!r})"
         )
     value = float(m.group(1))
     suffix = m.group(2).lower()
@@ -58,7 +58,7 @@ def parse_number(text, flag="value"):
     elif suffix:
         value *= _SUFFIXES[suffix]
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{flag} must be a finite number (got {text!r})")
+        raise argparse.ArgumentTypeError(f"must be a finite number (got {text!r})")
     return value
 
 
@@ -156,27 +156,25 @@ def _configure_estimate(p):
         help="peak TFLOP/s column with --accelerator (default bf16)",
     )
     for flag, dest, help_text in _ESTIMATE_FLAGS:
-        p.add_argument(
-            flag, dest=dest, metavar="N", help=help_text, type=lambda t, f=flag: parse_number(t, f)
-        )
+        p.add_argument(flag, dest=dest, metavar="N", help=help_text, type=parse_number)
     p.add_argument(
         "--training-tokens",
         dest="training_tokens",
         metavar="N",
-        type=lambda t: parse_number(t, "--training-tokens"),
+        type=parse_number,
         help=argparse.SUPPRESS,
     )
     p.add_argument(
         "--usd-per-accelerator-hour",
         dest="usd_per_accelerator_hour",
         metavar="N",
-        type=lambda t: parse_number(t, "--usd-per-accelerator-hour"),
+        type=parse_number,
         help=argparse.SUPPRESS,
     )
     p.add_argument(
         "--target-days",
         metavar="N",
-        type=lambda t: parse_number(t, "--target-days"),
+        type=parse_number,
         help="also solve for the accelerators that finish in N days",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
