@@ -159,3 +159,13 @@ def test_accelerators_table():
 def test_no_command_prints_help_and_exits_2():
     code, out, _ = run()
     assert code == 2 and "estimate" in out
+
+
+def test_node_day_failure_rate_equals_accelerator_rate(capsys):
+    base = ["estimate", "--json", "--accelerator", "H100", "--accelerators", "16384"]
+    main([*base, "--failures-per-1000-node-days", "6.5"])
+    a = json.loads(capsys.readouterr().out)
+    main([*base, "--failures-per-accelerator-day", str(6.5 / 1000 / 8)])
+    b = json.loads(capsys.readouterr().out)
+    assert a["goodput"] == pytest.approx(b["goodput"]) and a["goodput"] < 1
+    assert a["cluster_mtbf_hours"] == pytest.approx(24 / (16384 * 6.5 / 8000))

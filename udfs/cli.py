@@ -111,6 +111,12 @@ _ESTIMATE_FLAGS = [
         "failures_per_accelerator_day",
         "failure rate; derives goodput from Young/Daly checkpointing",
     ),
+    (
+        "--failures-per-1000-node-days",
+        "failures_per_1000_node_days",
+        "failure rate per 1,000 node-days instead (Meta RSC: 2.34 and 6.50)",
+    ),
+    ("--accelerators-per-node", "accelerators_per_node", "for the node-day rate (default 8)"),
     ("--checkpoint-write-minutes", "checkpoint_write_minutes", "stall per checkpoint (default 1)"),
     ("--restart-minutes", "restart_minutes", "failure to training again (default 10)"),
     ("--global-batch-tokens", "global_batch_tokens", "tokens per step; enables sub-linear scaling"),
@@ -230,6 +236,7 @@ def _plan_from_args(args):
         )
         accel_name = None
     plan.update(given)
+    _node_rate_to_accelerator_rate(plan)
 
     if "effective_tflops" in given:
         for k in ("peak_tflops", "mfu", "goodput"):
@@ -261,6 +268,24 @@ def _plan_from_args(args):
             plan["mfu"] = calibration.default_mfu()
             notes.append(f"MFU {plan['mfu']:.1%}: default, median of the disclosed runs")
     return plan, notes
+
+
+def _node_rate_to_accelerator_rate(plan):
+    from . import engine
+
+    per_node = plan.pop("failures_per_1000_node_days", None)
+    per_node_size = plan.pop("accelerators_per_node", None)
+    if per_node is None:
+        if per_node_size is not None:
+            raise CommandError("--accelerators-per-node goes with --failures-per-1000-node-days")
+        return
+    if "failures_per_accelerator_day" in plan:
+        raise CommandError(
+            "give --failures-per-accelerator-day or --failures-per-1000-node-days, not both"
+        )
+    plan["failures_per_accelerator_day"] = engine.failure_rate_from_node_days(
+        per_node, 8.0 if per_node_size is None else per_node_size
+    )
 
 
 def _blank(value):
