@@ -131,7 +131,7 @@ class CallGuard:
         raw = b"".join(chunks)
         try:
             body = json.loads(raw)
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             return await _reply(send, 400, "the request body is not valid JSON")
         problem = check_call(body, self._signatures)
         if problem:

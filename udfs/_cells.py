@@ -167,11 +167,12 @@ def to_array(function, argument, value, *, optional=False):
         rows = _rows(function, argument, value)
         kinds = set(map(type, itertools.chain.from_iterable(rows)))
         if not kinds.issubset(_NUMBER_TYPES):
+            one_cell = len(rows) == 1 and len(rows[0]) == 1
             for r, row in enumerate(rows):
                 for c, cell in enumerate(row):
                     problem = _cell_problem(cell)
                     if problem is not None:
-                        _reject(function, argument, problem, (r, c))
+                        _reject(function, argument, problem, None if one_cell else (r, c))
         arr = np.array(rows, dtype=float)
         return _squeeze(function, argument, arr)
     problem = _cell_problem(value)

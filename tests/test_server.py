@@ -1,0 +1,362 @@
+"""xlwings Server (Office.js custom functions): the real server, Excel's exact requests.
+
+Starts ``uvicorn addin.server_app:app`` in a subprocess on a free 127.0.0.1 port, waits for it,
+and always stops it. Needs the ``server`` extra (xlwings-server); the licence key used is
+``noncommercial`` (this is a test, not commercial use).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+# Not imported here: importing xlwings_server sets XLWINGS_ON_SERVER=true in this process.
+if importlib.util.find_spec("xlwings_server") is None:
+    pytest.skip("needs the server extra (xlwings-server)", allow_module_level=True)
+httpx = pytest.importorskip("httpx")
+
+from udfs import excel  # noqa: E402
+
+STARTUP_SECONDS = 60
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    port = free_port()
+    log = tmp_path_factory.mktemp("server") / "server.log"
+    env = {
+        **os.environ,
+        "XLWINGS_LICENSE_KEY": "noncommercial",
+        "XLWINGS_ENVIRONMENT": "prod",
+        "DOTENV_PATH": str(log.parent / "no.env"),
+    }
+    env.pop("XLWINGS_ON_SERVER", None)  # addin.server_app sets it itself
+    env.pop("XLWINGS_PROJECT_DIR", None)
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "addin.server_app:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        client = httpx.Client(base_url=base, timeout=30)
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"server exited ({proc.returncode}):\n{log.read_text()}")
+            try:
+                if client.get("/xlwings/custom-functions-meta.json").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"server not ready in {STARTUP_SECONDS}s:\n{log.read_text()}")
+            time.sleep(0.2)
+        yield client
+        client.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=15)
+
+
+def call_body(func_name, *args):
+    """The body Excel's custom-functions runtime posts (every argument a 2-D list)."""
+    return {
+        "client": "Office.js",
+        "func_name": func_name,
+        "args": [a if isinstance(a, list) else [[a]] for a in args],
+        "caller_address": "[Book1.xlsx]Sheet1!B2",
+        "session_id": "3f6c2d0e-1b7a-4c1e-9f7e-2a5c0e6b8d11",
+        "culture_info_name": "en-US",
+        "date_format": "M/d/yyyy",
+        "version": "0.37.8",
+        "runtime": "1.4",
+    }
+
+
+def call(server, func_name, *args):
+    return server.post("/xlwings/custom-functions-call", json=call_body(func_name, *args))
+
+
+NA = {"type": "Error", "errorType": "NotAvailable"}
+ERROR_CELL = {
+    "type": "Error",
+    "basicType": "Error",
+    "basicValue": "#N/A",
+    "errorType": "NotAvailable",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Metadata, JavaScript, manifest
+# ---------------------------------------------------------------------------------------------
+
+
+def test_metadata_lists_every_function_with_help(server):
+    meta = server.get("/xlwings/custom-functions-meta.json").json()
+    functions = {f["id"]: f for f in meta["functions"]}
+    assert set(functions) == set(excel.__all__)
+    days = functions["TRAIN_DAYS"]
+    assert days["name"] == "TRAIN_DAYS"
+    assert days["description"] == excel._summary(excel.TRAIN_DAYS.__doc__)
+    assert [p["name"] for p in days["parameters"]] == [
+        "active_params",
+        "tokens",
+        "accelerators",
+        "effective_tflops",
+    ]
+    assert days["parameters"][2]["description"] == excel.ARG_DOCS["accelerators"]
+    assert all(p["dimensionality"] == "matrix" for p in days["parameters"])
+    kwh = functions["TRAIN_KWH"]["parameters"]
+    assert [p.get("optional", False) for p in kwh] == [False, False, False, True, True]
+    assert functions["TRAIN_PLAN"]["result"]["dimensionality"] == "matrix"
+
+
+def test_javascript_associates_every_function(server):
+    response = server.get("/xlwings/custom-functions-code.js")
+    assert response.status_code == 200
+    assert "javascript" in response.headers["content-type"]
+    for name in excel.__all__:
+        assert f'CustomFunctions.associate("{name}", {name});' in response.text
+    assert "/xlwings/custom-functions-call" in response.text
+
+
+def test_manifest_has_our_namespace_and_ids(server):
+    manifest = server.get("/manifest.xml").text
+    assert 'DefaultValue="LAB"' in manifest
+    assert "02d26fe0-e3b3-4390-97c0-d19391acea63" in manifest  # manifest_id_prod
+    assert "Compute Lab" in manifest
+    assert "/xlwings/custom-functions-meta.json" in manifest
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------------
+
+
+def test_single_cells(server):
+    response = call(server, "TRAIN_DAYS", 37e9, 14.8e12, 2048, 400)
+    assert response.status_code == 200, response.text
+    assert response.json() == {"result": [[excel.TRAIN_DAYS(37e9, 14.8e12, 2048, 400)]]}
+
+
+def test_integers_as_json_sends_them(server):
+    response = call(server, "TRAIN_DAYS", 37000000000, 14800000000000, 2048, 400)
+    assert response.json()["result"][0][0] == pytest.approx(46.4206, abs=1e-4)
+
+
+def test_range_spills(server):
+    accelerators = [[1024], [2048], [4096]]
+    response = call(server, "TRAIN_DAYS", 37e9, 14.8e12, accelerators, 400)
+    assert response.status_code == 200
+    assert response.json()["result"] == excel.TRAIN_DAYS(37e9, 14.8e12, accelerators, 400)
+
+
+def test_column_against_row(server):
+    response = call(server, "TRAIN_FLOPS", [[1e9], [2e9]], [[1e12, 2e12, 3e12]])
+    assert response.json()["result"] == excel.TRAIN_FLOPS([[1e9], [2e9]], [[1e12, 2e12, 3e12]])
+
+
+def test_blank_optional_cell_and_omitted_optional_take_defaults(server):
+    expected = [[excel.TRAIN_KWH(37e9, 14.8e12, 400)]]
+    assert call(server, "TRAIN_KWH", 37e9, 14.8e12, 400, [[None]], [[""]]).json()["result"] == (
+        expected
+    )
+    assert call(server, "TRAIN_KWH", 37e9, 14.8e12, 400).json()["result"] == expected
+
+
+def test_train_plan_spills_a_table_with_real_na_errors(server):
+    response = call(server, "TRAIN_PLAN", 671e9, 37e9, 14.8e12, 2048, 400, 2)
+    assert response.status_code == 200
+    result = response.json()["result"]
+    local = excel.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2)
+    assert len(result) == len(local) and all(len(row) == 2 for row in result)
+    for got, want in zip(result, local, strict=True):
+        assert got[0] == want[0]
+        assert got[1] == (NA if want[1] == "#N/A" else want[1])
+
+
+def test_catalogue_lookups(server):
+    assert call(server, "ACCEL_SPEC", "h100", "bf16_tflops").json() == {"result": [[989.4]]}
+    assert call(server, "ACCEL_SPEC", "H800", "tdp_watts").json() == {"result": [[NA]]}
+    names = [["H100"], ["MI300X"]]
+    got = call(server, "ACCEL_SPEC", names, [["hbm_gb", "tdp_watts"]]).json()["result"]
+    assert got == [[80.0, 700.0], [192.0, 750.0]]
+    assert call(server, "REF_RUN", "deepseek-v3", "accelerators").json() == {"result": [[2048.0]]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input: 400 with the message
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        ((37e9, 14.8e12, [[1024], [-1]], 400), ["TRAIN_DAYS: accelerators at row 2, column 1"]),
+        ((37e9, 14.8e12, "many", 400), ["accelerators must be a number, not text"]),
+        ((37e9, 14.8e12, True, 400), ["TRUE/FALSE"]),
+        ((None, 14.8e12, 2048, 400), ["active_params is required"]),
+        (([[ERROR_CELL]], 14.8e12, 2048, 400), ["active_params is an Excel error (#N/A)"]),
+        (([[1e9], [2e9]], [[1e12], [2e12], [3e12]], 8, 400), ["do not match"]),
+    ],
+)
+def test_bad_input_is_400_with_the_message(server, args, fragments):
+    response = call(server, "TRAIN_DAYS", *args)
+    assert response.status_code == 400
+    for fragment in fragments:
+        assert fragment in response.text
+    assert "Traceback" not in response.text
+
+
+def test_error_cell_in_an_optional_argument_is_not_a_blank(server):
+    response = call(server, "TRAIN_KWH", 37e9, 14.8e12, 400, [[ERROR_CELL]])
+    assert response.status_code == 400
+    assert "watts_per_accelerator is an Excel error (#N/A)" in response.text
+
+
+def test_unknown_name_lists_known_ones(server):
+    response = call(server, "ACCEL_SPEC", "H1000", "bf16_tflops")
+    assert response.status_code == 400
+    assert "H100 SXM" in response.text and "MI300X" in response.text
+
+
+def test_mfu_and_active_above_total(server):
+    assert "at most 1" in call(server, "EFFECTIVE_TFLOPS", 989.4, 1.2).text
+    response = call(server, "TRAIN_PLAN", 37e9, 671e9, 14.8e12, 2048, 400, 2)
+    assert response.status_code == 400 and "must not exceed total_params" in response.text
+
+
+# ---------------------------------------------------------------------------------------------
+# Malformed requests: 4xx, never 500
+# ---------------------------------------------------------------------------------------------
+
+
+def post_raw(server, content):
+    return server.post(
+        "/xlwings/custom-functions-call",
+        content=content,
+        headers={"content-type": "application/json"},
+    )
+
+
+def without(key):
+    body = call_body("TRAIN_DAYS", 37e9, 14.8e12, 2048, 400)
+    del body[key]
+    return body
+
+
+MALFORMED = [
+    b"",
+    b"not json",
+    b"[1, 2]",
+    b"null",
+    b'"TRAIN_DAYS"',
+    b"{}",
+    json.dumps(without("func_name")).encode(),
+    json.dumps(without("args")).encode(),
+    json.dumps(without("version")).encode(),
+    json.dumps(without("runtime")).encode(),
+    json.dumps(without("client")).encode(),
+    json.dumps(call_body("NO_SUCH_FUNCTION", 1)).encode(),
+    json.dumps(call_body("np", 1)).encode(),
+    json.dumps(call_body("_compute", 1)).encode(),
+    json.dumps(call_body("TRAIN_DAYS", 1, 2)).encode(),
+    json.dumps(call_body("TRAIN_DAYS", 1, 2, 3, 4, 5)).encode(),
+    json.dumps({**call_body("TRAIN_DAYS", 1, 2, 3, 4), "args": "oops"}).encode(),
+    json.dumps({**call_body("TRAIN_DAYS", 1, 2, 3, 4), "args": [[[{}]], 1, 1, 1]}).encode(),
+    json.dumps(
+        {**call_body("TRAIN_DAYS", 1, 2, 3, 4), "args": [[[{"type": "X"}]], 1, 1, 1]}
+    ).encode(),
+    json.dumps({**call_body("TRAIN_DAYS", 1, 2, 3, 4), "args": [[], 1, 1, 1]}).encode(),
+    json.dumps({**call_body("TRAIN_DAYS", 1, 2, 3, 4), "args": [[[[1]]], 1, 1, 1]}).encode(),
+    json.dumps({**call_body("TRAIN_DAYS", 1, 2, 3, 4), "runtime": "new"}).encode(),
+    json.dumps({**call_body("TRAIN_DAYS", 1, 2, 3, 4), "date_format": 5}).encode(),
+    json.dumps({**call_body("TRAIN_DAYS", 1, 2, 3, 4), "func_name": ["TRAIN_DAYS"]}).encode(),
+    b'{"func_name": "TRAIN_DAYS", "args": [' + b"[" * 5000 + b"]" * 5000 + b"]}",
+]
+
+
+@pytest.mark.parametrize("content", MALFORMED, ids=range(len(MALFORMED)))
+def test_malformed_body_is_4xx(server, content):
+    response = post_raw(server, content)
+    assert 400 <= response.status_code < 500, (response.status_code, response.text)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=False) | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    name=st.sampled_from(excel.__all__),
+    args=st.lists(json_values, max_size=12),
+    extra=st.dictionaries(
+        st.sampled_from(["runtime", "version", "client", "caller_address"]), json_values
+    ),
+)
+def test_fuzzed_calls_never_answer_500(server, name, args, extra):
+    body = {**call_body(name), "args": args, **extra}
+    response = server.post("/xlwings/custom-functions-call", json=body)
+    assert response.status_code in (200, 400), (response.status_code, response.text, body)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    column=st.lists(
+        st.floats(min_value=1e6, max_value=1e13) | st.sampled_from([None, "x", True, -1.0, "#N/A"]),
+        min_size=1,
+        max_size=20,
+    )
+)
+def test_server_answers_what_the_function_returns(server, column):
+    rows = [[v] for v in column]
+    response = call(server, "TRAIN_FLOPS", rows, 1e12)
+    try:
+        expected = excel.TRAIN_FLOPS(rows, 1e12)
+    except Exception as err:  # the same message, as a 400
+        assert response.status_code == 400
+        assert response.text == str(err)
+    else:
+        assert response.status_code == 200
+        result = response.json()["result"]
+        assert result == (expected if isinstance(expected, list) else [[expected]])
