@@ -99,10 +99,13 @@ def _run_serve(args):
     if bool(certfile) != bool(keyfile):
         raise CommandError("give both --certfile and --keyfile")
     scheme = "https" if certfile else "http"
-    print(f"Compute Lab functions on {scheme}://{args.host}:{args.port} (manifest: /manifest.xml)")
+    print(
+        f"Compute Lab functions on {scheme}://{args.host}:{args.port} (manifest: /manifest.xml)",
+        flush=True,
+    )
     if not certfile:
         print("note: plain HTTP; Excel's Office.js add-ins need HTTPS (--certfile/--keyfile)")
-    print("note: " + LICENCE_NOTE)
+    print("note: " + LICENCE_NOTE, flush=True)
     import uvicorn
 
     uvicorn.run(

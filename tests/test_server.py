@@ -360,3 +360,65 @@ def test_server_answers_what_the_function_returns(server, column):
         assert response.status_code == 200
         result = response.json()["result"]
         assert result == (expected if isinstance(expected, list) else [[expected]])
+
+
+# ---------------------------------------------------------------------------------------------
+# compute-lab serve
+# ---------------------------------------------------------------------------------------------
+
+
+def test_serve_without_a_licence_key_says_what_the_licence_is(monkeypatch, capsys):
+    from udfs.cli import main
+
+    monkeypatch.delenv("XLWINGS_LICENSE_KEY", raising=False)
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert "PolyForm Noncommercial" in err and "paid xlwings licence" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_serve_command_starts_the_server_on_loopback(tmp_path):
+    port = free_port()
+    env = {**os.environ, "DOTENV_PATH": str(tmp_path / "no.env")}
+    env.pop("XLWINGS_LICENSE_KEY", None)
+    log = tmp_path / "serve.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from udfs.cli import main; sys.exit(main())",
+                "serve",
+                "--port",
+                str(port),
+                "--license-key",
+                "noncommercial",
+                "--environment",
+                "dev",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            assert proc.poll() is None, log.read_text()
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/manifest.xml", timeout=10)
+                break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        assert response.status_code == 200
+        assert 'DefaultValue="LAB_DEV"' in response.text  # the dev environment's namespace
+        text = log.read_text()
+        assert f"http://127.0.0.1:{port}" in text and "PolyForm Noncommercial" in text
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=15)

@@ -1,0 +1,143 @@
+"""xlwings Lite: the generated bundle, executed under xlwings' server decorators."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from addin import lite
+from udfs import excel
+from udfs.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Runs the bundle the way xlwings Lite does: xlwings with its Office.js decorators, main.py
+# as the functions module, calls dispatched by xlwings' own custom_functions_call.
+RUN_BUNDLE = textwrap.dedent(
+    """
+    import asyncio, importlib.util, json, sys
+    import xlwings as xw
+    from xlwings import server
+
+    spec = importlib.util.spec_from_file_location("main", sys.argv[1])
+    main = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(main)
+
+    def call(name, *args):
+        body = {"client": "Office.js", "func_name": name,
+                "args": [a if isinstance(a, list) else [[a]] for a in args],
+                "caller_address": "[Book1.xlsx]Sheet1!A1", "culture_info_name": "en-US",
+                "date_format": None, "version": xw.__version__, "runtime": "1.4"}
+        try:
+            return {"result": asyncio.run(server.custom_functions_call(body, main))}
+        except xw.XlwingsError as err:
+            return {"error": str(err)}
+
+    meta = server.custom_functions_meta(main)
+    print(json.dumps({
+        "udfs_file": sys.modules["udfs"].__file__,
+        "udfs_dir": main.UDFS_DIR,
+        "functions": sorted(f["name"] for f in meta["functions"]),
+        "days_help": [p["description"] for p in
+                      next(f for f in meta["functions"] if f["id"] == "TRAIN_DAYS")["parameters"]],
+        "days": call("TRAIN_DAYS", 37e9, 14.8e12, [[1024], [2048]], 400),
+        "kwh_default": call("TRAIN_KWH", 37e9, 14.8e12, 400, [[None]]),
+        "spec": call("ACCEL_SPEC", "h100", "bf16_tflops"),
+        "plan": call("TRAIN_PLAN", 671e9, 37e9, 14.8e12, 2048, 400, 2),
+        "bad": call("TRAIN_DAYS", 37e9, 14.8e12, [[1024], ["#N/A"]], 400),
+        "unknown": call("REF_RUN", "gpt-9", "total_params"),
+    }))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    out = tmp_path_factory.mktemp("lite")
+    assert main(["lite-bundle", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def executed(bundle, tmp_path_factory):
+    if importlib.util.find_spec("xlwings.server") is None:
+        pytest.skip("xlwings without its server decorators")
+    env = {**os.environ, "XLWINGS_ON_SERVER": "true", "XLWINGS_LICENSE_KEY": "noncommercial"}
+    # Run away from the repository so only the bundle's own copy of udfs can be imported.
+    cwd = tmp_path_factory.mktemp("elsewhere")
+    out = subprocess.run(
+        [sys.executable, "-c", RUN_BUNDLE, str(bundle / "main.py")],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_bundle_is_two_files(bundle):
+    assert sorted(p.name for p in bundle.iterdir()) == ["main.py", "requirements.txt"]
+    requirements = (bundle / "requirements.txt").read_text().splitlines()
+    assert [r for r in requirements if r and not r.startswith("#")] == ["numpy", "pandas"]
+
+
+def test_bundle_carries_the_source_files_verbatim(bundle):
+    tree = ast.parse((bundle / "main.py").read_text())
+    files = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_FILES"
+    )
+    for relative, text in files.items():
+        assert (ROOT / relative).read_text(encoding="utf-8") == text
+    for needed in ("excel", "_cells", "engine", "validation", "catalogue", "quantities"):
+        assert f"udfs/{needed}.py" in files
+    assert "udfs/data/accelerators.toml" in files and "udfs/data/runs.toml" in files
+    assert "udfs/cli.py" not in files  # only what the Excel functions import
+
+
+def test_bundle_is_current(bundle):
+    assert (bundle / "main.py").read_text() == lite.main_py()
+
+
+def test_bundle_refuses_to_overwrite_without_force(bundle, capsys):
+    assert main(["lite-bundle", "--out", str(bundle)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert main(["lite-bundle", "--out", str(bundle), "--force"]) == 0
+
+
+def test_bundle_uses_its_own_copy_of_udfs(executed):
+    assert executed["udfs_file"].startswith(executed["udfs_dir"])
+
+
+def test_bundle_registers_every_function_with_help(executed):
+    assert executed["functions"] == sorted(excel.__all__)
+    assert executed["days_help"][0] == excel.ARG_DOCS["active_params"]
+
+
+def test_bundle_functions_answer_like_the_module(executed):
+    assert executed["days"]["result"] == excel.TRAIN_DAYS(37e9, 14.8e12, [[1024], [2048]], 400)
+    assert executed["kwh_default"]["result"] == [[excel.TRAIN_KWH(37e9, 14.8e12, 400)]]
+    assert executed["spec"]["result"] == [[989.4]]
+    plan = executed["plan"]["result"]
+    assert [row[0] for row in plan] == [
+        row[0] for row in excel.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2)
+    ]
+    assert {"type": "Error", "errorType": "NotAvailable"} in [row[1] for row in plan]
+
+
+def test_bundle_bad_input_is_an_xlwings_error(executed):
+    assert executed["bad"]["error"] == (
+        "TRAIN_DAYS: accelerators at row 2, column 1 is an Excel error (#N/A)"
+    )
+    assert "known:" in executed["unknown"]["error"]
