@@ -1,0 +1,272 @@
+"""The generated workbooks, recalculated by headless LibreOffice, against the engine.
+
+One LibreOffice call for every file (session fixtures in conftest.py). Values are compared
+with ``udfs.plan.estimate_scenario`` for the same inputs, read back from the recalculated
+file, to a relative 1e-9.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import openpyxl
+import pytest
+from conftest import CUSTOM_PLAN, PLANNER, TYPED_PLAN, planner_cell
+
+from udfs import calibration, catalogue, engine
+from udfs.plan import estimate_scenario
+from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
+from workbook_templates import planner
+
+REL = 1e-9
+ERRORS = ("#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "Err:")
+SEED = {
+    "training_flops": "3.286e+24",
+    "accelerator_hours": "2,281,667",
+    "wall_clock_days": "46.4",
+    "checkpoint_gb": "1342.0",
+    "rental_cost_usd": "4,563,333",
+    "electricity_kwh": "1,597,167",
+}
+
+
+def values(path):
+    return openpyxl.load_workbook(path, data_only=True)
+
+
+def row_values(wb, name):
+    """Values of defined name ``name`` (a row or a single cell) as a list."""
+    ((sheet, ref),) = wb.defined_names[name].destinations
+    got = wb[sheet][ref]
+    if isinstance(got, openpyxl.cell.cell.Cell):
+        return [got.value]
+    return [c.value for row in got for c in row]
+
+
+def scenario_inputs(wb, k):
+    return {q.name: row_values(wb, q.name)[k] for q in PLAN_INPUTS}
+
+
+def close(a, b):
+    return isinstance(a, (int, float)) and math.isclose(a, b, rel_tol=REL, abs_tol=0)
+
+
+def assert_matches_engine(wb, k):
+    inputs = scenario_inputs(wb, k)
+    expected = estimate_scenario(inputs)
+    for q in PLAN_OUTPUTS:
+        got = row_values(wb, q.name)[k]
+        want = expected[q.name]
+        if math.isnan(want):
+            assert got in (None, ""), (q.name, got)
+        else:
+            assert close(got, want), (inputs["scenario_name"], q.name, got, want)
+    return expected
+
+
+@pytest.fixture(scope="module")
+def planner_values(recalculated_templates):
+    return values(recalculated_templates[PLANNER])
+
+
+# -- no error anywhere -------------------------------------------------------------------------
+
+
+def test_every_template_and_variant_recalculates_without_error_values(
+    recalculated_templates, recalculated_variants
+):
+    for path in [*recalculated_templates.values(), *recalculated_variants.values()]:
+        wb = values(path)
+        bad = [
+            f"{ws.title}!{c.coordinate}={c.value}"
+            for ws in wb
+            for row in ws.iter_rows()
+            for c in row
+            if isinstance(c.value, str) and c.value.startswith(ERRORS)
+        ]
+        assert not bad, (path.name, bad[:10])
+
+
+def test_master_checks_pass(recalculated_templates, recalculated_variants):
+    for path in [*recalculated_templates.values(), *recalculated_variants.values()]:
+        assert row_values(values(path), "master_check") == [True], path.name
+
+
+# -- planner: every output equals the engine ---------------------------------------------------
+
+
+def test_planner_has_every_contract_name_over_the_same_columns(generated_templates):
+    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    spans = set()
+    input_sheets = set()
+    for q in PLAN_INPUTS + PLAN_OUTPUTS:
+        assert q.name in wb.defined_names, q.name
+        ((sheet, ref),) = wb.defined_names[q.name].destinations
+        a, b = ref.replace("$", "").split(":")
+        spans.add((openpyxl.utils.cell.coordinate_from_string(a)[0],
+                   openpyxl.utils.cell.coordinate_from_string(b)[0]))  # fmt: skip
+        if q in PLAN_INPUTS:
+            input_sheets.add(sheet)
+    assert len(spans) == 1 and input_sheets == {"Inputs"}
+    first, last = spans.pop()
+    width = openpyxl.utils.column_index_from_string(last) - openpyxl.utils.column_index_from_string(
+        first
+    )
+    assert width + 1 == len(planner.SCENARIO_COLUMNS)
+    for name in ("active_scenario", "template_version", "master_check"):
+        assert name in wb.defined_names
+    # every name is workbook-scoped
+    for ws in wb:
+        assert not ws.defined_names
+
+
+def test_reference_and_seed_columns_equal_the_engine(planner_values):
+    names = row_values(planner_values, "scenario_name")
+    for k in range(3):
+        assert_matches_engine(planner_values, k)
+    assert names[0].startswith("Llama 3.1 405B") and names[1].startswith("DeepSeek-V3")
+
+
+def test_reference_columns_reproduce_disclosed_accelerator_hours(planner_values):
+    hours = row_values(planner_values, "accelerator_hours")
+    for k, run in enumerate(("Llama 3.1 405B", "DeepSeek-V3")):
+        assert close(hours[k], catalogue.run(run)["accelerator_hours"])
+
+
+def test_seed_column_prints_the_seed_figures(planner_values):
+    k = 2
+    got = {q: row_values(planner_values, q)[k] for q in SEED}
+    assert f"{got['training_flops']:.3e}" == SEED["training_flops"]
+    assert f"{got['accelerator_hours']:,.0f}" == SEED["accelerator_hours"]
+    assert f"{got['wall_clock_days']:,.1f}" == SEED["wall_clock_days"]
+    assert f"{got['checkpoint_gb']:.1f}" == SEED["checkpoint_gb"]
+    assert f"{got['rental_cost_usd']:,.0f}" == SEED["rental_cost_usd"]
+    assert f"{got['electricity_kwh']:,.0f}" == SEED["electricity_kwh"]
+    assert row_values(planner_values, "effective_tflops_input")[k] == 400
+
+
+def test_blank_custom_columns_show_visible_defaults_and_no_figures(planner_values):
+    names = row_values(planner_values, "scenario_name")
+    for k in range(3, len(names)):
+        inputs = scenario_inputs(planner_values, k)
+        assert inputs["total_params"] is None and inputs["accelerators"] is None
+        assert inputs["accelerator_name"] == "H100 SXM"
+        assert inputs["mfu"] == pytest.approx(calibration.default_mfu(), rel=1e-15)
+        assert inputs["goodput"] == 1 and inputs["usd_per_accelerator_hour"] == 2
+        assert inputs["watts_per_accelerator"] == 700
+        assert isinstance(inputs["start_date"], dt.datetime)
+        for q in PLAN_OUTPUTS:
+            assert row_values(planner_values, q.name)[k] in (None, "")
+
+
+def test_custom_column_with_only_required_inputs_equals_the_engine(recalculated_variants):
+    wb = values(recalculated_variants["planner-custom.xlsx"])
+    got = assert_matches_engine(wb, 3)
+    assert row_values(wb, "scenario_name")[3] == CUSTOM_PLAN["scenario_name"]
+    # nothing else typed: default MFU and the H100's catalogue peak
+    assert close(got["effective_tflops"], 989.4 * calibration.default_mfu())
+
+
+def test_fully_typed_custom_column_and_switch(recalculated_variants):
+    wb = values(recalculated_variants["planner-typed.xlsx"])
+    expected = assert_matches_engine(wb, 4)
+    assert row_values(wb, "scenario_name")[4] == TYPED_PLAN["scenario_name"]  # stayed text
+    summary = wb["Summary"]
+    shown = {summary.cell(r, 1).value: summary.cell(r, 3).value for r in range(1, 60)}
+    for q in PLAN_OUTPUTS:
+        assert close(shown[q.label], expected[q.name]), q.name
+    assert shown["Selected scenario"] == TYPED_PLAN["scenario_name"]
+
+
+def test_monthly_schedule_equals_engine_month_shares(recalculated_variants):
+    wb = values(recalculated_variants["planner-typed.xlsx"])
+    k = 4
+    days = row_values(wb, "wall_clock_days")[k]
+    hours = row_values(wb, "accelerator_hours")[k]
+    cost = row_values(wb, "total_cost_usd")[k]
+    want = engine.month_shares(TYPED_PLAN["start_date"].date(), days)
+    months = row_values(wb, "monthly_month")
+    shares = row_values(wb, "monthly_share")
+    for i, (month, share) in enumerate(want):
+        assert months[i].date() == month
+        assert math.isclose(shares[i], share, rel_tol=REL, abs_tol=1e-15)
+    assert all(s == 0 for s in shares[len(want) :])
+    assert math.isclose(sum(row_values(wb, "monthly_accelerator_hours")), hours, rel_tol=REL)
+    assert math.isclose(sum(row_values(wb, "monthly_total_cost_usd")), cost, rel_tol=REL)
+
+
+def test_summary_follows_the_default_switch(planner_values):
+    k = row_values(planner_values, "active_scenario")[0] - 1
+    summary = planner_values["Summary"]
+    shown = {summary.cell(r, 1).value: summary.cell(r, 3).value for r in range(1, 60)}
+    for q in PLAN_OUTPUTS:
+        assert close(shown[q.label], row_values(planner_values, q.name)[k])
+
+
+def test_sensitivity_grid_cells_equal_the_engine(planner_values):
+    ws = planner_values["Sensitivity"]
+    k = row_values(planner_values, "active_scenario")[0] - 1
+    inputs = scenario_inputs(planner_values, k)
+    flops = row_values(planner_values, "training_flops")[k]
+    peak = catalogue.accelerator(inputs["accelerator_name"])["bf16_tflops"]
+    good = inputs["goodput"] or 1.0
+    # first grid: accelerators (rows, column B) x MFU (columns, header row)
+    top = next(r for r in range(1, 40) if str(ws.cell(r, 1).value).startswith("Wall-clock"))
+    for i in range(len(planner.SENS_ACCELERATORS)):
+        for j in range(len(planner.SENS_MFU)):
+            n, mfu = ws.cell(top + 2 + i, 2).value, ws.cell(top + 1, 3 + j).value
+            hours = engine.accelerator_hours(flops, engine.effective_tflops(peak, mfu, good))
+            assert close(ws.cell(top + 2 + i, 3 + j).value, engine.wall_clock_days(hours, n))
+
+
+def test_reference_runs_sheet_equals_calibration(planner_values):
+    ref = calibration.reference_table()
+    names = row_values(planner_values, "ref_run_names")
+    tflops = row_values(planner_values, "ref_implied_tflops")
+    mfus = row_values(planner_values, "ref_implied_mfu")
+    for name, t, m in zip(names, tflops, mfus, strict=True):
+        want_t, want_m = ref.loc[name, "implied_effective_tflops"], ref.loc[name, "implied_mfu"]
+        assert (t in (None, "")) if math.isnan(want_t) else close(t, want_t), name
+        assert (m in (None, "")) if math.isnan(want_m) else close(m, want_m), name
+    assert close(row_values(planner_values, "ref_median_mfu")[0], calibration.default_mfu())
+
+
+# -- the input cells ---------------------------------------------------------------------------
+
+
+def test_inputs_are_unlocked_inputs_and_formulas_are_locked(generated_templates):
+    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    for q in PLAN_INPUTS:
+        for k in range(len(planner.SCENARIO_COLUMNS)):
+            ws, coord = planner_cell(wb, q.name, k)
+            cell = ws[coord]
+            assert cell.protection.locked is False, (q.name, k)
+            assert cell.style == "Input"
+    for ws in wb:
+        assert ws.protection.sheet, ws.title
+        assert ws.page_setup.orientation == "landscape", ws.title
+        assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToWidth == 1
+        for row in ws.iter_rows():
+            for c in row:
+                if c.data_type == "f":
+                    assert c.protection.locked, (ws.title, c.coordinate)
+
+
+def test_input_rows_have_validation_with_messages(generated_templates):
+    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    ws = wb["Inputs"]
+    covered = {}
+    for dv in ws.data_validations.dataValidation:
+        assert dv.showInputMessage and dv.showErrorMessage and dv.prompt and dv.error
+        for rng in dv.sqref.ranges:
+            covered[rng.min_row] = dv
+    for q in PLAN_INPUTS:
+        _, coord = planner_cell(wb, q.name, 0)
+        row = openpyxl.utils.cell.coordinate_from_string(coord)[1]
+        assert row in covered, q.name
+    _, coord = planner_cell(wb, "accelerator_name", 0)
+    dv = covered[openpyxl.utils.cell.coordinate_from_string(coord)[1]]
+    assert dv.type == "list" and dv.formula1 == "accel_names"
+    names = row_values(wb, "accel_names")
+    assert names == list(catalogue.accelerators()["name"])

@@ -1,0 +1,164 @@
+"""``compute-lab templates``: write the planning workbooks.
+
+Writes ``training-run-planner.xlsx``, ``cluster-sizing.xlsx`` and ``dense-vs-moe.xlsx`` (plain
+xlsx: no macros, no external links) into ``--out`` (default ``templates/``), printing each path.
+An existing file is never overwritten without ``--force``; each workbook is written to a
+temporary file in the same folder and renamed into place. ``--pdf`` also prints each workbook
+to PDF through headless LibreOffice.
+
+The module's top level stays light: openpyxl and the builders load when the command runs.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["TEMPLATES", "configure_parser", "run", "build_all", "write_templates"]
+
+#: File name -> "module:function" building its openpyxl Workbook.
+TEMPLATES = {
+    "training-run-planner.xlsx": "workbook_templates.planner:build",
+}
+
+DEFAULT_OUT = "templates"
+
+
+def configure_parser(parser):
+    """Add the command's flags to an argparse (sub)parser."""
+    parser.add_argument(
+        "--out",
+        default=DEFAULT_OUT,
+        metavar="DIR",
+        help=f"folder to write the workbooks into (default: {DEFAULT_OUT}/, created if missing)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="overwrite workbooks (and PDFs) that already exist"
+    )
+    parser.add_argument(
+        "--pdf",
+        action="store_true",
+        help="also write a PDF of each workbook through headless LibreOffice",
+    )
+    return parser
+
+
+def _builder(spec):
+    import importlib
+
+    module, func = spec.split(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def build_all(generated=None):
+    """Every template as an openpyxl Workbook: a dict file name -> Workbook."""
+    generated = generated or _dt.datetime.now().replace(microsecond=0)
+    return {name: _builder(spec)(generated) for name, spec in TEMPLATES.items()}
+
+
+def _command_error(message):
+    from udfs.cli import CommandError
+
+    return CommandError(message)
+
+
+def _check_out(out):
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise _command_error(f"--out: {out} is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _command_error(f"--out: cannot create folder {out}: {exc.strerror}") from exc
+    if not os.access(out, os.W_OK):
+        raise _command_error(f"--out: folder {out} is not writable")
+    return out
+
+
+def _place(tmp, target, force):
+    """Move ``tmp`` to ``target``: atomically, and never over an existing file unless forced."""
+    if force:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)  # fails if target exists: no window for a race
+    except FileExistsError as exc:
+        os.unlink(tmp)
+        raise _command_error(f"{target} already exists (use --force to overwrite)") from exc
+    except OSError:  # a filesystem without hard links
+        if target.exists():
+            os.unlink(tmp)
+            raise _command_error(f"{target} already exists (use --force to overwrite)") from None
+        os.replace(tmp, target)
+        return
+    os.unlink(tmp)
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _save(wb, target, force):
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}-", suffix=".xlsx.tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        wb.save(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved workbook is not secret
+        _place(Path(tmp), target, force)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None):
+    """Write every template into ``out``; return the written paths (xlsx, then PDFs).
+
+    Raises :class:`udfs.cli.CommandError` (one line, naming the flag or file) on a bad
+    ``out`` or an existing file without ``force``; nothing is written in that case.
+    """
+    out = _check_out(out)
+    targets = [out / name for name in TEMPLATES]
+    pdfs = [t.with_suffix(".pdf") for t in targets] if pdf else []
+    if not force:
+        existing = [str(p) for p in targets + pdfs if p.exists()]
+        if existing:
+            raise _command_error(
+                f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''} "
+                "(use --force to overwrite)"
+            )
+    books = build_all(generated)
+    written = []
+    for target in targets:
+        _save(books[target.name], target, force)
+        written.append(target)
+    if pdf:
+        written += _write_pdfs(targets, force)
+    return written
+
+
+def _write_pdfs(paths, force):
+    from .recalc import LibreOfficeError, convert
+
+    with tempfile.TemporaryDirectory(prefix=".pdf-", dir=paths[0].parent) as tmpdir:
+        try:
+            made = convert(paths, tmpdir, "pdf")
+        except LibreOfficeError as exc:
+            raise _command_error(f"--pdf: {exc}") from exc
+        written = []
+        for pdf in made:
+            target = paths[0].parent / pdf.name
+            _place(pdf, target, force)
+            written.append(target)
+    return written
+
+
+def run(args):
+    """Run ``compute-lab templates``; print each written path; return the exit code."""
+    for path in write_templates(args.out, force=args.force, pdf=args.pdf):
+        print(path)
+    return 0

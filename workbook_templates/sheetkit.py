@@ -1,0 +1,464 @@
+"""The small writer every template is rendered with: styles, rows described as data, names.
+
+A template is a list of rows (name, label, unit, formula template, note) per sheet. A formula
+template refers to other quantities by name in braces, and :meth:`Book.formula` turns each
+``{name}`` into a cell reference:
+
+- a *row* quantity (one value per scenario column) becomes the cell of the same column, on
+  whatever sheet the quantity lives (``{total_params}`` -> ``Inputs!D6`` in column D);
+- a *cell* quantity (one value) becomes its absolute address (``{default.mfu}`` ->
+  ``Inputs!$C$12``);
+- ``{range:name}`` is the whole row of a row quantity (``Calculations!$D$30:$K$30``), for
+  ``INDEX(..., active_scenario)``.
+
+Workbook-scoped defined names are added with :meth:`Book.name`. Text from any data source goes
+through :func:`put_text`, so a string that starts with ``=``, ``+``, ``-`` or ``@`` stays text.
+"""
+
+from __future__ import annotations
+
+import re
+from copy import copy
+from dataclasses import dataclass
+
+from openpyxl import Workbook
+from openpyxl.styles import Alignment, Border, Font, NamedStyle, PatternFill, Protection, Side
+from openpyxl.utils import get_column_letter, quote_sheetname
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.properties import PageSetupProperties
+
+__all__ = [
+    "Book",
+    "Row",
+    "NUMBER_FORMATS",
+    "put_text",
+    "bold",
+    "number_format",
+    "FORMULA_LEADS",
+]
+
+#: Characters that make a spreadsheet treat a typed string as a formula.
+FORMULA_LEADS = ("=", "+", "-", "@")
+
+INPUT_BLUE = "0000FF"
+INPUT_FILL = "FFF2CC"
+LINK_GREEN = "00803C"
+HEADER_FILL = "1F4E78"
+CONSTANT_FILL = "EDEDED"
+CHECK_OK_FILL = "C6EFCE"
+CHECK_BAD_FILL = "FFC7CE"
+
+#: Number formats by unit.
+NUMBER_FORMATS = {
+    "parameters": "#,##0",
+    "tokens": "#,##0",
+    "accelerators": "#,##0",
+    "FLOPs": "0.000E+00",
+    "TFLOP/s": "#,##0.0",
+    "fraction": "0.0%",
+    "US$/accelerator-hour": '"$"#,##0.00',
+    "W": "#,##0",
+    "ratio": "0.00",
+    "US$/kWh": '"$"0.000',
+    "gCO2/kWh": "#,##0",
+    "bytes": "0.0",
+    "date": "yyyy-mm-dd",
+    "accelerator-hours": "#,##0",
+    "days": "#,##0.0",
+    "GB": "#,##0.0",
+    "US$": '"$"#,##0',
+    "kWh": "#,##0",
+    "tCO2": "#,##0.0",
+    "runs/year": "0.00",
+    "hours": "#,##0.0",
+    "index": "0",
+    "x": "0.0",
+    "%": "0.0%",
+}
+
+
+def bold(cell):
+    """Make ``cell``'s font bold, keeping its colour."""
+    font = copy(cell.font)
+    font.bold = True
+    cell.font = font
+    return cell
+
+
+def number_format(unit):
+    """The display format for a unit ('General' when the unit has none)."""
+    return NUMBER_FORMATS.get(unit, "General")
+
+
+def put_text(cell, value):
+    """Write data-source text so that it is never read as a formula.
+
+    A string that starts with ``=``, ``+``, ``-`` or ``@`` is stored as a plain string with
+    Excel's quote prefix (what typing ``'=text`` does), not as a formula.
+    """
+    text = "" if value is None else str(value)
+    cell.value = text
+    if text.startswith(FORMULA_LEADS):
+        cell.data_type = "s"
+        cell.quotePrefix = True
+    return cell
+
+
+@dataclass(frozen=True)
+class Row:
+    """One quantity of a sheet: its name, label, unit, formula template and note."""
+
+    name: str
+    label: str
+    unit: str = ""
+    formula: str = ""
+    note: str = ""
+    style: str = "Calc"  # "Calc", "Link" or "Check"
+    named: bool = False  # add a workbook-scoped defined name spanning the row
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.:]*)\}")
+
+
+class Book:
+    """An openpyxl Workbook with the project's styles and a registry of quantity locations."""
+
+    def __init__(self):
+        self.wb = Workbook()
+        self.wb.remove(self.wb.active)
+        self.rows = {}  # name -> (sheet title, row, first column, last column)
+        self.cells = {}  # name -> (sheet title, coordinate)
+        self._register_styles()
+
+    # -- styles -------------------------------------------------------------------------------
+
+    def _register_styles(self):
+        thin = Side(style="thin", color="BFBFBF")
+        styles = [
+            NamedStyle(
+                "Input",
+                font=Font(color=INPUT_BLUE),
+                fill=PatternFill("solid", fgColor=INPUT_FILL),
+                border=Border(left=thin, right=thin, top=thin, bottom=thin),
+                protection=Protection(locked=False),
+            ),
+            NamedStyle("Calc", font=Font(color="000000")),
+            NamedStyle("Link", font=Font(color=LINK_GREEN)),
+            NamedStyle(
+                "Constant",
+                font=Font(color="000000"),
+                fill=PatternFill("solid", fgColor=CONSTANT_FILL),
+            ),
+            NamedStyle(
+                "Header",
+                font=Font(bold=True, color="FFFFFF"),
+                fill=PatternFill("solid", fgColor=HEADER_FILL),
+                alignment=Alignment(wrap_text=True, vertical="center"),
+            ),
+            NamedStyle("Title", font=Font(bold=True, size=14, color=HEADER_FILL)),
+            NamedStyle("Section", font=Font(bold=True, color=HEADER_FILL)),
+            NamedStyle(
+                "Note",
+                font=Font(italic=True, color="595959"),
+                alignment=Alignment(wrap_text=True, vertical="top"),
+            ),
+        ]
+        for style in styles:
+            self.wb.add_named_style(style)
+
+    # -- sheets -------------------------------------------------------------------------------
+
+    def sheet(self, title, widths=None, tab_color=None):
+        """A new worksheet; ``widths`` maps column letters to widths."""
+        if len(title) > 31:
+            raise ValueError(f"sheet title over 31 characters: {title!r}")
+        ws = self.wb.create_sheet(title)
+        for col, width in (widths or {}).items():
+            ws.column_dimensions[col].width = width
+        if tab_color:
+            ws.sheet_properties.tabColor = tab_color
+        return ws
+
+    @staticmethod
+    def finish(ws, freeze=None, protect=True, print_titles=None):
+        """Freeze panes, landscape fit-to-width printing, and protection (no password)."""
+        if freeze:
+            ws.freeze_panes = freeze
+        ws.page_setup.orientation = "landscape"
+        ws.page_setup.paperSize = ws.PAPERSIZE_A4
+        ws.page_setup.fitToWidth = 1
+        ws.page_setup.fitToHeight = 0
+        ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
+        ws.print_options.gridLines = False
+        if print_titles:
+            ws.print_title_rows = print_titles
+        if protect:
+            ws.protection.sheet = True
+            ws.protection.selectLockedCells = False
+            ws.protection.selectUnlockedCells = False
+            ws.protection.formatColumns = False  # let readers widen columns
+        return ws
+
+    # -- registry and formulas ----------------------------------------------------------------
+
+    def place_row(self, name, ws, row, first_col, last_col, named=False):
+        """Record that row quantity ``name`` lives on ``ws`` row ``row``, columns first..last."""
+        if name in self.rows or name in self.cells:
+            raise ValueError(f"quantity placed twice: {name}")
+        self.rows[name] = (ws.title, row, first_col, last_col)
+        if named:
+            self.name(name, self.range_ref(name))
+
+    def place_cell(self, name, ws, coordinate, named=False):
+        """Record that single-cell quantity ``name`` lives at ``ws!coordinate``."""
+        if name in self.rows or name in self.cells:
+            raise ValueError(f"quantity placed twice: {name}")
+        self.cells[name] = (ws.title, coordinate)
+        if named:
+            self.name(name, self.ref(name))
+
+    def name(self, name, target):
+        """Add a workbook-scoped defined name for ``target`` (an absolute reference)."""
+        self.wb.defined_names[name] = DefinedName(name, attr_text=target)
+
+    def range_ref(self, name):
+        """Absolute reference to the whole row of row quantity ``name``."""
+        title, row, first, last = self.rows[name]
+        a, b = get_column_letter(first), get_column_letter(last)
+        return f"{quote_sheetname(title)}!${a}${row}:${b}${row}"
+
+    def ref(self, name, from_sheet=None, col=None):
+        """Reference to ``name`` as seen from ``from_sheet`` (column ``col`` for row quantities)."""
+        if name in self.cells:
+            title, coord = self.cells[name]
+            letters = "".join(c for c in coord if c.isalpha())
+            digits = coord[len(letters) :]
+            address = f"${letters}${digits}"
+        else:
+            title, row, _, _ = self.rows[name]
+            if col is None:
+                raise ValueError(f"{name} is a row quantity: give a column")
+            address = f"{col}{row}"
+        if title == from_sheet:
+            return address
+        return f"{quote_sheetname(title)}!{address}"
+
+    def formula(self, template, from_sheet, col=None):
+        """Render a formula template for one column of ``from_sheet``."""
+
+        def sub(match):
+            key = match.group(1)
+            if key.startswith("range:"):
+                return self.range_ref(key[len("range:") :])
+            return self.ref(key, from_sheet, col)
+
+        return _PLACEHOLDER.sub(sub, template)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def label_cells(self, ws, row, label, unit="", note="", label_col=1, unit_col=2, note_col=None):
+        """Write a row's label, unit and note (all plain text)."""
+        put_text(ws.cell(row, label_col), label)
+        if unit_col:
+            put_text(ws.cell(row, unit_col), unit)
+        if note_col and note:
+            put_text(ws.cell(row, note_col), note).style = "Note"
+
+    def write_rows(self, ws, first_row, rows, cols, note_col=None, label_col=1, unit_col=2):
+        """Render ``rows`` (``Row`` or a section title string) from ``first_row`` down.
+
+        Each ``Row`` gets the same formula template in every column of ``cols`` (column
+        numbers), styled by ``row.style`` and formatted by its unit. Returns the next free row.
+        """
+        r = first_row
+        for item in rows:
+            if isinstance(item, str):
+                r += 1 if r > first_row else 0
+                ws.cell(r, label_col, item).style = "Section"
+                r += 1
+                continue
+            self.label_cells(ws, r, item.label, item.unit, item.note, label_col, unit_col, note_col)
+            self.place_row(item.name, ws, r, cols[0], cols[-1], named=item.named)
+            for c in cols:
+                letter = get_column_letter(c)
+                cell = ws.cell(r, c, self.formula(item.formula, ws.title, letter))
+                cell.style = item.style if item.style in ("Calc", "Link") else "Calc"
+                cell.number_format = number_format(item.unit)
+            r += 1
+        return r
+
+    @staticmethod
+    def header(ws, row, values, first_col=1):
+        """A header row (white on dark blue)."""
+        for i, value in enumerate(values):
+            cell = ws.cell(row, first_col + i)
+            put_text(cell, value)
+            cell.style = "Header"
+
+    @staticmethod
+    def title(ws, text, subtitle=None):
+        """Sheet title in A1 and an optional one-line subtitle in A2."""
+        ws["A1"] = text
+        ws["A1"].style = "Title"
+        if subtitle:
+            put_text(ws["A2"], subtitle).style = "Note"
+            ws["A2"].alignment = Alignment(wrap_text=False)
+
+    @staticmethod
+    def input_cell(cell, value, unit=""):
+        """An input: blue on pale yellow, unlocked, formatted by unit."""
+        if isinstance(value, str):
+            put_text(cell, value)
+        else:
+            cell.value = value
+        cell.style = "Input"
+        cell.number_format = number_format(unit)
+        return cell
+
+    @staticmethod
+    def validation(ws, ranges, kind, formula1=None, formula2=None, operator=None, prompt="",
+                   error="", title=""):  # fmt: skip
+        """Data validation with an input message and a stop alert on ``ranges``."""
+        dv = DataValidation(
+            type=kind,
+            formula1=formula1,
+            formula2=formula2,
+            operator=operator,
+            allow_blank=True,
+            showInputMessage=True,
+            showErrorMessage=True,
+            errorStyle="stop",
+        )
+        dv.promptTitle = title[:32] or None
+        dv.prompt = prompt[:255] or None
+        dv.errorTitle = (title[:32] or "Invalid value") if error else None
+        dv.error = error[:255] or None
+        ws.add_data_validation(dv)
+        dv.add(ranges)
+        return dv
+
+
+#: Version written into every template (cover, ``template_version`` name, document properties).
+TEMPLATE_VERSION = "1.0.0"
+
+CHANGE_LOG = (
+    (
+        "1.0.0",
+        "First release: training-run planner (dense and MoE references, seed column, custom "
+        "columns), cluster sizing and dense-versus-MoE workbooks, generated by "
+        "`compute-lab templates`.",
+    ),
+)
+
+COLOUR_LEGEND = (
+    ("Input", "Input: type here (blue on pale yellow, unlocked)"),
+    ("Calc", "Calculation: a formula (black, locked)"),
+    ("Link", "Link: brings a figure from another sheet or resolves a blank input (green)"),
+    ("Constant", "Fixed figure from the engine or the catalogue (grey, locked)"),
+)
+
+
+def add_cover(book, title, purpose, how_to, sheets, sources, generated):
+    """The cover sheet: purpose, how to use, colour legend, version, date, sheet index, sources.
+
+    ``sheets`` is a list of (sheet title, what it is for); ``sources`` a list of strings.
+    Places the single cell ``template_version`` (a defined name).
+    """
+    ws = book.sheet("Cover", {"A": 30, "B": 95})
+    book.title(ws, title)
+    put_text(ws["A3"], "Purpose").style = "Section"
+    put_text(ws["B3"], purpose).style = "Note"
+    r = 5
+    ws.cell(r, 1, "How to use").style = "Section"
+    for i, step in enumerate(how_to, 1):
+        put_text(ws.cell(r, 2), f"{i}. {step}").alignment = Alignment(wrap_text=True)
+        r += 1
+    r += 1
+    ws.cell(r, 1, "Colour legend").style = "Section"
+    r += 1
+    for style, text in COLOUR_LEGEND:
+        sample = ws.cell(r, 1, "1,234" if style != "Input" else "1,234")
+        sample.style = style
+        sample.protection = Protection(locked=True)  # a sample, not an input
+        put_text(ws.cell(r, 2), text)
+        r += 1
+    r += 1
+    ws.cell(r, 1, "Template version")
+    ws.cell(r, 2, TEMPLATE_VERSION).alignment = Alignment(horizontal="left")
+    book.place_cell("template_version", ws, f"B{r}", named=True)
+    r += 1
+    ws.cell(r, 1, "Generated")
+    ws.cell(r, 2, generated).number_format = "yyyy-mm-dd hh:mm"
+    ws.cell(r, 2).alignment = Alignment(horizontal="left")
+    book.place_cell("generated_at", ws, f"B{r}")
+    r += 1
+    ws.cell(r, 1, "Generator")
+    ws.cell(r, 2, "compute-lab templates (Compute Lab)")
+    r += 1
+    ws.cell(r, 1, "Checks")
+    ws.cell(r, 2, '=IF(master_check,"OK: every check passes","ERROR: see the Checks sheet")')
+    r += 1
+    r += 1
+    ws.cell(r, 1, "Sheets").style = "Section"
+    r += 1
+    for sheet, what in sheets:
+        target = quote_sheetname(sheet)
+        ws.cell(r, 1, f'=HYPERLINK("#{target}!A1","{sheet}")').font = Font(
+            color="0563C1", underline="single"
+        )
+        put_text(ws.cell(r, 2), what).alignment = Alignment(wrap_text=True)
+        r += 1
+    r += 1
+    ws.cell(r, 1, "Sources").style = "Section"
+    r += 1
+    for src in sources:
+        put_text(ws.cell(r, 2), src).alignment = Alignment(wrap_text=True)
+        r += 1
+    r += 1
+    put_text(
+        ws.cell(r, 1),
+        "Sheets are protected without a password (Review > Unprotect Sheet) so that formulas "
+        "are not overwritten by accident.",
+    ).style = "Note"
+    Book.finish(ws)
+    return ws
+
+
+def add_change_log(book, generated):
+    """The change log sheet (version, date, change)."""
+    ws = book.sheet("Change log", {"A": 12, "B": 18, "C": 100})
+    book.title(ws, "Change log")
+    book.header(ws, 4, ["Version", "Date", "Change"])
+    for i, (version, change) in enumerate(CHANGE_LOG):
+        ws.cell(5 + i, 1, version)
+        ws.cell(5 + i, 2, generated.date()).number_format = "yyyy-mm-dd"
+        put_text(ws.cell(5 + i, 3), change).alignment = Alignment(wrap_text=True)
+    Book.finish(ws, freeze="A5")
+    return ws
+
+
+def set_properties(book, title, subject, generated):
+    """Document properties: title, subject, creator, version (core and custom)."""
+    from openpyxl.packaging.custom import StringProperty
+
+    props = book.wb.properties
+    props.title = title
+    props.subject = subject
+    props.creator = "Compute Lab"
+    props.keywords = f"compute-lab; training run; template {TEMPLATE_VERSION}"
+    props.version = TEMPLATE_VERSION
+    props.description = f"Generated by compute-lab templates, version {TEMPLATE_VERSION}"
+    props.created = generated
+    props.modified = generated
+    book.wb.custom_doc_props.append(StringProperty(name="template_version", value=TEMPLATE_VERSION))
+
+
+def order_sheets(book, titles):
+    """Put the sheets in ``titles`` order (sheets can be built in any order)."""
+    wb = book.wb
+    for target, title in enumerate(titles):
+        current = wb.sheetnames.index(title)
+        if current != target:
+            wb.move_sheet(title, offset=target - current)
+    wb.active = 0
