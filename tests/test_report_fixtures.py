@@ -81,9 +81,7 @@ def blank_planner(path, columns=COLUMNS):
     ctl = wb.create_sheet("Control")
     ctl["A1"], ctl["B1"] = "Template version", "test-1"
     ctl["A2"], ctl["B2"] = "Active scenario", 1
-    wb.defined_names["template_version"] = DefinedName(
-        "template_version", attr_text="Control!$B$1"
-    )
+    wb.defined_names["template_version"] = DefinedName("template_version", attr_text="Control!$B$1")
     wb.defined_names["active_scenario"] = DefinedName("active_scenario", attr_text="Control!$B$2")
     rows = {}
     for i, q in enumerate(PLAN_INPUTS):
@@ -123,7 +121,7 @@ def blank_planner(path, columns=COLUMNS):
 
         f = {
             "effective_tflops": f'IF({i("effective_tflops_input")}<>"",'
-            f'{i("effective_tflops_input")},{d("peak_tflops", 989.4)}*{d("mfu", mfu)}'
+            f"{i('effective_tflops_input')},{d('peak_tflops', 989.4)}*{d('mfu', mfu)}"
             f"*{d('goodput', 1)})",
             "training_flops": f"6*{d('active_params', i('total_params'))}*{i('training_tokens')}",
             "accelerator_hours": f"{o('training_flops')}/({o('effective_tflops')}*1E+12)/3600",
@@ -162,29 +160,34 @@ def planner_template(tmp_path_factory):
     return blank_planner(folder / PLANNER)
 
 
-def fill(template, target, plans, clear=()):
-    """Copy ``template`` to ``target`` and type ``plans`` (list of dicts) into its columns.
+def fill(template, target, plans):
+    """Copy ``template`` to ``target`` and type ``plans`` into its scenario columns.
 
-    ``plans[k]`` goes into scenario column k (None leaves the column as it is). Every input
-    of a given plan that is not in the dict is cleared, so the plan is exactly what the
-    dict says; ``clear`` lists more columns to blank out entirely.
+    ``plans[k]`` goes into scenario column k, exactly: inputs missing from the dict are
+    cleared (an empty dict blanks the column); None leaves the template's column as it is.
+    Columns beyond ``plans`` are cleared.
     """
     shutil.copyfile(template, target)
     wb = openpyxl.load_workbook(target)
-    for k, p in enumerate(plans):
+    for k in range(width(wb)):
+        p = plans[k] if k < len(plans) else {}
         if p is None:
             continue
         for q in PLAN_INPUTS:
             set_cell(wb, q.name, k, p.get(q.name))
-    for k in clear:
-        for q in PLAN_INPUTS:
-            set_cell(wb, q.name, k, None)
     wb.save(target)
     return Path(target)
 
 
+def width(wb):
+    """The number of scenario columns."""
+    ((_, ref),) = wb.defined_names["scenario_name"].destinations
+    lo, _, hi, _ = openpyxl.utils.cell.range_boundaries(ref.replace("$", ""))
+    return hi - lo + 1
+
+
 def cell_of(wb, name, k):
-    (sheet, ref), = wb.defined_names[name].destinations
+    ((sheet, ref),) = wb.defined_names[name].destinations
     first = ref.replace("$", "").split(":")[0]
     col, row = openpyxl.utils.cell.coordinate_from_string(first)
     col = openpyxl.utils.column_index_from_string(col) + k

@@ -85,7 +85,6 @@ _CT_NS = "{http://schemas.openxmlformats.org/package/2006/content-types}"
 INPUT_NAMES = tuple(q.name for q in PLAN_INPUTS)
 OUTPUT_NAMES = tuple(q.name for q in PLAN_OUTPUTS)
 _KIND = {q.name: q.kind for q in PLAN_INPUTS}
-_DEFAULT = {q.name: q.default for q in PLAN_INPUTS}
 _LABEL = {q.name: q.label for q in PLAN_INPUTS + PLAN_OUTPUTS}
 
 
@@ -187,7 +186,7 @@ class Planner:
     template_version: object
     active_scenario: object
     scenarios: list
-    skipped_columns: list  # (column letter, reason) of scenario columns without inputs
+    skipped_columns: list  # (column letter, scenario name or "") of columns without inputs
     has_cached_values: bool
     size_bytes: int
 
@@ -560,21 +559,10 @@ def _read(path, formulas_wb, values_wb, size):
                     v = _UNSAVED
             raw[name] = v
         if not any(not _blank(raw[n]) for n in REQUIRED):
-            # A column holding only its name and the template's defaults is unused: skipped
-            # quietly. One with other values typed is skipped too, and reported.
-            typed = [
-                n
-                for n in INPUT_NAMES
-                if n != "scenario_name" and not _blank(raw[n]) and raw[n] != _DEFAULT[n]
-            ]
-            if typed:
-                skipped.append(
-                    (
-                        column,
-                        f"{', '.join(typed)} typed but no required input "
-                        f"({', '.join(REQUIRED)}): the column is not consolidated",
-                    )
-                )
+            # Not consolidated (an unused custom column, or one whose required inputs are
+            # all blank); listed so that nothing disappears unseen.
+            label = raw["scenario_name"]
+            skipped.append((column, "" if _blank(label) else str(label).strip()))
             continue
         problems.extend(formula_problems)
         cells = {n: ref_at(n, k) for n in (*INPUT_NAMES, *OUTPUT_NAMES)}

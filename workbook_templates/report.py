@@ -465,8 +465,14 @@ def _checks(c, mismatches):
                 "nothing to compare; figures come from the engine",
                 str(p.path),
             )
-        for column, reason in p.skipped_columns:
-            add("Scenario column skipped", "WARNING", f"column {column}: {reason}", str(p.path))
+        if p.skipped_columns:
+            shown = ", ".join(f"{col} ({name})" if name else col for col, name in p.skipped_columns)
+            add(
+                "Scenario columns without inputs",
+                "INFO",
+                f"not consolidated, no required input ({', '.join(plan.REQUIRED)}) filled: {shown}",
+                str(p.path),
+            )
     for r in c.runs:
         sc = r.scenario
         typed = [n for n, f in sc.formulas.items() if not f]

@@ -1,0 +1,336 @@
+"""The planner reader: defined names to located, type-checked inputs; unsafe files refused."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import zipfile
+
+import openpyxl
+import pytest
+from test_report_fixtures import (
+    PLAN_A,
+    PLAN_B,
+    PLAN_C,
+    cell_of,
+    fill,
+    planner_template,
+    rezip,
+    set_cell,
+    sheet_member,
+    width,
+)
+
+from workbook_templates import reader
+from workbook_templates.reader import PlannerError, read_planner
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    return planner_template(tmp_path_factory)
+
+
+@pytest.fixture
+def filled(template, tmp_path):
+    return fill(template, tmp_path / "filled.xlsx", [PLAN_A, PLAN_B])
+
+
+def digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def edit(path, name, k, value):
+    """Type ``value`` into input ``name`` of scenario column ``k``; return 'Sheet!C7'."""
+    wb = openpyxl.load_workbook(path)
+    where = set_cell(wb, name, k, value)
+    wb.save(path)
+    return where
+
+
+def where(path, name, k):
+    wb = openpyxl.load_workbook(path, read_only=False)
+    ws, coord = cell_of(wb, name, k)
+    return ws.title, coord
+
+
+def problem_of(path, **kwargs):
+    with pytest.raises(PlannerError) as info:
+        read_planner(path, **kwargs)
+    return info.value
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------------
+
+
+def test_openpyxl_parses_with_defusedxml():
+    reader.check_defusedxml()  # raises when openpyxl would use the plain standard library
+    assert openpyxl.DEFUSEDXML is True
+    assert openpyxl.xml.functions.iterparse.__module__.startswith("defusedxml")
+
+
+def test_refuses_to_run_without_defusedxml(monkeypatch, filled):
+    monkeypatch.setattr(openpyxl, "DEFUSEDXML", False)
+    with pytest.raises(RuntimeError, match="defusedxml"):
+        read_planner(filled)
+
+
+def test_reads_each_scenario_with_its_cells(filled):
+    before = digest(filled)
+    p = read_planner(filled)
+    assert digest(filled) == before
+    assert [s.name for s in p.scenarios] == [PLAN_A["scenario_name"], PLAN_B["scenario_name"]]
+    a, b = p.scenarios
+    for name, value in PLAN_A.items():
+        assert a.inputs[name] == value, name
+    assert a.inputs["peak_tflops"] is None and a.inputs["mfu"] is None
+    assert b.inputs["active_params"] is None
+    assert b.inputs["start_date"] == dt.date(2026, 2, 20)
+    sheet, coord = where(filled, "total_params", 1)
+    assert (b.cells["total_params"].sheet, b.cells["total_params"].cell) == (sheet, coord)
+    sheet, coord = where(filled, "total_cost_usd", 0)
+    assert str(a.cells["total_cost_usd"]).endswith(f"!{coord}")
+    assert p.template_version is not None
+    assert p.has_cached_values is False  # written by openpyxl, never calculated
+    assert all(a.formulas.values())  # every output cell holds a formula
+
+
+def test_columns_without_inputs_are_skipped_and_listed(template, tmp_path):
+    path = fill(template, tmp_path / "one.xlsx", [{}, PLAN_C])
+    p = read_planner(path)
+    assert [s.name for s in p.scenarios] == [PLAN_C["scenario_name"]]
+    assert p.scenarios[0].index == 2
+    first = where(path, "scenario_name", 0)[1].rstrip("0123456789")
+    assert first in [col for col, _ in p.skipped_columns]
+    assert len(p.skipped_columns) + len(p.scenarios) == width(openpyxl.load_workbook(path))
+
+
+def test_the_untouched_template_reads(template, tmp_path):
+    path = fill(template, tmp_path / "as-shipped.xlsx", [None] * 50)
+    p = read_planner(path)
+    assert p.scenarios  # the reference columns have inputs
+    assert all(name for name in (s.name for s in p.scenarios))
+
+
+def test_a_column_with_inputs_but_no_required_one_is_listed(template, tmp_path):
+    path = fill(template, tmp_path / "odd.xlsx", [PLAN_A, {"mfu": 0.5, "scenario_name": "Odd"}])
+    p = read_planner(path)
+    assert len(p.scenarios) == 1
+    column = where(path, "mfu", 1)[1].rstrip("0123456789")
+    assert (column, "Odd") in p.skipped_columns
+
+
+def test_a_partly_filled_column_names_the_blank_cell(template, tmp_path):
+    plan = dict(PLAN_B)
+    del plan["training_tokens"]
+    path = fill(template, tmp_path / "part.xlsx", [PLAN_A, plan])
+    err = problem_of(path)
+    sheet, coord = where(path, "training_tokens", 1)
+    (p,) = err.problems
+    assert (p.sheet, p.cell) == (sheet, coord)
+    assert "training_tokens" in p.message and "blank" in p.message
+    assert str(path) in str(err) and f"{sheet}!{coord}" in str(err)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "words"),
+    [
+        ("total_params", "671 billion", "must be a number, not text"),
+        ("accelerators", True, "TRUE/FALSE"),
+        ("mfu", "#DIV/0!", "error value"),
+        ("usd_per_kwh", dt.datetime(2026, 1, 1), "not a date"),
+        ("start_date", "next March", "must be a date"),
+    ],
+)
+def test_a_value_of_the_wrong_kind_names_its_cell(filled, name, value, words):
+    edit(filled, name, 1, value)
+    err = problem_of(filled)
+    sheet, coord = where(filled, name, 1)
+    (p,) = err.problems
+    assert (p.sheet, p.cell) == (sheet, coord)
+    assert words in p.message and name in p.message
+
+
+def test_every_bad_cell_of_a_file_is_listed(filled):
+    edit(filled, "total_params", 0, "lots")
+    edit(filled, "accelerators", 1, "many")
+    err = problem_of(filled)
+    assert len(err.problems) == 2
+    assert len(str(err).splitlines()) == 2
+
+
+def test_a_date_typed_as_a_serial_number_is_a_date(filled):
+    edit(filled, "start_date", 0, 46039)  # 2026-01-17 in the 1900 date system
+    p = read_planner(filled)
+    assert p.scenarios[0].inputs["start_date"] == dt.date(2026, 1, 17)
+
+
+def test_numbers_in_text_inputs_become_text(filled):
+    edit(filled, "scenario_name", 0, 2027)
+    assert read_planner(filled).scenarios[0].name == "2027"
+
+
+# ---------------------------------------------------------------------------------------------
+# Files that are not planners, broken or hostile
+# ---------------------------------------------------------------------------------------------
+
+
+def test_missing_file(tmp_path):
+    err = problem_of(tmp_path / "nowhere.xlsx")
+    assert "no such file" in str(err) and "nowhere.xlsx" in str(err)
+
+
+def test_a_directory_is_not_a_file(tmp_path):
+    d = tmp_path / "dir.xlsx"
+    d.mkdir()
+    assert "not a regular file" in str(problem_of(d))
+
+
+def test_a_workbook_without_planner_names(tmp_path):
+    path = tmp_path / "other.xlsx"
+    wb = openpyxl.Workbook()
+    wb.active["A1"] = "quarterly budget"
+    wb.save(path)
+    assert "not a training-run planner" in str(problem_of(path))
+
+
+def test_a_missing_defined_name_is_named(filled):
+    wb = openpyxl.load_workbook(filled)
+    del wb.defined_names["pue"]
+    wb.save(filled)
+    err = problem_of(filled)
+    assert "pue" in str(err) and "missing" in str(err)
+
+
+def test_a_name_spanning_two_rows(filled):
+    wb = openpyxl.load_workbook(filled)
+    ((sheet, ref),) = wb.defined_names["mfu"].destinations
+    lo_col, row, hi_col, _ = openpyxl.utils.cell.range_boundaries(ref.replace("$", ""))
+    a, b = (openpyxl.utils.get_column_letter(c) for c in (lo_col, hi_col))
+    wb.defined_names["mfu"].attr_text = f"'{sheet}'!${a}${row}:${b}${row + 1}"
+    wb.save(filled)
+    assert "one row" in str(problem_of(filled))
+
+
+def test_not_a_zip(tmp_path):
+    path = tmp_path / "fake.xlsx"
+    path.write_text("name,params\nx,1\n")
+    assert "not a zip" in str(problem_of(path))
+
+
+def test_truncated_zip(filled, tmp_path):
+    path = tmp_path / "truncated.xlsx"
+    path.write_bytes(filled.read_bytes()[: filled.stat().st_size // 2])
+    assert "corrupt or truncated" in str(problem_of(path))
+
+
+def test_corrupt_member(filled, tmp_path):
+    data = bytearray(filled.read_bytes())
+    with zipfile.ZipFile(filled) as z:
+        info = z.getinfo("xl/workbook.xml")
+    # Flip bytes inside the compressed data of xl/workbook.xml: its CRC check fails.
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra) + 5
+    for i in range(start, start + 8):
+        data[i] ^= 0xFF
+    path = tmp_path / "corrupt.xlsx"
+    path.write_bytes(bytes(data))
+    assert "corrupt" in str(problem_of(path))
+
+
+def test_a_zip_that_is_not_a_workbook(tmp_path):
+    path = tmp_path / "doc.xlsx"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("word/document.xml", "<w/>")
+    assert "not an Excel workbook" in str(problem_of(path))
+
+
+def test_macro_enabled_by_name(filled, tmp_path):
+    path = tmp_path / "filled.xlsm"
+    path.write_bytes(filled.read_bytes())
+    assert "macro-enabled" in str(problem_of(path))
+
+
+def test_macro_enabled_by_content(filled, tmp_path):
+    path = rezip(filled, tmp_path / "vba.xlsx", {"xl/vbaProject.bin": b"\xd0\xcf\x11\xe0"})
+    err = problem_of(path)
+    assert "macro-enabled" in str(err) and "vbaProject.bin" in str(err)
+
+
+def test_macro_enabled_by_content_type(filled, tmp_path):
+    with zipfile.ZipFile(filled) as z:
+        ct = z.read("[Content_Types].xml").decode()
+    ct = ct.replace(
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml",
+        "application/vnd.ms-excel.sheet.macroEnabled.main+xml",
+    )
+    path = rezip(filled, tmp_path / "ct.xlsx", {"[Content_Types].xml": ct.encode()})
+    assert "macro-enabled" in str(problem_of(path))
+
+
+def test_size_limit_is_checked_before_parsing(filled, monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("parsed a file over the size limit")
+
+    monkeypatch.setattr(reader.openpyxl, "load_workbook", never)
+    monkeypatch.setattr(reader.zipfile, "ZipFile", never)
+    err = problem_of(filled, max_bytes=1000)
+    assert "size limit" in str(err) and "1,000" in str(err)
+
+
+def test_zip_bomb_by_declared_size(filled, tmp_path, monkeypatch):
+    path = rezip(filled, tmp_path / "big.xlsx", {"xl/media/zeros.bin": b"\0" * 2_000_000})
+    monkeypatch.setattr(reader, "MAX_UNCOMPRESSED_BYTES", 1_000_000)
+    assert "unpacks to" in str(problem_of(path))
+
+
+BOMB = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    "<!DOCTYPE lolz [\n"
+    ' <!ENTITY lol "lol">\n'
+    + "".join(
+        f' <!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">\n'
+        for i in range(1, 10)
+    )
+    + "]>\n"
+)
+
+
+def test_xml_bomb_is_refused(filled, tmp_path):
+    member = sheet_member(filled, "Inputs")
+    with zipfile.ZipFile(filled) as z:
+        xml = z.read(member).decode()
+    body = xml.split("?>", 1)[1] if xml.startswith("<?xml") else xml
+    body = body.replace("Total parameters", "&lol9;", 1)
+    path = rezip(filled, tmp_path / "bomb.xlsx", {member: (BOMB + body).encode()})
+    before = digest(path)
+    err = problem_of(path)
+    assert "unsafe XML" in str(err) and member in str(err)
+    assert digest(path) == before
+
+
+def test_openpyxl_itself_refuses_the_bomb(filled, tmp_path):
+    """Even past the reader's own scan, openpyxl parses through defusedxml."""
+    import defusedxml
+
+    member = sheet_member(filled, "Inputs")
+    with zipfile.ZipFile(filled) as z:
+        xml = z.read(member).decode()
+    body = xml.split("?>", 1)[1] if xml.startswith("<?xml") else xml
+    path = rezip(filled, tmp_path / "bomb2.xlsx", {member: (BOMB + body).encode()})
+    with pytest.raises((defusedxml.DefusedXmlException, ValueError)) as info:
+        wb = openpyxl.load_workbook(path, read_only=True)
+        list(wb["Inputs"].iter_rows(values_only=True))
+    err = info.value
+    chain = [err, err.__cause__, err.__context__]
+    assert any(isinstance(e, defusedxml.DefusedXmlException) for e in chain)
+
+
+def test_external_entity_is_refused(filled, tmp_path):
+    member = "xl/workbook.xml"
+    with zipfile.ZipFile(filled) as z:
+        xml = z.read(member).decode()
+    body = xml.split("?>", 1)[1] if xml.startswith("<?xml") else xml
+    evil = '<?xml version="1.0"?>\n<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>\n'
+    path = rezip(filled, tmp_path / "xxe.xlsx", {member: (evil + body).encode()})
+    assert "unsafe XML" in str(problem_of(path))
