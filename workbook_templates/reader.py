@@ -598,7 +598,9 @@ def _read(path, formulas_wb, values_wb, size):
         name = inputs["scenario_name"] or f"Scenario {k + 1}"
         cached = {n: value_at(n, k, cached=True) for n in OUTPUT_NAMES}
         is_formula = {n: _is_formula(value_at(n, k)) for n in OUTPUT_NAMES}
-        any_cached = any_cached or any(v is not None for v in cached.values())
+        # Saved values of formula cells: what Excel or LibreOffice computed (a value typed
+        # over a formula is there whoever saved the file, so it does not count).
+        any_cached = any_cached or any(cached[n] is not None for n in OUTPUT_NAMES if is_formula[n])
         scenarios.append(
             Scenario(path, k + 1, column, name, inputs, cells, cached, is_formula),
         )

@@ -802,7 +802,7 @@ def _summary(ws, c, styles, generated):
     overall = "ERROR" if "ERROR" in statuses else "WARNING" if "WARNING" in statuses else "OK"
     rows = [
         ("Files consolidated", t["files"], _INT),
-        ("Runs", t["runs"], _INT),
+        ("Runs consolidated", t["runs"], _INT),
         ("Accelerator-hours", t["accelerator_hours"], _INT),
         ("Compute, rental or ownership (US$)", t["compute_usd"], _USD),
         ("Electricity (kWh)", t["electricity_kwh"], _INT),
@@ -901,7 +901,7 @@ def _csv_frames(c):
     for name in CSV_FILES:
         df = c.tables[name].copy()
         for col in df.columns:
-            if df[col].dtype == object:
+            if not pd.api.types.is_numeric_dtype(df[col]):
                 df[col] = df[col].map(safe_text)
         out[name] = df
     return out
@@ -950,6 +950,7 @@ def write_outputs(c, out=None, csv_dir=None, force=False):
         if existing:
             raise CommandError(f"{', '.join(existing)} already exist(s) (use --force to overwrite)")
     temps, done = [], []
+    target = None
     try:
         for target, writer in jobs:
             tmp = _temp_beside(target)
@@ -958,14 +959,18 @@ def write_outputs(c, out=None, csv_dir=None, force=False):
         for (target, _), tmp in zip(jobs, temps, strict=True):
             _commit(tmp, target, force)
             done.append(target)
-    except BaseException:
+    except BaseException as exc:
         for tmp in temps:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
         if not force:  # undo a half-made set (only files this run created)
-            for target in done:
+            for path in done:
                 with contextlib.suppress(FileNotFoundError):
-                    target.unlink()
+                    path.unlink()
+        if isinstance(exc, OSError):
+            raise CommandError(
+                f"could not write {target}: {exc.strerror or exc}; nothing written"
+            ) from exc
         raise
     return [t for t, _ in jobs]
 

@@ -1,0 +1,556 @@
+"""``compute-lab report``: filled planners in, a hand-off workbook and CSV out.
+
+Planner copies are filled programmatically with known plans; one set is recalculated and saved
+by LibreOffice (so it carries cached values) and one of those has a formula tampered with and
+an output typed over. Every figure of the hand-off is checked against the engine run on the
+plans themselves, and every kind of bad input is run through the command.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import hashlib
+import math
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pandas as pd
+import pytest
+from test_report_fixtures import (
+    PLAN_A,
+    PLAN_B,
+    PLAN_C,
+    cell_of,
+    fill,
+    planner_template,
+    rezip,
+    set_cell,
+    sheet_member,
+)
+
+from udfs import engine, plan
+from udfs.cli import main
+from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
+from workbook_templates import report
+from workbook_templates.recalc import find_soffice, recalculate
+
+OUTPUTS = [q.name for q in PLAN_OUTPUTS]
+PLANS = {p["scenario_name"]: p for p in (PLAN_A, PLAN_B, PLAN_C)}
+
+
+def grand_total(name="total_cost_usd"):
+    return sum(expected(p)[name] for p in PLANS.values())
+
+
+needs_soffice = pytest.mark.skipif(find_soffice() is None, reason="LibreOffice not installed")
+
+
+def expected(p):
+    """The engine's outputs for a plan dict, straight from udfs.plan."""
+    return plan.estimate_scenario({q.name: p.get(q.name) for q in PLAN_INPUTS})
+
+
+def digest(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def close(a, b, rel=1e-12):
+    if a is None or b is None or (isinstance(b, float) and math.isnan(b)):
+        return (a is None or a == "") and (b is None or math.isnan(b))
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-9)
+
+
+def sheet_records(path, title):
+    """Rows of a hand-off sheet as dicts keyed by header, totals row included."""
+    wb = openpyxl.load_workbook(path)
+    ws = wb[title]
+    rows = list(ws.iter_rows(values_only=True))
+    header = rows[0]
+    return [dict(zip(header, r, strict=True)) for r in rows[1:] if any(v is not None for v in r)]
+
+
+def header(name):
+    return report._header(name)
+
+
+def report_cli(*args):
+    return main(["report", *map(str, args)])
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixtures: filled planners, recalculated and tampered copies
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    return planner_template(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def planners(template, tmp_path_factory):
+    """team-a (plans A, B), team-b (plan C, no start date) and a tampered copy of team-a."""
+    d = tmp_path_factory.mktemp("planners")
+    a = fill(template, d / "team-a.xlsx", [PLAN_A, PLAN_B])
+    b = fill(template, d / "team-b.xlsx", [PLAN_C])
+    tampered = fill(template, d / "tampered.xlsx", [PLAN_A, PLAN_B])
+    wb = openpyxl.load_workbook(tampered)
+    ws, coord = cell_of(wb, "total_cost_usd", 0)
+    ws[coord] = f"=({ws[coord].value[1:]})*1.1"  # a hand-edited formula
+    ws2, coord2 = cell_of(wb, "rental_cost_usd", 1)
+    ws2[coord2] = 12345.0  # a value typed over a formula
+    wb.save(tampered)
+    tamper = {
+        "formula": (ws.title, coord),
+        "typed": (ws2.title, coord2),
+    }
+    return {"a": a, "b": b, "tampered": tampered, "tamper": tamper, "dir": d}
+
+
+@pytest.fixture(scope="module")
+def recalculated(planners, tmp_path_factory):
+    if find_soffice() is None:
+        pytest.skip("LibreOffice not installed")
+    out = tmp_path_factory.mktemp("recalculated")
+    a, tampered = recalculate([planners["a"], planners["tampered"]], out)
+    return {"a": a, "tampered": tampered}
+
+
+@pytest.fixture(scope="module")
+def handoff(planners, tmp_path_factory):
+    """The report of team-a and team-b (written by openpyxl, no cached values)."""
+    d = tmp_path_factory.mktemp("handoff")
+    before = {k: digest(planners[k]) for k in ("a", "b")}
+    rc = report_cli(planners["a"], planners["b"], "--out", d / "handoff.xlsx", "--csv", d / "csv")
+    assert rc == 0
+    assert {k: digest(planners[k]) for k in ("a", "b")} == before  # sources untouched
+    return d
+
+
+# ---------------------------------------------------------------------------------------------
+# Every figure against the engine
+# ---------------------------------------------------------------------------------------------
+
+
+def test_runs_sheet_has_every_input_and_output_as_the_engine_computes(handoff):
+    rows = sheet_records(handoff / "handoff.xlsx", "Runs")
+    runs = [r for r in rows if r[header("file")] != "Total"]
+    assert sorted(r[header("scenario")] for r in runs) == sorted(PLANS)
+    for r in runs:
+        p = PLANS[r[header("scenario")]]
+        out = expected(p)
+        for name in OUTPUTS:
+            assert close(r[header(name)], out[name]), (p["scenario_name"], name)
+        for name in ("total_params", "training_tokens", "accelerators", "accelerator_name"):
+            assert r[header(name)] == p[name]
+        if "active_params" not in p:  # blank: dense, the engine used total
+            assert r[header("active_params")] == p["total_params"]
+            assert "active_params" in r[header("defaults_used")]
+    (total,) = [r for r in rows if r[header("file")] == "Total"]
+    for name in ("total_cost_usd", "rental_cost_usd", "electricity_kwh", "accelerator_hours"):
+        assert close(total[header(name)], sum(expected(p)[name] for p in PLANS.values()))
+
+
+def test_costs_sheet_breaks_the_total_down(handoff):
+    rows = sheet_records(handoff / "handoff.xlsx", "Costs")
+    runs = [r for r in rows if r[header("file")] != "Total"]
+    for r in runs:
+        out = expected(PLANS[r[header("scenario")]])
+        assert close(r[header("compute_usd")], out["rental_cost_usd"])
+        assert close(r[header("electricity_usd")], out["electricity_cost_usd"])
+        assert r[header("other_usd")] == 0
+        assert close(r[header("total_usd")], out["total_cost_usd"])
+        assert close(
+            r[header("compute_usd")] + r[header("electricity_usd")] + r[header("other_usd")],
+            r[header("total_usd")],
+        )
+        assert close(r[header("compute_share")], out["rental_cost_usd"] / out["total_cost_usd"])
+        assert close(r[header("co2_tonnes")], out["co2_tonnes"])
+    (total,) = [r for r in rows if r[header("file")] == "Total"]
+    assert close(total[header("total_usd")], grand_total())
+
+
+def test_monthly_sheet_adds_schedules_up_by_calendar_month(handoff):
+    want = collections.defaultdict(float)
+    for p in PLANS.values():
+        if p.get("start_date"):
+            out = expected(p)
+            for month, share in engine.month_shares(p["start_date"], out["wall_clock_days"]):
+                want[month] += share * out["total_cost_usd"]
+    rows = sheet_records(handoff / "handoff.xlsx", "Monthly")
+    got = {
+        r[header("month")].date(): r[header("total_usd")]
+        for r in rows
+        if isinstance(r[header("month")], dt.datetime)
+    }
+    assert got.keys() == want.keys()
+    for month in want:
+        assert close(got[month], want[month])
+    (total,) = [r for r in rows if r[header("month")] == "Total"]
+    scheduled = sum(expected(p)["total_cost_usd"] for p in PLANS.values() if p.get("start_date"))
+    assert close(total[header("total_usd")], scheduled)
+
+
+def test_a_run_without_start_date_is_unscheduled_but_counted(handoff):
+    checks = sheet_records(handoff / "handoff.xlsx", "Checks")
+    unscheduled = [c for c in checks if c[header("check")] == "Run scheduled by month"]
+    assert len(unscheduled) == 1 and unscheduled[0][header("status")] == "WARNING"
+    assert PLAN_C["scenario_name"] in unscheduled[0][header("detail")]
+    by_run = sheet_records(handoff / "handoff.xlsx", "Monthly by run")
+    assert PLAN_C["scenario_name"] not in {r[header("scenario")] for r in by_run}
+    totals = pd.read_csv(handoff / "csv" / "totals.csv").iloc[0]
+    assert close(totals["unscheduled_total_usd"], expected(PLAN_C)["total_cost_usd"], 1e-9)
+    assert close(totals["total_usd"], grand_total(), 1e-9)
+
+
+def test_summary_and_the_other_sheets(handoff):
+    wb = openpyxl.load_workbook(handoff / "handoff.xlsx")
+    assert wb.sheetnames == [s for s, _ in report._SHEET_GUIDE]
+    summary = {r[0]: r[1] for r in wb["Summary"].iter_rows(values_only=True) if r[0]}
+    assert close(summary["Total (US$)"], grand_total())
+    assert summary["Runs consolidated"] == 3 and summary["Files consolidated"] == 2
+    files = sheet_records(handoff / "handoff.xlsx", "Files")
+    assert len(files) == 2 and all(len(f[header("sha256")]) == 64 for f in files)
+    sources = sheet_records(handoff / "handoff.xlsx", "Sources")
+    items = {s[header("item")] for s in sources}
+    assert "Default MFU" in items and "H100 SXM" in items and "Training FLOPs" in items
+    mismatches = sheet_records(handoff / "handoff.xlsx", "Mismatches")
+    assert [m[header("file")] for m in mismatches] == ["No saved value differs from the engine."]
+
+
+def test_formatted_for_finance(handoff):
+    path = handoff / "handoff.xlsx"
+    wb = openpyxl.load_workbook(path)
+    runs, costs = wb["Runs"], wb["Costs"]
+    assert runs.freeze_panes == "D2" and costs.freeze_panes == "D2"
+    assert runs.print_title_rows == "$1:$1"
+    assert runs.page_setup.orientation == "landscape" and runs.page_setup.fitToWidth == 1
+    col = [c.value for c in costs[1]].index(header("total_usd")) + 1
+    assert "$" in costs.cell(row=2, column=col).number_format
+    assert "#,##0" in costs.cell(row=2, column=col).number_format
+    col = [c.value for c in runs[1]].index(header("training_flops")) + 1
+    assert "E+" in runs.cell(row=2, column=col).number_format
+    with zipfile.ZipFile(path) as z:
+        assert any(n.startswith("xl/charts/chart") for n in z.namelist())
+
+
+def test_csv_tables_match_the_engine(handoff):
+    d = handoff / "csv"
+    assert sorted(p.stem for p in d.glob("*.csv")) == sorted(report.CSV_FILES)
+    runs = pd.read_csv(d / "runs.csv")
+    assert list(runs.columns[:3]) == ["file", "column", "scenario"]
+    for _, r in runs.iterrows():
+        out = expected(PLANS[r["scenario"]])
+        for name in OUTPUTS:
+            assert close(None if pd.isna(r[name]) else r[name], out[name], 1e-12), name
+    monthly = pd.read_csv(d / "monthly.csv", parse_dates=["month"])
+    assert close(
+        monthly["total_usd"].sum(), pd.read_csv(d / "totals.csv")["scheduled_total_usd"][0]
+    )
+
+
+@needs_soffice
+def test_libreoffice_opens_the_handoff(handoff, tmp_path):
+    (copy,) = recalculate([handoff / "handoff.xlsx"], tmp_path)
+    assert openpyxl.load_workbook(copy).sheetnames[0] == "Summary"
+
+
+# ---------------------------------------------------------------------------------------------
+# Cached values: LibreOffice-saved copies, a tampered formula
+# ---------------------------------------------------------------------------------------------
+
+
+@needs_soffice
+def test_a_recalculated_planner_agrees_with_the_engine(recalculated, tmp_path, capsys):
+    before = digest(recalculated["a"])
+    rc = report_cli(recalculated["a"], "--out", tmp_path / "h.xlsx")
+    assert rc == 0 and digest(recalculated["a"]) == before
+    assert "warning" not in capsys.readouterr().err
+    checks = sheet_records(tmp_path / "h.xlsx", "Checks")
+    (agree,) = [c for c in checks if c[header("check")] == "Saved values agree with the engine"]
+    assert agree[header("status")] == "OK"
+    rows = sheet_records(tmp_path / "h.xlsx", "Runs")
+    for r in rows[:-1]:
+        out = expected(PLANS[r[header("scenario")]])
+        assert all(close(r[header(n)], out[n]) for n in OUTPUTS)
+
+
+@needs_soffice
+def test_tampered_cells_are_listed_with_both_values(recalculated, planners, tmp_path, capsys):
+    rc = report_cli(recalculated["tampered"], "--out", tmp_path / "h.xlsx", "--csv", tmp_path)
+    assert rc == 0  # mismatches warn; they do not fail the run
+    err = capsys.readouterr().err
+    sheet, cell = planners["tamper"]["formula"]
+    a = expected(PLAN_A)["total_cost_usd"]
+    assert f"{sheet}!{cell}: total_cost_usd" in err
+    mism = pd.read_csv(tmp_path / "mismatches.csv")
+    row = mism[(mism["cell"] == cell) & (mism["sheet"] == sheet)].iloc[0]
+    assert row["name"] == "total_cost_usd" and row["scenario"] == PLAN_A["scenario_name"]
+    assert close(float(row["cached_value"]), a * 1.1, 1e-9)
+    assert close(row["engine_value"], a)
+    assert row["cell_holds"] == "formula"
+    sheet2, cell2 = planners["tamper"]["typed"]
+    typed = mism[(mism["cell"] == cell2) & (mism["sheet"] == sheet2)].iloc[0]
+    assert float(typed["cached_value"]) == 12345.0 and typed["cell_holds"] == "typed value"
+    assert close(typed["engine_value"], expected(PLAN_B)["rental_cost_usd"])
+    # Nothing else is flagged but what depends on the typed-over cell (plan B's total).
+    flagged = set(zip(mism["scenario"], mism["name"], strict=True))
+    assert flagged == {
+        (PLAN_A["scenario_name"], "total_cost_usd"),
+        (PLAN_B["scenario_name"], "rental_cost_usd"),
+        (PLAN_B["scenario_name"], "total_cost_usd"),
+    }
+    checks = sheet_records(tmp_path / "h.xlsx", "Checks")
+    statuses = {c[header("check")]: c[header("status")] for c in checks}
+    assert statuses["Saved values agree with the engine"] == "WARNING"
+    assert statuses["Output cells hold formulas"] == "WARNING"
+    sheet_rows = sheet_records(tmp_path / "h.xlsx", "Mismatches")
+    assert {(r[header("sheet")], r[header("cell")]) for r in sheet_rows} >= {
+        (sheet, cell),
+        (sheet2, cell2),
+    }
+
+
+def test_a_typed_over_output_is_flagged_without_a_recalculation(planners, tmp_path):
+    rc = report_cli(planners["tampered"], "--csv", tmp_path)
+    assert rc == 0
+    mism = pd.read_csv(tmp_path / "mismatches.csv")
+    assert list(mism["cell_holds"]) == ["typed value"]  # the only value saved in the file
+
+
+# ---------------------------------------------------------------------------------------------
+# Formula injection
+# ---------------------------------------------------------------------------------------------
+
+
+def test_text_from_a_planner_is_never_a_formula(template, tmp_path, monkeypatch):
+    evil = dict(PLAN_A, scenario_name='=HYPERLINK("http://example.com","x")')
+    evil2 = dict(PLAN_B, scenario_name="@SUM(1+1)")
+    fill(template, tmp_path / "=evil.xlsx", [evil, evil2])
+    monkeypatch.chdir(tmp_path)  # so that the file name, as given, starts with "="
+    rc = report_cli("=evil.xlsx", "--out", tmp_path / "h.xlsx", "--csv", tmp_path / "csv")
+    assert rc == 0
+    wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                assert c.data_type != "f", (ws.title, c.coordinate, c.value)
+    names = [r[header("scenario")] for r in sheet_records(tmp_path / "h.xlsx", "Runs")]
+    assert evil["scenario_name"] in names and "@SUM(1+1)" in names
+    runs = pd.read_csv(tmp_path / "csv" / "runs.csv")
+    assert set(runs["scenario"]) == {"'" + evil["scenario_name"], "'@SUM(1+1)"}
+    assert set(runs["file"]) == {"'=evil.xlsx"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad and hostile input: exit 2, a message naming file, sheet and cell, nothing written
+# ---------------------------------------------------------------------------------------------
+
+
+def _edit(path, name, k, value):
+    wb = openpyxl.load_workbook(path)
+    where = set_cell(wb, name, k, value)
+    wb.save(path)
+    return where
+
+
+def _not_planner(good, path):
+    wb = openpyxl.Workbook()
+    wb.active["A1"] = "budget"
+    wb.save(path)
+    return path, "not a training-run planner"
+
+
+def _missing_name(good, path):
+    wb = openpyxl.load_workbook(good)
+    del wb.defined_names["usd_per_kwh"]
+    wb.save(path)
+    return path, "usd_per_kwh"
+
+
+def _cell_case(name, value, words):
+    def make(good, path):
+        path.write_bytes(good.read_bytes())
+        where = _edit(path, name, 1, value)
+        return path, (where, words)
+
+    return make
+
+
+def _blank_required(good, path):
+    path.write_bytes(good.read_bytes())
+    where = _edit(path, "accelerators", 0, None)
+    return path, (where, "required")
+
+
+def _corrupt(good, path):
+    data = bytearray(good.read_bytes())
+    mid = len(data) // 3
+    data[mid : mid + 64] = b"\0" * 64
+    path.write_bytes(bytes(data))
+    return path, "corrupt"
+
+
+def _truncated(good, path):
+    path.write_bytes(good.read_bytes()[:-300])
+    return path, "corrupt or truncated"
+
+
+def _xlsm(good, path):
+    path = path.with_suffix(".xlsm")
+    path.write_bytes(good.read_bytes())
+    return path, "macro-enabled"
+
+
+def _vba(good, path):
+    return rezip(good, path, {"xl/vbaProject.bin": b"\xd0\xcf\x11\xe0" * 8}), "vbaProject.bin"
+
+
+def _bomb(good, path):
+    member = sheet_member(good, "Inputs")
+    with zipfile.ZipFile(good) as z:
+        xml = z.read(member).decode()
+    body = xml.split("?>", 1)[1] if xml.startswith("<?xml") else xml
+    doctype = (
+        '<?xml version="1.0"?>\n<!DOCTYPE bomb [<!ENTITY a "aaaaaaaaaa">'
+        + "".join(
+            f'<!ENTITY {c} "{("&" + p + ";") * 10}">'
+            for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+        )
+        + "]>"
+    )
+    return rezip(good, path, {member: (doctype + body).encode()}), "unsafe XML"
+
+
+BAD = {
+    "not a planner": _not_planner,
+    "missing defined name": _missing_name,
+    "text in a numeric input": _cell_case("total_params", "seventy billion", "not text"),
+    "blank required cell": _blank_required,
+    "out of range (MFU over 1)": _cell_case("mfu", 1.5, "at most 1"),
+    "out of range (negative price)": _cell_case("usd_per_accelerator_hour", -2, "0 or more"),
+    "active over total": _cell_case("active_params", 1e15, "must not exceed total_params"),
+    "unknown accelerator": _cell_case("accelerator_name", "H900 Ultra", "not a known"),
+    "corrupt zip": _corrupt,
+    "truncated zip": _truncated,
+    "macro-enabled name": _xlsm,
+    "macro content": _vba,
+    "xml bomb": _bomb,
+}
+
+
+@pytest.fixture(scope="module")
+def good(planners):
+    return planners["a"]
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_input_exits_2_naming_the_place_and_writes_nothing(case, good, tmp_path, capsys):
+    src, expect = BAD[case](good, tmp_path / "bad.xlsx")
+    before = digest(src)
+    out = tmp_path / "out"
+    out.mkdir()
+    rc = report_cli(good, src, "--out", out / "h.xlsx", "--csv", out / "csv")
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert digest(src) == before
+    assert not (out / "h.xlsx").exists() and not (out / "csv").exists()
+    assert list(out.iterdir()) == []  # no temporary file left either
+    assert str(src) in err and "nothing written" in err
+    if isinstance(expect, tuple):
+        where, words = expect
+        assert where in err, err
+        assert words in err, err
+    else:
+        assert expect in err, err
+
+
+def test_size_limit(good, tmp_path, capsys):
+    rc = report_cli(good, "--out", tmp_path / "h.xlsx", "--max-size-mb", "0.001")
+    err = capsys.readouterr().err
+    assert rc == 2 and "size limit" in err and str(good) in err
+    assert not (tmp_path / "h.xlsx").exists()
+
+
+def test_skip_bad_consolidates_the_rest(good, planners, tmp_path, capsys):
+    bad1, _ = _cell_case("mfu", 1.5, "")(good, tmp_path / "bad1.xlsx")
+    bad2, _ = _truncated(good, tmp_path / "bad2.xlsx")
+    rc = report_cli(good, bad1, planners["b"], bad2, "--skip-bad", "--out", tmp_path / "h.xlsx")
+    err = capsys.readouterr().err
+    assert rc == 0
+    assert f"skipped: {bad1}" in err and f"skipped: {bad2}" in err
+    checks = sheet_records(tmp_path / "h.xlsx", "Checks")
+    bad = [c for c in checks if c[header("check")] == "Bad file left out"]
+    assert {c[header("file")] for c in bad} == {str(bad1), str(bad2)}
+    runs = sheet_records(tmp_path / "h.xlsx", "Runs")
+    assert len(runs) == 3 + 1  # plans A, B, C and the totals row
+
+
+def test_skip_bad_with_nothing_good_writes_nothing(good, tmp_path, capsys):
+    bad, _ = _truncated(good, tmp_path / "bad.xlsx")
+    rc = report_cli(bad, "--skip-bad", "--out", tmp_path / "h.xlsx")
+    assert rc == 2 and not (tmp_path / "h.xlsx").exists()
+    assert "nothing written" in capsys.readouterr().err
+
+
+def test_no_scenario_with_inputs(template, tmp_path, capsys):
+    empty = fill(template, tmp_path / "empty.xlsx", [])
+    rc = report_cli(empty, "--out", tmp_path / "h.xlsx")
+    assert rc == 2 and "no scenario column has inputs" in capsys.readouterr().err
+
+
+def test_never_overwrites_without_force(good, tmp_path, capsys):
+    out = tmp_path / "h.xlsx"
+    out.write_bytes(b"keep me")
+    assert report_cli(good, "--out", out) == 2
+    assert "already exists" in capsys.readouterr().err and out.read_bytes() == b"keep me"
+    assert report_cli(good, "--out", out, "--force") == 0
+    assert openpyxl.load_workbook(out).sheetnames[0] == "Summary"
+    assert [p.name for p in tmp_path.iterdir()] == ["h.xlsx"]
+
+
+def test_csv_files_are_not_overwritten_without_force(good, tmp_path, capsys):
+    (tmp_path / "runs.csv").write_text("keep")
+    assert report_cli(good, "--csv", tmp_path) == 2
+    assert (tmp_path / "runs.csv").read_text() == "keep"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.csv"]
+
+
+def test_an_input_file_is_never_the_output(good, capsys):
+    before = digest(good)
+    assert report_cli(good, "--out", good, "--force") == 2
+    assert "never overwritten" in capsys.readouterr().err and digest(good) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        ([], "give --out"),
+        (["--out", "h.csv"], "must name an .xlsx"),
+        (["--out", "h.xlsx", "--max-size-mb", "0"], "--max-size-mb"),
+        (["--out", "nowhere/h.xlsx"], "does not exist"),
+    ],
+)
+def test_bad_arguments(good, tmp_path, monkeypatch, capsys, args, words):
+    monkeypatch.chdir(tmp_path)
+    assert report_cli(good, *args) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_the_same_file_twice(good, capsys, tmp_path):
+    assert report_cli(good, good, "--out", tmp_path / "h.xlsx") == 2
+    assert "given twice" in capsys.readouterr().err
+
+
+def test_a_failed_write_leaves_nothing(good, tmp_path, monkeypatch, capsys):
+    def broken(c, path):
+        Path(path).write_bytes(b"half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(report, "write_workbook", broken)
+    rc = report_cli(good, "--out", tmp_path / "h.xlsx", "--csv", tmp_path / "csv")
+    assert rc == 2 and "No space left" in capsys.readouterr().err
+    leftovers = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert leftovers == []
