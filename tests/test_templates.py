@@ -270,3 +270,85 @@ def test_input_rows_have_validation_with_messages(generated_templates):
     assert dv.type == "list" and dv.formula1 == "accel_names"
     names = row_values(wb, "accel_names")
     assert names == list(catalogue.accelerators()["name"])
+
+
+# -- cluster sizing ----------------------------------------------------------------------------
+
+
+def test_cluster_sizing_equals_the_engine(recalculated_templates):
+    wb = values(recalculated_templates["cluster-sizing.xlsx"])
+    hours = row_values(wb, "accelerator_hours")[0]
+    assert hours == 30e6  # the seed's example
+    for days, n, whole in zip(
+        row_values(wb, "target_days"),
+        row_values(wb, "accelerators_for_days"),
+        row_values(wb, "accelerators_rounded_up"),
+        strict=True,
+    ):
+        assert close(n, engine.accelerators_for_days(hours, days))
+        assert whole == math.ceil(engine.accelerators_for_days(hours, days))
+    for n, days, iters in zip(
+        row_values(wb, "accelerators"),
+        row_values(wb, "wall_clock_days"),
+        row_values(wb, "iterations_per_year"),
+        strict=True,
+    ):
+        assert close(days, engine.wall_clock_days(hours, n))
+        assert close(iters, engine.iterations_per_year(engine.wall_clock_days(hours, n)))
+
+
+def test_cluster_sizing_shows_the_seed_iteration_example(recalculated_templates):
+    wb = values(recalculated_templates["cluster-sizing.xlsx"])
+    assert row_values(wb, "seed_example_accelerators") == [15000, 150000]
+    days = row_values(wb, "seed_example_days")
+    iters = row_values(wb, "seed_example_iterations")
+    assert [round(d, 1) for d in days] == [83.3, 8.3]
+    assert [round(i, 2) for i in iters] == [4.38, 43.8]
+
+
+# -- dense versus MoE --------------------------------------------------------------------------
+
+
+def test_dense_vs_moe_equals_the_engine(recalculated_templates):
+    wb = values(recalculated_templates["dense-vs-moe.xlsx"])
+    shared = {
+        n: row_values(wb, n)[0]
+        for n in ("effective_tflops", "usd_per_accelerator_hour", "accelerators",
+                  "watts_per_accelerator")
+    }  # fmt: skip
+    results = []
+    for k in range(3):
+        r = engine.estimate(
+            row_values(wb, "total_params")[k],
+            row_values(wb, "training_tokens")[k],
+            shared["accelerators"],
+            active_params=row_values(wb, "active_params")[k],
+            effective_tflops=shared["effective_tflops"],
+            usd_per_accelerator_hour=shared["usd_per_accelerator_hour"],
+            watts_per_accelerator=shared["watts_per_accelerator"],
+        )
+        for name in ("training_flops", "accelerator_hours", "wall_clock_days",
+                     "rental_cost_usd", "electricity_kwh", "iterations_per_year"):  # fmt: skip
+            assert close(row_values(wb, name)[k], r[name]), (k, name)
+        results.append(r)
+    moe, dense = results[0], results[1]
+    ratio = row_values(wb, "activation_ratio")[0]
+    assert close(ratio, 37e9 / 671e9) and round(ratio * 100, 1) == 5.5
+    savings = {
+        "flops_saved": "training_flops",
+        "accelerator_hours_saved": "accelerator_hours",
+        "rental_cost_saved_usd": "rental_cost_usd",
+    }
+    for name, key in savings.items():
+        assert close(row_values(wb, name)[0], dense[key] - moe[key]), name
+    assert close(row_values(wb, "flops_saved_share")[0], 1 - ratio)
+    # where the savings go: the dense budget buys 1/ratio times the tokens, or as many runs
+    assert close(row_values(wb, "tokens_affordable")[0], 14.8e12 * 671 / 37)
+    assert close(row_values(wb, "experiments_affordable")[0], 671 / 37)
+    hours = [catalogue.run(n)["accelerator_hours"] for n in ("DeepSeek-V3", "Llama 3.1 405B")]
+    assert close(row_values(wb, "disclosed_hours_ratio")[0], hours[0] / hours[1])
+    assert row_values(wb, "disclosed_hours_ratio")[0] < 0.1  # "under a tenth"
+    ref = calibration.reference_table()
+    implied = row_values(wb, "implied_effective_tflops")
+    assert close(implied[0], ref.loc["DeepSeek-V3", "implied_effective_tflops"])
+    assert close(implied[2], ref.loc["Llama 3.1 405B", "implied_effective_tflops"])

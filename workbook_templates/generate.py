@@ -21,6 +21,8 @@ __all__ = ["TEMPLATES", "configure_parser", "run", "build_all", "write_templates
 #: File name -> "module:function" building its openpyxl Workbook.
 TEMPLATES = {
     "training-run-planner.xlsx": "workbook_templates.planner:build",
+    "cluster-sizing.xlsx": "workbook_templates.sizing:build",
+    "dense-vs-moe.xlsx": "workbook_templates.comparison:build",
 }
 
 DEFAULT_OUT = "templates"

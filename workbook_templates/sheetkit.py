@@ -462,3 +462,123 @@ def order_sheets(book, titles):
         if current != target:
             wb.move_sheet(title, offset=target - current)
     wb.active = 0
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a list table: header, unit, and a formula template or an axis of inputs.
+
+    In ``formula``, ``{row}`` is the table row's number and ``<X>`` the cell of column ``X``
+    on the same row; other ``{name}`` placeholders resolve through the Book.
+    """
+
+    name: str
+    header: str
+    unit: str = ""
+    formula: str = ""
+    inputs: tuple = ()
+    width: float = 16
+
+
+def write_table(book, ws, top, columns, n_rows, first_col=1, named=True):
+    """A list table: header at ``top``, ``n_rows`` rows; input columns and formula columns.
+
+    Each column's values get a defined name (``column.name``) spanning its rows when
+    ``named``. Returns (first data row, last data row).
+    """
+    book.header(ws, top, [f"{c.header}" + (f" ({c.unit})" if c.unit else "") for c in columns],
+                first_col)  # fmt: skip
+    ws.row_dimensions[top].height = 32
+    first, last = top + 1, top + n_rows
+    letters = {c.name: get_column_letter(first_col + j) for j, c in enumerate(columns)}
+    for j, c in enumerate(columns):
+        letter = letters[c.name]
+        ws.column_dimensions[letter].width = c.width
+        for i in range(n_rows):
+            r = first + i
+            cell = ws.cell(r, first_col + j)
+            if c.inputs:
+                Book.input_cell(cell, c.inputs[i], c.unit)
+                continue
+            text = c.formula.replace("{row}", str(r))
+            for other, col_letter in letters.items():
+                text = text.replace(f"<{other}>", f"{col_letter}{r}")
+            cell.value = book.formula(text, ws.title)
+            cell.style = "Calc"
+            cell.number_format = number_format(c.unit)
+        if named:
+            book.name(c.name, f"{quote_sheetname(ws.title)}!${letter}${first}:${letter}${last}")
+    return first, last
+
+
+_SCALAR_RULES = {
+    "> 0": ("decimal", "0", None, "greaterThan"),
+    ">= 0": ("decimal", "0", None, "greaterThanOrEqual"),
+    ">= 1": ("decimal", "1", None, "greaterThanOrEqual"),
+    "> 0 and <= 1": ("decimal", "0.000001", "1", "between"),
+}
+
+
+def validate_rule(book, ws, rng, rule, label, unit="", note=""):
+    """Data validation for a simple rule ("> 0", ">= 0", ">= 1", "> 0 and <= 1")."""
+    kind, f1, f2, op = _SCALAR_RULES[rule]
+    prompt = (
+        f"{label}" + (f" ({unit})" if unit else "") + f": {rule}." + (f" {note}" if note else "")
+    )
+    book.validation(ws, rng, kind, f1, f2, op, prompt=prompt, error=f"{label} must be {rule}.",
+                    title=label)  # fmt: skip
+
+
+def input_block(book, ws, top, items, note_col=4):
+    """Single-cell inputs, one per row from ``top``: (name, label, unit, value, rule, note).
+
+    Label in A, unit in B, the input in C (a defined name ``name``), the note in ``note_col``.
+    Returns the next free row.
+    """
+    r = top
+    for name, label, unit, value, rule, note in items:
+        book.label_cells(ws, r, label, unit, note, note_col=note_col)
+        cell = Book.input_cell(ws.cell(r, 3), value, unit)
+        book.place_cell(name, ws, cell.coordinate, named=True)
+        if rule:
+            validate_rule(book, ws, cell.coordinate, rule, label, unit, note)
+        r += 1
+    return r
+
+
+def output_block(book, ws, top, items, note_col=4, style="Calc"):
+    """Single-cell formulas, one per row: (name, label, unit, formula template, note)."""
+    r = top
+    for name, label, unit, formula, note in items:
+        book.label_cells(ws, r, label, unit, note, note_col=note_col)
+        cell = ws.cell(r, 3, book.formula(formula, ws.title))
+        cell.style = style
+        cell.number_format = number_format(unit)
+        book.place_cell(name, ws, cell.coordinate, named=True)
+        r += 1
+    return r
+
+
+def add_checks(book, checks, widths=None):
+    """A Checks sheet: (label, formula template) rows, TRUE = pass, and ``master_check``."""
+    from openpyxl.formatting.rule import FormulaRule
+
+    ws = book.sheet("Checks", widths or {"A": 70, "B": 4, "C": 12})
+    book.title(ws, "Checks", "TRUE = passes. The master check must be TRUE.")
+    book.header(ws, 4, ["Check", "", "Result"])
+    r = 5
+    for label, formula in checks:
+        put_text(ws.cell(r, 1), label)
+        ws.cell(r, 3, book.formula(formula, ws.title))
+        r += 1
+    put_text(ws.cell(r + 1, 1), "Master check (every check above)").style = "Section"
+    cell = ws.cell(r + 1, 3, f"=AND(C5:C{r - 1})")
+    bold(cell)
+    book.place_cell("master_check", ws, cell.coordinate, named=True)
+    rng = f"C5:C{r + 1}"
+    for value, colour in (("TRUE", CHECK_OK_FILL), ("FALSE", CHECK_BAD_FILL)):
+        ws.conditional_formatting.add(
+            rng, FormulaRule(formula=[f"C5={value}"], fill=PatternFill("solid", fgColor=colour))
+        )
+    Book.finish(ws, freeze="A5")
+    return ws
