@@ -12,9 +12,9 @@ from test_report_fixtures import (
     PLAN_A,
     PLAN_B,
     PLAN_C,
+    PLANNER,
     cell_of,
     fill,
-    planner_template,
     rezip,
     set_cell,
     sheet_member,
@@ -26,8 +26,8 @@ from workbook_templates.reader import PlannerError, read_planner
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    return planner_template(tmp_path_factory)
+def template(generated_templates):
+    return generated_templates[PLANNER]
 
 
 @pytest.fixture

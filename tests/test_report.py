@@ -22,9 +22,9 @@ from test_report_fixtures import (
     PLAN_A,
     PLAN_B,
     PLAN_C,
+    PLANNER,
     cell_of,
     fill,
-    planner_template,
     rezip,
     set_cell,
     sheet_member,
@@ -85,8 +85,8 @@ def report_cli(*args):
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    return planner_template(tmp_path_factory)
+def template(generated_templates):
+    return generated_templates[PLANNER]
 
 
 @pytest.fixture(scope="module")
@@ -554,3 +554,37 @@ def test_a_failed_write_leaves_nothing(good, tmp_path, monkeypatch, capsys):
     assert rc == 2 and "No space left" in capsys.readouterr().err
     leftovers = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert leftovers == []
+
+
+# ---------------------------------------------------------------------------------------------
+# The shared LibreOffice-recalculated planners (tests/conftest.py)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_shipped_planner_recalculated_agrees(recalculated_templates, tmp_path, capsys):
+    src = recalculated_templates[PLANNER]
+    rc = report_cli(src, "--csv", tmp_path)
+    assert rc == 0 and "warning" not in capsys.readouterr().err
+    assert pd.read_csv(tmp_path / "mismatches.csv").empty
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    assert len(runs) >= 3  # the reference and seed columns
+    from workbook_templates.reader import read_planner
+
+    for sc in read_planner(src).scenarios:
+        row = runs[runs["column"] == sc.column].iloc[0]
+        out = plan.estimate_scenario(sc.inputs)
+        for name in OUTPUTS:
+            assert close(None if pd.isna(row[name]) else row[name], out[name]), name
+
+
+def test_the_shared_variants_agree_and_keep_text_as_text(recalculated_variants, tmp_path):
+    from conftest import TYPED_PLAN
+
+    files = sorted(recalculated_variants.values())
+    rc = report_cli(*files, "--out", tmp_path / "h.xlsx", "--csv", tmp_path / "csv")
+    assert rc == 0
+    assert pd.read_csv(tmp_path / "csv" / "mismatches.csv").empty
+    wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
+    cells = [c for row in wb["Runs"].iter_rows() for c in row]
+    (hit,) = [c for c in cells if c.value == TYPED_PLAN["scenario_name"]]
+    assert hit.data_type == "s"
