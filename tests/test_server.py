@@ -304,6 +304,8 @@ MALFORMED = [
     json.dumps({**call_body("TRAIN_DAYS", 1, 2, 3, 4), "date_format": 5}).encode(),
     json.dumps({**call_body("TRAIN_DAYS", 1, 2, 3, 4), "func_name": ["TRAIN_DAYS"]}).encode(),
     b'{"func_name": "TRAIN_DAYS", "args": [' + b"[" * 5000 + b"]" * 5000 + b"]}",
+    json.dumps(call_body("TRAIN_DAYS", float("nan"), 1e12, 8, 400)).encode(),  # NaN literal
+    json.dumps(call_body("TRAIN_DAYS", float("inf"), 1e12, 8, 400)).encode(),  # Infinity
 ]
 
 
@@ -314,7 +316,11 @@ def test_malformed_body_is_4xx(server, content):
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.floats(allow_nan=False) | st.integers() | st.text(max_size=8),
+    st.none()
+    | st.booleans()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.integers()
+    | st.text(max_size=8),
     lambda inner: (
         st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
     ),

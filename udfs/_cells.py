@@ -56,7 +56,8 @@ EXCEL_ERRORS = frozenset(
     }
 )
 
-_NUMBER_TYPES = (float, int)
+_NUMBER_TYPES = frozenset({float, int})
+_ROW_TYPES = frozenset({list, tuple})
 
 
 class CellError(xw.XlwingsError, ValueError):
@@ -164,9 +165,11 @@ def to_array(function, argument, value, *, optional=False):
             return None
         raise CellError(function, argument, "is required (the cell is blank)")
     if isinstance(value, list | tuple):
+        arr = _fast_numbers(value)
+        if arr is not None:
+            return _squeeze(function, argument, arr)
         rows = _rows(function, argument, value)
-        kinds = set(map(type, itertools.chain.from_iterable(rows)))
-        if not kinds.issubset(_NUMBER_TYPES):
+        if not set(map(type, itertools.chain.from_iterable(rows))).issubset(_NUMBER_TYPES):
             one_cell = len(rows) == 1 and len(rows[0]) == 1
             for r, row in enumerate(rows):
                 for c, cell in enumerate(row):
@@ -179,6 +182,27 @@ def to_array(function, argument, value, *, optional=False):
     if problem is not None:
         _reject(function, argument, problem, None)
     return np.asarray(float(value))
+
+
+def _fast_numbers(rows):
+    """A list of rows holding only floats and ints as a 2-D array, else None (look closer).
+
+    A few passes at C speed: the rows' types and lengths, then the cells' types (``bool`` is
+    not accepted: ``type(True) is bool``), then one ``np.array`` of the flattened cells.
+    Anything unusual (text, blanks, ragged rows, a flat list) returns None.
+    """
+    if not set(map(type, rows)).issubset(_ROW_TYPES):
+        return None
+    widths = set(map(len, rows))
+    if len(widths) != 1:
+        return None
+    width = widths.pop()
+    if width == 0:
+        return None
+    flat = list(itertools.chain.from_iterable(rows))
+    if not set(map(type, flat)).issubset(_NUMBER_TYPES):
+        return None
+    return np.array(flat, dtype=float).reshape(len(rows), width)
 
 
 def _squeeze(function, argument, arr):

@@ -1,0 +1,214 @@
+"""Speed of the Excel functions: one 10,000-row TRAIN_DAYS call, its floor, and the server.
+
+Prints best-of-N times and ratios:
+
+- the Excel-function wrapper over a 10,000-row column (nested lists in, nested lists out);
+- its floor: converting the same nested lists to numpy arrays plus the bare engine
+  expression (no checks, no conversion back);
+- 10,000 single-cell calls, for contrast;
+- one 10,000-row request through the real xlwings Server (uvicorn on 127.0.0.1, Excel's
+  request body over HTTP), against the same call in-process.
+
+Aims (issue 3): the range call within 3x of its floor; the server request within 5x of the
+in-process call. Run: ``.venv/bin/python benchmarks/bench_excel.py`` (``--no-server`` skips
+the server part, which needs the ``server`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from udfs import excel
+
+ROWS = 10_000
+
+
+def best(fn, repeat=7, number=1):
+    """Best (smallest) time of ``repeat`` runs of ``number`` calls, per call, in seconds."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - start) / number)
+    return min(times)
+
+
+def inputs():
+    rng = np.random.default_rng(0)
+    active = [[float(p)] for p in rng.uniform(1e9, 1e12, ROWS)]
+    return active, 14.8e12, 2048.0, 400.0
+
+
+def floor(active, tokens, accelerators, tflops):
+    a = np.array(active, dtype=float)
+    t = np.asarray(tokens, dtype=float)
+    n = np.asarray(accelerators, dtype=float)
+    e = np.asarray(tflops, dtype=float)
+    return 6.0 * a * t / (e * 1e12) / 3600.0 / n / 24.0
+
+
+def fmt(seconds):
+    return f"{seconds * 1e3:9.3f} ms"
+
+
+def in_process():
+    active, tokens, accelerators, tflops = inputs()
+    got = excel.TRAIN_DAYS(active, tokens, accelerators, tflops)
+    np.testing.assert_allclose(np.array(got), floor(*inputs()), rtol=1e-12)
+
+    wrapper = best(lambda: excel.TRAIN_DAYS(active, tokens, accelerators, tflops), number=20)
+    bare = best(lambda: floor(active, tokens, accelerators, tflops), number=20)
+    cells = [a[0] for a in active]
+    singles = best(
+        lambda: [excel.TRAIN_DAYS(c, tokens, accelerators, tflops) for c in cells], repeat=3
+    )
+    print(f"TRAIN_DAYS over {ROWS:,} rows, in-process")
+    print(f"  Excel-function wrapper (range call) {fmt(wrapper)}")
+    print(f"  floor (np.array + bare expression)  {fmt(bare)}")
+    print(f"  {ROWS:,} single-cell calls           {fmt(singles)}")
+    print(f"  wrapper / floor        {wrapper / bare:7.2f}x   (aim: within 3x)")
+    print(f"  single calls / wrapper {singles / wrapper:7.1f}x")
+    return wrapper
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def through_server(wrapper_seconds):
+    import httpx
+
+    port = _free_port()
+    env = {
+        **os.environ,
+        "XLWINGS_LICENSE_KEY": os.environ.get("XLWINGS_LICENSE_KEY", "noncommercial"),
+        "XLWINGS_ENVIRONMENT": "prod",
+        "XLWINGS_LOG_LEVEL": "WARNING",
+        "DOTENV_PATH": os.path.join(tempfile.gettempdir(), "compute-lab-bench-no.env"),
+    }
+    env.pop("XLWINGS_ON_SERVER", None)
+    command = [sys.executable, "-m", "uvicorn", "addin.server_app:app"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60)
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise SystemExit(f"server exited: {proc.stderr.read().decode()}")
+            try:
+                client.get("/xlwings/custom-functions-meta.json")
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise SystemExit("server did not start") from None
+                time.sleep(0.2)
+        active, tokens, accelerators, tflops = inputs()
+        body = {
+            "client": "Office.js",
+            "func_name": "TRAIN_DAYS",
+            "args": [active, [[tokens]], [[accelerators]], [[tflops]]],
+            "caller_address": "[Book1.xlsx]Sheet1!B2",
+            "session_id": "bench",
+            "culture_info_name": "en-US",
+            "date_format": "M/d/yyyy",
+            "version": "0.37.8",
+            "runtime": "1.4",
+        }
+
+        def request():
+            response = client.post("/xlwings/custom-functions-call", json=body)
+            response.raise_for_status()
+            return response
+
+        result = request().json()["result"]
+        assert result == excel.TRAIN_DAYS(active, tokens, accelerators, tflops)
+        served = best(request, repeat=7, number=3)
+        dispatch = _xlwings_dispatch_seconds(env)
+        print(f"TRAIN_DAYS over {ROWS:,} rows, one request through xlwings Server (HTTP)")
+        print(f"  server request                       {fmt(served)}")
+        print(f"  in-process call (Excel function)     {fmt(wrapper_seconds)}")
+        print(f"  xlwings dispatch in-process, no HTTP {fmt(dispatch)}")
+        print(f"  server / in-process call {served / wrapper_seconds:7.2f}x   (aim: within 5x)")
+        print(f"  server / xlwings dispatch {served / dispatch:6.2f}x")
+        client.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+_DISPATCH = """
+import asyncio, json, sys, time
+import addin.server_app  # sets XLWINGS_ON_SERVER before xlwings is imported
+import xlwings.server
+from udfs import excel
+body = json.loads(sys.stdin.read())
+call = lambda: asyncio.run(xlwings.server.custom_functions_call(body, excel))
+call()
+times = []
+for _ in range(7):
+    start = time.perf_counter()
+    call()
+    times.append(time.perf_counter() - start)
+print(min(times))
+"""
+
+
+def _xlwings_dispatch_seconds(env):
+    """xlwings' own custom_functions_call on the same body, in a server-mode process."""
+    active, tokens, accelerators, tflops = inputs()
+    body = {
+        "client": "Office.js",
+        "func_name": "TRAIN_DAYS",
+        "args": [active, [[tokens]], [[accelerators]], [[tflops]]],
+        "caller_address": "[Book1.xlsx]Sheet1!B2",
+        "culture_info_name": "en-US",
+        "date_format": "M/d/yyyy",
+        "version": "0.37.8",
+        "runtime": "1.4",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", _DISPATCH],
+        input=json.dumps(body),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=300,
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-server", action="store_true", help="skip the server benchmark")
+    args = parser.parse_args(argv)
+    wrapper = in_process()
+    if args.no_server:
+        return 0
+    if importlib.util.find_spec("xlwings_server") is None:
+        print("xlwings Server not installed (pip install '.[server]'): server part skipped")
+        return 0
+    print()
+    through_server(wrapper)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
