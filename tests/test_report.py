@@ -588,3 +588,21 @@ def test_the_shared_variants_agree_and_keep_text_as_text(recalculated_variants, 
     cells = [c for row in wb["Runs"].iter_rows() for c in row]
     (hit,) = [c for c in cells if c.value == TYPED_PLAN["scenario_name"]]
     assert hit.data_type == "s"
+
+
+def test_every_bad_scenario_of_a_file_is_reported(good, tmp_path, capsys):
+    src = tmp_path / "two-bad.xlsx"
+    src.write_bytes(good.read_bytes())
+    first = _edit(src, "mfu", 1, 1.5)
+    second = _edit(src, "usd_per_accelerator_hour", 0, -1)
+    assert report_cli(src, "--out", tmp_path / "h.xlsx") == 2
+    err = capsys.readouterr().err
+    assert f"{src}: {first}: mfu" in err and f"{src}: {second}: usd_per_accelerator_hour" in err
+
+
+def test_files_sheet_fingerprints_what_was_read(handoff, planners):
+    files = {f[header("file")]: f for f in sheet_records(handoff / "handoff.xlsx", "Files")}
+    for key in ("a", "b"):
+        row = files[str(planners[key])]
+        assert row[header("sha256")] == digest(planners[key])
+        assert row[header("size_bytes")] == planners[key].stat().st_size

@@ -30,6 +30,7 @@ Every problem is a :class:`Problem` (sheet, cell, message) gathered in a
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import io
 import math
 import os
@@ -189,6 +190,7 @@ class Planner:
     skipped_columns: list  # (column letter, scenario name or "") of columns without inputs
     has_cached_values: bool
     size_bytes: int
+    sha256: str  # of the bytes read, for the audit trail
 
 
 # ---------------------------------------------------------------------------------------------
@@ -464,7 +466,9 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES):
     formulas_wb = _load(path, data, data_only=False)
     values_wb = _load(path, data, data_only=True)
     try:
-        return _read(path, formulas_wb, values_wb, len(data))
+        planner = _read(path, formulas_wb, values_wb, len(data))
+        planner.sha256 = hashlib.sha256(data).hexdigest()
+        return planner
     except PlannerError:
         raise
     except Exception as exc:  # noqa: BLE001 - a malformed sheet part surfaces while reading
@@ -614,4 +618,5 @@ def _read(path, formulas_wb, values_wb, size):
         skipped_columns=skipped,
         has_cached_values=any_cached,
         size_bytes=size,
+        sha256="",
     )

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as _dt
-import hashlib
 import math
 import os
 import sys
@@ -216,7 +215,14 @@ def consolidate(paths, *, max_bytes=DEFAULT_MAX_BYTES, tolerance=DEFAULT_TOLERAN
     for path in paths:
         try:
             planner = read_planner(path, max_bytes=max_bytes)
-            file_runs = [_recompute(sc) for sc in planner.scenarios]
+            file_runs, problems = [], []
+            for sc in planner.scenarios:  # every scenario's problem, not just the first
+                try:
+                    file_runs.append(_recompute(sc))
+                except PlannerError as err:
+                    problems.extend(err.problems)
+            if problems:
+                raise PlannerError(path, problems)
         except PlannerError as err:
             if not skip_bad:
                 raise
@@ -229,14 +235,6 @@ def consolidate(paths, *, max_bytes=DEFAULT_MAX_BYTES, tolerance=DEFAULT_TOLERAN
     result = Consolidation(planners, runs, bad, tolerance=tolerance)
     result.tables = _tables(result, mismatch_rows)
     return result
-
-
-def _sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 16), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _tables(c, mismatch_rows):
@@ -336,7 +334,7 @@ def _tables(c, mismatch_rows):
             {
                 "file": str(p.path),
                 "size_bytes": p.size_bytes,
-                "sha256": _sha256(p.path),
+                "sha256": p.sha256,
                 "template_version": _shown(p.template_version)
                 if p.template_version is not None
                 else None,
