@@ -458,3 +458,14 @@ def test_import_udfs_needs_no_xlwings_until_a_function_is_used():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "46.4"
+
+
+def test_one_by_one_range_reports_no_cell_position():
+    err = raises(lambda: x.TRAIN_DAYS(37e9, 14.8e12, [["many"]], 400), "accelerators must be")
+    assert err.position is None and "row" not in str(err)
+
+
+def test_error_attributes_name_function_argument_and_cell():
+    err = raises(lambda: x.TRAIN_FLOPS([[1e9], [0]], 1e12))
+    assert (err.function, err.argument, err.position) == ("TRAIN_FLOPS", "active_params", (1, 0))
+    assert err.rule == "must be greater than 0 (got 0)"

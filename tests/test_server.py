@@ -428,3 +428,16 @@ def test_serve_command_starts_the_server_on_loopback(tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=15)
+
+
+def test_server_refuses_functions_imported_without_server_decorators(tmp_path):
+    # The trap in xlwings: import order decides the decorators. Importing udfs.excel (and so
+    # xlwings) first must fail loudly, not serve a module with no registered functions.
+    code = "import udfs.excel\nimport addin.server_app\n"
+    env = {**os.environ, "XLWINGS_LICENSE_KEY": "noncommercial"}
+    env.pop("XLWINGS_ON_SERVER", None)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode != 0
+    assert "XLWINGS_ON_SERVER" in out.stderr
