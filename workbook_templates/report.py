@@ -1071,8 +1071,8 @@ def run(args):
         _err(f"error: {why}; nothing written")
         return 2
     for m in c.mismatches.itertuples(index=False):
-        engine_value = "(none)" if m.engine_value is None else f"{m.engine_value:.10g}"
-        cached = m.cached_value if isinstance(m.cached_value, str) else f"{m.cached_value:.10g}"
+        engine_value = "(none)" if m.engine_value is None else f"{m.engine_value:,.10g}"
+        cached = m.cached_value if isinstance(m.cached_value, str) else f"{m.cached_value:,.10g}"
         _err(
             f"warning: {m.file}: {m.sheet}!{m.cell}: {m.name} (scenario {m.scenario!r}) "
             f"saved {cached} but the engine gives {engine_value}"
