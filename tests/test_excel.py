@@ -469,3 +469,60 @@ def test_error_attributes_name_function_argument_and_cell():
     err = raises(lambda: x.TRAIN_FLOPS([[1e9], [0]], 1e12))
     assert (err.function, err.argument, err.position) == ("TRAIN_FLOPS", "active_params", (1, 0))
     assert err.rule == "must be greater than 0 (got 0)"
+
+
+# Valid values of each numeric argument, for the range-equals-single-cells law.
+_big = st.floats(min_value=1e6, max_value=1e13)
+_ARG_VALUES = {
+    "active_params": _big,
+    "total_params": _big,
+    "params": _big,
+    "tokens": _big,
+    "accelerators": st.integers(min_value=1, max_value=100_000),
+    "effective_tflops": st.floats(min_value=1, max_value=5000),
+    "peak_tflops": st.floats(min_value=1, max_value=5000),
+    "usd_per_accelerator_hour": st.floats(min_value=0, max_value=20),
+    "watts_per_accelerator": st.floats(min_value=1, max_value=2000),
+    "pue": st.floats(min_value=1, max_value=3),
+    "bytes_per_param": st.floats(min_value=0.5, max_value=32),
+    "mfu": st.floats(min_value=0.01, max_value=1),
+    "goodput": st.floats(min_value=0.01, max_value=1),
+    "usable_fraction": st.floats(min_value=0.01, max_value=1),
+    "mtbf_hours": st.floats(min_value=0.5, max_value=1000),
+    "checkpoint_write_hours": st.floats(min_value=0.001, max_value=0.2),
+    "restart_hours": st.floats(min_value=0, max_value=1),
+    "interval_hours": st.floats(min_value=0.05, max_value=10),
+    "accelerator_hours": st.floats(min_value=1, max_value=1e8),
+    "target_days": st.floats(min_value=1, max_value=1000),
+    "training_flops": st.floats(min_value=1e18, max_value=1e26),
+    "hbm_gb": st.floats(min_value=8, max_value=300),
+    "tokens_per_param": st.floats(min_value=1, max_value=100),
+    "electricity_kwh": st.floats(min_value=0, max_value=1e9),
+    "grams_co2_per_kwh": st.floats(min_value=0, max_value=1000),
+}
+NUMERIC_FUNCTIONS = [n for n in x.__all__ if n not in ("ACCEL_SPEC", "REF_RUN", "TRAIN_PLAN")]
+
+
+@pytest.mark.parametrize("name", NUMERIC_FUNCTIONS)
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), rows=st.integers(min_value=2, max_value=6))
+def test_every_function_over_ranges_equals_single_calls(name, data, rows):
+    f = getattr(x, name)
+    params = list(inspect.signature(f).parameters)
+    # Each argument is a single cell or a column of `rows` cells, at random.
+    args = []
+    for p in params:
+        if data.draw(st.booleans(), label=f"{p} is a range"):
+            args.append(
+                [[v] for v in data.draw(st.lists(_ARG_VALUES[p], min_size=rows, max_size=rows))]
+            )
+        else:
+            args.append(data.draw(_ARG_VALUES[p], label=p))
+    got = f(*args)
+    if not any(isinstance(a, list) for a in args):
+        assert isinstance(got, float)
+        return
+    assert np.shape(got) == (rows, 1)
+    for i in range(rows):
+        single = [a[i][0] if isinstance(a, list) else a for a in args]
+        assert got[i][0] == f(*single)
