@@ -23,6 +23,7 @@ from test_report_fixtures import (
 
 from workbook_templates import reader
 from workbook_templates.reader import PlannerError, read_planner
+from workbook_templates.recalc import find_soffice, recalculate
 
 
 @pytest.fixture(scope="module")
@@ -334,3 +335,22 @@ def test_external_entity_is_refused(filled, tmp_path):
     evil = '<?xml version="1.0"?>\n<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>\n'
     path = rezip(filled, tmp_path / "xxe.xlsx", {member: (evil + body).encode()})
     assert "unsafe XML" in str(problem_of(path))
+
+
+def test_an_input_formula_needs_a_saved_value(filled, tmp_path):
+    wb = openpyxl.load_workbook(filled)
+    ws, coord = cell_of(wb, "total_params", 0)
+    ws[coord] = "=671*1E+9"  # a formula typed into an input cell
+    wb.save(filled)
+    err = problem_of(filled)
+    (p,) = err.problems
+    assert (p.sheet, p.cell) == (ws.title, coord) and "formula with no saved value" in p.message
+    if find_soffice() is None:
+        pytest.skip("LibreOffice not installed")
+    (saved,) = recalculate([filled], tmp_path / "lo")
+    assert read_planner(saved).scenarios[0].inputs["total_params"] == 671e9
+
+
+def test_text_that_looks_like_a_formula_is_text(filled):
+    edit(filled, "scenario_name", 0, "=cmd|' /C calc'!A0")
+    assert read_planner(filled).scenarios[0].name == "=cmd|' /C calc'!A0"

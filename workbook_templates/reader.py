@@ -349,8 +349,12 @@ def _name_cells(path, wb, name):
     return sheet, [(min_row, c) for c in range(min_col, max_col + 1)]
 
 
-def _grab(wb, wanted):
-    """{sheet: {(row, col): value}} for the wanted cells, one pass per sheet."""
+def _grab(wb, wanted, formulas=False):
+    """{sheet: {(row, col): value}} for the wanted cells, one pass per sheet.
+
+    With ``formulas`` the values are ``(value, is_formula)``, from the cell's data type (text
+    that merely starts with "=" is not a formula).
+    """
     out = {}
     for sheet, cells in wanted.items():
         rows = [r for r, _ in cells]
@@ -364,25 +368,21 @@ def _grab(wb, wanted):
                 max_row=max_row,
                 min_col=min_col,
                 max_col=max_col,
-                values_only=True,
             ),
             start=min_row,
         ):
-            for c, value in enumerate(row, start=min_col):
+            for c, cell in enumerate(row, start=min_col):
                 if (r, c) in cells:
-                    values[(r, c)] = value
+                    if formulas:
+                        values[(r, c)] = (cell.value, cell.data_type == "f")
+                    else:
+                        values[(r, c)] = cell.value
         out[sheet] = values
     return out
 
 
 def _coordinate(row, col):
     return f"{openpyxl.utils.get_column_letter(col)}{row}"
-
-
-def _is_formula(value):
-    if isinstance(value, str):
-        return value.startswith("=")
-    return hasattr(value, "text") and hasattr(value, "ref")  # ArrayFormula
 
 
 def _blank(value):
@@ -522,12 +522,19 @@ def _read(path, formulas_wb, values_wb, size):
         wanted.setdefault(sheet, set()).update(cells)
     for sheet, cell in extras.values():
         wanted.setdefault(sheet, set()).add(cell)
-    formulas = _grab(formulas_wb, wanted)
+    formulas = _grab(formulas_wb, wanted, formulas=True)
     values = _grab(values_wb, wanted)
 
     def value_at(name, k, cached=False):
+        """The cell's value: typed (formula text for a formula), or as last saved."""
         sheet, cells = locations[name]
-        return (values if cached else formulas)[sheet].get(cells[k])
+        if cached:
+            return values[sheet].get(cells[k])
+        return formulas[sheet].get(cells[k], (None, False))[0]
+
+    def is_formula(name, k):
+        sheet, cells = locations[name]
+        return formulas[sheet].get(cells[k], (None, False))[1]
 
     def ref_at(name, k):
         sheet, cells = locations[name]
@@ -548,7 +555,7 @@ def _read(path, formulas_wb, values_wb, size):
         raw, formula_problems = {}, []
         for name in INPUT_NAMES:
             v = value_at(name, k)
-            if _is_formula(v):  # an input computed by a formula: take what was saved
+            if is_formula(name, k):  # an input computed by a formula: take what was saved
                 v = value_at(name, k, cached=True)
                 if v is None:
                     ref = ref_at(name, k)
@@ -601,12 +608,14 @@ def _read(path, formulas_wb, values_wb, size):
             inputs[name] = value
         name = inputs["scenario_name"] or f"Scenario {k + 1}"
         cached = {n: value_at(n, k, cached=True) for n in OUTPUT_NAMES}
-        is_formula = {n: _is_formula(value_at(n, k)) for n in OUTPUT_NAMES}
+        formula_cells = {n: is_formula(n, k) for n in OUTPUT_NAMES}
         # Saved values of formula cells: what Excel or LibreOffice computed (a value typed
         # over a formula is there whoever saved the file, so it does not count).
-        any_cached = any_cached or any(cached[n] is not None for n in OUTPUT_NAMES if is_formula[n])
+        any_cached = any_cached or any(
+            cached[n] is not None for n in OUTPUT_NAMES if formula_cells[n]
+        )
         scenarios.append(
-            Scenario(path, k + 1, column, name, inputs, cells, cached, is_formula),
+            Scenario(path, k + 1, column, name, inputs, cells, cached, formula_cells),
         )
     if problems:
         raise PlannerError(path, problems)
