@@ -27,6 +27,7 @@ from .sheetkit import (
     number_format,
     order_sheets,
     output_block,
+    paragraph,
     put_text,
     set_properties,
 )
@@ -136,6 +137,7 @@ def _inputs(book):
             ),
         ],
         note_col=NOTE_COL,
+        value_col=FIRST_COL,
     )
     r += 6
     constants = (
@@ -145,7 +147,7 @@ def _inputs(book):
     )  # fmt: skip
     for name, label, unit, value, note in constants:
         book.label_cells(ws, r, label, unit, note, note_col=NOTE_COL)
-        cell = ws.cell(r, 3, value)
+        cell = ws.cell(r, FIRST_COL, value)
         cell.style = "Constant"
         book.place_cell(name, ws, cell.coordinate, named=True)
         r += 1
@@ -210,6 +212,7 @@ def _comparison(book):
             ("electricity_kwh_saved", "Electricity saved", "kWh", diff("electricity_kwh"), ""),
         ],
         note_col=NOTE_COL,
+        value_col=FIRST_COL,
     )  # fmt: skip
     r += 1
     ws.cell(r, 1, "Against the dense reference (disclosed figures)").style = "Section"
@@ -227,6 +230,7 @@ def _comparison(book):
              "=INDEX(total_params,1)/INDEX(total_params,3)", "A larger model in total"),
         ],
         note_col=NOTE_COL,
+        value_col=FIRST_COL,
     )  # fmt: skip
     chart = BarChart()
     chart.type = "col"
@@ -237,6 +241,8 @@ def _comparison(book):
         Reference(ws, min_col=COLUMNS[0], max_col=COLUMNS[-1], min_row=row), from_rows=True
     )
     chart.set_categories(Reference(ws, min_col=COLUMNS[0], max_col=COLUMNS[-1], min_row=4))
+    chart.x_axis.delete = False
+    chart.y_axis.delete = False
     chart.width, chart.height = 18, 8
     ws.add_chart(chart, f"A{r + 2}")
     Book.finish(ws, freeze="D5")
@@ -289,9 +295,15 @@ def _paradox(book):
         "implied TFLOP/s on Comparison).",
     ).style = "Note"
     ws.merge_cells("A14:D18")
-    put_text(ws["A20"], "Source: the source project's Compute Lab, 'The Efficiency Paradox' and "
-             "'MoE Changes the Bottleneck'; figures from arXiv 2412.19437 and the Llama 3.1 "
-             "model card.").style = "Note"  # fmt: skip
+    paragraph(
+        ws,
+        20,
+        1,
+        "Source: the source project's Compute Lab, 'The Efficiency Paradox' and "
+        "'MoE Changes the Bottleneck'; figures from arXiv 2412.19437 and the Llama 3.1 "
+        "model card.",
+        4,
+    )
     Book.finish(ws, freeze="A5")
 
 

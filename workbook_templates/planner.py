@@ -17,6 +17,7 @@ from openpyxl.chart import BarChart, Reference, ScatterChart, Series
 from openpyxl.formatting.rule import ColorScaleRule, FormulaRule
 from openpyxl.styles import Alignment, PatternFill
 from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.pagebreak import Break
 
 from udfs import calibration, catalogue
 from udfs.plan import PASS_THROUGH
@@ -32,6 +33,7 @@ from .sheetkit import (
     bold,
     number_format,
     order_sheets,
+    paragraph,
     put_text,
     set_properties,
 )
@@ -209,8 +211,8 @@ def _inputs_sheet(book, scen):
     widths = {"A": 34, "B": 20, "C": 13}
     for c in SCENARIO_COLUMNS:
         widths[get_column_letter(c)] = 17
-    widths[get_column_letter(NOTE_COL)] = 70
-    widths[get_column_letter(RULE_COL)] = 26
+    widths[get_column_letter(NOTE_COL)] = 60
+    widths[get_column_letter(RULE_COL)] = 22
     ws = book.sheet("Inputs", widths)
     book.title(
         ws,
@@ -270,16 +272,18 @@ def _inputs_sheet(book, scen):
     for s in scen:
         if s["note"]:
             r += 1
-            put_text(ws.cell(r, 1), s["values"]["scenario_name"])
+            put_text(ws.cell(r, 1), s["values"]["scenario_name"]).alignment = Alignment(
+                vertical="top", wrap_text=True
+            )
             put_text(ws.cell(r, 2), s["note"]).style = "Note"
             ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=NOTE_COL)
-            ws.row_dimensions[r].height = 45
     r += 2
     put_text(
         ws.cell(r, 1),
         "Custom columns: type the total parameters, tokens and accelerator count (and the active "
         "parameters for an MoE model); every other input already holds a default you can change.",
     ).style = "Note"
+    ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=NOTE_COL)
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}")
     return ws
 
@@ -494,19 +498,27 @@ def _summary_sheet(book, scen):
         _single(book, ws, r, f"sel.{q.name}", q.label, q.unit,
                 f"=INDEX({q.name},{{active_scenario}})", "Link")  # fmt: skip
     r += 2
-    put_text(
-        ws.cell(r, 1),
+    paragraph(
+        ws,
+        r,
+        1,
         "Every figure is INDEX(row, active_scenario) into the Calculations sheet. A blank "
         "figure means the scenario's required inputs are not typed yet.",
-    ).style = "Note"
+        4,
+    )
     Book.finish(ws, freeze="A4")
     return ws
 
 
-def _grid(book, ws, top, title, row_axis, col_axis, cell_formula, unit, row_unit, col_unit):
-    """A two-way grid: typed axes (inputs) and one formula template for every cell."""
+def _grid(book, ws, top, title, row_axis, col_axis, cell_formula, unit, row_unit, col_unit,
+          corner_text, high_is_good=False):  # fmt: skip
+    """A two-way grid: typed axes (inputs) and one formula template for every cell.
+
+    ``<row>`` and ``<col>`` in ``cell_formula`` are the cell's row and column axis values.
+    The heat map runs green (good) to red (bad); ``high_is_good`` flips it.
+    """
     ws.cell(top, 1, title).style = "Section"
-    corner = ws.cell(top + 1, 2, f"{row_unit} \\ {col_unit}")
+    corner = ws.cell(top + 1, 2, corner_text)
     corner.style = "Header"
     for j, v in enumerate(col_axis):
         book.input_cell(ws.cell(top + 1, 3 + j), v, col_unit)
@@ -524,12 +536,12 @@ def _grid(book, ws, top, title, row_axis, col_axis, cell_formula, unit, row_unit
         f"{first}:{last}",
         ColorScaleRule(
             start_type="min",
-            start_color="63BE7B",
+            start_color="F8696B" if high_is_good else "63BE7B",
             mid_type="percentile",
             mid_value=50,
             mid_color="FFEB84",
             end_type="max",
-            end_color="F8696B",
+            end_color="63BE7B" if high_is_good else "F8696B",
         ),
     )
     return top + 3 + len(row_axis), f"{first}:{last}"
@@ -562,26 +574,31 @@ def _sensitivity_sheet(book):
     nxt, grid1 = _grid(
         book, ws, 5, "Wall-clock days: accelerators (rows) x MFU (columns)",
         SENS_ACCELERATORS, SENS_MFU, "=" + ok + days + ',"")', "days", "accelerators", "fraction",
+        "Accelerators \\ MFU",
     )  # fmt: skip
     book.place_cell("sens.days_first", ws, grid1.split(":")[0])
     cost = "{sel.training_flops}/({sel.peak_tflops_used}*<row>*{sel.goodput_used}*1E+12)/3600*<col>"
     nxt, _ = _grid(
         book, ws, nxt + 1, "Compute cost (US$): MFU (rows) x price per accelerator-hour (columns)",
         SENS_MFU, SENS_PRICE, "=" + ok + cost + ',"")', "US$", "fraction", "US$/accelerator-hour",
+        "MFU \\ US$ per hour",
     )  # fmt: skip
     iters = "{days_per_year}/(" + days + ")"
     nxt, _ = _grid(
         book, ws, nxt + 1, "Research iterations per year: accelerators (rows) x MFU (columns)",
         SENS_ACCELERATORS, SENS_MFU, "=" + ok + iters + ',"")', "runs/year", "accelerators",
-        "fraction",
+        "fraction", "Accelerators \\ MFU", high_is_good=True,
     )  # fmt: skip
-    put_text(
-        ws.cell(nxt + 1, 2),
+    paragraph(
+        ws,
+        nxt + 1,
+        2,
         "Under the linear model the compute cost does not depend on the number of accelerators "
         "(more accelerators finish sooner, the accelerator-hours stay the same), so cost varies "
         "with MFU and price, and time with accelerators and MFU. Real scaling is sub-linear at "
         "large counts.",
-    ).style = "Note"
+        9,
+    )
     Book.finish(ws, freeze="A5")
     return ws
 
@@ -671,14 +688,23 @@ def _monthly_sheet(book):
     book.name("monthly_share", f"'Monthly spend'!$D${first}:$D${last}")
     book.name("monthly_accelerator_hours", f"'Monthly spend'!$E${first}:$E${last}")
     book.name("monthly_total_cost_usd", f"'Monthly spend'!$H${first}:$H${last}")
-    put_text(
-        ws.cell(total + 2, 1),
+    paragraph(
+        ws,
+        total + 2,
+        1,
         f"{MONTHS} months are laid out; a run longer than that fails the Checks sheet's "
         "schedule check. Each month's share = max(0, min(end, next month) - max(start, month)) "
         "/ days, the same formula as udfs.engine.month_shares.",
-    ).style = "Note"
+        9,
+    )
     Book.finish(ws, freeze=f"A{first}", print_titles=f"{head}:{head}")
     return ws
+
+
+def _show_axes(chart):
+    """openpyxl 3.1 marks axes deleted unless told: show both."""
+    chart.x_axis.delete = False
+    chart.y_axis.delete = False
 
 
 def _charts_sheet(book):
@@ -697,30 +723,7 @@ def _charts_sheet(book):
             "{sel.accelerator_hours}/A" + str(r) + '/24,"")', ws.title))  # fmt: skip
         ws.cell(r, 2).number_format = number_format("days")
     last = 4 + len(SENS_ACCELERATORS)
-    put_text(ws.cell(last + 1, 1), "Selected scenario at its own TFLOP/s (Summary).").style = "Note"
-
-    calc = book.wb["Calculations"]
-    _, header_row, _, _ = ("", 4, 0, 0)
-    cats = Reference(calc, min_col=FIRST_COL, max_col=LAST_COL, min_row=header_row)
-    for k, (name, title, anchor) in enumerate(
-        (
-            ("total_cost_usd", "Total cost by scenario (US$)", "D4"),
-            ("accelerator_hours", "Accelerator-hours by scenario", "D22"),
-            ("wall_clock_days", "Wall-clock days by scenario", "D40"),
-        )
-    ):
-        _, row, _, _ = book.rows[name]
-        chart = BarChart()
-        chart.type = "col"
-        chart.title = title
-        chart.legend = None
-        data = Reference(calc, min_col=FIRST_COL, max_col=LAST_COL, min_row=row)
-        chart.add_data(data, from_rows=True, titles_from_data=False)
-        chart.set_categories(cats)
-        chart.y_axis.title = title
-        chart.width, chart.height = 22, 8.5
-        ws.add_chart(chart, anchor)
-        del k
+    paragraph(ws, last + 1, 1, "Selected scenario at its own TFLOP/s (Summary).", 6)
 
     sc = ScatterChart(scatterStyle="lineMarker")
     sc.title = "Wall-clock days against accelerators (selected scenario)"
@@ -732,8 +735,30 @@ def _charts_sheet(book):
     series.marker.symbol = "circle"
     sc.series.append(series)
     sc.legend = None
-    sc.width, sc.height = 16, 8.5
-    ws.add_chart(sc, "A" + str(last + 4))
+    _show_axes(sc)
+    sc.width, sc.height = 17, 9
+    ws.add_chart(sc, "D4")
+
+    calc = book.wb["Calculations"]
+    cats = Reference(calc, min_col=FIRST_COL, max_col=LAST_COL, min_row=4)  # scenario names
+    charts = (
+        ("total_cost_usd", "Total cost by scenario (US$)", "A24"),
+        ("accelerator_hours", "Accelerator-hours by scenario", "A44"),
+        ("wall_clock_days", "Wall-clock days by scenario", "A64"),
+    )
+    for name, title, anchor in charts:
+        _, row, _, _ = book.rows[name]
+        chart = BarChart()
+        chart.type = "col"
+        chart.title = title
+        chart.legend = None
+        data = Reference(calc, min_col=FIRST_COL, max_col=LAST_COL, min_row=row)
+        chart.add_data(data, from_rows=True, titles_from_data=False)
+        chart.set_categories(cats)
+        _show_axes(chart)
+        chart.width, chart.height = 24, 9.5
+        ws.add_chart(chart, anchor)
+        ws.row_breaks.append(Break(id=int(anchor[1:]) - 1))  # one chart per printed page
     Book.finish(ws)
     return ws
 
@@ -843,12 +868,15 @@ def _reference_sheet(book):
     cell.number_format = "0.0%"
     book.place_cell("ref.median_mfu", ws, cell.coordinate, named=False)
     book.name("ref_median_mfu", f"'Reference runs'!$L${r}")
-    put_text(
-        ws.cell(r + 1, 1),
+    paragraph(
+        ws,
+        r + 1,
+        1,
         "The planner's default MFU (Inputs, column C) is this median. Disclosed hours may "
         "include failures, restarts, evaluation and other phases, so implied MFU can sit below "
         "a paper's MFU.",
-    ).style = "Note"
+        16,
+    )
     Book.finish(ws, freeze="B5")
     return ws
 

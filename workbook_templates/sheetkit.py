@@ -105,6 +105,34 @@ def put_text(cell, value):
     return cell
 
 
+def _width(ws, letter):
+    width = ws.column_dimensions[letter].width if letter in ws.column_dimensions else None
+    return width or 8.43
+
+
+def fit_wrapped_rows(ws, line_height=15.0):
+    """Give rows with wrapped text enough height for their lines (an estimate by width)."""
+    spans = {}
+    for merged in ws.merged_cells.ranges:
+        width = sum(
+            _width(ws, get_column_letter(c)) for c in range(merged.min_col, merged.max_col + 1)
+        )
+        spans[(merged.min_row, merged.min_col)] = (width, merged.max_row - merged.min_row + 1)
+    for row in ws.iter_rows():
+        need = 1
+        for c in row:
+            if not isinstance(c.value, str) or c.data_type == "f" or not c.alignment.wrap_text:
+                continue
+            width, rows = spans.get((c.row, c.column), (_width(ws, c.column_letter), 1))
+            chars = max(1.0, width * 1.1)
+            lines = sum(max(1, -(-len(part) // int(chars))) for part in c.value.split("\n"))
+            need = max(need, -(-lines // rows))
+        if need > 1:
+            r = row[0].row
+            current = ws.row_dimensions[r].height or line_height
+            ws.row_dimensions[r].height = max(current, line_height * need)
+
+
 @dataclass(frozen=True)
 class Row:
     """One quantity of a sheet: its name, label, unit, formula template and note."""
@@ -182,7 +210,11 @@ class Book:
 
     @staticmethod
     def finish(ws, freeze=None, protect=True, print_titles=None):
-        """Freeze panes, landscape fit-to-width printing, and protection (no password)."""
+        """Freeze panes, landscape fit-to-width printing, and protection (no password).
+
+        Also sizes the rows that hold wrapped text (openpyxl does not, and Excel only on edit).
+        """
+        fit_wrapped_rows(ws)
         if freeze:
             ws.freeze_panes = freeze
         ws.page_setup.orientation = "landscape"
@@ -421,6 +453,7 @@ def add_cover(book, title, purpose, how_to, sheets, sources, generated):
         "Sheets are protected without a password (Review > Unprotect Sheet) so that formulas "
         "are not overwritten by accident.",
     ).style = "Note"
+    ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=2)
     Book.finish(ws)
     return ws
 
@@ -529,16 +562,16 @@ def validate_rule(book, ws, rng, rule, label, unit="", note=""):
                     title=label)  # fmt: skip
 
 
-def input_block(book, ws, top, items, note_col=4):
+def input_block(book, ws, top, items, note_col=4, value_col=3):
     """Single-cell inputs, one per row from ``top``: (name, label, unit, value, rule, note).
 
-    Label in A, unit in B, the input in C (a defined name ``name``), the note in ``note_col``.
-    Returns the next free row.
+    Label in A, unit in B, the input in ``value_col`` (a defined name ``name``), the note in
+    ``note_col``. Returns the next free row.
     """
     r = top
     for name, label, unit, value, rule, note in items:
         book.label_cells(ws, r, label, unit, note, note_col=note_col)
-        cell = Book.input_cell(ws.cell(r, 3), value, unit)
+        cell = Book.input_cell(ws.cell(r, value_col), value, unit)
         book.place_cell(name, ws, cell.coordinate, named=True)
         if rule:
             validate_rule(book, ws, cell.coordinate, rule, label, unit, note)
@@ -546,12 +579,12 @@ def input_block(book, ws, top, items, note_col=4):
     return r
 
 
-def output_block(book, ws, top, items, note_col=4, style="Calc"):
+def output_block(book, ws, top, items, note_col=4, style="Calc", value_col=3):
     """Single-cell formulas, one per row: (name, label, unit, formula template, note)."""
     r = top
     for name, label, unit, formula, note in items:
         book.label_cells(ws, r, label, unit, note, note_col=note_col)
-        cell = ws.cell(r, 3, book.formula(formula, ws.title))
+        cell = ws.cell(r, value_col, book.formula(formula, ws.title))
         cell.style = style
         cell.number_format = number_format(unit)
         book.place_cell(name, ws, cell.coordinate, named=True)
@@ -582,3 +615,11 @@ def add_checks(book, checks, widths=None):
         )
     Book.finish(ws, freeze="A5")
     return ws
+
+
+def paragraph(ws, row, col, text, last_col):
+    """A note paragraph in ``row``, merged from ``col`` to ``last_col`` and wrapped."""
+    cell = put_text(ws.cell(row, col), text)
+    cell.style = "Note"
+    ws.merge_cells(start_row=row, start_column=col, end_row=row, end_column=last_col)
+    return cell

@@ -22,7 +22,7 @@ from .sheetkit import (
     input_block,
     order_sheets,
     output_block,
-    put_text,
+    paragraph,
     set_properties,
     write_table,
 )
@@ -72,12 +72,15 @@ def _inputs(book):
              "Does not depend on the cluster size under linear scaling"),
         ],
     )  # fmt: skip
-    put_text(
-        ws["A11"],
+    paragraph(
+        ws,
+        11,
+        1,
         "Linear scaling: twice the accelerators, half the days, the same accelerator-hours. "
         "Real scaling is sub-linear at large counts (network, failures, batch-size limits), "
         "so read the large clusters' days as lower bounds.",
-    ).style = "Note"
+        4,
+    )
     Book.finish(ws, freeze="A5")
 
 
@@ -100,10 +103,13 @@ def _sizing(book):
     ]  # fmt: skip
     first, last = write_table(book, ws, 5, columns, len(TARGET_DAYS), first_col=2)
     ws.column_dimensions["C"].width = 18
-    put_text(
-        ws.cell(last + 2, 2),
+    paragraph(
+        ws,
+        last + 2,
+        2,
         "Round up to a whole accelerator, then to your cluster's unit (8 per server).",
-    ).style = "Note"
+        5,
+    )
     Book.finish(ws, freeze="B6")
 
 
@@ -139,13 +145,16 @@ def _iterations(book):
     book.name("seed_example_accelerators", f"Iterations!$B${seed_rows[0]}:$B${seed_rows[-1]}")
     book.name("seed_example_days", f"Iterations!$C${seed_rows[0]}:$C${seed_rows[-1]}")
     book.name("seed_example_iterations", f"Iterations!$D${seed_rows[0]}:$D${seed_rows[-1]}")
-    put_text(
-        ws.cell(r + 4, 2),
+    paragraph(
+        ws,
+        r + 4,
+        2,
         "Source: the source project's Compute Lab (iteration time). At perfect scaling a "
         "30M accelerator-hour run takes ~83 days on 15,000 accelerators and ~8 days on "
         "150,000: ten times the cluster buys ten times the research cycles per year, which is "
         "why capacity is concentrated even though real scaling falls short of linear.",
-    ).style = "Note"
+        5,
+    )
     chart = ScatterChart(scatterStyle="lineMarker")
     chart.title = "Wall-clock days against accelerators"
     chart.x_axis.title = "Accelerators"
@@ -156,6 +165,8 @@ def _iterations(book):
     series.marker.symbol = "circle"
     chart.series.append(series)
     chart.legend = None
+    chart.x_axis.delete = False
+    chart.y_axis.delete = False
     chart.width, chart.height = 18, 9
     ws.add_chart(chart, "G5")
     Book.finish(ws, freeze="B6")
