@@ -606,3 +606,13 @@ def test_files_sheet_fingerprints_what_was_read(handoff, planners):
         row = files[str(planners[key])]
         assert row[header("sha256")] == digest(planners[key])
         assert row[header("size_bytes")] == planners[key].stat().st_size
+
+
+def test_every_bad_file_is_reported_not_just_the_first(good, tmp_path, capsys):
+    bad1, _ = _truncated(good, tmp_path / "bad1.xlsx")
+    bad2, _ = _xlsm(good, tmp_path / "bad2.xlsx")
+    assert report_cli(bad1, good, bad2, "--out", tmp_path / "h.xlsx") == 2
+    err = capsys.readouterr().err
+    assert f"error: {bad1}:" in err and f"error: {bad2}:" in err
+    assert "2 of 3 file(s) cannot be consolidated; nothing written" in err
+    assert not (tmp_path / "h.xlsx").exists()

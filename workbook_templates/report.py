@@ -106,7 +106,7 @@ class Consolidation:
 
     planners: list
     runs: list
-    bad: list  # PlannerError of files left out (with skip_bad)
+    bad: list  # PlannerError of each file left out
     tables: dict = field(default_factory=dict)
     tolerance: float = DEFAULT_TOLERANCE
 
@@ -202,13 +202,12 @@ def _shown(value):
     return str(value)
 
 
-def consolidate(paths, *, max_bytes=DEFAULT_MAX_BYTES, tolerance=DEFAULT_TOLERANCE, skip_bad=False):
+def consolidate(paths, *, max_bytes=DEFAULT_MAX_BYTES, tolerance=DEFAULT_TOLERANCE):
     """Read, recompute and consolidate ``paths``.
 
-    Raises
-    ------
-    PlannerError
-        The first bad file, unless ``skip_bad`` (then the bad files are in ``.bad``).
+    A file that cannot be read, or any of whose scenarios the engine rejects, is left out
+    and its :class:`~workbook_templates.reader.PlannerError` (every problem in it) is in
+    ``.bad``; the caller decides whether that stops the run.
     """
     planners, runs, bad = [], [], []
     mismatch_rows = []
@@ -224,8 +223,6 @@ def consolidate(paths, *, max_bytes=DEFAULT_MAX_BYTES, tolerance=DEFAULT_TOLERAN
             if problems:
                 raise PlannerError(path, problems)
         except PlannerError as err:
-            if not skip_bad:
-                raise
             bad.append(err)
             continue
         planners.append(planner)
@@ -1054,14 +1051,15 @@ def _check_args(args):
 def run(args):
     _check_args(args)
     max_bytes = int(args.max_size_mb * 1024 * 1024)
-    try:
-        c = consolidate(
-            args.files, max_bytes=max_bytes, tolerance=args.tolerance, skip_bad=args.skip_bad
+    c = consolidate(args.files, max_bytes=max_bytes, tolerance=args.tolerance)
+    if c.bad and not args.skip_bad:
+        for err in c.bad:
+            for line in err.describe().splitlines():
+                _err(f"error: {line}")
+        _err(
+            f"error: {len(c.bad)} of {len(args.files)} file(s) cannot be consolidated; "
+            "nothing written (--skip-bad consolidates the others)"
         )
-    except PlannerError as err:
-        for line in err.describe().splitlines():
-            _err(f"error: {line}")
-        _err("error: nothing written (use --skip-bad to consolidate the other files)")
         return 2
     for err in c.bad:
         for line in err.describe().splitlines():
