@@ -433,6 +433,7 @@ def test_signatures_required_first_and_documented():
         summary = x._summary(f.__doc__)
         assert 20 < len(summary) <= 255
         assert "Examples" in f.__doc__
+        assert f.__doc__.count("    Parameters\n") == 1
 
 
 def test_documented_defaults_match_the_signatures():

@@ -149,6 +149,20 @@ def _excel_description(f):
     return f
 
 
+def _document_parameters(f):
+    """Add a numpydoc Parameters section, from the help Excel shows, to ``f``'s docstring."""
+    lines = ["Parameters", "----------"]
+    for name, p in inspect.signature(f).parameters.items():
+        kind = "cell or range" if name not in ("name", "field") else "text cell or range"
+        if p.default is not inspect.Parameter.empty:
+            kind += ", optional"
+        lines.append(f"{name} : {kind}")
+        lines.append("    " + _FUNCTION_ARG_DOCS.get((f.__name__, name), ARG_DOCS[name]))
+    section = "".join(f"    {line}\n" for line in lines)
+    f.__doc__ = f.__doc__.replace("\n    Examples\n", f"\n{section}\n    Examples\n", 1)
+    return f
+
+
 def _numbers(function, values):
     """Excel arguments as float arrays; a blank optional argument takes its default."""
     defaults = _DEFAULTS[function]
@@ -621,4 +635,5 @@ def TRAIN_PLAN(
 
 for _name in __all__:
     _excel_description(globals()[_name])
+    _document_parameters(globals()[_name])
 del _name
