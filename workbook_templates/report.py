@@ -307,7 +307,8 @@ def _tables(c, mismatch_rows):
         )
     else:
         monthly = pd.DataFrame(columns=["month", *money, "runs"])
-    scheduled = costs[runs["scheduled"] == "yes"] if len(costs) else costs
+    is_scheduled = (runs["scheduled"] == "yes").to_numpy(dtype=bool)
+    scheduled, unscheduled = costs[is_scheduled], costs[~is_scheduled]
     totals = pd.DataFrame(
         [
             {
@@ -321,7 +322,7 @@ def _tables(c, mismatch_rows):
                 "total_usd": costs["total_usd"].sum(),
                 "co2_tonnes": costs["co2_tonnes"].sum(),
                 "scheduled_total_usd": scheduled["total_usd"].sum(),
-                "unscheduled_total_usd": costs["total_usd"].sum() - scheduled["total_usd"].sum(),
+                "unscheduled_total_usd": unscheduled["total_usd"].sum(),
             }
         ]
     )
@@ -648,7 +649,6 @@ _ADDITIVE = {
     "electricity_usd",
     "other_usd",
     "total_usd",
-    "runs",
 }
 
 _WIDE = {"file": 36, "detail": 90, "defaults_used": 60, "sha256": 66, "item": 40}
