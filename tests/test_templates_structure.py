@@ -242,3 +242,20 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path, capsys, case):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and expect in err and "Traceback" not in err
+
+
+def test_pdf_of_each_workbook(tmp_path):
+    from workbook_templates.recalc import find_soffice
+
+    if find_soffice() is None:
+        pytest.skip("LibreOffice (soffice) is not installed")
+    written = generate.write_templates(tmp_path, pdf=True)
+    pdfs = [p for p in written if p.suffix == ".pdf"]
+    assert [p.stem for p in pdfs] == [p.stem for p in written if p.suffix == ".xlsx"]
+    for pdf in pdfs:
+        assert pdf.read_bytes()[:5] == b"%PDF-"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in written)
+    from udfs.cli import CommandError
+
+    with pytest.raises(CommandError, match="already exist"):
+        generate.write_templates(tmp_path, pdf=True)
