@@ -308,13 +308,17 @@ def test_accel_spec_broadcasts_names_against_fields():
 
 
 def test_unknown_accelerator_lists_the_known_ones():
-    err = raises(lambda: x.ACCEL_SPEC("H1000", "bf16_tflops"), "ACCEL_SPEC: name", "'H1000'")
+    err = raises(
+        lambda: x.ACCEL_SPEC("H1000", "bf16_tflops"), "ACCEL_SPEC: accelerator_name", "'H1000'"
+    )
     for known in catalogue.accelerators()["name"]:
         assert known in str(err)
 
 
 def test_unknown_name_in_a_range_is_located():
-    raises(lambda: x.ACCEL_SPEC([["H100"], ["nope"]], "hbm_gb"), "name at row 2, column 1")
+    raises(
+        lambda: x.ACCEL_SPEC([["H100"], ["nope"]], "hbm_gb"), "accelerator_name at row 2, column 1"
+    )
 
 
 def test_unknown_field_lists_the_fields():
@@ -325,7 +329,7 @@ def test_unknown_field_lists_the_fields():
 
 @pytest.mark.parametrize("bad, rule", [(None, "blank"), (3.0, "must be text"), ("#N/A", "#N/A")])
 def test_bad_name_cells(bad, rule):
-    raises(lambda: x.REF_RUN(bad, "total_params"), "REF_RUN: name", rule)
+    raises(lambda: x.REF_RUN(bad, "total_params"), "REF_RUN: run_name", rule)
 
 
 def test_ref_run():
@@ -333,7 +337,7 @@ def test_ref_run():
     assert x.REF_RUN("DEEPSEEK-V3", "training_tokens") == 14.8e12
     assert x.REF_RUN("llama-3.1-405b", "accelerator") == "H100 SXM"
     assert x.REF_RUN("mixtral", "training_tokens") == "#N/A"
-    err = raises(lambda: x.REF_RUN("gpt-5", "total_params"), "REF_RUN: name", "known")
+    err = raises(lambda: x.REF_RUN("gpt-5", "total_params"), "REF_RUN: run_name", "known")
     assert "DeepSeek-V3" in str(err)
 
 

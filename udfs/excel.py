@@ -94,7 +94,8 @@ ARG_DOCS = {
     "electricity_kwh": "Electricity drawn, kWh. >= 0.",
     "grams_co2_per_kwh": "Grid carbon intensity, gCO2 per kWh (world average 2023: 481). >= 0.",
     "usd_per_kwh": "Electricity price, US$ per kWh. >= 0. Blank: electricity cost is #N/A.",
-    "name": 'A catalogue name or alias, e.g. "H100" or "deepseek-v3" (any case).',
+    "accelerator_name": 'Accelerator name or alias, e.g. "H100" (any case).',
+    "run_name": 'Reference run name or alias, e.g. "deepseek-v3" (any case).',
     "field": 'The figure to look up, e.g. "bf16_tflops", or "source".',
 }
 
@@ -105,11 +106,13 @@ _FUNCTION_ARG_DOCS = {
     ("TRAIN_PLAN", "grams_co2_per_kwh"): "Grid carbon intensity, gCO2 per kWh. >= 0. Blank: "
     "emissions are #N/A.",
     ("TRAIN_PLAN", "hbm_gb"): "HBM per accelerator, GB. > 0. Blank: the memory row is #N/A.",
-    ("ACCEL_SPEC", "name"): 'Accelerator name or alias, e.g. "H100" (any case); a range '
-    "gives one row per name.",
+    (
+        "ACCEL_SPEC",
+        "accelerator_name",
+    ): 'Accelerator name or alias, e.g. "H100" (any case); a range gives one row per name.',
     ("ACCEL_SPEC", "field"): "bf16_tflops, fp8_tflops, hbm_gb, hbm_tb_per_s, scale_up_gb_per_s, "
     "tdp_watts, name or source.",
-    ("REF_RUN", "name"): 'Reference run name or alias, e.g. "deepseek-v3" (any case).',
+    ("REF_RUN", "run_name"): 'Reference run name or alias, e.g. "deepseek-v3" (any case).',
     ("REF_RUN", "field"): "total_params, active_params, training_tokens, accelerator, "
     "accelerators, accelerator_hours, source, ...",
 }
@@ -153,7 +156,11 @@ def _document_parameters(f):
     """Add a numpydoc Parameters section, from the help Excel shows, to ``f``'s docstring."""
     lines = ["Parameters", "----------"]
     for name, p in inspect.signature(f).parameters.items():
-        kind = "cell or range" if name not in ("name", "field") else "text cell or range"
+        kind = (
+            "cell or range"
+            if name not in ("accelerator_name", "run_name", "field")
+            else "text cell or range"
+        )
         if p.default is not inspect.Parameter.empty:
             kind += ", optional"
         lines.append(f"{name} : {kind}")
@@ -498,14 +505,14 @@ def TRAIN_CO2_T(electricity_kwh, grams_co2_per_kwh):
 # ---------------------------------------------------------------------------------------------
 
 
-def _lookup(function, look_up, name, field):
+def _lookup(function, look_up, name_argument, name, field):
     """Broadcast look-ups over a range of names and a range of fields."""
-    names = to_text(function, "name", name)
+    names = to_text(function, name_argument, name)
     fields = to_text(function, "field", field)
-    broadcast_shape(function, {"name": names, "field": fields})
+    broadcast_shape(function, {name_argument: names, "field": fields})
     # Check every name and field once, naming the offending cell of its own range.
     for argument, cells, probe in (
-        ("name", names, lambda v: look_up(v, "name")),
+        (name_argument, names, lambda v: look_up(v, "name")),
         ("field", fields, lambda v: look_up(names.flat[0], v)),
     ):
         for index, value in np.ndenumerate(cells):
@@ -527,7 +534,7 @@ def _lookup(function, look_up, name, field):
 
 @xw.func
 @_cells_in
-def ACCEL_SPEC(name, field):
+def ACCEL_SPEC(accelerator_name, field):
     """One figure of an accelerator from the catalogue (dense peak TFLOP/s, HBM GB, TDP W ...).
 
     A figure the vendor has not published is "#N/A". Field units: bf16_tflops and
@@ -540,12 +547,14 @@ def ACCEL_SPEC(name, field):
     >>> ACCEL_SPEC([["H100"], ["MI300X"]], [["hbm_gb", "tdp_watts"]])
     [[80.0, 700.0], [192.0, 750.0]]
     """
-    return _lookup("ACCEL_SPEC", catalogue.accelerator_field, name, field)
+    return _lookup(
+        "ACCEL_SPEC", catalogue.accelerator_field, "accelerator_name", accelerator_name, field
+    )
 
 
 @xw.func
 @_cells_in
-def REF_RUN(name, field):
+def REF_RUN(run_name, field):
     """One disclosed figure of a reference training run (parameters, tokens, accelerator-hours ...).
 
     A figure the authors did not disclose is "#N/A".
@@ -557,7 +566,7 @@ def REF_RUN(name, field):
     >>> REF_RUN("Llama 3.1 405B", "accelerator")
     'H100 SXM'
     """
-    return _lookup("REF_RUN", catalogue.run_field, name, field)
+    return _lookup("REF_RUN", catalogue.run_field, "run_name", run_name, field)
 
 
 # ---------------------------------------------------------------------------------------------
