@@ -616,3 +616,14 @@ def test_every_bad_file_is_reported_not_just_the_first(good, tmp_path, capsys):
     assert f"error: {bad1}:" in err and f"error: {bad2}:" in err
     assert "2 of 3 file(s) cannot be consolidated; nothing written" in err
     assert not (tmp_path / "h.xlsx").exists()
+
+
+@needs_soffice
+def test_tolerance_is_relative(recalculated, tmp_path):
+    # The hand-edited formula is 10% off: inside a 20% tolerance, outside the default.
+    rc = report_cli(recalculated["tampered"], "--csv", tmp_path, "--tolerance", "0.2")
+    assert rc == 0
+    mism = pd.read_csv(tmp_path / "mismatches.csv")
+    flagged = set(zip(mism["scenario"], mism["name"], strict=True))
+    assert (PLAN_A["scenario_name"], "total_cost_usd") not in flagged
+    assert "typed value" in set(mism["cell_holds"])  # 12,345 is still far off

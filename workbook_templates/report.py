@@ -21,7 +21,6 @@ monthly tables, and is listed in Checks (and on the console) as unscheduled.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import datetime as _dt
 import math
@@ -992,7 +991,7 @@ def configure_parser(parser):
     parser.add_argument("files", nargs="+", metavar="FILE.xlsx", help="filled planners")
     parser.add_argument("--out", type=Path, metavar="HANDOFF.xlsx", help="hand-off workbook")
     parser.add_argument(
-        "--csv", type=Path, metavar="DIR", help="also write the tables as CSV files into DIR"
+        "--csv", type=Path, metavar="DIR", help="write the tables as CSV files into DIR"
     )
     parser.add_argument("--force", action="store_true", help="overwrite existing output files")
     parser.add_argument(
@@ -1011,6 +1010,7 @@ def configure_parser(parser):
         "--tolerance",
         type=float,
         default=DEFAULT_TOLERANCE,
+        metavar="REL",
         help=f"relative tolerance of the saved-value check (default {DEFAULT_TOLERANCE:g})",
     )
 
@@ -1094,9 +1094,3 @@ def run(args):
     if args.csv is not None:
         print(f"Wrote {len(written) - (args.out is not None)} CSV files to {args.csv}")
     return 0
-
-
-def main(argv=None):  # pragma: no cover - the compute-lab command calls run()
-    parser = argparse.ArgumentParser(prog=PROG)
-    configure_parser(parser)
-    return run(parser.parse_args(argv))
