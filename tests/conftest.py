@@ -10,6 +10,7 @@ in the same LibreOffice call (``recalculated_variants``), since each call costs 
 from __future__ import annotations
 
 import datetime as dt
+import random
 import shutil
 from pathlib import Path
 
@@ -81,10 +82,84 @@ def _variant_typed(src, dst):
     wb.save(dst)
 
 
+def random_plans(seed=20261129, n=5):
+    """``n`` random but valid plans that exercise every way an input resolves.
+
+    Optional inputs are sometimes None (the cell is cleared, so the workbook's column C and the
+    engine's defaults must agree), the throughput is sometimes an override, sometimes a typed
+    peak, sometimes the catalogue's peak with a typed or blank MFU.
+    """
+    from udfs import catalogue
+
+    rng = random.Random(seed)
+    names = list(catalogue.accelerators()["name"])
+    plans = []
+    for i in range(n):
+        total = rng.choice([7e9, 70e9, 405e9, 671e9, 1.2e12]) * rng.uniform(0.5, 2)
+        plan = {
+            "scenario_name": f"Random {i + 1}",
+            "total_params": total,
+            "active_params": rng.choice([None, total, total * rng.uniform(0.02, 0.5)]),
+            "training_tokens": rng.uniform(0.2e12, 40e12),
+            "accelerators": float(rng.choice([256, 1000, 2048, 16384, 100000])),
+            "accelerator_name": rng.choice(names),
+            "peak_tflops": None,
+            "mfu": rng.choice([None, rng.uniform(0.15, 0.6)]),
+            "goodput": rng.choice([None, rng.uniform(0.7, 1.0)]),
+            "effective_tflops_input": None,
+            "usd_per_accelerator_hour": rng.choice([None, rng.uniform(0.5, 6.0)]),
+            "watts_per_accelerator": rng.choice([None, rng.uniform(300, 1200)]),
+            "server_overhead": rng.choice([None, rng.uniform(1.0, 2.0)]),
+            "pue": rng.choice([None, rng.uniform(1.0, 1.6)]),
+            "usd_per_kwh": rng.choice([None, rng.uniform(0.03, 0.3)]),
+            "grams_co2_per_kwh": rng.choice([None, rng.uniform(20, 800)]),
+            "checkpoint_bytes_per_param": rng.choice([None, 2.0, 13.0]),
+            "start_date": dt.datetime(2026, rng.randint(1, 12), rng.randint(1, 28)),
+        }
+        mode = i % 3
+        if mode == 1:
+            plan["effective_tflops_input"] = rng.uniform(50, 900)
+            plan["mfu"] = plan["goodput"] = None  # the override is used as is
+        elif mode == 2:
+            plan["peak_tflops"] = rng.uniform(100, 3000)
+        if i == n - 1:
+            plan["accelerator_name"] = None  # no catalogue row: peak must be typed
+            plan["peak_tflops"] = rng.uniform(100, 3000)
+            plan["effective_tflops_input"] = None
+        plans.append(plan)
+    return plans
+
+
+def _variant_random(src, dst):
+    wb = openpyxl.load_workbook(src)
+    for i, plan in enumerate(random_plans()):
+        type_plan(wb, 3 + i, plan)
+    wb.save(dst)
+
+
+#: Inputs that slip past data validation (pasted, or typed in another tool): column -> plan.
+BAD_PLANS = {
+    3: {"total_params": "405B", "training_tokens": 15e12, "accelerators": 1024},
+    4: {"total_params": 70e9, "active_params": 80e9, "training_tokens": 2e12, "accelerators": 64},
+    5: {"total_params": 70e9, "training_tokens": 2e12, "accelerators": 64, "mfu": 1.5},
+    6: {"total_params": 70e9, "training_tokens": 2e12, "accelerators": 64,
+        "accelerator_name": "H100 PCIe (not in the catalogue)"},
+}  # fmt: skip
+
+
+def _variant_bad(src, dst):
+    wb = openpyxl.load_workbook(src)
+    for k, plan in BAD_PLANS.items():
+        type_plan(wb, k, plan)
+    wb.save(dst)
+
+
 #: Variant file name -> how to make it from the generated planner.
 VARIANTS = {
     "planner-custom.xlsx": _variant_custom,
     "planner-typed.xlsx": _variant_typed,
+    "planner-random.xlsx": _variant_random,
+    "planner-bad.xlsx": _variant_bad,
 }
 
 

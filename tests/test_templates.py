@@ -12,7 +12,14 @@ import math
 
 import openpyxl
 import pytest
-from conftest import CUSTOM_PLAN, PLANNER, TYPED_PLAN, planner_cell
+from conftest import (
+    BAD_PLANS,
+    CUSTOM_PLAN,
+    PLANNER,
+    TYPED_PLAN,
+    planner_cell,
+    random_plans,
+)
 
 from udfs import calibration, catalogue, engine
 from udfs.plan import estimate_scenario
@@ -90,7 +97,27 @@ def test_every_template_and_variant_recalculates_without_error_values(
 
 def test_master_checks_pass(recalculated_templates, recalculated_variants):
     for path in [*recalculated_templates.values(), *recalculated_variants.values()]:
-        assert row_values(values(path), "master_check") == [True], path.name
+        if path.name != "planner-bad.xlsx":
+            assert row_values(values(path), "master_check") == [True], path.name
+
+
+def test_checks_catch_inputs_that_slip_past_validation(recalculated_variants):
+    wb = values(recalculated_variants["planner-bad.xlsx"])
+    assert row_values(wb, "master_check") == [False]
+    ws = wb["Checks"]
+    failed = {}
+    for r in range(5, 30):
+        label = ws.cell(r, 1).value
+        for k in range(len(planner.SCENARIO_COLUMNS)):
+            if ws.cell(r, 4 + k).value is False:
+                failed.setdefault(k, []).append(label)
+    assert set(failed) == set(BAD_PLANS)
+    assert any("numbers" in label for label in failed[3])
+    assert any("Active parameters" in label for label in failed[4])
+    assert any("MFU" in label for label in failed[5])
+    assert any("catalogue" in label for label in failed[6])
+    for k in (0, 1, 2, 7):  # the other columns are untouched
+        assert k not in failed
 
 
 # -- planner: every output equals the engine ---------------------------------------------------
@@ -179,6 +206,22 @@ def test_fully_typed_custom_column_and_switch(recalculated_variants):
     assert shown["Selected scenario"] == TYPED_PLAN["scenario_name"]
 
 
+def test_random_plans_in_every_custom_column_equal_the_engine(recalculated_variants):
+    wb = values(recalculated_variants["planner-random.xlsx"])
+    for i, plan in enumerate(random_plans()):
+        k = 3 + i
+        got = scenario_inputs(wb, k)
+        for name, value in plan.items():  # what was typed is what the workbook holds
+            if value is None:
+                assert got[name] is None, (k, name)
+            elif isinstance(value, float):  # LibreOffice saves 15 significant digits
+                assert math.isclose(got[name], value, rel_tol=1e-14), (k, name)
+            else:
+                assert got[name] == value, (k, name)
+        assert_matches_engine(wb, k)
+    assert row_values(wb, "master_check") == [True]
+
+
 def test_monthly_schedule_equals_engine_month_shares(recalculated_variants):
     wb = values(recalculated_variants["planner-typed.xlsx"])
     k = 4
@@ -204,20 +247,47 @@ def test_summary_follows_the_default_switch(planner_values):
         assert close(shown[q.label], row_values(planner_values, q.name)[k])
 
 
-def test_sensitivity_grid_cells_equal_the_engine(planner_values):
+def _grid(ws, title):
+    """(row axis, column axis, values) of the Sensitivity grid whose title starts so."""
+    top = next(r for r in range(1, 80) if str(ws.cell(r, 1).value).startswith(title))
+    cols = [ws.cell(top + 1, c).value for c in range(3, 10)]
+    rows, cells = [], []
+    r = top + 2
+    while isinstance(ws.cell(r, 2).value, (int, float)):
+        rows.append(ws.cell(r, 2).value)
+        cells.append([ws.cell(r, c).value for c in range(3, 10)])
+        r += 1
+    return rows, cols, cells
+
+
+def test_sensitivity_grids_equal_the_engine(planner_values):
     ws = planner_values["Sensitivity"]
     k = row_values(planner_values, "active_scenario")[0] - 1
     inputs = scenario_inputs(planner_values, k)
     flops = row_values(planner_values, "training_flops")[k]
     peak = catalogue.accelerator(inputs["accelerator_name"])["bf16_tflops"]
     good = inputs["goodput"] or 1.0
-    # first grid: accelerators (rows, column B) x MFU (columns, header row)
-    top = next(r for r in range(1, 40) if str(ws.cell(r, 1).value).startswith("Wall-clock"))
-    for i in range(len(planner.SENS_ACCELERATORS)):
-        for j in range(len(planner.SENS_MFU)):
-            n, mfu = ws.cell(top + 2 + i, 2).value, ws.cell(top + 1, 3 + j).value
-            hours = engine.accelerator_hours(flops, engine.effective_tflops(peak, mfu, good))
-            assert close(ws.cell(top + 2 + i, 3 + j).value, engine.wall_clock_days(hours, n))
+
+    def hours(mfu):
+        return engine.accelerator_hours(flops, engine.effective_tflops(peak, mfu, good))
+
+    accels, mfus, days = _grid(ws, "Wall-clock days")
+    assert (tuple(accels), tuple(mfus)) == (planner.SENS_ACCELERATORS, planner.SENS_MFU)
+    for n, row in zip(accels, days, strict=True):
+        for mfu, got in zip(mfus, row, strict=True):
+            assert close(got, engine.wall_clock_days(hours(mfu), n))
+    _, _, iters = _grid(ws, "Research iterations")
+    for n, row in zip(accels, iters, strict=True):
+        for mfu, got in zip(mfus, row, strict=True):
+            assert close(got, engine.iterations_per_year(engine.wall_clock_days(hours(mfu), n)))
+    mfus2, prices, costs = _grid(ws, "Compute cost")
+    for mfu, row in zip(mfus2, costs, strict=True):
+        for price, got in zip(prices, row, strict=True):
+            assert close(got, engine.rental_cost_usd(hours(mfu), price))
+    accels2, prices2, burn = _grid(ws, "Spend per month")
+    for n, row in zip(accels2, burn, strict=True):
+        for price, got in zip(prices2, row, strict=True):
+            assert close(got, n * price * 24 * 365 / 12)
 
 
 def test_reference_runs_sheet_equals_calibration(planner_values):

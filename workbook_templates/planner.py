@@ -589,14 +589,22 @@ def _sensitivity_sheet(book):
         SENS_ACCELERATORS, SENS_MFU, "=" + ok + iters + ',"")', "runs/year", "accelerators",
         "fraction", "Accelerators \\ MFU", high_is_good=True,
     )  # fmt: skip
+    burn = "<row>*<col>*24*{days_per_year}/12"
+    nxt, _ = _grid(
+        book, ws, nxt + 1,
+        "Spend per month while the run lasts (US$): accelerators (rows) x price (columns)",
+        SENS_ACCELERATORS, SENS_PRICE, "=" + burn, "US$", "accelerators",
+        "US$/accelerator-hour", "Accelerators \\ US$ per hour",
+    )  # fmt: skip
     paragraph(
         ws,
         nxt + 1,
         2,
-        "Under the linear model the compute cost does not depend on the number of accelerators "
-        "(more accelerators finish sooner, the accelerator-hours stay the same), so cost varies "
-        "with MFU and price, and time with accelerators and MFU. Real scaling is sub-linear at "
-        "large counts.",
+        "Under the linear model the compute cost of a run does not depend on the number of "
+        "accelerators (more accelerators finish sooner; the accelerator-hours stay the same), "
+        "so total cost varies with MFU and price, while the cluster size sets the time and the "
+        "monthly spend (accelerators x price x 24 x 365 / 12) for as long as the run lasts. "
+        "Real scaling is sub-linear at large counts.",
         9,
     )
     Book.finish(ws, freeze="A5")
@@ -896,6 +904,8 @@ def _checks_sheet(book, scen):
         ("Required inputs typed (or the column is unused)",
          "=OR({scenario_ready},COUNT({total_params},{active_params},{training_tokens},"
          "{accelerators})=0)"),
+        ("Number inputs hold numbers (no text such as '405B')",
+         "=COUNTA({numeric_inputs})-COUNTA({accelerator_name})=COUNT({numeric_inputs})"),
         ("Active parameters <= total parameters",
          "=OR(NOT({scenario_ready}),{active_params_used}<={total_params_used})"),
         ("Required inputs > 0",
@@ -915,10 +925,17 @@ def _checks_sheet(book, scen):
     )  # fmt: skip
     first = 5
     r = first
+    numeric = [q.name for q in PLAN_INPUTS if q.kind != "text"]
+    top, bottom = book.rows[numeric[0]][1], book.rows[numeric[-1]][1]
+    text_rows = [book.rows[q.name][1] for q in PLAN_INPUTS if q.kind == "text"]
+    assert all(not top < t < bottom for t in text_rows if t != book.rows["accelerator_name"][1])
     for label, formula in per_scenario:
         put_text(ws.cell(r, 1), label)
         for c in SCENARIO_COLUMNS:
-            ws.cell(r, c, book.formula(formula, ws.title, get_column_letter(c)))
+            letter = get_column_letter(c)
+            span = f"Inputs!{letter}{top}:{letter}{bottom}"
+            text = formula.replace("{numeric_inputs}", span)
+            ws.cell(r, c, book.formula(text, ws.title, letter))
         a, b = get_column_letter(FIRST_COL), get_column_letter(LAST_COL)
         ws.cell(r, 3, f"=AND({a}{r}:{b}{r})")
         r += 1
