@@ -8,12 +8,12 @@ import zipfile
 
 import openpyxl
 import pytest
+from conftest import planner_cell
 from test_report_fixtures import (
     PLAN_A,
     PLAN_B,
     PLAN_C,
     PLANNER,
-    cell_of,
     fill,
     rezip,
     set_cell,
@@ -50,7 +50,7 @@ def edit(path, name, k, value):
 
 def where(path, name, k):
     wb = openpyxl.load_workbook(path, read_only=False)
-    ws, coord = cell_of(wb, name, k)
+    ws, coord = planner_cell(wb, name, k)
     return ws.title, coord
 
 
@@ -339,7 +339,7 @@ def test_external_entity_is_refused(filled, tmp_path):
 
 def test_an_input_formula_needs_a_saved_value(filled, tmp_path):
     wb = openpyxl.load_workbook(filled)
-    ws, coord = cell_of(wb, "total_params", 0)
+    ws, coord = planner_cell(wb, "total_params", 0)
     ws[coord] = "=671*1E+9"  # a formula typed into an input cell
     wb.save(filled)
     err = problem_of(filled)

@@ -12,18 +12,19 @@ import collections
 import datetime as dt
 import hashlib
 import math
+import os
 import zipfile
 from pathlib import Path
 
 import openpyxl
 import pandas as pd
 import pytest
+from conftest import planner_cell
 from test_report_fixtures import (
     PLAN_A,
     PLAN_B,
     PLAN_C,
     PLANNER,
-    cell_of,
     fill,
     rezip,
     set_cell,
@@ -97,9 +98,9 @@ def planners(template, tmp_path_factory):
     b = fill(template, d / "team-b.xlsx", [PLAN_C])
     tampered = fill(template, d / "tampered.xlsx", [PLAN_A, PLAN_B])
     wb = openpyxl.load_workbook(tampered)
-    ws, coord = cell_of(wb, "total_cost_usd", 0)
+    ws, coord = planner_cell(wb, "total_cost_usd", 0)
     ws[coord] = f"=({ws[coord].value[1:]})*1.1"  # a hand-edited formula
-    ws2, coord2 = cell_of(wb, "rental_cost_usd", 1)
+    ws2, coord2 = planner_cell(wb, "rental_cost_usd", 1)
     ws2[coord2] = 12345.0  # a value typed over a formula
     wb.save(tampered)
     tamper = {
@@ -627,3 +628,10 @@ def test_tolerance_is_relative(recalculated, tmp_path):
     flagged = set(zip(mism["scenario"], mism["name"], strict=True))
     assert (PLAN_A["scenario_name"], "total_cost_usd") not in flagged
     assert "typed value" in set(mism["cell_holds"])  # 12,345 is still far off
+
+
+def test_outputs_get_ordinary_file_permissions(handoff):
+    mask = os.umask(0o022)
+    os.umask(mask)
+    for path in [handoff / "handoff.xlsx", *(handoff / "csv").glob("*.csv")]:
+        assert path.stat().st_mode & 0o777 == 0o666 & ~mask, path

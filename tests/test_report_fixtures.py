@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 
 import openpyxl
+from conftest import planner_cell
 
 from udfs.quantities import PLAN_INPUTS
 
@@ -88,16 +89,8 @@ def width(wb):
     return hi - lo + 1
 
 
-def cell_of(wb, name, k):
-    ((sheet, ref),) = wb.defined_names[name].destinations
-    first = ref.replace("$", "").split(":")[0]
-    col, row = openpyxl.utils.cell.coordinate_from_string(first)
-    col = openpyxl.utils.column_index_from_string(col) + k
-    return wb[sheet], f"{openpyxl.utils.get_column_letter(col)}{row}"
-
-
 def set_cell(wb, name, k, value):
-    ws, coord = cell_of(wb, name, k)
+    ws, coord = planner_cell(wb, name, k)
     ws[coord].value = value
     if isinstance(value, str) and value.startswith("="):
         ws[coord].data_type = "s"

@@ -909,6 +909,9 @@ def _csv_frames(c):
 def _temp_beside(target):
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     os.close(fd)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; a hand-off is meant to be shared
     return Path(tmp)
 
 
