@@ -280,7 +280,9 @@ def _check_xml_parts(path, zf):
     """Parse every XML part with defusedxml, DTDs forbidden; refuse macro content types."""
     for info in zf.infolist():
         name = info.filename
-        if not name.lower().endswith((".xml", ".rels", ".vml")):
+        # VML drawings (legacy comments) are often not well-formed XML, and openpyxl does
+        # not parse them when reading; every other part is XML that openpyxl may parse.
+        if not name.lower().endswith((".xml", ".rels")):
             continue
         try:
             with zf.open(info) as fh:
