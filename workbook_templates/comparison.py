@@ -258,6 +258,7 @@ def _paradox(book):
     )
     book.header(ws, 4, ["If the compute of the dense run is spent on the MoE model", "Unit",
                         "Value", "How"])  # fmt: skip
+    ws.row_dimensions[4].height = 32
     output_block(
         book,
         ws,

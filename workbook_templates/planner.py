@@ -101,12 +101,18 @@ def scenarios(generated):
         for field in ("usd_per_accelerator_hour", "watts_per_accelerator"):
             if _blank_if_nan(r[field]) is not None:
                 values[field] = float(r[field])
+        sources = dict.fromkeys(
+            catalogue.source("run", r["name"], f)
+            for f in ("total_params", "training_tokens", "accelerator", "accelerators")
+        )
         note = (
-            f"{r['name']}: parameters, tokens, accelerators and accelerator from "
-            f"{catalogue.source('run', r['name'])}; MFU is the implied MFU "
+            f"{r['name']}: parameters, tokens, accelerator and count from "
+            f"{'; '.join(sources)}; MFU is the implied MFU "
             f"({values['mfu']:.4f}) that reproduces the disclosed "
             f"{r['accelerator_hours']:,.0f} accelerator-hours "
-            f"({catalogue.source('run', r['name'], 'accelerator_hours')})."
+            f"({catalogue.source('run', r['name'], 'accelerator_hours')}). Price, power, "
+            "overhead, PUE, electricity price, grid intensity and start date are the planner's "
+            "defaults unless the run disclosed them."
         )
         out.append({"kind": kind, "values": values, "note": note})
     seed = dict(defaults)
