@@ -259,3 +259,21 @@ def test_pdf_of_each_workbook(tmp_path):
 
     with pytest.raises(CommandError, match="already exist"):
         generate.write_templates(tmp_path, pdf=True)
+
+
+def test_a_failed_write_removes_what_this_run_wrote(tmp_path, monkeypatch):
+    from udfs.cli import CommandError
+
+    real_save = generate._save
+    calls = []
+
+    def failing_save(wb, target, force):
+        calls.append(target.name)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real_save(wb, target, force)
+
+    monkeypatch.setattr(generate, "_save", failing_save)
+    with pytest.raises(CommandError, match="No space left on device"):
+        generate.write_templates(tmp_path)
+    assert list(tmp_path.iterdir()) == []

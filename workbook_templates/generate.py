@@ -121,7 +121,8 @@ def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None):
     """Write every template into ``out``; return the written paths (xlsx, then PDFs).
 
     Raises :class:`udfs.cli.CommandError` (one line, naming the flag or file) on a bad
-    ``out`` or an existing file without ``force``; nothing is written in that case.
+    ``out``, an existing file without ``force`` (nothing is written then) or a failed write
+    (without ``force``, the files this run wrote are removed again).
     """
     out = _check_out(out)
     targets = [out / name for name in TEMPLATES]
@@ -135,11 +136,19 @@ def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None):
             )
     books = build_all(generated)
     written = []
-    for target in targets:
-        _save(books[target.name], target, force)
-        written.append(target)
-    if pdf:
-        written += _write_pdfs(targets, force)
+    try:
+        for target in targets:
+            _save(books[target.name], target, force)
+            written.append(target)
+        if pdf:
+            written += _write_pdfs(targets, force)
+    except BaseException as exc:
+        if not force:  # leave the folder as it was: remove what this run created
+            for path in written:
+                path.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _command_error(f"could not write into {out}: {exc.strerror or exc}") from exc
+        raise
     return written
 
 

@@ -44,7 +44,6 @@ FILENAME = "training-run-planner.xlsx"
 N_CUSTOM = 5
 FIRST_COL = 4  # column D
 DEFAULT_COL = 3  # column C: the value a blank input takes
-NOTE_COL = None  # set below, after the scenario columns
 INPUT_HEADER_ROW = 4  # the scenario_name row
 MONTHS = 60
 SHEETS = (
@@ -697,7 +696,6 @@ def _monthly_sheet(book):
         cell.number_format = ws.cell(first, 1 + j).number_format
         bold(cell)
     book.place_cell("mon.share_total", ws, f"D{total}")
-    book.place_row("mon.share", ws, first, 4, 4)  # for the record; rows are below
     book.name("monthly_month", f"'Monthly spend'!$A${first}:$A${last}")
     book.name("monthly_share", f"'Monthly spend'!$D${first}:$D${last}")
     book.name("monthly_accelerator_hours", f"'Monthly spend'!$E${first}:$E${last}")
