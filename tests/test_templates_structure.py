@@ -277,3 +277,15 @@ def test_a_failed_write_removes_what_this_run_wrote(tmp_path, monkeypatch):
     with pytest.raises(CommandError, match="No space left on device"):
         generate.write_templates(tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_charts_are_schema_complete(workbook):
+    path, _ = workbook
+    with zipfile.ZipFile(path) as z:
+        charts = [n for n in z.namelist() if n.startswith("xl/charts/chart")]
+        assert charts, path.name
+        for name in charts:
+            xml = z.read(name).decode()
+            if "<c:scatterChart>" in xml or "<scatterChart>" in xml:
+                assert "scatterStyle" in xml, (path.name, name)
+            assert 'delete val="1"' not in xml, (path.name, name)  # axes are shown
