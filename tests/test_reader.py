@@ -354,3 +354,11 @@ def test_an_input_formula_needs_a_saved_value(filled, tmp_path):
 def test_text_that_looks_like_a_formula_is_text(filled):
     edit(filled, "scenario_name", 0, "=cmd|' /C calc'!A0")
     assert read_planner(filled).scenarios[0].name == "=cmd|' /C calc'!A0"
+
+
+def test_collect_keeps_the_good_columns_and_the_problems(filled):
+    edit(filled, "accelerators", 1, "many")
+    p = read_planner(filled, collect=True)
+    assert [s.name for s in p.scenarios] == [PLAN_A["scenario_name"]]
+    (problem,) = p.problems
+    assert (problem.sheet, problem.cell) == where(filled, "accelerators", 1)

@@ -581,7 +581,8 @@ def test_the_shipped_planner_recalculated_agrees(recalculated_templates, tmp_pat
 def test_the_shared_variants_agree_and_keep_text_as_text(recalculated_variants, tmp_path):
     from conftest import TYPED_PLAN
 
-    files = sorted(recalculated_variants.values())
+    good = ("planner-custom.xlsx", "planner-typed.xlsx", "planner-random.xlsx")
+    files = [recalculated_variants[name] for name in good if name in recalculated_variants]
     rc = report_cli(*files, "--out", tmp_path / "h.xlsx", "--csv", tmp_path / "csv")
     assert rc == 0
     assert pd.read_csv(tmp_path / "csv" / "mismatches.csv").empty
@@ -635,3 +636,27 @@ def test_outputs_get_ordinary_file_permissions(handoff):
     os.umask(mask)
     for path in [handoff / "handoff.xlsx", *(handoff / "csv").glob("*.csv")]:
         assert path.stat().st_mode & 0o777 == 0o666 & ~mask, path
+
+
+def test_the_shared_bad_variant_lists_every_bad_cell(recalculated_variants, capsys):
+    from conftest import BAD_PLANS
+
+    if "planner-bad.xlsx" not in recalculated_variants:
+        pytest.skip("no bad variant in conftest")
+    src = recalculated_variants["planner-bad.xlsx"]
+    before = digest(src)
+    assert report_cli(src, "--csv", src.parent / "bad-csv") == 2
+    err = capsys.readouterr().err
+    assert digest(src) == before and not (src.parent / "bad-csv").exists()
+    wb = openpyxl.load_workbook(src)
+    expected_cells = {
+        "total_params": 3,  # text
+        "active_params": 4,  # above total
+        "mfu": 5,  # above 1
+        "accelerator_name": 6,  # not in the catalogue
+    }
+    lines = [line for line in err.splitlines() if str(src) in line]
+    assert len(lines) == len(BAD_PLANS)
+    for name, k in expected_cells.items():
+        ws, coord = planner_cell(wb, name, k)
+        assert any(f"{ws.title}!{coord}: {name}" in line for line in lines), (name, err)

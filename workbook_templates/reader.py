@@ -191,6 +191,7 @@ class Planner:
     has_cached_values: bool
     size_bytes: int
     sha256: str  # of the bytes read, for the audit trail
+    problems: list = field(default_factory=list)  # bad cells, with collect=True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -449,15 +450,18 @@ def _date(value, epoch):
 # ---------------------------------------------------------------------------------------------
 
 
-def read_planner(path, max_bytes=DEFAULT_MAX_BYTES):
+def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False):
     """Read one filled planner: its scenarios with inputs, located and type-checked.
+
+    With ``collect``, bad cells (a blank required cell, a value of the wrong kind) do not
+    raise: they are in ``Planner.problems`` and their columns are left out of ``scenarios``,
+    so that a caller can add the engine's objections to the other columns and report all.
 
     Raises
     ------
     PlannerError
-        The file is missing, too large, not a valid or safe workbook, not a planner, or a
-        scenario column has a blank required cell or a value of the wrong kind (all such
-        cells of the file are listed).
+        The file is missing, too large, not a valid or safe workbook, or not a planner; or,
+        without ``collect``, a scenario column has a bad cell (all such cells are listed).
     """
     check_defusedxml()
     path = Path(path)
@@ -468,7 +472,7 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES):
     formulas_wb = _load(path, data, data_only=False)
     values_wb = _load(path, data, data_only=True)
     try:
-        planner = _read(path, formulas_wb, values_wb, len(data))
+        planner = _read(path, formulas_wb, values_wb, len(data), collect)
         planner.sha256 = hashlib.sha256(data).hexdigest()
         return planner
     except PlannerError:
@@ -480,7 +484,7 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES):
         values_wb.close()
 
 
-def _read(path, formulas_wb, values_wb, size):
+def _read(path, formulas_wb, values_wb, size, collect):
     locations = {}
     missing = []
     for name in (*INPUT_NAMES, *OUTPUT_NAMES):
@@ -577,6 +581,7 @@ def _read(path, formulas_wb, values_wb, size):
             label = raw["scenario_name"]
             skipped.append((column, "" if _blank(label) else str(label).strip()))
             continue
+        before = len(problems)
         problems.extend(formula_problems)
         cells = {n: ref_at(n, k) for n in (*INPUT_NAMES, *OUTPUT_NAMES)}
         inputs = {}
@@ -616,10 +621,12 @@ def _read(path, formulas_wb, values_wb, size):
         any_cached = any_cached or any(
             cached[n] is not None for n in OUTPUT_NAMES if formula_cells[n]
         )
+        if len(problems) > before:
+            continue  # a column with a bad cell is not a scenario; its problems are kept
         scenarios.append(
             Scenario(path, k + 1, column, name, inputs, cells, cached, formula_cells),
         )
-    if problems:
+    if problems and not collect:
         raise PlannerError(path, problems)
     return Planner(
         path=path,
@@ -630,4 +637,5 @@ def _read(path, formulas_wb, values_wb, size):
         has_cached_values=any_cached,
         size_bytes=size,
         sha256="",
+        problems=problems,
     )

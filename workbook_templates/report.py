@@ -25,6 +25,7 @@ import contextlib
 import datetime as _dt
 import math
 import os
+import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -212,14 +213,15 @@ def consolidate(paths, *, max_bytes=DEFAULT_MAX_BYTES, tolerance=DEFAULT_TOLERAN
     mismatch_rows = []
     for path in paths:
         try:
-            planner = read_planner(path, max_bytes=max_bytes)
-            file_runs, problems = [], []
+            planner = read_planner(path, max_bytes=max_bytes, collect=True)
+            file_runs, problems = [], list(planner.problems)
             for sc in planner.scenarios:  # every scenario's problem, not just the first
                 try:
                     file_runs.append(_recompute(sc))
                 except PlannerError as err:
                     problems.extend(err.problems)
-            if problems:
+            if problems:  # in column order, the reader's and the engine's together
+                problems.sort(key=lambda p: _column_order(p.cell))
                 raise PlannerError(path, problems)
         except PlannerError as err:
             bad.append(err)
@@ -231,6 +233,13 @@ def consolidate(paths, *, max_bytes=DEFAULT_MAX_BYTES, tolerance=DEFAULT_TOLERAN
     result = Consolidation(planners, runs, bad, tolerance=tolerance)
     result.tables = _tables(result, mismatch_rows)
     return result
+
+
+def _column_order(cell):
+    """Sort key of a problem's cell ("G5", or "column G" for a scenario column) by column."""
+    m = re.search(r"([A-Z]+)\d*$", cell or "")
+    letters = m.group(1) if m else ""
+    return (len(letters), letters)
 
 
 def _tables(c, mismatch_rows):
@@ -468,9 +477,11 @@ def _checks(c, mismatches):
                 f"not consolidated, no required input ({', '.join(plan.REQUIRED)}) filled: {shown}",
                 str(p.path),
             )
+    typed_over = False
     for r in c.runs:
         sc = r.scenario
         typed = [n for n, f in sc.formulas.items() if not f]
+        typed_over = typed_over or bool(typed)
         if typed:
             cells = ", ".join(f"{sc.cells[n]} ({n})" for n in typed)
             add(
@@ -479,6 +490,8 @@ def _checks(c, mismatches):
                 f"scenario {sc.name!r}: typed values instead of formulas at {cells}",
                 str(sc.path),
             )
+    if c.runs and not typed_over:
+        add("Output cells hold formulas", "OK", "every output cell of every run is a formula")
     for r in c.unscheduled:
         sc = r.scenario
         add(
