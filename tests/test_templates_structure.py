@@ -289,3 +289,14 @@ def test_charts_are_schema_complete(workbook):
             if "<c:scatterChart>" in xml or "<scatterChart>" in xml:
                 assert "scatterStyle" in xml, (path.name, name)
             assert 'delete val="1"' not in xml, (path.name, name)  # axes are shown
+
+
+def test_pdf_without_libreoffice_is_a_one_line_error_before_writing(tmp_path, monkeypatch, capsys):
+    from udfs.cli import main
+    from workbook_templates import recalc
+
+    monkeypatch.setattr(recalc, "find_soffice", lambda: None)
+    assert main(["templates", "--out", str(tmp_path / "t"), "--pdf"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--pdf" in err and "LibreOffice" in err
+    assert not (tmp_path / "t").exists()

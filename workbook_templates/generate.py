@@ -124,6 +124,14 @@ def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None):
     ``out``, an existing file without ``force`` (nothing is written then) or a failed write
     (without ``force``, the files this run wrote are removed again).
     """
+    if pdf:
+        from .recalc import find_soffice
+
+        if find_soffice() is None:
+            raise _command_error(
+                "--pdf needs LibreOffice (soffice), which is not installed: install "
+                "libreoffice-calc-nogui, or leave out --pdf"
+            )
     out = _check_out(out)
     targets = [out / name for name in TEMPLATES]
     pdfs = [t.with_suffix(".pdf") for t in targets] if pdf else []
