@@ -422,6 +422,7 @@ def _calculations_sheet(book, scen):
     widths[get_column_letter(NOTE_COL)] = 60
     ws = book.sheet("Calculations", widths)
     book.title(ws, "Calculations", "Same formula across each row; nothing to type here.")
+    _checks_flag(ws, "A3")
     book.header(ws, 4, ["Quantity", "Unit", ""])
     for c in SCENARIO_COLUMNS:
         cell = ws.cell(4, c, book.formula("={scenario_name}", ws.title, get_column_letter(c)))
@@ -436,6 +437,14 @@ def _calculations_sheet(book, scen):
 # ---------------------------------------------------------------------------------------------
 # Summary (switch), sensitivity, monthly schedule, charts
 # ---------------------------------------------------------------------------------------------
+
+
+def _checks_flag(ws, coordinate):
+    """The master check's verdict in one cell, so every output sheet shows it."""
+    cell = ws[coordinate]
+    cell.value = '=IF(master_check,"Checks: OK","Checks: ERROR, see the Checks sheet")'
+    cell.style = "Link"
+    return cell
 
 
 def _single(book, ws, r, name, label, unit, formula, style="Link", note=""):
@@ -722,6 +731,7 @@ def _show_axes(chart):
 def _charts_sheet(book):
     ws = book.sheet("Charts", {"A": 16, "B": 16})
     book.title(ws, "Charts", "Scenario comparison, and wall-clock days against accelerators.")
+    _checks_flag(ws, "A3")
     put_text(ws["A4"], "Accelerators").style = "Header"
     put_text(ws["B4"], "Wall-clock days").style = "Header"
     days_first = book.cells["sens.days_first"][1]  # C7: first MFU column, first row
