@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-import shutil
 from pathlib import Path
 
 import openpyxl
@@ -205,10 +204,3 @@ def recalculated_templates(_recalculated_all, generated_templates):
 def recalculated_variants(_recalculated_all, template_variants):
     """The planner variants after a forced LibreOffice recalculation: file name -> Path."""
     return {name: _recalculated_all[name] for name in template_variants}
-
-
-def copy_of(path, folder, name=None):
-    """A copy of ``path`` in ``folder`` (tests must not change the session's files)."""
-    target = Path(folder) / (name or Path(path).name)
-    shutil.copyfile(path, target)
-    return target
