@@ -102,6 +102,8 @@ def test_properties_freeze_panes_and_cover(workbook):
     assert wb.properties.version == TEMPLATE_VERSION
     assert wb.custom_doc_props["template_version"].value == TEMPLATE_VERSION
     assert wb.sheetnames[0] == "Cover" and wb.sheetnames[-1] == "Change log"
+    assert wb.active.title == "Cover"
+    assert [ws.title for ws in wb if ws.sheet_view.tabSelected] == ["Cover"]
     assert "Checks" in wb.sheetnames and "Inputs" in wb.sheetnames
     for ws in wb:
         if ws.title not in ("Cover", "Charts"):

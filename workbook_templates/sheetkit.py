@@ -410,9 +410,11 @@ def add_cover(book, title, purpose, how_to, sheets, sources, generated):
     ws.cell(r, 1, "Colour legend").style = "Section"
     r += 1
     for style, text in COLOUR_LEGEND:
-        sample = ws.cell(r, 1, "1,234" if style != "Input" else "1,234")
+        sample = ws.cell(r, 1, 1234)
         sample.style = style
         sample.protection = Protection(locked=True)  # a sample, not an input
+        sample.number_format = "#,##0"
+        sample.alignment = Alignment(horizontal="left")
         put_text(ws.cell(r, 2), text)
         r += 1
     r += 1
@@ -495,6 +497,8 @@ def order_sheets(book, titles):
         if current != target:
             wb.move_sheet(title, offset=target - current)
     wb.active = 0
+    for i, ws in enumerate(wb):  # exactly one selected tab, or Excel opens in [Group] mode
+        ws.sheet_view.tabSelected = i == 0
 
 
 @dataclass(frozen=True)
