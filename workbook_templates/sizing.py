@@ -58,10 +58,13 @@ def _inputs(book):
              "planner's Summary (Accelerator-hours)."),
             ("usd_per_accelerator_hour", "Price per accelerator-hour", "US$/accelerator-hour",
              2.0, ">= 0", "Rental, or the ownership equivalent"),
-            ("days_per_year", "Days per year", "days", 365.0, "> 0",
-             "Back-to-back runs per year = days per year / wall-clock days"),
         ],
     )  # fmt: skip
+    note = "Back-to-back runs per year = days per year / wall-clock days"
+    book.label_cells(ws, 7, "Days per year (fixed)", "days", note, note_col=4)
+    constant = ws.cell(7, 3, 365.0)
+    constant.style = "Constant"
+    book.place_cell("days_per_year", ws, constant.coordinate, named=True)
     output_block(
         book,
         ws,
