@@ -32,10 +32,14 @@ libreoffice:
 		echo "soffice is missing: install LibreOffice Calc (tests that need it will be skipped)"; \
 	fi
 
+# The main job on the built-in reference runs: the seed's estimate, the reference runs beside the
+# model, the planning workbooks, and the finance hand-off built from the preloaded planner.
 demo: $(STAMP_DEMO)
 	$(BIN)/compute-lab estimate
 	$(BIN)/compute-lab runs
 	$(BIN)/compute-lab templates --out $(DEMO_OUT)/templates --force
+	$(BIN)/compute-lab report $(DEMO_OUT)/templates/training-run-planner.xlsx \
+		--out $(DEMO_OUT)/handoff.xlsx --csv $(DEMO_OUT)/handoff-csv --force
 
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check .
