@@ -16,6 +16,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from .files import place, temp_beside
+
 __all__ = ["TEMPLATES", "configure_parser", "run", "build_all", "write_templates"]
 
 #: File name -> "module:function" building its openpyxl Workbook.
@@ -79,41 +81,14 @@ def _check_out(out):
     return out
 
 
-def _place(tmp, target, force):
-    """Move ``tmp`` to ``target``: atomically, and never over an existing file unless forced."""
-    if force:
-        os.replace(tmp, target)
-        return
-    try:
-        os.link(tmp, target)  # fails if target exists: no window for a race
-    except FileExistsError as exc:
-        os.unlink(tmp)
-        raise _command_error(f"{target} already exists (use --force to overwrite)") from exc
-    except OSError:  # a filesystem without hard links
-        if target.exists():
-            os.unlink(tmp)
-            raise _command_error(f"{target} already exists (use --force to overwrite)") from None
-        os.replace(tmp, target)
-        return
-    os.unlink(tmp)
-
-
-def _umask():
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def _save(wb, target, force):
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}-", suffix=".xlsx.tmp", dir=target.parent)
-    os.close(fd)
+    tmp = temp_beside(target)
     try:
         wb.save(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved workbook is not secret
-        _place(Path(tmp), target, force)
+        place(tmp, target, force)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        if tmp.exists():
+            tmp.unlink()
         raise
 
 
@@ -171,7 +146,7 @@ def _write_pdfs(paths, force):
         written = []
         for pdf in made:
             target = paths[0].parent / pdf.name
-            _place(pdf, target, force)
+            place(pdf, target, force)
             written.append(target)
     return written
 

@@ -27,7 +27,6 @@ import math
 import os
 import re
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +38,7 @@ from udfs.cli import CommandError
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
 from udfs.validation import InputError
 
+from .files import place, temp_beside
 from .reader import DEFAULT_MAX_BYTES, PlannerError, read_planner
 
 __all__ = [
@@ -919,32 +919,6 @@ def _csv_frames(c):
 # ---------------------------------------------------------------------------------------------
 
 
-def _temp_beside(target):
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    os.close(fd)
-    mask = os.umask(0o022)
-    os.umask(mask)
-    os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; a hand-off is meant to be shared
-    return Path(tmp)
-
-
-def _commit(tmp, target, force):
-    """Move ``tmp`` to ``target``: atomically, and without --force never over a file."""
-    if force:
-        os.replace(tmp, target)
-        return
-    try:
-        os.link(tmp, target)  # fails if target exists, even if it appeared just now
-    except FileExistsError:
-        raise CommandError(f"{target} already exists (use --force to overwrite)") from None
-    except OSError:  # no hard links on this file system
-        if target.exists():
-            raise CommandError(f"{target} already exists (use --force to overwrite)") from None
-        os.replace(tmp, target)
-        return
-    tmp.unlink()
-
-
 def write_outputs(c, out=None, csv_dir=None, force=False):
     """Write the workbook and/or CSV files; all or nothing. Returns the paths written."""
     jobs = []  # (target, writer)
@@ -963,11 +937,11 @@ def write_outputs(c, out=None, csv_dir=None, force=False):
     target = None
     try:
         for target, writer in jobs:
-            tmp = _temp_beside(target)
+            tmp = temp_beside(target)
             temps.append(tmp)
             writer(tmp)
         for (target, _), tmp in zip(jobs, temps, strict=True):
-            _commit(tmp, target, force)
+            place(tmp, target, force)
             done.append(target)
     except BaseException as exc:
         for tmp in temps:
