@@ -10,6 +10,8 @@ workbook's formulas resolve them the same way:
   of ``accelerator_name``, a blank ``mfu`` is :func:`udfs.calibration.default_mfu` and a blank
   ``goodput`` is 1;
 - ``hbm_gb`` (for the memory fit) comes from the catalogue accelerator, when there is one;
+- ``watts_per_accelerator`` blank is the catalogue accelerator's TDP where published, else the
+  ``PLAN_INPUTS`` default (700 W, the H100 SXM's TDP);
 - any other blank input takes its default from ``PLAN_INPUTS``.
 
 :func:`engine_arguments` does this for one scenario (a mapping of input name to value, blank
@@ -103,6 +105,9 @@ def engine_arguments(inputs):
     for name in PASS_THROUGH:
         value = inputs.get(name)
         kwargs[name] = _DEFAULTS[name] if _blank(value) else value
+    if _blank(inputs.get("watts_per_accelerator")) and accel is not None:
+        if not math.isnan(accel["tdp_watts"]):
+            kwargs["watts_per_accelerator"] = float(accel["tdp_watts"])
     return kwargs
 
 

@@ -114,7 +114,7 @@ PLAN_INPUTS = (
         "W",
         700.0,
         "> 0",
-        "Average draw; H100 SXM TDP 700 W",
+        "Average draw; blank: the accelerator's TDP from the catalogue, else 700 W (H100 SXM)",
     ),
     Quantity(
         "server_overhead",
