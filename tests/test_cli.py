@@ -123,7 +123,31 @@ def test_target_days_and_extended_inputs(capsys):
         (["--accelerators", "0"], "--accelerators must be greater than 0"),
         (["--accelerators", "-8"], "--accelerators must be greater than 0"),
         (["--total-params", "lots"], "argument --total-params: must be a number"),
-        (["--active-params", "800B"], "--active-params must not exceed --total-params"),
+        (
+            [
+                "--total-params",
+                "10B",
+                "--active-params",
+                "37B",
+                "--tokens",
+                "1T",
+                "--accelerators",
+                "8",
+            ],
+            "--active-params must not exceed --total-params",
+        ),
+        (["--total-params", "10B"], "needs --tokens, --accelerators too"),
+        (["--accelerators", "2.5"], "--accelerators must be a whole number"),
+        (["--accelerators", "2,04,8"], "must group thousands by three digits"),
+        (["--global-batch-tokens", "16M"], "--global-batch-tokens need a peak throughput"),
+        (
+            ["--failures-per-accelerator-day", "-1", "--accelerator", "H100"],
+            "--failures-per-accelerator-day must be greater than 0",
+        ),
+        (["--usd-per-hour", "2", "--purchase-usd-per-accelerator", "30000"], "not both"),
+        (["--utilisation", "0.8"], "--utilisation go with --purchase-usd-per-accelerator"),
+        (["--preset", ""], "--preset must name a reference run"),
+        (["--accelerator", " "], "--accelerator must name an accelerator"),
         (["--accelerator", "H100", "--mfu", "1.5"], "--mfu must be greater than 0 and at most 1"),
         (["--accelerator", "H100", "--mfu", "0"], "--mfu must be greater than 0"),
         (["--preset", "gpt-7"], "--preset is not a known run; known: Llama 3.1 405B"),
@@ -169,3 +193,71 @@ def test_node_day_failure_rate_equals_accelerator_rate(capsys):
     b = json.loads(capsys.readouterr().out)
     assert a["goodput"] == pytest.approx(b["goodput"]) and a["goodput"] < 1
     assert a["cluster_mtbf_hours"] == pytest.approx(24 / (16384 * 6.5 / 8000))
+
+
+def test_own_model_starts_empty_and_dense(capsys):
+    main(
+        [
+            "estimate",
+            "--json",
+            "--accelerator",
+            "H100",
+            "--total-params",
+            "405B",
+            "--tokens",
+            "15.6T",
+            "--accelerators",
+            "16384",
+        ]
+    )
+    d = json.loads(capsys.readouterr().out)
+    assert d["inputs"]["total_params"] == 405e9 and "active_params" not in d["inputs"]
+    assert d["training_flops"] == pytest.approx(6 * 405e9 * 15.6e12)
+
+
+def test_seed_defaults_behind_a_partial_plan_are_named(capsys):
+    assert main(["estimate", "--accelerators", "4096"]) == 0
+    out = capsys.readouterr().out
+    assert "Wall-clock at 4096 accelerators: 23.2 days" in out
+    assert "note: model: the seed's DeepSeek-V3-like plan" in out
+    assert "note: throughput: the seed's 400 effective TFLOP/s" in out
+    assert "note: price: the seed's $2.0 per accelerator-hour" in out
+    assert main(["estimate"]) == 0
+    assert "note:" not in capsys.readouterr().out  # the seed itself, as printed by the seed
+
+
+def test_ownership_price_replaces_the_rental_price(capsys):
+    main(
+        [
+            "estimate",
+            "--json",
+            "--purchase-usd-per-accelerator",
+            "30000",
+            "--amortisation-years",
+            "4",
+            "--utilisation",
+            "0.8",
+        ]
+    )
+    d = json.loads(capsys.readouterr().out)
+    assert d["usd_per_accelerator_hour"] == pytest.approx(30000 / (4 * 8760 * 0.8))
+    assert d["rental_cost_usd"] == pytest.approx(d["accelerator_hours"] * 30000 / 28032)
+
+
+def test_unpublished_tdp_is_said(capsys):
+    main(["estimate", "--preset", "deepseek-v3"])
+    out = capsys.readouterr().out
+    assert "700 W assumed: the H800 SXM's TDP is not published" in out
+    assert "Rental-equivalent cost: $5,576,000" in out
+
+
+def test_total_cost_says_when_electricity_is_not_priced(capsys):
+    main(["estimate"])
+    assert "electricity not priced" in capsys.readouterr().out
+    main(["estimate", "--usd-per-kwh", "0.1"])
+    assert "electricity not priced" not in capsys.readouterr().out
+
+
+def test_table_formats_are_exclusive():
+    code, _, err = run("runs", "--csv", "--json")
+    assert code == 2 and "not allowed with" in err

@@ -79,9 +79,41 @@ def test_llama3_interruptions_give_goodput():
     assert 0.8 < e.goodput(m, d, r) < 0.9
 
 
-def test_goodput_collapses_to_zero_and_interval_caps_at_mtbf():
-    assert e.goodput(0.1, 1.0, 1.0) == 0.0
+def test_goodput_without_time_to_train_is_an_error_and_interval_caps_at_mtbf():
+    with pytest.raises(InputError, match="mtbf_hours is too short"):
+        e.goodput(0.1, 1.0, 1.0)
+    with pytest.raises(InputError) as info:
+        e.goodput([3.0, 0.1], 1 / 60, 0.5)
+    assert info.value.position == (1,)
     assert e.checkpoint_interval_hours(5.0, 2.0) == 2.0  # d >= 2M: tau = M
+    with pytest.raises(InputError, match="failures_per_accelerator_day is so high"):
+        e.estimate(1e9, 1e12, 100_000, peak_tflops=989, mfu=0.4, failures_per_accelerator_day=1)
+
+
+def test_implied_mfu_above_one_is_an_error():
+    with pytest.raises(InputError, match="accelerator_hours is too few"):
+        e.implied_mfu(3.79e25, 1, 989.4)
+
+
+def test_accelerator_counts_are_whole_numbers():
+    with pytest.raises(InputError, match="accelerators must be a whole number"):
+        e.wall_clock_days(1000, 2.5)
+    with pytest.raises(InputError) as info:
+        e.estimate(1e9, 1e12, [8, 16.5], effective_tflops=400)
+    assert info.value.position == (1,)
+    assert e.wall_clock_days(1000, 8.0) == pytest.approx(1000 / 8 / 24)
+
+
+def test_one_price_at_a_time():
+    with pytest.raises(InputError, match="give one price"):
+        e.estimate(
+            1e9,
+            1e12,
+            8,
+            effective_tflops=400,
+            usd_per_accelerator_hour=2,
+            purchase_usd_per_accelerator=30_000,
+        )
 
 
 def test_scaling_matches_llama31_sublinear_point():
@@ -269,11 +301,16 @@ def test_costs_and_energy_are_non_negative(n_act, d, t, n, usd, watts, pue):
 @given(pos, st.floats(min_value=0.01, max_value=10_000))
 def test_accelerators_for_days_round_trip(hours, days):
     n = e.accelerators_for_days(hours, days)
-    if n > 0:
-        assert e.wall_clock_days(hours, n) == pytest.approx(days, rel=1e-5)
+    # The exact (fractional) solution gives back the target ...
+    assert n * 24 * days == pytest.approx(hours, rel=1e-12)
+    # ... and the whole count it rounds up to finishes in time, one fewer would not.
+    whole = max(1, math.ceil(n))
+    assert e.wall_clock_days(hours, whole) <= days * (1 + 1e-12)
+    if whole > 1:
+        assert e.wall_clock_days(hours, whole - 1) > days * (1 - 1e-12)
 
 
-@given(st.floats(1e-3, 10), st.floats(0.1, 1e4), st.floats(0, 5))
+@given(st.floats(1e-3, 0.1), st.floats(10, 1e4), st.floats(0, 1))
 def test_optimal_interval_beats_its_neighbours(d, m, r):
     # Daly's interval is near-optimal for the first-order waste: no worse than 0.5x or 2x it.
     tau = e.checkpoint_interval_hours(d, m)

@@ -36,7 +36,9 @@ def _table():
             if np.isfinite([flops, hours]).all()
             else np.nan
         )
-        mfu = implied / peak if np.isfinite([implied, peak]).all() else np.nan
+        mfu = (
+            engine.implied_mfu(flops, hours, peak) if np.isfinite([implied, peak]).all() else np.nan
+        )
         rows.append(
             {
                 "run": name,

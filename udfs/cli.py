@@ -34,6 +34,7 @@ class CommandError(Exception):
 
 
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
+_GROUPED = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d*)?(e[-+]?\d+)?\s*[kmbgtp%]?$", re.I)
 _NUMBER = re.compile(r"^([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?)\s*([kmbgtp%]?)$", re.I)
 
 
@@ -45,7 +46,12 @@ def parse_number(text):
     >>> parse_number("14.8T"), parse_number("671B"), parse_number("2,048"), parse_number("40%")
     (14800000000000.0, 671000000000.0, 2048.0, 0.4)
     """
-    cleaned = str(text).strip().replace(",", "").replace("_", "")
+    cleaned = str(text).strip()
+    if "," in cleaned and not _GROUPED.match(cleaned):
+        raise argparse.ArgumentTypeError(
+            f"must group thousands by three digits, as in 2,048 (got {text!r})"
+        )
+    cleaned = cleaned.replace(",", "").replace("_", "")
     m = _NUMBER.match(cleaned)
     if not m:
         raise argparse.ArgumentTypeError(
@@ -186,87 +192,143 @@ def _configure_estimate(p):
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _plan_from_args(args):
-    """Engine keyword arguments from the flags, a preset, a catalogue accelerator, the seed."""
+_MODEL_KEYS = ("total_params", "active_params", "training_tokens")
+# Inputs that derive throughput from a peak; the seed's sustained 400 TFLOP/s cannot take them.
+_DERIVING_KEYS = (
+    "peak_tflops",
+    "mfu",
+    "goodput",
+    "failures_per_accelerator_day",
+    "failures_per_1000_node_days",
+    "global_batch_tokens",
+)
+_OWNERSHIP_KEYS = ("purchase_usd_per_accelerator", "amortisation_years", "utilisation")
+
+
+def _flags(keys):
+    return ", ".join(_flag(k) for k in keys)
+
+
+def _base_plan(args, given, notes):
+    """The plan the flags start from: a preset, the user's own model, or the seed's."""
     from . import calibration, catalogue
 
-    given = {dest: getattr(args, dest) for _, dest, _ in _ESTIMATE_FLAGS}
-    given = {k: v for k, v in given.items() if v is not None}
-    notes = []
-    if args.preset:
+    if args.preset is not None:
+        if not args.preset.strip():
+            raise CommandError("--preset must name a reference run (see `compute-lab runs`)")
         r = catalogue.run(args.preset, argument="--preset")
-        plan = {
-            k: float(r[k])
-            for k in (
-                "total_params",
-                "active_params",
-                "training_tokens",
-                "accelerators",
-                "watts_per_accelerator",
-                "usd_per_accelerator_hour",
-                "pue",
-            )
-            if not _blank(r[k])
-        }
-        accel_name = args.accelerator or r["accelerator"]
-        missing = [
-            k
-            for k in ("total_params", "training_tokens", "accelerators")
-            if k not in plan and k not in given
-        ]
+        keys = ("total_params", "active_params", "training_tokens", "accelerators",
+                "watts_per_accelerator", "usd_per_accelerator_hour", "pue")  # fmt: skip
+        plan = {k: float(r[k]) for k in keys if not _blank(r[k])}
+        missing = [k for k in ("total_params", "training_tokens", "accelerators")
+                   if k not in plan and k not in given]  # fmt: skip
         if missing:
             raise CommandError(
                 f"--preset {r['name']!r} does not disclose {', '.join(missing)}: "
-                f"give {', '.join(_flag(m) for m in missing)}"
+                f"give {_flags(missing)}"
             )
-        if "effective_tflops" not in given and "mfu" not in given and not _blank(accel_name):
+        accel_name = args.accelerator or r["accelerator"]
+        if not any(k in given for k in ("effective_tflops", "mfu")) and not _blank(accel_name):
             ref = calibration.reference_table().loc[r["name"]]
             if not _blank(ref["implied_mfu"]):
                 plan["mfu"] = float(ref["implied_mfu"])
                 notes.append(f"MFU {plan['mfu']:.1%}: implied by {r['name']}'s disclosed hours")
         notes.append(f"preset {r['name']} ({catalogue.source('run', r['name'])})")
-    elif args.accelerator:
-        plan = {k: v for k, v in _SEED.items() if k != "effective_tflops"}
-        accel_name = args.accelerator
-    else:
-        plan = (
-            dict(_SEED)
-            if "peak_tflops" not in given and "mfu" not in given
-            else {k: v for k, v in _SEED.items() if k != "effective_tflops"}
+        return plan, accel_name
+    if any(k in given for k in _MODEL_KEYS):
+        # The user's own model: nothing of the seed's model fills in behind it.
+        missing = [k for k in ("total_params", "training_tokens", "accelerators") if k not in given]
+        if missing:
+            raise CommandError(
+                f"describing your own model needs {_flags(missing)} too "
+                "(or start from --preset NAME)"
+            )
+        return {}, args.accelerator
+    plan = {k: _SEED[k] for k in (*_MODEL_KEYS, "accelerators")}
+    if given or args.accelerator is not None:
+        notes.append(
+            "model: the seed's DeepSeek-V3-like plan (671B total, 37B active, 14.8T tokens"
+            + ("" if "accelerators" in given else ", 2048 accelerators")
+            + "); give --total-params and --tokens for your own"
         )
-        accel_name = None
+    return plan, args.accelerator
+
+
+def _plan_from_args(args):
+    """Engine keyword arguments from the flags, a preset, a catalogue accelerator, the seed.
+
+    Nothing is filled in silently: every seed default behind a partly given plan is named in
+    a note, and flags that contradict each other are an error.
+    """
+    from . import calibration, catalogue
+
+    given = {dest: getattr(args, dest) for _, dest, _ in _ESTIMATE_FLAGS}
+    given = {k: v for k, v in given.items() if v is not None}
+    if args.accelerator is not None and not args.accelerator.strip():
+        raise CommandError(
+            "--accelerator must name an accelerator (see `compute-lab accelerators`)"
+        )
+    notes = []
+    plan, accel_name = _base_plan(args, given, notes)
     plan.update(given)
     _node_rate_to_accelerator_rate(plan)
+    quiet = not given and args.accelerator is None and args.preset is None  # the seed as is
 
+    accel = None
+    if not _blank(accel_name):
+        accel = catalogue.accelerator(accel_name, argument="--accelerator")
+        if "hbm_gb" not in plan and not _blank(accel["hbm_gb"]):
+            plan["hbm_gb"] = float(accel["hbm_gb"])
+        if "watts_per_accelerator" not in plan:
+            if _blank(accel["tdp_watts"]):
+                notes.append(f"700 W assumed: the {accel['name']}'s TDP is not published")
+            else:
+                plan["watts_per_accelerator"] = float(accel["tdp_watts"])
+
+    deriving = [k for k in _DERIVING_KEYS if k in given]
     if "effective_tflops" in given:
-        for k in ("peak_tflops", "mfu", "goodput"):
-            if k in given:
-                raise CommandError(f"--effective-tflops is used as is: leave out {_flag(k)}")
+        if deriving:
+            raise CommandError(f"--effective-tflops is used as is: leave out {_flags(deriving)}")
         plan.pop("mfu", None)
-    elif "effective_tflops" not in plan:
-        if not _blank(accel_name):
-            a = catalogue.accelerator(accel_name, argument="--accelerator")
+    elif accel is not None or "peak_tflops" in plan:
+        if "peak_tflops" not in plan:
             column = f"{args.precision}_tflops"
-            if "peak_tflops" not in plan:
-                if _blank(a[column]):
-                    raise CommandError(
-                        f"--accelerator {a['name']!r} has no published {args.precision.upper()} "
-                        "peak: give --peak-tflops or --effective-tflops"
-                    )
-                plan["peak_tflops"] = float(a[column])
-            if "hbm_gb" not in plan and not _blank(a["hbm_gb"]):
-                plan["hbm_gb"] = float(a["hbm_gb"])
-            if "watts_per_accelerator" not in given and not _blank(a["tdp_watts"]):
-                plan["watts_per_accelerator"] = float(a["tdp_watts"])
+            if _blank(accel[column]):
+                raise CommandError(
+                    f"--accelerator {accel['name']!r} has no published {args.precision.upper()} "
+                    "peak: give --peak-tflops or --effective-tflops"
+                )
+            plan["peak_tflops"] = float(accel[column])
             notes.append(
-                f"accelerator {a['name']}: {plan['peak_tflops']:g} peak TFLOP/s "
+                f"accelerator {accel['name']}: {plan['peak_tflops']:g} peak TFLOP/s "
                 f"({args.precision.upper()})"
             )
-        if "peak_tflops" not in plan:
-            raise CommandError("give --effective-tflops, or --accelerator or --peak-tflops")
         if "mfu" not in plan:
             plan["mfu"] = calibration.default_mfu()
             notes.append(f"MFU {plan['mfu']:.1%}: default, median of the disclosed runs")
+    elif deriving:
+        raise CommandError(
+            f"{_flags(deriving)} need a peak throughput: give --accelerator or --peak-tflops"
+        )
+    else:
+        plan["effective_tflops"] = _SEED["effective_tflops"]
+        if not quiet:
+            notes.append(
+                "throughput: the seed's 400 effective TFLOP/s (give --effective-tflops "
+                "or --accelerator)"
+            )
+
+    owned = [k for k in _OWNERSHIP_KEYS if k in given]
+    if "purchase_usd_per_accelerator" in given:
+        if "usd_per_accelerator_hour" in given:
+            raise CommandError("give --usd-per-hour or --purchase-usd-per-accelerator, not both")
+        plan.pop("usd_per_accelerator_hour", None)
+    elif owned:
+        raise CommandError(f"{_flags(owned)} go with --purchase-usd-per-accelerator")
+    elif "usd_per_accelerator_hour" not in plan and args.preset is None:
+        plan["usd_per_accelerator_hour"] = _SEED["usd_per_accelerator_hour"]
+        if not quiet:
+            notes.append("price: the seed's $2.0 per accelerator-hour (give --usd-per-hour)")
     return plan, notes
 
 
@@ -290,6 +352,15 @@ def _node_rate_to_accelerator_rate(plan):
 
 def _blank(value):
     return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _total_cost_text(r):
+    if math.isnan(r["total_cost_usd"]):
+        return None
+    text = f"${r['total_cost_usd']:,.0f}"
+    if math.isnan(r["electricity_cost_usd"]):
+        text += " (compute and other costs; electricity not priced: give --usd-per-kwh)"
+    return text
 
 
 def _fmt_count(n):
@@ -342,10 +413,7 @@ def _run_estimate(args):
             None if math.isnan(r["electricity_cost_usd"]) else f"${r['electricity_cost_usd']:,.0f}",
         ),
         ("Emissions", None if math.isnan(r["co2_tonnes"]) else f"{r['co2_tonnes']:,.0f} tCO2"),
-        (
-            "Total cost",
-            f"${r['total_cost_usd']:,.0f}" if not math.isnan(r["total_cost_usd"]) else None,
-        ),
+        ("Total cost", _total_cost_text(r)),
         (
             "Min. accelerators for training state",
             None
@@ -377,8 +445,9 @@ def _run_estimate(args):
 
 
 def _configure_table(p):
-    p.add_argument("--json", action="store_true", help="print JSON records")
-    p.add_argument("--csv", action="store_true", help="print CSV")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print JSON records")
+    fmt.add_argument("--csv", action="store_true", help="print CSV")
 
 
 def _print_frame(df, args, formats=None):
@@ -403,7 +472,8 @@ def _run_runs(args):
     est = np.full(len(t), np.nan)
     ok = np.isfinite(t["model_training_flops"]) & np.isfinite(t["peak_tflops"])
     est[ok.to_numpy()] = engine.accelerator_hours(
-        t.loc[ok, "model_training_flops"].to_numpy(), t.loc[ok, "peak_tflops"].to_numpy() * mfu
+        t.loc[ok, "model_training_flops"].to_numpy(),
+        engine.effective_tflops(t.loc[ok, "peak_tflops"].to_numpy(), mfu),
     )
     df = t[["run", "architecture", "accelerator"]].copy()
     df["disclosed_accelerator_hours"] = t["disclosed_accelerator_hours"]
@@ -504,6 +574,10 @@ def main(argv=None):
         print(f"{prog}: error: {_describe(err)}", file=sys.stderr)
     except CommandError as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130

@@ -30,6 +30,7 @@ from .validation import (
     check_fraction,
     check_non_negative,
     check_positive,
+    check_whole,
 )
 
 __all__ = [
@@ -172,7 +173,7 @@ def wall_clock_days(accelerator_hours, accelerators):
     83.3
     """
     h = check_positive("accelerator_hours", accelerator_hours)
-    n = check_positive("accelerators", accelerators)
+    n = check_whole("accelerators", accelerators)
     out = _out(h, n)
     np.divide(h, n, out=out)
     np.divide(out, 24.0, out=out)
@@ -365,7 +366,7 @@ def failure_rate_per_accelerator_day(interruptions, days, accelerators):
     """
     i = check_non_negative("interruptions", interruptions)
     d = check_positive("days", days)
-    n = check_positive("accelerators", accelerators)
+    n = check_whole("accelerators", accelerators)
     return _ret(i / d / n)
 
 
@@ -399,7 +400,7 @@ def cluster_mtbf_hours(accelerators, failures_per_accelerator_day):
     >>> round(cluster_mtbf_hours(16_384, 419 / 54 / 16_384), 2)
     3.09
     """
-    n = check_positive("accelerators", accelerators)
+    n = check_whole("accelerators", accelerators)
     r = check_positive("failures_per_accelerator_day", failures_per_accelerator_day)
     return _ret(24.0 / (n * r))
 
@@ -427,7 +428,7 @@ def checkpoint_interval_hours(checkpoint_write_hours, mtbf_hours):
 def goodput(mtbf_hours, checkpoint_write_hours, restart_hours, interval_hours=None):
     """Fraction of wall-clock time that advances training, given failures and checkpoints.
 
-    ``goodput = 1 - (d / tau + (tau / 2 + R) / M)``, clipped to [0, 1]: time spent writing
+    ``goodput = 1 - (d / tau + (tau / 2 + R) / M)``: time spent writing
     checkpoints (``d / tau``), plus, per failure, half an interval of work redone and a
     restart ``R``, failures arriving every ``M`` hours (Daly 2006, first-order waste).
 
@@ -445,7 +446,8 @@ def goodput(mtbf_hours, checkpoint_write_hours, restart_hours, interval_hours=No
     Returns
     -------
     float or ndarray
-        A fraction in [0, 1]. Zero means the job cannot make progress.
+        A fraction in (0, 1]. Failures so frequent that the waste reaches 1 (the job
+        cannot make progress) are an error naming ``mtbf_hours``.
 
     Examples
     --------
@@ -462,7 +464,14 @@ def goodput(mtbf_hours, checkpoint_write_hours, restart_hours, interval_hours=No
     else:
         tau = check_positive("interval_hours", interval_hours)
     waste = d / tau + (tau / 2.0 + r) / m
-    return _ret(np.clip(1.0 - waste, 0.0, 1.0))
+    if np.any(waste >= 1.0):
+        pos = None if np.ndim(waste) == 0 else tuple(int(i) for i in np.argwhere(waste >= 1)[0])
+        raise InputError(
+            "mtbf_hours",
+            "is too short: checkpoint writes, redone work and restarts leave no time to train",
+            pos,
+        )
+    return _ret(1.0 - waste)
 
 
 def scaling_efficiency(
@@ -538,7 +547,7 @@ def scaling_efficiency(
     >>> round(465.5 * e8k), round(465.5 * e16k)
     (430, 400)
     """
-    n = check_positive("accelerators", accelerators)
+    n = check_whole("accelerators", accelerators)
     pa = check_positive("active_params", active_params)
     pt = check_positive("total_params", total_params)
     b = check_positive("global_batch_tokens", global_batch_tokens)
@@ -745,7 +754,15 @@ def implied_mfu(training_flops, accelerator_hours, peak_tflops):
     """
     t = np.asarray(implied_effective_tflops(training_flops, accelerator_hours))
     p = check_positive("peak_tflops", peak_tflops)
-    return _ret(t / p)
+    mfu = t / p
+    if np.any(mfu > 1.0):
+        pos = None if np.ndim(mfu) == 0 else tuple(int(i) for i in np.argwhere(mfu > 1)[0])
+        raise InputError(
+            "accelerator_hours",
+            "is too few for these FLOPs at this peak (the implied MFU is above 1)",
+            pos,
+        )
+    return _ret(mfu)
 
 
 def month_shares(start_date, wall_clock_days):
@@ -794,10 +811,6 @@ def month_shares(start_date, wall_clock_days):
 # ---------------------------------------------------------------------------------------------
 # The whole plan
 # ---------------------------------------------------------------------------------------------
-
-
-def _opt(name, value, check):
-    return None if value is None else check(name, value)
 
 
 def estimate(
@@ -869,7 +882,7 @@ def estimate(
     active = total if active_params is None else check_positive("active_params", active_params)
     check_at_most("active_params", active, "total_params", total)
     tokens = check_positive("training_tokens", training_tokens)
-    n = check_positive("accelerators", accelerators)
+    n = check_whole("accelerators", accelerators)
     nan = np.full(np.broadcast_shapes(np.shape(total), np.shape(active), np.shape(n)), np.nan)
 
     mtbf = interval = np.asarray(nan)
@@ -898,12 +911,14 @@ def estimate(
             d = check_positive("checkpoint_write_minutes", checkpoint_write_minutes) / 60.0
             r = check_non_negative("restart_minutes", restart_minutes) / 60.0
             interval = np.asarray(checkpoint_interval_hours(d, mtbf))
-            good = np.asarray(_goodput(mtbf, d, r))
-            if np.any(good <= 0):
+            try:
+                good = np.asarray(_goodput(mtbf, d, r))
+            except InputError as err:
                 raise InputError(
                     "failures_per_accelerator_day",
                     "is so high that checkpointing and restarts leave no time to train",
-                )
+                    err.position,
+                ) from None
         else:
             good = np.asarray(1.0) if goodput is None else check_fraction("goodput", goodput)
         if global_batch_tokens is not None:
@@ -930,6 +945,11 @@ def estimate(
     hours = np.asarray(accelerator_hours(flops, eff))
     days = wall_clock_days(hours, n)
 
+    if usd_per_accelerator_hour is not None and purchase_usd_per_accelerator is not None:
+        raise InputError(
+            "purchase_usd_per_accelerator",
+            "cannot be combined with usd_per_accelerator_hour (give one price)",
+        )
     if usd_per_accelerator_hour is not None:
         price = check_non_negative("usd_per_accelerator_hour", usd_per_accelerator_hour)
     elif purchase_usd_per_accelerator is not None:

@@ -18,6 +18,7 @@ __all__ = [
     "check_non_negative",
     "check_fraction",
     "check_at_most",
+    "check_whole",
 ]
 
 
@@ -171,6 +172,21 @@ def check_at_least(name, value, minimum):
         lambda lo: lo >= minimum,
         _always,
     )
+
+
+def check_whole(name, value):
+    """Finite, greater than zero and a whole number (a count of accelerators)."""
+    arr = check_positive(name, value)
+    if arr.size and not np.array_equal(arr, np.floor(arr)):
+        return _check(
+            name,
+            arr,
+            lambda a: a != np.floor(a),
+            "must be a whole number",
+            lambda lo: False,
+            _always,
+        )
+    return arr
 
 
 def check_at_most(name, value, other_name, other):
