@@ -67,9 +67,16 @@ def type_plan(wb, k, plan):
             ws[coord].data_type = "s"
 
 
+#: The same plan on an A100, power left blank: it must take the A100's TDP (400 W).
+A100_PLAN = {**CUSTOM_PLAN, "scenario_name": "On A100s", "accelerator_name": "A100 SXM 80GB"}
+
+
 def _variant_custom(src, dst):
     wb = openpyxl.load_workbook(src)
     type_plan(wb, 3, CUSTOM_PLAN)  # Custom 1 (columns: dense, MoE, seed, custom...)
+    type_plan(wb, 4, A100_PLAN)  # Custom 2
+    ws, coord = planner_cell(wb, "active_scenario", 0)
+    ws[coord].value = 3  # the seed column, whose effective TFLOP/s is a typed override
     wb.save(dst)
 
 
@@ -143,6 +150,7 @@ BAD_PLANS = {
     5: {"total_params": 70e9, "training_tokens": 2e12, "accelerators": 64, "mfu": 1.5},
     6: {"total_params": 70e9, "training_tokens": 2e12, "accelerators": 64,
         "accelerator_name": "H100 PCIe (not in the catalogue)"},
+    7: {"total_params": 70e9, "training_tokens": 2e12, "accelerators": 64.5},
 }  # fmt: skip
 
 

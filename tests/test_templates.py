@@ -13,6 +13,7 @@ import math
 import openpyxl
 import pytest
 from conftest import (
+    A100_PLAN,
     BAD_PLANS,
     CUSTOM_PLAN,
     PLANNER,
@@ -116,7 +117,8 @@ def test_checks_catch_inputs_that_slip_past_validation(recalculated_variants):
     assert any("Active parameters" in label for label in failed[4])
     assert any("MFU" in label for label in failed[5])
     assert any("catalogue" in label for label in failed[6])
-    for k in (0, 1, 2, 7):  # the other columns are untouched
+    assert failed[7] == ["Accelerators is a whole number"]
+    for k in (0, 1, 2):  # the other columns are untouched
         assert k not in failed
 
 
@@ -181,7 +183,9 @@ def test_blank_custom_columns_show_visible_defaults_and_no_figures(planner_value
         assert inputs["accelerator_name"] == "H100 SXM"
         assert inputs["mfu"] == pytest.approx(calibration.default_mfu(), rel=1e-15)
         assert inputs["goodput"] == 1 and inputs["usd_per_accelerator_hour"] == 2
-        assert inputs["watts_per_accelerator"] == 700
+        # power blank: it follows the accelerator (the H100's 700 W TDP), shown as used
+        assert inputs["watts_per_accelerator"] is None
+        assert row_values(planner_values, "watts_per_accelerator_used")[k] == 700
         assert isinstance(inputs["start_date"], dt.datetime)
         for q in PLAN_OUTPUTS:
             assert row_values(planner_values, q.name)[k] in (None, "")
@@ -193,6 +197,50 @@ def test_custom_column_with_only_required_inputs_equals_the_engine(recalculated_
     assert row_values(wb, "scenario_name")[3] == CUSTOM_PLAN["scenario_name"]
     # nothing else typed: default MFU and the H100's catalogue peak
     assert close(got["effective_tflops"], 989.4 * calibration.default_mfu())
+
+
+def test_blank_power_takes_the_accelerators_tdp(recalculated_variants):
+    wb = values(recalculated_variants["planner-custom.xlsx"])
+    k = 4
+    assert scenario_inputs(wb, k)["watts_per_accelerator"] is None
+    assert scenario_inputs(wb, k)["accelerator_name"] == A100_PLAN["accelerator_name"]
+    assert row_values(wb, "watts_per_accelerator_used")[k] == 400  # the A100's TDP
+    got = assert_matches_engine(wb, k)
+    assert close(got["electricity_kwh"], got["accelerator_hours"] * 400 / 1000)
+    assert close(got["effective_tflops"], 312 * calibration.default_mfu())
+
+
+def test_references_keep_their_power_and_say_where_it_comes_from(planner_values):
+    watts = row_values(planner_values, "watts_per_accelerator")
+    assert watts[:3] == [700, 700, 700]  # Llama (H100 TDP), DeepSeek-V3 (assumed), seed
+    notes = [c.value for row in planner_values["Inputs"].iter_rows() for c in row]
+    (ds,) = [n for n in notes if isinstance(n, str) and n.startswith("DeepSeek-V3: ")]
+    assert "700 W assumed: the H800's TDP is not published" in ds
+    # the TDP lookup: blank TDP (H800) -> 700 W, as udfs.plan
+    assert row_values(planner_values, "watts_per_accelerator_used")[:3] == [700, 700, 700]
+
+
+def test_summary_and_sensitivity_say_when_an_override_is_in_use(recalculated_variants,
+                                                                planner_values):  # fmt: skip
+    wb = values(recalculated_variants["planner-custom.xlsx"])  # switch on the seed column
+    summary = wb["Summary"]
+    shown = {summary.cell(r, 1).value: summary.cell(r, 3).value for r in range(1, 60)}
+    notes = {summary.cell(r, 1).value: summary.cell(r, 4).value for r in range(1, 60)}
+    assert shown["Selected scenario"].startswith("Seed")
+    assert shown["Effective TFLOP/s (override)"] == 400
+    assert "OVERRIDE IN USE" in notes["Effective TFLOP/s (override)"]
+    peak = shown["Peak TFLOP/s per accelerator"]
+    assert close(shown["MFU implied by the override (override / peak)"], 400 / peak)
+    assert "MFU" not in shown and shown["Goodput"] == "not used (override)"
+    assert "For reference only" in notes["Peak TFLOP/s per accelerator"]
+    warning = wb["Sensitivity"]["B4"].value
+    assert "override" in warning and "do NOT apply" in warning
+    # without an override (the shipped switch: Llama 3.1 405B) nothing of the kind shows
+    summary = planner_values["Summary"]
+    shown = {summary.cell(r, 1).value: summary.cell(r, 3).value for r in range(1, 60)}
+    assert close(shown["MFU"], row_values(planner_values, "mfu_used")[0])
+    assert shown["Effective TFLOP/s (override)"] in (None, "")
+    assert planner_values["Sensitivity"]["B4"].value in (None, "")
 
 
 def test_fully_typed_custom_column_and_switch(recalculated_variants):
@@ -316,7 +364,7 @@ def test_inputs_are_unlocked_inputs_and_formulas_are_locked(generated_templates)
     for ws in wb:
         assert ws.protection.sheet, ws.title
         assert ws.page_setup.orientation == "landscape", ws.title
-        assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToWidth == 1
+        assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToWidth in (1, 2)
         for row in ws.iter_rows():
             for c in row:
                 if c.data_type == "f":
@@ -338,6 +386,10 @@ def test_input_rows_have_validation_with_messages(generated_templates):
     _, coord = planner_cell(wb, "accelerator_name", 0)
     dv = covered[openpyxl.utils.cell.coordinate_from_string(coord)[1]]
     assert dv.type == "list" and dv.formula1 == "accel_names"
+    _, coord = planner_cell(wb, "accelerators", 0)
+    dv = covered[openpyxl.utils.cell.coordinate_from_string(coord)[1]]
+    assert (dv.type, dv.operator, dv.formula1) == ("whole", "greaterThan", "0")
+    assert "whole number" in dv.error and "whole number" in dv.prompt
     names = row_values(wb, "accel_names")
     assert names == list(catalogue.accelerators()["name"])
 
@@ -422,3 +474,37 @@ def test_dense_vs_moe_equals_the_engine(recalculated_templates):
     implied = row_values(wb, "implied_effective_tflops")
     assert close(implied[0], ref.loc["DeepSeek-V3", "implied_effective_tflops"])
     assert close(implied[2], ref.loc["Llama 3.1 405B", "implied_effective_tflops"])
+
+
+# -- print layout ------------------------------------------------------------------------------
+
+
+def test_sensitivity_legends_are_true_per_grid_and_grids_print_whole(generated_templates):
+    ws = openpyxl.load_workbook(generated_templates[PLANNER])["Sensitivity"]
+    titles = {
+        ws.cell(r, 1).value: r
+        for r in range(5, 60)
+        if isinstance(ws.cell(r, 1).value, str) and ":" in ws.cell(r, 1).value
+    }
+    assert len(titles) == 4
+    assert "Green = low" not in ws["A2"].value
+    rules = {rng.sqref: rule for rng in ws.conditional_formatting for rule in rng.rules}
+    for title, top in titles.items():
+        (rule,) = [r for sq, r in rules.items() if str(sq).startswith(f"C{top + 2}:")]
+        low = rule.colorScale.color[0].rgb[-6:]
+        if "iterations" in title:  # more runs a year is better: green at the top
+            assert "(red = lowest, green = highest)" in title and low == "F8696B"
+        else:
+            assert "(green = lowest, red = highest)" in title and low == "63BE7B"
+    # a page break after the second grid: each printed page holds whole grids
+    breaks = [b.id for b in ws.row_breaks.brk]
+    tops = sorted(titles.values())
+    assert breaks == [tops[2] - 1]
+
+
+def test_reference_runs_rows_align_at_the_top(generated_templates):
+    ws = openpyxl.load_workbook(generated_templates[PLANNER])["Reference runs"]
+    for row in ws.iter_rows(min_row=5, max_row=8, max_col=16):
+        assert {c.alignment.vertical for c in row} == {"top"}
+    assert ws.column_dimensions["B"].width >= len("Architecture") + 1
+    assert ws.page_setup.fitToWidth == 2 and ws.print_title_cols == "$A:$A"

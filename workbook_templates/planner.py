@@ -15,7 +15,7 @@ import math
 
 from openpyxl.chart import BarChart, Reference, ScatterChart, Series
 from openpyxl.formatting.rule import ColorScaleRule, FormulaRule
-from openpyxl.styles import Alignment, PatternFill
+from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.pagebreak import Break
 
@@ -46,6 +46,8 @@ FIRST_COL = 4  # column D
 DEFAULT_COL = 3  # column C: the value a blank input takes
 INPUT_HEADER_ROW = 4  # the scenario_name row
 MONTHS = 60
+#: Watts per accelerator when the input is blank and the catalogue has no TDP (udfs.plan).
+WATTS_FALLBACK = float(next(q.default for q in PLAN_INPUTS if q.name == "watts_per_accelerator"))
 SHEETS = (
     ("Cover", "Purpose, how to use, colour legend, version, sources"),
     ("Inputs", "Every input, one row each, one column per scenario: type in the yellow cells"),
@@ -81,6 +83,9 @@ def scenarios(generated):
     defaults = {q.name: q.default for q in PLAN_INPUTS if q.default is not None}
     defaults["mfu"] = calibration.default_mfu()
     defaults["start_date"] = _start_default(generated)
+    # Blank power: the accelerator's catalogue TDP (else 700 W), so that changing the
+    # accelerator changes the power, as in udfs.plan.
+    defaults.pop("watts_per_accelerator")
     out = []
     for run_name, kind, arch in (
         ("Llama 3.1 405B", "Dense reference", "dense"),
@@ -100,6 +105,20 @@ def scenarios(generated):
         for field in ("usd_per_accelerator_hour", "watts_per_accelerator"):
             if _blank_if_nan(r[field]) is not None:
                 values[field] = float(r[field])
+        # The references keep a typed power figure (what the sources say, or the 700 W the
+        # engine assumes when the accelerator's TDP is unpublished).
+        accel = catalogue.accelerator(r["accelerator"])
+        tdp = _blank_if_nan(accel["tdp_watts"])
+        if "watts_per_accelerator" not in values:
+            values["watts_per_accelerator"] = float(tdp) if tdp is not None else WATTS_FALLBACK
+        if tdp is None:
+            power = (
+                f"{values['watts_per_accelerator']:,.0f} W assumed: the "
+                f"{r['accelerator'].split()[0]}'s TDP is not published."
+            )
+        else:
+            watts = values["watts_per_accelerator"]
+            power = f"Power {watts:,.0f} W, the {r['accelerator']}'s TDP."
         sources = dict.fromkeys(
             catalogue.source("run", r["name"], f)
             for f in ("total_params", "training_tokens", "accelerator", "accelerators")
@@ -109,7 +128,7 @@ def scenarios(generated):
             f"{'; '.join(sources)}; MFU is the implied MFU "
             f"({values['mfu']:.4f}) that reproduces the disclosed "
             f"{r['accelerator_hours']:,.0f} accelerator-hours "
-            f"({catalogue.source('run', r['name'], 'accelerator_hours')}). Price, power, "
+            f"({catalogue.source('run', r['name'], 'accelerator_hours')}). {power} Price, "
             "overhead, PUE, electricity price, grid intensity and start date are the planner's "
             "defaults unless the run disclosed them."
         )
@@ -203,6 +222,10 @@ def _validation_for(book, ws, q, rng, first):
     }
     kind, f1, f2, op = rules[q.rule]
     error = f"{q.label} must be {q.rule}."
+    if q.name == "accelerators":  # a count: whole accelerators only
+        kind, f1, f2, op = "whole", "0", None, "greaterThan"
+        prompt = prompt.replace(": > 0.", ": a whole number > 0.")
+        error = f"{q.label} must be a whole number > 0."
     if q.rule == "a catalogue name":
         error = "Pick an accelerator from the list (the Accelerators sheet)."
     elif q.rule == "a date":
@@ -257,6 +280,8 @@ def _inputs_sheet(book, scen):
             dc = ws.cell(r, DEFAULT_COL, default)
             dc.style = "Constant"
             dc.number_format = number_format(q.unit)
+            if q.name == "watts_per_accelerator":  # the TDP first, then this figure
+                dc.number_format = '"TDP, else "#,##0'
             book.place_cell(f"default.{q.name}", ws, dc.coordinate)
         elif q.name != "scenario_name":
             put_text(ws.cell(r, DEFAULT_COL), _blank_meaning(q.name)).style = "Note"
@@ -286,10 +311,14 @@ def _inputs_sheet(book, scen):
     put_text(
         ws.cell(r, 1),
         "Custom columns: type the total parameters, tokens and accelerator count (and the active "
-        "parameters for an MoE model); every other input already holds a default you can change.",
+        "parameters for an MoE model); every other input already holds a default you can change. "
+        "The power is left blank so that it follows the accelerator (its catalogue TDP, else "
+        "700 W); the figure used is on Calculations.",
     ).style = "Note"
     ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=NOTE_COL)
-    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}")
+    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}",
+                print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}", pages_wide=2,
+                title_cols="A:A")  # fmt: skip
     return ws
 
 
@@ -362,6 +391,23 @@ def _calc_rows():
     ]  # fmt: skip
     for name in PASS_THROUGH:
         label, unit = labels[name]
+        if name == "watts_per_accelerator":
+            # Blank: the accelerator's catalogue TDP where published, else column C (700 W).
+            tdp = "INDEX(accel_tdp_watts,{catalogue_row})"
+            rows.append(
+                Row(
+                    "watts_per_accelerator_used",
+                    label,
+                    unit,
+                    "=IF(ISNUMBER({watts_per_accelerator}),{watts_per_accelerator},"
+                    f"IF({{catalogue_row}}>0,IF(ISNUMBER({tdp}),{tdp},"
+                    "{default.watts_per_accelerator}),{default.watts_per_accelerator}))",
+                    "Typed, or the accelerator's TDP (Accelerators sheet), else 700 W",
+                    "Link",
+                    True,
+                )
+            )
+            continue
         rows.append(_used(name, label, unit))
     rows.append(
         Row(
@@ -430,7 +476,8 @@ def _calculations_sheet(book, scen):
     put_text(ws.cell(4, NOTE_COL), "Formula").style = "Header"
     ws.row_dimensions[4].height = 30
     book.write_rows(ws, 5, _calc_rows(), SCENARIO_COLUMNS, note_col=NOTE_COL)
-    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5")
+    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4",
+                pages_wide=2, title_cols="A:A")  # fmt: skip
     return ws
 
 
@@ -502,9 +549,39 @@ def _summary_sheet(book, scen):
         ("start_date", "Run start date", "date"),
         ("scenario_ready", "Scenario complete", "TRUE/FALSE"),
     )
+    override = "ISNUMBER({sel.effective_tflops_input_used})"
     for name, label, unit in resolved:
         r += 1
+        if name == "mfu_used":  # with an override, the MFU it implies (it is used as is)
+            _single(book, ws, r, "sel.mfu_used", label, unit,
+                    f"=IF({override},IF(N({{sel.peak_tflops_used}})>0,"
+                    '{sel.effective_tflops_input_used}/{sel.peak_tflops_used},""),'
+                    "INDEX(mfu_used,{active_scenario}))")  # fmt: skip
+            ws.cell(r, 1, book.formula(
+                f'=IF({override},"MFU implied by the override (override / peak)","MFU")',
+                ws.title))  # fmt: skip
+            ws.cell(r, 4, book.formula(
+                f'=IF({override},"Not an input here: the typed effective TFLOP/s is used as '
+                'is","Typed, or the default MFU")', ws.title)).style = "Note"  # fmt: skip
+            continue
+        if name == "goodput_used":
+            _single(book, ws, r, "sel.goodput_used", label, unit,
+                    f'=IF({override},"not used (override)",'
+                    "INDEX(goodput_used,{active_scenario}))")  # fmt: skip
+            ws.cell(r, 3).alignment = Alignment(horizontal="right")
+            continue
         _single(book, ws, r, f"sel.{name}", label, unit, f"=INDEX({name},{{active_scenario}})")
+        if name == "peak_tflops_used":
+            r += 1
+            _single(book, ws, r, "sel.effective_tflops_input_used",
+                    "Effective TFLOP/s (override)", "TFLOP/s",
+                    "=INDEX(effective_tflops_input_used,{active_scenario})")  # fmt: skip
+            ws.cell(r - 1, 4, book.formula(
+                f'=IF({override},"For reference only: the override below is used","Typed, '
+                'or the catalogue\'s dense BF16 peak")', ws.title)).style = "Note"  # fmt: skip
+            ws.cell(r, 4, book.formula(
+                f'=IF({override},"OVERRIDE IN USE: the time and cost figures use this '
+                'throughput","none: peak x MFU x goodput")', ws.title)).style = "Note"  # fmt: skip
     r += 2
     ws.cell(r, 1, "Outputs").style = "Section"
     for q in PLAN_OUTPUTS:
@@ -531,7 +608,8 @@ def _grid(book, ws, top, title, row_axis, col_axis, cell_formula, unit, row_unit
     ``<row>`` and ``<col>`` in ``cell_formula`` are the cell's row and column axis values.
     The heat map runs green (good) to red (bad); ``high_is_good`` flips it.
     """
-    ws.cell(top, 1, title).style = "Section"
+    low, high = ("red", "green") if high_is_good else ("green", "red")
+    ws.cell(top, 1, f"{title} ({low} = lowest, {high} = highest)").style = "Section"
     corner = ws.cell(top + 1, 2, corner_text)
     corner.style = "Header"
     for j, v in enumerate(col_axis):
@@ -573,7 +651,7 @@ def _sensitivity_sheet(book):
         ws,
         "Sensitivity of the selected scenario",
         "Axes are inputs (yellow); each cell is a plain formula on the selected scenario's "
-        "training FLOPs, peak TFLOP/s and goodput (Summary). Green = low, red = high.",
+        "training FLOPs, peak TFLOP/s and goodput (Summary). Each grid's colours are in its title.",
     )
     ws["B3"] = "Scenario"
     ws["C3"] = book.formula("={sel.scenario_name}", ws.title)
@@ -581,23 +659,36 @@ def _sensitivity_sheet(book):
     ws["F3"] = "Checks"
     ws["G3"] = book.formula("={sel.checks}", ws.title)
     ws["G3"].style = "Link"
+    ws["H3"] = "Goodput"
+    ws["I3"] = book.formula("=INDEX(goodput_used,{active_scenario})", ws.title)
+    ws["I3"].style = "Link"
+    ws["I3"].number_format = number_format("fraction")
+    book.place_cell("sens.goodput", ws, "I3")
+    warn = ws.cell(4, 2, book.formula(
+        '=IF(ISNUMBER({sel.effective_tflops_input_used}),"This scenario uses a typed effective '
+        'TFLOP/s override ("&TEXT({sel.effective_tflops_input_used},"#,##0.0")&"). The days, '
+        "cost and iterations grids vary peak x MFU x goodput, so they do NOT apply to it: "
+        'its own figures are on Summary.","")', ws.title))  # fmt: skip
+    warn.font = Font(bold=True, color="C00000")
+    warn.alignment = Alignment(wrap_text=True, vertical="top")
+    ws.merge_cells("B4:I4")
+    ws.row_dimensions[4].height = 30
     ok = "IF(AND({sel.scenario_ready},N({sel.peak_tflops_used})>0),"
-    days = (
-        "{sel.training_flops}/({sel.peak_tflops_used}*<col>*{sel.goodput_used}*1E+12)/3600/<row>/24"
-    )
+    days = "{sel.training_flops}/({sel.peak_tflops_used}*<col>*{sens.goodput}*1E+12)/3600/<row>/24"
     nxt, grid1 = _grid(
         book, ws, 5, "Wall-clock days: accelerators (rows) x MFU (columns)",
         SENS_ACCELERATORS, SENS_MFU, "=" + ok + days + ',"")', "days", "accelerators", "fraction",
         "Accelerators \\ MFU",
     )  # fmt: skip
     book.place_cell("sens.days_first", ws, grid1.split(":")[0])
-    cost = "{sel.training_flops}/({sel.peak_tflops_used}*<row>*{sel.goodput_used}*1E+12)/3600*<col>"
+    cost = "{sel.training_flops}/({sel.peak_tflops_used}*<row>*{sens.goodput}*1E+12)/3600*<col>"
     nxt, _ = _grid(
         book, ws, nxt + 1, "Compute cost (US$): MFU (rows) x price per accelerator-hour (columns)",
         SENS_MFU, SENS_PRICE, "=" + ok + cost + ',"")', "US$", "fraction", "US$/accelerator-hour",
         "MFU \\ US$ per hour",
     )  # fmt: skip
     iters = "{days_per_year}/(" + days + ")"
+    ws.row_breaks.append(Break(id=nxt))  # two grids per printed page, never one split
     nxt, _ = _grid(
         book, ws, nxt + 1, "Research iterations per year: accelerators (rows) x MFU (columns)",
         SENS_ACCELERATORS, SENS_MFU, "=" + ok + iters + ',"")', "runs/year", "accelerators",
@@ -832,9 +923,9 @@ def _accelerators_sheet(book):
 
 def _reference_sheet(book):
     df = catalogue.runs()
-    ws = book.sheet("Reference runs", {"A": 18, "B": 10, "C": 17, "D": 17, "E": 19, "F": 16,
+    ws = book.sheet("Reference runs", {"A": 18, "B": 14, "C": 17, "D": 17, "E": 19, "F": 16,
                                        "G": 12, "H": 15, "I": 12, "J": 10, "K": 12, "L": 10,
-                                       "M": 10, "N": 10, "O": 60, "P": 60})  # fmt: skip
+                                       "M": 10, "N": 10, "O": 45, "P": 45})  # fmt: skip
     book.title(
         ws,
         "Reference training runs (public disclosures)",
@@ -881,6 +972,11 @@ def _reference_sheet(book):
         put_text(ws.cell(r, 15), catalogue.source("run", name)).style = "Note"
         put_text(ws.cell(r, 16), catalogue.source("run", name, "accelerator_hours")).style = "Note"
     last = 4 + len(df)
+    for row in ws.iter_rows(min_row=5, max_row=last, max_col=len(heads)):
+        for cell in row:  # a long source wraps downward from the top, beside its own row
+            cell.alignment = Alignment(
+                vertical="top", wrap_text=cell.column >= 15, horizontal=cell.alignment.horizontal
+            )
     book.name("ref_run_names", f"'Reference runs'!$A$5:$A${last}")
     book.name("ref_implied_tflops", f"'Reference runs'!$K$5:$K${last}")
     book.name("ref_implied_mfu", f"'Reference runs'!$L$5:$L${last}")
@@ -899,7 +995,7 @@ def _reference_sheet(book):
         "a paper's MFU.",
         16,
     )
-    Book.finish(ws, freeze="B5")
+    Book.finish(ws, freeze="B5", print_titles="4:4", pages_wide=2, title_cols="A:A")
     return ws
 
 
@@ -922,6 +1018,8 @@ def _checks_sheet(book, scen):
          "=COUNTA({numeric_inputs})-COUNTA({accelerator_name})=COUNT({numeric_inputs})"),
         ("Active parameters <= total parameters",
          "=OR(NOT({scenario_ready}),{active_params_used}<={total_params_used})"),
+        ("Accelerators is a whole number",
+         "=OR(NOT(ISNUMBER({accelerators})),INT({accelerators})={accelerators})"),
         ("Required inputs > 0",
          "=OR(NOT({scenario_ready}),AND({total_params_used}>0,{active_params_used}>0,"
          "{training_tokens_used}>0,{accelerators_used}>0))"),
@@ -1021,7 +1119,8 @@ def build(generated=None):
             "reference (DeepSeek-V3) and the seed's DeepSeek-V3-like configuration.",
             "For your own plan, use a Custom column: type the total parameters, training tokens "
             "and accelerator count (and active parameters for an MoE model). Every other input "
-            "already holds a visible default you can change; a blank input takes column C.",
+            "already holds a visible default you can change; a blank input takes column C (a "
+            "blank power takes the accelerator's TDP from the catalogue, else 700 W).",
             "Summary: set the active-scenario switch (1-8) to see one scenario; Sensitivity, "
             "Monthly spend and Charts follow it.",
             "Checks: the master check must read TRUE (also shown here and on the Summary).",

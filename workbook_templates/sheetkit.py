@@ -209,9 +209,11 @@ class Book:
         return ws
 
     @staticmethod
-    def finish(ws, freeze=None, protect=True, print_titles=None):
+    def finish(ws, freeze=None, protect=True, print_titles=None, pages_wide=1, title_cols=None):
         """Freeze panes, landscape fit-to-width printing, and protection (no password).
 
+        A wide sheet prints ``pages_wide`` pages across (each as tall as it needs), repeating
+        the ``print_titles`` rows and the ``title_cols`` columns (``"A:B"``) on every page.
         Also sizes the rows that hold wrapped text (openpyxl does not, and Excel only on edit).
         """
         fit_wrapped_rows(ws)
@@ -219,12 +221,14 @@ class Book:
             ws.freeze_panes = freeze
         ws.page_setup.orientation = "landscape"
         ws.page_setup.paperSize = ws.PAPERSIZE_A4
-        ws.page_setup.fitToWidth = 1
+        ws.page_setup.fitToWidth = pages_wide
         ws.page_setup.fitToHeight = 0
         ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
         ws.print_options.gridLines = False
         if print_titles:
             ws.print_title_rows = print_titles
+        if title_cols:
+            ws.print_title_cols = title_cols
         if protect:
             ws.protection.sheet = True
             ws.protection.selectLockedCells = False
