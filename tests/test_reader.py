@@ -142,6 +142,7 @@ def test_a_partly_filled_column_names_the_blank_cell(template, tmp_path):
         ("mfu", "#DIV/0!", "error value"),
         ("usd_per_kwh", dt.datetime(2026, 1, 1), "not a date"),
         ("start_date", "next March", "must be a date"),
+        ("accelerators", 2047.5, "must be a whole number (got 2047.5)"),
     ],
 )
 def test_a_value_of_the_wrong_kind_names_its_cell(filled, name, value, words):
@@ -194,6 +195,13 @@ def test_a_workbook_without_planner_names(tmp_path):
     wb.active["A1"] = "quarterly budget"
     wb.save(path)
     assert "not a training-run planner" in str(problem_of(path))
+
+
+def test_another_template_is_not_a_planner(generated_templates):
+    for name in ("cluster-sizing.xlsx", "dense-vs-moe.xlsx"):
+        message = str(problem_of(generated_templates[name]))
+        assert "is not a training-run planner (it is titled" in message, message
+        assert "spans" not in message
 
 
 def test_a_missing_defined_name_is_named(filled):

@@ -87,6 +87,8 @@ INPUT_NAMES = tuple(q.name for q in PLAN_INPUTS)
 OUTPUT_NAMES = tuple(q.name for q in PLAN_OUTPUTS)
 _KIND = {q.name: q.kind for q in PLAN_INPUTS}
 _LABEL = {q.name: q.label for q in PLAN_INPUTS + PLAN_OUTPUTS}
+#: Inputs that count whole things.
+_WHOLE = ("accelerators",)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -485,19 +487,21 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False):
 
 
 def _read(path, formulas_wb, values_wb, size, collect):
-    locations = {}
-    missing = []
-    for name in (*INPUT_NAMES, *OUTPUT_NAMES):
-        loc = _name_cells(path, formulas_wb, name)
-        if loc is None:
-            missing.append(name)
-        else:
-            locations[name] = loc
-    if len(missing) == len(INPUT_NAMES) + len(OUTPUT_NAMES):
+    missing = [n for n in (*INPUT_NAMES, *OUTPUT_NAMES) if formulas_wb.defined_names.get(n) is None]
+    n_names = len(INPUT_NAMES) + len(OUTPUT_NAMES)
+    if len(missing) == n_names:
         _fail(
             path,
             "is not a training-run planner: it has none of the planner's defined names "
             "(scenario_name, total_params, ...)",
+        )
+    if len(missing) > n_names / 2:  # another workbook that shares a few quantity names
+        title = getattr(getattr(formulas_wb, "properties", None), "title", None)
+        what = f" (it is titled {str(title)[:60]!r})" if title else ""
+        _fail(
+            path,
+            f"is not a training-run planner{what}: {len(missing)} of the planner's {n_names} "
+            f"defined names are missing ({', '.join(missing[:4])}, ...)",
         )
     if missing:
         _fail(
@@ -505,6 +509,9 @@ def _read(path, formulas_wb, values_wb, size, collect):
             f"is not a complete training-run planner: defined name(s) missing: "
             f"{', '.join(missing)}",
         )
+    locations = {
+        name: _name_cells(path, formulas_wb, name) for name in (*INPUT_NAMES, *OUTPUT_NAMES)
+    }
     width = len(locations["scenario_name"][1])
     for name, (sheet, cells) in locations.items():
         if len(cells) != width:
@@ -606,6 +613,8 @@ def _read(path, formulas_wb, values_wb, size, collect):
             kind = _KIND[name]
             if kind == "number":
                 value, error = _number(v)
+                if not error and name in _WHOLE and value != math.floor(value):
+                    error = f"must be a whole number (got {value:.15g})"
             elif kind == "date":
                 value, error = _date(v, epoch)
             else:
