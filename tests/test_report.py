@@ -13,6 +13,7 @@ import datetime as dt
 import hashlib
 import math
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -159,18 +160,20 @@ def test_costs_sheet_breaks_the_total_down(handoff):
     runs = [r for r in rows if r[header("file")] != "Total"]
     for r in runs:
         out = expected(PLANS[r[header("scenario")]])
-        assert close(r[header("compute_usd")], out["rental_cost_usd"])
-        assert close(r[header("electricity_usd")], out["electricity_cost_usd"])
-        assert r[header("other_usd")] == 0
-        assert close(r[header("total_usd")], out["total_cost_usd"])
+        assert close(r[header("rental_cost_usd")], out["rental_cost_usd"])
+        assert close(r[header("electricity_cost_usd")], out["electricity_cost_usd"])
+        assert r[header("other_costs_usd")] == 0
+        assert close(r[header("total_cost_usd")], out["total_cost_usd"])
         assert close(
-            r[header("compute_usd")] + r[header("electricity_usd")] + r[header("other_usd")],
-            r[header("total_usd")],
+            r[header("rental_cost_usd")]
+            + r[header("electricity_cost_usd")]
+            + r[header("other_costs_usd")],
+            r[header("total_cost_usd")],
         )
-        assert close(r[header("compute_share")], out["rental_cost_usd"] / out["total_cost_usd"])
+        assert close(r[header("rental_cost_share")], out["rental_cost_usd"] / out["total_cost_usd"])
         assert close(r[header("co2_tonnes")], out["co2_tonnes"])
     (total,) = [r for r in rows if r[header("file")] == "Total"]
-    assert close(total[header("total_usd")], grand_total())
+    assert close(total[header("total_cost_usd")], grand_total())
 
 
 def test_monthly_sheet_adds_schedules_up_by_calendar_month(handoff):
@@ -182,7 +185,7 @@ def test_monthly_sheet_adds_schedules_up_by_calendar_month(handoff):
                 want[month] += share * out["total_cost_usd"]
     rows = sheet_records(handoff / "handoff.xlsx", "Monthly")
     got = {
-        r[header("month")].date(): r[header("total_usd")]
+        r[header("month")].date(): r[header("total_cost_usd")]
         for r in rows
         if isinstance(r[header("month")], dt.datetime)
     }
@@ -191,7 +194,7 @@ def test_monthly_sheet_adds_schedules_up_by_calendar_month(handoff):
         assert close(got[month], want[month])
     (total,) = [r for r in rows if r[header("month")] == "Total"]
     scheduled = sum(expected(p)["total_cost_usd"] for p in PLANS.values() if p.get("start_date"))
-    assert close(total[header("total_usd")], scheduled)
+    assert close(total[header("total_cost_usd")], scheduled)
 
 
 def test_a_run_without_start_date_is_unscheduled_but_counted(handoff):
@@ -202,8 +205,8 @@ def test_a_run_without_start_date_is_unscheduled_but_counted(handoff):
     by_run = sheet_records(handoff / "handoff.xlsx", "Monthly by run")
     assert PLAN_C["scenario_name"] not in {r[header("scenario")] for r in by_run}
     totals = pd.read_csv(handoff / "csv" / "totals.csv").iloc[0]
-    assert close(totals["unscheduled_total_usd"], expected(PLAN_C)["total_cost_usd"], 1e-9)
-    assert close(totals["total_usd"], grand_total(), 1e-9)
+    assert close(totals["unscheduled_total_cost_usd"], expected(PLAN_C)["total_cost_usd"], 1e-9)
+    assert close(totals["total_cost_usd"], grand_total(), 1e-9)
 
 
 def test_summary_and_the_other_sheets(handoff):
@@ -227,8 +230,22 @@ def test_formatted_for_finance(handoff):
     runs, costs = wb["Runs"], wb["Costs"]
     assert runs.freeze_panes == "D2" and costs.freeze_panes == "D2"
     assert runs.print_title_rows == "$1:$1"
-    assert runs.page_setup.orientation == "landscape" and runs.page_setup.fitToWidth == 1
-    col = [c.value for c in costs[1]].index(header("total_usd")) + 1
+    # 34 columns: two or three pages across, the scenario name on every page
+    assert runs.page_setup.fitToWidth in (2, 3) and runs.page_setup.fitToHeight == 0
+    assert runs.print_title_cols == "$C:$C"
+    for ws in wb:
+        assert ws.page_setup.orientation == "landscape", ws.title
+        assert ws.sheet_properties.pageSetUpPr.fitToPage, ws.title
+    # every column is wide enough for what it shows, the bold grand totals included
+    monthly = wb["Monthly"]
+    total_row = max(r for r in range(1, monthly.max_row + 1) if monthly.cell(r, 1).value == "Total")
+    for col in range(2, monthly.max_column + 1):
+        cell = monthly.cell(total_row, col)
+        if isinstance(cell.value, float):
+            shown = f"${cell.value:,.0f}" if "$" in cell.number_format else f"{cell.value:,.0f}"
+            letter = openpyxl.utils.get_column_letter(col)
+            assert monthly.column_dimensions[letter].width >= len(shown) * 1.1 + 1, letter
+    col = [c.value for c in costs[1]].index(header("total_cost_usd")) + 1
     assert "$" in costs.cell(row=2, column=col).number_format
     assert "#,##0" in costs.cell(row=2, column=col).number_format
     col = [c.value for c in runs[1]].index(header("training_flops")) + 1
@@ -247,9 +264,8 @@ def test_csv_tables_match_the_engine(handoff):
         for name in OUTPUTS:
             assert close(None if pd.isna(r[name]) else r[name], out[name], 1e-12), name
     monthly = pd.read_csv(d / "monthly.csv", parse_dates=["month"])
-    assert close(
-        monthly["total_usd"].sum(), pd.read_csv(d / "totals.csv")["scheduled_total_usd"][0]
-    )
+    scheduled = pd.read_csv(d / "totals.csv")["scheduled_total_cost_usd"][0]
+    assert close(monthly["total_cost_usd"].sum(), scheduled)
 
 
 @needs_soffice
@@ -425,6 +441,13 @@ def _bomb(good, path):
     return rezip(good, path, {member: (doctype + body).encode()}), "unsafe XML"
 
 
+def _other_template(good, path):
+    from workbook_templates.generate import write_templates
+
+    (sizing,) = [p for p in write_templates(path.parent / "t") if p.name == "cluster-sizing.xlsx"]
+    return sizing, "is not a training-run planner (it is titled 'Cluster sizing"
+
+
 BAD = {
     "not a planner": _not_planner,
     "missing defined name": _missing_name,
@@ -434,6 +457,10 @@ BAD = {
     "out of range (negative price)": _cell_case("usd_per_accelerator_hour", -2, "0 or more"),
     "active over total": _cell_case("active_params", 1e15, "must not exceed total_params"),
     "unknown accelerator": _cell_case("accelerator_name", "H900 Ultra", "not a known"),
+    "fractional accelerators": _cell_case(
+        "accelerators", 1024.5, "accelerators (Accelerators) must be a whole number (got 1024.5)"
+    ),
+    "another template": _other_template,
     "corrupt zip": _corrupt,
     "truncated zip": _truncated,
     "macro-enabled name": _xlsm,
@@ -531,7 +558,12 @@ def test_an_input_file_is_never_the_output(good, capsys):
         ([], "give --out"),
         (["--out", "h.csv"], "must name an .xlsx"),
         (["--out", "h.xlsx", "--max-size-mb", "0"], "--max-size-mb"),
-        (["--out", "nowhere/h.xlsx"], "does not exist"),
+        (["--out", "nowhere/h.xlsx"], "--out: folder nowhere does not exist"),
+        (
+            ["--out", "h.xlsx", "--tolerance", "-1"],
+            "--tolerance must be at least 0 and below 1 (got -1)",
+        ),
+        (["--out", "h.xlsx", "--max-size-mb", "-2"], "(got -2)"),
     ],
 )
 def test_bad_arguments(good, tmp_path, monkeypatch, capsys, args, words):
@@ -569,6 +601,10 @@ def test_the_shipped_planner_recalculated_agrees(recalculated_templates, tmp_pat
     assert pd.read_csv(tmp_path / "mismatches.csv").empty
     runs = pd.read_csv(tmp_path / "runs.csv")
     assert len(runs) >= 3  # the reference and seed columns
+    # Llama 3.1 405B's hours are 30,840,000.00000001 in floating point: written without noise
+    text = (tmp_path / "runs.csv").read_text()
+    assert ",30840000," in text and "30840000.0000000" not in text
+    assert ",3.7908e+25," in text  # 15 significant digits keep every digit of the FLOPs
     from workbook_templates.reader import read_planner
 
     for sc in read_planner(src).scenarios:
@@ -590,6 +626,41 @@ def test_the_shared_variants_agree_and_keep_text_as_text(recalculated_variants, 
     cells = [c for row in wb["Runs"].iter_rows() for c in row]
     (hit,) = [c for c in cells if c.value == TYPED_PLAN["scenario_name"]]
     assert hit.data_type == "s"
+
+
+def test_one_bad_cell_is_one_line(good, tmp_path, capsys):
+    src = tmp_path / "one-bad.xlsx"
+    src.write_bytes(good.read_bytes())
+    where = _edit(src, "mfu", 1, 1.5)
+    assert report_cli(src, "--out", tmp_path / "h.xlsx") == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"compute-lab report: error: {src}: {where}: mfu")
+    assert lines[0].endswith("; nothing written")
+
+
+def test_several_problems_put_the_summary_first(good, tmp_path, capsys):
+    bad1, _ = _cell_case("mfu", 1.5, "")(good, tmp_path / "bad1.xlsx")
+    bad2, _ = _truncated(good, tmp_path / "bad2.xlsx")
+    assert report_cli(good, bad1, bad2, "--out", tmp_path / "h.xlsx") == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert "2 of 3 file(s) cannot be consolidated; nothing written" in lines[0]
+    assert len(lines) == 3 and str(bad1) in lines[1] and str(bad2) in lines[2]
+
+
+def test_csv_names_are_the_quantity_names_and_floats_carry_no_noise(handoff):
+    d = handoff / "csv"
+    names = {q.name for q in PLAN_INPUTS + PLAN_OUTPUTS}
+    for table in ("runs", "costs", "totals", "monthly", "monthly_by_run"):
+        columns = set(pd.read_csv(d / f"{table}.csv").columns)
+        assert not {"total_usd", "compute_usd", "electricity_usd", "other_usd"} & columns
+        if table != "runs":
+            assert {"rental_cost_usd", "electricity_cost_usd", "total_cost_usd"} <= columns
+        assert "total_cost_usd" in columns and columns & names
+    for path in d.glob("*.csv"):
+        for token in re.findall(r"(?<![\w.])\d+\.\d+(?:e[+-]\d+)?", path.read_text()):
+            digits = token.split("e")[0].replace(".", "").lstrip("0")
+            assert len(digits) <= 15, (path.name, token)
 
 
 def test_every_bad_scenario_of_a_file_is_reported(good, tmp_path, capsys):
@@ -654,9 +725,11 @@ def test_the_shared_bad_variant_lists_every_bad_cell(recalculated_variants, caps
         "active_params": 4,  # above total
         "mfu": 5,  # above 1
         "accelerator_name": 6,  # not in the catalogue
+        "accelerators": 7,  # not a whole number
     }
     lines = [line for line in err.splitlines() if str(src) in line]
     assert len(lines) == len(BAD_PLANS)
     for name, k in expected_cells.items():
         ws, coord = planner_cell(wb, name, k)
         assert any(f"{ws.title}!{coord}: {name}" in line for line in lines), (name, err)
+    assert any("must be a whole number (got 64.5)" in line for line in lines), err

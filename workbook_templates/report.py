@@ -97,7 +97,7 @@ class Run:
     arguments: dict  # engine keyword arguments
     outputs: dict  # engine outputs
     defaults_used: list  # "name = value" of blank inputs that took a default
-    other_usd: float
+    other_costs_usd: float
 
 
 @dataclass
@@ -270,15 +270,15 @@ def _tables(c, mismatch_rows):
                 **key,
                 "accelerator_hours": out["accelerator_hours"],
                 "usd_per_accelerator_hour": kw["usd_per_accelerator_hour"],
-                "compute_usd": compute,
+                "rental_cost_usd": compute,
                 "electricity_kwh": out["electricity_kwh"],
                 "usd_per_kwh": kw["usd_per_kwh"],
-                "electricity_usd": power,
-                "other_usd": r.other_usd,
-                "total_usd": total,
-                "compute_share": compute / total if total else None,
-                "electricity_share": power / total if total else None,
-                "other_share": r.other_usd / total if total else None,
+                "electricity_cost_usd": power,
+                "other_costs_usd": r.other_costs_usd,
+                "total_cost_usd": total,
+                "rental_cost_share": compute / total if total else None,
+                "electricity_cost_share": power / total if total else None,
+                "other_costs_share": r.other_costs_usd / total if total else None,
                 "co2_tonnes": out["co2_tonnes"],
             }
         )
@@ -290,25 +290,25 @@ def _tables(c, mismatch_rows):
                         **key,
                         "month": month,
                         "share": share,
-                        "compute_usd": compute * share,
-                        "electricity_usd": power * share,
-                        "other_usd": r.other_usd * share,
-                        "total_usd": total * share,
+                        "rental_cost_usd": compute * share,
+                        "electricity_cost_usd": power * share,
+                        "other_costs_usd": r.other_costs_usd * share,
+                        "total_cost_usd": total * share,
                     }
                 )
 
     runs = pd.DataFrame(run_rows, columns=_RUN_COLUMNS)
     costs = pd.DataFrame(cost_rows, columns=_COST_COLUMNS)
     by_run = pd.DataFrame(month_rows, columns=_MONTH_RUN_COLUMNS)
-    money = ["compute_usd", "electricity_usd", "other_usd", "total_usd"]
+    money = ["rental_cost_usd", "electricity_cost_usd", "other_costs_usd", "total_cost_usd"]
     if len(by_run):
         monthly = (
             by_run.groupby("month", sort=True)
             .agg(
-                compute_usd=("compute_usd", "sum"),
-                electricity_usd=("electricity_usd", "sum"),
-                other_usd=("other_usd", "sum"),
-                total_usd=("total_usd", "sum"),
+                rental_cost_usd=("rental_cost_usd", "sum"),
+                electricity_cost_usd=("electricity_cost_usd", "sum"),
+                other_costs_usd=("other_costs_usd", "sum"),
+                total_cost_usd=("total_cost_usd", "sum"),
                 runs=("scenario", "size"),
             )
             .reset_index()
@@ -323,14 +323,14 @@ def _tables(c, mismatch_rows):
                 "files": len(c.planners),
                 "runs": len(c.runs),
                 "accelerator_hours": costs["accelerator_hours"].sum(),
-                "compute_usd": costs["compute_usd"].sum(),
+                "rental_cost_usd": costs["rental_cost_usd"].sum(),
                 "electricity_kwh": costs["electricity_kwh"].sum(),
-                "electricity_usd": costs["electricity_usd"].sum(),
-                "other_usd": costs["other_usd"].sum(),
-                "total_usd": costs["total_usd"].sum(),
+                "electricity_cost_usd": costs["electricity_cost_usd"].sum(),
+                "other_costs_usd": costs["other_costs_usd"].sum(),
+                "total_cost_usd": costs["total_cost_usd"].sum(),
                 "co2_tonnes": costs["co2_tonnes"].sum(),
-                "scheduled_total_usd": scheduled["total_usd"].sum(),
-                "unscheduled_total_usd": unscheduled["total_usd"].sum(),
+                "scheduled_total_cost_usd": scheduled["total_cost_usd"].sum(),
+                "unscheduled_total_cost_usd": unscheduled["total_cost_usd"].sum(),
             }
         ]
     )
@@ -391,15 +391,15 @@ _COST_COLUMNS = [
     "scenario",
     "accelerator_hours",
     "usd_per_accelerator_hour",
-    "compute_usd",
+    "rental_cost_usd",
     "electricity_kwh",
     "usd_per_kwh",
-    "electricity_usd",
-    "other_usd",
-    "total_usd",
-    "compute_share",
-    "electricity_share",
-    "other_share",
+    "electricity_cost_usd",
+    "other_costs_usd",
+    "total_cost_usd",
+    "rental_cost_share",
+    "electricity_cost_share",
+    "other_costs_share",
     "co2_tonnes",
 ]
 _MONTH_RUN_COLUMNS = [
@@ -408,10 +408,10 @@ _MONTH_RUN_COLUMNS = [
     "scenario",
     "month",
     "share",
-    "compute_usd",
-    "electricity_usd",
-    "other_usd",
-    "total_usd",
+    "rental_cost_usd",
+    "electricity_cost_usd",
+    "other_costs_usd",
+    "total_cost_usd",
 ]
 _FILE_COLUMNS = [
     "file",
@@ -615,19 +615,17 @@ _EXTRA = {
     "scenario": ("Scenario", None),
     "defaults_used": ("Blank inputs: value used", None),
     "scheduled": ("In monthly schedule", None),
-    "compute_usd": ("Compute, rental or ownership (US$)", _USD),
-    "electricity_usd": ("Electricity (US$)", _USD),
-    "other_usd": ("Other (US$)", _USD),
-    "total_usd": ("Total (US$)", _USD),
-    "compute_share": ("Compute share", _PCT),
-    "electricity_share": ("Electricity share", _PCT),
-    "other_share": ("Other share", _PCT),
+    # (rental_cost_usd, electricity_cost_usd, total_cost_usd: the quantities' own labels)
+    "other_costs_usd": ("Other costs (US$)", _USD),
+    "rental_cost_share": ("Compute cost share", _PCT),
+    "electricity_cost_share": ("Electricity cost share", _PCT),
+    "other_costs_share": ("Other costs share", _PCT),
     "month": ("Month", _MONTH),
     "share": ("Share of run", _PCT),
     "runs": ("Runs", _INT),
     "files": ("Files", _INT),
-    "scheduled_total_usd": ("Scheduled by month (US$)", _USD),
-    "unscheduled_total_usd": ("Unscheduled: no start date (US$)", _USD),
+    "scheduled_total_cost_usd": ("Scheduled by month (US$)", _USD),
+    "unscheduled_total_cost_usd": ("Unscheduled: no start date (US$)", _USD),
     "sheet": ("Sheet", None),
     "cell": ("Cell", None),
     "name": ("Quantity", None),
@@ -657,13 +655,11 @@ _ADDITIVE = {
     "electricity_cost_usd",
     "co2_tonnes",
     "total_cost_usd",
-    "compute_usd",
-    "electricity_usd",
-    "other_usd",
-    "total_usd",
+    "other_costs_usd",
 }
 
-_WIDE = {"file": 36, "detail": 90, "defaults_used": 60, "sha256": 66, "item": 40}
+#: Widest a column gets (longer text wraps).
+_WIDE = {"file": 30, "detail": 90, "defaults_used": 60, "sha256": 66, "item": 40}
 
 
 def _header(name):
@@ -724,14 +720,28 @@ def _styles():
     }
 
 
-def _print_setup(ws, title, landscape=True, header_rows="1:1"):
-    ws.page_setup.orientation = "landscape" if landscape else "portrait"
+#: Characters of column width per landscape A4 page (about 80% scale at most: readable).
+_PAGE_CHARS = 190
+
+
+def _print_setup(ws, title, header_rows="1:1", title_cols=None):
+    """Landscape A4, as many pages wide as the columns need at a readable scale (1 to 3),
+    each page as tall as needed, with the header row (and ``title_cols``) on every page."""
+    from openpyxl.utils import get_column_letter
+
+    widths = [
+        ws.column_dimensions[get_column_letter(c)].width or 8.43
+        for c in range(1, ws.max_column + 1)
+    ]
+    ws.page_setup.orientation = "landscape"
     ws.page_setup.paperSize = ws.PAPERSIZE_A4
-    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToWidth = max(1, min(3, math.ceil(sum(widths) / _PAGE_CHARS)))
     ws.page_setup.fitToHeight = 0
     ws.sheet_properties.pageSetUpPr.fitToPage = True
     if header_rows:
         ws.print_title_rows = header_rows
+    if title_cols and ws.page_setup.fitToWidth > 1:
+        ws.print_title_cols = title_cols
     ws.oddHeader.left.text = "Compute Lab hand-off"
     ws.oddHeader.right.text = title
     ws.oddFooter.left.text = "&D"
@@ -750,8 +760,6 @@ def _table(ws, df, styles, *, start_row=1, freeze_col=1, totals_label=None, titl
         cell.font = styles["header_font"]
         cell.fill = styles["header_fill"]
         cell.alignment = styles["header_align"]
-        width = _WIDE.get(name, max(12, min(28, len(_header(name)) * 0.7 + 4)))
-        ws.column_dimensions[get_column_letter(j)].width = width
     formats = [_format(n) for n in columns]
     row = start_row
     for row, record in enumerate(df.itertuples(index=False, name=None), start=start_row + 1):
@@ -774,12 +782,64 @@ def _table(ws, df, styles, *, start_row=1, freeze_col=1, totals_label=None, titl
             if name in _ADDITIVE:
                 total = pd.to_numeric(df[name], errors="coerce").sum(min_count=1)
                 _put(ws, t, j, None if pd.isna(total) else float(total), formats[j - 1])
+    _fit_columns(ws, columns, start_row, ws.max_row)
     ws.freeze_panes = ws.cell(row=start_row + 1, column=freeze_col + 1)
     if len(df):
         ws.auto_filter.ref = f"A{start_row}:{get_column_letter(len(columns))}{last}"
-    ws.row_dimensions[start_row].height = 45
-    _print_setup(ws, title, header_rows=f"{start_row}:{start_row}")
+    ws.row_dimensions[start_row].height = 60  # headers wrap over up to four lines
+    # On a sheet printed several pages wide, each page repeats the run's scenario name (or the
+    # first column): the file and column stay on the first page.
+    key = columns.index("scenario") + 1 if "scenario" in columns else 1
+    _print_setup(ws, title, header_rows=f"{start_row}:{start_row}",
+                 title_cols=f"{get_column_letter(key)}:{get_column_letter(key)}")  # fmt: skip
     return last
+
+
+def _display_len(value, fmt):
+    """About how many characters ``value`` takes when shown with number format ``fmt``."""
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, bool):
+        return 5
+    if isinstance(value, _dt.date):
+        return 10
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        return len(str(value))
+    fmt = fmt or "General"
+    if "E+" in fmt:
+        return 10 + (value < 0)
+    if "%" in fmt:
+        return len(f"{value * 100:,.1f}%")
+    decimals = len(fmt.split(".", 1)[1].split(";")[0].rstrip('"')) if "." in fmt else 0
+    if fmt == "General":
+        return len(f"{value:.10g}")
+    return len(f"{value:,.{min(decimals, 10)}f}") + ("$" in fmt) + 1
+
+
+def _fit_columns(ws, columns, header_row, last_row):
+    """Size each column to its widest shown value (bold totals included) and its header."""
+    from openpyxl.styles import Alignment
+    from openpyxl.utils import get_column_letter
+
+    for j, name in enumerate(columns, start=1):
+        head = _header(name)
+        # The header row wraps over up to four lines: its longest word must fit.
+        need = max(max(len(w) for w in head.split()), len(head) / 3.2) + 2
+        for r in range(header_row + 1, last_row + 1):
+            cell = ws.cell(row=r, column=j)
+            shown = _display_len(cell.value, cell.number_format)
+            if cell.font is not None and cell.font.b:
+                shown *= 1.1
+            need = max(need, shown + 2)
+        cap = _WIDE.get(name, 50)
+        ws.column_dimensions[get_column_letter(j)].width = min(max(need, 8), cap)
+        if need > cap:  # long text wraps within the column, from the top of its row
+            for r in range(header_row + 1, last_row + 1):
+                cell = ws.cell(row=r, column=j)
+                if isinstance(cell.value, str) and len(cell.value) + 2 > cap:
+                    cell.alignment = Alignment(wrap_text=True, vertical="top")
 
 
 _SHEET_GUIDE = (
@@ -811,13 +871,13 @@ def _summary(ws, c, styles, generated):
         ("Files consolidated", t["files"], _INT),
         ("Runs consolidated", t["runs"], _INT),
         ("Accelerator-hours", t["accelerator_hours"], _INT),
-        ("Compute, rental or ownership (US$)", t["compute_usd"], _USD),
+        ("Compute, rental or ownership (US$)", t["rental_cost_usd"], _USD),
         ("Electricity (kWh)", t["electricity_kwh"], _INT),
-        ("Electricity (US$)", t["electricity_usd"], _USD),
-        ("Other (US$)", t["other_usd"], _USD),
-        ("Total (US$)", t["total_usd"], _USD),
-        ("of which scheduled by month (US$)", t["scheduled_total_usd"], _USD),
-        ("of which unscheduled: no start date (US$)", t["unscheduled_total_usd"], _USD),
+        ("Electricity (US$)", t["electricity_cost_usd"], _USD),
+        ("Other (US$)", t["other_costs_usd"], _USD),
+        ("Total (US$)", t["total_cost_usd"], _USD),
+        ("of which scheduled by month (US$)", t["scheduled_total_cost_usd"], _USD),
+        ("of which unscheduled: no start date (US$)", t["unscheduled_total_cost_usd"], _USD),
         ("Operational emissions (tCO2)", t["co2_tonnes"], _ONE),
         ("Saved values that differ from the engine", len(c.mismatches), _INT),
         ("Bad files left out", len(c.bad), _INT),
@@ -839,7 +899,7 @@ def _summary(ws, c, styles, generated):
         ws.cell(row=i, column=2, value=what)
     ws.column_dimensions["A"].width = 44
     ws.column_dimensions["B"].width = 70
-    _print_setup(ws, "Summary", landscape=False, header_rows=None)
+    _print_setup(ws, "Summary", header_rows=None)
 
 
 def _chart(ws, n_rows):
@@ -963,11 +1023,17 @@ def _csv_writer(df):
     def write(path):
         frame = df.copy()
         for col in frame.columns:
+            if frame[col].dtype == object:  # float_format skips mixed columns
+                frame[col] = frame[col].map(
+                    lambda v: f"{v:.15g}" if isinstance(v, float) and math.isfinite(v) else v
+                )
             if frame[col].map(lambda v: isinstance(v, _dt.date)).any():
                 frame[col] = frame[col].map(
                     lambda v: v.isoformat() if isinstance(v, _dt.date) else v
                 )
-        frame.to_csv(path, index=False, encoding="utf-8", lineterminator="\n")
+        # 15 significant digits: what a double holds exactly, without the last-bit noise
+        # of a sum (30840000.00000001 is written 30840000); 3.79e+25 FLOPs stay exact.
+        frame.to_csv(path, index=False, encoding="utf-8", lineterminator="\n", float_format="%.15g")
 
     return write
 
@@ -1015,9 +1081,9 @@ def _check_args(args):
     if args.out is not None and args.out.suffix.lower() != ".xlsx":
         raise CommandError(f"--out must name an .xlsx file (got {args.out})")
     if not (args.max_size_mb > 0 and math.isfinite(args.max_size_mb)):
-        raise CommandError("--max-size-mb must be greater than 0")
+        raise CommandError(f"--max-size-mb must be greater than 0 (got {args.max_size_mb:g})")
     if not (0 <= args.tolerance < 1):
-        raise CommandError("--tolerance must be at least 0 and below 1")
+        raise CommandError(f"--tolerance must be at least 0 and below 1 (got {args.tolerance:g})")
     seen = {}
     for f in args.files:
         key = os.path.realpath(f)
@@ -1035,7 +1101,7 @@ def _check_args(args):
         if t.exists() and not args.force:
             raise CommandError(f"{t} already exists (use --force to overwrite)")
     if args.out is not None and not args.out.parent.is_dir():
-        raise CommandError(f"folder {args.out.parent} does not exist")
+        raise CommandError(f"--out: folder {args.out.parent} does not exist (got {args.out})")
 
 
 def run(args):
@@ -1043,13 +1109,16 @@ def run(args):
     max_bytes = int(args.max_size_mb * 1024 * 1024)
     c = consolidate(args.files, max_bytes=max_bytes, tolerance=args.tolerance)
     if c.bad and not args.skip_bad:
-        for err in c.bad:
-            for line in err.describe().splitlines():
-                _err(f"error: {line}")
+        lines = [line for err in c.bad for line in err.describe().splitlines()]
+        if len(lines) == 1:  # one problem: one line
+            _err(f"error: {lines[0]}; nothing written")
+            return 2
         _err(
             f"error: {len(c.bad)} of {len(args.files)} file(s) cannot be consolidated; "
-            "nothing written (--skip-bad consolidates the others)"
+            "nothing written (--skip-bad consolidates the others):"
         )
+        for line in lines:
+            _err(f"error: {line}")
         return 2
     for err in c.bad:
         for line in err.describe().splitlines():
@@ -1075,8 +1144,8 @@ def run(args):
     t = c.tables["totals"].iloc[0]
     print(
         f"Consolidated {len(c.runs)} run(s) from {len(c.planners)} file(s): total "
-        f"${t['total_usd']:,.0f} (compute ${t['compute_usd']:,.0f}, electricity "
-        f"${t['electricity_usd']:,.0f}); {len(c.mismatches)} saved value(s) differ from the "
+        f"${t['total_cost_usd']:,.0f} (compute ${t['rental_cost_usd']:,.0f}, electricity "
+        f"${t['electricity_cost_usd']:,.0f}); {len(c.mismatches)} saved value(s) differ from the "
         f"engine; {len(c.unscheduled)} run(s) unscheduled; {len(c.bad)} bad file(s) skipped."
     )
     if args.out is not None:
