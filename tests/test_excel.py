@@ -523,7 +523,17 @@ def test_every_function_over_ranges_equals_single_calls(name, data, rows):
             )
         else:
             args.append(data.draw(_ARG_VALUES[p], label=p))
-    got = f(*args)
+    try:
+        got = f(*args)
+    except CellError as err:
+        # Valid cells can still make an impossible row (goodput with no time left to train,
+        # an implied MFU above 1): the single call of the row named fails the same way.
+        row = err.position[0] if err.position else 0
+        single = [a[row][0] if isinstance(a, list) else a for a in args]
+        with pytest.raises(CellError) as one:
+            f(*single)
+        assert (one.value.argument, one.value.rule) == (err.argument, err.rule)
+        return
     if not any(isinstance(a, list) for a in args):
         assert isinstance(got, float)
         return
@@ -531,3 +541,58 @@ def test_every_function_over_ranges_equals_single_calls(name, data, rows):
     for i in range(rows):
         single = [a[i][0] if isinstance(a, list) else a for a in args]
         assert got[i][0] == f(*single)
+
+
+# ---------------------------------------------------------------------------------------------
+# Impossible inputs the engine refuses: the cell error names the Excel argument and the cell
+# ---------------------------------------------------------------------------------------------
+
+_NO_TIME = "is too short: checkpoint writes, redone work and restarts leave no time to train"
+_MFU_ABOVE_1 = "is too few for these FLOPs at this peak (the implied MFU is above 1)"
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda: x.TRAIN_DAYS(37e9, 14.8e12, [[2048], [2.5]], 400),
+            "TRAIN_DAYS: accelerators at row 2, column 1 must be a whole number (got 2.5)",
+        ),
+        (
+            lambda: x.TRAIN_DAYS(37e9, 14.8e12, 2048.5, 400),
+            "TRAIN_DAYS: accelerators must be a whole number (got 2048.5)",
+        ),
+        (
+            lambda: x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 1000.5, 400, 2),
+            "TRAIN_PLAN: accelerators must be a whole number (got 1000.5)",
+        ),
+        (lambda: x.TRAIN_GOODPUT(0.05, 1 / 60, 5 / 60), f"TRAIN_GOODPUT: mtbf_hours {_NO_TIME}"),
+        (
+            lambda: x.TRAIN_GOODPUT([[3.09], [0.05]], 1 / 60, 5 / 60),
+            f"TRAIN_GOODPUT: mtbf_hours at row 2, column 1 {_NO_TIME}",
+        ),
+        (
+            lambda: x.TRAIN_GOODPUT(10, 1 / 60, 0, [[1], [30]]),
+            f"TRAIN_GOODPUT: mtbf_hours at row 2, column 1 {_NO_TIME}",
+        ),
+        (lambda: x.IMPLIED_MFU(1e24, 1, 1000), f"IMPLIED_MFU: accelerator_hours {_MFU_ABOVE_1}"),
+        (
+            lambda: x.IMPLIED_MFU(1e24, [[1e6], [1]], 1000),
+            f"IMPLIED_MFU: accelerator_hours at row 2, column 1 {_MFU_ABOVE_1}",
+        ),
+    ],
+)
+def test_impossible_inputs_are_cell_errors(call, message):
+    with pytest.raises(CellError) as err:
+        call()
+    assert str(err.value) == message
+
+
+def test_whole_accelerators_written_as_decimals_are_fine():
+    assert x.TRAIN_DAYS(37e9, 14.8e12, 2048.0, 400) == x.TRAIN_DAYS(37e9, 14.8e12, 2048, 400)
+
+
+@pytest.mark.parametrize("value", [10**400, [[2048], [10**400]], [[10**400]]])
+def test_an_integer_beyond_float_range_is_a_cell_error(value):
+    with pytest.raises(CellError, match="accelerators .*is too large to be a number"):
+        x.TRAIN_DAYS(37e9, 14.8e12, value, 400)
