@@ -49,8 +49,12 @@ def update_config(path, settings):
     """Set ``settings`` in an xlwings.conf file, keeping other lines; returns the new text.
 
     The file holds one ``"KEY","value"`` pair per line; keys compare case-insensitively,
-    as xlwings reads them.
+    as xlwings reads them. The new file is written beside the old one and moved over it, so
+    a failure never leaves half a configuration. Raises ``OSError`` or
+    ``UnicodeDecodeError`` for a file that cannot be read or written.
     """
+    from workbook_templates.files import place, temp_beside
+
     path = Path(path)
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
     wanted = {key.lower(): (key, value) for key, value in settings}
@@ -65,7 +69,12 @@ def update_config(path, settings):
     out.extend(f'"{key}","{value}"' for key, value in wanted.values())
     text = "\n".join(out) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    tmp = temp_beside(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        place(tmp, path, force=True)
+    finally:
+        tmp.unlink(missing_ok=True)
     return text
 
 
@@ -79,6 +88,8 @@ def install(config_file=None, *, config_only=False, dry_run=False, out=print):
     """Install the add-in (Windows) and write the configuration; returns an exit code."""
     from udfs.cli import CommandError
 
+    if config_file is not None and not str(config_file).strip():
+        raise CommandError("--config-file is empty; give a path, or leave the flag out")
     config_file = Path(config_file) if config_file else default_config_file()
     command = xlwings_install_command()
     settings = config_settings()
@@ -98,7 +109,15 @@ def install(config_file=None, *, config_only=False, dry_run=False, out=print):
         result = subprocess.run(command, check=False)
         if result.returncode != 0:
             raise CommandError(f"`xlwings addin install` failed (exit {result.returncode})")
-    update_config(config_file, settings)
+    try:
+        update_config(config_file, settings)
+    except UnicodeDecodeError:
+        raise CommandError(
+            f"--config-file {config_file}: is not a UTF-8 text file (is it an xlwings.conf?)"
+        ) from None
+    except OSError as err:
+        what = f"{err.strerror}: {err.filename}" if err.strerror and err.filename else str(err)
+        raise CommandError(f"--config-file {config_file}: cannot be updated ({what})") from None
     out(f"wrote {config_file}: UDF MODULES = {UDF_MODULE}; INTERPRETER_WIN = {sys.executable}")
     out(
         "next: open Excel, xlwings tab > Import Functions, then type "

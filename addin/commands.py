@@ -6,8 +6,13 @@ xlwings Server are imported only inside the ``run`` functions.
 
 from __future__ import annotations
 
+import argparse
+import errno
 import importlib.util
+import ipaddress
 import os
+import socket
+import ssl
 import sys
 from pathlib import Path
 
@@ -55,16 +60,49 @@ def _run_addin(args):
 # ---------------------------------------------------------------------------------------------
 
 
+def _port(text):
+    """``--port``: a whole number from 1 to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number (got {text!r})") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 65535 (got {port})")
+    return port
+
+
+def _loopback(text):
+    """``--host``: a loopback address (the server has no access control of its own)."""
+    host = text.strip()
+    if host.lower() == "localhost":
+        return host
+    try:
+        loopback = ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise argparse.ArgumentTypeError(
+            f"must be a loopback address such as 127.0.0.1, ::1 or localhost (got {text!r}); "
+            "the server is for this machine's Excel only"
+        )
+    return host.strip("[]")
+
+
 def _configure_serve(parser):
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument(
+        "--host",
+        type=_loopback,
+        default="127.0.0.1",
+        help="loopback address to bind: 127.0.0.1 (default), ::1 or localhost",
+    )
+    parser.add_argument("--port", type=_port, default=8000, help="port, 1-65535 (default 8000)")
     parser.add_argument(
         "--certfile",
         metavar="PEM",
         help="TLS certificate (Office.js needs HTTPS; default addin/server/certs/localhost+2.pem "
         "when present)",
     )
-    parser.add_argument("--keyfile", metavar="PEM", help="TLS key for --certfile")
+    parser.add_argument("--keyfile", metavar="PEM", help="TLS key for --certfile (unencrypted)")
     parser.add_argument(
         "--license-key", metavar="KEY", help="xlwings licence key, e.g. 'noncommercial'"
     )
@@ -86,6 +124,14 @@ def _run_serve(args):
     key = args.license_key or os.environ.get("XLWINGS_LICENSE_KEY")
     if not key:
         raise CommandError("no xlwings licence key. " + LICENCE_NOTE)
+    certs = PROJECT_DIR / "certs"
+    certfile = args.certfile or _existing(certs / "localhost+2.pem")
+    keyfile = args.keyfile or _existing(certs / "localhost+2-key.pem")
+    if bool(certfile) != bool(keyfile):
+        raise CommandError("give both --certfile and --keyfile")
+    if certfile:
+        check_tls_files(certfile, keyfile)
+    check_port_free(args.host, args.port)
     if "xlwings" in sys.modules and os.environ.get("XLWINGS_ON_SERVER") != "true":
         raise CommandError("xlwings was already imported without XLWINGS_ON_SERVER=true")
     os.environ["XLWINGS_LICENSE_KEY"] = key
@@ -93,33 +139,92 @@ def _run_serve(args):
     os.environ.setdefault("XLWINGS_PROJECT_DIR", str(PROJECT_DIR))
     if args.environment:
         os.environ["XLWINGS_ENVIRONMENT"] = args.environment
-    certs = PROJECT_DIR / "certs"
-    certfile = args.certfile or _existing(certs / "localhost+2.pem")
-    keyfile = args.keyfile or _existing(certs / "localhost+2-key.pem")
-    if bool(certfile) != bool(keyfile):
-        raise CommandError("give both --certfile and --keyfile")
     scheme = "https" if certfile else "http"
+    host = f"[{args.host}]" if ":" in args.host else args.host
     print(
-        f"Compute Lab functions on {scheme}://{args.host}:{args.port} (manifest: /manifest.xml)",
+        f"Compute Lab functions on {scheme}://{host}:{args.port} (manifest: /manifest.xml)",
         flush=True,
     )
     if not certfile:
-        print("note: plain HTTP; Excel's Office.js add-ins need HTTPS (--certfile/--keyfile)")
+        print(
+            "note: plain HTTP (no certificate): Excel's Office.js add-ins need HTTPS, so Excel "
+            "will not load the add-in from this address; give --certfile/--keyfile",
+            flush=True,
+        )
     print("note: " + LICENCE_NOTE, flush=True)
     import uvicorn
 
-    uvicorn.run(
-        "addin.server_app:app",
-        host=args.host,
-        port=args.port,
-        ssl_certfile=certfile,
-        ssl_keyfile=keyfile,
-    )
+    try:
+        uvicorn.run(
+            "addin.server_app:app",
+            host=args.host,
+            port=args.port,
+            ssl_certfile=certfile,
+            ssl_keyfile=keyfile,
+        )
+    except SystemExit as stop:  # uvicorn exits when it cannot start; its log says why
+        if stop.code not in (0, None):
+            raise CommandError(
+                f"the server did not start on {host}:{args.port} (see the message above)"
+            ) from None
     return 0
 
 
 def _existing(path):
     return str(path) if Path(path).is_file() else None
+
+
+def _no_password():
+    return ""  # an encrypted key fails here rather than prompting on the terminal
+
+
+def check_tls_files(certfile, keyfile):
+    """Raise ``CommandError`` naming the flag unless the files are a usable certificate and key."""
+    from udfs.cli import CommandError
+
+    for flag, path in (("--certfile", certfile), ("--keyfile", keyfile)):
+        if not Path(path).exists():
+            raise CommandError(f"{flag} {path}: no such file")
+        if not Path(path).is_file():
+            raise CommandError(f"{flag} {path}: is not a file")
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as err:
+            raise CommandError(f"{flag} {path}: cannot be read ({err.strerror})") from None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(certfile, keyfile, password=_no_password)
+    except (ssl.SSLError, OSError, ValueError) as err:
+        reason = getattr(err, "reason", None) or str(err)
+        raise CommandError(
+            f"--certfile {certfile} and --keyfile {keyfile} are not a PEM certificate and its "
+            f"unencrypted private key ({reason})"
+        ) from None
+
+
+def check_port_free(host, port):
+    """Raise ``CommandError`` naming ``--port`` if nothing can listen on ``host:port`` now."""
+    from udfs.cli import CommandError
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as err:
+        raise CommandError(f"--host {host}: cannot be resolved ({err.strerror})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as err:
+            if err.errno == errno.EADDRINUSE:
+                raise CommandError(
+                    f"--port {port}: already in use on {host} (another server running? "
+                    "stop it or pick another --port)"
+                ) from None
+            raise CommandError(
+                f"--host {host} --port {port}: cannot listen there ({err.strerror})"
+            ) from None
 
 
 # ---------------------------------------------------------------------------------------------

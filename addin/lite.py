@@ -118,15 +118,38 @@ def requirements_txt():
 
 
 def write_bundle(out_dir, *, force=False):
-    """Write ``main.py`` and ``requirements.txt`` into ``out_dir``; returns their paths."""
+    """Write ``main.py`` and ``requirements.txt`` into ``out_dir``; returns their paths.
+
+    Each file is written beside its target and moved into place, so a reader never sees half
+    a file; without ``force`` an existing file (even one that appears meanwhile) is left
+    alone. Every problem is a :class:`udfs.cli.CommandError` naming ``--out``.
+    """
     from udfs.cli import CommandError
+    from workbook_templates.files import place, temp_beside
 
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise CommandError(f"--out {out}: is a file, not a directory")
     targets = {out / "main.py": main_py(), out / "requirements.txt": requirements_txt()}
+    for path in targets:
+        if path.is_dir() or (path.is_symlink() and not path.exists()):
+            raise CommandError(f"--out {out}: {path.name} there is not a file; remove it first")
     existing = [str(p) for p in targets if p.exists()]
     if existing and not force:
         raise CommandError(f"{', '.join(existing)} already exist(s); use --force to overwrite")
-    out.mkdir(parents=True, exist_ok=True)
-    for path, text in targets.items():
-        path.write_text(text, encoding="utf-8")
+    temps = []
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for path, text in targets.items():
+            tmp = temp_beside(path)
+            temps.append(tmp)
+            tmp.write_text(text, encoding="utf-8")
+        for tmp, path in zip(temps, targets, strict=True):
+            place(tmp, path, force)
+    except OSError as err:
+        what = f"{err.strerror}: {err.filename}" if err.filename else str(err)
+        raise CommandError(f"--out {out}: cannot write the bundle ({what})") from None
+    finally:
+        for tmp in temps:
+            tmp.unlink(missing_ok=True)
     return list(targets)

@@ -20,7 +20,6 @@ import argparse
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -82,16 +81,11 @@ def in_process():
     return wrapper
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def through_server(wrapper_seconds):
     import httpx
 
-    port = _free_port()
+    from addin.local_server import ServerStartError, local_server, uvicorn_command
+
     env = {
         **os.environ,
         "XLWINGS_LICENSE_KEY": os.environ.get("XLWINGS_LICENSE_KEY", "noncommercial"),
@@ -100,57 +94,46 @@ def through_server(wrapper_seconds):
         "DOTENV_PATH": os.path.join(tempfile.gettempdir(), "compute-lab-bench-no.env"),
     }
     env.pop("XLWINGS_ON_SERVER", None)
-    command = [sys.executable, "-m", "uvicorn", "addin.server_app:app"]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    command = lambda port: uvicorn_command(port) + ["--log-level", "warning"]  # noqa: E731
     try:
-        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60)
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise SystemExit(f"server exited: {proc.stderr.read().decode()}")
-            try:
-                client.get("/xlwings/custom-functions-meta.json")
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise SystemExit("server did not start") from None
-                time.sleep(0.2)
-        active, tokens, accelerators, tflops = inputs()
-        body = {
-            "client": "Office.js",
-            "func_name": "TRAIN_DAYS",
-            "args": [active, [[tokens]], [[accelerators]], [[tflops]]],
-            "caller_address": "[Book1.xlsx]Sheet1!B2",
-            "session_id": "bench",
-            "culture_info_name": "en-US",
-            "date_format": "M/d/yyyy",
-            "version": "0.37.8",
-            "runtime": "1.4",
-        }
+        with (
+            local_server(command, env=env) as base,
+            httpx.Client(base_url=base, timeout=60) as client,
+        ):
+            _time_server(client, env, wrapper_seconds)
+    except ServerStartError as err:
+        raise SystemExit(str(err)) from None
 
-        def request():
-            response = client.post("/xlwings/custom-functions-call", json=body)
-            response.raise_for_status()
-            return response
 
-        result = request().json()["result"]
-        assert result == excel.TRAIN_DAYS(active, tokens, accelerators, tflops)
-        served = best(request, repeat=7, number=3)
-        dispatch = _xlwings_dispatch_seconds(env)
-        print(f"TRAIN_DAYS over {ROWS:,} rows, one request through xlwings Server (HTTP)")
-        print(f"  server request                       {fmt(served)}")
-        print(f"  in-process call (Excel function)     {fmt(wrapper_seconds)}")
-        print(f"  xlwings dispatch in-process, no HTTP {fmt(dispatch)}")
-        print(f"  server / in-process call {served / wrapper_seconds:7.2f}x   (aim: within 5x)")
-        print(f"  server / xlwings dispatch {served / dispatch:6.2f}x")
-        client.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+def _time_server(client, env, wrapper_seconds):
+    active, tokens, accelerators, tflops = inputs()
+    body = {
+        "client": "Office.js",
+        "func_name": "TRAIN_DAYS",
+        "args": [active, [[tokens]], [[accelerators]], [[tflops]]],
+        "caller_address": "[Book1.xlsx]Sheet1!B2",
+        "session_id": "bench",
+        "culture_info_name": "en-US",
+        "date_format": "M/d/yyyy",
+        "version": "0.37.8",
+        "runtime": "1.4",
+    }
+
+    def request():
+        response = client.post("/xlwings/custom-functions-call", json=body)
+        response.raise_for_status()
+        return response
+
+    result = request().json()["result"]
+    assert result == excel.TRAIN_DAYS(active, tokens, accelerators, tflops)
+    served = best(request, repeat=7, number=3)
+    dispatch = _xlwings_dispatch_seconds(env)
+    print(f"TRAIN_DAYS over {ROWS:,} rows, one request through xlwings Server (HTTP)")
+    print(f"  server request                       {fmt(served)}")
+    print(f"  in-process call (Excel function)     {fmt(wrapper_seconds)}")
+    print(f"  xlwings dispatch in-process, no HTTP {fmt(dispatch)}")
+    print(f"  server / in-process call {served / wrapper_seconds:7.2f}x   (aim: within 5x)")
+    print(f"  server / xlwings dispatch {served / dispatch:6.2f}x")
 
 
 _DISPATCH = """

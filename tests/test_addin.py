@@ -194,3 +194,41 @@ def test_commands_module_is_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def config_error(capsys, config_file):
+    status = main(["addin", "install", "--config-only", "--config-file", config_file])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and len(err.splitlines()) == 1, (status, err)
+    assert "internal error" not in err
+    return err
+
+
+def test_config_file_that_is_a_directory_or_under_a_file(tmp_path, capsys):
+    err = config_error(capsys, str(tmp_path))
+    assert f"--config-file {tmp_path}: cannot be updated" in err
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert "--config-file" in config_error(capsys, str(afile / "xlwings.conf"))
+    assert afile.read_text() == "x"
+
+
+def test_config_file_that_is_not_text(tmp_path, capsys):
+    conf = tmp_path / "xlwings.conf"
+    conf.write_bytes(b"\xff\xfe\x00binary")
+    assert "is not a UTF-8 text file" in config_error(capsys, str(conf))
+    assert conf.read_bytes() == b"\xff\xfe\x00binary"
+
+
+def test_empty_config_file_is_refused_not_the_default(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(classic, "default_config_file", lambda: tmp_path / "default.conf")
+    assert "--config-file is empty" in config_error(capsys, "")
+    assert not (tmp_path / "default.conf").exists()
+
+
+def test_config_file_is_replaced_whole(tmp_path):
+    conf = tmp_path / "xlwings.conf"
+    conf.write_text('"LICENSE_KEY","abc"\n')
+    classic.update_config(conf, classic.config_settings("py"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["xlwings.conf"]  # no temporary left
+    assert conf.read_text().splitlines()[0] == '"LICENSE_KEY","abc"'

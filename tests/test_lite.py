@@ -110,10 +110,58 @@ def test_bundle_is_current(bundle):
     assert (bundle / "main.py").read_text() == lite.main_py()
 
 
-def test_bundle_refuses_to_overwrite_without_force(bundle, capsys):
-    assert main(["lite-bundle", "--out", str(bundle)]) == 2
-    assert "--force" in capsys.readouterr().err
-    assert main(["lite-bundle", "--out", str(bundle), "--force"]) == 0
+def test_bundle_refuses_to_overwrite_without_force(tmp_path, capsys):
+    (tmp_path / "main.py").write_text("# my own code\n")
+    assert main(["lite-bundle", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--force" in err and len(err.strip().splitlines()) == 1
+    assert (tmp_path / "main.py").read_text() == "# my own code\n"
+    assert not (tmp_path / "requirements.txt").exists()  # nothing written at all
+    assert main(["lite-bundle", "--out", str(tmp_path), "--force"]) == 0
+    assert (tmp_path / "main.py").read_text() == lite.main_py()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["main.py", "requirements.txt"]
+
+
+def test_a_file_appearing_meanwhile_is_not_overwritten(tmp_path, monkeypatch):
+    from udfs.cli import CommandError
+    from workbook_templates import files
+
+    real = files.temp_beside
+
+    def racing(target):  # someone writes requirements.txt after the existence check
+        if Path(target).name == "requirements.txt":
+            Path(target).write_text("mine\n")
+        return real(target)
+
+    monkeypatch.setattr(files, "temp_beside", racing)
+    with pytest.raises(CommandError, match="already exists"):
+        lite.write_bundle(tmp_path)
+    assert (tmp_path / "requirements.txt").read_text() == "mine\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]
+
+
+def bundle_error(capsys, *argv):
+    status = main(["lite-bundle", *argv])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and len(err.splitlines()) == 1, (status, err)
+    assert "internal error" not in err
+    return err
+
+
+def test_out_is_an_existing_file(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert f"--out {afile}: is a file, not a directory" in bundle_error(capsys, "--out", str(afile))
+    err = bundle_error(capsys, "--out", str(afile / "sub"))
+    assert err.startswith(f"compute-lab lite-bundle: error: --out {afile / 'sub'}: cannot write")
+    assert afile.read_text() == "x"
+
+
+def test_a_directory_where_main_py_goes(tmp_path, capsys):
+    (tmp_path / "main.py").mkdir()
+    err = bundle_error(capsys, "--out", str(tmp_path), "--force")
+    assert "main.py there is not a file" in err
+    assert not (tmp_path / "requirements.txt").exists()
 
 
 def test_bundle_uses_its_own_copy_of_udfs(executed):

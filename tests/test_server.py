@@ -10,10 +10,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,20 +22,12 @@ if importlib.util.find_spec("xlwings_server") is None:
     pytest.skip("needs the server extra (xlwings-server)", allow_module_level=True)
 httpx = pytest.importorskip("httpx")
 
+from addin.local_server import local_server  # noqa: E402
 from udfs import excel  # noqa: E402
-
-STARTUP_SECONDS = 60
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = free_port()
     log = tmp_path_factory.mktemp("server") / "server.log"
     env = {
         **os.environ,
@@ -47,46 +37,8 @@ def server(tmp_path_factory):
     }
     env.pop("XLWINGS_ON_SERVER", None)  # addin.server_app sets it itself
     env.pop("XLWINGS_PROJECT_DIR", None)
-    with open(log, "w") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "addin.server_app:app",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        client = httpx.Client(base_url=base, timeout=30)
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"server exited ({proc.returncode}):\n{log.read_text()}")
-            try:
-                if client.get("/xlwings/custom-functions-meta.json").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"server not ready in {STARTUP_SECONDS}s:\n{log.read_text()}")
-            time.sleep(0.2)
+    with local_server(env=env, log=log) as base, httpx.Client(base_url=base, timeout=30) as client:
         yield client
-        client.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
 
 
 def call_body(func_name, *args):
@@ -257,6 +209,47 @@ def test_mfu_and_active_above_total(server):
     assert response.status_code == 400 and "must not exceed total_params" in response.text
 
 
+@pytest.mark.parametrize(
+    "func_name, args, message",
+    [
+        (
+            "TRAIN_DAYS",
+            (37e9, 14.8e12, [[2048], [2.5]], 400),
+            "TRAIN_DAYS: accelerators at row 2, column 1 must be a whole number (got 2.5)",
+        ),
+        (
+            "TRAIN_PLAN",
+            (671e9, 37e9, 14.8e12, 1000.5, 400, 2),
+            "TRAIN_PLAN: accelerators must be a whole number (got 1000.5)",
+        ),
+        (
+            "TRAIN_GOODPUT",
+            ([[3.09], [0.05]], 1 / 60, 5 / 60),
+            "TRAIN_GOODPUT: mtbf_hours at row 2, column 1 is too short: checkpoint writes, "
+            "redone work and restarts leave no time to train",
+        ),
+        (
+            "IMPLIED_MFU",
+            (1e24, 1, 1000),
+            "IMPLIED_MFU: accelerator_hours is too few for these FLOPs at this peak (the implied "
+            "MFU is above 1)",
+        ),
+    ],
+)
+def test_impossible_inputs_are_400_with_the_message(server, func_name, args, message):
+    response = call(server, func_name, *args)
+    assert (response.status_code, response.text) == (400, message)
+
+
+def test_an_integer_beyond_float_range_is_400(server):
+    content = json.dumps(call_body("TRAIN_DAYS", 37e9, 14.8e12, 2048, 400)).replace(
+        "[[2048]]", "[[1" + "0" * 400 + "]]"
+    )
+    response = post_raw(server, content.encode())
+    assert response.status_code == 400
+    assert "accelerators is too large to be a number" in response.text
+
+
 # ---------------------------------------------------------------------------------------------
 # Malformed requests: 4xx, never 500
 # ---------------------------------------------------------------------------------------------
@@ -384,50 +377,26 @@ def test_serve_without_a_licence_key_says_what_the_licence_is(monkeypatch, capsy
 
 
 def test_serve_command_starts_the_server_on_loopback(tmp_path):
-    port = free_port()
     env = {**os.environ, "DOTENV_PATH": str(tmp_path / "no.env")}
     env.pop("XLWINGS_LICENSE_KEY", None)
     log = tmp_path / "serve.log"
-    with open(log, "w") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "import sys; from udfs.cli import main; sys.exit(main())",
-                "serve",
-                "--port",
-                str(port),
-                "--license-key",
-                "noncommercial",
-                "--environment",
-                "dev",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            assert proc.poll() is None, log.read_text()
-            try:
-                response = httpx.get(f"http://127.0.0.1:{port}/manifest.xml", timeout=10)
-                break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
+
+    def serve(port):
+        code = "import sys; from udfs.cli import main; sys.exit(main())"
+        return [sys.executable, "-c", code, "serve", "--port", str(port)] + [
+            "--license-key",
+            "noncommercial",
+            "--environment",
+            "dev",
+        ]
+
+    with local_server(serve, env=env, log=log, ready_path="/manifest.xml") as base:
+        response = httpx.get(f"{base}/manifest.xml", timeout=10)
         assert response.status_code == 200
         assert 'DefaultValue="LAB_DEV"' in response.text  # the dev environment's namespace
         text = log.read_text()
-        assert f"http://127.0.0.1:{port}" in text and "PolyForm Noncommercial" in text
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
+        assert base in text and "PolyForm Noncommercial" in text
+        assert "plain HTTP" in text  # no certificate: said, not hidden
 
 
 def test_server_refuses_functions_imported_without_server_decorators(tmp_path):
@@ -441,3 +410,142 @@ def test_server_refuses_functions_imported_without_server_decorators(tmp_path):
     )
     assert out.returncode != 0
     assert "XLWINGS_ON_SERVER" in out.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# compute-lab serve: bad flags are one line and exit 2, before anything starts
+# ---------------------------------------------------------------------------------------------
+
+
+def serve_error(capsys, *flags):
+    """Run `compute-lab serve FLAGS` in-process; its exit status and its one stderr line."""
+    from udfs.cli import main
+
+    try:
+        status = main(["serve", "--license-key", "noncommercial", *flags])
+    except SystemExit as stop:  # argparse's own errors
+        status = stop.code
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "internal error" not in err and "Traceback" not in err
+    return status, err
+
+
+@pytest.mark.parametrize(
+    "flags, fragment",
+    [
+        (["--port", "99999"], "argument --port: must be from 1 to 65535 (got 99999)"),
+        (["--port", "0"], "argument --port: must be from 1 to 65535 (got 0)"),
+        (["--port", "http"], "argument --port: must be a whole number (got 'http')"),
+        (["--host", "0.0.0.0"], "argument --host: must be a loopback address"),
+        (["--host", "192.168.1.10"], "argument --host: must be a loopback address"),
+        (["--host", "example.com"], "argument --host: must be a loopback address"),
+    ],
+)
+def test_serve_refuses_bad_port_and_host(capsys, flags, fragment):
+    status, err = serve_error(capsys, *flags)
+    assert status == 2 and fragment in err
+
+
+def test_serve_accepts_loopback_hosts():
+    from addin.commands import _loopback
+
+    assert [_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost")] == [
+        "127.0.0.1",
+        "127.0.0.2",
+        "::1",
+        "::1",
+        "localhost",
+    ]
+
+
+def test_serve_with_missing_certificate_files_names_the_flag(capsys, tmp_path):
+    status, err = serve_error(
+        capsys, "--certfile", str(tmp_path / "no.pem"), "--keyfile", str(tmp_path / "no-key.pem")
+    )
+    assert status == 2 and f"--certfile {tmp_path / 'no.pem'}: no such file" in err
+
+
+def test_serve_with_a_directory_or_garbage_as_certificate(capsys, tmp_path):
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate\n")
+    status, err = serve_error(capsys, "--certfile", str(junk), "--keyfile", str(tmp_path))
+    assert status == 2 and f"--keyfile {tmp_path}: is not a file" in err
+    status, err = serve_error(capsys, "--certfile", str(junk), "--keyfile", str(junk))
+    assert status == 2 and "are not a PEM certificate and its unencrypted private key" in err
+
+
+def test_serve_with_only_one_of_certfile_and_keyfile(capsys, tmp_path):
+    status, err = serve_error(capsys, "--certfile", str(tmp_path / "c.pem"))
+    assert status == 2 and "give both --certfile and --keyfile" in err
+
+
+def self_signed(tmp_path):
+    """A certificate for localhost and its key, as PEM files."""
+    x509 = pytest.importorskip("cryptography.x509")
+    import datetime
+
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
+    certfile, keyfile = tmp_path / "cert.pem", tmp_path / "key.pem"
+    certfile.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    keyfile.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    encrypted, wrong = tmp_path / "encrypted-key.pem", tmp_path / "wrong-key.pem"
+    encrypted.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(b"secret"),
+        )
+    )
+    wrong.write_bytes(
+        ec.generate_private_key(ec.SECP256R1()).private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return certfile, keyfile, encrypted, wrong
+
+
+def test_certificate_checks_accept_a_real_pair_and_refuse_a_wrong_or_encrypted_key(tmp_path):
+    from addin.commands import check_tls_files
+    from udfs.cli import CommandError
+
+    certfile, keyfile, encrypted, wrong = self_signed(tmp_path)
+    check_tls_files(certfile, keyfile)
+    for bad in (encrypted, wrong):  # an encrypted key fails here, without a password prompt
+        with pytest.raises(CommandError, match="not a PEM certificate and its unencrypted"):
+            check_tls_files(certfile, bad)
+
+
+def test_serve_on_a_port_in_use_is_one_line(capsys):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        status, err = serve_error(capsys, "--port", str(port))
+    assert status == 2 and f"--port {port}: already in use on 127.0.0.1" in err

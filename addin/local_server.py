@@ -1,0 +1,107 @@
+"""Start a local server process, wait until it answers, always stop it (tests and benchmarks).
+
+:func:`local_server` runs a command (by default ``uvicorn addin.server_app:app``) on a free
+127.0.0.1 port, polls one URL until it answers 200, yields the base URL and, whatever happens,
+terminates the process (killing it if it does not stop). Standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+__all__ = ["free_port", "uvicorn_command", "local_server", "stop", "ServerStartError"]
+
+HOST = "127.0.0.1"
+
+
+class ServerStartError(RuntimeError):
+    """The server exited or did not answer in time; the message ends with its output."""
+
+
+def free_port(host=HOST):
+    """A TCP port nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def uvicorn_command(port, host=HOST, app="addin.server_app:app", *extra):
+    """``python -m uvicorn APP --host HOST --port PORT`` with this Python."""
+    return [sys.executable, "-m", "uvicorn", app, "--host", host, "--port", str(port), *extra]
+
+
+def stop(proc, timeout=15):
+    """Terminate ``proc``; kill it if it has not exited after ``timeout`` seconds."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=timeout)
+
+
+def _answers(url):
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+        return False
+
+
+@contextlib.contextmanager
+def local_server(
+    command=None,
+    *,
+    port=None,
+    env=None,
+    log=None,
+    ready_path="/xlwings/custom-functions-meta.json",
+    startup_seconds=60,
+):
+    """Run ``command`` (default: uvicorn with the xlwings Server app) and yield its base URL.
+
+    ``command`` is a list, or a function of the port returning one; ``port`` defaults to a
+    free one. Output goes to ``log`` (a path; default a temporary file). Raises
+    :class:`ServerStartError`, with the output, if the process exits or ``ready_path`` does not
+    answer 200 within ``startup_seconds``. The process is stopped on leaving, always.
+    """
+    port = port or free_port()
+    command = command or uvicorn_command
+    argv = command(port) if callable(command) else list(command)
+    with contextlib.ExitStack() as stack:
+        if log is None:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="compute-lab-server-"))
+            log = Path(tmp) / "server.log"
+        log = Path(log)
+        with open(log, "w") as out:
+            proc = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, env=dict(env or os.environ)
+            )
+        try:
+            base = f"http://{HOST}:{port}"
+            deadline = time.monotonic() + startup_seconds
+            while not _answers(base + ready_path):
+                if proc.poll() is not None:
+                    raise ServerStartError(
+                        f"server exited ({proc.returncode}):\n{log.read_text(errors='replace')}"
+                    )
+                if time.monotonic() > deadline:
+                    raise ServerStartError(
+                        f"server not ready in {startup_seconds}s:\n"
+                        f"{log.read_text(errors='replace')}"
+                    )
+                time.sleep(0.2)
+            yield base
+        finally:
+            stop(proc)
