@@ -596,3 +596,11 @@ def test_whole_accelerators_written_as_decimals_are_fine():
 def test_an_integer_beyond_float_range_is_a_cell_error(value):
     with pytest.raises(CellError, match="accelerators .*is too large to be a number"):
         x.TRAIN_DAYS(37e9, 14.8e12, value, 400)
+
+
+def test_not_available_is_documented_per_route():
+    # Classic xlwings cannot return an error value: "#N/A" stays text there (ISNA() is FALSE).
+    assert x.ACCEL_SPEC("H800", "tdp_watts") == x.NOT_AVAILABLE == "#N/A"
+    for text in (x.__doc__, x.ACCEL_SPEC.__doc__):
+        flat = " ".join(text.split())
+        assert "classic" in flat and "ISNA() is FALSE" in flat and "ISNUMBER()" in flat

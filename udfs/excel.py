@@ -15,7 +15,11 @@ larger one a list of rows.
 Bad input raises :class:`udfs._cells.CellError` (an ``xw.XlwingsError``) naming the
 function, the argument, for a range the cell ("row 3, column 1"), and the rule. A blank
 optional argument takes its default. A figure the catalogue does not have (an unpublished
-TDP) is the text ``"#N/A"``, which Office.js routes show as Excel's #N/A error.
+TDP) is returned as the string ``"#N/A"``. Office.js routes (xlwings Server, xlwings Lite)
+turn it into Excel's real #N/A error. Classic xlwings cannot return an error value (a
+returned string is text, NaN an empty cell; xlwings issue #776), so there the cell holds
+the text "#N/A": ISNA() is FALSE and arithmetic on it gives #VALUE!. ISNUMBER() and
+IFERROR(cell * 1, fallback) behave the same on every route.
 """
 
 from __future__ import annotations
@@ -56,7 +60,8 @@ __all__ = [
     "TRAIN_PLAN",
 ]
 
-#: What Excel shows for a figure that is not available (Office.js: a real #N/A error).
+#: What Excel shows for a figure that is not available: a real #N/A error on Office.js routes,
+#: the text "#N/A" on classic xlwings (which cannot return error values).
 NOT_AVAILABLE = "#N/A"
 
 # ---------------------------------------------------------------------------------------------
@@ -69,7 +74,7 @@ ARG_DOCS = {
     "total_params": "All stored parameters (every expert of an MoE model), e.g. 671E9. > 0.",
     "params": "Model parameters, e.g. 70E9. > 0.",
     "tokens": "Training tokens, e.g. 14.8E12. > 0.",
-    "accelerators": "Accelerators (GPUs) training at once, e.g. 2048. > 0.",
+    "accelerators": "Accelerators (GPUs) training at once, e.g. 2048. A whole number > 0.",
     "effective_tflops": "Sustained (not peak) TFLOP/s per accelerator, e.g. 400. > 0.",
     "usd_per_accelerator_hour": "Price of one accelerator for one hour, US$, e.g. 2. >= 0.",
     "watts_per_accelerator": "Average draw of one accelerator, W. > 0. Blank: 700 (H100 SXM TDP).",
@@ -537,8 +542,10 @@ def _lookup(function, look_up, name_argument, name, field):
 def ACCEL_SPEC(accelerator_name, field):
     """One figure of an accelerator from the catalogue (dense peak TFLOP/s, HBM GB, TDP W ...).
 
-    A figure the vendor has not published is "#N/A". Field units: bf16_tflops and
-    fp8_tflops TFLOP/s, hbm_gb GB, hbm_tb_per_s TB/s, scale_up_gb_per_s GB/s, tdp_watts W.
+    A figure the vendor has not published is "#N/A": Excel's #N/A error through xlwings
+    Server and xlwings Lite, but the text "#N/A" in classic Windows Excel (ISNA() is FALSE
+    there and arithmetic on it gives #VALUE!; test with ISNUMBER()). Field units: bf16_tflops
+    and fp8_tflops TFLOP/s, hbm_gb GB, hbm_tb_per_s TB/s, scale_up_gb_per_s GB/s, tdp_watts W.
 
     Examples
     --------
@@ -557,7 +564,8 @@ def ACCEL_SPEC(accelerator_name, field):
 def REF_RUN(run_name, field):
     """One disclosed figure of a reference training run (parameters, tokens, accelerator-hours ...).
 
-    A figure the authors did not disclose is "#N/A".
+    A figure the authors did not disclose is "#N/A" (the text "#N/A" in classic Windows
+    Excel, a real #N/A error through xlwings Server and xlwings Lite; see ACCEL_SPEC).
 
     Examples
     --------
@@ -600,7 +608,8 @@ def TRAIN_PLAN(
     """Every output of one training plan as a two-column table (quantity with unit, value).
 
     Spills one row per output: effective TFLOP/s, FLOPs, accelerator-hours, days, checkpoint
-    GB, costs, kWh, tCO2, memory. A row whose optional input is blank shows #N/A.
+    GB, costs, kWh, tCO2, memory. A row whose optional input is blank shows #N/A (as text in
+    classic Windows Excel; see ACCEL_SPEC).
 
     Examples
     --------
