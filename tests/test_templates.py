@@ -232,7 +232,7 @@ def test_summary_and_sensitivity_say_when_an_override_is_in_use(recalculated_var
     peak = shown["Peak TFLOP/s per accelerator"]
     assert close(shown["MFU implied by the override (override / peak)"], 400 / peak)
     assert "MFU" not in shown and shown["Goodput"] == "not used (override)"
-    assert "For reference only" in notes["Peak TFLOP/s per accelerator"]
+    assert "For reference" in notes["Peak TFLOP/s per accelerator"]
     warning = wb["Sensitivity"]["B4"].value
     assert "override" in warning and "do NOT apply" in warning
     # without an override (the shipped switch: Llama 3.1 405B) nothing of the kind shows

@@ -177,6 +177,8 @@ def scenarios(generated):
 SCENARIO_COLUMNS = tuple(range(FIRST_COL, FIRST_COL + 3 + N_CUSTOM))
 LAST_COL = SCENARIO_COLUMNS[-1]
 NOTE_COL = LAST_COL + 1
+#: Last column of the first printed page of Inputs (notes merged up to it print whole).
+PAGE1_LAST = FIRST_COL + 3
 RULE_COL = LAST_COL + 2
 
 
@@ -306,7 +308,7 @@ def _inputs_sheet(book, scen):
                 vertical="top", wrap_text=True
             )
             put_text(ws.cell(r, 2), s["note"]).style = "Note"
-            ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=NOTE_COL)
+            ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=PAGE1_LAST)
     r += 2
     put_text(
         ws.cell(r, 1),
@@ -315,7 +317,7 @@ def _inputs_sheet(book, scen):
         "The power is left blank so that it follows the accelerator (its catalogue TDP, else "
         "700 W); the figure used is on Calculations.",
     ).style = "Note"
-    ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=NOTE_COL)
+    ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=PAGE1_LAST)
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}",
                 print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}", pages_wide=2,
                 title_cols="A:A")  # fmt: skip
@@ -561,8 +563,8 @@ def _summary_sheet(book, scen):
                 f'=IF({override},"MFU implied by the override (override / peak)","MFU")',
                 ws.title))  # fmt: skip
             ws.cell(r, 4, book.formula(
-                f'=IF({override},"Not an input here: the typed effective TFLOP/s is used as '
-                'is","Typed, or the default MFU")', ws.title)).style = "Note"  # fmt: skip
+                f'=IF({override},"Not typed here: the override is used as is",'
+                '"Typed, or the default MFU")', ws.title)).style = "Note"  # fmt: skip
             continue
         if name == "goodput_used":
             _single(book, ws, r, "sel.goodput_used", label, unit,
@@ -577,11 +579,11 @@ def _summary_sheet(book, scen):
                     "Effective TFLOP/s (override)", "TFLOP/s",
                     "=INDEX(effective_tflops_input_used,{active_scenario})")  # fmt: skip
             ws.cell(r - 1, 4, book.formula(
-                f'=IF({override},"For reference only: the override below is used","Typed, '
-                'or the catalogue\'s dense BF16 peak")', ws.title)).style = "Note"  # fmt: skip
+                f'=IF({override},"For reference: the override below is used",'
+                '"Typed, or the catalogue peak")', ws.title)).style = "Note"  # fmt: skip
             ws.cell(r, 4, book.formula(
-                f'=IF({override},"OVERRIDE IN USE: the time and cost figures use this '
-                'throughput","none: peak x MFU x goodput")', ws.title)).style = "Note"  # fmt: skip
+                f'=IF({override},"OVERRIDE IN USE: time and cost use this figure",'
+                '"none: peak x MFU x goodput")', ws.title)).style = "Note"  # fmt: skip
     r += 2
     ws.cell(r, 1, "Outputs").style = "Section"
     for q in PLAN_OUTPUTS:
@@ -923,7 +925,7 @@ def _accelerators_sheet(book):
 
 def _reference_sheet(book):
     df = catalogue.runs()
-    ws = book.sheet("Reference runs", {"A": 18, "B": 14, "C": 17, "D": 17, "E": 19, "F": 16,
+    ws = book.sheet("Reference runs", {"A": 18, "B": 14, "C": 17, "D": 17, "E": 21, "F": 16,
                                        "G": 12, "H": 15, "I": 12, "J": 10, "K": 12, "L": 10,
                                        "M": 10, "N": 10, "O": 45, "P": 45})  # fmt: skip
     book.title(
@@ -993,7 +995,7 @@ def _reference_sheet(book):
         "The planner's default MFU (Inputs, column C) is this median. Disclosed hours may "
         "include failures, restarts, evaluation and other phases, so implied MFU can sit below "
         "a paper's MFU.",
-        16,
+        8,  # within the first printed page
     )
     Book.finish(ws, freeze="B5", print_titles="4:4", pages_wide=2, title_cols="A:A")
     return ws
