@@ -549,3 +549,14 @@ def test_serve_on_a_port_in_use_is_one_line(capsys):
         port = busy.getsockname()[1]
         status, err = serve_error(capsys, "--port", str(port))
     assert status == 2 and f"--port {port}: already in use on 127.0.0.1" in err
+
+
+def test_server_app_keeps_start_up_objects_out_of_garbage_collections():
+    code = "import gc, addin.server_app\nprint(gc.get_freeze_count() > 10_000, gc.isenabled())\n"
+    env = {**os.environ, "XLWINGS_LICENSE_KEY": "noncommercial", "DOTENV_PATH": os.devnull}
+    env.pop("XLWINGS_ON_SERVER", None)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True"]
