@@ -127,6 +127,8 @@ def write_bundle(out_dir, *, force=False):
     from udfs.cli import CommandError
     from workbook_templates.files import place, temp_beside
 
+    if not str(out_dir).strip():
+        raise CommandError("--out is empty; give a directory, e.g. --out lite")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise CommandError(f"--out {out}: is a file, not a directory")

@@ -157,6 +157,12 @@ def test_out_is_an_existing_file(tmp_path, capsys):
     assert afile.read_text() == "x"
 
 
+def test_empty_out_is_refused_not_the_current_directory(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert "--out is empty" in bundle_error(capsys, "--out", "")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_directory_where_main_py_goes(tmp_path, capsys):
     (tmp_path / "main.py").mkdir()
     err = bundle_error(capsys, "--out", str(tmp_path), "--force")
