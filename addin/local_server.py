@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -52,8 +53,10 @@ def stop(proc, timeout=15):
 
 
 def _answers(url):
+    # A readiness probe on this machine's loopback: a self-signed test certificate is fine.
+    context = ssl._create_unverified_context() if url.startswith("https:") else None
     try:
-        with urllib.request.urlopen(url, timeout=10) as response:
+        with urllib.request.urlopen(url, timeout=10, context=context) as response:
             return response.status == 200
     except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
         return False
@@ -68,13 +71,15 @@ def local_server(
     log=None,
     ready_path="/xlwings/custom-functions-meta.json",
     startup_seconds=60,
+    scheme="http",
 ):
     """Run ``command`` (default: uvicorn with the xlwings Server app) and yield its base URL.
 
     ``command`` is a list, or a function of the port returning one; ``port`` defaults to a
-    free one. Output goes to ``log`` (a path; default a temporary file). Raises
-    :class:`ServerStartError`, with the output, if the process exits or ``ready_path`` does not
-    answer 200 within ``startup_seconds``. The process is stopped on leaving, always.
+    free one; ``scheme`` is "https" for a server started with a certificate (the readiness
+    probe does not verify it). Output goes to ``log`` (a path; default a temporary file).
+    Raises :class:`ServerStartError`, with the output, if the process exits or ``ready_path``
+    does not answer 200 within ``startup_seconds``. The process is stopped on leaving, always.
     """
     port = port or free_port()
     command = command or uvicorn_command
@@ -89,7 +94,7 @@ def local_server(
                 argv, stdout=out, stderr=subprocess.STDOUT, env=dict(env or os.environ)
             )
         try:
-            base = f"http://{HOST}:{port}"
+            base = f"{scheme}://{HOST}:{port}"
             deadline = time.monotonic() + startup_seconds
             while not _answers(base + ready_path):
                 if proc.poll() is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import ssl
 import subprocess
 import sys
 
@@ -484,6 +485,7 @@ def self_signed(tmp_path):
     """A certificate for localhost and its key, as PEM files."""
     x509 = pytest.importorskip("cryptography.x509")
     import datetime
+    import ipaddress
 
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -500,6 +502,12 @@ def self_signed(tmp_path):
         .serial_number(x509.random_serial_number())
         .not_valid_before(now)
         .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
         .sign(key, hashes.SHA256())
     )
     certfile, keyfile = tmp_path / "cert.pem", tmp_path / "key.pem"
@@ -560,3 +568,31 @@ def test_server_app_keeps_start_up_objects_out_of_garbage_collections():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True"]
+
+
+def test_serve_with_a_certificate_serves_https(tmp_path):
+    certfile, keyfile, _, _ = self_signed(tmp_path)
+    env = {**os.environ, "DOTENV_PATH": str(tmp_path / "no.env")}
+    log = tmp_path / "serve.log"
+
+    def serve(port):
+        code = "import sys; from udfs.cli import main; sys.exit(main())"
+        return [sys.executable, "-c", code, "serve", "--port", str(port)] + [
+            "--license-key",
+            "noncommercial",
+            "--certfile",
+            str(certfile),
+            "--keyfile",
+            str(keyfile),
+        ]
+
+    with local_server(serve, env=env, log=log, ready_path="/manifest.xml", scheme="https") as base:
+        assert base.startswith("https://")
+        response = httpx.get(
+            f"{base}/manifest.xml",
+            timeout=10,
+            verify=ssl.create_default_context(cafile=str(certfile)),
+        )
+        assert response.status_code == 200 and "Compute Lab" in response.text
+        text = log.read_text()
+        assert base in text and "plain HTTP" not in text
