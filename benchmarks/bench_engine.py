@@ -46,7 +46,7 @@ def sweep(n, seed=0):
         "total": total,
         "active": total * rng.uniform(0.03, 1.0, n),
         "tokens": rng.uniform(1e11, 3e13, n),
-        "accelerators": rng.integers(8, 200_000, n).astype(float),
+        "accelerators": rng.integers(8, 200_000, n),  # counts: whole numbers
         "tflops": rng.uniform(100, 1500, n),
         "usd": rng.uniform(0.5, 5.0, n),
     }
@@ -114,8 +114,8 @@ def best_of(fn, arg, repeat):
 
 def main():
     s = sweep(N)
-    t_loop, loop = best_of(run_loop, s, 2)
-    t_vec, vec = best_of(run_engine, s, 5)
+    t_loop, loop = best_of(run_loop, s, 3)
+    t_vec, vec = best_of(run_engine, s, 9)
     t_est, est = best_of(run_estimate, s, 3)
     # Same numbers, or the comparison means nothing.
     days_loop = np.array([row[2] for row in loop])

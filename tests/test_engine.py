@@ -340,3 +340,20 @@ def test_vectorised_equals_elementwise(rows):
     n, d = np.array(rows).T
     vec = e.training_flops(n, d)
     assert list(vec) == [e.training_flops(a, b) for a, b in rows]
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -1.0, 0.0])
+def test_large_arrays_are_checked_to_the_last_element(bad):
+    # Large inputs take the chunked fast path; a bad value in the last chunk is still found.
+    tokens = np.full(200_001, 1e12)
+    tokens[-1] = bad
+    with pytest.raises(InputError) as info:
+        e.training_flops(1e9, tokens)
+    assert info.value.position == (200_000,)
+
+
+def test_integer_counts_pass_through_and_fractions_do_not():
+    n = np.array([8, 16, 2048])
+    assert list(e.wall_clock_days(2048 * 24, n)) == [256.0, 128.0, 1.0]
+    with pytest.raises(InputError, match="whole number"):
+        e.wall_clock_days(100, np.array([8.0, 8.5]))

@@ -143,10 +143,9 @@ def accelerator_hours(training_flops, effective_tflops):
     """
     f = check_positive("training_flops", training_flops)
     t = check_positive("effective_tflops", effective_tflops)
-    out = _out(f, t)  # F / (T x 1e12) / 3600, the seed's order
-    np.multiply(t, _TERA, out=out)
-    np.divide(f, out, out=out)
-    np.divide(out, 3600.0, out=out)
+    out = _out(f, t)  # F / T / (1e12 x 3600): two passes over the arrays
+    np.divide(f, t, out=out)
+    np.divide(out, _TERA * 3600.0, out=out)
     return _ret(out)
 
 

@@ -78,6 +78,8 @@ def as_array(name, value):
         raise InputError(name, "must be a number, not TRUE/FALSE")
     if isinstance(value, str):
         raise InputError(name, "must be a number, not text", value=value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iu":
+        return value  # whole numbers already: no float copy (counts of accelerators)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -113,7 +115,7 @@ def _check(name, value, bad_of, rule, low_ok, high_ok):
     failing input pays for locating the first bad element and naming the rule it broke."""
     arr = as_array(name, value)
     if arr.size:
-        lo, hi = arr.min(), arr.max()  # NaN propagates into both and fails the fast path
+        lo, hi = _min_max(arr)  # NaN propagates into both and fails the fast path
         if low_ok(lo) and high_ok(hi) and np.isfinite(lo) and np.isfinite(hi):
             return arr
     arr = check_finite(name, arr)
@@ -123,6 +125,22 @@ def _check(name, value, bad_of, rule, low_ok, high_ok):
         got = arr[pos] if pos is not None else arr.item()
         raise InputError(name, rule, pos, float(got))
     return arr
+
+
+_CHUNK = 1 << 16  # 512 KiB of float64: both reductions run while the chunk is in cache
+
+
+def _min_max(arr):
+    """``(min, max)`` of ``arr`` with one trip through memory for large arrays (NaN propagates)."""
+    flat = arr.reshape(-1)
+    if flat.size <= _CHUNK:
+        return flat.min(), flat.max()
+    lo, hi = flat[:1].min(), flat[:1].max()
+    for start in range(0, flat.size, _CHUNK):
+        chunk = flat[start : start + _CHUNK]
+        lo = np.minimum(lo, chunk.min())
+        hi = np.maximum(hi, chunk.max())
+    return lo, hi
 
 
 def _always(_):
@@ -177,11 +195,13 @@ def check_at_least(name, value, minimum):
 def check_whole(name, value):
     """Finite, greater than zero and a whole number (a count of accelerators)."""
     arr = check_positive(name, value)
-    if arr.size and not np.array_equal(arr, np.floor(arr)):
+    if arr.dtype.kind in "iu":
+        return arr
+    if arr.size and not np.array_equal(np.trunc(arr), arr):
         return _check(
             name,
             arr,
-            lambda a: a != np.floor(a),
+            lambda a: a != np.trunc(a),
             "must be a whole number",
             lambda lo: False,
             _always,
