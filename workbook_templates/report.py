@@ -349,14 +349,7 @@ def _tables(c, mismatch_rows):
             }
             for p in c.planners
         ],
-        columns=[
-            "file",
-            "size_bytes",
-            "sha256",
-            "template_version",
-            "scenarios_read",
-            "cached_values",
-        ],
+        columns=_FILE_COLUMNS,
     )
     return {
         "runs": runs,
