@@ -549,20 +549,28 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser():
+def build_parser(command=None):
+    """The parser, with the flags of ``command`` (all commands' flags when None).
+
+    Building only the chosen command's flags keeps start-up light: the workbook and server
+    commands import openpyxl, pandas or xlwings only when they are the one being run.
+    """
     parser = _Parser(prog=PROG, description="Plan large-model training runs: time, cost, energy.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     handlers = {}
     for name, (help_text, configure, run) in _commands().items():
         p = sub.add_parser(name, help=help_text, description=help_text)
-        configure(p)
+        if command is None or name == command:
+            configure(p)
         handlers[name] = run
     return parser, handlers
 
 
 def main(argv=None):
-    parser, handlers = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    parser, handlers = build_parser(command)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
