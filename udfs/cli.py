@@ -22,7 +22,8 @@ import sys
 import numpy as np
 
 from . import __version__
-from .validation import InputError
+from .quantities import SEED_PLAN
+from .validation import InputError, is_blank
 
 __all__ = ["main", "parse_number", "CommandError"]
 
@@ -148,15 +149,6 @@ _ESTIMATE_FLAGS = [
     ("--other-costs-usd", "other_costs_usd", "other costs added to the total, US$"),
 ]
 
-_SEED = {
-    "total_params": 671e9,
-    "active_params": 37e9,
-    "training_tokens": 14.8e12,
-    "accelerators": 2048.0,
-    "effective_tflops": 400.0,
-    "usd_per_accelerator_hour": 2.0,
-}
-
 
 def _configure_estimate(p):
     p.add_argument("--preset", metavar="NAME", help="start from a reference run (see `runs`)")
@@ -219,7 +211,7 @@ def _base_plan(args, given, notes):
         r = catalogue.run(args.preset, argument="--preset")
         keys = ("total_params", "active_params", "training_tokens", "accelerators",
                 "watts_per_accelerator", "usd_per_accelerator_hour", "pue")  # fmt: skip
-        plan = {k: float(r[k]) for k in keys if not _blank(r[k])}
+        plan = {k: float(r[k]) for k in keys if not is_blank(r[k])}
         missing = [k for k in ("total_params", "training_tokens", "accelerators")
                    if k not in plan and k not in given]  # fmt: skip
         if missing:
@@ -228,9 +220,9 @@ def _base_plan(args, given, notes):
                 f"give {_flags(missing)}"
             )
         accel_name = args.accelerator or r["accelerator"]
-        if not any(k in given for k in ("effective_tflops", "mfu")) and not _blank(accel_name):
+        if not any(k in given for k in ("effective_tflops", "mfu")) and not is_blank(accel_name):
             ref = calibration.reference_table().loc[r["name"]]
-            if not _blank(ref["implied_mfu"]):
+            if not is_blank(ref["implied_mfu"]):
                 plan["mfu"] = float(ref["implied_mfu"])
                 notes.append(f"MFU {plan['mfu']:.1%}: implied by {r['name']}'s disclosed hours")
         notes.append(f"preset {r['name']} ({catalogue.source('run', r['name'])})")
@@ -244,7 +236,7 @@ def _base_plan(args, given, notes):
                 "(or start from --preset NAME)"
             )
         return {}, args.accelerator
-    plan = {k: _SEED[k] for k in (*_MODEL_KEYS, "accelerators")}
+    plan = {k: SEED_PLAN[k] for k in (*_MODEL_KEYS, "accelerators")}
     if given or args.accelerator is not None:
         notes.append(
             "model: the seed's DeepSeek-V3-like plan (671B total, 37B active, 14.8T tokens"
@@ -275,12 +267,12 @@ def _plan_from_args(args):
     quiet = not given and args.accelerator is None and args.preset is None  # the seed as is
 
     accel = None
-    if not _blank(accel_name):
+    if not is_blank(accel_name):
         accel = catalogue.accelerator(accel_name, argument="--accelerator")
-        if "hbm_gb" not in plan and not _blank(accel["hbm_gb"]):
+        if "hbm_gb" not in plan and not is_blank(accel["hbm_gb"]):
             plan["hbm_gb"] = float(accel["hbm_gb"])
         if "watts_per_accelerator" not in plan:
-            if _blank(accel["tdp_watts"]):
+            if is_blank(accel["tdp_watts"]):
                 notes.append(f"700 W assumed: the {accel['name']}'s TDP is not published")
             else:
                 plan["watts_per_accelerator"] = float(accel["tdp_watts"])
@@ -293,7 +285,7 @@ def _plan_from_args(args):
     elif accel is not None or "peak_tflops" in plan:
         if "peak_tflops" not in plan:
             column = f"{args.precision}_tflops"
-            if _blank(accel[column]):
+            if is_blank(accel[column]):
                 raise CommandError(
                     f"--accelerator {accel['name']!r} has no published {args.precision.upper()} "
                     "peak: give --peak-tflops or --effective-tflops"
@@ -311,7 +303,7 @@ def _plan_from_args(args):
             f"{_flags(deriving)} need a peak throughput: give --accelerator or --peak-tflops"
         )
     else:
-        plan["effective_tflops"] = _SEED["effective_tflops"]
+        plan["effective_tflops"] = SEED_PLAN["effective_tflops"]
         if not quiet:
             notes.append(
                 "throughput: the seed's 400 effective TFLOP/s (give --effective-tflops "
@@ -326,7 +318,7 @@ def _plan_from_args(args):
     elif owned:
         raise CommandError(f"{_flags(owned)} go with --purchase-usd-per-accelerator")
     elif "usd_per_accelerator_hour" not in plan and args.preset is None:
-        plan["usd_per_accelerator_hour"] = _SEED["usd_per_accelerator_hour"]
+        plan["usd_per_accelerator_hour"] = SEED_PLAN["usd_per_accelerator_hour"]
         if not quiet:
             notes.append("price: the seed's $2.0 per accelerator-hour (give --usd-per-hour)")
     return plan, notes
@@ -348,10 +340,6 @@ def _node_rate_to_accelerator_rate(plan):
     plan["failures_per_accelerator_day"] = engine.failure_rate_from_node_days(
         per_node, 8.0 if per_node_size is None else per_node_size
     )
-
-
-def _blank(value):
-    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def _total_cost_text(r):
@@ -459,7 +447,7 @@ def _print_frame(df, args, formats=None):
         return
     shown = df.copy()
     for col, fmt in (formats or {}).items():
-        shown[col] = [("" if _blank(v) else fmt.format(v)) for v in shown[col]]
+        shown[col] = [("" if is_blank(v) else fmt.format(v)) for v in shown[col]]
     shown = shown.fillna("")
     print(shown.to_string(index=False))
 

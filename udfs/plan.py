@@ -24,7 +24,7 @@ import math
 
 from . import calibration, catalogue, engine
 from .quantities import PLAN_INPUTS
-from .validation import InputError
+from .validation import InputError, is_blank
 
 __all__ = ["engine_arguments", "estimate_scenario", "REQUIRED", "PASS_THROUGH"]
 
@@ -44,14 +44,6 @@ PASS_THROUGH = (
 _DEFAULTS = {q.name: q.default for q in PLAN_INPUTS}
 
 
-def _blank(value):
-    return (
-        value is None
-        or (isinstance(value, str) and not value.strip())
-        or (isinstance(value, float) and math.isnan(value))
-    )
-
-
 def engine_arguments(inputs):
     """Keyword arguments for :func:`udfs.engine.estimate` from one scenario's inputs.
 
@@ -67,28 +59,28 @@ def engine_arguments(inputs):
         name, so a face can point at the cell).
     """
     for name in REQUIRED:
-        if _blank(inputs.get(name)):
+        if is_blank(inputs.get(name)):
             raise InputError(name, "is required (the cell is blank)")
     kwargs = {
         "total_params": inputs["total_params"],
         "training_tokens": inputs["training_tokens"],
         "accelerators": inputs["accelerators"],
     }
-    if not _blank(inputs.get("active_params")):
+    if not is_blank(inputs.get("active_params")):
         kwargs["active_params"] = inputs["active_params"]
 
     accel_name = inputs.get("accelerator_name")
     accel = None
-    if not _blank(accel_name):
+    if not is_blank(accel_name):
         accel = catalogue.accelerator(accel_name, argument="accelerator_name")
         if not math.isnan(accel["hbm_gb"]):
             kwargs["hbm_gb"] = float(accel["hbm_gb"])
 
-    if not _blank(inputs.get("effective_tflops_input")):
+    if not is_blank(inputs.get("effective_tflops_input")):
         kwargs["effective_tflops"] = inputs["effective_tflops_input"]
     else:
         peak = inputs.get("peak_tflops")
-        if _blank(peak):
+        if is_blank(peak):
             if accel is None or math.isnan(accel["bf16_tflops"]):
                 raise InputError(
                     "peak_tflops",
@@ -98,14 +90,14 @@ def engine_arguments(inputs):
             peak = float(accel["bf16_tflops"])
         kwargs["peak_tflops"] = peak
         mfu = inputs.get("mfu")
-        kwargs["mfu"] = calibration.default_mfu() if _blank(mfu) else mfu
+        kwargs["mfu"] = calibration.default_mfu() if is_blank(mfu) else mfu
         good = inputs.get("goodput")
-        kwargs["goodput"] = 1.0 if _blank(good) else good
+        kwargs["goodput"] = 1.0 if is_blank(good) else good
 
     for name in PASS_THROUGH:
         value = inputs.get(name)
-        kwargs[name] = _DEFAULTS[name] if _blank(value) else value
-    if _blank(inputs.get("watts_per_accelerator")) and accel is not None:
+        kwargs[name] = _DEFAULTS[name] if is_blank(value) else value
+    if is_blank(inputs.get("watts_per_accelerator")) and accel is not None:
         if not math.isnan(accel["tdp_watts"]):
             kwargs["watts_per_accelerator"] = float(accel["tdp_watts"])
     return kwargs

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Quantity", "PLAN_INPUTS", "PLAN_OUTPUTS", "SEED_PLAN", "SEED_OUTPUT_LINES", "by_name"]
+__all__ = ["Quantity", "PLAN_INPUTS", "PLAN_OUTPUTS", "SEED_PLAN", "SEED_OUTPUT_LINES"]
 
 
 @dataclass(frozen=True)
@@ -197,11 +197,3 @@ SEED_OUTPUT_LINES = (
     "Rental-equivalent cost: $4,563,333",
     "Accelerator electricity: 1,597,167 kWh",
 )
-
-
-def by_name(name):
-    """The input or output ``Quantity`` called ``name``."""
-    for q in PLAN_INPUTS + PLAN_OUTPUTS:
-        if q.name == name:
-            return q
-    raise KeyError(name)

@@ -13,6 +13,7 @@ import numpy as np
 __all__ = [
     "InputError",
     "as_array",
+    "is_blank",
     "check_finite",
     "check_positive",
     "check_non_negative",
@@ -51,6 +52,15 @@ class InputError(ValueError):
             where = f" at {position_label or _format_position(self.position)}"
         shown = "" if self.value is None else f" (got {_format_value(self.value)})"
         return f"{label}{where} {self.rule}{shown}"
+
+
+def is_blank(value):
+    """True for a missing value: None, empty or all-space text, or NaN (a blank figure)."""
+    return (
+        value is None
+        or (isinstance(value, str) and not value.strip())
+        or (isinstance(value, float) and value != value)
+    )
 
 
 def _format_position(position):
@@ -218,15 +228,3 @@ def check_at_most(name, value, other_name, other):
         got = a[pos] if pos is not None else a.item()
         raise InputError(name, f"must not exceed {other_name}", pos, float(got))
     return value
-
-
-def broadcast(**arrays):
-    """Broadcast named arrays together; a shape mismatch names the arguments."""
-    try:
-        return np.broadcast_arrays(*arrays.values())
-    except ValueError:
-        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items() if np.ndim(v))
-        raise InputError(
-            " and ".join(k for k, v in arrays.items() if np.ndim(v)),
-            f"have shapes that do not broadcast together ({shapes})",
-        ) from None
