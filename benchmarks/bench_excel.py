@@ -49,6 +49,22 @@ def inputs():
     return active, 14.8e12, 2048.0, 400.0
 
 
+def request_body():
+    """Excel's custom-functions-call body for the 10,000-row TRAIN_DAYS of ``inputs()``."""
+    active, tokens, accelerators, tflops = inputs()
+    return {
+        "client": "Office.js",
+        "func_name": "TRAIN_DAYS",
+        "args": [active, [[tokens]], [[accelerators]], [[tflops]]],
+        "caller_address": "[Book1.xlsx]Sheet1!B2",
+        "session_id": "bench",
+        "culture_info_name": "en-US",
+        "date_format": "M/d/yyyy",
+        "version": "0.37.8",
+        "runtime": "1.4",
+    }
+
+
 def floor(active, tokens, accelerators, tflops):
     a = np.array(active, dtype=float)
     t = np.asarray(tokens, dtype=float)
@@ -106,18 +122,7 @@ def through_server(wrapper_seconds):
 
 
 def _time_server(client, env, wrapper_seconds):
-    active, tokens, accelerators, tflops = inputs()
-    body = {
-        "client": "Office.js",
-        "func_name": "TRAIN_DAYS",
-        "args": [active, [[tokens]], [[accelerators]], [[tflops]]],
-        "caller_address": "[Book1.xlsx]Sheet1!B2",
-        "session_id": "bench",
-        "culture_info_name": "en-US",
-        "date_format": "M/d/yyyy",
-        "version": "0.37.8",
-        "runtime": "1.4",
-    }
+    body = request_body()
 
     def request():
         response = client.post("/xlwings/custom-functions-call", json=body)
@@ -125,7 +130,7 @@ def _time_server(client, env, wrapper_seconds):
         return response
 
     result = request().json()["result"]
-    assert result == excel.TRAIN_DAYS(active, tokens, accelerators, tflops)
+    assert result == excel.TRAIN_DAYS(*inputs())
     served = best(request, repeat=7, number=3)
     dispatch = _xlwings_dispatch_seconds(env)
     print(f"TRAIN_DAYS over {ROWS:,} rows, one request through xlwings Server (HTTP)")
@@ -155,17 +160,7 @@ print(min(times))
 
 def _xlwings_dispatch_seconds(env):
     """xlwings' own custom_functions_call on the same body, in a server-mode process."""
-    active, tokens, accelerators, tflops = inputs()
-    body = {
-        "client": "Office.js",
-        "func_name": "TRAIN_DAYS",
-        "args": [active, [[tokens]], [[accelerators]], [[tflops]]],
-        "caller_address": "[Book1.xlsx]Sheet1!B2",
-        "culture_info_name": "en-US",
-        "date_format": "M/d/yyyy",
-        "version": "0.37.8",
-        "runtime": "1.4",
-    }
+    body = request_body()
     out = subprocess.run(
         [sys.executable, "-c", _DISPATCH],
         input=json.dumps(body),
