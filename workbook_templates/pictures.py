@@ -1,0 +1,158 @@
+"""Pictures of the real workbooks for the docs, so that they never go stale.
+
+``python -m workbook_templates.pictures [--out docs/images]`` generates the templates, types an
+example team plan into the planner's first custom column, recalculates it with headless
+LibreOffice, builds the finance hand-off from it, prints both workbooks to PDF and turns the
+pages the docs show into PNG files with poppler's ``pdftoppm``. ``make pictures`` runs it.
+
+Each picture is found by the text its page starts with (a sheet's title), not by a page
+number, so a sheet that grows or moves does not silently change what a picture shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+__all__ = ["EXAMPLE_PLAN", "PICTURES", "make_pictures", "main"]
+
+#: The team plan typed into the planner's first custom column for the pictures.
+EXAMPLE_PLAN = {
+    "scenario_name": "Team A: 70B dense",
+    "total_params": 70e9,
+    "training_tokens": 2e12,
+    "accelerators": 1024,
+    "accelerator_name": "H100 SXM",
+    "start_date": dt.datetime(2027, 3, 1),
+}
+
+#: (workbook, the text the page starts with, image file name, what it shows)
+PICTURES = (
+    ("planner", "Summary of the selected scenario", "planner-summary.png",
+     "the planner's Summary sheet"),
+    ("planner", "Sensitivity of the selected scenario", "planner-sensitivity.png",
+     "the planner's sensitivity grids"),
+    ("handoff", "Compute Lab hand-off", "handoff-summary.png", "the hand-off's Summary sheet"),
+)  # fmt: skip
+
+
+def _cell(wb, name, k):
+    """Worksheet and coordinate of scenario column ``k`` of the defined name ``name``."""
+    from openpyxl.utils import column_index_from_string, get_column_letter
+    from openpyxl.utils.cell import coordinate_from_string
+
+    ((sheet, ref),) = wb.defined_names[name].destinations
+    col, row = coordinate_from_string(ref.replace("$", "").split(":")[0])
+    return wb[sheet], f"{get_column_letter(column_index_from_string(col) + k)}{row}"
+
+
+def _first_custom_column(wb):
+    """Index of the first scenario column whose required inputs are all blank."""
+    ws, _ = _cell(wb, "total_params", 0)
+    for k in range(64):
+        sheet, coord = _cell(wb, "total_params", k)
+        if sheet[coord].value is None:
+            return k
+    raise RuntimeError(f"no blank scenario column on {ws.title}")
+
+
+def _filled_planner(folder):
+    """The generated planner with :data:`EXAMPLE_PLAN` typed in and the switch on it."""
+    import openpyxl
+
+    from .generate import write_templates
+
+    (planner,) = [p for p in write_templates(folder / "templates") if "planner" in Path(p).name]
+    wb = openpyxl.load_workbook(planner)
+    k = _first_custom_column(wb)
+    for name, value in EXAMPLE_PLAN.items():
+        ws, coord = _cell(wb, name, k)
+        ws[coord].value = value
+    ws, coord = _cell(wb, "active_scenario", 0)
+    ws[coord].value = k + 1
+    filled = folder / "team-a-plan.xlsx"
+    wb.save(filled)
+    return filled
+
+
+def _page_of(pdf, starts_with):
+    """1-based number of the first page of ``pdf`` whose text starts with ``starts_with``."""
+    pages = int(
+        next(
+            line.split()[-1]
+            for line in subprocess.run(
+                ["pdfinfo", str(pdf)], capture_output=True, text=True, check=True
+            ).stdout.splitlines()
+            if line.startswith("Pages:")
+        )
+    )
+    for page in range(1, pages + 1):
+        text = subprocess.run(
+            ["pdftotext", "-f", str(page), "-l", str(page), "-layout", str(pdf), "-"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        if text.strip().startswith(starts_with):
+            return page
+    raise RuntimeError(f"no page of {pdf.name} starts with {starts_with!r}")
+
+
+def _png(pdf, page, target, dpi=80):
+    stem = target.with_suffix("")
+    subprocess.run(
+        ["pdftoppm", "-png", "-r", str(dpi), "-f", str(page), "-l", str(page), "-singlefile",
+         str(pdf), str(stem)],
+        check=True,
+    )  # fmt: skip
+    return target
+
+
+def make_pictures(out):
+    """Write every picture in :data:`PICTURES` into ``out``; return their paths."""
+    from udfs import cli
+
+    from . import recalc
+
+    for tool in ("pdftoppm", "pdftotext", "pdfinfo"):
+        if shutil.which(tool) is None:
+            raise RuntimeError(f"{tool} is missing: install Debian's poppler-utils")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="compute-lab-pictures-") as tmp:
+        tmp = Path(tmp)
+        (recalculated,) = recalc.recalculate([_filled_planner(tmp)], tmp / "recalculated")
+        handoff = tmp / "handoff.xlsx"
+        code = cli.main(["report", str(recalculated), "--out", str(handoff)])
+        if code:
+            raise RuntimeError(f"compute-lab report failed on the example plan (exit {code})")
+        pdfs = dict(
+            zip(
+                ("planner", "handoff"),
+                recalc.convert([recalculated, handoff], tmp / "pdf", "pdf"),
+                strict=True,
+            )
+        )
+        written = []
+        for book, starts_with, name, _ in PICTURES:
+            page = _page_of(pdfs[book], starts_with)
+            written.append(_png(pdfs[book], page, out / name))
+    return written
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m workbook_templates.pictures")
+    parser.add_argument("--out", default="docs/images", help="folder for the PNG files")
+    args = parser.parse_args(argv)
+    for path in make_pictures(args.out):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
