@@ -174,9 +174,17 @@ def generation_of(accelerator):
 
     if isinstance(accelerator, str):
         return one(accelerator)
-    names = np.asarray(accelerator, dtype=object)
-    uniq = {n: one(n) for n in set(names.ravel().tolist())}
-    return np.vectorize(uniq.__getitem__, otypes=[object])(names) if names.size else names
+    return _lookup(np.asarray(accelerator).astype(str), one, object)
+
+
+def _lookup(values, fn, dtype):
+    """fn applied to each distinct value of an array, spread back over it (vectorised)."""
+    arr = np.asarray(values)
+    if arr.size == 0:
+        return arr.astype(dtype)
+    uniq, inverse = np.unique(arr, return_inverse=True)
+    mapped = np.array([fn(u) for u in uniq.tolist()], dtype=dtype)
+    return mapped[inverse].reshape(arr.shape)
 
 
 @functools.cache
@@ -218,11 +226,13 @@ class MfuModel:
     def ln_mfu(self, generation, active_params, moe=0.0):
         """Unclamped ln(MFU) for generation label(s), active parameters and MoE flag(s)."""
         gen = np.asarray(generation, dtype=object)
-        keys = set(gen.ravel().tolist())
-        unknown = keys - set(self.intercepts)
-        if unknown:
-            raise ValueError(f"unknown generation(s) {sorted(unknown)}")
-        a = np.vectorize(self.intercepts.__getitem__, otypes=[float])(gen) if gen.size else gen
+
+        def intercept(g):
+            if g not in self.intercepts:
+                raise ValueError(f"unknown generation {g!r}; known: {', '.join(self.intercepts)}")
+            return self.intercepts[g]
+
+        a = _lookup(gen, intercept, float)
         x = np.log(np.asarray(active_params, dtype=float) / 1e9)
         return a + self.slope * x + self.moe_shift * np.asarray(moe, dtype=float)
 
