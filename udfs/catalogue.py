@@ -65,6 +65,13 @@ RUN_FIELDS = {
 
 _TEXT_FIELDS = {"name", "architecture", "role", "accelerator"}
 
+#: Keys a data-file row may carry besides its figures. A run's ``calibration = false`` keeps
+#: it out of the calibration set (its hours are not the developer's own disclosure).
+_EXTRA_KEYS = {
+    "accelerator": {"aliases", "source", "sources"},
+    "run": {"aliases", "source", "sources", "calibration"},
+}
+
 
 class UnknownNameError(InputError):
     """A catalogue name or field that is not there; the message lists the known ones."""
@@ -87,7 +94,7 @@ def _load(kind):
     rows = tomllib.loads(text)[kind]
     fields = ACCELERATOR_FIELDS if kind == "accelerator" else RUN_FIELDS
     for row in rows:
-        unknown = set(row) - set(fields) - {"aliases", "source", "sources"}
+        unknown = set(row) - set(fields) - _EXTRA_KEYS[kind]
         if unknown:  # a typo in the data file must not silently drop a figure
             raise ValueError(f"{table}: {row['name']}: unknown fields {sorted(unknown)}")
     index = {}
@@ -106,6 +113,8 @@ def _frame(kind):
     df = pd.DataFrame(data, columns=list(fields)).set_index("name", drop=False)
     df.index.name = None
     df["source"] = [row["source"] for row in rows]
+    if kind == "run":
+        df["in_calibration"] = [bool(row.get("calibration", True)) for row in rows]
     return df
 
 
@@ -115,7 +124,11 @@ def accelerators():
 
 
 def runs():
-    """The reference runs as a DataFrame indexed by name (undisclosed figures are NaN)."""
+    """The reference runs as a DataFrame indexed by name (undisclosed figures are NaN).
+
+    Besides :data:`RUN_FIELDS` and ``source``, ``in_calibration`` is False for a run whose
+    accelerator-hours are not the developer's own disclosure (see :mod:`udfs.calibration`).
+    """
     return _frame("run")
 
 

@@ -1,0 +1,241 @@
+"""The calibration set, the default MFU chosen by leave-one-out, and the ranges around it."""
+
+import math
+import re
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from udfs import calibration, catalogue, engine, ranges
+
+Z90 = NormalDist().inv_cdf(0.9)
+FIGURES = ("total_params", "active_params", "training_tokens", "accelerator", "accelerators",
+           "accelerator_hours")  # fmt: skip
+
+
+# -- the set -------------------------------------------------------------------------------------
+
+
+def test_every_calibration_figure_has_a_source_with_its_place():
+    cal = calibration.calibration_set()
+    runs = catalogue.runs()
+    for name in cal.index:
+        row = runs.loc[name]
+        for field in FIGURES:
+            value = row[field]
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                continue  # undisclosed: blank, never guessed
+            src = catalogue.source("run", name, field)
+            # a paper or a model card: an arXiv id, a URL or a repository file
+            assert re.search(r"arXiv|https?://|\.md\b", src), (name, field, src)
+        for field in ("active_params", "training_tokens", "accelerator", "accelerator_hours"):
+            assert not (isinstance(row[field], float) and math.isnan(row[field])), (name, field)
+
+
+def test_unknown_figures_stay_blank_in_the_set():
+    # Phi-3.5-MoE's card gives 16x3.8B experts and 6.6B active, not a total: blank
+    assert math.isnan(catalogue.run("Phi-3.5-MoE")["total_params"])
+    # Llama 2 does not disclose its GPU count
+    assert math.isnan(catalogue.run("Llama 2 7B")["accelerators"])
+
+
+def test_the_set_spans_hardware_sizes_architectures_and_years():
+    cal = calibration.calibration_set()
+    assert len(cal) >= 20
+    assert set(cal["generation"]) == {"A100", "H100", "TPU"}
+    assert {"A100 SXM 80GB", "A100 SXM 40GB", "H100 SXM", "H800 SXM", "TPU v4", "TPU v3"} <= set(
+        cal["accelerator"]
+    )
+    assert set(cal["architecture"]) == {"dense", "moe"}
+    assert (cal["active_params"] < 10e9).sum() >= 5
+    assert (cal["active_params"] >= 100e9).sum() >= 4
+    assert "GPT-3 175B" not in cal.index  # a third-party estimate of hours
+
+
+def test_derived_hours_are_count_times_days():
+    # "derived" hours are the disclosure's accelerators x days x 24, nothing else
+    for name, n, days in [("Phi-3-medium", 512, 42), ("MPT-7B", 440, 9.5), ("Phi-2", 96, 14)]:
+        run = catalogue.run(name)
+        assert run["accelerators"] == n
+        assert run["accelerator_hours"] == pytest.approx(n * days * 24)
+        assert catalogue.source("run", name, "accelerator_hours").startswith("derived:")
+
+
+# -- the model choice ----------------------------------------------------------------------------
+
+
+def test_leave_one_out_figures_are_recomputed():
+    loo = calibration.leave_one_out()
+    cal = calibration.calibration_set()
+    assert list(loo.index) == list(cal.index)
+    hours = cal["model_training_flops"] / (cal["peak_tflops"] * 1e12 * loo["predicted_mfu"] * 3600)
+    np.testing.assert_allclose(loo["predicted_accelerator_hours"], hours, rtol=1e-12)
+    ratio = cal["disclosed_accelerator_hours"] / hours
+    np.testing.assert_allclose(loo["error_pct"], 100 * (1 / ratio - 1), rtol=1e-9)
+    np.testing.assert_allclose(loo["log_error"], np.log(ratio), rtol=1e-12)
+    # each prediction comes from a fit without its run
+    for name in ("Llama 3.1 405B", "Phi-2", "PaLM 540B"):
+        m = calibration.fit(calibration.chosen_model(), cal.drop(name))
+        row = cal.loc[name]
+        want = m.predict(row["generation"], row["active_params"], row["moe"])
+        assert loo.loc[name, "predicted_mfu"] == pytest.approx(want, rel=1e-12)
+    summary = calibration.loo_summary()
+    e = np.log(ratio.to_numpy())
+    sigma = math.sqrt(sum(x * x for x in e) / len(e))
+    assert summary["runs"] == len(cal)
+    assert summary["sigma_ln"] == pytest.approx(sigma, rel=1e-12)
+    assert summary["median_abs_error_pct"] == pytest.approx(
+        float(np.median(np.abs(100 * (1 / ratio - 1)))), rel=1e-12
+    )
+    inside = [abs(x) <= Z90 * sigma for x in e]
+    assert summary["share_inside_p10_p90"] == pytest.approx(sum(inside) / len(e))
+    assert list(loo["inside_p10_p90"]) == inside
+    assert calibration.throughput_sigma() == summary["sigma_ln"]
+
+
+def test_constant_leave_one_out_recomputed_by_hand():
+    cal = calibration.calibration_set()
+    y = np.log(cal["implied_mfu"].to_numpy())
+    pred = np.array([math.exp(np.median(np.delete(y, i))) for i in range(len(y))])
+    err = 100 * (cal["implied_mfu"].to_numpy() / pred - 1)  # predicted / disclosed hours - 1
+    got = calibration.loo_summary("constant")
+    assert got["median_abs_error_pct"] == pytest.approx(np.median(np.abs(err)), rel=1e-9)
+
+
+def test_chosen_model_beats_the_constant_and_the_legacy_default():
+    cmp = calibration.model_comparison()
+    chosen = calibration.chosen_model()
+    assert cmp["chosen"].sum() == 1 and cmp.loc[chosen, "chosen"]
+    assert chosen != "constant"
+    for other in ("constant", "legacy constant 30.4%"):
+        assert cmp.loc[chosen, "sigma_ln"] < cmp.loc[other, "sigma_ln"]
+        assert cmp.loc[chosen, "median_abs_error_pct"] < cmp.loc[other, "median_abs_error_pct"]
+    assert cmp.loc[chosen, "fitted_numbers"] <= 5
+    assert cmp.loc[chosen, "median_abs_error_pct"] <= 15
+    assert 0.70 <= cmp.loc[chosen, "share_inside_p10_p90"] <= 0.90
+
+
+def test_the_fit_is_a_least_absolute_deviation_optimum():
+    cal = calibration.calibration_set()
+    m = calibration.default_mfu_model()
+
+    def loss(model):
+        return np.abs(cal["ln_mfu"] - model.ln_mfu(cal["generation"], cal["active_params"])).sum()
+
+    best = loss(m)
+    for step in (1e-3, -1e-3):
+        assert loss(calibration.MfuModel(m.name, m.intercepts, m.slope + step)) >= best - 1e-9
+        for g in ("A100", "H100", "TPU"):
+            shifted = dict(m.intercepts) | {g: m.intercepts[g] + step}
+            assert loss(calibration.MfuModel(m.name, shifted, m.slope)) >= best - 1e-9
+
+
+def test_predicted_mfu_is_the_spreadsheet_formula_and_stays_clamped():
+    c = calibration.excel_coefficients()
+    gens = c["generation_of_accelerator"]
+    cases = [("H100 SXM", 405e9), ("A100 SXM 80GB", 7e9), ("TPU v4", 540e9),
+             ("B200 (HGX)", 37e9), ("A100 SXM 40GB", 1e12), ("H800 SXM", 1e8)]  # fmt: skip
+    for accel, active in cases:
+        a = c[f"mfu_ln_intercept_{gens[accel]}"]
+        ln_mfu = a + c["mfu_ln_slope_per_ln_active_billions"] * math.log(active / 1e9)
+        excel = min(c["mfu_max"], max(c["mfu_min"], math.exp(ln_mfu)))
+        assert calibration.predicted_mfu(accel, active) == pytest.approx(excel, rel=1e-12)
+    got = calibration.predicted_mfu(np.array(["h100", "unknown chip"]), np.array([1e6, 1e15]))
+    assert got.shape == (2,)
+    assert got[0] == calibration.MFU_MIN and got[1] == calibration.MFU_MAX
+    assert calibration.generation_of("unknown chip") == "other"
+    assert c["z_p90"] == pytest.approx(Z90)
+
+
+def test_default_mfu_keeps_its_meaning_for_the_faces():
+    t = calibration.reference_table()
+    assert calibration.default_mfu() == pytest.approx(np.median(t["implied_mfu"].dropna()))
+
+
+# -- ranges --------------------------------------------------------------------------------------
+
+probs = st.floats(0.001, 0.999)
+sigmas = st.floats(0.0, 3.0)
+points = st.floats(1e-6, 1e15)
+
+
+@given(points, sigmas)
+def test_p10_p50_p90_are_ordered_and_p50_is_the_point(point, sigma):
+    p10, p50, p90 = (ranges.range_of(point, p, sigma) for p in (0.1, 0.5, 0.9))
+    assert p10 <= p50 <= p90
+    assert p50 == point
+
+
+@given(points, sigmas, probs, probs)
+def test_quantiles_are_monotone_in_p(point, sigma, a, b):
+    lo, hi = sorted((a, b))
+    assert ranges.range_of(point, lo, sigma) <= ranges.range_of(point, hi, sigma) * (1 + 1e-12)
+
+
+@given(points, probs, sigmas, sigmas)
+def test_quantiles_widen_with_sigma(point, p, s1, s2):
+    lo, hi = sorted((s1, s2))
+    q_lo, q_hi = ranges.range_of(point, p, lo), ranges.range_of(point, p, hi)
+    if p > 0.5:
+        assert q_hi >= q_lo * (1 - 1e-12)
+    elif p < 0.5:
+        assert q_hi <= q_lo * (1 + 1e-12)
+
+
+@given(st.floats(0.5, 20), st.floats(0, 1e6), st.floats(0, 1.0), st.floats(0, 1.0))
+def test_estimate_ranges_order_p50_and_combination(price, other, s_tp, s_price):
+    point = engine.estimate(
+        total_params=70e9, training_tokens=1e12, accelerators=1024, effective_tflops=400.0,
+        usd_per_accelerator_hour=price, usd_per_kwh=0.1, other_costs_usd=other,
+    )  # fmt: skip
+    r = ranges.estimate_ranges(point, s_tp, s_price)
+    assert set(r) == set(ranges.QUANTITIES)
+    for q, v in r.items():
+        assert v["p10"] <= v["p50"] * (1 + 1e-12) and v["p50"] <= v["p90"] * (1 + 1e-12), q
+        assert v["p50"] == point[q], q
+    # throughput drives hours, days and energy together; price adds independently to rental
+    f90 = math.exp(Z90 * s_tp)
+    for q in ("accelerator_hours", "wall_clock_days", "electricity_kwh", "electricity_cost_usd"):
+        assert r[q]["p90"] == pytest.approx(point[q] * f90, rel=1e-12)
+    s_rent = math.sqrt(s_tp**2 + s_price**2)
+    assert r["rental_cost_usd"]["p90"] == pytest.approx(
+        point["rental_cost_usd"] * math.exp(Z90 * s_rent), rel=1e-12
+    )
+    assert r["total_cost_usd"]["p90"] == pytest.approx(
+        r["rental_cost_usd"]["p90"] + r["electricity_cost_usd"]["p90"] + other, rel=1e-12
+    )
+
+
+@given(st.floats(1e-3, 1e6), st.floats(1.0, 100.0))
+def test_a_user_low_high_is_read_as_p10_p90(low, ratio):
+    high = low * ratio
+    s = ranges.sigma_from_p10_p90(low, high)
+    mid = math.sqrt(low * high)
+    assert ranges.range_of(mid, 0.1, s) == pytest.approx(low, rel=1e-9)
+    assert ranges.range_of(mid, 0.9, s) == pytest.approx(high, rel=1e-9)
+
+
+def test_ranges_are_vectorised_and_refuse_nonsense():
+    pts = np.array([1.0, 2.0, 3.0])
+    got = ranges.range_of(pts, np.array([0.1, 0.5, 0.9]), np.array([0.2, 0.3, 0.4]))
+    want = pts * np.exp([-0.2 * Z90, 0.0, 0.4 * Z90])
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert ranges.z_score(np.array([[0.1, 0.9]])).shape == (1, 2)
+    for p in (0.0, 1.0, -0.1, float("nan")):
+        with pytest.raises(ValueError, match="probability"):
+            ranges.quantile_factor(p, 0.2)
+    with pytest.raises(ValueError, match="sigma"):
+        ranges.quantile_factor(0.9, -0.1)
+    with pytest.raises(ValueError, match="low <= high"):
+        ranges.sigma_from_p10_p90(5.0, 4.0)
+
+
+def test_missing_price_gives_nan_cost_ranges_not_wrong_numbers():
+    point = engine.estimate(total_params=7e9, training_tokens=1e12, accelerators=64,
+                            effective_tflops=300.0)  # fmt: skip
+    r = ranges.estimate_ranges(point, calibration.throughput_sigma())
+    assert math.isnan(r["rental_cost_usd"]["p90"])
+    assert r["accelerator_hours"]["p50"] == point["accelerator_hours"]

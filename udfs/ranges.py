@@ -1,0 +1,169 @@
+"""Calibrated ranges (P10 / P50 / P90) around the engine's point estimates.
+
+Every range is lognormal around the point estimate: the p-quantile of a quantity is
+``point x exp(z_p x sigma)`` with ``z_p = NORM.S.INV(p)``, so P50 equals the point estimate and a
+workbook computes the same numbers with ``EXP``, ``LN``, ``SQRT`` and ``NORM.S.INV`` (Excel
+2010, LibreOffice). How the spreads combine (see ``docs/methodology-calibration.md``):
+
+- ``throughput_sigma`` (ln units) drives accelerator-hours, wall-clock days, electricity (kWh)
+  and electricity cost, fully correlated: they all scale with 1 / throughput. With the
+  calibrated default throughput it is :func:`udfs.calibration.throughput_sigma`; with a typed
+  throughput or MFU it is 0 unless the user gives a low/high (read as P10/P90), converted by
+  :func:`sigma_from_p10_p90`.
+- ``price_sigma`` (the price per accelerator-hour, from a user low/high) is independent of the
+  throughput error: rental cost has ``sigma = SQRT(throughput_sigma^2 + price_sigma^2)``.
+- Total cost = rental + electricity cost + other costs is taken comonotone: its p-quantile is
+  the sum of the parts' p-quantiles (other costs fixed). Both parts scale with the same hours,
+  so this is exact when ``price_sigma`` is 0 and slightly wide (conservative) otherwise.
+
+All functions are vectorised numpy and broadcast their arguments.
+"""
+
+from __future__ import annotations
+
+from statistics import NormalDist
+
+import numpy as np
+
+__all__ = [
+    "QUANTITIES",
+    "DEFAULT_PS",
+    "z_score",
+    "quantile_factor",
+    "range_of",
+    "sigma_from_p10_p90",
+    "combine_sigmas",
+    "estimate_ranges",
+]
+
+#: The quantities that get a range, and which spread drives each.
+QUANTITIES = {
+    "accelerator_hours": "throughput",
+    "wall_clock_days": "throughput",
+    "rental_cost_usd": "throughput and price (independent, in log space)",
+    "electricity_kwh": "throughput",
+    "electricity_cost_usd": "throughput",
+    "total_cost_usd": "sum of the rental and electricity quantiles, plus other costs",
+}
+
+#: The quantiles given by default: P10, P50, P90.
+DEFAULT_PS = (0.1, 0.5, 0.9)
+
+_STD = NormalDist()
+
+
+def z_score(p):
+    """NORM.S.INV(p) for probabilities strictly between 0 and 1; vectorised.
+
+    Examples
+    --------
+    >>> round(z_score(0.9), 6)
+    1.281552
+    """
+    arr = np.asarray(p, dtype=float)
+    if not np.all((arr > 0) & (arr < 1)):
+        raise ValueError("p must be a probability strictly between 0 and 1")
+    if arr.ndim == 0:
+        return _STD.inv_cdf(float(arr))
+    uniq, inverse = np.unique(arr, return_inverse=True)
+    z = np.array([_STD.inv_cdf(float(u)) for u in uniq])
+    return z[inverse].reshape(arr.shape)
+
+
+def quantile_factor(p, sigma):
+    """exp(z_p x sigma): the p-quantile of a lognormal over its median. 1 at p = 0.5.
+
+    Examples
+    --------
+    >>> round(quantile_factor(0.9, 0.272), 4)
+    1.4171
+    """
+    s = np.asarray(sigma, dtype=float)
+    if np.any(~(s >= 0)):
+        raise ValueError("sigma must be a non-negative number")
+    out = np.exp(np.asarray(z_score(p)) * s)
+    return float(out) if out.ndim == 0 else out
+
+
+def range_of(point, p, sigma):
+    """The p-quantile of a quantity whose median is ``point``: point x exp(z_p x sigma)."""
+    out = np.asarray(point, dtype=float) * quantile_factor(p, sigma)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def sigma_from_p10_p90(low, high):
+    """The sigma that puts ``low`` at P10 and ``high`` at P90: LN(high/low) / (2 x z_0.9).
+
+    ``low`` and ``high`` are positive with low <= high (e.g. a throughput or a price range).
+    Only their ratio matters: the point estimate stays the P50.
+
+    Examples
+    --------
+    >>> round(sigma_from_p10_p90(300, 450), 4)
+    0.1582
+    """
+    lo, hi = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    if np.any(~(lo > 0)) or np.any(~(hi >= lo)):
+        raise ValueError("a range needs 0 < low <= high")
+    out = np.log(hi / lo) / (2.0 * z_score(0.9))
+    return float(out) if out.ndim == 0 else out
+
+
+def combine_sigmas(*sigmas):
+    """Spread of a product of independent lognormal factors: SQRT(sum of sigma^2)."""
+    out = np.sqrt(sum(np.square(np.asarray(s, dtype=float)) for s in sigmas))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def estimate_ranges(point, throughput_sigma, price_sigma=0.0, ps=DEFAULT_PS):
+    """Quantiles of hours, days, energy and costs around a point estimate.
+
+    Parameters
+    ----------
+    point : mapping
+        The point estimate, e.g. :func:`udfs.engine.estimate`'s result: arrays (or numbers)
+        under ``accelerator_hours``, ``wall_clock_days``, ``rental_cost_usd``,
+        ``electricity_kwh``, ``electricity_cost_usd`` and ``total_cost_usd``. A missing key or
+        NaN (e.g. no price given) gives NaN quantiles for that quantity.
+    throughput_sigma : float or array
+        Spread (ln units) of the throughput, e.g. :func:`udfs.calibration.throughput_sigma`
+        for the calibrated default, or :func:`sigma_from_p10_p90` of a user range, or 0.
+    price_sigma : float or array
+        Spread (ln units) of the price per accelerator-hour, independent of the throughput.
+    ps : sequence of float
+        Probabilities; the keys of each result are ``"p10"``, ``"p50"``, ``"p90"`` (the
+        probability x 100, formatted ``p{:g}``).
+
+    Returns
+    -------
+    dict
+        ``{quantity: {"p10": array, "p50": array, "p90": array}}`` for the quantities of
+        :data:`QUANTITIES`. P50 equals the point estimate.
+    """
+    tp = np.asarray(throughput_sigma, dtype=float)
+    rent_sigma = combine_sigmas(tp, price_sigma)
+
+    def get(key):
+        return np.asarray(point.get(key, np.nan), dtype=float)
+
+    out = {}
+    keys = [f"p{100 * p:g}" for p in ps]
+    factors_tp = [quantile_factor(p, tp) for p in ps]
+    for q in ("accelerator_hours", "wall_clock_days", "electricity_kwh", "electricity_cost_usd"):
+        v = get(q)
+        out[q] = {k: v * f for k, f in zip(keys, factors_tp, strict=True)}
+    rent = get("rental_cost_usd")
+    out["rental_cost_usd"] = {
+        k: rent * quantile_factor(p, rent_sigma) for k, p in zip(keys, ps, strict=True)
+    }
+    elec = np.nan_to_num(get("electricity_cost_usd"), nan=0.0)
+    total = get("total_cost_usd")
+    # total + (rental_p - rental) + (electricity_p - electricity): the sum of the parts'
+    # quantiles plus the fixed other costs, written so that P50 is the point total exactly
+    out["total_cost_usd"] = {
+        k: total
+        + (out["rental_cost_usd"][k] - rent)
+        + (np.nan_to_num(out["electricity_cost_usd"][k], nan=0.0) - elec)
+        for k in keys
+    }
+    return out
