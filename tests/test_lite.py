@@ -87,8 +87,16 @@ def executed(bundle, tmp_path_factory):
 
 def test_bundle_is_two_files(bundle):
     assert sorted(p.name for p in bundle.iterdir()) == ["main.py", "requirements.txt"]
-    requirements = (bundle / "requirements.txt").read_text().splitlines()
-    assert [r for r in requirements if r and not r.startswith("#")] == ["numpy", "pandas"]
+    # Only what micropip accepts: one package name a line, no comments or options.
+    assert (bundle / "requirements.txt").read_text() == "numpy\npandas\n"
+
+
+def test_bundle_has_a_default_output_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["lite-bundle"]) == 0
+    out = tmp_path / "xlwings-lite"
+    assert sorted(p.name for p in out.iterdir()) == ["main.py", "requirements.txt"]
+    assert f"wrote {Path('xlwings-lite') / 'main.py'}" in capsys.readouterr().out
 
 
 def test_bundle_carries_the_source_files_verbatim(bundle):
