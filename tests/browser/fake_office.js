@@ -129,7 +129,18 @@
     });
     ws.tables = collection(sheet.tables);
     ws.tables.add = (address, hasHeaders) => {
-      const table = loadable({ name: `Table${sheet.tables.length + 1}`, address, hasHeaders });
+      const range = () => ws.getRange(address);
+      const table = loadable({
+        name: `Table${sheet.tables.length + 1}`,
+        address,
+        showHeaders: Boolean(hasHeaders),
+        showTotals: false,
+        style: "TableStyleMedium2",
+        getRange: range,
+        getDataBodyRange: range,
+        getHeaderRowRange: range,
+        columns: collection([]),
+      });
       writes.push({ kind: "table", sheet: sheet.name, address, hasHeaders });
       sheet.tables.push(table);
       return table;
