@@ -225,8 +225,8 @@ def test_task_pane_lists_every_function_with_argument_help(pane):
 
 def _run_button(page, selector, selection=(2, 1)):
     page.evaluate(
-        "(sel) => { window.__writes.length = 0; window.__workbook.selection = sel; "
-        "window.__workbook.sheets[0].cells.clear(); window.__workbook.sheets[0].tables.length = 0; }",
+        "(sel) => { const book = window.__workbook; window.__writes.length = 0; "
+        "book.selection = sel; book.sheets[0].cells.clear(); book.sheets[0].tables.length = 0; }",
         list(selection),
     )
     page.click(selector)
