@@ -7,9 +7,14 @@ project in ``addin/server``: its ``custom_functions`` are :mod:`udfs.excel`, its
 Importing this module sets ``XLWINGS_ON_SERVER=true`` before anything imports xlwings (so the
 ``@xw.func`` decorators register the functions) and ``XLWINGS_PROJECT_DIR`` (unless given).
 
-:class:`CallGuard` sits in front of xlwings Server's ``POST /xlwings/custom-functions-call``
-and answers 400 with a one-line reason for a body that is not a well-formed call of one of
-our functions; xlwings Server itself would answer 500 to, say, a missing ``func_name``.
+Three guards sit in front of xlwings Server, each answering 4xx with a one-line reason:
+
+- :class:`HostGuard`: a request whose ``Host`` is not loopback:our-port (DNS rebinding);
+- :class:`ScriptGuard`: ``/xlwings/custom-scripts-call/NAME`` for an unknown script (404), a
+  non-JSON body (400/415), or a body that is not the task pane's workbook payload (400);
+- :class:`CallGuard`: a ``POST /xlwings/custom-functions-call`` body that is not a well-formed
+  call of one of our functions; xlwings Server itself would answer 500 to, say, a missing
+  ``func_name``.
 
 Licence: xlwings Server and ``xlwings.server`` are PolyForm Noncommercial 1.0.0 or a paid
 xlwings licence; a licence key (``XLWINGS_LICENSE_KEY``, ``noncommercial`` for
