@@ -56,6 +56,10 @@ demo: $(STAMP_DEMO)
 	$(BIN)/compute-lab templates --out $(DEMO_OUT)/templates --force
 	$(BIN)/compute-lab report $(DEMO_OUT)/templates/training-run-planner.xlsx \
 		--out $(DEMO_OUT)/handoff.xlsx --csv $(DEMO_OUT)/handoff-csv --force
+	@echo
+	@echo "Done. Planning workbooks: $(DEMO_OUT)/templates/ (open training-run-planner.xlsx);"
+	@echo "finance hand-off: $(DEMO_OUT)/handoff.xlsx and $(DEMO_OUT)/handoff-csv/."
+	@echo "Run the command line as $(BIN)/compute-lab --help (or: . $(BIN)/activate; compute-lab --help)."
 
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check .

@@ -364,3 +364,47 @@ def test_custom_scripts_meta_lists_our_scripts(base):
         "insert_train_plan",
     ]
     assert json.dumps(meta).count("hello") == 0
+
+
+def test_missing_browser_fails_under_ci(tmp_path):
+    import subprocess
+
+    env = {**os.environ, "CI": "true", "COMPUTE_LAB_CHROMIUM": str(tmp_path / "no-chromium")}
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            __file__,
+            "-k",
+            "every_function_is_associated",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode != 0
+    assert "browser test cannot run in CI: chromium is not installed" in out.stdout
+    env.pop("CI")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            __file__,
+            "-k",
+            "every_function_is_associated",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 0 and "skipped" in out.stdout

@@ -16,7 +16,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 FAKE_OFFICE = Path(__file__).resolve().parent / "fake_office.js"
-CHROMIUM = os.environ.get("COMPUTE_LAB_CHROMIUM", "/usr/bin/chromium")
+#: The browser binary; ``COMPUTE_LAB_CHROMIUM`` names another one (and only that one).
+CHROMIUM = os.environ.get("COMPUTE_LAB_CHROMIUM")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -31,8 +32,10 @@ CHROMIUM_ARGS = [
 
 def chromium_path():
     """The Chromium binary, or None when it is not installed."""
-    if Path(CHROMIUM).is_file():
-        return CHROMIUM
+    if CHROMIUM is not None:
+        return CHROMIUM if Path(CHROMIUM).is_file() else None
+    if Path("/usr/bin/chromium").is_file():
+        return "/usr/bin/chromium"
     return shutil.which("chromium")
 
 
