@@ -7,7 +7,7 @@ STAMP_DEMO := $(VENV)/.installed-demo
 STAMP_TEST := $(VENV)/.installed-test
 DEMO_OUT ?= out
 
-.PHONY: demo test lint format bench libreoffice clean
+.PHONY: demo test lint format bench libreoffice chromium docs-browser-shot clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,22 @@ libreoffice:
 		echo "soffice is missing: install LibreOffice Calc (tests that need it will be skipped)"; \
 	fi
 
+# Chromium is the real browser the Office.js route is tested in (tests/test_browser.py, driven
+# by the playwright package with this binary; `playwright install` is never used).
+chromium:
+	@if [ -x /usr/bin/chromium ] || command -v chromium >/dev/null 2>&1; then \
+		echo "chromium found: $$(command -v chromium || echo /usr/bin/chromium)"; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing chromium"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else \
+		echo "chromium is missing: install it (browser tests skip, and fail under CI)"; \
+	fi
+
+# The browser-harness picture in docs/excel-routes.md, from the real server and Chromium.
+docs-browser-shot: $(STAMP_TEST) chromium
+	$(BIN)/python tests/browser/screenshot.py
+
 # The main job on the built-in reference runs: the seed's estimate, the reference runs beside the
 # model, the planning workbooks, and the finance hand-off built from the preloaded planner.
 demo: $(STAMP_DEMO)
@@ -40,6 +56,10 @@ demo: $(STAMP_DEMO)
 	$(BIN)/compute-lab templates --out $(DEMO_OUT)/templates --force
 	$(BIN)/compute-lab report $(DEMO_OUT)/templates/training-run-planner.xlsx \
 		--out $(DEMO_OUT)/handoff.xlsx --csv $(DEMO_OUT)/handoff-csv --force
+	@echo
+	@echo "Done. Planning workbooks: $(DEMO_OUT)/templates/ (open training-run-planner.xlsx);"
+	@echo "finance hand-off: $(DEMO_OUT)/handoff.xlsx and $(DEMO_OUT)/handoff-csv/."
+	@echo "Run the command line as $(BIN)/compute-lab --help (or: . $(BIN)/activate; compute-lab --help)."
 
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check .
@@ -49,7 +69,7 @@ format: $(STAMP_TEST)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: $(STAMP_TEST) libreoffice lint
+test: $(STAMP_TEST) libreoffice chromium lint
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP_TEST) libreoffice

@@ -84,6 +84,11 @@ def xlwings_install_command():
     return [sys.executable, "-c", code, "addin", "install"]
 
 
+def _can_install_addin():
+    """The add-in installs into desktop Excel on Windows (``COMPUTE_LAB_FORCE_ADDIN`` overrides)."""
+    return sys.platform.startswith("win") or bool(os.environ.get("COMPUTE_LAB_FORCE_ADDIN"))
+
+
 def install(config_file=None, *, config_only=False, dry_run=False, out=print):
     """Install the add-in (Windows) and write the configuration; returns an exit code."""
     from udfs.cli import CommandError
@@ -93,6 +98,13 @@ def install(config_file=None, *, config_only=False, dry_run=False, out=print):
     config_file = Path(config_file) if config_file else default_config_file()
     command = xlwings_install_command()
     settings = config_settings()
+    # The same refusal with --dry-run: a dry run says what the real command would do.
+    if not config_only and not _can_install_addin():
+        raise CommandError(
+            "the classic xlwings add-in needs desktop Excel on Windows; on this system use "
+            "--config-only (configuration file only), or the xlwings Server or xlwings Lite "
+            "routes (see docs/excel-routes.md)"
+        )
     if dry_run:
         if not config_only:
             out("would run: " + " ".join(command[:1] + ["-c", "<xlwings.cli.main>"] + command[3:]))
@@ -100,12 +112,6 @@ def install(config_file=None, *, config_only=False, dry_run=False, out=print):
             out(f'would set in {config_file}: "{key}","{value}"')
         return 0
     if not config_only:
-        if not sys.platform.startswith("win") and not os.environ.get("COMPUTE_LAB_FORCE_ADDIN"):
-            raise CommandError(
-                "the classic xlwings add-in needs desktop Excel on Windows; on this system use "
-                "--config-only (configuration file only), or the xlwings Server or xlwings Lite "
-                "routes (see the README)"
-            )
         result = subprocess.run(command, check=False)
         if result.returncode != 0:
             raise CommandError(f"`xlwings addin install` failed (exit {result.returncode})")

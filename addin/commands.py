@@ -19,6 +19,9 @@ from pathlib import Path
 #: The xlwings Server project (the same path as ``addin.server_app.PROJECT_DIR``).
 PROJECT_DIR = Path(__file__).resolve().parent / "server"
 
+#: Where ``compute-lab lite-bundle`` writes without ``--out``.
+LITE_OUT = "xlwings-lite"
+
 LICENCE_NOTE = (
     "xlwings Server is licensed under PolyForm Noncommercial 1.0.0 or a paid xlwings licence: "
     "set XLWINGS_LICENSE_KEY (or --license-key) to 'noncommercial' for noncommercial use, or "
@@ -151,7 +154,7 @@ def _run_serve(args):
             "will not load the add-in from this address; give --certfile/--keyfile",
             flush=True,
         )
-    print("note: " + LICENCE_NOTE, flush=True)
+    print(licence_line(key, from_flag=bool(args.license_key)), flush=True)
     import uvicorn
 
     try:
@@ -168,6 +171,17 @@ def _run_serve(args):
                 f"the server did not start on {host}:{args.port} (see the message above)"
             ) from None
     return 0
+
+
+def licence_line(key, *, from_flag):
+    """One line on the licence in use: never a request for a key the user already gave."""
+    where = "--license-key" if from_flag else "XLWINGS_LICENSE_KEY"
+    if key.strip().lower() == "noncommercial":
+        return (
+            f"licence: noncommercial (from {where}): xlwings Server's PolyForm Noncommercial "
+            "1.0.0 terms; commercial use needs a paid xlwings licence key"
+        )
+    return f"licence: xlwings licence key from {where}"
 
 
 def _existing(path):
@@ -233,7 +247,12 @@ def check_port_free(host, port):
 
 
 def _configure_lite(parser):
-    parser.add_argument("--out", required=True, metavar="DIR", help="directory to write into")
+    parser.add_argument(
+        "--out",
+        default=LITE_OUT,
+        metavar="DIR",
+        help=f"directory to write into (default: {LITE_OUT}, in the current directory)",
+    )
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
 
 

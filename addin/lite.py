@@ -6,7 +6,7 @@ reading their ``from . import`` lines) plus the catalogue's data files, verbatim
 literals. At start-up ``main.py`` writes them to a temporary ``udfs`` package, imports
 :mod:`udfs.excel` with Lite's own ``@func`` decorators, and re-exports the functions, which
 is how Lite finds them. Nothing is copied by hand: regenerate with
-``compute-lab lite-bundle --out DIR`` after changing ``udfs``.
+``compute-lab lite-bundle`` (into ``./xlwings-lite``, or ``--out DIR``) after changing ``udfs``.
 """
 
 from __future__ import annotations
@@ -110,11 +110,8 @@ def main_py():
 
 def requirements_txt():
     """The text of the bundle's ``requirements.txt``."""
-    lines = [
-        "# Compute Lab for xlwings Lite. Keep the xlwings line xlwings Lite put here, if any.",
-        *REQUIREMENTS,
-    ]
-    return "\n".join(lines) + "\n"
+    # Package names only: every line goes to micropip as it stands (no comments, no options).
+    return "\n".join(REQUIREMENTS) + "\n"
 
 
 def write_bundle(out_dir, *, force=False):

@@ -7,9 +7,14 @@ project in ``addin/server``: its ``custom_functions`` are :mod:`udfs.excel`, its
 Importing this module sets ``XLWINGS_ON_SERVER=true`` before anything imports xlwings (so the
 ``@xw.func`` decorators register the functions) and ``XLWINGS_PROJECT_DIR`` (unless given).
 
-:class:`CallGuard` sits in front of xlwings Server's ``POST /xlwings/custom-functions-call``
-and answers 400 with a one-line reason for a body that is not a well-formed call of one of
-our functions; xlwings Server itself would answer 500 to, say, a missing ``func_name``.
+Three guards sit in front of xlwings Server, each answering 4xx with a one-line reason:
+
+- :class:`HostGuard`: a request whose ``Host`` is not loopback:our-port (DNS rebinding);
+- :class:`ScriptGuard`: ``/xlwings/custom-scripts-call/NAME`` for an unknown script (404), a
+  non-JSON body (400/415), or a body that is not the task pane's workbook payload (400);
+- :class:`CallGuard`: a ``POST /xlwings/custom-functions-call`` body that is not a well-formed
+  call of one of our functions; xlwings Server itself would answer 500 to, say, a missing
+  ``func_name``.
 
 Licence: xlwings Server and ``xlwings.server`` are PolyForm Noncommercial 1.0.0 or a paid
 xlwings licence; a licence key (``XLWINGS_LICENSE_KEY``, ``noncommercial`` for
@@ -30,7 +35,20 @@ from pathlib import Path
 #: The xlwings Server project directory (custom_functions, custom_scripts, settings).
 PROJECT_DIR = Path(__file__).resolve().parent / "server"
 
-__all__ = ["PROJECT_DIR", "CallGuard", "check_call", "app"]
+__all__ = [
+    "PROJECT_DIR",
+    "CallGuard",
+    "HostGuard",
+    "ScriptGuard",
+    "check_call",
+    "check_host",
+    "check_script_call",
+    "app",
+]
+
+#: Host names that mean this machine; with the server's own port they are the only Host
+#: headers answered (a DNS-rebinding page sends its own domain name).
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
 
 def _signatures():
@@ -110,6 +128,183 @@ def check_call(body, signatures):
         if problem:
             return problem
     return None
+
+
+def check_host(scope):
+    """Why this request's ``Host`` header is not this server's loopback host:port, or None."""
+    host = None
+    for key, value in scope.get("headers") or ():
+        if key == b"host":
+            if host is not None:
+                return "more than one Host header"
+            host = value.decode("latin-1")
+    if not host:
+        return "no Host header"
+    server = scope.get("server") or (None, None)
+    port = server[1]
+    name, sep, given_port = host.rpartition(":")
+    if not sep or name.endswith(":"):  # no port, or a bare IPv6 address
+        name, given_port = host, ""
+    names = LOOPBACK_NAMES | ({str(server[0])} if server[0] in LOOPBACK_NAMES else set())
+    if name.lower() not in names or given_port != str(port):
+        return (
+            f"Host {host!r} is not this server's loopback address (127.0.0.1:{port}, "
+            f"localhost:{port} or [::1]:{port}); requests through other names are refused"
+        )
+    return None
+
+
+class HostGuard:
+    """ASGI middleware: answer 400 to a request whose Host is not loopback:our-port.
+
+    The server has no access control of its own and listens on loopback only; a web page the
+    user visits could still reach it through a DNS name it re-points at 127.0.0.1 (DNS
+    rebinding). Such a request carries that name in its Host header and is refused here.
+    """
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] in ("http", "websocket"):
+            problem = check_host(scope)
+            if problem:
+                if scope["type"] == "websocket":
+                    return await send({"type": "websocket.close", "code": 1008})
+                return await _reply(send, 400, problem)
+        return await self.app(scope, receive, send)
+
+
+def _script_names():
+    import custom_scripts
+
+    return sorted(
+        name
+        for name in dir(custom_scripts)
+        if getattr(getattr(custom_scripts, name), "__xlscript__", None) is not None
+    )
+
+
+def _rectangular(values):
+    if not isinstance(values, list) or not values:
+        return False
+    if not all(isinstance(row, list) for row in values):
+        return False
+    widths = {len(row) for row in values}
+    if len(widths) != 1:
+        return False
+    return all(
+        cell is None or isinstance(cell, str | bool | numbers.Real)
+        for row in values
+        for cell in row
+    )
+
+
+_SHEET_LISTS = ("pictures", "shapes", "charts", "tables", "pivot_tables", "notes")
+
+
+def check_script_call(body):
+    """Why ``body`` is not the workbook payload the task pane posts to a custom script."""
+    if not isinstance(body, dict):
+        return "the request body must be a JSON object"
+    for key in ("client", "version"):
+        if not isinstance(body.get(key), str):
+            return f"'{key}' must be a string"
+    book = body.get("book")
+    if not isinstance(book, dict):
+        return "'book' must be an object"
+    if not isinstance(book.get("name"), str):
+        return "'book.name' must be a string"
+    if book.get("selection") is not None and not isinstance(book["selection"], str):
+        return "'book.selection' must be a cell address or null"
+    sheets = body.get("sheets")
+    if not isinstance(sheets, list) or not sheets:
+        return "'sheets' must be a non-empty list"
+    active = book.get("active_sheet_index")
+    if type(active) is not int or not 0 <= active < len(sheets):
+        return "'book.active_sheet_index' must be the index of one of the sheets"
+    for i, sheet in enumerate(sheets):
+        if not isinstance(sheet, dict) or not isinstance(sheet.get("name"), str):
+            return f"'sheets[{i}]' must be an object with a 'name'"
+        if not _rectangular(sheet.get("values")):
+            return f"'sheets[{i}].values' must be a rectangular list of rows of cell values"
+        for key in _SHEET_LISTS:
+            if sheet.get(key) is not None and not isinstance(sheet[key], list):
+                return f"'sheets[{i}].{key}' must be a list or null"
+    if not isinstance(body.get("names", []), list):
+        return "'names' must be a list"
+    if "args" in body and not isinstance(body["args"], list):
+        return "'args' must be a list"
+    return None
+
+
+class ScriptGuard:
+    """ASGI middleware: 4xx for a custom-script call that is not one of ours or is malformed."""
+
+    def __init__(self, app, prefix="/xlwings/custom-scripts-call/", max_bytes=64 * 2**20):
+        self.app = app
+        self.prefix = prefix
+        self.max_bytes = max_bytes
+        self._names = _script_names()
+
+    async def __call__(self, scope, receive, send):
+        if not (scope["type"] == "http" and scope["path"].startswith(self.prefix)):
+            return await self.app(scope, receive, send)
+        name = scope["path"][len(self.prefix) :]
+        if name not in self._names:
+            known = ", ".join(self._names)
+            return await _reply(send, 404, f"unknown custom script {name!r}; known: {known}")
+        if scope["method"] != "POST":
+            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers") or ())
+        kind = headers.get(b"content-type", b"application/json").split(b";")[0].strip()
+        if kind != b"application/json":
+            return await _reply(send, 415, "the request body must be JSON (application/json)")
+        raw = await _read_body(receive, self.max_bytes)
+        if raw is None:
+            return None
+        if raw is _TOO_LARGE:
+            return await _reply(send, 413, "request body too large")
+        try:
+            body = json.loads(raw)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return await _reply(send, 400, "the request body is not valid JSON")
+        problem = check_script_call(body)
+        if problem:
+            return await _reply(send, 400, problem)
+        return await self.app(scope, _replay(raw, receive), send)
+
+
+_TOO_LARGE = object()
+
+
+async def _read_body(receive, max_bytes):
+    """The whole request body; None if the client left, ``_TOO_LARGE`` past ``max_bytes``."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > max_bytes:
+            return _TOO_LARGE
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(raw, receive):
+    replayed = False
+
+    async def replay():
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 class CallGuard:
@@ -208,6 +403,8 @@ def _create_app():
     from xlwings_server.main import main_app
 
     guarded = CallGuard(main_app, path=f"{settings.app_path}/xlwings/custom-functions-call")
+    guarded = ScriptGuard(guarded, prefix=f"{settings.app_path}/xlwings/custom-scripts-call/")
+    guarded = HostGuard(guarded)
     _freeze_startup_objects()
     return guarded
 

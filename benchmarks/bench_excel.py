@@ -9,6 +9,10 @@ Prints best-of-N times and ratios:
 - one 10,000-row request through the real xlwings Server (uvicorn on 127.0.0.1, Excel's
   request body over HTTP), against the same call in-process.
 
+- the same request made by the served custom-functions JavaScript in headless Chromium (the
+  task pane under the fake office.js of ``tests/browser``), measured end to end from the
+  browser: the call as Excel makes it, until the function's promise resolves.
+
 Aims (issue 3): the range call within 3x of its floor; the server request within 5x of the
 in-process call. Run: ``.venv/bin/python benchmarks/bench_excel.py`` (``--no-server`` skips
 the server part, which needs the ``server`` extra).
@@ -139,6 +143,43 @@ def _time_server(client, env, wrapper_seconds):
     print(f"  xlwings dispatch in-process, no HTTP {fmt(dispatch)}")
     print(f"  server / in-process call {served / wrapper_seconds:7.2f}x   (aim: within 5x)")
     print(f"  server / xlwings dispatch {served / dispatch:6.2f}x")
+    from_browser = _browser_seconds(str(client.base_url).rstrip("/"))
+    if from_browser is not None:
+        print(f"TRAIN_DAYS over {ROWS:,} rows, end to end from headless Chromium (Office.js JS)")
+        print(f"  browser call (custom-functions JS)   {fmt(from_browser)}")
+        print(f"  in-process call (Excel function)     {fmt(wrapper_seconds)}")
+        print(f"  browser / in-process call {from_browser / wrapper_seconds:6.2f}x")
+        print(f"  browser / server request  {from_browser / served:6.2f}x")
+
+
+def _browser_seconds(base):
+    """Best time of the 10,000-row TRAIN_DAYS called through the served JS in Chromium."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    try:
+        from browser import harness
+    except ImportError:
+        return None
+    if importlib.util.find_spec("playwright") is None or harness.chromium_path() is None:
+        print("chromium or playwright missing: browser timing skipped (make chromium)")
+        return None
+    active, tokens, accelerators, tflops = inputs()
+    args = [active, [[tokens]], [[accelerators]], [[tflops]]]
+    with harness.browser() as context:
+        page = harness.open_taskpane(context, base)
+        times = page.evaluate(
+            """async (args) => {
+                const times = [];
+                for (let i = 0; i < 8; i++) {
+                    const start = performance.now();
+                    const got = await window.__callCustomFunction("TRAIN_DAYS", args);
+                    times.push(performance.now() - start);
+                    if (got.error || got.raw.length !== args[0].length) throw new Error("bad");
+                }
+                return times.slice(1);
+            }""",
+            args,
+        )
+    return min(times) / 1e3
 
 
 _DISPATCH = """

@@ -14,6 +14,8 @@ import re
 import subprocess
 import sys
 import textwrap
+import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -158,11 +160,29 @@ def test_the_configured_module_is_the_excel_functions():
     assert module is excel
 
 
-def test_dry_run_names_xlwings_addin_install(tmp_path, capsys):
+def test_dry_run_names_xlwings_addin_install(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COMPUTE_LAB_FORCE_ADDIN", "1")  # as on Windows
     conf = tmp_path / "xlwings.conf"
     assert main(["addin", "install", "--dry-run", "--config-file", str(conf)]) == 0
     out = capsys.readouterr().out
-    assert "addin install" in out and '"UDF MODULES","udfs.excel"' in out
+    assert "would run:" in out and "addin install" in out
+    assert '"UDF MODULES","udfs.excel"' in out
+    assert not conf.exists()
+
+
+@pytest.mark.skipif(sys.platform.startswith("win"), reason="the refusal is for other systems")
+def test_dry_run_refuses_where_the_real_command_refuses(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("COMPUTE_LAB_FORCE_ADDIN", raising=False)
+    conf = tmp_path / "xlwings.conf"
+    assert main(["addin", "install", "--dry-run", "--config-file", str(conf)]) == 2
+    captured = capsys.readouterr()
+    assert "would run" not in captured.out
+    assert "needs desktop Excel on Windows" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+    # --config-only is what works here, and its dry run says so.
+    assert main(["addin", "install", "--dry-run", "--config-only", "--config-file", str(conf)]) == 0
+    out = capsys.readouterr().out
+    assert "would run" not in out and f"would set in {conf}" in out
     assert not conf.exists()
 
 
@@ -232,3 +252,83 @@ def test_config_file_is_replaced_whole(tmp_path):
     classic.update_config(conf, classic.config_settings("py"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["xlwings.conf"]  # no temporary left
     assert conf.read_text().splitlines()[0] == '"LICENSE_KEY","abc"'
+
+
+# ---------------------------------------------------------------------------------------------
+# A clean install (issue 13): the wheel builds without a setuptools warning and carries every
+# data folder; the certificate folder the docs name exists in a clone.
+# ---------------------------------------------------------------------------------------------
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def built_wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "-w", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if build.returncode != 0 and "No matching distribution found for setuptools" in build.stdout:
+        pytest.skip("setuptools>=77 cannot be fetched here (offline)")
+    assert build.returncode == 0, build.stdout + build.stderr
+    (wheel,) = out.glob("compute_lab-*.whl")
+    return wheel, build.stdout + build.stderr
+
+
+def test_wheel_builds_without_setuptools_warnings(built_wheel):
+    _, log = built_wheel
+    warnings = [
+        line
+        for line in log.splitlines()
+        if re.search(r"Warning|deprecated|is absent from the `packages`", line)
+    ]
+    assert warnings == []
+
+
+def test_wheel_carries_every_package_and_data_folder(built_wheel):
+    wheel, _ = built_wheel
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+    for needed in (
+        "udfs/excel.py",
+        "udfs/data/accelerators.toml",
+        "udfs/data/runs.toml",
+        "workbook_templates/__init__.py",
+        "addin/server_app.py",
+        "addin/server/pyproject.toml",
+        "addin/server/custom_functions/__init__.py",
+        "addin/server/custom_scripts/__init__.py",
+        "addin/server/templates/manifest.xml",
+        "addin/server/templates/taskpane.html",
+        "addin/server/static/js/compute-lab.js",
+        "addin/server/static/images/icons/compute-lab-32.png",
+        "addin/server/certs/README.md",
+    ):
+        assert needed in names, needed
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pem")]
+
+
+def test_license_is_an_spdx_string():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["project"]["license"] == "BSD-3-Clause"
+    setuptools_req = next(r for r in project["build-system"]["requires"] if "setuptools" in r)
+    assert setuptools_req == "setuptools>=77"  # the first with SPDX license strings
+
+
+def test_certs_folder_named_by_the_docs_is_in_the_repository():
+    tracked = subprocess.run(
+        ["git", "ls-files", "addin/server/certs"], capture_output=True, text=True, cwd=ROOT
+    )
+    if tracked.returncode != 0:
+        pytest.skip("not a git checkout")
+    assert "addin/server/certs/README.md" in tracked.stdout.split()
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", "addin/server/certs/localhost+2-key.pem"], cwd=ROOT
+    )
+    assert ignored.returncode == 0  # keys never get committed

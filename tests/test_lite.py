@@ -87,8 +87,16 @@ def executed(bundle, tmp_path_factory):
 
 def test_bundle_is_two_files(bundle):
     assert sorted(p.name for p in bundle.iterdir()) == ["main.py", "requirements.txt"]
-    requirements = (bundle / "requirements.txt").read_text().splitlines()
-    assert [r for r in requirements if r and not r.startswith("#")] == ["numpy", "pandas"]
+    # Only what micropip accepts: one package name a line, no comments or options.
+    assert (bundle / "requirements.txt").read_text() == "numpy\npandas\n"
+
+
+def test_bundle_has_a_default_output_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["lite-bundle"]) == 0
+    out = tmp_path / "xlwings-lite"
+    assert sorted(p.name for p in out.iterdir()) == ["main.py", "requirements.txt"]
+    assert f"wrote {Path('xlwings-lite') / 'main.py'}" in capsys.readouterr().out
 
 
 def test_bundle_carries_the_source_files_verbatim(bundle):
@@ -195,3 +203,55 @@ def test_bundle_bad_input_is_an_xlwings_error(executed):
         "TRAIN_DAYS: accelerators at row 2, column 1 is an Excel error (#N/A)"
     )
     assert "known:" in executed["unknown"]["error"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The bundle loaded as xlwings Server's Pyodide mode loads it (XLWINGS_ON_SERVER=true, module
+# `main`), answering the very request bodies the browser test posts (tests/browser/cases.py).
+# ---------------------------------------------------------------------------------------------
+
+REPLAY = textwrap.dedent(
+    """
+    import asyncio, importlib, json, sys
+    sys.path.insert(0, sys.argv[1])
+    import xlwings as xw
+    from xlwings import server
+    main = importlib.import_module("main")
+    out = []
+    for body in json.loads(sys.stdin.read()):
+        try:
+            out.append({"result": asyncio.run(server.custom_functions_call(body, main))})
+        except xw.XlwingsError as err:
+            out.append({"error": str(err)})
+    print(json.dumps(out))
+    """
+)
+
+
+def test_bundle_answers_the_browser_test_bodies_identically(bundle, tmp_path):
+    if importlib.util.find_spec("xlwings.server") is None:
+        pytest.skip("xlwings without its server decorators")
+    sys.path.insert(0, str(ROOT / "tests"))
+    from browser import cases
+
+    bodies, wanted = [], []
+    for runtime in ("1.4", "1.3"):
+        for _, name, args in cases.CASES:
+            bodies.append(cases.request_body(name, args, runtime))
+            wanted.append({"result": cases.expected(name, args, runtime)})
+        for _, name, args, message in cases.ERROR_CASES:
+            bodies.append(cases.request_body(name, args, runtime))
+            wanted.append({"error": message or cases.expected_message(name, args)})
+    env = {**os.environ, "XLWINGS_ON_SERVER": "true", "XLWINGS_LICENSE_KEY": "noncommercial"}
+    out = subprocess.run(
+        [sys.executable, "-c", REPLAY, str(bundle)],
+        input=json.dumps(bodies),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got == wanted

@@ -397,7 +397,18 @@ def test_serve_command_starts_the_server_on_loopback(tmp_path):
         assert 'DefaultValue="LAB_DEV"' in response.text  # the dev environment's namespace
         text = log.read_text()
         assert base in text and "PolyForm Noncommercial" in text
+        assert "set XLWINGS_LICENSE_KEY" not in text  # the key was given: no nagging for it
         assert "plain HTTP" in text  # no certificate: said, not hidden
+
+
+def test_serve_names_the_licence_in_use_without_asking_for_a_key():
+    from addin.commands import licence_line
+
+    env_line = licence_line("noncommercial", from_flag=False)
+    assert env_line.startswith("licence: noncommercial (from XLWINGS_LICENSE_KEY)")
+    assert "set XLWINGS_LICENSE_KEY" not in env_line and "PolyForm Noncommercial" in env_line
+    paid = licence_line("ABC-123", from_flag=True)
+    assert paid == "licence: xlwings licence key from --license-key" and "ABC" not in paid
 
 
 def test_server_refuses_functions_imported_without_server_decorators(tmp_path):

@@ -1,0 +1,59 @@
+// Compute Lab's task pane: the function list with each argument's help (units included),
+// read from the custom-functions metadata the server builds from the functions' docstrings.
+import { config } from "./config.js";
+
+function element(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  for (const child of children) node.append(child);
+  return node;
+}
+
+export function renderFunctions(meta, namespace, container) {
+  container.replaceChildren();
+  for (const f of meta.functions) {
+    const params = f.parameters.map((p) => (p.optional ? `[${p.name}]` : p.name));
+    const summary = element("summary", {}, `${namespace}.${f.name}(${params.join(", ")})`);
+    const list = element("dl");
+    for (const p of f.parameters) {
+      const term = element("dt", {}, p.name);
+      if (p.optional) term.append(element("span", { class: "optional" }, " (optional)"));
+      list.append(term, element("dd", {}, p.description || ""));
+    }
+    const details = element(
+      "details",
+      { "data-function": f.name },
+      summary,
+      element("p", { class: "small mb-1" }, f.description || ""),
+      list,
+    );
+    container.append(details);
+  }
+}
+
+function filterFunctions(container, text) {
+  const needle = text.trim().toLowerCase();
+  for (const details of container.querySelectorAll("details")) {
+    details.hidden = needle !== "" && !details.textContent.toLowerCase().includes(needle);
+  }
+}
+
+async function start() {
+  const pane = document.getElementById("compute-lab");
+  const container = document.getElementById("function-list");
+  if (!pane || !container) return;
+  try {
+    const url = `${window.location.origin}${config.appPath}/xlwings/custom-functions-meta.json`;
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+    renderFunctions(await response.json(), pane.dataset.namespace, container);
+  } catch (error) {
+    container.textContent = `The function list could not be loaded (${error.message}).`;
+  }
+  const filter = document.getElementById("function-filter");
+  filter.addEventListener("input", () => filterFunctions(container, filter.value));
+  document.body.dataset.computeLabReady = "true";
+}
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+else start();
