@@ -112,9 +112,9 @@ def _frame(kind):
     ]
     df = pd.DataFrame(data, columns=list(fields)).set_index("name", drop=False)
     df.index.name = None
-    df["source"] = [row["source"] for row in rows]
     if kind == "run":
         df["in_calibration"] = [bool(row.get("calibration", True)) for row in rows]
+    df["source"] = [row["source"] for row in rows]  # last, as every table shows it
     return df
 
 
