@@ -1,0 +1,209 @@
+"""The model spec (udfs.quantities formulas, udfs.model): one definition, two renderings.
+
+- numpy: each spec'd quantity's generated function equals the engine's hand-written function
+  (and ``engine.estimate`` for a whole plan) on random plans (hypothesis), to a relative 1e-9;
+- Excel: every spec'd quantity rendered to formula text in a small generated workbook,
+  recalculated by headless LibreOffice, equals the numpy rendering to a relative 1e-9.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+
+import numpy as np
+import openpyxl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from udfs import engine, model
+from udfs.formula import FormulaError, parse, to_excel
+from udfs.quantities import MODEL_CONSTANTS, MODEL_INPUTS, PLAN_INPUTS
+from workbook_templates.sheetkit import Book, Row
+
+REL = 1e-9
+
+#: Spec'd quantity -> (engine function, spec name -> engine argument name where they differ).
+ENGINE = {
+    "effective_tflops": (engine.effective_tflops, {}),
+    "training_flops": (engine.training_flops, {"training_tokens": "tokens"}),
+    "accelerator_hours": (engine.accelerator_hours, {}),
+    "wall_clock_days": (engine.wall_clock_days, {}),
+    "checkpoint_gb": (engine.checkpoint_gb, {"checkpoint_bytes_per_param": "bytes_per_param"}),
+    "rental_cost_usd": (engine.rental_cost_usd, {}),
+    "electricity_kwh": (engine.electricity_kwh, {}),
+    "electricity_cost_usd": (engine.electricity_cost_usd, {}),
+    "co2_tonnes": (engine.co2_tonnes, {}),
+    "min_accelerators_for_memory": (
+        engine.min_accelerators_for_memory,
+        {"training_state_bytes_per_param": "bytes_per_param"},
+    ),
+    "iterations_per_year": (engine.iterations_per_year, {}),
+    "accelerators_for_days": (engine.accelerators_for_days, {}),
+    "implied_effective_tflops": (engine.implied_effective_tflops, {}),
+    "implied_mfu": (engine.implied_mfu, {}),
+}
+#: Spec'd quantities the engine computes only inside ``estimate``.
+VIA_ESTIMATE = ("total_cost_usd",)
+
+
+def _pos(lo, hi):
+    return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+
+
+#: One random value per name a formula can read (inputs, constants and intermediates).
+VALUES = {
+    "peak_tflops": _pos(1, 5000),
+    "mfu": _pos(0.01, 1),
+    "goodput": _pos(0.01, 1),
+    "flops_per_param_token": st.just(6.0),
+    "days_per_year": st.just(365.0),
+    "active_params": _pos(1e6, 2e12),
+    "total_params": _pos(1e6, 2e12),
+    "training_tokens": _pos(1e6, 1e14),
+    "training_flops": _pos(1e15, 1e27),
+    "effective_tflops": _pos(1, 5000),
+    "accelerator_hours": _pos(1, 1e9),
+    "accelerators": st.integers(1, 500_000).map(float),
+    "checkpoint_bytes_per_param": _pos(0.5, 20),
+    "training_state_bytes_per_param": _pos(1, 40),
+    "hbm_gb": _pos(8, 300),
+    "usd_per_accelerator_hour": _pos(0, 20),
+    "watts_per_accelerator": _pos(10, 2000),
+    "server_overhead": _pos(1, 3),
+    "pue": _pos(1, 2),
+    "electricity_kwh": _pos(0, 1e12),
+    "usd_per_kwh": _pos(0, 1),
+    "grams_co2_per_kwh": _pos(0, 1200),
+    "wall_clock_days": _pos(0.01, 1e5),
+    "target_days": _pos(0.1, 1000),
+}
+
+
+def test_every_output_and_extra_is_spec_d_and_checked():
+    assert set(model.SPEC) == set(ENGINE) | set(VIA_ESTIMATE)
+    leaves = {n for q in model.SPEC for n in model.inputs_of(q)} - set(model.SPEC)
+    known = {q.name for q in PLAN_INPUTS + MODEL_CONSTANTS + MODEL_INPUTS}
+    assert leaves <= known, leaves - known  # every name a formula reads is described
+
+
+@pytest.mark.parametrize("name", sorted(ENGINE))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), n=st.integers(0, 4))
+def test_numpy_rendering_equals_the_engine_function(name, data, n):
+    """For arrays of n plans (n = 0: scalars), the generated function = the engine's."""
+    fn, rename = ENGINE[name]
+    args = model.inputs_of(name, through=("implied_effective_tflops",))
+
+    def draw(arg):
+        if n == 0:
+            return data.draw(VALUES[arg], label=arg)
+        return np.array([data.draw(VALUES[arg], label=f"{arg}[{i}]") for i in range(n)])
+
+    values = {a: draw(a) for a in args}
+    if name == "implied_mfu":  # the engine refuses an implied MFU above 1: stay below it
+        util = draw("mfu")
+        values["accelerator_hours"] = values["training_flops"] / (
+            values["peak_tflops"] * util * 1e12 * 3600
+        )
+    ours = model.evaluate(values, [name])[name]
+    params = inspect.signature(fn).parameters
+    theirs = fn(**{rename.get(a, a): v for a, v in values.items() if rename.get(a, a) in params})
+    assert type(ours) is type(theirs)
+    np.testing.assert_allclose(ours, theirs, rtol=REL, atol=0)
+
+
+PLAN = st.fixed_dictionaries(
+    {n: VALUES[n] for n in (
+        "total_params", "training_tokens", "accelerators", "peak_tflops", "mfu", "goodput",
+        "usd_per_accelerator_hour", "watts_per_accelerator", "server_overhead", "pue",
+        "usd_per_kwh", "grams_co2_per_kwh", "checkpoint_bytes_per_param", "hbm_gb")}  # fmt: skip
+).flatmap(
+    lambda p: _pos(1e-3, 1).map(lambda share: {**p, "active_params": p["total_params"] * share})
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(plan=PLAN)
+def test_whole_plan_equals_engine_estimate(plan):
+    ours = model.evaluate(plan)
+    theirs = engine.estimate(**plan)
+    for name in ENGINE.keys() & ours.keys() | set(VIA_ESTIMATE):
+        if name in theirs:
+            assert math.isclose(ours[name], theirs[name], rel_tol=REL), name
+
+
+def test_formulas_refuse_anything_but_arithmetic():
+    for bad in ("__import__('os')", "a.b", "a[0]", "a if b else c", "open(a)", "'text'", "a<b<c"):
+        with pytest.raises(FormulaError):
+            parse(bad)
+
+
+def test_excel_text_keeps_precedence():
+    assert to_excel(parse("(a - b) - (c - d)")) == "{a}-{b}-({c}-{d})"
+    assert to_excel(parse("a / (b * c) ** 2")) == "{a}/({b}*{c})^2"
+    assert to_excel(parse("-a ** 2")) == "(-({a}^2))"
+    assert to_excel(parse("where(a >= 1e-9, log(a), exp(b))")) == "IF({a}>=1E-9,LN({a}),EXP({b}))"
+
+
+# ---------------------------------------------------------------------------------------------
+# Excel text through LibreOffice
+# ---------------------------------------------------------------------------------------------
+
+N_PLANS = 24
+
+
+def _random_leaves(rng):
+    """N_PLANS random plans: every name any formula reads that is not computed."""
+    leaves = sorted({n for q in model.SPEC for n in model.inputs_of(q)} - set(model.SPEC))
+    out = {}
+    for name in leaves:
+        lo, hi = {"accelerators": (1, 5e5), "mfu": (0.01, 1), "goodput": (0.01, 1)}.get(
+            name, (0.5, 2e3)
+        )
+        values = np.exp(rng.uniform(math.log(lo), math.log(hi), N_PLANS))
+        out[name] = np.round(values) if name == "accelerators" else values
+    # a few realistic magnitudes so that the large numbers go through Excel too
+    out["total_params"] = out["total_params"] * 1e9
+    out["active_params"] = out["total_params"] * rng.uniform(0.01, 1, N_PLANS)
+    out["training_tokens"] = out["training_tokens"] * 1e10
+    out["peak_tflops"] = out["peak_tflops"] * 2  # implied MFU stays a plain ratio
+    return out
+
+
+def _spec_workbook(leaves, path):
+    """Leaves typed as rows; every spec'd quantity a row of its Excel rendering."""
+    book = Book()
+    ws = book.sheet("Spec")
+    cols = tuple(range(2, 2 + N_PLANS))
+    r = 1
+    for name, values in leaves.items():
+        book.place_row(name, ws, r, cols[0], cols[-1], named=True)
+        for c, v in zip(cols, values, strict=True):
+            ws.cell(r, c, float(v))
+        r += 1
+    rows = [Row(n, n, "", "=" + model.excel(n), named=True) for n in model.SPEC]
+    book.write_rows(ws, r, rows, cols)
+    book.wb.save(path)
+
+
+def test_excel_rendering_equals_numpy_through_libreoffice(tmp_path):
+    from workbook_templates.recalc import find_soffice, recalculate
+
+    if find_soffice() is None:
+        if os.environ.get("CI"):
+            pytest.fail("LibreOffice (soffice) is required when CI is set")
+        pytest.skip("LibreOffice (soffice) is not installed")
+    leaves = _random_leaves(np.random.default_rng(20261130))
+    _spec_workbook(leaves, tmp_path / "spec.xlsx")
+    (done,) = recalculate([tmp_path / "spec.xlsx"], tmp_path / "out")
+    wb = openpyxl.load_workbook(done, data_only=True)
+    expected = model.evaluate(leaves)
+    assert set(expected) == set(model.SPEC)
+    for name, want in expected.items():
+        ((sheet, ref),) = wb.defined_names[name].destinations
+        got = [c.value for row in wb[sheet][ref] for c in row]
+        assert all(isinstance(v, (int, float)) for v in got), (name, got)
+        np.testing.assert_allclose(got, want, rtol=REL, atol=0, err_msg=name)
