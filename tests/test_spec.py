@@ -116,10 +116,25 @@ def test_numpy_rendering_equals_the_engine_function(name, data, n):
 
 
 PLAN = st.fixed_dictionaries(
-    {n: VALUES[n] for n in (
-        "total_params", "training_tokens", "accelerators", "peak_tflops", "mfu", "goodput",
-        "usd_per_accelerator_hour", "watts_per_accelerator", "server_overhead", "pue",
-        "usd_per_kwh", "grams_co2_per_kwh", "checkpoint_bytes_per_param", "hbm_gb")}  # fmt: skip
+    {
+        n: VALUES[n]
+        for n in (
+            "total_params",
+            "training_tokens",
+            "accelerators",
+            "peak_tflops",
+            "mfu",
+            "goodput",
+            "usd_per_accelerator_hour",
+            "watts_per_accelerator",
+            "server_overhead",
+            "pue",
+            "usd_per_kwh",
+            "grams_co2_per_kwh",
+            "checkpoint_bytes_per_param",
+            "hbm_gb",
+        )
+    }  # fmt: skip
 ).flatmap(
     lambda p: _pos(1e-3, 1).map(lambda share: {**p, "active_params": p["total_params"] * share})
 )

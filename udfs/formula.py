@@ -79,8 +79,19 @@ def _check(node, text):
     elif isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
         raise FormulaError(f"formula {text!r}: only numbers are allowed as constants")
     elif not isinstance(
-        node, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Constant, ast.Name,
-               ast.Load, ast.operator, ast.unaryop, ast.cmpop)  # fmt: skip
+        node,
+        (
+            ast.Call,
+            ast.BinOp,
+            ast.UnaryOp,
+            ast.Compare,
+            ast.Constant,
+            ast.Name,
+            ast.Load,
+            ast.operator,
+            ast.unaryop,
+            ast.cmpop,
+        ),  # fmt: skip
     ):
         raise FormulaError(f"formula {text!r}: {type(node).__name__} not allowed")
 
