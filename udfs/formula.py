@@ -168,7 +168,12 @@ def _ret(x):
     return float(x) if x.ndim == 0 else x
 
 
-_SIMPLE = re.compile(r"^(\{[\w.:]+\}|\$?[A-Z]{1,3}\$?\d+|[A-Za-z_][\w.]*|[\d.]+(E[+-]\d+)?)$")
+#: Text that needs no brackets as an operand: a {placeholder}, a <column> of a table, a cell,
+#: a defined name or a number.
+_SIMPLE = re.compile(
+    r"^(\{[\w.:]+\}|<\w+>|\$?[A-Z]{1,3}\$?\d+"  # {placeholder}, <column>, cell
+    r"|[A-Za-z_][\w.]*|[\d.]+(E[+-]\d+)?)$"  # defined name, number
+)
 
 
 def to_excel(tree, bind=None):

@@ -130,7 +130,9 @@ def _rules():
     ]  # fmt: skip
     rules += [Rule(n, float(_Q[n].default)) for n in PASS_THROUGH if n != "watts_per_accelerator"]
     rules += [
-        Rule("effective_tflops_input", None, "peak x MFU x goodput"),
+        Rule(
+            "effective_tflops_input", None, "peak x MFU x goodput", '""', "When typed, used as is"
+        ),
         Rule("accelerator_name", None, "none"),
         Rule("start_date", None, "no schedule"),
     ]
