@@ -14,7 +14,7 @@ import datetime as _dt
 from openpyxl.chart import BarChart, Reference
 from openpyxl.utils import get_column_letter
 
-from udfs import catalogue
+from udfs import catalogue, model
 from udfs.quantities import SEED_PLAN
 
 from .sheetkit import (
@@ -154,6 +154,12 @@ def _inputs(book):
     Book.finish(ws, freeze="D5")
 
 
+#: Implied TFLOP/s of the disclosed hours (the spec's implied_effective_tflops).
+_IMPLIED = model.excel(
+    "implied_effective_tflops", {"accelerator_hours": "{disclosed_accelerator_hours}"}
+)
+
+
 def _comparison(book):
     widths = {"A": 40, "B": 20, "C": 4, "D": 20, "E": 20, "F": 20, "G": 60}
     ws = book.sheet("Comparison", widths)
@@ -168,25 +174,25 @@ def _comparison(book):
         Row("activation_ratio", "Active / total parameters", "%",
             "={active_params}/{total_params}", "", "Calc", True),
         Row("training_flops", "Training compute", "FLOPs",
-            "={flops_per_param_token}*{active_params}*{training_tokens}",
+            "=" + model.excel("training_flops"),
             "6 x active parameters x tokens", "Calc", True),
         Row("accelerator_hours", "Accelerator-hours", "accelerator-hours",
-            "={training_flops}/({effective_tflops}*1E+12)/3600",
+            "=" + model.excel("accelerator_hours"),
             "FLOPs / (effective TFLOP/s x 1e12) / 3600", "Calc", True),
         Row("wall_clock_days", "Wall-clock days", "days",
-            "={accelerator_hours}/{accelerators}/24", "On the shared cluster, linear scaling",
+            "=" + model.excel("wall_clock_days"), "On the shared cluster, linear scaling",
             "Calc", True),
         Row("rental_cost_usd", "Compute cost", "US$",
-            "={accelerator_hours}*{usd_per_accelerator_hour}", "", "Calc", True),
+            "=" + model.excel("rental_cost_usd"), "", "Calc", True),
         Row("electricity_kwh", "Accelerator electricity", "kWh",
-            "={accelerator_hours}*{watts_per_accelerator}/1000", "", "Calc", True),
+            "=" + model.excel("electricity_kwh", fix={"server_overhead": 1, "pue": 1}),
+            "", "Calc", True),
         Row("iterations_per_year", "Back-to-back runs per year", "runs/year",
-            "={days_per_year}/{wall_clock_days}", "", "Calc", True),
+            "=" + model.excel("iterations_per_year"), "", "Calc", True),
         Row("flops_vs_moe", "Compute relative to the MoE model", "x",
             "={training_flops}/INDEX(training_flops,1)", "", "Calc", True),
         Row("implied_effective_tflops", "Implied TFLOP/s from disclosed hours", "TFLOP/s",
-            '=IF(ISNUMBER({disclosed_accelerator_hours}),'
-            '{training_flops}/({disclosed_accelerator_hours}*3600)/1E+12,"")',
+            f'=IF(ISNUMBER({{disclosed_accelerator_hours}}),{_IMPLIED},"")',
             "What the real runs sustained per accelerator", "Calc", True),
     ]  # fmt: skip
     r = book.write_rows(ws, 5, rows, COLUMNS, note_col=NOTE_COL)
