@@ -80,3 +80,10 @@ def test_every_input_but_the_required_and_the_name_has_a_rule():
     assert set(RULES) == {q.name for q in PLAN_INPUTS} - rule_free
     for name, rule in RULES.items():
         assert (rule.default is None) != (rule.blank_text == "") or name == "watts_per_accelerator"
+
+
+def test_fp8_takes_the_fp8_peak():
+    notes = notes_by_name({**BASE, "accelerator_name": "H100 SXM"})
+    fp8 = {n.name: n for n in resolve({**BASE, "accelerator_name": "H100 SXM"}, "fp8").notes}
+    assert fp8["peak_tflops"].value == 1978.9 != notes["peak_tflops"].value
+    assert "FP8" in fp8["peak_tflops"].why

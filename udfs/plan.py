@@ -151,12 +151,12 @@ class Resolved:
     notes: list = field(default_factory=list)
 
 
-def _why(name, value, accel):
+def _why(name, value, accel, precision="bf16"):
     """Why a blank ``name`` took ``value`` (``accel`` is the catalogue row or None)."""
     if name == "active_params":
         return "blank: dense, = total parameters"
     if name == "peak_tflops":
-        return f"blank: the {accel['name']}'s dense BF16 peak from the catalogue"
+        return f"blank: the {accel['name']}'s dense {precision.upper()} peak from the catalogue"
     if name == "mfu":
         return "blank: the median implied MFU of the catalogue's disclosed runs"
     if name == "watts_per_accelerator" and accel is not None:
@@ -181,31 +181,34 @@ def _accelerator(inputs, kwargs):
     return accel
 
 
-def _blank_value(name, kwargs, accel):
+def _blank_value(name, kwargs, accel, precision="bf16"):
     """The value a blank ``name`` takes (RULES, with the plan and the catalogue row)."""
     if name == "active_params":
         return kwargs["total_params"]
     if name == "peak_tflops":
-        if accel is None or math.isnan(accel["bf16_tflops"]):
+        column = f"{precision}_tflops"
+        if accel is None or math.isnan(accel[column]):
             raise InputError(
                 "peak_tflops",
                 "is required when effective_tflops_input is blank and accelerator_name "
-                "has no catalogue peak",
+                f"has no catalogue {precision.upper()} peak",
             )
-        return float(accel["bf16_tflops"])
+        return float(accel[column])
     if name == "watts_per_accelerator" and accel is not None:
         if not math.isnan(accel["tdp_watts"]):
             return float(accel["tdp_watts"])
     return RULES[name].default
 
 
-def resolve(inputs):
+def resolve(inputs, precision="bf16"):
     """Engine arguments for one plan, and a :class:`Note` for every default applied.
 
     Parameters
     ----------
     inputs : mapping
         Input name (as in ``PLAN_INPUTS``) to value; blank cells are None or "".
+    precision : {"bf16", "fp8"}
+        Which catalogue peak a blank ``peak_tflops`` takes (the planner: always BF16).
 
     Returns
     -------
@@ -228,8 +231,8 @@ def resolve(inputs):
     def use(name, into=None):
         value = inputs.get(name)
         if is_blank(value):
-            value = _blank_value(name, kwargs, accel)
-            notes.append(Note(name, value, _why(name, value, accel)))
+            value = _blank_value(name, kwargs, accel, precision)
+            notes.append(Note(name, value, _why(name, value, accel, precision)))
         kwargs[into or name] = value
 
     use("active_params")
