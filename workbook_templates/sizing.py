@@ -68,7 +68,7 @@ def _inputs(book):
     )  # fmt: skip
     note = "Back-to-back runs per year = days per year / wall-clock days"
     book.label_cells(ws, 7, "Days per year (fixed)", "days", note, note_col=4)
-    constant = ws.cell(7, 3, 365.0)
+    constant = ws.cell(7, 3, model.CONSTANTS["days_per_year"])
     constant.style = "Constant"
     book.place_cell("days_per_year", ws, constant.coordinate, named=True)
     output_block(
