@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import inspect
 import math
 import os
@@ -48,6 +49,8 @@ ENGINE = {
 }
 #: Spec'd quantities the engine computes only inside ``estimate``.
 VIA_ESTIMATE = ("total_cost_usd",)
+#: Spec'd quantities of one calendar month, computed by ``engine.month_shares`` for a whole run.
+VIA_MONTH_SHARES = ("run_days_in_month", "month_share")
 
 
 def _pos(lo, hi):
@@ -84,7 +87,7 @@ VALUES = {
 
 
 def test_every_output_and_extra_is_spec_d_and_checked():
-    assert set(model.SPEC) == set(ENGINE) | set(VIA_ESTIMATE)
+    assert set(model.SPEC) == set(ENGINE) | set(VIA_ESTIMATE) | set(VIA_MONTH_SHARES)
     leaves = {n for q in model.SPEC for n in model.inputs_of(q)} - set(model.SPEC)
     known = {q.name for q in PLAN_INPUTS + MODEL_CONSTANTS + MODEL_INPUTS}
     assert leaves <= known, leaves - known  # every name a formula reads is described
@@ -149,6 +152,26 @@ def test_whole_plan_equals_engine_estimate(plan):
     for name in ENGINE.keys() & ours.keys() | set(VIA_ESTIMATE):
         if name in theirs:
             assert math.isclose(ours[name], theirs[name], rel_tol=REL), name
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    start=st.dates(dt.date(2000, 1, 1), dt.date(2100, 1, 1)),
+    days=_pos(0.01, 2000),
+)
+def test_month_share_equals_engine_month_shares(start, days):
+    """The spec's per-month share, over the engine's months, = engine.month_shares."""
+    theirs = engine.month_shares(start, days)
+    months = [m for m, _ in theirs]
+    nxt = [dt.date(m.year + m.month // 12, m.month % 12 + 1, 1) for m in months]
+    t0 = start.toordinal()
+    ours = model.evaluate(
+        {"run_start": t0, "run_end": t0 + days, "wall_clock_days": days,
+         "month_start": np.array([m.toordinal() for m in months], float),
+         "next_month": np.array([m.toordinal() for m in nxt], float)},
+        ["month_share"],
+    )["month_share"]  # fmt: skip
+    np.testing.assert_allclose(ours, [share for _, share in theirs], rtol=REL, atol=1e-15)
 
 
 def test_formulas_refuse_anything_but_arithmetic():

@@ -234,12 +234,22 @@ MODEL_EXTRAS = (
          "FLOPs / (disclosed accelerator-hours x 3600) / 1e12"),
     _out("implied_mfu", "Implied MFU", "fraction",
          "implied_effective_tflops / peak_tflops", "Implied TFLOP/s / peak TFLOP/s"),
+    # One calendar month of the spend schedule (udfs.engine.month_shares), dates as day numbers.
+    _out("run_days_in_month", "Run days in month", "days",
+         "maximum(0, minimum(run_end, next_month) - maximum(run_start, month_start))",
+         "Overlap of the run [start, end) with the month [month, next month)"),
+    _out("month_share", "Share of run", "fraction", "run_days_in_month / wall_clock_days",
+         "Run days in the month / wall-clock days"),
 )  # fmt: skip
 
 #: Inputs the formulas read that are not planner inputs.
 MODEL_INPUTS = (
     Quantity("hbm_gb", "HBM per accelerator", "GB", None, "> 0", "From the catalogue"),
     Quantity("target_days", "Target wall-clock days", "days", None, "> 0"),
+    Quantity("run_start", "Run start (midnight)", "date", kind="date"),
+    Quantity("run_end", "Run end", "date", kind="date"),
+    Quantity("month_start", "First day of a month", "date", kind="date"),
+    Quantity("next_month", "First day of the next month", "date", kind="date"),
 )
 
 #: The seed's DeepSeek-V3-like configuration (shared/seeds/003): its printed output is the

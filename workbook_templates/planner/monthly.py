@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from openpyxl.utils import get_column_letter
 
+from udfs import model
+
 from ..sheetkit import Book, bold, number_format, paragraph, put_text
 from .layout import MONTHS
 
@@ -60,6 +62,22 @@ def _links(book, ws, items):
     ws.cell(r + 3, 3, book.formula("={sel.checks}", ws.title)).style = "Link"
 
 
+def _run_days(row):
+    """The spec's run_days_in_month for schedule row ``row`` (A: month, B: next month)."""
+    return model.excel(
+        "run_days_in_month",
+        {"run_start": "{mon.t0}", "run_end": "{mon.t1}", "month_start": f"A{row}",
+         "next_month": f"B{row}"},
+    )  # fmt: skip
+
+
+def _share(row):
+    """The spec's month_share for schedule row ``row`` (C: run days in the month)."""
+    return model.excel(
+        "month_share", {"run_days_in_month": f"C{row}", "wall_clock_days": "{mon.days}"}
+    )
+
+
 def _schedule(book, ws, head):
     """One row per calendar month: share of the run, hours and costs, cumulative cost."""
     book.header(
@@ -82,8 +100,8 @@ def _schedule(book, ws, head):
         cells = [
             (month, "yyyy-mm-dd"),
             (g + f'DATE(YEAR(A{row}),MONTH(A{row})+1,1),"")', "yyyy-mm-dd"),
-            (g + f'MAX(0,MIN({{mon.t1}},B{row})-MAX({{mon.t0}},A{row})),"")', "#,##0.00"),
-            (g + f'C{row}/{{mon.days}},"")', "0.00%"),
+            (g + _run_days(row) + ',"")', "#,##0.00"),
+            (g + _share(row) + ',"")', "0.00%"),
             (g + f'D{row}*{{mon.hours}},"")', number_format("accelerator-hours")),
             (g + f'D{row}*{{mon.compute}},"")', number_format("US$")),
             (g + f'D{row}*{{mon.electricity}},"")', number_format("US$")),
