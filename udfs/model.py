@@ -15,6 +15,19 @@ To change the model, change a formula in :mod:`udfs.quantities`: the planner, cl
 and dense-versus-MoE workbooks follow, and ``tests/test_spec.py`` checks the result against
 the engine and, through LibreOffice, the Excel text against the numpy rendering.
 
+Adding a quantity, end to end (for instance ``cost_per_token_usd``):
+
+1. add ``_out("cost_per_token_usd", "Cost per token", "US$", "total_cost_usd /
+   training_tokens", "Total cost / training tokens")`` to ``PLAN_OUTPUTS`` (or
+   ``MODEL_EXTRAS`` when the planner should not show it);
+2. the planner's Calculations and Summary rows appear from ``PLAN_OUTPUTS`` with the Excel
+   text rendered here; another template calls ``excel("cost_per_token_usd", bind=...)``;
+3. the engine: write the validated function in :mod:`udfs.engine` (or call
+   ``function("cost_per_token_usd")`` after the checks) and add it to ``ENGINE`` in
+   ``tests/test_spec.py``, which then checks it against the spec on random plans and the
+   Excel text through LibreOffice;
+4. the Excel function (:mod:`udfs.excel`) and the hand-off's columns read the engine.
+
 Examples
 --------
 >>> excel("wall_clock_days")

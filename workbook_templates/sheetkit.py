@@ -12,7 +12,11 @@ template refers to other quantities by name in braces, and :meth:`Book.formula` 
   ``INDEX(..., active_scenario)``.
 
 Workbook-scoped defined names are added with :meth:`Book.name`. Text from any data source goes
-through :func:`put_text`, so a string that starts with ``=``, ``+``, ``-`` or ``@`` stays text.
+through :func:`put_text`, so a string that starts with ``=``, ``+``, ``-``, ``@``, a tab or a
+carriage return stays text (:func:`safe_text` for CSV). One copy each, for every template:
+number formats (:data:`NUMBER_FORMATS`), print set-up (:func:`print_setup`), the
+formula-injection guard (:data:`FORMULA_LEADS`) and validation encodings
+(:func:`rule_validation`).
 """
 
 from __future__ import annotations
@@ -35,13 +39,16 @@ __all__ = [
     "Row",
     "NUMBER_FORMATS",
     "put_text",
+    "safe_text",
+    "print_setup",
     "bold",
     "number_format",
     "FORMULA_LEADS",
 ]
 
-#: Characters that make a spreadsheet treat a typed string as a formula.
-FORMULA_LEADS = ("=", "+", "-", "@")
+#: Characters that make a spreadsheet treat a typed string as a formula (OWASP's CSV
+#: injection list): the one formula-injection guard of every workbook and CSV writer.
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
 
 INPUT_BLUE = "0000FF"
 INPUT_FILL = "FFF2CC"
@@ -105,6 +112,31 @@ def put_text(cell, value):
         cell.data_type = "s"
         cell.quotePrefix = True
     return cell
+
+
+def safe_text(value):
+    """``value`` with a leading apostrophe when a spreadsheet would read it as a formula (CSV)."""
+    if isinstance(value, str) and value.startswith(FORMULA_LEADS):
+        return "'" + value
+    return value
+
+
+def print_setup(ws, pages_wide=1, print_titles=None, title_cols=None):
+    """Landscape A4, ``pages_wide`` pages across, each as tall as it needs, no gridlines.
+
+    ``print_titles`` rows (``"4:4"``) and ``title_cols`` columns (``"A:B"``) repeat on every
+    page. The one print set-up of every template (the hand-off can call it too).
+    """
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    ws.page_setup.fitToWidth = pages_wide
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
+    ws.print_options.gridLines = False
+    if print_titles:
+        ws.print_title_rows = print_titles
+    if title_cols:
+        ws.print_title_cols = title_cols
 
 
 def _width(ws, letter):
@@ -221,16 +253,7 @@ class Book:
         fit_wrapped_rows(ws)
         if freeze:
             ws.freeze_panes = freeze
-        ws.page_setup.orientation = "landscape"
-        ws.page_setup.paperSize = ws.PAPERSIZE_A4
-        ws.page_setup.fitToWidth = pages_wide
-        ws.page_setup.fitToHeight = 0
-        ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
-        ws.print_options.gridLines = False
-        if print_titles:
-            ws.print_title_rows = print_titles
-        if title_cols:
-            ws.print_title_cols = title_cols
+        print_setup(ws, pages_wide, print_titles, title_cols)
         if protect:
             ws.protection.sheet = True
             ws.protection.selectLockedCells = False
