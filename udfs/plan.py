@@ -168,7 +168,8 @@ def _why(name, value, accel, precision="bf16"):
     if name == "usd_per_kwh":
         return f"blank: electricity priced at the default US${value:g}/kWh"
     unit = _Q[name].unit
-    return f"blank: the default {value:g}" + (f" {unit}" if unit else "")
+    shown = f" {unit}" if unit not in ("", "fraction", "ratio") else ""
+    return f"blank: the default {value:g}{shown}"
 
 
 def _accelerator(inputs, kwargs):
