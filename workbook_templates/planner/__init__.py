@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as _dt
 
 from udfs import catalogue
+from udfs.plan import RULES
 
 from ..sheetkit import Book, add_change_log, add_cover, order_sheets, set_properties
 from .calculations import calculations_sheet
@@ -79,7 +80,8 @@ def _cover(book, generated):
             "For your own plan, use a Custom column: type the total parameters, training tokens "
             "and accelerator count (and active parameters for an MoE model). Every other input "
             "already holds a visible default you can change; a blank input takes column C (a "
-            "blank power takes the accelerator's TDP from the catalogue, else 700 W).",
+            "blank power takes the accelerator's TDP from the catalogue, else "
+            f"{RULES['watts_per_accelerator'].default:,.0f} W).",
             "Summary: set the active-scenario switch (1-8) to see one scenario; Sensitivity, "
             "Monthly spend and Charts follow it.",
             "Checks: the master check must read TRUE (also shown here and on the Summary).",
