@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 
 import openpyxl
 import pytest
@@ -508,3 +509,36 @@ def test_reference_runs_rows_align_at_the_top(generated_templates):
         assert {c.alignment.vertical for c in row} == {"top"}
     assert ws.column_dimensions["B"].width >= len("Architecture") + 1
     assert ws.page_setup.fitToWidth == 2 and ws.print_title_cols == "$A:$A"
+
+
+#: The issue's plan (70B dense, 2T tokens, 1,024 x H100), every other input left blank.
+ISSUE_PLAN = {
+    "scenario_name": "70B on 1,024 H100",
+    "total_params": 70e9,
+    "training_tokens": 2e12,
+    "accelerators": 1024.0,
+    "accelerator_name": "H100 SXM",
+}
+
+
+def test_a_blank_plan_totals_the_same_in_the_planner_and_the_engine(generated_templates, tmp_path):
+    """Blank inputs resolve by udfs.plan.RULES in both: electricity priced at US$0.08/kWh."""
+    from workbook_templates.recalc import find_soffice, recalculate
+
+    if find_soffice() is None:
+        if os.environ.get("CI"):
+            pytest.fail("LibreOffice (soffice) is required when CI is set")
+        pytest.skip("LibreOffice (soffice) is not installed")
+    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    k = 3  # Custom 1
+    for q in PLAN_INPUTS:
+        ws, coord = planner_cell(wb, q.name, k)
+        ws[coord].value = ISSUE_PLAN.get(q.name)
+    wb.save(tmp_path / "issue.xlsx")
+    (done,) = recalculate([tmp_path / "issue.xlsx"], tmp_path / "out")
+    got = values(done)
+    want = estimate_scenario(ISSUE_PLAN)
+    assert round(want["total_cost_usd"], 2) == 1_596_470.42
+    for q in PLAN_OUTPUTS:
+        assert close(row_values(got, q.name)[k], want[q.name]), q.name
+    assert row_values(got, "usd_per_kwh_used")[k] == 0.08

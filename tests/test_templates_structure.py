@@ -13,7 +13,7 @@ import pytest
 from openpyxl.utils import FORMULAE, column_index_from_string
 
 from workbook_templates import generate
-from workbook_templates.sheetkit import TEMPLATE_VERSION, put_text
+from workbook_templates.sheetkit import TEMPLATE_VERSION, put_text, safe_text
 
 #: Functions that exist only after Excel 2010, or only as dynamic arrays.
 LATE_FUNCTIONS = {
@@ -148,6 +148,12 @@ def test_put_text_keeps_formula_like_text_as_text(tmp_path):
     back = openpyxl.load_workbook(tmp_path / "t.xlsx").active
     assert [back.cell(i, 1).value for i in range(1, 6)] == ["=1+1", "+1", "-1", "@SUM(A1)", "plain"]
     assert all(back.cell(i, 1).data_type == "s" for i in range(1, 6))
+
+
+def test_safe_text_quotes_every_formula_lead_for_csv():
+    leads = ["=1+1", "+1", "-1", "@SUM(A1)", "\t=1", "\r=1"]
+    assert [safe_text(t) for t in leads] == ["'" + t for t in leads]
+    assert [safe_text(v) for v in ("plain", 1.5, None)] == ["plain", 1.5, None]
 
 
 def test_catalogue_text_that_looks_like_a_formula_is_written_as_text(monkeypatch, tmp_path):

@@ -2,7 +2,10 @@
 
 One table that every face shares: the command line's flags (``--total-params``), the Excel
 formulas' argument names, the planner workbook's rows and defined names, and the hand-off
-reader. The math lives in :mod:`udfs.engine`; this module only describes.
+reader. A computed quantity carries its ``formula``, an expression over other quantities'
+names: the one place the model is written. :mod:`udfs.model` renders it to numpy and to
+Excel formula text (every template's model rows); :mod:`udfs.engine` keeps the hand-written,
+validated functions, and ``tests/test_spec.py`` checks the two agree.
 
 ``PLAN_INPUTS`` rows are ``Quantity`` records; ``default`` is what a blank planner column
 starts from (None: the user must type it, or the quantity is optional and off when blank).
@@ -12,7 +15,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Quantity", "PLAN_INPUTS", "PLAN_OUTPUTS", "SEED_PLAN", "SEED_OUTPUT_LINES"]
+__all__ = [
+    "Quantity",
+    "PLAN_INPUTS",
+    "PLAN_OUTPUTS",
+    "MODEL_CONSTANTS",
+    "MODEL_EXTRAS",
+    "MODEL_INPUTS",
+    "SEED_PLAN",
+    "SEED_OUTPUT_LINES",
+]
 
 
 @dataclass(frozen=True)
@@ -25,6 +37,7 @@ class Quantity:
     note: str = ""
     required: bool = False
     kind: str = "number"  # "number", "text" or "date"
+    formula: str = ""  # for a computed quantity: an expression over other names (udfs.model)
 
 
 PLAN_INPUTS = (
@@ -160,19 +173,83 @@ PLAN_INPUTS = (
     ),
 )
 
+#: Fixed figures of the model, as named constants the formulas read (and the workbooks show).
+MODEL_CONSTANTS = (
+    Quantity("flops_per_param_token", "FLOPs per active parameter per token", "", 6.0,
+             note="Forward + backward pass, the 6N heuristic (Kaplan et al. 2020; the seed)"),
+    Quantity("training_state_bytes_per_param", "Training state bytes per parameter", "bytes",
+             16.0, note="Mixed-precision Adam, fully sharded (EleutherAI Transformer Math 101)"),
+    Quantity("days_per_year", "Days per year", "days", 365.0,
+             note="For research iterations per year"),
+)  # fmt: skip
+
+
+def _out(name, label, unit, formula, note):
+    return Quantity(name, label, unit, note=note, formula=formula)
+
+
+#: The plan's outputs, each with its formula: the one definition every face renders
+#: (numpy in :mod:`udfs.model`, Excel text in the workbook templates).
 PLAN_OUTPUTS = (
-    Quantity("effective_tflops", "Effective TFLOP/s per accelerator", "TFLOP/s"),
-    Quantity("training_flops", "Training compute", "FLOPs"),
-    Quantity("accelerator_hours", "Accelerator-hours", "accelerator-hours"),
-    Quantity("wall_clock_days", "Wall-clock time", "days"),
-    Quantity("checkpoint_gb", "Checkpoint size", "GB"),
-    Quantity("rental_cost_usd", "Compute cost", "US$"),
-    Quantity("electricity_kwh", "Electricity", "kWh"),
-    Quantity("electricity_cost_usd", "Electricity cost", "US$"),
-    Quantity("co2_tonnes", "Operational emissions", "tCO2"),
-    Quantity("total_cost_usd", "Total cost", "US$"),
-    Quantity("min_accelerators_for_memory", "Min. accelerators for training state", "accelerators"),
-    Quantity("iterations_per_year", "Back-to-back runs per year", "runs/year"),
+    _out("effective_tflops", "Effective TFLOP/s per accelerator", "TFLOP/s",
+         "peak_tflops * mfu * goodput", "Override if typed, else peak x MFU x goodput"),
+    _out("training_flops", "Training compute", "FLOPs",
+         "flops_per_param_token * active_params * training_tokens",
+         "6 x active parameters x tokens"),
+    _out("accelerator_hours", "Accelerator-hours", "accelerator-hours",
+         "training_flops / (effective_tflops * 1e12) / 3600",
+         "FLOPs / (effective TFLOP/s x 1e12) / 3600"),
+    _out("wall_clock_days", "Wall-clock time", "days",
+         "accelerator_hours / accelerators / 24",
+         "Accelerator-hours / accelerators / 24 (linear scaling)"),
+    _out("checkpoint_gb", "Checkpoint size", "GB",
+         "total_params * checkpoint_bytes_per_param / 1e9",
+         "Total parameters x checkpoint bytes per parameter / 1e9"),
+    _out("rental_cost_usd", "Compute cost", "US$",
+         "accelerator_hours * usd_per_accelerator_hour",
+         "Accelerator-hours x price per accelerator-hour"),
+    _out("electricity_kwh", "Electricity", "kWh",
+         "accelerator_hours * watts_per_accelerator * server_overhead * pue / 1000",
+         "Accelerator-hours x W x server overhead x PUE / 1000"),
+    _out("electricity_cost_usd", "Electricity cost", "US$",
+         "electricity_kwh * usd_per_kwh", "kWh x price per kWh"),
+    _out("co2_tonnes", "Operational emissions", "tCO2",
+         "electricity_kwh * grams_co2_per_kwh / 1e6", "kWh x gCO2/kWh / 1e6"),
+    _out("total_cost_usd", "Total cost", "US$",
+         "rental_cost_usd + electricity_cost_usd", "Compute cost + electricity cost"),
+    _out("min_accelerators_for_memory", "Min. accelerators for training state", "accelerators",
+         "ceil(round(total_params * training_state_bytes_per_param / (hbm_gb * 1e9), 9))",
+         "Total parameters x 16 bytes / HBM, rounded up (ZeRO-3)"),
+    _out("iterations_per_year", "Back-to-back runs per year", "runs/year",
+         "days_per_year / wall_clock_days", "365 / wall-clock days"),
+)  # fmt: skip
+
+#: Further computed quantities the workbooks show (sizing, reference runs, comparison).
+MODEL_EXTRAS = (
+    _out("accelerators_for_days", "Accelerators needed", "accelerators",
+         "accelerator_hours / (24 * target_days)",
+         "Accelerator-hours / (24 x target days), linear scaling, not rounded"),
+    _out("implied_effective_tflops", "Implied TFLOP/s", "TFLOP/s",
+         "training_flops / (accelerator_hours * 3600) / 1e12",
+         "FLOPs / (disclosed accelerator-hours x 3600) / 1e12"),
+    _out("implied_mfu", "Implied MFU", "fraction",
+         "implied_effective_tflops / peak_tflops", "Implied TFLOP/s / peak TFLOP/s"),
+    # One calendar month of the spend schedule (udfs.engine.month_shares), dates as day numbers.
+    _out("run_days_in_month", "Run days in month", "days",
+         "maximum(0, minimum(run_end, next_month) - maximum(run_start, month_start))",
+         "Overlap of the run [start, end) with the month [month, next month)"),
+    _out("month_share", "Share of run", "fraction", "run_days_in_month / wall_clock_days",
+         "Run days in the month / wall-clock days"),
+)  # fmt: skip
+
+#: Inputs the formulas read that are not planner inputs.
+MODEL_INPUTS = (
+    Quantity("hbm_gb", "HBM per accelerator", "GB", None, "> 0", "From the catalogue"),
+    Quantity("target_days", "Target wall-clock days", "days", None, "> 0"),
+    Quantity("run_start", "Run start (midnight)", "date", kind="date"),
+    Quantity("run_end", "Run end", "date", kind="date"),
+    Quantity("month_start", "First day of a month", "date", kind="date"),
+    Quantity("next_month", "First day of the next month", "date", kind="date"),
 )
 
 #: The seed's DeepSeek-V3-like configuration (shared/seeds/003): its printed output is the

@@ -14,7 +14,7 @@ import datetime as _dt
 from openpyxl.chart import BarChart, Reference
 from openpyxl.utils import get_column_letter
 
-from udfs import catalogue
+from udfs import catalogue, model
 from udfs.quantities import SEED_PLAN
 
 from .sheetkit import (
@@ -60,6 +60,15 @@ def _inputs(book):
     book.header(ws, 4, ["Scenario", "Unit", ""])
     put_text(ws.cell(4, NOTE_COL), "Notes and sources").style = "Header"
     ws.row_dimensions[4].height = 32
+    r = _model_rows(book, ws, moe, dense)
+    ws.cell(r, 1, "Shared by all three columns").style = "Section"
+    input_block(book, ws, r + 1, _SHARED, note_col=NOTE_COL, value_col=FIRST_COL)
+    _constants(book, ws, r + 6)
+    Book.finish(ws, freeze="D5")
+
+
+def _model_rows(book, ws, moe, dense):
+    """The three model columns (the middle one links to the MoE column); next free row."""
     rows = (
         ("scenario_name", "Scenario", "",
          [f"{moe['name']} (MoE)", "Same model, dense", f"{dense['name']} (dense)"],
@@ -94,64 +103,67 @@ def _inputs(book):
             else:
                 Book.input_cell(cell, v, unit)
             cell.number_format = number_format(unit)
-    r = 4 + len(rows) + 1
-    ws.cell(r, 1, "Shared by all three columns").style = "Section"
-    input_block(
-        book,
-        ws,
-        r + 1,
-        [
-            (
-                "effective_tflops",
-                "Effective TFLOP/s per accelerator",
-                "TFLOP/s",
-                SEED_PLAN["effective_tflops"],
-                "> 0",
-                "The seed's 400 sustained TFLOP/s for all three, so only the activation ratio "
-                "differs. MoE models often sustain less per accelerator (all-to-all routing): "
-                "DeepSeek-V3's disclosed hours imply ~327, Llama 3.1 405B's ~341.",
-            ),
-            (
-                "usd_per_accelerator_hour",
-                "Price per accelerator-hour",
-                "US$/accelerator-hour",
-                SEED_PLAN["usd_per_accelerator_hour"],
-                ">= 0",
-                "DeepSeek-V3's assumed rental price",
-            ),
-            (
-                "accelerators",
-                "Accelerators",
-                "accelerators",
-                float(SEED_PLAN["accelerators"]),
-                "> 0",
-                "DeepSeek-V3's 2,048 H800 (arXiv 2412.19437)",
-            ),
-            (
-                "watts_per_accelerator",
-                "Power per accelerator",
-                "W",
-                SEED_PLAN["watts_per_accelerator"],
-                "> 0",
-                "H100 SXM TDP 700 W",
-            ),
-        ],
-        note_col=NOTE_COL,
-        value_col=FIRST_COL,
-    )
-    r += 6
+    return 4 + len(rows) + 1
+
+
+#: Inputs shared by the three columns (the DeepSeek-V3-like example plan's figures).
+_SHARED = [
+    (
+        "effective_tflops",
+        "Effective TFLOP/s per accelerator",
+        "TFLOP/s",
+        SEED_PLAN["effective_tflops"],
+        "> 0",
+        "The seed's 400 sustained TFLOP/s for all three, so only the activation ratio "
+        "differs. MoE models often sustain less per accelerator (all-to-all routing): "
+        "DeepSeek-V3's disclosed hours imply ~327, Llama 3.1 405B's ~341.",
+    ),
+    (
+        "usd_per_accelerator_hour",
+        "Price per accelerator-hour",
+        "US$/accelerator-hour",
+        SEED_PLAN["usd_per_accelerator_hour"],
+        ">= 0",
+        "DeepSeek-V3's assumed rental price",
+    ),
+    (
+        "accelerators",
+        "Accelerators",
+        "accelerators",
+        float(SEED_PLAN["accelerators"]),
+        "> 0",
+        "DeepSeek-V3's 2,048 H800 (arXiv 2412.19437)",
+    ),
+    (
+        "watts_per_accelerator",
+        "Power per accelerator",
+        "W",
+        SEED_PLAN["watts_per_accelerator"],
+        "> 0",
+        "H100 SXM TDP 700 W",
+    ),
+]
+
+
+def _constants(book, ws, r):
+    """The model constants the formulas read (values from the spec, udfs.model.CONSTANTS)."""
     constants = (
-        ("flops_per_param_token", "FLOPs per active parameter per token", "", 6.0,
+        ("flops_per_param_token", "FLOPs per active parameter per token", "",
          "The 6N heuristic (forward + backward); fixed"),
-        ("days_per_year", "Days per year", "days", 365.0, "Fixed"),
+        ("days_per_year", "Days per year", "days", "Fixed"),
     )  # fmt: skip
-    for name, label, unit, value, note in constants:
+    for name, label, unit, note in constants:
         book.label_cells(ws, r, label, unit, note, note_col=NOTE_COL)
-        cell = ws.cell(r, FIRST_COL, value)
+        cell = ws.cell(r, FIRST_COL, model.CONSTANTS[name])
         cell.style = "Constant"
         book.place_cell(name, ws, cell.coordinate, named=True)
         r += 1
-    Book.finish(ws, freeze="D5")
+
+
+#: Implied TFLOP/s of the disclosed hours (the spec's implied_effective_tflops).
+_IMPLIED = model.excel(
+    "implied_effective_tflops", {"accelerator_hours": "{disclosed_accelerator_hours}"}
+)
 
 
 def _comparison(book):
@@ -164,33 +176,43 @@ def _comparison(book):
         cell.style = "Header"
     put_text(ws.cell(4, NOTE_COL), "Formula").style = "Header"
     ws.row_dimensions[4].height = 32
-    rows = [
+    r = book.write_rows(ws, 5, _comparison_rows(), COLUMNS, note_col=NOTE_COL)
+    r = _savings(book, ws, r + 1)
+    _chart(book, ws, r)
+    Book.finish(ws, freeze="D5")
+
+
+def _comparison_rows():
+    """One row per quantity for the three columns: the spec'd ones rendered from the spec."""
+    return [
         Row("activation_ratio", "Active / total parameters", "%",
             "={active_params}/{total_params}", "", "Calc", True),
         Row("training_flops", "Training compute", "FLOPs",
-            "={flops_per_param_token}*{active_params}*{training_tokens}",
-            "6 x active parameters x tokens", "Calc", True),
+            "=" + model.excel("training_flops"),
+            model.SPEC["training_flops"].note, "Calc", True),
         Row("accelerator_hours", "Accelerator-hours", "accelerator-hours",
-            "={training_flops}/({effective_tflops}*1E+12)/3600",
-            "FLOPs / (effective TFLOP/s x 1e12) / 3600", "Calc", True),
+            "=" + model.excel("accelerator_hours"),
+            model.SPEC["accelerator_hours"].note, "Calc", True),
         Row("wall_clock_days", "Wall-clock days", "days",
-            "={accelerator_hours}/{accelerators}/24", "On the shared cluster, linear scaling",
+            "=" + model.excel("wall_clock_days"), "On the shared cluster, linear scaling",
             "Calc", True),
         Row("rental_cost_usd", "Compute cost", "US$",
-            "={accelerator_hours}*{usd_per_accelerator_hour}", "", "Calc", True),
+            "=" + model.excel("rental_cost_usd"), "", "Calc", True),
         Row("electricity_kwh", "Accelerator electricity", "kWh",
-            "={accelerator_hours}*{watts_per_accelerator}/1000", "", "Calc", True),
+            "=" + model.excel("electricity_kwh", fix={"server_overhead": 1, "pue": 1}),
+            "", "Calc", True),
         Row("iterations_per_year", "Back-to-back runs per year", "runs/year",
-            "={days_per_year}/{wall_clock_days}", "", "Calc", True),
+            "=" + model.excel("iterations_per_year"), "", "Calc", True),
         Row("flops_vs_moe", "Compute relative to the MoE model", "x",
             "={training_flops}/INDEX(training_flops,1)", "", "Calc", True),
         Row("implied_effective_tflops", "Implied TFLOP/s from disclosed hours", "TFLOP/s",
-            '=IF(ISNUMBER({disclosed_accelerator_hours}),'
-            '{training_flops}/({disclosed_accelerator_hours}*3600)/1E+12,"")',
+            f'=IF(ISNUMBER({{disclosed_accelerator_hours}}),{_IMPLIED},"")',
             "What the real runs sustained per accelerator", "Calc", True),
     ]  # fmt: skip
-    r = book.write_rows(ws, 5, rows, COLUMNS, note_col=NOTE_COL)
-    r += 1
+
+
+def _savings(book, ws, r):
+    """What the activation ratio saves, and the ratios against the dense reference."""
     ws.cell(r, 1, "What the activation ratio saves (MoE vs the same model dense)").style = "Section"
 
     def diff(name):  # same model dense (column 2) minus MoE (column 1)
@@ -232,6 +254,11 @@ def _comparison(book):
         note_col=NOTE_COL,
         value_col=FIRST_COL,
     )  # fmt: skip
+    return r
+
+
+def _chart(book, ws, r):
+    """Accelerator-hours of the three columns, below the tables."""
     chart = BarChart()
     chart.type = "col"
     chart.title = "Accelerator-hours at the same throughput"
@@ -245,7 +272,6 @@ def _comparison(book):
     chart.y_axis.delete = False
     chart.width, chart.height = 18, 8
     ws.add_chart(chart, f"A{r + 2}")
-    Book.finish(ws, freeze="D5")
 
 
 def _paradox(book):

@@ -12,7 +12,11 @@ template refers to other quantities by name in braces, and :meth:`Book.formula` 
   ``INDEX(..., active_scenario)``.
 
 Workbook-scoped defined names are added with :meth:`Book.name`. Text from any data source goes
-through :func:`put_text`, so a string that starts with ``=``, ``+``, ``-`` or ``@`` stays text.
+through :func:`put_text`, so a string that starts with ``=``, ``+``, ``-``, ``@``, a tab or a
+carriage return stays text (:func:`safe_text` for CSV). One copy each, for every template:
+number formats (:data:`NUMBER_FORMATS`), print set-up (:func:`print_setup`), the
+formula-injection guard (:data:`FORMULA_LEADS`) and validation encodings
+(:func:`rule_validation`).
 """
 
 from __future__ import annotations
@@ -30,16 +34,21 @@ from openpyxl.worksheet.properties import PageSetupProperties
 
 __all__ = [
     "Book",
+    "rule_validation",
+    "validate_rule",
     "Row",
     "NUMBER_FORMATS",
     "put_text",
+    "safe_text",
+    "print_setup",
     "bold",
     "number_format",
     "FORMULA_LEADS",
 ]
 
-#: Characters that make a spreadsheet treat a typed string as a formula.
-FORMULA_LEADS = ("=", "+", "-", "@")
+#: Characters that make a spreadsheet treat a typed string as a formula (OWASP's CSV
+#: injection list): the one formula-injection guard of every workbook and CSV writer.
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
 
 INPUT_BLUE = "0000FF"
 INPUT_FILL = "FFF2CC"
@@ -103,6 +112,31 @@ def put_text(cell, value):
         cell.data_type = "s"
         cell.quotePrefix = True
     return cell
+
+
+def safe_text(value):
+    """``value`` with a leading apostrophe when a spreadsheet would read it as a formula (CSV)."""
+    if isinstance(value, str) and value.startswith(FORMULA_LEADS):
+        return "'" + value
+    return value
+
+
+def print_setup(ws, pages_wide=1, print_titles=None, title_cols=None):
+    """Landscape A4, ``pages_wide`` pages across, each as tall as it needs, no gridlines.
+
+    ``print_titles`` rows (``"4:4"``) and ``title_cols`` columns (``"A:B"``) repeat on every
+    page. The one print set-up of every template (the hand-off can call it too).
+    """
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    ws.page_setup.fitToWidth = pages_wide
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
+    ws.print_options.gridLines = False
+    if print_titles:
+        ws.print_title_rows = print_titles
+    if title_cols:
+        ws.print_title_cols = title_cols
 
 
 def _width(ws, letter):
@@ -219,16 +253,7 @@ class Book:
         fit_wrapped_rows(ws)
         if freeze:
             ws.freeze_panes = freeze
-        ws.page_setup.orientation = "landscape"
-        ws.page_setup.paperSize = ws.PAPERSIZE_A4
-        ws.page_setup.fitToWidth = pages_wide
-        ws.page_setup.fitToHeight = 0
-        ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
-        ws.print_options.gridLines = False
-        if print_titles:
-            ws.print_title_rows = print_titles
-        if title_cols:
-            ws.print_title_cols = title_cols
+        print_setup(ws, pages_wide, print_titles, title_cols)
         if protect:
             ws.protection.sheet = True
             ws.protection.selectLockedCells = False
@@ -552,22 +577,46 @@ def write_table(book, ws, top, columns, n_rows, first_col=1, named=True):
     return first, last
 
 
-_SCALAR_RULES = {
-    "> 0": ("decimal", "0", None, "greaterThan"),
-    ">= 0": ("decimal", "0", None, "greaterThanOrEqual"),
-    ">= 1": ("decimal", "1", None, "greaterThanOrEqual"),
-    "> 0 and <= 1": ("decimal", "0.000001", "1", "between"),
-}
+def rule_validation(rule, cell, total=None, list_source=None):
+    """The data-validation encoding of a quantity's rule: (type, formula1, formula2, operator).
+
+    The one table of rule encodings for every template. ``cell`` is the first cell of the
+    validated range (custom formulas are relative to it), ``total`` the cell of the total
+    parameters (rule "> 0 and <= total parameters"), ``list_source`` the defined name of a
+    list (rule "a catalogue name").
+    """
+    custom = {
+        "> 0 and <= 1": f"AND(ISNUMBER({cell}),{cell}>0,{cell}<=1)",
+        "> 0 and <= total parameters": (
+            f"AND(ISNUMBER({cell}),{cell}>0,OR(ISBLANK({total}),{cell}<={total}))"
+        ),
+    }
+    if rule in custom:
+        return "custom", custom[rule], None, None
+    return {
+        "> 0": ("decimal", "0", None, "greaterThan"),
+        ">= 0": ("decimal", "0", None, "greaterThanOrEqual"),
+        ">= 1": ("decimal", "1", None, "greaterThanOrEqual"),
+        "a whole number > 0": ("whole", "0", None, "greaterThan"),
+        "a catalogue name": ("list", list_source, None, None),
+        "a date": ("date", "36526", None, "greaterThanOrEqual"),  # 2000-01-01 or later
+        "text": ("textLength", "1", "60", "between"),
+    }[rule]
 
 
-def validate_rule(book, ws, rng, rule, label, unit="", note=""):
-    """Data validation for a simple rule ("> 0", ">= 0", ">= 1", "> 0 and <= 1")."""
-    kind, f1, f2, op = _SCALAR_RULES[rule]
+def validate_rule(book, ws, rng, rule, label, unit="", note="", error=None, **where):
+    """Data validation for ``rule`` on ``rng``, with an input message and a stop alert.
+
+    ``where`` passes ``total`` and ``list_source`` to :func:`rule_validation`; ``error``
+    replaces the default alert ("<label> must be <rule>.").
+    """
+    first = rng.split(":")[0]
+    kind, f1, f2, op = rule_validation(rule, first, **where)
     prompt = (
         f"{label}" + (f" ({unit})" if unit else "") + f": {rule}." + (f" {note}" if note else "")
     )
-    book.validation(ws, rng, kind, f1, f2, op, prompt=prompt, error=f"{label} must be {rule}.",
-                    title=label)  # fmt: skip
+    book.validation(ws, rng, kind, f1, f2, op, prompt=prompt,
+                    error=error or f"{label} must be {rule}.", title=label)  # fmt: skip
 
 
 def input_block(book, ws, top, items, note_col=4, value_col=3):
@@ -600,10 +649,20 @@ def output_block(book, ws, top, items, note_col=4, style="Calc", value_col=3):
     return r
 
 
-def add_checks(book, checks, widths=None):
-    """A Checks sheet: (label, formula template) rows, TRUE = pass, and ``master_check``."""
+def check_colours(ws, rng):
+    """Green for TRUE, red for FALSE over ``rng`` (relative to its first cell)."""
     from openpyxl.formatting.rule import FormulaRule
 
+    first = rng.split(":")[0]
+    for value, colour in (("TRUE", CHECK_OK_FILL), ("FALSE", CHECK_BAD_FILL)):
+        ws.conditional_formatting.add(
+            rng,
+            FormulaRule(formula=[f"{first}={value}"], fill=PatternFill("solid", fgColor=colour)),
+        )
+
+
+def add_checks(book, checks, widths=None):
+    """A Checks sheet: (label, formula template) rows, TRUE = pass, and ``master_check``."""
     ws = book.sheet("Checks", widths or {"A": 70, "B": 4, "C": 12})
     book.title(ws, "Checks", "TRUE = passes. The master check must be TRUE.")
     book.header(ws, 4, ["Check", "", "Result"])
@@ -616,11 +675,7 @@ def add_checks(book, checks, widths=None):
     cell = ws.cell(r + 1, 3, f"=AND(C5:C{r - 1})")
     bold(cell)
     book.place_cell("master_check", ws, cell.coordinate, named=True)
-    rng = f"C5:C{r + 1}"
-    for value, colour in (("TRUE", CHECK_OK_FILL), ("FALSE", CHECK_BAD_FILL)):
-        ws.conditional_formatting.add(
-            rng, FormulaRule(formula=[f"C5={value}"], fill=PatternFill("solid", fgColor=colour))
-        )
+    check_colours(ws, f"C5:C{r + 1}")
     Book.finish(ws, freeze="A5")
     return ws
 

@@ -3,8 +3,8 @@
 From one run's accelerator-hours: the accelerators needed to finish in a target number of
 days, and the wall-clock days and research iterations per year a cluster size gives, with
 the seed's example (30M accelerator-hours: ~83 days on 15,000 accelerators, ~8 days on
-150,000). Linear scaling, as in :func:`udfs.engine.accelerators_for_days`,
-:func:`udfs.engine.wall_clock_days` and :func:`udfs.engine.iterations_per_year`.
+150,000). Linear scaling; every formula is rendered from the model spec (:mod:`udfs.model`:
+``accelerators_for_days``, ``wall_clock_days``, ``iterations_per_year``, ``rental_cost_usd``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as _dt
 
 from openpyxl.chart import Reference, ScatterChart, Series
+
+from udfs import model
 
 from .sheetkit import (
     Book,
@@ -43,6 +45,10 @@ SHEETS = (
 )
 
 
+#: The Sizing table's target days column stands for the spec's ``target_days``.
+_TARGET = {"target_days": "<target_days>"}
+
+
 def _inputs(book):
     ws = book.sheet("Inputs", {"A": 36, "B": 22, "C": 18, "D": 80})
     book.title(ws, "Inputs", "Type in the yellow cells.")
@@ -62,7 +68,7 @@ def _inputs(book):
     )  # fmt: skip
     note = "Back-to-back runs per year = days per year / wall-clock days"
     book.label_cells(ws, 7, "Days per year (fixed)", "days", note, note_col=4)
-    constant = ws.cell(7, 3, 365.0)
+    constant = ws.cell(7, 3, model.CONSTANTS["days_per_year"])
     constant.style = "Constant"
     book.place_cell("days_per_year", ws, constant.coordinate, named=True)
     output_block(
@@ -71,7 +77,7 @@ def _inputs(book):
         9,
         [
             ("cost_per_run_usd", "Compute cost of one run", "US$",
-             "={accelerator_hours}*{usd_per_accelerator_hour}",
+             "=" + model.excel("rental_cost_usd"),
              "Does not depend on the cluster size under linear scaling"),
         ],
     )  # fmt: skip
@@ -98,11 +104,12 @@ def _sizing(book):
     columns = [
         Column("target_days", "Target wall-clock days", "days", inputs=TARGET_DAYS),
         Column("accelerators_for_days", "Accelerators needed", "x",
-               "=ROUND({accelerator_hours}/(24*<target_days>),6)", width=18),
+               f"=ROUND({model.excel('accelerators_for_days', _TARGET)},6)", width=18),
         Column("accelerators_rounded_up", "Accelerators (whole)", "accelerators",
                "=ROUNDUP(<accelerators_for_days>,0)", width=18),
         Column("sizing_iterations_per_year", "Iterations per year", "runs/year",
-               "={days_per_year}/<target_days>", width=16),
+               "=" + model.excel("iterations_per_year", {"wall_clock_days": "<target_days>"}),
+               width=16),
     ]  # fmt: skip
     first, last = write_table(book, ws, 5, columns, len(TARGET_DAYS), first_col=2)
     ws.column_dimensions["C"].width = 18
@@ -126,9 +133,10 @@ def _iterations(book):
     columns = [
         Column("accelerators", "Accelerators", "accelerators", inputs=CLUSTER_SIZES),
         Column("wall_clock_days", "Wall-clock days per run", "days",
-               "={accelerator_hours}/<accelerators>/24", width=18),
+               "=" + model.excel("wall_clock_days", {"accelerators": "<accelerators>"}), width=18),
         Column("iterations_per_year", "Research iterations per year", "runs/year",
-               "={days_per_year}/<wall_clock_days>", width=18),
+               "=" + model.excel("iterations_per_year", {"wall_clock_days": "<wall_clock_days>"}),
+               width=18),
         Column("speed_up", "Speed-up vs the first row", "x",
                "=INDEX(wall_clock_days,1)/<wall_clock_days>", width=16),
     ]  # fmt: skip
@@ -140,10 +148,10 @@ def _iterations(book):
     for i, n in enumerate((15000, 150000)):
         rr = r + 1 + i
         Book.input_cell(ws.cell(rr, 2), n, "accelerators")
-        ws.cell(
-            rr, 3, f"={book.ref('accelerator_hours', ws.title)}/B{rr}/24"
-        ).number_format = "#,##0.0"
-        ws.cell(rr, 4, f"={book.ref('days_per_year', ws.title)}/C{rr}").number_format = "0.00"
+        days = model.excel("wall_clock_days", {"accelerators": f"B{rr}"})
+        ws.cell(rr, 3, book.formula(f"={days}", ws.title)).number_format = "#,##0.0"
+        runs = model.excel("iterations_per_year", {"wall_clock_days": f"C{rr}"})
+        ws.cell(rr, 4, book.formula(f"={runs}", ws.title)).number_format = "0.00"
         seed_rows.append(rr)
     book.name("seed_example_accelerators", f"Iterations!$B${seed_rows[0]}:$B${seed_rows[-1]}")
     book.name("seed_example_days", f"Iterations!$C${seed_rows[0]}:$C${seed_rows[-1]}")

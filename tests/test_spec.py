@@ -1,0 +1,304 @@
+"""The model spec (udfs.quantities formulas, udfs.model): one definition, two renderings.
+
+- numpy: each spec'd quantity's generated function equals the engine's hand-written function
+  (and ``engine.estimate`` for a whole plan) on random plans (hypothesis), to a relative 1e-9;
+- Excel: every spec'd quantity rendered to formula text in a small generated workbook,
+  recalculated by headless LibreOffice, equals the numpy rendering to a relative 1e-9.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+import math
+import os
+import re
+
+import numpy as np
+import openpyxl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from udfs import engine, model
+from udfs.formula import FormulaError, parse, to_excel
+from udfs.quantities import MODEL_CONSTANTS, MODEL_INPUTS, PLAN_INPUTS
+from workbook_templates.sheetkit import Book, Row
+
+REL = 1e-9
+
+#: Spec'd quantity -> (engine function, spec name -> engine argument name where they differ).
+ENGINE = {
+    "effective_tflops": (engine.effective_tflops, {}),
+    "training_flops": (engine.training_flops, {"training_tokens": "tokens"}),
+    "accelerator_hours": (engine.accelerator_hours, {}),
+    "wall_clock_days": (engine.wall_clock_days, {}),
+    "checkpoint_gb": (engine.checkpoint_gb, {"checkpoint_bytes_per_param": "bytes_per_param"}),
+    "rental_cost_usd": (engine.rental_cost_usd, {}),
+    "electricity_kwh": (engine.electricity_kwh, {}),
+    "electricity_cost_usd": (engine.electricity_cost_usd, {}),
+    "co2_tonnes": (engine.co2_tonnes, {}),
+    "min_accelerators_for_memory": (
+        engine.min_accelerators_for_memory,
+        {"training_state_bytes_per_param": "bytes_per_param"},
+    ),
+    "iterations_per_year": (engine.iterations_per_year, {}),
+    "accelerators_for_days": (engine.accelerators_for_days, {}),
+    "implied_effective_tflops": (engine.implied_effective_tflops, {}),
+    "implied_mfu": (engine.implied_mfu, {}),
+}
+#: Spec'd quantities the engine computes only inside ``estimate``.
+VIA_ESTIMATE = ("total_cost_usd",)
+#: Spec'd quantities of one calendar month, computed by ``engine.month_shares`` for a whole run.
+VIA_MONTH_SHARES = ("run_days_in_month", "month_share")
+
+
+def _pos(lo, hi):
+    return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+
+
+#: One random value per name a formula can read (inputs, constants and intermediates).
+VALUES = {
+    "peak_tflops": _pos(1, 5000),
+    "mfu": _pos(0.01, 1),
+    "goodput": _pos(0.01, 1),
+    "flops_per_param_token": st.just(6.0),
+    "days_per_year": st.just(365.0),
+    "active_params": _pos(1e6, 2e12),
+    "total_params": _pos(1e6, 2e12),
+    "training_tokens": _pos(1e6, 1e14),
+    "training_flops": _pos(1e15, 1e27),
+    "effective_tflops": _pos(1, 5000),
+    "accelerator_hours": _pos(1, 1e9),
+    "accelerators": st.integers(1, 500_000).map(float),
+    "checkpoint_bytes_per_param": _pos(0.5, 20),
+    "training_state_bytes_per_param": _pos(1, 40),
+    "hbm_gb": _pos(8, 300),
+    "usd_per_accelerator_hour": _pos(0, 20),
+    "watts_per_accelerator": _pos(10, 2000),
+    "server_overhead": _pos(1, 3),
+    "pue": _pos(1, 2),
+    "electricity_kwh": _pos(0, 1e12),
+    "usd_per_kwh": _pos(0, 1),
+    "grams_co2_per_kwh": _pos(0, 1200),
+    "wall_clock_days": _pos(0.01, 1e5),
+    "target_days": _pos(0.1, 1000),
+}
+
+
+def test_every_output_and_extra_is_spec_d_and_checked():
+    assert set(model.SPEC) == set(ENGINE) | set(VIA_ESTIMATE) | set(VIA_MONTH_SHARES)
+    leaves = {n for q in model.SPEC for n in model.inputs_of(q)} - set(model.SPEC)
+    known = {q.name for q in PLAN_INPUTS + MODEL_CONSTANTS + MODEL_INPUTS}
+    assert leaves <= known, leaves - known  # every name a formula reads is described
+
+
+@pytest.mark.parametrize("name", sorted(ENGINE))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), n=st.integers(0, 4))
+def test_numpy_rendering_equals_the_engine_function(name, data, n):
+    """For arrays of n plans (n = 0: scalars), the generated function = the engine's."""
+    fn, rename = ENGINE[name]
+    args = model.inputs_of(name, through=("implied_effective_tflops",))
+
+    def draw(arg):
+        if n == 0:
+            return data.draw(VALUES[arg], label=arg)
+        return np.array([data.draw(VALUES[arg], label=f"{arg}[{i}]") for i in range(n)])
+
+    values = {a: draw(a) for a in args}
+    if name == "implied_mfu":  # the engine refuses an implied MFU above 1: stay below it
+        util = 0.99 * draw("mfu")  # not exactly 1: rounding could put it just above
+        values["accelerator_hours"] = values["training_flops"] / (
+            values["peak_tflops"] * util * 1e12 * 3600
+        )
+    ours = model.evaluate(values, [name])[name]
+    params = inspect.signature(fn).parameters
+    theirs = fn(**{rename.get(a, a): v for a, v in values.items() if rename.get(a, a) in params})
+    assert type(ours) is type(theirs)
+    np.testing.assert_allclose(ours, theirs, rtol=REL, atol=0)
+
+
+PLAN = st.fixed_dictionaries(
+    {
+        n: VALUES[n]
+        for n in (
+            "total_params",
+            "training_tokens",
+            "accelerators",
+            "peak_tflops",
+            "mfu",
+            "goodput",
+            "usd_per_accelerator_hour",
+            "watts_per_accelerator",
+            "server_overhead",
+            "pue",
+            "usd_per_kwh",
+            "grams_co2_per_kwh",
+            "checkpoint_bytes_per_param",
+            "hbm_gb",
+        )
+    }  # fmt: skip
+).flatmap(
+    lambda p: _pos(1e-3, 1).map(lambda share: {**p, "active_params": p["total_params"] * share})
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(plan=PLAN)
+def test_whole_plan_equals_engine_estimate(plan):
+    ours = model.evaluate(plan)
+    theirs = engine.estimate(**plan)
+    for name in ENGINE.keys() & ours.keys() | set(VIA_ESTIMATE):
+        if name in theirs:
+            assert math.isclose(ours[name], theirs[name], rel_tol=REL), name
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    start=st.dates(dt.date(2000, 1, 1), dt.date(2100, 1, 1)),
+    days=_pos(0.01, 2000),
+)
+def test_month_share_equals_engine_month_shares(start, days):
+    """The spec's per-month share, over the engine's months, = engine.month_shares."""
+    theirs = engine.month_shares(start, days)
+    months = [m for m, _ in theirs]
+    nxt = [dt.date(m.year + m.month // 12, m.month % 12 + 1, 1) for m in months]
+    t0 = start.toordinal()
+    ours = model.evaluate(
+        {"run_start": t0, "run_end": t0 + days, "wall_clock_days": days,
+         "month_start": np.array([m.toordinal() for m in months], float),
+         "next_month": np.array([m.toordinal() for m in nxt], float)},
+        ["month_share"],
+    )["month_share"]  # fmt: skip
+    np.testing.assert_allclose(ours, [share for _, share in theirs], rtol=REL, atol=1e-15)
+
+
+def test_formulas_refuse_anything_but_arithmetic():
+    for bad in ("__import__('os')", "a.b", "a[0]", "a if b else c", "open(a)", "'text'", "a<b<c"):
+        with pytest.raises(FormulaError):
+            parse(bad)
+
+
+def test_excel_text_keeps_precedence():
+    assert to_excel(parse("(a - b) - (c - d)")) == "{a}-{b}-({c}-{d})"
+    assert to_excel(parse("a / (b * c) ** 2")) == "{a}/({b}*{c})^2"
+    assert to_excel(parse("-a ** 2")) == "(-({a}^2))"
+    assert to_excel(parse("where(a >= 1e-9, log(a), exp(b))")) == "IF({a}>=1E-9,LN({a}),EXP({b}))"
+
+
+# ---------------------------------------------------------------------------------------------
+# Excel text through LibreOffice
+# ---------------------------------------------------------------------------------------------
+
+N_PLANS = 24
+
+
+def _random_leaves(rng):
+    """N_PLANS random plans: every name any formula reads that is not computed."""
+    leaves = sorted({n for q in model.SPEC for n in model.inputs_of(q)} - set(model.SPEC))
+    out = {}
+    for name in leaves:
+        lo, hi = {"accelerators": (1, 5e5), "mfu": (0.01, 1), "goodput": (0.01, 1)}.get(
+            name, (0.5, 2e3)
+        )
+        values = np.exp(rng.uniform(math.log(lo), math.log(hi), N_PLANS))
+        out[name] = np.round(values) if name == "accelerators" else values
+    # a few realistic magnitudes so that the large numbers go through Excel too
+    out["total_params"] = out["total_params"] * 1e9
+    out["active_params"] = out["total_params"] * rng.uniform(0.01, 1, N_PLANS)
+    out["training_tokens"] = out["training_tokens"] * 1e10
+    out["peak_tflops"] = out["peak_tflops"] * 2  # implied MFU stays a plain ratio
+    return out
+
+
+def _spec_workbook(leaves, path):
+    """Leaves typed as rows; every spec'd quantity a row of its Excel rendering."""
+    book = Book()
+    ws = book.sheet("Spec")
+    cols = tuple(range(2, 2 + N_PLANS))
+    r = 1
+    for name, values in leaves.items():
+        book.place_row(name, ws, r, cols[0], cols[-1], named=True)
+        for c, v in zip(cols, values, strict=True):
+            ws.cell(r, c, float(v))
+        r += 1
+    rows = [Row(n, n, "", "=" + model.excel(n), named=True) for n in model.SPEC]
+    book.write_rows(ws, r, rows, cols)
+    book.wb.save(path)
+
+
+def test_excel_rendering_equals_numpy_through_libreoffice(tmp_path):
+    from workbook_templates.recalc import find_soffice, recalculate
+
+    if find_soffice() is None:
+        if os.environ.get("CI"):
+            pytest.fail("LibreOffice (soffice) is required when CI is set")
+        pytest.skip("LibreOffice (soffice) is not installed")
+    leaves = _random_leaves(np.random.default_rng(20261130))
+    _spec_workbook(leaves, tmp_path / "spec.xlsx")
+    (done,) = recalculate([tmp_path / "spec.xlsx"], tmp_path / "out")
+    wb = openpyxl.load_workbook(done, data_only=True)
+    expected = model.evaluate(leaves)
+    assert set(expected) == set(model.SPEC)
+    for name, want in expected.items():
+        ((sheet, ref),) = wb.defined_names[name].destinations
+        got = [c.value for row in wb[sheet][ref] for c in row]
+        assert all(isinstance(v, (int, float)) for v in got), (name, got)
+        np.testing.assert_allclose(got, want, rtol=REL, atol=0, err_msg=name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Written once: the templates render the spec, they do not retype it
+# ---------------------------------------------------------------------------------------------
+
+TEMPLATE_SOURCES = ("planner", "sizing.py", "comparison.py", "sheetkit.py")
+
+
+def _template_sources():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "workbook_templates"
+    for name in TEMPLATE_SOURCES:
+        path = root / name
+        yield from sorted(path.glob("*.py")) if path.is_dir() else [path]
+
+
+@pytest.mark.parametrize("name", sorted(model.SPEC))
+def test_no_template_types_a_spec_d_formula(name):
+    """Neither the Excel text of a spec'd quantity nor its constants appear in template code."""
+    text = model.excel(name)
+    for path in _template_sources():
+        source = path.read_text()
+        assert text not in source, f"{path.name} types {name}'s formula: use udfs.model.excel"
+        for token in ("1E+12", "1E+9", "1E+6", "/3600", "/24", "/1000"):
+            assert token not in source, f"{path.name} holds {token!r}: a spec'd formula retyped"
+
+
+def test_the_planner_renders_the_spec_and_the_rules():
+    """Calculations rows and Inputs column C come from model.excel and plan.RULES."""
+    import datetime as dt
+
+    from udfs.plan import RULES
+    from workbook_templates import planner
+    from workbook_templates.planner.calculations import BIND
+
+    wb = planner.build(dt.datetime(2026, 1, 1))
+    names = wb.defined_names
+    calc = wb["Calculations"]
+    for name in ("wall_clock_days", "accelerator_hours", "total_cost_usd", "co2_tonnes"):
+        ((_, ref),) = names[name].destinations
+        formula = calc[ref.split(":")[0].replace("$", "")].value
+        expected = f'=IF({{scenario_ready}},{model.excel(name, bind=BIND)},"")'
+        assert _shape(formula) == re.sub(r"\{[\w.]+\}", "X", expected), name
+    inputs = wb["Inputs"]
+    for name, rule in RULES.items():
+        ((_, ref),) = names[name].destinations
+        row = int(re.sub(r"[^0-9:]", "", ref).split(":")[0])
+        shown = inputs.cell(row, 3).value
+        assert shown == (rule.default if rule.default is not None else rule.blank_text), name
+
+
+def _shape(formula):
+    """A formula with every cell reference replaced by X, for comparison with the spec."""
+    return re.sub(r"(?:'?[A-Za-z ]+'?!)?\$?[A-Z]{1,3}\$?\d+", "X", formula)

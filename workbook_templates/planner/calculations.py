@@ -1,0 +1,98 @@
+"""The Calculations sheet: the inputs as used and every output, per scenario."""
+
+from __future__ import annotations
+
+from openpyxl.utils import get_column_letter
+
+from udfs import model
+from udfs.plan import PASS_THROUGH, RULES
+from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
+
+from ..sheetkit import Book, Row, put_text
+from .layout import FIRST_COL, NOTE_COL, SCENARIO_COLUMNS, checks_flag
+
+_INPUTS = {q.name: q for q in PLAN_INPUTS}
+
+
+#: Inputs in the order of the "as used" rows (hbm_gb_used and catalogue_row go after peak).
+_USED = ("total_params", "active_params", "training_tokens", "accelerators", "peak_tflops",
+         "mfu", "goodput", "effective_tflops_input", *PASS_THROUGH)  # fmt: skip
+#: Spec name -> the planner's row for it: a formula reads the inputs as used.
+BIND = {n: f"{{{n}_used}}" for n in (*_USED, "hbm_gb")}
+_READY = "=IF({scenario_ready},"
+
+
+def _used(name):
+    """The row of an input as used: typed, else its blank rule (udfs.plan.RULES)."""
+    q = _INPUTS[name]
+    rule = RULES.get(name)
+    if rule is None:  # a required input: no default
+        formula, note = f'IF(ISNUMBER({{{name}}}),{{{name}}},"")', "Required"
+    else:
+        formula, note = rule.excel_used(f"{{default.{name}}}"), rule.sheet_note
+    return Row(f"{name}_used", q.label, q.unit, "=" + formula, note, "Link", True)
+
+
+def _catalogue_rows():
+    return [
+        Row("catalogue_row", "Accelerator's row in the catalogue", "index",
+            "=IF(ISBLANK({accelerator_name}),0,"
+            "IFERROR(MATCH({accelerator_name},accel_names,0),0))",
+            "0: no accelerator, or not in the catalogue", "Link", True),
+        Row("hbm_gb_used", "HBM per accelerator", "GB",
+            '=IF({catalogue_row}>0,INDEX(accel_hbm_gb,{catalogue_row}),"")',
+            "From the catalogue (memory check)", "Link", True),
+    ]  # fmt: skip
+
+
+def _output_formula(name):
+    """A spec'd output for one column: blank until the scenario is complete."""
+    spec = model.excel(name, bind=BIND)
+    if name == "effective_tflops":  # the override, when typed, is used as is (udfs.plan)
+        override = "{effective_tflops_input_used}"
+        spec = f"IF(ISNUMBER({override}),{override},{spec})"
+    if name == "min_accelerators_for_memory":  # needs the catalogue's HBM
+        return f'=IF(AND({{scenario_ready}},N({{hbm_gb_used}})>0),{spec},"")'
+    return f'{_READY}{spec},"")'
+
+
+def _calc_rows():
+    rows = ["Inputs as used (blanks resolved as in udfs.plan)"]
+    for name in _USED:
+        rows.append(_used(name))
+        if name == "accelerators":
+            catalogue_row, hbm = _catalogue_rows()
+            rows.append(catalogue_row)
+        if name == "peak_tflops":
+            rows.append(hbm)
+    rows.append(
+        Row("scenario_ready", "Scenario complete", "TRUE/FALSE",
+            "=AND(ISNUMBER({total_params_used}),ISNUMBER({training_tokens_used}),"
+            "ISNUMBER({accelerators_used}),"
+            "OR(N({effective_tflops_input_used})>0,N({peak_tflops_used})>0))",
+            "Outputs show only for complete columns", "Calc", True)
+    )  # fmt: skip
+    rows.append("Outputs")
+    for q in PLAN_OUTPUTS:
+        rows.append(Row(q.name, q.label, q.unit, _output_formula(q.name), q.note, "Calc", True))
+    return rows
+
+
+def calculations_sheet(book, scen):
+    widths = {"A": 38, "B": 20, "C": 4}
+    for c in SCENARIO_COLUMNS:
+        widths[get_column_letter(c)] = 17
+    widths[get_column_letter(NOTE_COL)] = 60
+    ws = book.sheet("Calculations", widths)
+    book.title(ws, "Calculations", "Same formula across each row; nothing to type here.")
+    checks_flag(ws, "A3")
+    book.header(ws, 4, ["Quantity", "Unit", ""])
+    for c in SCENARIO_COLUMNS:
+        cell = ws.cell(4, c, book.formula("={scenario_name}", ws.title, get_column_letter(c)))
+        cell.style = "Header"
+    put_text(ws.cell(4, NOTE_COL), "Formula").style = "Header"
+    ws.row_dimensions[4].height = 30
+    book.write_rows(ws, 5, _calc_rows(), SCENARIO_COLUMNS, note_col=NOTE_COL)
+    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4",
+                pages_wide=2, title_cols="A:A")  # fmt: skip
+    return ws

@@ -1,0 +1,104 @@
+"""The Checks sheet: input and consistency checks, and the master check."""
+
+from __future__ import annotations
+
+from openpyxl.utils import get_column_letter
+
+from udfs.quantities import PLAN_INPUTS
+
+from ..sheetkit import Book, bold, check_colours, put_text
+from .layout import FIRST_COL, LAST_COL, SCENARIO_COLUMNS
+
+_PER_SCENARIO = (
+    ("Required inputs typed (or the column is unused)",
+     "=OR({scenario_ready},COUNT({total_params},{active_params},{training_tokens},"
+     "{accelerators})=0)"),
+    ("Number inputs hold numbers (no text such as '405B')",
+     "=COUNTA({numeric_inputs})-COUNTA({accelerator_name})=COUNT({numeric_inputs})"),
+    ("Active parameters <= total parameters",
+     "=OR(NOT({scenario_ready}),{active_params_used}<={total_params_used})"),
+    ("Accelerators is a whole number",
+     "=OR(NOT(ISNUMBER({accelerators})),INT({accelerators})={accelerators})"),
+    ("Required inputs > 0",
+     "=OR(NOT({scenario_ready}),AND({total_params_used}>0,{active_params_used}>0,"
+     "{training_tokens_used}>0,{accelerators_used}>0))"),
+    ("MFU and goodput in (0, 1]",
+     "=AND({mfu_used}>0,{mfu_used}<=1,{goodput_used}>0,{goodput_used}<=1)"),
+    ("Accelerator is in the catalogue (or blank)",
+     "=OR(ISBLANK({accelerator_name}),{catalogue_row}>0)"),
+    ("Prices >= 0, power > 0, overhead and PUE >= 1, bytes > 0",
+     "=AND({usd_per_accelerator_hour_used}>=0,{watts_per_accelerator_used}>0,"
+     "{server_overhead_used}>=1,{pue_used}>=1,{usd_per_kwh_used}>=0,"
+     "{grams_co2_per_kwh_used}>=0,{checkpoint_bytes_per_param_used}>0)"),
+    ("Complete scenarios give numbers",
+     "=OR(NOT({scenario_ready}),AND(ISNUMBER({total_cost_usd}),"
+     "ISNUMBER({wall_clock_days}),ISNUMBER({iterations_per_year})))"),
+)  # fmt: skip
+
+
+def _single_checks(n):
+    """Checks of the whole workbook (one cell each): switch, schedule, default MFU, Summary."""
+    return (
+        ("Active-scenario switch is a whole number 1..N and that scenario is complete",
+         f"=IF(AND(ISNUMBER(active_scenario),active_scenario>=1,active_scenario<={n}),"
+         "AND(INT(active_scenario)=active_scenario,INDEX(scenario_ready,active_scenario)),"
+         "FALSE)"),
+        ("Monthly schedule holds the whole run (shares add up to 100%)",
+         "=OR(NOT({mon.ok}),ABS({mon.share_total}-1)<1E-9)"),
+        ("Default MFU = median implied MFU of the reference runs",
+         "=ABS({default.mfu}-ref_median_mfu)<1E-12"),
+        ("Summary total cost = Calculations total cost of the selected scenario",
+         "=OR(NOT({sel.scenario_ready}),"
+         "{sel.total_cost_usd}=INDEX(total_cost_usd,active_scenario))"),
+    )  # fmt: skip
+
+
+def _numeric_span(book):
+    """First and last Inputs row of the number inputs (only the accelerator name between)."""
+    numeric = [q.name for q in PLAN_INPUTS if q.kind != "text"]
+    top, bottom = book.rows[numeric[0]][1], book.rows[numeric[-1]][1]
+    text_rows = [book.rows[q.name][1] for q in PLAN_INPUTS if q.kind == "text"]
+    assert all(not top < t < bottom for t in text_rows if t != book.rows["accelerator_name"][1])
+    return top, bottom
+
+
+def _per_scenario_rows(book, ws, r):
+    top, bottom = _numeric_span(book)
+    a, b = get_column_letter(FIRST_COL), get_column_letter(LAST_COL)
+    for label, formula in _PER_SCENARIO:
+        put_text(ws.cell(r, 1), label)
+        for c in SCENARIO_COLUMNS:
+            letter = get_column_letter(c)
+            text = formula.replace("{numeric_inputs}", f"Inputs!{letter}{top}:{letter}{bottom}")
+            ws.cell(r, c, book.formula(text, ws.title, letter))
+        ws.cell(r, 3, f"=AND({a}{r}:{b}{r})")
+        r += 1
+    return r
+
+
+def checks_sheet(book, scen):
+    """The Checks sheet: per-scenario checks (with an "All" column), workbook checks, master."""
+    widths = {"A": 58, "B": 4, "C": 10}
+    for c in SCENARIO_COLUMNS:
+        widths[get_column_letter(c)] = 15
+    ws = book.sheet("Checks", widths)
+    book.title(ws, "Checks", "TRUE = passes. The master check must be TRUE.")
+    book.header(ws, 4, ["Check", "", "All"])
+    for c in SCENARIO_COLUMNS:
+        cell = ws.cell(4, c, book.formula("={scenario_name}", ws.title, get_column_letter(c)))
+        cell.style = "Header"
+    ws.row_dimensions[4].height = 30
+    first = 5
+    r = _per_scenario_rows(book, ws, first)
+    for label, formula in _single_checks(len(scen)):
+        put_text(ws.cell(r, 1), label)
+        ws.cell(r, 3, book.formula(formula, ws.title))
+        r += 1
+    r += 1
+    put_text(ws.cell(r, 1), "Master check (every check above)").style = "Section"
+    cell = ws.cell(r, 3, f"=AND(C{first}:C{r - 2})")
+    bold(cell)
+    book.place_cell("master_check", ws, cell.coordinate, named=True)
+    check_colours(ws, f"C{first}:{get_column_letter(LAST_COL)}{r}")
+    Book.finish(ws, freeze="D5")
+    return ws

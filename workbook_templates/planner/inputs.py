@@ -1,0 +1,142 @@
+"""The Inputs sheet: one row per input, one column per scenario, the defaults in column C."""
+
+from __future__ import annotations
+
+from openpyxl.styles import Alignment
+from openpyxl.utils import get_column_letter
+
+from udfs.plan import RULES
+from udfs.quantities import MODEL_CONSTANTS, PLAN_INPUTS
+
+from ..sheetkit import Book, bold, number_format, put_text, validate_rule
+from .layout import (
+    DEFAULT_COL,
+    FIRST_COL,
+    INPUT_HEADER_ROW,
+    LAST_COL,
+    NOTE_COL,
+    PAGE1_LAST,
+    RULE_COL,
+    SCENARIO_COLUMNS,
+)
+
+#: Alert texts of the rules whose "<label> must be <rule>." reads badly.
+_ERRORS = {
+    "a catalogue name": "Pick an accelerator from the list (the Accelerators sheet).",
+    "a date": "Type a date (for example 2026-01-15).",
+    "text": "Type a short name (1 to 60 characters).",
+}
+
+
+def _validation_for(book, ws, q, rng):
+    """Data validation for one input row from its PLAN_INPUTS rule (sheetkit's encoding)."""
+    rule = "a whole number > 0" if q.name == "accelerators" else q.rule  # whole accelerators
+    total = None  # the scenario_name row comes before total_params
+    if "total_params" in book.rows:
+        total = book.ref("total_params", ws.title, get_column_letter(FIRST_COL))
+    validate_rule(book, ws, rng, rule, q.label, q.unit, q.note, error=_ERRORS.get(rule),
+                  total=total, list_source="accel_names")  # fmt: skip
+
+
+def _header(book, ws, scen):
+    book.title(
+        ws,
+        "Inputs",
+        "One row per input, one column per scenario. Type in the yellow cells; a blank cell "
+        "takes the value in column C.",
+    )
+    put_text(ws.cell(3, 1), "Column type").style = "Note"
+    for c, s in zip(SCENARIO_COLUMNS, scen, strict=True):
+        put_text(ws.cell(3, c), s["kind"]).style = "Note"
+    book.header(ws, INPUT_HEADER_ROW, ["Scenario", "Unit", "Used when blank"])
+    put_text(ws.cell(INPUT_HEADER_ROW, NOTE_COL), "Notes and sources").style = "Header"
+    put_text(ws.cell(INPUT_HEADER_ROW, RULE_COL), "Allowed values").style = "Header"
+    ws.row_dimensions[INPUT_HEADER_ROW].height = 30
+
+
+def _used_when_blank(book, ws, r, q):
+    """Column C: the rule's fixed default (a named cell), or what a blank means."""
+    rule = RULES.get(q.name)
+    if rule is None:  # required inputs
+        if q.name != "scenario_name":
+            put_text(ws.cell(r, DEFAULT_COL), "required").style = "Note"
+        return
+    if rule.default is None:
+        put_text(ws.cell(r, DEFAULT_COL), rule.blank_text).style = "Note"
+        return
+    dc = ws.cell(r, DEFAULT_COL, rule.default)
+    dc.style = "Constant"
+    dc.number_format = number_format(q.unit)
+    if q.name == "watts_per_accelerator":  # the TDP first, then this figure
+        dc.number_format = '"TDP, else "#,##0'
+    book.place_cell(f"default.{q.name}", ws, dc.coordinate)
+
+
+def _input_rows(book, ws, scen):
+    r = INPUT_HEADER_ROW
+    for q in PLAN_INPUTS:
+        if q.name != "scenario_name":
+            r += 1
+            book.label_cells(ws, r, q.label, q.unit, q.note, note_col=NOTE_COL)
+            put_text(ws.cell(r, RULE_COL), q.rule).style = "Note"
+        book.place_row(q.name, ws, r, FIRST_COL, LAST_COL, named=True)
+        for c, s in zip(SCENARIO_COLUMNS, scen, strict=True):
+            cell = book.input_cell(ws.cell(r, c), s["values"].get(q.name), q.unit)
+            if q.name == "scenario_name":
+                bold(cell)
+                cell.alignment = Alignment(wrap_text=True, vertical="center")
+        _used_when_blank(book, ws, r, q)
+        rng = f"{get_column_letter(FIRST_COL)}{r}:{get_column_letter(LAST_COL)}{r}"
+        _validation_for(book, ws, q, rng)
+    return r
+
+
+def _constants(book, ws, r):
+    ws.cell(r, 1, "Model constants (the engine's; fixed)").style = "Section"
+    for q in MODEL_CONSTANTS:
+        r += 1
+        book.label_cells(ws, r, q.label, q.unit, q.note, note_col=NOTE_COL)
+        cell = ws.cell(r, DEFAULT_COL, q.default)
+        cell.style = "Constant"
+        book.place_cell(q.name, ws, cell.coordinate, named=True)
+    return r
+
+
+def _sources(ws, r, scen):
+    ws.cell(r, 1, "Where the preloaded columns come from").style = "Section"
+    for s in scen:
+        if s["note"]:
+            r += 1
+            put_text(ws.cell(r, 1), s["values"]["scenario_name"]).alignment = Alignment(
+                vertical="top", wrap_text=True
+            )
+            put_text(ws.cell(r, 2), s["note"]).style = "Note"
+            ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=PAGE1_LAST)
+    r += 2
+    watts = RULES["watts_per_accelerator"].default
+    put_text(
+        ws.cell(r, 1),
+        "Custom columns: type the total parameters, tokens and accelerator count (and the active "
+        "parameters for an MoE model); every other input already holds a default you can change. "
+        "The power is left blank so that it follows the accelerator (its catalogue TDP, else "
+        f"{watts:,.0f} W); the figure used is on Calculations.",
+    ).style = "Note"
+    ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=PAGE1_LAST)
+
+
+def inputs_sheet(book, scen):
+    """The Inputs sheet: every PLAN_INPUTS row, column C from udfs.plan.RULES."""
+    widths = {"A": 34, "B": 20, "C": 13}
+    for c in SCENARIO_COLUMNS:
+        widths[get_column_letter(c)] = 17
+    widths[get_column_letter(NOTE_COL)] = 60
+    widths[get_column_letter(RULE_COL)] = 22
+    ws = book.sheet("Inputs", widths)
+    _header(book, ws, scen)
+    r = _input_rows(book, ws, scen)
+    r = _constants(book, ws, r + 2)
+    _sources(ws, r + 2, scen)
+    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}",
+                print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}", pages_wide=2,
+                title_cols="A:A")  # fmt: skip
+    return ws

@@ -1,0 +1,81 @@
+"""Where things sit in the planner: columns, sheets, and small cell helpers."""
+
+from __future__ import annotations
+
+import math
+
+from ..sheetkit import number_format, put_text
+
+FILENAME = "training-run-planner.xlsx"
+N_CUSTOM = 5
+FIRST_COL = 4  # column D
+DEFAULT_COL = 3  # column C: the value a blank input takes
+INPUT_HEADER_ROW = 4  # the scenario_name row
+MONTHS = 60
+SHEETS = (
+    ("Cover", "Purpose, how to use, colour legend, version, sources"),
+    ("Inputs", "Every input, one row each, one column per scenario: type in the yellow cells"),
+    ("Calculations", "Inputs as used (blanks resolved) and every output, per scenario"),
+    ("Summary", "The selected scenario (active-scenario switch)"),
+    ("Sensitivity", "Two-way grids for the selected scenario, with heat maps"),
+    ("Monthly spend", "Accelerator-hours and cost per calendar month from the start date"),
+    ("Charts", "Scenario comparison; wall-clock days against accelerators"),
+    ("Reference runs", "Disclosed training runs with sources, implied TFLOP/s and MFU"),
+    ("Accelerators", "The accelerator catalogue (the dropdown's source)"),
+    ("Checks", "Input and consistency checks, and the master check"),
+    ("Change log", "Versions of this template"),
+)
+
+#: Scenario columns (column numbers), in order.
+SCENARIO_COLUMNS = tuple(range(FIRST_COL, FIRST_COL + 3 + N_CUSTOM))
+LAST_COL = SCENARIO_COLUMNS[-1]
+NOTE_COL = LAST_COL + 1
+#: Last column of the first printed page of Inputs (notes merged up to it print whole).
+PAGE1_LAST = FIRST_COL + 3
+RULE_COL = LAST_COL + 2
+
+
+def blank_if_nan(value):
+    """None for a missing catalogue figure (None or NaN), else the value."""
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def checks_flag(ws, coordinate):
+    """The master check's verdict in one cell, so every output sheet shows it."""
+    cell = ws[coordinate]
+    cell.value = '=IF(master_check,"Checks: OK","Checks: ERROR, see the Checks sheet")'
+    cell.style = "Link"
+    return cell
+
+
+def single(book, ws, r, name, label, unit, formula, style="Link", note=""):
+    """One labelled single-cell quantity in column C of ``ws``."""
+    book.label_cells(ws, r, label, unit, note, note_col=4)
+    cell = ws.cell(r, 3, book.formula(formula, ws.title))
+    cell.style = style
+    cell.number_format = number_format(unit)
+    book.place_cell(name, ws, cell.coordinate)
+    return cell
+
+
+def show_axes(chart):
+    """openpyxl 3.1 marks axes deleted unless told: show both."""
+    chart.x_axis.delete = False
+    chart.y_axis.delete = False
+
+
+def constant_cell(ws, r, c, value, unit=""):
+    """A fixed figure (grey): a catalogue value, text kept as text, blank when missing."""
+    value = blank_if_nan(value)
+    cell = ws.cell(r, c)
+    if isinstance(value, str):
+        put_text(cell, value)
+    else:
+        cell.value = value
+    cell.style = "Constant"
+    cell.number_format = number_format(unit)
+    return cell

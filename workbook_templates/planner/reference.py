@@ -1,0 +1,134 @@
+"""The catalogue sheets: Accelerators (the dropdown's source) and Reference runs."""
+
+from __future__ import annotations
+
+from openpyxl.styles import Alignment
+
+from udfs import catalogue, model
+
+from ..sheetkit import Book, number_format, paragraph, put_text
+from .layout import constant_cell
+
+
+def accelerators_sheet(book):
+    df = catalogue.accelerators()
+    ws = book.sheet("Accelerators", {"A": 20, "B": 12, "C": 12, "D": 10, "E": 10, "F": 12,
+                                     "G": 10, "H": 80})  # fmt: skip
+    book.title(ws, "Accelerator catalogue", "Dense peak figures (vendor 'with sparsity' = 2x).")
+    cols = (
+        ("name", "Accelerator", ""),
+        ("bf16_tflops", "BF16 TFLOP/s", "TFLOP/s"),
+        ("fp8_tflops", "FP8 TFLOP/s", "TFLOP/s"),
+        ("hbm_gb", "HBM GB", "GB"),
+        ("hbm_tb_per_s", "HBM TB/s", "ratio"),
+        ("scale_up_gb_per_s", "Scale-up GB/s", "W"),
+        ("tdp_watts", "TDP W", "W"),
+    )
+    book.header(ws, 4, [c[1] for c in cols] + ["Source"])
+    for i, (_, row) in enumerate(df.iterrows()):
+        r = 5 + i
+        for j, (field, _, unit) in enumerate(cols):
+            constant_cell(ws, r, 1 + j, row[field], unit)
+        put_text(ws.cell(r, len(cols) + 1), row["source"]).style = "Note"
+    last = 4 + len(df)
+    for field, letter in (("names", "A"), ("bf16_tflops", "B"), ("hbm_gb", "D"),
+                          ("tdp_watts", "G")):  # fmt: skip
+        book.name(f"accel_{field}", f"Accelerators!${letter}$5:${letter}${last}")
+    Book.finish(ws, freeze="B5")
+    return ws
+
+
+def reference_sheet(book):
+    df = catalogue.runs()
+    ws = book.sheet("Reference runs", {"A": 18, "B": 14, "C": 17, "D": 17, "E": 21, "F": 16,
+                                       "G": 12, "H": 15, "I": 12, "J": 10, "K": 12, "L": 10,
+                                       "M": 10, "N": 10, "O": 45, "P": 45})  # fmt: skip
+    book.title(
+        ws,
+        "Reference training runs (public disclosures)",
+        "Implied TFLOP/s = 6 x active x tokens / disclosed accelerator-hours; implied MFU = "
+        "that / the accelerator's dense peak.",
+    )
+    cols = (
+        ("name", "Run", ""),
+        ("architecture", "Architecture", ""),
+        ("total_params", "Total parameters", "parameters"),
+        ("active_params", "Active parameters", "parameters"),
+        ("training_tokens", "Training tokens", "tokens"),
+        ("accelerator", "Accelerator", ""),
+        ("accelerators", "Accelerators", "accelerators"),
+        ("accelerator_hours", "Disclosed accelerator-hours", "accelerator-hours"),
+    )
+    heads = [c[1] for c in cols] + [
+        "Model FLOPs (6ND)",
+        "Peak TFLOP/s",
+        "Implied TFLOP/s",
+        "Implied MFU",
+        "Disclosed MFU",
+        "Active / total",
+        "Source",
+        "Source of the accelerator-hours",
+    ]
+    book.header(ws, 4, heads)
+    ws.row_dimensions[4].height = 45
+    for i, (name, row) in enumerate(df.iterrows()):
+        r = 5 + i
+        for j, (field, _, unit) in enumerate(cols):
+            constant_cell(ws, r, 1 + j, row[field], unit)
+        for c, (formula, unit) in _run_formulas(r).items():
+            ws.cell(r, c, formula).number_format = number_format(unit)
+        constant_cell(ws, r, 13, row["disclosed_mfu"], "fraction")
+        ws.cell(r, 14, f'=IF(COUNT(C{r},D{r})=2,D{r}/C{r},"")').number_format = "0.0%"
+        put_text(ws.cell(r, 15), catalogue.source("run", name)).style = "Note"
+        put_text(ws.cell(r, 16), catalogue.source("run", name, "accelerator_hours")).style = "Note"
+    last = 4 + len(df)
+    for row in ws.iter_rows(min_row=5, max_row=last, max_col=len(heads)):
+        for cell in row:  # a long source wraps downward from the top, beside its own row
+            cell.alignment = Alignment(
+                vertical="top", wrap_text=cell.column >= 15, horizontal=cell.alignment.horizontal
+            )
+    book.name("ref_run_names", f"'Reference runs'!$A$5:$A${last}")
+    book.name("ref_implied_tflops", f"'Reference runs'!$K$5:$K${last}")
+    book.name("ref_implied_mfu", f"'Reference runs'!$L$5:$L${last}")
+    _median(book, ws, last)
+    Book.finish(ws, freeze="B5", print_titles="4:4", pages_wide=2, title_cols="A:A")
+    return ws
+
+
+def _run_formulas(r):
+    """Column -> (formula, unit) of reference run row ``r``: FLOPs, peak, implied TFLOP/s, MFU."""
+    flops = model.excel(
+        "training_flops",
+        {"flops_per_param_token": "flops_per_param_token", "active_params": f"D{r}",
+         "training_tokens": f"E{r}"},
+    )  # fmt: skip
+    tflops = model.excel(
+        "implied_effective_tflops", {"training_flops": f"I{r}", "accelerator_hours": f"H{r}"}
+    )
+    mfu = model.excel("implied_mfu", {"implied_effective_tflops": f"K{r}", "peak_tflops": f"J{r}"})
+    peak = f'IFERROR(INDEX(accel_bf16_tflops,MATCH(F{r},accel_names,0)),"")'
+    return {
+        9: (f'=IF(COUNT(D{r},E{r})=2,{flops},"")', "FLOPs"),
+        10: (f'=IF(F{r}="","",{peak})', "TFLOP/s"),
+        11: (f'=IF(AND(ISNUMBER(I{r}),ISNUMBER(H{r})),{tflops},"")', "TFLOP/s"),
+        12: (f'=IF(AND(ISNUMBER(K{r}),N(J{r})>0),{mfu},"")', "fraction"),
+    }
+
+
+def _median(book, ws, last):
+    """The median implied MFU below the table: the planner's default MFU is checked against it."""
+    r = last + 2
+    put_text(ws.cell(r, 1), "Median implied MFU")
+    cell = ws.cell(r, 12, f"=MEDIAN(L5:L{last})")
+    cell.number_format = "0.0%"
+    book.place_cell("ref.median_mfu", ws, cell.coordinate, named=False)
+    book.name("ref_median_mfu", f"'Reference runs'!$L${r}")
+    paragraph(
+        ws,
+        r + 1,
+        1,
+        "The planner's default MFU (Inputs, column C) is this median. Disclosed hours may "
+        "include failures, restarts, evaluation and other phases, so implied MFU can sit below "
+        "a paper's MFU.",
+        8,  # within the first printed page
+    )

@@ -1,0 +1,123 @@
+"""The Summary sheet: the selected scenario (the active-scenario switch)."""
+
+from __future__ import annotations
+
+from openpyxl.styles import Alignment
+
+from udfs import model
+from udfs.quantities import PLAN_OUTPUTS
+
+from ..sheetkit import Book, bold, paragraph, put_text
+from .layout import single
+
+_OVERRIDE = "ISNUMBER({sel.effective_tflops_input_used})"
+_RESOLVED = (
+    ("total_params_used", "Total parameters", "parameters"),
+    ("active_params_used", "Active parameters per token", "parameters"),
+    ("training_tokens_used", "Training tokens", "tokens"),
+    ("accelerators_used", "Accelerators", "accelerators"),
+    ("accelerator_name", "Accelerator", ""),
+    ("peak_tflops_used", "Peak TFLOP/s per accelerator", "TFLOP/s"),
+    ("mfu_used", "MFU", "fraction"),
+    ("goodput_used", "Goodput", "fraction"),
+    ("usd_per_accelerator_hour_used", "Price per accelerator-hour", "US$/accelerator-hour"),
+    ("start_date", "Run start date", "date"),
+    ("scenario_ready", "Scenario complete", "TRUE/FALSE"),
+)
+
+
+def _switch(book, ws, n):
+    """The active-scenario switch (C4), the selected name and checks, the scenario list."""
+    book.label_cells(ws, 4, "Active scenario (switch)", f"1 to {n}", "")
+    switch = book.input_cell(ws["C4"], 1, "index")
+    book.place_cell("active_scenario", ws, "C4", named=True)
+    prompt = f"Scenario number, 1 to {n} (the list on the right)."
+    error = f"Type a whole number from 1 to {n}."
+    book.validation(ws, "C4", "whole", "1", str(n), "between", prompt=prompt, error=error,
+                    title="Active scenario")  # fmt: skip
+    bold(switch)
+    single(book, ws, 5, "sel.scenario_name", "Selected scenario", "",
+           "=INDEX(scenario_name,{active_scenario})")  # fmt: skip
+    single(book, ws, 6, "sel.checks", "Checks", "",
+           '=IF(master_check,"OK","ERROR: see Checks")', "Calc")  # fmt: skip
+    book.header(ws, 3, ["", "", "", ""])
+    put_text(ws["A3"], "Selected scenario").style = "Header"
+    book.header(ws, 3, ["No.", "Scenario"], first_col=6)
+    for i in range(n):
+        ws.cell(4 + i, 6, i + 1)
+        ws.cell(4 + i, 7, f"=INDEX(scenario_name,{i + 1})").style = "Link"
+
+
+def _mfu_row(book, ws, r, label, unit):
+    """MFU, or with an override the MFU it implies (the override is used as is)."""
+    implied = model.excel(
+        "implied_mfu",
+        {"implied_effective_tflops": "{sel.effective_tflops_input_used}",
+         "peak_tflops": "{sel.peak_tflops_used}"},
+    )  # fmt: skip
+    single(book, ws, r, "sel.mfu_used", label, unit,
+           f'=IF({_OVERRIDE},IF(N({{sel.peak_tflops_used}})>0,{implied},""),'
+           "INDEX(mfu_used,{active_scenario}))")  # fmt: skip
+    ws.cell(r, 1, book.formula(
+        f'=IF({_OVERRIDE},"MFU implied by the override (override / peak)","MFU")',
+        ws.title))  # fmt: skip
+    ws.cell(r, 4, book.formula(
+        f'=IF({_OVERRIDE},"Not typed here: the override is used as is",'
+        '"Typed, or the default MFU")', ws.title)).style = "Note"  # fmt: skip
+
+
+def _override_row(book, ws, r):
+    """The effective TFLOP/s override under the peak, with notes on which one is used."""
+    single(book, ws, r, "sel.effective_tflops_input_used",
+           "Effective TFLOP/s (override)", "TFLOP/s",
+           "=INDEX(effective_tflops_input_used,{active_scenario})")  # fmt: skip
+    ws.cell(r - 1, 4, book.formula(
+        f'=IF({_OVERRIDE},"For reference: the override below is used",'
+        '"Typed, or the catalogue peak")', ws.title)).style = "Note"  # fmt: skip
+    ws.cell(r, 4, book.formula(
+        f'=IF({_OVERRIDE},"OVERRIDE IN USE: time and cost use this figure",'
+        '"none: peak x MFU x goodput")', ws.title)).style = "Note"  # fmt: skip
+
+
+def _inputs_as_used(book, ws, r):
+    ws.cell(r, 1, "Inputs as used").style = "Section"
+    for name, label, unit in _RESOLVED:
+        r += 1
+        if name == "mfu_used":
+            _mfu_row(book, ws, r, label, unit)
+        elif name == "goodput_used":
+            single(book, ws, r, "sel.goodput_used", label, unit,
+                   f'=IF({_OVERRIDE},"not used (override)",'
+                   "INDEX(goodput_used,{active_scenario}))")  # fmt: skip
+            ws.cell(r, 3).alignment = Alignment(horizontal="right")
+        else:
+            single(book, ws, r, f"sel.{name}", label, unit, f"=INDEX({name},{{active_scenario}})")
+        if name == "peak_tflops_used":
+            r += 1
+            _override_row(book, ws, r)
+    return r
+
+
+def summary_sheet(book, scen):
+    """The Summary sheet: INDEX(row, active_scenario) of every input as used and output."""
+    ws = book.sheet("Summary", {"A": 38, "B": 20, "C": 22, "D": 50, "F": 6, "G": 36})
+    book.title(ws, "Summary of the selected scenario", "Change the yellow switch to pick one.")
+    _switch(book, ws, len(scen))
+    r = _inputs_as_used(book, ws, 8)
+    r += 2
+    ws.cell(r, 1, "Outputs").style = "Section"
+    for q in PLAN_OUTPUTS:
+        r += 1
+        single(book, ws, r, f"sel.{q.name}", q.label, q.unit,
+               f"=INDEX({q.name},{{active_scenario}})", "Link")  # fmt: skip
+    r += 2
+    paragraph(
+        ws,
+        r,
+        1,
+        "Every figure is INDEX(row, active_scenario) into the Calculations sheet. A blank "
+        "figure means the scenario's required inputs are not typed yet.",
+        4,
+    )
+    Book.finish(ws, freeze="A4")
+    return ws
