@@ -139,13 +139,13 @@ def test_target_days_and_extended_inputs(capsys):
         (["--total-params", "10B"], "needs --tokens, --accelerators too"),
         (["--accelerators", "2.5"], "--accelerators must be a whole number"),
         (["--accelerators", "2,04,8"], "must group thousands by three digits"),
-        (["--global-batch-tokens", "16M"], "--global-batch-tokens need a peak throughput"),
+        (["--global-batch-tokens", "16M"], "--global-batch-tokens needs a peak throughput"),
         (
             ["--failures-per-accelerator-day", "-1", "--accelerator", "H100"],
             "--failures-per-accelerator-day must be greater than 0",
         ),
         (["--usd-per-hour", "2", "--purchase-usd-per-accelerator", "30000"], "not both"),
-        (["--utilisation", "0.8"], "--utilisation go with --purchase-usd-per-accelerator"),
+        (["--utilisation", "0.8"], "--utilisation goes with --purchase-usd-per-accelerator"),
         (["--preset", ""], "--preset must name a reference run"),
         (["--accelerator", " "], "--accelerator must name an accelerator"),
         (["--accelerator", "H100", "--mfu", "1.5"], "--mfu must be greater than 0 and at most 1"),
@@ -219,9 +219,9 @@ def test_seed_defaults_behind_a_partial_plan_are_named(capsys):
     assert main(["estimate", "--accelerators", "4096"]) == 0
     out = capsys.readouterr().out
     assert "Wall-clock at 4096 accelerators: 23.2 days" in out
-    assert "note: model: the seed's DeepSeek-V3-like plan" in out
-    assert "note: throughput: the seed's 400 effective TFLOP/s" in out
-    assert "note: price: the seed's $2.0 per accelerator-hour" in out
+    assert "note: model: the DeepSeek-V3-like example plan" in out
+    assert "note: throughput: the example plan's 400 effective TFLOP/s" in out
+    assert "note: price: the example plan's $2.0 per accelerator-hour" in out
     assert main(["estimate"]) == 0
     assert "note:" not in capsys.readouterr().out  # the seed itself, as printed by the seed
 
