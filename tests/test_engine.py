@@ -318,7 +318,7 @@ def test_accelerators_for_days_round_trip(hours, days):
         assert e.wall_clock_days(hours, whole - 1) > days * (1 - 1e-12)
 
 
-@given(st.floats(1e-3, 0.1), st.floats(10, 1e4), st.floats(0, 1))
+@given(st.floats(1e-3, 0.1), st.floats(10, 1e4), st.floats(0, 1, allow_subnormal=False))
 def test_optimal_interval_beats_its_neighbours(d, m, r):
     # Daly's interval is near-optimal for the first-order waste: no worse than 0.5x or 2x it.
     tau = e.checkpoint_interval_hours(d, m)

@@ -21,7 +21,7 @@ import numbers
 import numpy as np
 import xlwings as xw
 
-from .validation import InputError
+from .validation import InputError, OutOfRangeError
 
 __all__ = [
     "EXCEL_ERRORS",
@@ -314,6 +314,19 @@ def input_error(function, err: InputError, labels=None):
     not an Excel argument (an intermediate such as ``training_flops``) is called one.
     """
     labels = labels or {}
+    if isinstance(err, OutOfRangeError):
+        # "TRAIN_COST: the result at row 2, column 1 is out of range (above 1.8e308): lower
+        # usd_per_accelerator_hour (1e+305)"; argument is the first driver's Excel name.
+        position = tuple(int(i) for i in err.position) if err.position else None
+        text = err.describe(
+            position_label=describe_position(position) if position else None,
+            label_of=lambda name: labels.get(name, f"the intermediate {name}"),
+        )
+        cell_error = CellError(function, None, text)
+        if err.drivers:
+            cell_error.argument = labels.get(err.argument, err.argument)
+        cell_error.position = position
+        return cell_error
     if err.argument in labels:
         argument = labels[err.argument]
     else:

@@ -424,7 +424,7 @@ def checkpoint_interval_hours(checkpoint_write_hours, mtbf_hours):
     m = check_positive("mtbf_hours", mtbf_hours)
     d, m = np.broadcast_arrays(d, m)
     x = d / (2.0 * m)
-    young = np.sqrt(2.0 * d * m)
+    young = np.sqrt(2.0 * d) * np.sqrt(m)  # not sqrt(2dm): that product can underflow to 0
     daly = young * (1.0 + np.sqrt(x) / 3.0 + x / 9.0) - d
     return _ret(np.where(d < 2.0 * m, daly, m))
 

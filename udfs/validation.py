@@ -381,18 +381,19 @@ def out_of_range(result, value, inputs, *, shape=(), position=None, result_label
 def check_result(result, value, inputs, *, allow_zero=False, result_label=None):
     """``value`` if every element is a usable figure, else :class:`OutOfRangeError`.
 
-    Usable: finite, not denormal (non-zero below 2.2e-308) and, unless ``allow_zero``, not 0
-    (a figure that must be positive and underflowed). The error names the ``inputs``
-    (argument name -> value) that drove the figure out of range; see :func:`drivers_of`.
+    Usable: finite and, unless ``allow_zero``, at least 2.2e-308 in size (a figure that must
+    be positive and underflowed to a denormal or 0 is out of range; with ``allow_zero``, a
+    cost that underflowed is as good as 0). The error names the ``inputs`` (argument name ->
+    value) that drove the figure out of range; see :func:`drivers_of`.
     """
     arr = np.asarray(value, dtype=float)
     if arr.size:
         lo, hi = _min_max(arr)
         if lo >= SMALLEST_NORMAL and hi <= LARGEST:  # NaN fails both comparisons
             return value
-    bad = ~np.isfinite(arr) | ((arr != 0) & (np.abs(arr) < SMALLEST_NORMAL))
-    if not allow_zero:
-        bad |= arr == 0
+    bad = ~np.isfinite(arr)
+    if not allow_zero:  # a figure that must be positive, and that later figures divide by
+        bad |= np.abs(arr) < SMALLEST_NORMAL
     if not bad.any():
         return value
     pos = _first_bad(bad)
