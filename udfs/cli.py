@@ -29,7 +29,18 @@ import numpy as np
 
 from . import __version__
 from .quantities import SEED_PLAN
-from .validation import SMALLEST_NORMAL, InputError, OutOfRangeError, check_result, is_blank
+from .validation import (
+    SMALLEST_NORMAL,
+    InputError,
+    OutOfRangeError,
+    check_at_least,
+    check_fraction,
+    check_non_negative,
+    check_positive,
+    check_result,
+    check_whole,
+    is_blank,
+)
 
 __all__ = ["main", "parse_number", "CommandError"]
 
@@ -295,6 +306,58 @@ def _base_plan(args, given, notes):
     return plan, args.accelerator
 
 
+def _below_one(name, value):
+    if check_fraction(name, value, allow_zero=True) >= 1:
+        raise InputError(name, "must be less than 1", value=value)
+
+
+#: The range rule of each number flag (the engine's), checked before anything else so that a
+#: bad value is named even where the flag would not apply.
+_RULES = {
+    **dict.fromkeys(
+        (
+            "total_params",
+            "active_params",
+            "training_tokens",
+            "effective_tflops",
+            "peak_tflops",
+            "watts_per_accelerator",
+            "checkpoint_bytes_per_param",
+            "failures_per_accelerator_day",
+            "accelerators_per_node",
+            "checkpoint_write_minutes",
+            "global_batch_tokens",
+            "sequence_tokens",
+            "interconnect_gb_per_s",
+            "hbm_gb",
+            "training_state_bytes_per_param",
+            "amortisation_years",
+            "target_days",
+        ),
+        check_positive,
+    ),
+    **dict.fromkeys(
+        (
+            "usd_per_accelerator_hour",
+            "usd_per_kwh",
+            "grams_co2_per_kwh",
+            "failures_per_1000_node_days",
+            "restart_minutes",
+            "purchase_usd_per_accelerator",
+            "other_costs_usd",
+        ),
+        check_non_negative,
+    ),
+    **dict.fromkeys(("mfu", "goodput", "utilisation"), check_fraction),
+    **dict.fromkeys(
+        ("server_overhead", "pue", "tensor_parallel", "pipeline_parallel", "pipeline_interleave"),
+        lambda name, value: check_at_least(name, value, 1.0),
+    ),
+    "accelerators": check_whole,
+    "comm_overlap": _below_one,
+}
+
+
 def _plan_from_args(args):
     """Engine keyword arguments from the flags, a preset, a catalogue accelerator, the example.
 
@@ -306,6 +369,9 @@ def _plan_from_args(args):
 
     given = {dest: getattr(args, dest) for _, dest, _ in _ESTIMATE_FLAGS}
     given = {k: v for k, v in given.items() if v is not None}
+    for dest, value in [*given.items(), ("target_days", args.target_days)]:
+        if value is not None:
+            _RULES[dest](dest, value)
     if args.accelerator is not None and not args.accelerator.strip():
         raise CommandError(
             "--accelerator must name an accelerator (see `compute-lab accelerators`)"
@@ -686,6 +752,8 @@ def _once(cls):
 
         class Once(cls):
             def __call__(self, parser, namespace, values, option_string=None):
+                if self.nargs is None and isinstance(values, list):  # argparse's --flag=--
+                    parser.error(f"argument {option_string}: expected one value, not '--'")
                 given = parser.given_flags
                 first = given.get(self.dest)
                 if first is not None:
@@ -709,6 +777,11 @@ class _Parser(argparse.ArgumentParser):
         kwargs["allow_abbrev"] = False  # --tok is not --tokens
         super().__init__(*args, **kwargs)
         self.given_flags = {}
+        # A value such as -1e-315 or -2.5k is a (negative) value, not a flag: argparse's own
+        # pattern knows only -1 and -1.5, and would answer "expected one argument".
+        self._negative_number_matcher = re.compile(
+            r"^-(\d[\d,_]*(\.\d*)?|\.\d+)(e[-+]?\d+)?\s*[kmbgtp%]?$", re.I | re.ASCII
+        )
 
     def error(self, message):  # one line, exit 2
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -722,15 +795,18 @@ class _Parser(argparse.ArgumentParser):
             action.__class__ = _once(type(action))
         return super()._add_action(action)
 
-    def visible_flags(self):
-        """The flags ``--help`` lists (hidden aliases left out)."""
-        return [
-            flag
+    def known_flags(self):
+        """Every long flag -> the flag to suggest for it (a hidden alias -> its listed name)."""
+        listed = {}
+        for action in self._actions:
+            if action.help is not argparse.SUPPRESS and action.option_strings:
+                listed.setdefault(action.dest, action.option_strings[-1])
+        return {
+            flag: listed.get(action.dest, flag)
             for action in self._actions
-            if action.help is not argparse.SUPPRESS
             for flag in action.option_strings
             if flag.startswith("--")
-        ]
+        }
 
 
 def build_parser(command=None):
@@ -754,13 +830,12 @@ def build_parser(command=None):
 
 
 def _suggest(typed, flags):
-    """``did you mean --tokens?`` for a mistyped flag, or ''."""
+    """``; did you mean --tokens?`` for a mistyped flag (``flags``: see ``known_flags``)."""
     name = typed.split("=", 1)[0]
-    starts = sorted({f for f in flags if f.startswith(name)})
-    close = starts if 0 < len(starts) <= 3 else difflib.get_close_matches(name, flags, n=1)
-    if not close:
-        return ""
-    return f"; did you mean {' or '.join(close)}?"
+    starts = sorted({flags[f] for f in flags if f.startswith(name)})
+    if not 0 < len(starts) <= 3:
+        starts = [flags[f] for f in difflib.get_close_matches(name, list(flags), n=1)]
+    return f"; did you mean {' or '.join(starts)}?" if starts else ""
 
 
 def _unknown(chain, extras):
@@ -773,7 +848,7 @@ def _unknown(chain, extras):
     flags = [a for a in extras if a.startswith("--") or (a.startswith("-") and a[1:2].isalpha())]
     if flags:
         typed = flags[0].split("=", 1)[0]
-        known = [f for p in chain for f in p.visible_flags()]
+        known = {f: g for p in chain for f, g in p.known_flags().items()}
         return f"{prog}: error: unknown flag {typed}{_suggest(typed, known)}"
     return f"{prog}: error: unexpected argument {extras[0]!r} (flags take one value each)"
 
