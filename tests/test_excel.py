@@ -618,3 +618,86 @@ def test_not_available_is_documented_per_route():
     for text in (x.__doc__, x.ACCEL_SPEC.__doc__):
         flat = " ".join(text.split())
         assert "classic" in flat and "ISNA() is FALSE" in flat and "ISNUMBER()" in flat
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 8: results finite or a cell error naming the arguments; denormals; no warnings
+# ---------------------------------------------------------------------------------------------
+
+
+def test_issue8_2_out_of_range_result_names_the_excel_argument():
+    err = raises(
+        lambda: x.TRAIN_COST(37e9, 14.8e12, 400, 1e305),
+        "TRAIN_COST: the result is out of range (above 1.8e308): lower "
+        "usd_per_accelerator_hour (1e+305)",
+    )
+    assert err.argument == "usd_per_accelerator_hour" and err.position is None
+    err = raises(
+        lambda: x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2, 1e300, None, 1e300),
+        "TRAIN_PLAN: electricity cost is out of range (above 1.8e308)",
+        "lower watts_per_accelerator (1e+300) or usd_per_kwh (1e+300)",
+    )
+    assert err.argument == "watts_per_accelerator"
+    # The engine's training_tokens is TRAIN_PLAN's tokens.
+    raises(
+        lambda: x.TRAIN_PLAN(671e9, 37e9, 1e300, 2048, 400, 2),
+        "TRAIN_PLAN: training compute (FLOPs) is out of range (above 1.8e308): lower tokens",
+    )
+
+
+def test_issue8_2_out_of_range_in_a_range_names_the_cell():
+    err = raises(
+        lambda: x.TRAIN_DAYS(37e9, [[14.8e12], [14.8e12], [1e300]], 2048, 400),
+        "TRAIN_DAYS: the result at row 3, column 1 is out of range (above 1.8e308)",
+        "lower tokens (1e+300)",
+    )
+    assert err.position == (2, 0) and err.argument == "tokens"
+
+
+def test_issue8_2_underflow_is_refused_not_zero():
+    raises(
+        lambda: x.TRAIN_FLOPS(1e-200, 1e-200),
+        "TRAIN_FLOPS: the result is out of range (below 2.2e-308)",
+        "raise active_params (1e-200) or tokens (1e-200)",
+    )
+    # A cost may be 0, so one that underflows is 0 (Excel's smallest number is 2.2E-308).
+    assert x.TRAIN_CO2_T(2.3e-308, 481) == 0.0
+    assert x.TRAIN_COST(37e9, 14.8e12, 400, 0) == 0.0
+
+
+@pytest.mark.parametrize("value", [5e-324, 1e-320])
+def test_issue8_8_denormal_cells_are_refused_by_argument(value):
+    raises(
+        lambda: x.TRAIN_DAYS(37e9, 14.8e12, 2048, value),
+        "TRAIN_DAYS: effective_tflops is too close to 0 to compute with",
+    )
+    raises(
+        lambda: x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2, 700, 1, value),
+        "TRAIN_PLAN: usd_per_kwh is too close to 0",
+    )
+    raises(
+        lambda: x.TRAIN_COST(37e9, 14.8e12, 400, [[2.0], [value]]),
+        "TRAIN_COST: usd_per_accelerator_hour at row 2, column 1 is too close to 0",
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 1e305),
+        lambda: x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 1e-300, 2, 1e300, None, 1e300, 1e300),
+        lambda: x.TRAIN_COST(37e9, 1e300, 400, 1e300),
+        lambda: x.TRAIN_DAYS(1e200, 1e200, 1, 1),
+        lambda: x.MIN_ACCELS_FOR_MEMORY(1e300, 1e-300),
+        lambda: x.TRAIN_GOODPUT(1e-300, 1e300, 0),
+    ],
+)
+def test_issue8_10_no_warning_from_any_function(call):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning would fail the call instead
+        with np.errstate(all="warn"):
+            with pytest.raises(xw.XlwingsError) as info:
+                call()
+    assert "Warning" not in str(info.value) and "\n" not in str(info.value)
