@@ -13,6 +13,7 @@ import io
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -115,6 +116,19 @@ def _refused(code, out, err, caught, *needles):
     assert not caught, [str(w.message) for w in caught]
     for needle in needles:
         assert needle in err, (needle, err)
+    if err.startswith("compute-lab estimate: error:") and "unknown flag" not in err:
+        for flag in re.findall(r"(?<![\w-])--[a-z0-9][a-z0-9-]*", err):
+            assert flag in ESTIMATE_FLAGS_KNOWN, (flag, err)  # a flag the user can type
+
+
+def _estimate_flags():
+    from udfs.cli import build_parser
+
+    parser, _ = build_parser("estimate")
+    return frozenset(parser.commands["estimate"].known_flags())
+
+
+ESTIMATE_FLAGS_KNOWN = _estimate_flags()
 
 
 @pytest.fixture()

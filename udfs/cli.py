@@ -276,7 +276,8 @@ def _base_plan(args, given, notes):
                    if k not in plan and k not in given]  # fmt: skip
         if missing:
             raise CommandError(
-                f"--preset {r['name']!r} does not disclose {', '.join(missing)}: "
+                f"--preset {r['name']!r} does not disclose its "
+                f"{', '.join(k.replace('_', ' ') for k in missing)}: "
                 f"give {_flags(missing)}"
             )
         accel_name = args.accelerator or r["accelerator"]
