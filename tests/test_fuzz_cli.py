@@ -117,7 +117,8 @@ def _refused(code, out, err, caught, *needles):
     for needle in needles:
         assert needle in err, (needle, err)
     if err.startswith("compute-lab estimate: error:") and "unknown flag" not in err:
-        for flag in re.findall(r"(?<![\w-])--[a-z0-9][a-z0-9-]*", err):
+        said = re.sub(r"\(got .*\)|'[^']*'|\"[^\"]*\"", "", err)  # not the value echoed
+        for flag in re.findall(r"(?<![\w-])--[a-z0-9][a-z0-9-]*", said):
             assert flag in ESTIMATE_FLAGS_KNOWN, (flag, err)  # a flag the user can type
 
 
@@ -502,3 +503,19 @@ def test_real_command_prints_the_example_plan_with_warnings_as_errors(tmp_path):
     code, out, err = _real("estimate", cwd=tmp_path)
     assert code == 0 and err == ""
     assert out.splitlines()[:6] == list(SEED_OUTPUT_LINES)
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(flag=st.sampled_from(NUMBER_FLAGS), text=st.text(max_size=12))
+def test_any_text_for_any_flag_is_a_number_or_one_line(flag, text, empty_cwd):
+    code, out, err, caught = _run(["estimate", *CONTEXT.get(flag, []), f"{flag}={text}"])
+    if code == 0:
+        assert err == "" and not caught
+        assert "inf" not in out.lower() and "nan" not in out.lower()
+    else:
+        _refused(code, out, err, caught, "compute-lab estimate: error: ")
+        assert flag in err or "--" in err
