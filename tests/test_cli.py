@@ -1,6 +1,9 @@
 """The compute-lab command: the seed's lines, flags, presets, JSON, and bad input."""
 
+import argparse
 import json
+import math
+import re
 import subprocess
 import sys
 
@@ -139,13 +142,13 @@ def test_target_days_and_extended_inputs(capsys):
         (["--total-params", "10B"], "needs --tokens, --accelerators too"),
         (["--accelerators", "2.5"], "--accelerators must be a whole number"),
         (["--accelerators", "2,04,8"], "must group thousands by three digits"),
-        (["--global-batch-tokens", "16M"], "--global-batch-tokens need a peak throughput"),
+        (["--global-batch-tokens", "16M"], "--global-batch-tokens needs a peak throughput"),
         (
             ["--failures-per-accelerator-day", "-1", "--accelerator", "H100"],
             "--failures-per-accelerator-day must be greater than 0",
         ),
         (["--usd-per-hour", "2", "--purchase-usd-per-accelerator", "30000"], "not both"),
-        (["--utilisation", "0.8"], "--utilisation go with --purchase-usd-per-accelerator"),
+        (["--utilisation", "0.8"], "--utilisation goes with --purchase-usd-per-accelerator"),
         (["--preset", ""], "--preset must name a reference run"),
         (["--accelerator", " "], "--accelerator must name an accelerator"),
         (["--accelerator", "H100", "--mfu", "1.5"], "--mfu must be greater than 0 and at most 1"),
@@ -219,9 +222,9 @@ def test_seed_defaults_behind_a_partial_plan_are_named(capsys):
     assert main(["estimate", "--accelerators", "4096"]) == 0
     out = capsys.readouterr().out
     assert "Wall-clock at 4096 accelerators: 23.2 days" in out
-    assert "note: model: the seed's DeepSeek-V3-like plan" in out
-    assert "note: throughput: the seed's 400 effective TFLOP/s" in out
-    assert "note: price: the seed's $2.0 per accelerator-hour" in out
+    assert "note: model: the DeepSeek-V3-like example plan" in out
+    assert "note: throughput: the example plan's 400 effective TFLOP/s" in out
+    assert "note: price: the example plan's $2.0 per accelerator-hour" in out
     assert main(["estimate"]) == 0
     assert "note:" not in capsys.readouterr().out  # the seed itself, as printed by the seed
 
@@ -261,3 +264,252 @@ def test_total_cost_says_when_electricity_is_not_priced(capsys):
 def test_table_formats_are_exclusive():
     code, _, err = run("runs", "--csv", "--json")
     assert code == 2 and "not allowed with" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# Regressions: issue 8 (hardening) and issue 13 (command-line polish)
+# ---------------------------------------------------------------------------------------------
+
+
+def _refusal(capsys, *argv):
+    """In-process: exit status 2 and the single stderr line."""
+    code = main(["estimate", *argv])
+    captured = capsys.readouterr()
+    assert code == 2, captured
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    return lines[0]
+
+
+def test_issue8_2_overflowed_figures_are_refused_naming_the_flags(capsys):
+    line = _refusal(capsys, "--usd-per-hour", "1e305")
+    assert line == (
+        "compute-lab estimate: error: compute cost is out of range (above 1.8e308): "
+        "lower --usd-per-hour (1e+305)"
+    )
+    line = _refusal(capsys, "--watts", "1e300", "--usd-per-kwh", "1e300", "--json")
+    assert "electricity cost is out of range" in line
+    assert "lower --watts (1e+300) or --usd-per-kwh (1e+300)" in line
+
+
+def test_issue8_2_json_is_strict_and_finite(capsys):
+    def refuse(constant):
+        raise AssertionError(constant)
+
+    for argv in (
+        [],
+        ["--usd-per-hour", "1e300"],
+        ["--usd-per-kwh", "0", "--grams-co2-per-kwh", "0"],
+        ["--accelerator", "H100", "--failures-per-accelerator-day", "1e-300"],
+    ):
+        assert main(["estimate", "--json", *argv]) == 0
+        data = json.loads(capsys.readouterr().out, parse_constant=refuse)
+        assert all(v is None or math.isfinite(v) for v in data.values() if not isinstance(v, dict))
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--comm-overlap", "5"], "--comm-overlap must be between 0 and 1 (got 5)"),
+        (["--tensor-parallel", "-5"], "--tensor-parallel must be at least 1 (got -5)"),
+        (["--pipeline-parallel", "0"], "--pipeline-parallel must be at least 1 (got 0)"),
+        (["--sequence-tokens", "-1"], "--sequence-tokens must be greater than 0 (got -1)"),
+        (["--restart-minutes", "-1"], "--restart-minutes must be 0 or more (got -1)"),
+        (
+            ["--checkpoint-write-minutes", "-1"],
+            "--checkpoint-write-minutes must be greater than 0 (got -1)",
+        ),
+        (
+            ["--training-state-bytes-per-param", "-1"],
+            "--training-state-bytes-per-param must be greater than 0 (got -1)",
+        ),
+        (["--total-params", "-1"], "--total-params must be greater than 0 (got -1)"),
+        (["--mfu", "2"], "--mfu must be greater than 0 and at most 1 (got 2)"),
+    ],
+)
+def test_issue8_7_flags_that_do_not_apply_are_still_validated(capsys, argv, needle):
+    assert needle in _refusal(capsys, *argv)
+
+
+def test_issue8_7_a_valid_flag_that_does_not_apply_says_so(capsys):
+    main(["estimate", "--tensor-parallel", "8", "--comm-overlap", "0.5", "--restart-minutes", "5"])
+    out = capsys.readouterr().out
+    assert (
+        "note: --tensor-parallel, --comm-overlap do not affect the result without "
+        "--global-batch-tokens" in out
+    )
+    assert "note: --restart-minutes does not affect the result without" in out
+    main(["estimate", "--training-state-bytes-per-param", "20"])
+    assert "--training-state-bytes-per-param does not affect the result" in capsys.readouterr().out
+    main(["estimate", "--accelerator", "H100", "--training-state-bytes-per-param", "20"])
+    assert "does not affect" not in capsys.readouterr().out  # H100's HBM is published
+
+
+@pytest.mark.parametrize(
+    ("flag", "text"),
+    [
+        ("--target-days", "5e-324"),
+        ("--target-days", "1e-320"),
+        ("--checkpoint-write-minutes", "5e-324"),
+        ("--total-params", "5e-324"),
+        ("--usd-per-kwh", "1e-320"),
+        ("--tokens", "1e-400"),  # underflows to 0 when read
+    ],
+)
+def test_issue8_8_denormals_are_refused_by_the_flag_typed(capsys, flag, text):
+    line = _refusal(capsys, flag, text)
+    assert line == (
+        f"compute-lab estimate: error: argument {flag}: is too close to 0 to compute with "
+        f"(below 2.2e-308; got '{text}')"
+    )
+
+
+def test_issue8_8_tiny_target_days_is_not_an_internal_error(capsys):
+    line = _refusal(capsys, "--target-days", "1e-307", "--effective-tflops", "1e-5")
+    assert "is out of range (above 1.8e308)" in line and "--target-days (1e-307)" in line
+
+
+def _known_flags():
+    from udfs.cli import build_parser
+
+    parser, _ = build_parser("estimate")
+    return set(parser.commands["estimate"].known_flags())
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--checkpoint-bytes-per-param", "0"], "--checkpoint-bytes-per-param must be"),
+        (
+            [
+                "--accelerator",
+                "H100",
+                "--failures-per-accelerator-day",
+                "1e-3",
+                "--checkpoint-write-minutes",
+                "1e-306",
+            ],  # fmt: skip
+            "raise --checkpoint-write-minutes (1e-306)",
+        ),
+        (
+            ["--total-params", "1e-300", "--tokens", "1", "--accelerators", "8"],
+            "raise --total-params (1e-300)",
+        ),
+        (["--tokens", "1e300", "--total-params", "1e10", "--accelerators", "8"], "--tokens"),
+        (
+            ["--training-tokens", "1e300", "--total-params", "1e10", "--accelerators", "8"],
+            "lower --training-tokens (1e+300)",
+        ),  # fmt: skip
+        (
+            [
+                "--accelerator",
+                "H100",
+                "--global-batch-tokens",
+                "16M",
+                "--tensor-parallel",
+                "8",
+                "--pipeline-parallel",
+                "16",
+                "--accelerators",
+                "16",
+            ],  # fmt: skip
+            "--tensor-parallel x --pipeline-parallel must not exceed --accelerators",
+        ),
+        (
+            ["--accelerator", "H100", "--failures-per-1000-node-days", "1e300"],
+            "--failures-per-1000-node-days is so high",
+        ),
+        (["--effective-tflops", "400", "--peak-tflops", "900"], "leave out --peak-tflops"),
+    ],
+)
+def test_issue8_9_messages_name_flags_that_exist(capsys, argv, needle):
+    line = _refusal(capsys, *argv)
+    assert needle in line
+    for flag in re.findall(r"--[a-z0-9][a-z0-9-]*", line):
+        assert flag in _known_flags(), (flag, line)
+    for internal in ("--bytes-per-param", "--checkpoint-write-hours", "--accelerator-hours",
+                     "--training-flops", "--mtbf-hours"):  # fmt: skip
+        assert internal + " " not in line + " ", line
+
+
+def test_issue8_10_no_warning_reaches_stderr_even_as_errors(tmp_path):
+    for argv in (
+        ["estimate", "--usd-per-hour", "1e305"],
+        ["estimate", "--target-days", "1e-300"],
+        ["estimate", "--watts", "1e300", "--usd-per-kwh", "1e300"],
+        ["estimate", "--accelerator", "H100", "--peak-tflops", "1e-300"],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-W", "error", "-m", "udfs.cli", *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+        assert proc.returncode in (0, 2), proc.stderr
+        assert "Warning" not in proc.stderr and "Traceback" not in proc.stderr
+        assert len(proc.stderr.splitlines()) <= 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["--tokens", "1T", "--training-tokens", "2T"],
+            "compute-lab estimate: error: --training-tokens and --tokens set the same thing; "
+            "give one of them",
+        ),
+        (
+            ["--accelerators", "8", "--accelerators", "16"],
+            "compute-lab estimate: error: --accelerators is given twice; give it once",
+        ),
+        (
+            ["--total", "70B", "--tok", "2T"],
+            "compute-lab estimate: error: unknown flag --total; did you mean --total-params?",
+        ),
+        (
+            ["--tok", "2T"],
+            "compute-lab estimate: error: unknown flag --tok; did you mean --tokens?",
+        ),
+    ],
+)
+def test_issue8_11_repeats_aliases_and_abbreviations_are_refused(capsys, argv, line):
+    assert _refusal(capsys, *argv) == line
+
+
+@pytest.mark.parametrize("text", ["٣", "１２３", "1٣", "1__0", "1_0", "_1", "1,00", "١e3", "1e5e5"])
+def test_issue8_12_only_ascii_digits_in_the_documented_forms(text):
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_number(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("16k", 16e3), ("2,048", 2048.0), ("1_000_000", 1e6), ("-2.5k", -2500.0), (".5", 0.5)],
+)
+def test_issue8_12_documented_forms_still_parse(text, value):
+    assert parse_number(text) == value
+
+
+def test_issue13_runs_table_fits_100_columns():
+    code, out, err = run("runs")
+    assert code == 0, err
+    assert max(map(len, out.splitlines())) <= 100
+    assert "Llama 3.1 405B" in out and "30,840,000" in out and "+14%" in out
+
+
+def test_issue13_accelerators_flag_is_told_it_wants_a_count(capsys):
+    line = _refusal(capsys, "--accelerators", "H100")
+    assert "a number such as 671e9" not in line
+    assert "must be a whole number of accelerators, e.g. 2048 or 16k" in line
+    assert "--accelerator" in line.split("e.g.")[1]
+
+
+def test_issue13_grammar(capsys):
+    assert "--mfu needs a peak throughput" in _refusal(capsys, "--mfu", "0.4")
+    assert "--mfu, --goodput need a peak" in _refusal(capsys, "--mfu", "0.4", "--goodput", "1")
+    assert main(["estimate", "--accelerators", "1", "--target-days", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Wall-clock at 1 accelerator: " in out
+    assert "Accelerators for 1 day: " in out

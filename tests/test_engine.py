@@ -274,7 +274,15 @@ def test_flops_linear_in_tokens_and_active_params(n_act, d, k):
     assert e.training_flops(n_act, d * k) == pytest.approx(k * base, rel=1e-12)
 
 
-@given(params, tokens, tflops, count, st.floats(0, 100), st.floats(1, 2000), st.floats(1, 3))
+@given(
+    params,
+    tokens,
+    tflops,
+    count,
+    st.floats(0, 100, allow_subnormal=False),
+    st.floats(1, 2000),
+    st.floats(1, 3),
+)
 def test_costs_and_energy_are_non_negative(n_act, d, t, n, usd, watts, pue):
     r = e.estimate(
         n_act * 2,
@@ -310,7 +318,7 @@ def test_accelerators_for_days_round_trip(hours, days):
         assert e.wall_clock_days(hours, whole - 1) > days * (1 - 1e-12)
 
 
-@given(st.floats(1e-3, 0.1), st.floats(10, 1e4), st.floats(0, 1))
+@given(st.floats(1e-3, 0.1), st.floats(10, 1e4), st.floats(0, 1, allow_subnormal=False))
 def test_optimal_interval_beats_its_neighbours(d, m, r):
     # Daly's interval is near-optimal for the first-order waste: no worse than 0.5x or 2x it.
     tau = e.checkpoint_interval_hours(d, m)
@@ -357,3 +365,133 @@ def test_integer_counts_pass_through_and_fractions_do_not():
     assert list(e.wall_clock_days(2048 * 24, n)) == [256.0, 128.0, 1.0]
     with pytest.raises(InputError, match="whole number"):
         e.wall_clock_days(100, np.array([8.0, 8.5]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 8: outputs finite or refused, denormals refused, every argument checked, no warnings
+# ---------------------------------------------------------------------------------------------
+
+_PLAN = dict(
+    total_params=671e9,
+    training_tokens=14.8e12,
+    accelerators=2048,
+    active_params=37e9,
+    effective_tflops=400.0,
+    usd_per_accelerator_hour=2.0,
+)
+
+
+def test_overflowed_output_names_the_input_that_drove_it():
+    from udfs.validation import OutOfRangeError
+
+    with pytest.raises(OutOfRangeError) as info:
+        e.estimate(**{**_PLAN, "usd_per_accelerator_hour": 1e305})
+    err = info.value
+    assert err.result == "rental_cost_usd" and err.bound == "above 1.8e308"
+    assert err.argument == "usd_per_accelerator_hour" and err.drivers[0][1] == 1e305
+    assert err.describe() == (
+        "compute cost is out of range (above 1.8e308): lower usd_per_accelerator_hour (1e+305)"
+    )
+    assert err.describe(label_of=str.upper).endswith("lower USD_PER_ACCELERATOR_HOUR (1e+305)")
+    with pytest.raises(OutOfRangeError, match="electricity cost .* lower watts_per_accelerator"):
+        e.estimate(**_PLAN, watts_per_accelerator=1e300, usd_per_kwh=1e300)
+
+
+def test_an_intermediate_out_of_range_names_the_inputs_not_itself():
+    from udfs.validation import OutOfRangeError
+
+    # 6 x 1e300 x 1e300 FLOPs: the inner check on training_flops is reported as the inputs.
+    with pytest.raises(OutOfRangeError) as info:
+        e.estimate(**{**_PLAN, "active_params": 1e300, "total_params": 1e301})
+    assert info.value.result == "training_flops"
+    assert info.value.drivers == [("active_params", 1e300)]  # FLOPs use active, not total
+    # Underflow: a tiny model makes accelerator-hours denormal.
+    with pytest.raises(OutOfRangeError, match=r"\(below 2.2e-308\): raise total_params"):
+        e.estimate(1e-300, 1, 8, effective_tflops=400)
+    # A derived throughput of nearly 0 names the peak, not --effective-tflops.
+    with pytest.raises(OutOfRangeError, match="raise peak_tflops"):
+        e.estimate(671e9, 14.8e12, 2048, peak_tflops=1e-300, mfu=0.5)
+
+
+def test_array_outputs_report_the_position():
+    from udfs.validation import OutOfRangeError
+
+    with pytest.raises(OutOfRangeError) as info:
+        e.estimate(**{**_PLAN, "training_tokens": np.array([14.8e12, 1e300])})
+    assert info.value.position == (1,)
+    assert "at position 1" in info.value.describe()
+
+
+@pytest.mark.parametrize("value", [5e-324, 1e-320, 2e-308, -1e-310])
+def test_denormal_inputs_are_refused_by_name(value):
+    with pytest.raises(InputError) as info:
+        e.training_flops(37e9, value)
+    assert info.value.argument == "tokens"
+    with pytest.raises(InputError, match="usd_per_kwh is too close to 0"):
+        e.estimate(**_PLAN, usd_per_kwh=abs(value))
+    with pytest.raises(InputError, match="position 1"):
+        e.training_flops(37e9, np.array([1e12, abs(value)]))
+
+
+def test_zero_still_passes_where_the_rule_allows_it():
+    r = e.estimate(**_PLAN, usd_per_kwh=0.0, grams_co2_per_kwh=0.0)
+    assert r["electricity_cost_usd"] == 0.0 and r["co2_tonnes"] == 0.0
+    assert e.estimate(**{**_PLAN, "usd_per_accelerator_hour": 0.0})["total_cost_usd"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("argument", "value", "rule"),
+    [
+        ("comm_overlap", 5, "must be between 0 and 1"),
+        ("comm_overlap", 1, "must be less than 1"),
+        ("tensor_parallel", -5, "must be at least 1"),
+        ("pipeline_parallel", 0, "must be at least 1"),
+        ("sequence_tokens", -1, "must be greater than 0"),
+        ("restart_minutes", -1, "must be 0 or more"),
+        ("checkpoint_write_minutes", -1, "must be greater than 0"),
+        ("training_state_bytes_per_param", -1, "must be greater than 0"),
+        ("checkpoint_bytes_per_param", 0, "must be greater than 0"),
+        ("amortisation_years", 0, "must be greater than 0"),
+        ("utilisation", 1.5, "must be greater than 0 and at most 1"),
+        ("interconnect_gb_per_s", 0, "must be greater than 0"),
+        ("pipeline_interleave", 0.5, "must be at least 1"),
+    ],
+)
+def test_arguments_that_do_not_apply_are_still_checked(argument, value, rule):
+    with pytest.raises(InputError) as info:
+        e.estimate(**_PLAN, **{argument: value})
+    assert info.value.argument == argument and rule in str(info.value)
+
+
+def test_no_numpy_warning_escapes_estimate():
+    import warnings
+
+    from udfs.validation import OutOfRangeError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for extra in (
+            {"usd_per_accelerator_hour": 1e305},
+            {"watts_per_accelerator": 1e300, "usd_per_kwh": 1e300},
+            {"training_tokens": 1e300},
+            {"effective_tflops": 1e-300},
+        ):
+            with pytest.raises(OutOfRangeError):
+                e.estimate(**{**_PLAN, **extra})
+
+
+def test_daly_interval_does_not_underflow_for_tiny_but_normal_inputs():
+    tau = e.checkpoint_interval_hours(1e-300, 1e-290)
+    assert tau > 0 and math.isfinite(tau)
+    assert 0 < e.goodput(1e-290, 1e-300, 0) <= 1
+
+
+def test_drivers_rank_inputs_by_orders_of_magnitude():
+    from udfs.validation import check_result, drivers_of
+
+    assert drivers_of({"a": 1e300, "b": 2.0, "c": None}) == [("a", 1e300)]
+    assert drivers_of({"a": 1e200, "b": 1e-150, "c": 10.0}) == [("a", 1e200), ("b", 1e-150)]
+    assert drivers_of({"a": np.array([1.0, 1e300])}, (2,), (1,)) == [("a", 1e300)]
+    assert check_result("x", np.array([1.0, 2.0]), {}) is not None
+    with pytest.raises(InputError, match="not a number"):
+        check_result("x", np.array([1.0, np.nan]), {"a": 1e300})

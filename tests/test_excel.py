@@ -162,7 +162,12 @@ def test_range_call_equals_single_calls(params, tokens, accelerators, tflops):
 @settings(max_examples=40, deadline=None)
 @given(
     rows=st.lists(
-        st.tuples(finite, finite, st.floats(min_value=1, max_value=5000), st.floats(0, 10)),
+        st.tuples(
+            finite,
+            finite,
+            st.floats(min_value=1, max_value=5000),
+            st.floats(0, 10, allow_subnormal=False),
+        ),
         min_size=2,
         max_size=8,
     )
@@ -274,8 +279,17 @@ def test_pue_below_one():
 
 
 def test_overflow_is_an_error_not_infinity():
-    raises(lambda: x.TRAIN_FLOPS(1e200, 1e200), "TRAIN_FLOPS", "not a finite number")
-    raises(lambda: x.TRAIN_DAYS(1e200, 1e200, 1, 1), "TRAIN_DAYS", "training_flops", "finite")
+    raises(
+        lambda: x.TRAIN_FLOPS(1e200, 1e200),
+        "TRAIN_FLOPS: the result is out of range (above 1.8e308): lower active_params (1e+200) "
+        "or tokens (1e+200)",
+    )
+    # An intermediate (training_flops) overflowing names the cells' arguments, not itself.
+    raises(
+        lambda: x.TRAIN_DAYS(1e200, 1e200, 1, 1),
+        "TRAIN_DAYS: the result is out of range (above 1.8e308)",
+        "lower active_params (1e+200) or tokens (1e+200)",
+    )
 
 
 def test_errors_are_xlwings_errors_and_value_errors():
@@ -486,7 +500,7 @@ _ARG_VALUES = {
     "accelerators": st.integers(min_value=1, max_value=100_000),
     "effective_tflops": st.floats(min_value=1, max_value=5000),
     "peak_tflops": st.floats(min_value=1, max_value=5000),
-    "usd_per_accelerator_hour": st.floats(min_value=0, max_value=20),
+    "usd_per_accelerator_hour": st.floats(min_value=0, max_value=20, allow_subnormal=False),
     "watts_per_accelerator": st.floats(min_value=1, max_value=2000),
     "pue": st.floats(min_value=1, max_value=3),
     "bytes_per_param": st.floats(min_value=0.5, max_value=32),
@@ -495,15 +509,15 @@ _ARG_VALUES = {
     "usable_fraction": st.floats(min_value=0.01, max_value=1),
     "mtbf_hours": st.floats(min_value=0.5, max_value=1000),
     "checkpoint_write_hours": st.floats(min_value=0.001, max_value=0.2),
-    "restart_hours": st.floats(min_value=0, max_value=1),
+    "restart_hours": st.floats(min_value=0, max_value=1, allow_subnormal=False),
     "interval_hours": st.floats(min_value=0.05, max_value=10),
     "accelerator_hours": st.floats(min_value=1, max_value=1e8),
     "target_days": st.floats(min_value=1, max_value=1000),
     "training_flops": st.floats(min_value=1e18, max_value=1e26),
     "hbm_gb": st.floats(min_value=8, max_value=300),
     "tokens_per_param": st.floats(min_value=1, max_value=100),
-    "electricity_kwh": st.floats(min_value=0, max_value=1e9),
-    "grams_co2_per_kwh": st.floats(min_value=0, max_value=1000),
+    "electricity_kwh": st.floats(min_value=0, max_value=1e9, allow_subnormal=False),
+    "grams_co2_per_kwh": st.floats(min_value=0, max_value=1000, allow_subnormal=False),
 }
 NUMERIC_FUNCTIONS = [n for n in x.__all__ if n not in ("ACCEL_SPEC", "REF_RUN", "TRAIN_PLAN")]
 
@@ -604,3 +618,86 @@ def test_not_available_is_documented_per_route():
     for text in (x.__doc__, x.ACCEL_SPEC.__doc__):
         flat = " ".join(text.split())
         assert "classic" in flat and "ISNA() is FALSE" in flat and "ISNUMBER()" in flat
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 8: results finite or a cell error naming the arguments; denormals; no warnings
+# ---------------------------------------------------------------------------------------------
+
+
+def test_issue8_2_out_of_range_result_names_the_excel_argument():
+    err = raises(
+        lambda: x.TRAIN_COST(37e9, 14.8e12, 400, 1e305),
+        "TRAIN_COST: the result is out of range (above 1.8e308): lower "
+        "usd_per_accelerator_hour (1e+305)",
+    )
+    assert err.argument == "usd_per_accelerator_hour" and err.position is None
+    err = raises(
+        lambda: x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2, 1e300, None, 1e300),
+        "TRAIN_PLAN: electricity cost is out of range (above 1.8e308)",
+        "lower watts_per_accelerator (1e+300) or usd_per_kwh (1e+300)",
+    )
+    assert err.argument == "watts_per_accelerator"
+    # The engine's training_tokens is TRAIN_PLAN's tokens.
+    raises(
+        lambda: x.TRAIN_PLAN(671e9, 37e9, 1e300, 2048, 400, 2),
+        "TRAIN_PLAN: training compute (FLOPs) is out of range (above 1.8e308): lower tokens",
+    )
+
+
+def test_issue8_2_out_of_range_in_a_range_names_the_cell():
+    err = raises(
+        lambda: x.TRAIN_DAYS(37e9, [[14.8e12], [14.8e12], [1e300]], 2048, 400),
+        "TRAIN_DAYS: the result at row 3, column 1 is out of range (above 1.8e308)",
+        "lower tokens (1e+300)",
+    )
+    assert err.position == (2, 0) and err.argument == "tokens"
+
+
+def test_issue8_2_underflow_is_refused_not_zero():
+    raises(
+        lambda: x.TRAIN_FLOPS(1e-200, 1e-200),
+        "TRAIN_FLOPS: the result is out of range (below 2.2e-308)",
+        "raise active_params (1e-200) or tokens (1e-200)",
+    )
+    # A cost may be 0, so one that underflows is 0 (Excel's smallest number is 2.2E-308).
+    assert x.TRAIN_CO2_T(2.3e-308, 481) == 0.0
+    assert x.TRAIN_COST(37e9, 14.8e12, 400, 0) == 0.0
+
+
+@pytest.mark.parametrize("value", [5e-324, 1e-320])
+def test_issue8_8_denormal_cells_are_refused_by_argument(value):
+    raises(
+        lambda: x.TRAIN_DAYS(37e9, 14.8e12, 2048, value),
+        "TRAIN_DAYS: effective_tflops is too close to 0 to compute with",
+    )
+    raises(
+        lambda: x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2, 700, 1, value),
+        "TRAIN_PLAN: usd_per_kwh is too close to 0",
+    )
+    raises(
+        lambda: x.TRAIN_COST(37e9, 14.8e12, 400, [[2.0], [value]]),
+        "TRAIN_COST: usd_per_accelerator_hour at row 2, column 1 is too close to 0",
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 1e305),
+        lambda: x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 1e-300, 2, 1e300, None, 1e300, 1e300),
+        lambda: x.TRAIN_COST(37e9, 1e300, 400, 1e300),
+        lambda: x.TRAIN_DAYS(1e200, 1e200, 1, 1),
+        lambda: x.MIN_ACCELS_FOR_MEMORY(1e300, 1e-300),
+        lambda: x.TRAIN_GOODPUT(1e-300, 1e300, 0),
+    ],
+)
+def test_issue8_10_no_warning_from_any_function(call):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning would fail the call instead
+        with np.errstate(all="warn"):
+            with pytest.raises(xw.XlwingsError) as info:
+                call()
+    assert "Warning" not in str(info.value) and "\n" not in str(info.value)

@@ -21,7 +21,7 @@ import numbers
 import numpy as np
 import xlwings as xw
 
-from .validation import InputError
+from .validation import SMALLEST_NORMAL, InputError, OutOfRangeError
 
 __all__ = [
     "EXCEL_ERRORS",
@@ -270,7 +270,9 @@ def _size(shape):
 def to_cells(function, result):
     """An engine result as Excel shows it: a float for one cell, a list of rows otherwise.
 
-    A NaN or infinite value is never returned silently: it raises :class:`CellError`.
+    A NaN or infinite value is never returned silently: it raises :class:`CellError`. A
+    non-zero value below Excel's smallest number (2.2E-308; only a cost or emissions figure
+    can underflow, the others are refused by the engine's checks) is returned as 0.
     """
     arr = np.asarray(result, dtype=float)
     if not np.isfinite(arr).all():
@@ -279,6 +281,9 @@ def to_cells(function, result):
         raise CellError(
             function, None, f"the result{where} is not a finite number (inputs too large?)"
         )
+    if arr.size and np.min(np.abs(arr)) < SMALLEST_NORMAL:
+        # A cost that underflowed below Excel's smallest number (2.2E-308) is 0 in Excel.
+        arr = np.where(np.abs(arr) < SMALLEST_NORMAL, 0.0, arr)
     if arr.ndim == 0:
         return float(arr)
     if arr.ndim == 1:
@@ -314,6 +319,19 @@ def input_error(function, err: InputError, labels=None):
     not an Excel argument (an intermediate such as ``training_flops``) is called one.
     """
     labels = labels or {}
+    if isinstance(err, OutOfRangeError):
+        # "TRAIN_COST: the result at row 2, column 1 is out of range (above 1.8e308): lower
+        # usd_per_accelerator_hour (1e+305)"; argument is the first driver's Excel name.
+        position = tuple(int(i) for i in err.position) if err.position else None
+        text = err.describe(
+            position_label=describe_position(position) if position else None,
+            label_of=lambda name: labels.get(name, f"the intermediate {name}"),
+        )
+        cell_error = CellError(function, None, text)
+        if err.drivers:
+            cell_error.argument = labels.get(err.argument, err.argument)
+        cell_error.position = position
+        return cell_error
     if err.argument in labels:
         argument = labels[err.argument]
     else:

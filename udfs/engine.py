@@ -20,11 +20,14 @@ This module does no I/O and imports nothing from Excel tooling.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
+import inspect
 
 import numpy as np
 
 from .validation import (
     InputError,
+    OutOfRangeError,
     check_at_least,
     check_at_most,
     check_fraction,
@@ -32,6 +35,8 @@ from .validation import (
     check_positive,
     check_whole,
 )
+from .validation import check_result as _check_result
+from .validation import out_of_range as _out_of_range
 
 __all__ = [
     "FLOPS_PER_PARAM_TOKEN",
@@ -419,7 +424,7 @@ def checkpoint_interval_hours(checkpoint_write_hours, mtbf_hours):
     m = check_positive("mtbf_hours", mtbf_hours)
     d, m = np.broadcast_arrays(d, m)
     x = d / (2.0 * m)
-    young = np.sqrt(2.0 * d * m)
+    young = np.sqrt(2.0 * d) * np.sqrt(m)  # not sqrt(2dm): that product can underflow to 0
     daly = young * (1.0 + np.sqrt(x) / 3.0 + x / 9.0) - d
     return _ret(np.where(d < 2.0 * m, daly, m))
 
@@ -811,7 +816,172 @@ def month_shares(start_date, wall_clock_days):
 # The whole plan
 # ---------------------------------------------------------------------------------------------
 
+#: estimate()'s outputs in words, for an error that one of them is out of range.
+_RESULT_LABELS = {
+    "effective_tflops": "effective TFLOP/s",
+    "training_flops": "training compute (FLOPs)",
+    "accelerator_hours": "accelerator-hours",
+    "wall_clock_days": "wall-clock time",
+    "checkpoint_gb": "checkpoint size",
+    "usd_per_accelerator_hour": "price per accelerator-hour",
+    "rental_cost_usd": "compute cost",
+    "electricity_kwh": "electricity (kWh)",
+    "electricity_cost_usd": "electricity cost",
+    "co2_tonnes": "emissions",
+    "total_cost_usd": "total cost",
+    "goodput": "goodput",
+    "scaling_efficiency": "scaling efficiency",
+    "cluster_mtbf_hours": "job MTBF",
+    "checkpoint_interval_hours": "checkpoint interval",
+    "min_accelerators_for_memory": "min. accelerators for training state",
+    "iterations_per_year": "back-to-back runs per year",
+    "chinchilla_tokens": "Chinchilla-optimal tokens",
+    "tokens_per_param": "tokens per parameter",
+}
 
+#: Outputs that may be 0 (a free price, a carbon-free grid); the others must be positive.
+_MAY_BE_ZERO = frozenset(
+    {
+        "usd_per_accelerator_hour",
+        "rental_cost_usd",
+        "electricity_cost_usd",
+        "co2_tonnes",
+        "total_cost_usd",
+    }
+)
+
+#: Names the engine's own checks give intermediate figures inside estimate(): the output each
+#: one is (or feeds), for an error naming the inputs behind it instead.
+_INTERMEDIATES = {
+    "training_flops": "training_flops",
+    "accelerator_hours": "accelerator_hours",
+    "wall_clock_days": "wall_clock_days",
+    "effective_tflops": "effective_tflops",
+    "tflops_per_accelerator": "effective_tflops",
+    "mtbf_hours": "cluster_mtbf_hours",
+    "checkpoint_write_hours": "checkpoint_interval_hours",
+    "interval_hours": "checkpoint_interval_hours",
+    "restart_hours": "goodput",
+    "electricity_kwh": "electricity_kwh",
+}
+
+
+def _result_inputs(a):
+    """For each output of estimate(), the arguments it depends on (given the arguments ``a``)."""
+    model = ("active_params" if a["active_params"] is not None else "total_params",)
+    model += ("training_tokens",)
+    if a["effective_tflops"] is not None:
+        eff = ("effective_tflops",)
+        good = scale = ()
+    else:
+        good = ("goodput",)
+        if a["failures_per_accelerator_day"] is not None:
+            good = ("failures_per_accelerator_day", "accelerators", "checkpoint_write_minutes",
+                    "restart_minutes")  # fmt: skip
+        scale = ()
+        if a["global_batch_tokens"] is not None:
+            scale = ("global_batch_tokens", "accelerators", "total_params", "tensor_parallel",
+                     "pipeline_parallel", "sequence_tokens", "pipeline_interleave",
+                     "interconnect_gb_per_s", "comm_overlap")  # fmt: skip
+        eff = ("peak_tflops", "mfu", *good, *scale)
+    hours = (*model, *eff)
+    days = (*hours, "accelerators")
+    if a["usd_per_accelerator_hour"] is not None:
+        price = ("usd_per_accelerator_hour",)
+    else:
+        price = ("purchase_usd_per_accelerator", "amortisation_years", "utilisation")
+    kwh = (*hours, "watts_per_accelerator", "server_overhead", "pue")
+    mtbf = ("accelerators", "failures_per_accelerator_day")
+    return {
+        "effective_tflops": eff,
+        "training_flops": model,
+        "accelerator_hours": hours,
+        "wall_clock_days": days,
+        "checkpoint_gb": ("total_params", "checkpoint_bytes_per_param"),
+        "usd_per_accelerator_hour": price,
+        "rental_cost_usd": (*hours, *price),
+        "electricity_kwh": kwh,
+        "electricity_cost_usd": (*kwh, "usd_per_kwh"),
+        "co2_tonnes": (*kwh, "grams_co2_per_kwh"),
+        "total_cost_usd": (*hours, *price, *kwh[len(hours) :], "usd_per_kwh", "other_costs_usd"),
+        "goodput": good,
+        "scaling_efficiency": scale,
+        "cluster_mtbf_hours": mtbf,
+        "checkpoint_interval_hours": (*mtbf, "checkpoint_write_minutes"),
+        "min_accelerators_for_memory": ("total_params", "hbm_gb", "training_state_bytes_per_param"),
+        "iterations_per_year": days,
+        "chinchilla_tokens": ("total_params",),
+        "tokens_per_param": ("training_tokens", "total_params"),
+    }
+
+
+def _absent(key, a):
+    """True when output ``key`` is NaN by design: an input it needs was not given."""
+    if key in ("goodput", "scaling_efficiency"):
+        return a["effective_tflops"] is not None
+    if key in ("cluster_mtbf_hours", "checkpoint_interval_hours"):
+        return a["failures_per_accelerator_day"] is None
+    if key in ("usd_per_accelerator_hour", "rental_cost_usd", "total_cost_usd"):
+        return a["usd_per_accelerator_hour"] is None and a["purchase_usd_per_accelerator"] is None
+    needs = {
+        "electricity_cost_usd": "usd_per_kwh",
+        "co2_tonnes": "grams_co2_per_kwh",
+        "min_accelerators_for_memory": "hbm_gb",
+    }.get(key)
+    return needs is not None and a[needs] is None
+
+
+def _checked_results(function):
+    """Make every output of ``function`` (estimate) finite, or an error naming its inputs.
+
+    An output beyond a float's range (infinity, NaN, a denormal, or 0 where it must be
+    positive), or an intermediate figure that an inner check refuses, raises
+    :class:`~udfs.validation.OutOfRangeError` naming the output and the arguments that drove
+    it there. numpy's floating-point warnings are silenced inside: the outputs are checked.
+    """
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        a = bound.arguments
+        with np.errstate(all="ignore"):
+            try:
+                out = function(*args, **kwargs)
+            except OutOfRangeError:
+                raise
+            except InputError as err:
+                key = _INTERMEDIATES.get(err.argument)
+                if key is None or a.get(err.argument) is not None or err.value is None:
+                    raise
+                inputs = {k: a[k] for k in _result_inputs(a)[key]}
+                shape = np.broadcast_shapes(*(np.shape(v) for v in inputs.values()))
+                raise _out_of_range(
+                    key,
+                    err.value,
+                    inputs,
+                    shape=shape,
+                    position=err.position,
+                    result_label=_RESULT_LABELS[key],
+                ) from None
+            depends = _result_inputs(a)
+            for key, value in out.items():
+                if _absent(key, a):
+                    continue
+                _check_result(
+                    key,
+                    value,
+                    {k: a[k] for k in depends[key]},
+                    allow_zero=key in _MAY_BE_ZERO,
+                    result_label=_RESULT_LABELS[key],
+                )
+        return out
+
+    return checked
+
+
+@_checked_results
 def estimate(
     total_params,
     training_tokens,
@@ -882,6 +1052,37 @@ def estimate(
     check_at_most("active_params", active, "total_params", total)
     tokens = check_positive("training_tokens", training_tokens)
     n = check_whole("accelerators", accelerators)
+    # Every argument is checked, also one this plan does not use: a bad value is never ignored.
+    check_positive("checkpoint_bytes_per_param", checkpoint_bytes_per_param)
+    check_positive("watts_per_accelerator", watts_per_accelerator)
+    check_at_least("server_overhead", server_overhead, 1.0)
+    check_at_least("pue", pue, 1.0)
+    check_positive("checkpoint_write_minutes", checkpoint_write_minutes)
+    check_non_negative("restart_minutes", restart_minutes)
+    check_at_least("tensor_parallel", tensor_parallel, 1.0)
+    check_at_least("pipeline_parallel", pipeline_parallel, 1.0)
+    check_positive("sequence_tokens", sequence_tokens)
+    check_at_least("pipeline_interleave", pipeline_interleave, 1.0)
+    check_positive("interconnect_gb_per_s", interconnect_gb_per_s)
+    if np.any(check_fraction("comm_overlap", comm_overlap, allow_zero=True) >= 1):
+        raise InputError("comm_overlap", "must be less than 1", value=float(np.max(comm_overlap)))
+    check_positive("training_state_bytes_per_param", training_state_bytes_per_param)
+    check_positive("amortisation_years", amortisation_years)
+    check_fraction("utilisation", utilisation)
+    for name, value, check in (
+        ("effective_tflops", effective_tflops, check_positive),
+        ("peak_tflops", peak_tflops, check_positive),
+        ("goodput", goodput, check_fraction),
+        ("usd_per_accelerator_hour", usd_per_accelerator_hour, check_non_negative),
+        ("usd_per_kwh", usd_per_kwh, check_non_negative),
+        ("grams_co2_per_kwh", grams_co2_per_kwh, check_non_negative),
+        ("failures_per_accelerator_day", failures_per_accelerator_day, check_positive),
+        ("global_batch_tokens", global_batch_tokens, check_positive),
+        ("hbm_gb", hbm_gb, check_positive),
+        ("purchase_usd_per_accelerator", purchase_usd_per_accelerator, check_non_negative),
+    ):
+        if value is not None:
+            check(name, value)
     nan = np.full(np.broadcast_shapes(np.shape(total), np.shape(active), np.shape(n)), np.nan)
 
     mtbf = interval = np.asarray(nan)

@@ -14,12 +14,15 @@ larger one a list of rows.
 
 Bad input raises :class:`udfs._cells.CellError` (an ``xw.XlwingsError``) naming the
 function, the argument, for a range the cell ("row 3, column 1"), and the rule. A blank
-optional argument takes its default. A figure the catalogue does not have (an unpublished
-TDP) is returned as the string ``"#N/A"``. Office.js routes (xlwings Server, xlwings Lite)
-turn it into Excel's real #N/A error. Classic xlwings cannot return an error value (a
-returned string is text, NaN an empty cell; xlwings issue #776), so there the cell holds
-the text "#N/A": ISNA() is FALSE and arithmetic on it gives #VALUE!. ISNUMBER() and
-IFERROR(cell * 1, fallback) behave the same on every route.
+optional argument takes its default. A result beyond a float's range (above 1.8E308, or
+underflowed below 2.2E-308) is never returned as infinity, 0 or #NUM!: it is a CellError
+naming the arguments that drove it there ("TRAIN_COST: the result is out of range (above
+1.8e308): lower usd_per_accelerator_hour (1e+305)"). A figure the catalogue does not have
+(an unpublished TDP) is returned as the string ``"#N/A"``. Office.js routes (xlwings
+Server, xlwings Lite) turn it into Excel's real #N/A error. Classic xlwings cannot return
+an error value (a returned string is text, NaN an empty cell; xlwings issue #776), so
+there the cell holds the text "#N/A": ISNA() is FALSE and arithmetic on it gives #VALUE!.
+ISNUMBER() and IFERROR(cell * 1, fallback) behave the same on every route.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from ._cells import (
     to_cells,
     to_text,
 )
-from .validation import InputError
+from .validation import InputError, OutOfRangeError, check_result, out_of_range
 
 __all__ = [
     "TRAIN_FLOPS",
@@ -191,16 +194,46 @@ def _numbers(function, values):
     return arrays
 
 
+#: Functions whose result may be 0 (a free price, a carbon-free grid); others must be > 0.
+_MAY_BE_ZERO = frozenset({"TRAIN_COST", "TRAIN_CO2_T"})
+
+
 def _compute(function, compute, values, labels=None):
-    """Convert ``values``, check their sizes, run ``compute(**arrays)``, convert back."""
+    """Convert ``values``, check their sizes, run ``compute(**arrays)``, convert back.
+
+    A result (or an intermediate figure) out of a float's range is a CellError naming the
+    arguments that drove it there; numpy's floating-point warnings are silenced, as every
+    result is checked.
+    """
     arrays = _numbers(function, values)
-    broadcast_shape(function, arrays)
+    shape = broadcast_shape(function, arrays)
     names = {name: name for name in values}
     names.update(labels or {})
     try:
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow is caught below
+        with np.errstate(all="ignore"):  # out-of-range results are caught below
             result = compute(**arrays)
+        check_result(
+            "result",
+            result,
+            arrays,
+            allow_zero=function in _MAY_BE_ZERO,
+            result_label="the result",
+        )
     except InputError as err:
+        if (
+            not isinstance(err, OutOfRangeError)
+            and err.argument not in names
+            and err.value is not None
+        ):
+            # An intermediate figure (training_flops...) that an inner check refused.
+            err = out_of_range(
+                "result",
+                err.value,
+                arrays,
+                shape=shape,
+                position=err.position,
+                result_label="the result",
+            )
         raise input_error(function, err, names) from None
     return to_cells(function, result)
 
@@ -640,7 +673,8 @@ def TRAIN_PLAN(
     plan = {k: (None if v is None else float(v)) for k, v in arrays.items()}
     plan["training_tokens"] = plan.pop("tokens")
     try:
-        out = engine.estimate(**plan)
+        with np.errstate(all="ignore"):  # every output is checked by the engine
+            out = engine.estimate(**plan)
     except InputError as err:
         labels = {k: k for k in values} | {"training_tokens": "tokens"}
         raise input_error(function, err, labels) from None

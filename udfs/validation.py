@@ -12,6 +12,11 @@ import numpy as np
 
 __all__ = [
     "InputError",
+    "OutOfRangeError",
+    "SMALLEST_NORMAL",
+    "LARGEST",
+    "check_result",
+    "drivers_of",
     "as_array",
     "is_blank",
     "check_finite",
@@ -21,6 +26,13 @@ __all__ = [
     "check_at_most",
     "check_whole",
 ]
+
+
+#: The smallest positive normal float (2.2e-308): below it numbers lose precision (denormals).
+SMALLEST_NORMAL = float(np.finfo(float).tiny)
+#: The largest float (1.8e308): above it a figure is infinity.
+LARGEST = float(np.finfo(float).max)
+_DENORMAL_RULE = "is too close to 0 to compute with (a denormal number, below 2.2e-308)"
 
 
 class InputError(ValueError):
@@ -52,6 +64,63 @@ class InputError(ValueError):
             where = f" at {position_label or _format_position(self.position)}"
         shown = "" if self.value is None else f" (got {_format_value(self.value)})"
         return f"{label}{where} {self.rule}{shown}"
+
+
+class OutOfRangeError(InputError):
+    """A computed figure out of the range a float holds, naming the inputs that drove it there.
+
+    Raised instead of returning infinity, NaN, or a figure that underflowed to a denormal
+    (or to 0 where 0 cannot be right).
+
+    Attributes
+    ----------
+    result : str
+        The engine's name for the figure (``total_cost_usd``).
+    result_label : str
+        The figure in words ("total cost").
+    bound : str
+        "above 1.8e308", "below 2.2e-308" or "not a number".
+    drivers : list of (str, float)
+        The inputs most responsible, first the most: engine argument name and its value
+        (at ``position`` for arrays). ``argument`` and ``value`` are the first of them.
+    """
+
+    def __init__(self, result, bound, drivers, position=None, result_label=None):
+        self.result = result
+        self.result_label = result_label or result.replace("_", " ")
+        self.bound = bound
+        self.drivers = list(drivers)
+        argument, value = self.drivers[0] if self.drivers else (result, None)
+        super().__init__(
+            argument, f"drives {self.result_label} out of range ({bound})", position, value
+        )
+
+    def describe(self, argument_label=None, position_label=None, label_of=None):
+        """``"total cost is out of range (above 1.8e308): lower usd_per_kwh (1e+300)"``.
+
+        ``label_of`` maps every driver's name to the face's own (a flag, an Excel argument);
+        without it, ``argument_label`` names the first driver and the rest keep their names.
+        """
+        where = ""
+        if self.position is not None:
+            where = f" at {position_label or _format_position(self.position)}"
+        text = f"{self.result_label}{where} is out of range ({self.bound})"
+        parts = []
+        last_advice = None
+        for i, (name, value) in enumerate(self.drivers):
+            if label_of is not None:
+                label = label_of(name)
+            elif i == 0 and argument_label:
+                label = argument_label
+            else:
+                label = name
+            advice = "lower" if abs(value) > 1 else "raise"
+            lead = "" if advice == last_advice else f"{advice} "
+            parts.append(f"{lead}{label} ({_format_value(float(value))})")
+            last_advice = advice
+        if parts:
+            text += ": " + " or ".join(parts)
+        return text
 
 
 def is_blank(value):
@@ -122,11 +191,19 @@ def check_finite(name, value):
 
 def _check(name, value, bad_of, rule, low_ok, high_ok):
     """Check ``value`` with a fast path: two reductions (min, max) decide most inputs; only a
-    failing input pays for locating the first bad element and naming the rule it broke."""
+    failing input (or one holding zeros) pays for locating the first bad element and naming
+    the rule it broke. Denormal numbers (non-zero, below 2.2e-308) are refused: arithmetic on
+    them loses precision and their reciprocals overflow."""
     arr = as_array(name, value)
     if arr.size:
         lo, hi = _min_max(arr)  # NaN propagates into both and fails the fast path
-        if low_ok(lo) and high_ok(hi) and np.isfinite(lo) and np.isfinite(hi):
+        if (
+            low_ok(lo)
+            and high_ok(hi)
+            and np.isfinite(lo)
+            and np.isfinite(hi)
+            and (lo >= SMALLEST_NORMAL or hi <= -SMALLEST_NORMAL)
+        ):
             return arr
     arr = check_finite(name, arr)
     bad = bad_of(arr)
@@ -134,6 +211,12 @@ def _check(name, value, bad_of, rule, low_ok, high_ok):
         pos = _first_bad(np.asarray(bad))
         got = arr[pos] if pos is not None else arr.item()
         raise InputError(name, rule, pos, float(got))
+    if arr.dtype.kind == "f":
+        tiny = (arr != 0) & (np.abs(arr) < SMALLEST_NORMAL)
+        if tiny.any():
+            pos = _first_bad(tiny)
+            got = arr[pos] if pos is not None else arr.item()
+            raise InputError(name, _DENORMAL_RULE, pos, float(got))
     return arr
 
 
@@ -228,3 +311,93 @@ def check_at_most(name, value, other_name, other):
         got = a[pos] if pos is not None else a.item()
         raise InputError(name, f"must not exceed {other_name}", pos, float(got))
     return value
+
+
+def _element(value, shape, position):
+    """``value`` (broadcast to ``shape``) at ``position``, as a float; None if it has none."""
+    arr = np.asarray(value, dtype=float)
+    if position is None or arr.ndim == 0:
+        return float(arr.reshape(-1)[0]) if arr.size else None
+    try:
+        return float(np.broadcast_to(arr, shape)[position])
+    except (ValueError, IndexError):
+        return None
+
+
+def drivers_of(inputs, shape=(), position=None, limit=3):
+    """The inputs most likely to have driven a figure out of range, most responsible first.
+
+    A figure of this engine is (nearly) a product of powers of its inputs, so the ones that
+    push it past a float's range are those furthest from 1 in orders of magnitude: each input
+    scores ``|log10 |x||`` (at ``position`` for arrays) and those scoring at least half the
+    top score are returned (at most ``limit``), as ``(name, value)``.
+
+    Parameters
+    ----------
+    inputs : mapping
+        Argument name to value (scalar or array; None and zero are skipped).
+    shape : tuple of int
+        Shape of the figure, for broadcasting array inputs.
+    position : tuple of int or None
+        Index of the offending element of the figure.
+    """
+    scored = []
+    for name, value in inputs.items():
+        if value is None:
+            continue
+        try:
+            v = _element(value, shape, position)
+        except (TypeError, ValueError):
+            continue
+        if v is None or v == 0 or not np.isfinite(v):
+            continue
+        scored.append((abs(float(np.log10(abs(v)))), name, v))
+    if not scored:
+        return []
+    top = max(score for score, _, _ in scored)
+    chosen = sorted((s for s in scored if s[0] >= top / 2), key=lambda s: -s[0])
+    return [(name, v) for _, name, v in chosen[:limit]]
+
+
+def _bound(value):
+    if np.isnan(value):
+        return "not a number"
+    if abs(value) >= 1:
+        return "above 1.8e308"
+    return "below 2.2e-308"
+
+
+def out_of_range(result, value, inputs, *, shape=(), position=None, result_label=None):
+    """An :class:`OutOfRangeError` for ``result`` holding ``value`` at ``position``."""
+    return OutOfRangeError(
+        result,
+        _bound(float(value)),
+        drivers_of(inputs, shape, position),
+        position,
+        result_label,
+    )
+
+
+def check_result(result, value, inputs, *, allow_zero=False, result_label=None):
+    """``value`` if every element is a usable figure, else :class:`OutOfRangeError`.
+
+    Usable: finite and, unless ``allow_zero``, at least 2.2e-308 in size (a figure that must
+    be positive and underflowed to a denormal or 0 is out of range; with ``allow_zero``, a
+    cost that underflowed is as good as 0). The error names the ``inputs`` (argument name ->
+    value) that drove the figure out of range; see :func:`drivers_of`.
+    """
+    arr = np.asarray(value, dtype=float)
+    if arr.size:
+        lo, hi = _min_max(arr)
+        if lo >= SMALLEST_NORMAL and hi <= LARGEST:  # NaN fails both comparisons
+            return value
+    bad = ~np.isfinite(arr)
+    if not allow_zero:  # a figure that must be positive, and that later figures divide by
+        bad |= np.abs(arr) < SMALLEST_NORMAL
+    if not bad.any():
+        return value
+    pos = _first_bad(bad)
+    got = arr[pos] if pos is not None else arr.item()
+    raise out_of_range(
+        result, got, inputs, shape=arr.shape, position=pos, result_label=result_label
+    )
