@@ -20,9 +20,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from udfs import engine, model
-from udfs.formula import FormulaError, parse, to_excel
-from udfs.quantities import MODEL_CONSTANTS, MODEL_INPUTS, PLAN_INPUTS
+from udfs import calibration, engine, model, ranges
+from udfs.formula import FormulaError, norm_s_inv, parse, to_excel
+from udfs.quantities import (
+    MODEL_CONSTANTS,
+    MODEL_INPUTS,
+    PLAN_INPUTS,
+    RANGE_OUTPUTS,
+    RANGE_QUANTITIES,
+)
 from workbook_templates.sheetkit import Book, Row
 
 REL = 1e-9
@@ -51,6 +57,9 @@ ENGINE = {
 VIA_ESTIMATE = ("total_cost_usd",)
 #: Spec'd quantities of one calendar month, computed by ``engine.month_shares`` for a whole run.
 VIA_MONTH_SHARES = ("run_days_in_month", "month_share")
+#: The ranges (udfs.ranges evaluates these) and the calibrated default (udfs.calibration).
+VIA_RANGES = tuple(q.name for q in RANGE_OUTPUTS)
+VIA_CALIBRATION = ("calibrated_mfu", "calibrated_range_pct")
 
 
 def _pos(lo, hi):
@@ -87,7 +96,8 @@ VALUES = {
 
 
 def test_every_output_and_extra_is_spec_d_and_checked():
-    assert set(model.SPEC) == set(ENGINE) | set(VIA_ESTIMATE) | set(VIA_MONTH_SHARES)
+    assert set(model.SPEC) == (set(ENGINE) | set(VIA_ESTIMATE) | set(VIA_MONTH_SHARES)
+                               | set(VIA_RANGES) | set(VIA_CALIBRATION))  # fmt: skip
     leaves = {n for q in model.SPEC for n in model.inputs_of(q)} - set(model.SPEC)
     known = {q.name for q in PLAN_INPUTS + MODEL_CONSTANTS + MODEL_INPUTS}
     assert leaves <= known, leaves - known  # every name a formula reads is described
@@ -174,6 +184,51 @@ def test_month_share_equals_engine_month_shares(start, days):
     np.testing.assert_allclose(ours, [share for _, share in theirs], rtol=REL, atol=1e-15)
 
 
+Z90 = 1.2815515655446004  # NORM.S.INV(0.9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(plan=PLAN, tp=_pos(0, 2), price=_pos(0, 2))
+def test_range_rows_are_lognormal_around_the_point(plan, tp, price):
+    """The spec's {q}_p10 / {q}_p90, written out by hand here, = udfs.ranges.estimate_ranges."""
+    point = engine.estimate(**plan)
+    ours = model.evaluate({**point, "throughput_range_pct": tp, "price_range_pct": price})
+    s_tp, s_price = math.log(1 + tp) / Z90, math.log(1 + price) / Z90  # LN(1 + pct)
+    assert math.isclose(ours["throughput_sigma"], s_tp, rel_tol=REL, abs_tol=1e-300)
+    got = ranges.estimate_ranges(point, ours["throughput_sigma"], ours["price_sigma"])
+    s_rent = math.hypot(s_tp, s_price)
+    for k, z in (("p10", -Z90), ("p90", Z90)):
+        want = {q: point[q] * math.exp(z * s_tp) for q in RANGE_QUANTITIES}
+        want["rental_cost_usd"] = point["rental_cost_usd"] * math.exp(z * s_rent)
+        want["total_cost_usd"] = want["rental_cost_usd"] + want["electricity_cost_usd"]
+        for q in RANGE_QUANTITIES:
+            assert math.isclose(ours[f"{q}_{k}"], want[q], rel_tol=REL), (q, k)
+            assert ours[f"{q}_{k}"] == got[q][k], (q, k)  # one definition
+    for q in RANGE_QUANTITIES:
+        assert got[q]["p10"] <= got[q]["p50"] == point[q] <= got[q]["p90"]
+
+
+def test_calibrated_mfu_is_the_calibration_s_prediction():
+    """calibration.predicted_mfu and the planner's blank MFU are one formula (the spec's)."""
+    m = calibration.default_mfu_model()
+    for accel in ("H100 SXM", "A100 SXM 40GB", "TPU v5p", "MI300X", "not a chip"):
+        for active in (1e8, 7e9, 37e9, 405e9, 5e12):
+            ln_mfu = calibration.mfu_intercept(accel) + m.slope * math.log(active / 1e9)
+            want = min(calibration.MFU_MAX, max(calibration.MFU_MIN, math.exp(ln_mfu)))
+            assert calibration.predicted_mfu(accel, active) == pytest.approx(want, rel=1e-14)
+    assert calibration.default_range_pct() == pytest.approx(
+        math.exp(Z90 * calibration.throughput_sigma()) - 1, rel=1e-14
+    )
+
+
+def test_norm_s_inv_is_excel_s():
+    assert norm_s_inv(0.9) == pytest.approx(Z90, rel=1e-15)
+    got = norm_s_inv(np.array([[0.1, 0.5], [0.9, 0.0]]))
+    assert got.shape == (2, 2) and got[0, 1] == 0.0 and math.isnan(got[1, 1])
+    assert got[0, 0] == -got[1, 0]
+    assert model.excel("throughput_sigma") == "LN(1+{throughput_range_pct})/_xlfn.NORM.S.INV(0.9)"
+
+
 def test_formulas_refuse_anything_but_arithmetic():
     for bad in ("__import__('os')", "a.b", "a[0]", "a if b else c", "open(a)", "'text'", "a<b<c"):
         with pytest.raises(FormulaError):
@@ -204,6 +259,12 @@ def _random_leaves(rng):
         )
         values = np.exp(rng.uniform(math.log(lo), math.log(hi), N_PLANS))
         out[name] = np.round(values) if name == "accelerators" else values
+    # uncertainties and the calibrated default's coefficients in their own ranges
+    for name, (lo, hi) in {"throughput_range_pct": (0, 1.5), "price_range_pct": (0, 1.5),
+                           "calibrated_throughput_sigma": (0, 1), "mfu_ln_intercept": (-3, 0),
+                           "mfu_ln_slope": (-0.3, 0.3), "mfu_min": (0.05, 0.15),
+                           "mfu_max": (0.4, 0.7)}.items():  # fmt: skip
+        out[name] = rng.uniform(lo, hi, N_PLANS)
     # a few realistic magnitudes so that the large numbers go through Excel too
     out["total_params"] = out["total_params"] * 1e9
     out["active_params"] = out["total_params"] * rng.uniform(0.01, 1, N_PLANS)

@@ -26,7 +26,8 @@ import functools
 import numpy as np
 import pandas as pd
 
-from . import catalogue, engine
+from . import catalogue, engine, model
+from .formula import norm_s_inv
 from .validation import InputError
 
 __all__ = [
@@ -48,6 +49,8 @@ __all__ = [
     "default_mfu_model",
     "predicted_mfu",
     "throughput_sigma",
+    "default_range_pct",
+    "mfu_intercept",
     "excel_coefficients",
 ]
 
@@ -68,8 +71,9 @@ _FITTED_GENERATIONS = ("A100", "H100", "TPU")
 
 #: Sane range of a predicted MFU (fraction): no disclosed run sits below 10%, and no paper
 #: reports a large-run MFU above ~46% (PaLM); 55% leaves margin. Applied to every prediction.
-MFU_MIN = 0.10
-MFU_MAX = 0.55
+#: The spec's constants (udfs.quantities ``mfu_min``, ``mfu_max``), one definition.
+MFU_MIN = model.CONSTANTS["mfu_min"]
+MFU_MAX = model.CONSTANTS["mfu_max"]
 
 #: The constant default MFU before the calibration set grew (median of 7 runs), for comparison.
 LEGACY_DEFAULT_MFU = 0.304
@@ -83,7 +87,7 @@ CANDIDATES = {
     "generation+size+moe": ("generation", "size", "moe"),
 }
 
-_Z90 = 1.2815515655446004  # NORM.S.INV(0.9)
+_Z90 = norm_s_inv(0.9)
 
 
 # -- the reference table (all runs) -------------------------------------------------------------
@@ -225,22 +229,29 @@ class MfuModel:
 
     def ln_mfu(self, generation, active_params, moe=0.0):
         """Unclamped ln(MFU) for generation label(s), active parameters and MoE flag(s)."""
+        x = np.log(np.asarray(active_params, dtype=float) / 1e9)
+        return self.intercept(generation, moe) + self.slope * x
+
+    def intercept(self, generation, moe=0.0):
+        """ln-MFU intercept of generation label(s), with the MoE shift for MoE flag(s)."""
         gen = np.asarray(generation, dtype=object)
 
-        def intercept(g):
+        def one(g):
             if g not in self.intercepts:
                 raise ValueError(f"unknown generation {g!r}; known: {', '.join(self.intercepts)}")
             return self.intercepts[g]
 
-        a = _lookup(gen, intercept, float)
-        x = np.log(np.asarray(active_params, dtype=float) / 1e9)
-        return a + self.slope * x + self.moe_shift * np.asarray(moe, dtype=float)
+        return _lookup(gen, one, float) + self.moe_shift * np.asarray(moe, dtype=float)
 
     def predict(self, generation, active_params, moe=0.0):
-        """Predicted MFU (fraction), clamped; vectorised over all arguments."""
-        out = np.clip(np.exp(self.ln_mfu(generation, active_params, moe)), self.mfu_min,
-                      self.mfu_max)  # fmt: skip
-        return float(out) if np.ndim(out) == 0 else out
+        """Predicted MFU (fraction), clamped; vectorised over all arguments.
+
+        The spec's ``calibrated_mfu`` formula (udfs.quantities), the planner's too.
+        """
+        values = {"mfu_ln_intercept": self.intercept(generation, moe),
+                  "mfu_ln_slope": self.slope, "active_params": active_params,
+                  "mfu_min": self.mfu_min, "mfu_max": self.mfu_max}  # fmt: skip
+        return model.evaluate(values, ["calibrated_mfu"])["calibrated_mfu"]
 
 
 def _l1_fit(X, y, iterations=100):
@@ -433,6 +444,28 @@ def throughput_sigma():
     return loo_summary()["sigma_ln"]
 
 
+def default_range_pct():
+    """The throughput uncertainty (P90 / P50 - 1) of the calibrated default.
+
+    The spec's ``calibrated_range_pct``, EXP(NORM.S.INV(0.9) x :func:`throughput_sigma`) - 1:
+    what a blank ``throughput_range_pct`` takes with the default MFU (:mod:`udfs.plan`).
+
+    Examples
+    --------
+    >>> round(default_range_pct(), 3)
+    0.417
+    """
+    values = {"calibrated_throughput_sigma": throughput_sigma()}
+    return model.evaluate(values, ["calibrated_range_pct"])["calibrated_range_pct"]
+
+
+def mfu_intercept(accelerator):
+    """ln-MFU intercept of accelerator name(s) in the chosen model (the "other" one outside
+    the calibrated generations): the planner's Accelerators column ``accel_mfu_intercept``."""
+    out = default_mfu_model().intercept(generation_of(accelerator))
+    return float(out) if np.ndim(out) == 0 else out
+
+
 def excel_coefficients():
     """The chosen model's numbers for workbook cells, and the formula that uses them.
 
@@ -444,12 +477,12 @@ def excel_coefficients():
     other name is "other").
     """
     m = default_mfu_model()
-    out = {
-        "formula": (
-            "=MIN(mfu_max,MAX(mfu_min,EXP(INDEX(mfu_ln_intercepts,MATCH(generation,"
-            "mfu_generations,0))+mfu_ln_slope_per_ln_active_billions*LN(active_params/1E9))))"
-        ),
+    bind = {
+        "mfu_ln_intercept": "INDEX(mfu_ln_intercepts,MATCH(generation,mfu_generations,0))",
+        "mfu_ln_slope": "mfu_ln_slope_per_ln_active_billions",
+        **{n: n for n in ("mfu_min", "mfu_max", "active_params")},
     }
+    out = {"formula": "=" + model.excel("calibrated_mfu", bind=bind)}
     for g, a in m.intercepts.items():
         out[f"mfu_ln_intercept_{g}"] = a
     out["mfu_ln_slope_per_ln_active_billions"] = m.slope

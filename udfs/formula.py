@@ -11,7 +11,8 @@ A model formula is a Python arithmetic expression over other quantities' names, 
   defined name or a table column.
 
 Allowed: numbers, names, ``+ - * / **``, unary minus, comparisons (inside ``where``), and the
-functions in :data:`FUNCTIONS` (each an Excel 2010 function that LibreOffice computes the same).
+functions in :data:`FUNCTIONS` (each an Excel 2010 function that LibreOffice computes the same;
+``norm_s_inv`` is NORM.S.INV, :func:`norm_s_inv` in numpy).
 
 Examples
 --------
@@ -26,10 +27,45 @@ from __future__ import annotations
 
 import ast
 import re
+from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["FUNCTIONS", "FormulaError", "parse", "names", "substitute", "to_numpy", "to_excel"]
+__all__ = [
+    "FUNCTIONS",
+    "FormulaError",
+    "norm_s_inv",
+    "parse",
+    "names",
+    "substitute",
+    "to_numpy",
+    "to_excel",
+]
+
+_STD_NORMAL = NormalDist()
+
+
+def norm_s_inv(p):
+    """Excel's NORM.S.INV: the standard normal quantile of ``p``; vectorised.
+
+    NaN where ``p`` is not strictly between 0 and 1 (Excel: #NUM!). Each distinct value is
+    computed once with :meth:`statistics.NormalDist.inv_cdf`.
+
+    Examples
+    --------
+    >>> round(norm_s_inv(0.9), 6)
+    1.281552
+    >>> norm_s_inv(np.array([0.5, 1.0])).tolist()
+    [0.0, nan]
+    """
+    arr = np.asarray(p, dtype=float)
+    if arr.ndim == 0:
+        x = float(arr)
+        return _STD_NORMAL.inv_cdf(x) if 0.0 < x < 1.0 else float("nan")
+    uniq, inverse = np.unique(arr, return_inverse=True)
+    z = np.array([_STD_NORMAL.inv_cdf(u) if 0.0 < u < 1.0 else np.nan for u in uniq.tolist()])
+    return z[inverse].reshape(arr.shape)
+
 
 #: Function of a spec formula -> (numpy function, Excel template over its arguments).
 #: ``ceil`` renders as ROUNDUP(x,0), which equals the ceiling for x >= 0 only.
@@ -42,6 +78,8 @@ FUNCTIONS = {
     "sqrt": (np.sqrt, "SQRT({0})"),
     "ceil": (np.ceil, "ROUNDUP({0},0)"),
     "round": (np.round, "ROUND({0},{1})"),
+    # Excel 2010's NORM.S.INV, stored with the _xlfn. prefix the file format gives it
+    "norm_s_inv": (norm_s_inv, "_xlfn.NORM.S.INV({0})"),
 }
 
 _BINARY = {ast.Add: ("+", 2), ast.Sub: ("-", 2), ast.Mult: ("*", 3), ast.Div: ("/", 3),

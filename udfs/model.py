@@ -1,7 +1,8 @@
 """The model, written once: every computed quantity's formula, rendered to numpy and Excel.
 
-The formulas live in :mod:`udfs.quantities` (``PLAN_OUTPUTS`` and ``MODEL_EXTRAS``, field
-``formula``), as expressions over other quantities' names. This module parses each once
+The formulas live in :mod:`udfs.quantities` (``PLAN_OUTPUTS``, ``RANGE_OUTPUTS`` and
+``MODEL_EXTRAS``, field ``formula``), as expressions over other quantities' names. This
+module parses each once
 (:mod:`udfs.formula`) and renders it:
 
 - :func:`function`: a numpy function that broadcasts like :mod:`udfs.engine`'s (its
@@ -46,12 +47,12 @@ from __future__ import annotations
 from functools import cache
 
 from . import formula as _f
-from .quantities import MODEL_CONSTANTS, MODEL_EXTRAS, PLAN_OUTPUTS
+from .quantities import MODEL_CONSTANTS, MODEL_EXTRAS, PLAN_OUTPUTS, RANGE_OUTPUTS
 
 __all__ = ["SPEC", "CONSTANTS", "tree", "inputs_of", "function", "excel", "evaluate"]
 
 #: Computed quantity name -> its Quantity (with ``formula``).
-SPEC = {q.name: q for q in PLAN_OUTPUTS + MODEL_EXTRAS}
+SPEC = {q.name: q for q in PLAN_OUTPUTS + RANGE_OUTPUTS + MODEL_EXTRAS}
 #: Model constant name -> value (``flops_per_param_token`` ...).
 CONSTANTS = {q.name: float(q.default) for q in MODEL_CONSTANTS}
 
@@ -104,7 +105,7 @@ def excel(name, bind=None, through=(), fix=None):
     return _f.to_excel(_expanded(name, tuple(through), fix), bind)
 
 
-def evaluate(values, names=None):
+def evaluate(values, names=None, formulas=None):
     """Every computed quantity that ``values`` determine (missing constants from CONSTANTS).
 
     Parameters
@@ -113,6 +114,9 @@ def evaluate(values, names=None):
         Input name -> scalar or array. A computed quantity given here is used as is.
     names : iterable of str, optional
         Only these quantities (and what they need); default every one that can be computed.
+    formulas : dict, optional
+        Name -> formula text of further quantities for this call only (for instance a
+        quantile at another probability, from ``quantities.RANGE_FORMULAS``).
 
     Returns
     -------
@@ -120,19 +124,21 @@ def evaluate(values, names=None):
         The computed quantities (not the inputs).
     """
     known = {**CONSTANTS, **values}
+    extra = {n: _f.parse(text) for n, text in (formulas or {}).items()}
     out = {}
 
     def compute(n, stack=()):
         if n in known:
             return True
-        if n not in SPEC or n in stack:
+        if (n not in SPEC and n not in extra) or n in stack:
             return False
-        args = inputs_of(n)
+        args = _f.names(extra[n]) if n in extra else inputs_of(n)
         if not all(compute(a, (*stack, n)) for a in args):
             return False
-        known[n] = out[n] = function(n)(*(known[a] for a in args))
+        fn = _f.to_numpy(extra[n], n, args) if n in extra else function(n)
+        known[n] = out[n] = fn(*(known[a] for a in args))
         return True
 
-    for n in names or SPEC:
+    for n in names or (*SPEC, *extra):
         compute(n)
     return out

@@ -10,8 +10,13 @@ gives the planner workbook its "Used when blank" column and its "as used" formul
 - ``active_params`` blank: the model is dense, active = total;
 - ``effective_tflops_input`` typed: the sustained throughput, used as is; otherwise
   ``peak_tflops x mfu x goodput``, where a blank ``peak_tflops`` is the catalogue's BF16 peak
-  of ``accelerator_name``, a blank ``mfu`` is :func:`udfs.calibration.default_mfu` and a blank
-  ``goodput`` is 1;
+  of ``accelerator_name``, a blank ``mfu`` is the calibrated default
+  (:func:`udfs.calibration.predicted_mfu`: by the accelerator's generation and the active
+  parameters, the spec's ``calibrated_mfu``) and a blank ``goodput`` is 1;
+- ``throughput_range_pct`` blank: the calibrated spread
+  (:func:`udfs.calibration.default_range_pct`) when the MFU is the calibrated default, else 0
+  (a typed MFU or throughput is taken as exact); ``price_range_pct`` blank: 0;
+- ``budget_status`` blank: counts as "Proposed"; ``owner`` blank: none;
 - ``hbm_gb`` (for the memory fit) comes from the catalogue accelerator, when there is one;
 - ``watts_per_accelerator`` blank is the catalogue accelerator's TDP where published, else
   700 W (the H100 SXM's TDP);
@@ -33,8 +38,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from . import calibration, catalogue, engine
-from .quantities import PLAN_INPUTS
+from . import calibration, catalogue, engine, model
+from .quantities import BUDGET_STATUSES, PLAN_INPUTS
 from .validation import InputError, is_blank
 
 __all__ = [
@@ -44,6 +49,8 @@ __all__ = [
     "RULES",
     "REQUIRED",
     "PASS_THROUGH",
+    "THROUGHPUT_SOURCES",
+    "THROUGHPUT_SOURCE_EXCEL",
     "resolve",
     "engine_arguments",
     "estimate_scenario",
@@ -61,6 +68,15 @@ PASS_THROUGH = (
     "usd_per_kwh",
     "grams_co2_per_kwh",
     "checkpoint_bytes_per_param",
+)
+
+
+#: Where a plan's throughput comes from (``Resolved.throughput_source``).
+THROUGHPUT_SOURCES = ("typed throughput", "typed MFU", "calibrated default")
+#: The same in Excel formula text over the planner's inputs.
+THROUGHPUT_SOURCE_EXCEL = (
+    f'IF(ISNUMBER({{effective_tflops_input}}),"{THROUGHPUT_SOURCES[0]}",'
+    f'IF(ISNUMBER({{mfu}}),"{THROUGHPUT_SOURCES[1]}","{THROUGHPUT_SOURCES[2]}"))'
 )
 
 
@@ -96,6 +112,8 @@ class Rule:
         stands for the default cell.
     sheet_note : str
         The planner's note beside the "as used" row.
+    text : bool
+        A text input: typed means not empty (else a number).
     """
 
     name: str
@@ -103,26 +121,43 @@ class Rule:
     blank_text: str = ""
     excel_blank: str = "{default}"
     sheet_note: str = "Input, or column C of Inputs when blank"
+    text: bool = False
 
     def excel_used(self, default_ref):
-        """Excel text of the value used: the typed number, else the blank rule."""
+        """Excel text of the value used: the typed value, else the blank rule."""
         blank = self.excel_blank.replace("{default}", default_ref)
-        return f"IF(ISNUMBER({{{self.name}}}),{{{self.name}}},{blank})"
+        typed = f"LEN({{{self.name}}})>0" if self.text else f"ISNUMBER({{{self.name}}})"
+        return f"IF({typed},{{{self.name}}},{blank})"
 
 
 _TDP = "INDEX(accel_tdp_watts,{catalogue_row})"
+#: Excel text of the blank MFU: the spec's calibrated_mfu over the accelerator's intercept
+#: (Accelerators sheet, ``accel_mfu_intercept``; the "other" one without a catalogue row).
+_MFU_BLANK = model.excel(
+    "calibrated_mfu",
+    bind={
+        "mfu_ln_intercept": "IF({catalogue_row}>0,INDEX(accel_mfu_intercept,{catalogue_row}),"
+        "{mfu_ln_intercept_other})",
+        "active_params": "{active_params_used}",
+    },
+)
 
 
 def _rules():
     watts = float(_Q["watts_per_accelerator"].default)
+    spread = calibration.default_range_pct()
     rules = [
+        Rule("budget_status", None, "Proposed", '""', "Typed, or Proposed in a filled column",
+             text=True),
+        Rule("owner", None, "none", '""', "Typed, or none", text=True),
         Rule("active_params", None, "= total (dense)", "{total_params_used}",
              "Blank: dense, = total parameters"),
         Rule("peak_tflops", None, "catalogue",
              'IF({catalogue_row}>0,INDEX(accel_bf16_tflops,{catalogue_row}),"")',
              "Typed, or the catalogue's dense BF16 peak"),
-        Rule("mfu", calibration.default_mfu(), sheet_note="Typed, or the default MFU (median "
-             "implied MFU of the reference runs)"),
+        Rule("mfu", None, "calibrated (accelerator, size)", _MFU_BLANK,
+             "Typed, or the calibrated default for the accelerator's generation and the active "
+             "parameters (Accelerators sheet)"),
         Rule("goodput", float(_Q["goodput"].default)),
         Rule("watts_per_accelerator", watts, "",
              f"IF({{catalogue_row}}>0,IF(ISNUMBER({_TDP}),{_TDP},{{default}}),{{default}})",
@@ -133,6 +168,14 @@ def _rules():
         Rule(
             "effective_tflops_input", None, "peak x MFU x goodput", '""', "When typed, used as is"
         ),
+        Rule(
+            "throughput_range_pct",
+            None,
+            f"{spread:.1%} if MFU calibrated, else 0",
+            f'IF({{throughput_source}}="{THROUGHPUT_SOURCES[2]}",{{calibrated_range_pct}},0)',
+            "Typed, or the calibrated spread with the default MFU, else 0 (typed = exact)",
+        ),
+        Rule("price_range_pct", float(_Q["price_range_pct"].default)),
         Rule("accelerator_name", None, "none"),
         Rule("start_date", None, "no schedule"),
     ]
@@ -145,20 +188,48 @@ RULES = _rules()
 
 @dataclass
 class Resolved:
-    """Engine keyword arguments for :func:`udfs.engine.estimate`, and the defaults applied."""
+    """Engine keyword arguments for :func:`udfs.engine.estimate`, and the defaults applied.
+
+    Attributes
+    ----------
+    arguments : dict
+        Keyword arguments for :func:`udfs.engine.estimate`.
+    notes : list of Note
+        One per blank input that took a default, in input order.
+    throughput_source : str
+        One of :data:`THROUGHPUT_SOURCES`.
+    throughput_sigma, price_sigma : float
+        The spreads (ln units) for :func:`udfs.ranges.estimate_ranges`, from the
+        ``throughput_range_pct`` and ``price_range_pct`` used (the spec's formulas).
+    budget_status : str
+        One of :data:`udfs.quantities.BUDGET_STATUSES` ("Proposed" when blank).
+    """
 
     arguments: dict
     notes: list = field(default_factory=list)
+    throughput_source: str = THROUGHPUT_SOURCES[2]
+    throughput_sigma: float = 0.0
+    price_sigma: float = 0.0
+    budget_status: str = "Proposed"
 
 
-def _why(name, value, accel, precision="bf16"):
+def _why(name, value, accel, precision="bf16", active=None):
     """Why a blank ``name`` took ``value`` (``accel`` is the catalogue row or None)."""
     if name == "active_params":
         return "blank: dense, = total parameters"
     if name == "peak_tflops":
         return f"blank: the {accel['name']}'s dense {precision.upper()} peak from the catalogue"
     if name == "mfu":
-        return "blank: the median implied MFU of the catalogue's disclosed runs"
+        gen = calibration.generation_of(accel["name"]) if accel is not None else "other"
+        size = f"at {active / 1e9:,.4g}B active parameters (udfs.calibration.predicted_mfu)"
+        if gen != "other":
+            return f"blank: the calibrated default for the {gen} generation {size}"
+        why = "no accelerator named" if accel is None else f"the {accel['name']} is uncalibrated"
+        return f"blank: the calibrated default of the 'other' generation ({why}) {size}"
+    if name == "budget_status":
+        return "blank: counts as Proposed"
+    if name == "price_range_pct":
+        return "blank: 0, the price is taken as exact"
     if name == "watts_per_accelerator" and accel is not None:
         if is_blank(accel["tdp_watts"]):
             return f"blank: {value:,.0f} W assumed (the {accel['name']}'s TDP is not published)"
@@ -186,6 +257,11 @@ def _blank_value(name, kwargs, accel, precision="bf16"):
     """The value a blank ``name`` takes (RULES, with the plan and the catalogue row)."""
     if name == "active_params":
         return kwargs["total_params"]
+    if name == "mfu":
+        gen = calibration.generation_of(accel["name"]) if accel is not None else "other"
+        return calibration.default_mfu_model().predict(gen, kwargs["active_params"])
+    if name == "budget_status":
+        return "Proposed"
     if name == "peak_tflops":
         column = f"{precision}_tflops"
         if accel is None or math.isnan(accel[column]):
@@ -214,13 +290,16 @@ def resolve(inputs, precision="bf16"):
     Returns
     -------
     Resolved
-        ``arguments`` for :func:`udfs.engine.estimate`; ``notes`` in input order.
+        ``arguments`` for :func:`udfs.engine.estimate`; ``notes`` in input order;
+        ``throughput_source``; ``throughput_sigma`` and ``price_sigma`` for
+        :func:`udfs.ranges.estimate_ranges`; ``budget_status``.
 
     Raises
     ------
     InputError
-        A required input is blank, or a catalogue name is unknown (``argument`` is the input
-        name, so a face can point at the cell).
+        A required input is blank, a catalogue name is unknown, a budget status is not one of
+        the four, or an uncertainty is not a number >= 0 (``argument`` is the input name, so
+        a face can point at the cell).
     """
     for name in REQUIRED:
         if is_blank(inputs.get(name)):
@@ -233,18 +312,63 @@ def resolve(inputs, precision="bf16"):
         value = inputs.get(name)
         if is_blank(value):
             value = _blank_value(name, kwargs, accel, precision)
-            notes.append(Note(name, value, _why(name, value, accel, precision)))
-        kwargs[into or name] = value
+            why = _why(name, value, accel, precision, kwargs.get("active_params"))
+            notes.append(Note(name, value, why))
+        if into is not False:
+            kwargs[into or name] = value
+        return value
 
+    status = _budget_status(inputs.get("budget_status"))
+    if status is None:
+        status = use("budget_status", into=False)
     use("active_params")
     if not is_blank(inputs.get("effective_tflops_input")):
         kwargs["effective_tflops"] = inputs["effective_tflops_input"]
+        source = THROUGHPUT_SOURCES[0]
     else:
+        source = THROUGHPUT_SOURCES[2] if is_blank(inputs.get("mfu")) else THROUGHPUT_SOURCES[1]
         for name in ("peak_tflops", "mfu", "goodput"):
             use(name)
     for name in PASS_THROUGH:
         use(name)
-    return Resolved(kwargs, notes)
+    spreads = {n: _range_pct(inputs, n) for n in ("throughput_range_pct", "price_range_pct")}
+    if spreads["throughput_range_pct"] is None:
+        exact = source != THROUGHPUT_SOURCES[2]
+        value = 0.0 if exact else calibration.default_range_pct()
+        why = (f"blank: 0, a {source} is taken as exact" if exact
+               else "blank: the calibrated spread of the default MFU")  # fmt: skip
+        notes.append(Note("throughput_range_pct", value, why))
+        spreads["throughput_range_pct"] = value
+    if spreads["price_range_pct"] is None:
+        spreads["price_range_pct"] = use("price_range_pct", into=False)
+    notes.sort(key=lambda n: _ORDER[n.name])
+    sigmas = model.evaluate(spreads, ["throughput_sigma", "price_sigma"])
+    return Resolved(kwargs, notes, source, sigmas["throughput_sigma"], sigmas["price_sigma"],
+                    status)  # fmt: skip
+
+
+_ORDER = {q.name: i for i, q in enumerate(PLAN_INPUTS)}
+
+
+def _budget_status(value):
+    """The typed budget status, spelled as in BUDGET_STATUSES; None when blank."""
+    if is_blank(value):
+        return None
+    for status in BUDGET_STATUSES:
+        if isinstance(value, str) and value.strip().lower() == status.lower():
+            return status
+    raise InputError("budget_status", f"must be one of {', '.join(BUDGET_STATUSES)}")
+
+
+def _range_pct(inputs, name):
+    """A typed uncertainty (a fraction >= 0), or None when blank."""
+    value = inputs.get(name)
+    if is_blank(value):
+        return None
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value < 0:
+        raise InputError(name, "must be a number >= 0 (a fraction: 0.15 = P90 15% above P50)")
+    return float(value)
 
 
 def engine_arguments(inputs):

@@ -7,6 +7,9 @@ names: the one place the model is written. :mod:`udfs.model` renders it to numpy
 Excel formula text (every template's model rows); :mod:`udfs.engine` keeps the hand-written,
 validated functions, and ``tests/test_spec.py`` checks the two agree.
 
+``RANGE_OUTPUTS`` are the P10 / P90 rows (from ``RANGE_FORMULAS``) and the spreads they use;
+``calibrated_mfu`` (in ``MODEL_EXTRAS``) is the default a blank MFU takes.
+
 ``PLAN_INPUTS`` rows are ``Quantity`` records; ``default`` is what a blank planner column
 starts from (None: the user must type it, or the quantity is optional and off when blank).
 """
@@ -22,6 +25,10 @@ __all__ = [
     "MODEL_CONSTANTS",
     "MODEL_EXTRAS",
     "MODEL_INPUTS",
+    "RANGE_QUANTITIES",
+    "RANGE_FORMULAS",
+    "RANGE_OUTPUTS",
+    "BUDGET_STATUSES",
     "SEED_PLAN",
     "SEED_OUTPUT_LINES",
 ]
@@ -40,9 +47,24 @@ class Quantity:
     formula: str = ""  # for a computed quantity: an expression over other names (udfs.model)
 
 
+#: The budget_status dropdown's values; a blank in a filled column counts as "Proposed".
+BUDGET_STATUSES = ("Reference", "Proposed", "Approved", "Excluded")
+
 PLAN_INPUTS = (
     Quantity(
         "scenario_name", "Scenario", "", None, "text", "A short name for the plan", kind="text"
+    ),
+    Quantity(
+        "budget_status",
+        "Budget status",
+        "",
+        None,
+        "Reference, Proposed, Approved or Excluded",
+        "For the budget view; blank in a filled column counts as Proposed",
+        kind="text",
+    ),
+    Quantity(
+        "owner", "Owner", "", None, "text", "Team or person owning the plan (optional)", kind="text"
     ),
     Quantity(
         "total_params",
@@ -94,8 +116,8 @@ PLAN_INPUTS = (
         "fraction",
         None,
         "> 0 and <= 1",
-        "Default: udfs.calibration.default_mfu(), the median implied MFU of the "
-        "catalogue's disclosed runs",
+        "Blank: the calibrated default for the accelerator's generation and the active "
+        "parameters (udfs.calibration.predicted_mfu)",
     ),
     Quantity(
         "goodput",
@@ -114,12 +136,29 @@ PLAN_INPUTS = (
         "Sustained TFLOP/s per accelerator; when typed, used as is instead of peak x MFU x goodput",
     ),
     Quantity(
+        "throughput_range_pct",
+        "Throughput uncertainty (P90 / P50 - 1)",
+        "fraction",
+        None,
+        ">= 0",
+        "Spread of accelerator-hours: 0.15 puts P90 15% above P50 and P10 at P50 / 1.15. "
+        "Blank: the calibrated spread with the default MFU, else 0 (typed = exact)",
+    ),
+    Quantity(
         "usd_per_accelerator_hour",
         "Price per accelerator-hour",
         "US$/accelerator-hour",
         2.0,
         ">= 0",
         "Rental, or the ownership equivalent",
+    ),
+    Quantity(
+        "price_range_pct",
+        "Price uncertainty (P90 / P50 - 1)",
+        "fraction",
+        0.0,
+        ">= 0",
+        "Spread of the price per accelerator-hour, independent of the throughput's",
     ),
     Quantity(
         "watts_per_accelerator",
@@ -181,6 +220,10 @@ MODEL_CONSTANTS = (
              16.0, note="Mixed-precision Adam, fully sharded (EleutherAI Transformer Math 101)"),
     Quantity("days_per_year", "Days per year", "days", 365.0,
              note="For research iterations per year"),
+    Quantity("mfu_min", "Lowest calibrated default MFU", "fraction", 0.10,
+             note="No disclosed run sits below 10% (udfs.calibration)"),
+    Quantity("mfu_max", "Highest calibrated default MFU", "fraction", 0.55,
+             note="No large run reports above ~46% (PaLM); 55% leaves margin"),
 )  # fmt: skip
 
 
@@ -240,7 +283,59 @@ MODEL_EXTRAS = (
          "Overlap of the run [start, end) with the month [month, next month)"),
     _out("month_share", "Share of run", "fraction", "run_days_in_month / wall_clock_days",
          "Run days in the month / wall-clock days"),
+    # The calibrated default MFU (udfs.calibration.predicted_mfu), for a blank MFU.
+    _out("calibrated_mfu", "Calibrated default MFU", "fraction",
+         "minimum(mfu_max, maximum(mfu_min, "
+         "exp(mfu_ln_intercept + mfu_ln_slope * log(active_params / 1e9))))",
+         "MIN(max, MAX(min, EXP(intercept of the generation + slope x LN(active / 1e9))))"),
+    _out("calibrated_range_pct", "Calibrated throughput uncertainty", "fraction",
+         "exp(norm_s_inv(0.9) * calibrated_throughput_sigma) - 1",
+         "P90 / P50 - 1 of the calibrated default: EXP(NORM.S.INV(0.9) x sigma) - 1"),
 )  # fmt: skip
+
+#: The quantities that get a P10 / P90 range (udfs.ranges), P50 being the point estimate.
+RANGE_QUANTITIES = ("accelerator_hours", "wall_clock_days", "rental_cost_usd",
+                    "electricity_kwh", "electricity_cost_usd", "total_cost_usd")  # fmt: skip
+
+_TP_QUANTILE = "{q} * exp(norm_s_inv({p}) * throughput_sigma)"
+#: Quantity -> formula of its p-quantile, ``{p}`` the probability and ``{k}`` the key
+#: ("p10"): lognormal around the point; hours, days and electricity spread with the
+#: throughput, the rental cost with the throughput and the price (independent), the total
+#: cost is the point total plus the parts' moves (comonotone). See udfs.ranges.
+RANGE_FORMULAS = {
+    "accelerator_hours": _TP_QUANTILE.replace("{q}", "accelerator_hours"),
+    "wall_clock_days": _TP_QUANTILE.replace("{q}", "wall_clock_days"),
+    "rental_cost_usd": "rental_cost_usd * exp(norm_s_inv({p}) * "
+    "sqrt(throughput_sigma ** 2 + price_sigma ** 2))",
+    "electricity_kwh": _TP_QUANTILE.replace("{q}", "electricity_kwh"),
+    "electricity_cost_usd": _TP_QUANTILE.replace("{q}", "electricity_cost_usd"),
+    "total_cost_usd": "total_cost_usd + (rental_cost_usd_{k} - rental_cost_usd) "
+    "+ (electricity_cost_usd_{k} - electricity_cost_usd)",
+}
+
+
+def _range_outputs():
+    labels = {q.name: (q.label, q.unit) for q in PLAN_OUTPUTS}
+    out = [
+        _out("throughput_sigma", "Throughput spread (sigma of ln)", "ln units",
+             "log(1 + throughput_range_pct) / norm_s_inv(0.9)",
+             "LN(1 + throughput uncertainty) / NORM.S.INV(0.9)"),
+        _out("price_sigma", "Price spread (sigma of ln)", "ln units",
+             "log(1 + price_range_pct) / norm_s_inv(0.9)",
+             "LN(1 + price uncertainty) / NORM.S.INV(0.9)"),
+    ]  # fmt: skip
+    for p, k in ((0.1, "p10"), (0.9, "p90")):
+        for q in RANGE_QUANTITIES:
+            label, unit = labels[q]
+            how = ("P50 + the rental and electricity moves" if q == "total_cost_usd"
+                   else f"P50 x EXP(NORM.S.INV({p:g}) x sigma)")  # fmt: skip
+            out.append(_out(f"{q}_{k}", f"{label}, {k.upper()}", unit,
+                            RANGE_FORMULAS[q].format(p=p, k=k), how))  # fmt: skip
+    return tuple(out)
+
+
+#: The range outputs: the spreads used and each range quantity's P10 and P90.
+RANGE_OUTPUTS = _range_outputs()
 
 #: Inputs the formulas read that are not planner inputs.
 MODEL_INPUTS = (
@@ -250,6 +345,30 @@ MODEL_INPUTS = (
     Quantity("run_end", "Run end", "date", kind="date"),
     Quantity("month_start", "First day of a month", "date", kind="date"),
     Quantity("next_month", "First day of the next month", "date", kind="date"),
+    Quantity(
+        "mfu_ln_intercept",
+        "ln-MFU intercept of the accelerator's generation",
+        "ln units",
+        None,
+        "",
+        "Fitted per generation (udfs.calibration); 'other' outside them",
+    ),
+    Quantity(
+        "mfu_ln_slope",
+        "ln-MFU slope per ln(active billions)",
+        "",
+        None,
+        "",
+        "Fitted (udfs.calibration)",
+    ),
+    Quantity(
+        "calibrated_throughput_sigma",
+        "Spread of the calibrated default",
+        "ln units",
+        None,
+        "",
+        "Leave-one-out sigma of ln hours (udfs.calibration.throughput_sigma)",
+    ),
 )
 
 #: The seed's DeepSeek-V3-like configuration (shared/seeds/003): its printed output is the

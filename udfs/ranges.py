@@ -21,9 +21,11 @@ All functions are vectorised numpy and broadcast their arguments.
 
 from __future__ import annotations
 
-from statistics import NormalDist
-
 import numpy as np
+
+from . import model
+from .formula import norm_s_inv
+from .quantities import RANGE_FORMULAS, RANGE_QUANTITIES
 
 __all__ = [
     "QUANTITIES",
@@ -36,7 +38,7 @@ __all__ = [
     "estimate_ranges",
 ]
 
-#: The quantities that get a range, and which spread drives each.
+#: The quantities that get a range (``quantities.RANGE_QUANTITIES``), and which spread drives each.
 QUANTITIES = {
     "accelerator_hours": "throughput",
     "wall_clock_days": "throughput",
@@ -49,11 +51,13 @@ QUANTITIES = {
 #: The quantiles given by default: P10, P50, P90.
 DEFAULT_PS = (0.1, 0.5, 0.9)
 
-_STD = NormalDist()
+assert tuple(QUANTITIES) == RANGE_QUANTITIES  # noqa: S101 (one list of range quantities)
 
 
 def z_score(p):
     """NORM.S.INV(p) for probabilities strictly between 0 and 1; vectorised.
+
+    :func:`udfs.formula.norm_s_inv` (the spec's function), refusing any other ``p``.
 
     Examples
     --------
@@ -63,11 +67,7 @@ def z_score(p):
     arr = np.asarray(p, dtype=float)
     if not np.all((arr > 0) & (arr < 1)):
         raise ValueError("p must be a probability strictly between 0 and 1")
-    if arr.ndim == 0:
-        return _STD.inv_cdf(float(arr))
-    uniq, inverse = np.unique(arr, return_inverse=True)
-    z = np.array([_STD.inv_cdf(float(u)) for u in uniq])
-    return z[inverse].reshape(arr.shape)
+    return norm_s_inv(arr)
 
 
 def quantile_factor(p, sigma):
@@ -139,31 +139,35 @@ def estimate_ranges(point, throughput_sigma, price_sigma=0.0, ps=DEFAULT_PS):
     dict
         ``{quantity: {"p10": array, "p50": array, "p90": array}}`` for the quantities of
         :data:`QUANTITIES`. P50 equals the point estimate.
+
+    Notes
+    -----
+    Evaluates the spec (``quantities.RANGE_FORMULAS``, the formulas of the planner's
+    ``{q}_p10`` and ``{q}_p90`` rows) at each probability of ``ps``.
     """
     tp = np.asarray(throughput_sigma, dtype=float)
-    rent_sigma = combine_sigmas(tp, price_sigma)
-
-    def get(key):
-        return np.asarray(point.get(key, np.nan), dtype=float)
-
-    out = {}
-    keys = [f"p{100 * p:g}" for p in ps]
-    factors_tp = [quantile_factor(p, tp) for p in ps]
-    for q in ("accelerator_hours", "wall_clock_days", "electricity_kwh", "electricity_cost_usd"):
-        v = get(q)
-        out[q] = {k: v * f for k, f in zip(keys, factors_tp, strict=True)}
-    rent = get("rental_cost_usd")
-    out["rental_cost_usd"] = {
-        k: rent * quantile_factor(p, rent_sigma) for k, p in zip(keys, ps, strict=True)
-    }
-    elec = np.nan_to_num(get("electricity_cost_usd"), nan=0.0)
-    total = get("total_cost_usd")
-    # total + (rental_p - rental) + (electricity_p - electricity): the sum of the parts'
-    # quantiles plus the fixed other costs, written so that P50 is the point total exactly
-    out["total_cost_usd"] = {
-        k: total
-        + (out["rental_cost_usd"][k] - rent)
-        + (np.nan_to_num(out["electricity_cost_usd"][k], nan=0.0) - elec)
-        for k in keys
-    }
+    price = np.asarray(price_sigma, dtype=float)
+    for s in (tp, price):
+        if np.any(~(s >= 0)):
+            raise ValueError("sigma must be a non-negative number")
+    z_score(np.asarray(ps))  # refuses anything but probabilities
+    point = {q: np.asarray(point.get(q, np.nan), dtype=float) for q in RANGE_QUANTITIES}
+    values = {**point, "throughput_sigma": tp, "price_sigma": price}
+    out = {q: {} for q in RANGE_QUANTITIES}
+    for p in ps:
+        k = f"p{100 * p:g}"
+        formulas = {f"{q}_{k}": RANGE_FORMULAS[q].format(p=repr(float(p)), k=k)
+                    for q in RANGE_QUANTITIES if q != "total_cost_usd"}  # fmt: skip
+        parts = model.evaluate(values, list(formulas), formulas)
+        # the total: point total plus the parts' moves; an unpriced electricity moves nothing
+        elec = f"electricity_cost_usd_{k}"
+        priced = {"electricity_cost_usd": np.nan_to_num(point["electricity_cost_usd"]),
+                  elec: np.nan_to_num(parts[elec])}  # fmt: skip
+        total = model.evaluate(
+            {**values, **parts, **priced},
+            [f"total_cost_usd_{k}"],
+            {f"total_cost_usd_{k}": RANGE_FORMULAS["total_cost_usd"].format(p=p, k=k)},
+        )  # fmt: skip
+        for q in RANGE_QUANTITIES:
+            out[q][k] = {**parts, **total}[f"{q}_{k}"]
     return out

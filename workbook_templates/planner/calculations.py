@@ -5,8 +5,8 @@ from __future__ import annotations
 from openpyxl.utils import get_column_letter
 
 from udfs import model
-from udfs.plan import PASS_THROUGH, RULES
-from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
+from udfs.plan import PASS_THROUGH, RULES, THROUGHPUT_SOURCE_EXCEL
+from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_OUTPUTS
 
 from ..sheetkit import Book, Row, put_text
 from .layout import FIRST_COL, NOTE_COL, SCENARIO_COLUMNS, checks_flag
@@ -15,8 +15,10 @@ _INPUTS = {q.name: q for q in PLAN_INPUTS}
 
 
 #: Inputs in the order of the "as used" rows (hbm_gb_used and catalogue_row go after peak).
-_USED = ("total_params", "active_params", "training_tokens", "accelerators", "peak_tflops",
-         "mfu", "goodput", "effective_tflops_input", *PASS_THROUGH)  # fmt: skip
+_USED = ("total_params", "active_params", "training_tokens",
+         "accelerators", "peak_tflops", "mfu", "goodput", "effective_tflops_input",
+         "throughput_range_pct", *PASS_THROUGH, "price_range_pct")  # fmt: skip
+_TEXT = ("budget_status", "owner")
 #: Spec name -> the planner's row for it: a formula reads the inputs as used.
 BIND = {n: f"{{{n}_used}}" for n in (*_USED, "hbm_gb")}
 _READY = "=IF({scenario_ready},"
@@ -30,6 +32,8 @@ def _used(name):
         formula, note = f'IF(ISNUMBER({{{name}}}),{{{name}}},"")', "Required"
     else:
         formula, note = rule.excel_used(f"{{default.{name}}}"), rule.sheet_note
+    if name == "budget_status":  # a blank counts as Proposed in a filled column only
+        formula = f'IF(LEN({{{name}}})>0,{{{name}}},IF({{scenario_ready}},"Proposed",""))'
     return Row(f"{name}_used", q.label, q.unit, "=" + formula, note, "Link", True)
 
 
@@ -65,6 +69,11 @@ def _calc_rows():
             rows.append(catalogue_row)
         if name == "peak_tflops":
             rows.append(hbm)
+        if name == "effective_tflops_input":
+            rows.append(
+                Row("throughput_source", "Throughput source", "", "=" + THROUGHPUT_SOURCE_EXCEL,
+                    "Typed throughput, typed MFU or the calibrated default", "Link", True)
+            )  # fmt: skip
     rows.append(
         Row("scenario_ready", "Scenario complete", "TRUE/FALSE",
             "=AND(ISNUMBER({total_params_used}),ISNUMBER({training_tokens_used}),"
@@ -72,8 +81,12 @@ def _calc_rows():
             "OR(N({effective_tflops_input_used})>0,N({peak_tflops_used})>0))",
             "Outputs show only for complete columns", "Calc", True)
     )  # fmt: skip
+    rows += [_used(name) for name in _TEXT]  # after scenario_ready, which they read
     rows.append("Outputs")
     for q in PLAN_OUTPUTS:
+        rows.append(Row(q.name, q.label, q.unit, _output_formula(q.name), q.note, "Calc", True))
+    rows.append("Ranges: P10 and P90 (P50 is the figure above; lognormal, udfs.ranges)")
+    for q in RANGE_OUTPUTS:
         rows.append(Row(q.name, q.label, q.unit, _output_formula(q.name), q.note, "Calc", True))
     return rows
 

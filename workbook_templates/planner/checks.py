@@ -45,8 +45,8 @@ def _single_checks(n):
          "FALSE)"),
         ("Monthly schedule holds the whole run (shares add up to 100%)",
          "=OR(NOT({mon.ok}),ABS({mon.share_total}-1)<1E-9)"),
-        ("Default MFU = median implied MFU of the reference runs",
-         "=ABS({default.mfu}-ref_median_mfu)<1E-12"),
+        ("Calibrated default MFU: every accelerator has its intercept (Accelerators)",
+         "=AND(ISNUMBER({mfu_ln_slope}),COUNT(accel_mfu_intercept)=ROWS(accel_mfu_intercept))"),
         ("Summary total cost = Calculations total cost of the selected scenario",
          "=OR(NOT({sel.scenario_ready}),"
          "{sel.total_cost_usd}=INDEX(total_cost_usd,active_scenario))"),

@@ -6,7 +6,7 @@ from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
 from udfs.plan import RULES
-from udfs.quantities import MODEL_CONSTANTS, PLAN_INPUTS
+from udfs.quantities import BUDGET_STATUSES, MODEL_CONSTANTS, PLAN_INPUTS
 
 from ..sheetkit import Book, bold, number_format, put_text, validate_rule
 from .layout import (
@@ -31,6 +31,20 @@ _ERRORS = {
 def _validation_for(book, ws, q, rng):
     """Data validation for one input row from its PLAN_INPUTS rule (sheetkit's encoding)."""
     rule = "a whole number > 0" if q.name == "accelerators" else q.rule  # whole accelerators
+    if q.name == "budget_status":  # a dropdown of the statuses (sheetkit's list encoding)
+        statuses = ",".join(BUDGET_STATUSES)
+        validate_rule(
+            book,
+            ws,
+            rng,
+            "a catalogue name",
+            q.label,
+            "",
+            q.note,
+            error=f"Pick a budget status: {q.rule}.",
+            list_source=f'"{statuses}"',
+        )
+        return
     total = None  # the scenario_name row comes before total_params
     if "total_params" in book.rows:
         total = book.ref("total_params", ws.title, get_column_letter(FIRST_COL))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from openpyxl.styles import Alignment
 
-from udfs import catalogue, model
+from udfs import calibration, catalogue, model
 
 from ..sheetkit import Book, number_format, paragraph, put_text
 from .layout import constant_cell
@@ -12,8 +12,8 @@ from .layout import constant_cell
 
 def accelerators_sheet(book):
     df = catalogue.accelerators()
-    ws = book.sheet("Accelerators", {"A": 20, "B": 12, "C": 12, "D": 10, "E": 10, "F": 12,
-                                     "G": 10, "H": 80})  # fmt: skip
+    ws = book.sheet("Accelerators", {"A": 20, "B": 13, "C": 12, "D": 10, "E": 10, "F": 13,
+                                     "G": 10, "H": 13, "I": 80})  # fmt: skip
     book.title(ws, "Accelerator catalogue", "Dense peak figures (vendor 'with sparsity' = 2x).")
     cols = (
         ("name", "Accelerator", ""),
@@ -29,13 +29,52 @@ def accelerators_sheet(book):
         r = 5 + i
         for j, (field, _, unit) in enumerate(cols):
             constant_cell(ws, r, 1 + j, row[field], unit)
-        put_text(ws.cell(r, len(cols) + 1), row["source"]).style = "Note"
+        constant_cell(ws, r, len(cols) + 1, calibration.mfu_intercept(row["name"]), "ratio")
+        ws.cell(r, len(cols) + 1).number_format = "0.0000"
+        put_text(ws.cell(r, len(cols) + 2), row["source"]).style = "Note"
+    ws.cell(4, len(cols) + 1).value = "ln-MFU intercept"
+    ws.cell(4, len(cols) + 2).value = "Source"
     last = 4 + len(df)
     for field, letter in (("names", "A"), ("bf16_tflops", "B"), ("hbm_gb", "D"),
-                          ("tdp_watts", "G")):  # fmt: skip
+                          ("tdp_watts", "G"), ("mfu_intercept", "H")):  # fmt: skip
         book.name(f"accel_{field}", f"Accelerators!${letter}$5:${letter}${last}")
+    _calibration(book, ws, last + 2)
     Book.finish(ws, freeze="B5")
     return ws
+
+
+def _calibration(book, ws, r):
+    """The calibrated default MFU's other numbers (udfs.calibration), below the table."""
+    m = calibration.default_mfu_model()
+    ws.cell(r, 1, "Calibrated default MFU (a blank MFU on Inputs)").style = "Section"
+    paragraph(
+        ws,
+        r + 1,
+        1,
+        "MFU = MIN(max, MAX(min, EXP(intercept + slope x LN(active parameters / 1E9)))): the "
+        "intercept of the accelerator's generation (column H; accelerators outside the "
+        "calibrated A100, H100 and TPU generations, or a name not listed, take the 'other' "
+        "intercept), fitted on the disclosed runs (Reference runs; the methodology in "
+        "docs/methodology-calibration.md). Min and max are on Inputs (model constants).",
+        8,
+    )
+    items = (
+        ("mfu_ln_intercept_other", "'Other' intercept", m.intercepts["other"], "0.0000"),
+        ("mfu_ln_slope", "Slope per LN(active billions)", m.slope, "0.0000"),
+        ("calibrated_throughput_sigma", "Spread (sigma of ln hours)",
+         calibration.throughput_sigma(), "0.0000"),
+    )  # fmt: skip
+    for i, (name, label, value, fmt) in enumerate(items):
+        put_text(ws.cell(r + 2 + i, 1), label)
+        cell = constant_cell(ws, r + 2 + i, 8, value)
+        cell.number_format = fmt
+        book.place_cell(name, ws, cell.coordinate, named=True)
+    rr = r + 2 + len(items)
+    put_text(ws.cell(rr, 1), "Calibrated throughput uncertainty (P90 / P50 - 1)")
+    cell = ws.cell(rr, 8, book.formula("=" + model.excel("calibrated_range_pct"), ws.title))
+    cell.style = "Calc"
+    cell.number_format = "0.0%"
+    book.place_cell("calibrated_range_pct", ws, cell.coordinate, named=True)
 
 
 def reference_sheet(book):
