@@ -63,7 +63,7 @@ VIA_CALIBRATION = ("calibrated_mfu", "calibrated_range_pct")
 
 
 def _pos(lo, hi):
-    return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+    return st.floats(lo, hi, allow_nan=False, allow_infinity=False, allow_subnormal=False)
 
 
 #: One random value per name a formula can read (inputs, constants and intermediates).
