@@ -123,8 +123,9 @@ def safe_text(value):
     return value
 
 
-def print_setup(ws, pages_wide=1, print_titles=None, title_cols=None, print_area=None,
-                pages_tall=0):
+def print_setup(
+    ws, pages_wide=1, print_titles=None, title_cols=None, print_area=None, pages_tall=0
+):
     """Landscape A4, ``pages_wide`` pages across, ``pages_tall`` down (0: as tall as it needs).
 
     ``print_titles`` rows (``"4:4"``) and ``title_cols`` columns (``"A:B"``) repeat on every
@@ -330,7 +331,8 @@ class Book:
 
         A wide sheet prints ``pages_wide`` pages across (each as tall as it needs), repeating
         the ``print_titles`` rows and the ``title_cols`` columns (``"A:B"``) on every page;
-        ``print_area`` and ``pages_tall`` as in :func:`print_setup`. Also sizes the rows that hold wrapped text (openpyxl does not, and Excel only on edit).
+        ``print_area`` and ``pages_tall`` as in :func:`print_setup`. Also sizes the rows
+        that hold wrapped text (openpyxl does not, and Excel only on edit).
         """
         fit_wrapped_rows(ws)
         if freeze:

@@ -38,8 +38,8 @@ _TABLE = (
     ("Total cost P10 (US$)", "total_cost_usd_p10", US_DOLLARS),
     ("Total cost P50 (US$)", "total_cost_usd", US_DOLLARS),
     ("Total cost P90 (US$)", "total_cost_usd_p90", US_DOLLARS),
-    ("P10 to P50 (US$)", "=IF(ISNUMBER(<D>),<D>-<C>,\"\")", US_DOLLARS),
-    ("Contingency, P90 - P50 (US$)", "=IF(ISNUMBER(<E>),<E>-<D>,\"\")", US_DOLLARS),
+    ("P10 to P50 (US$)", '=IF(ISNUMBER(<D>),<D>-<C>,"")', US_DOLLARS),
+    ("Contingency, P90 - P50 (US$)", '=IF(ISNUMBER(<E>),<E>-<D>,"")', US_DOLLARS),
     ("Accelerator-hours", "accelerator_hours", number_format("accelerator-hours")),
     ("Wall-clock days", "wall_clock_days", number_format("days")),
 )
@@ -57,7 +57,8 @@ def charts_sheet(book):
     )
     checks_flag(ws, "A3")
     last = _days_table(book, ws)
-    put_text(ws.cell(last + 1, 1), "Selected scenario at its own TFLOP/s (Summary).").font = NOTE_FONT
+    note = put_text(ws.cell(last + 1, 1), "Selected scenario at its own TFLOP/s (Summary).")
+    note.font = NOTE_FONT
     _days_chart(ws, last)
     _filled_table(book, ws)
     _scenario_charts(ws)
@@ -134,7 +135,7 @@ def _filled_table(book, ws):
         r = TABLE_HEAD + 1 + k
         ws.cell(r, 1, k + 1)
         idx = f"IFERROR(MATCH({k + 1},{ranks},0),0)"
-        for i, (header, source, fmt) in enumerate(_TABLE):
+        for i, (_, source, fmt) in enumerate(_TABLE):
             if source.startswith("="):
                 text = source.replace("<C>", f"C{r}").replace("<D>", f"D{r}")
                 text = text.replace("<E>", f"E{r}")
