@@ -250,3 +250,43 @@ def _page_count(pdf):
 @pytest.mark.parametrize("name", sorted(MAX_PAGES))
 def test_pdf_page_counts_stay_within_bounds(pdf_pages, name):
     assert 1 <= pdf_pages[name] <= MAX_PAGES[name], pdf_pages
+
+
+# -- recalculated by LibreOffice -----------------------------------------------------------------
+
+
+def _values(path):
+    return openpyxl.load_workbook(path, data_only=True)
+
+
+def _named(wb, name):
+    ((sheet, ref),) = wb.defined_names[name].destinations
+    got = wb[sheet][ref.replace("$", "")]
+    if isinstance(got, openpyxl.cell.cell.Cell):
+        return [got.value]
+    return [c.value for row in got for c in row]
+
+
+def test_charts_list_only_the_filled_scenarios_in_order(recalculated_variants):
+    """Custom 1 and 2 filled (planner-custom): five scenarios charted, empty columns left out."""
+    wb = _values(recalculated_variants["planner-custom.xlsx"])
+    ready = _named(wb, "scenario_ready")
+    names = _named(wb, "scenario_name")
+    hours = _named(wb, "accelerator_hours")
+    want = [(n, h) for n, h, ok in zip(names, hours, ready, strict=True) if ok is True]
+    ws = wb["Charts"]
+    got = [(ws.cell(r, 2).value, ws.cell(r, 8).value) for r in range(23, 31)]
+    assert got[: len(want)] == want and len(want) == 5
+    assert all(n in (None, "") for n, _ in got[len(want) :])
+
+
+def test_monthly_p90_line_is_p50_times_the_scenarios_ratio(recalculated_variants):
+    """Needs the contract's total_cost_usd_p90 on Calculations (issue 11, another branch)."""
+    wb = _values(recalculated_variants["planner-typed.xlsx"])
+    k = _named(wb, "active_scenario")[0] - 1
+    ratio = _named(wb, "total_cost_usd_p90")[k] / _named(wb, "total_cost_usd")[k]
+    p50 = _named(wb, "monthly_total_cost_usd")
+    p90 = _named(wb, "monthly_total_cost_usd_p90")
+    assert ratio >= 1
+    for a, b in zip(p50, p90, strict=True):
+        assert b == pytest.approx(a * ratio, rel=1e-9, abs=1e-9)
