@@ -78,8 +78,9 @@ def _value(book, ws, r, c, name, formula, fmt, style="Link"):
 
 def _selected(book, ws):
     """Left block (A:C): the selected run's figures at P50 (links to Summary)."""
-    cell = ws.cell(4, 1, book.formula('="Selected scenario: "&{sel.scenario_name}', ws.title))
+    cell = ws.cell(3, 1, book.formula('="Selected scenario: "&{sel.scenario_name}', ws.title))
     cell.style = "Section"
+    put_text(ws["A4"], "Its figures at P50 (Summary)").style = "Section"
     items = (
         ("mon.start", "Start date", "=INDEX(start_date,{active_scenario})", "date"),
         ("mon.days", "Wall-clock days", "={sel.wall_clock_days}", "days"),
