@@ -228,15 +228,22 @@ def test_dense_vs_moe_reads_level(generated_templates):
             assert cell.alignment.indent >= 1, cell.coordinate
 
 
+#: Most pages a sheet may print to: the sheets this layout work owns, and the covers.
+MAX_SHEET_PAGES = {
+    PLANNER: {"Cover": 1, "Sensitivity": 2, "Monthly spend": 1, "Charts": 3},
+    "cluster-sizing.xlsx": {"Cover": 1, "Inputs": 1, "Sizing": 1, "Iterations": 1},
+    "dense-vs-moe.xlsx": {"Cover": 1, "Inputs": 1, "Comparison": 1, "Efficiency paradox": 1},
+}
+
+
 @pytest.fixture(scope="module")
-def pdf_pages(generated_templates, tmp_path_factory):
+def pdfs(generated_templates, tmp_path_factory):
     from workbook_templates.recalc import convert, find_soffice
 
     if find_soffice() is None:
         pytest.skip("LibreOffice (soffice) is not installed")
     out = tmp_path_factory.mktemp("pdf")
-    pdfs = convert(list(generated_templates.values()), out, "pdf")
-    return {p.stem + ".xlsx": _page_count(p) for p in pdfs}
+    return {p.stem + ".xlsx": p for p in convert(list(generated_templates.values()), out, "pdf")}
 
 
 def _page_count(pdf):
@@ -248,8 +255,32 @@ def _page_count(pdf):
 
 
 @pytest.mark.parametrize("name", sorted(MAX_PAGES))
-def test_pdf_page_counts_stay_within_bounds(pdf_pages, name):
-    assert 1 <= pdf_pages[name] <= MAX_PAGES[name], pdf_pages
+def test_pdf_page_counts_stay_within_bounds(pdfs, name):
+    assert 1 <= _page_count(pdfs[name]) <= MAX_PAGES[name]
+
+
+@pytest.mark.parametrize("name", sorted(MAX_SHEET_PAGES))
+def test_each_sheet_prints_on_few_pages_with_its_header(pdfs, name):
+    """The page header names the sheet (so it is printed); count the pages of each sheet."""
+    import shutil
+    import subprocess
+    from collections import Counter
+
+    if shutil.which("pdftotext") is None:
+        pytest.skip("poppler's pdftotext is not installed")
+    pdf = pdfs[name]
+    sheets = Counter()
+    for page in range(1, _page_count(pdf) + 1):
+        text = subprocess.run(
+            ["pdftotext", "-f", str(page), "-l", str(page), str(pdf), "-"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        assert lines[0] == name, (page, lines[:3])  # the header: the file name first
+        sheets[lines[1]] += 1
+        assert f"Page {page} of " in text and f"Template version {TEMPLATE_VERSION}" in text
+    for sheet, most in MAX_SHEET_PAGES[name].items():
+        assert 1 <= sheets[sheet] <= most, (sheet, dict(sheets))
 
 
 # -- recalculated by LibreOffice -----------------------------------------------------------------
