@@ -10,7 +10,6 @@ more tokens, more experiments, more iterations per year.
 from __future__ import annotations
 
 import datetime as _dt
-from copy import copy
 
 from openpyxl.chart import BarChart, Reference
 from openpyxl.chart.data_source import NumFmt
@@ -26,6 +25,7 @@ from .sheetkit import (
     add_change_log,
     add_checks,
     add_cover,
+    align_table,
     input_block,
     number_format,
     order_sheets,
@@ -67,26 +67,8 @@ def _inputs(book):
     ws.cell(r, 1, "Shared by all three columns").style = "Section"
     input_block(book, ws, r + 1, _SHARED, note_col=NOTE_COL, value_col=FIRST_COL)
     _constants(book, ws, r + 6)
-    _align(ws)
+    align_table(ws, 4, NOTE_COL)
     Book.finish(ws, freeze="D5")
-
-
-def _align(ws):
-    """Every table cell at the top of its row, the notes indented from the figures.
-
-    A row grows with its wrapped note; figures and labels then sit level with the note's
-    first line, and the header row (inputs among the headers) is centred.
-    """
-    for row in ws.iter_rows(min_row=4):
-        for c in row:
-            if c.value is None:
-                continue
-            a = copy(c.alignment)
-            vertical = "center" if c.row == 4 else "top"
-            note = c.column == NOTE_COL and c.row > 4
-            c.alignment = Alignment(horizontal="left" if note else a.horizontal,
-                                    vertical=vertical, wrap_text=a.wrap_text or c.row == 4,
-                                    indent=2 if note else a.indent)  # fmt: skip
 
 
 def _model_rows(book, ws, moe, dense):
@@ -204,7 +186,7 @@ def _comparison(book):
     r = book.write_rows(ws, 5, _comparison_rows(), COLUMNS, note_col=NOTE_COL)
     r = _savings(book, ws, r + 1)
     _chart(book, ws, r)
-    _align(ws)
+    align_table(ws, 4, NOTE_COL)
     Book.finish(ws, freeze="D5")
 
 
@@ -351,6 +333,7 @@ def _paradox(book):
         "implied TFLOP/s on Comparison).",
     ).style = "Note"
     ws.merge_cells("A14:D18")
+    align_table(ws, 4, 4, last_row=12)
     paragraph(
         ws,
         20,

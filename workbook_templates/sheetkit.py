@@ -41,6 +41,7 @@ __all__ = [
     "put_text",
     "safe_text",
     "print_setup",
+    "align_table",
     "header_footer",
     "used_area",
     "bold",
@@ -219,6 +220,27 @@ def header_footer(wb, generated):
             part.text = text
             part.size = 8
             part.color = "595959"
+
+
+def align_table(ws, header_row, note_col, last_row=None):
+    """A label-unit-value(s)-note table that reads level when a wrapped note grows a row.
+
+    Every filled cell below ``header_row`` (to ``last_row``) sits at the top of its row, the
+    ``note_col`` text left-aligned and indented so that it never touches a right-aligned
+    figure; the header row is centred vertically and wrapped (inputs among the headers too).
+    """
+    for row in ws.iter_rows(min_row=header_row, max_row=last_row):
+        for c in row:
+            if c.value is None or type(c).__name__ == "MergedCell":
+                continue
+            a = c.alignment
+            note = c.column == note_col and c.row > header_row
+            c.alignment = Alignment(
+                horizontal="left" if note else a.horizontal,
+                vertical="center" if c.row == header_row else "top",
+                wrap_text=a.wrap_text or c.row == header_row,
+                indent=2 if note else a.indent,
+            )
 
 
 def _width(ws, letter):

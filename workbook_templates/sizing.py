@@ -23,6 +23,7 @@ from .sheetkit import (
     add_change_log,
     add_checks,
     add_cover,
+    align_table,
     input_block,
     order_sheets,
     output_block,
@@ -84,6 +85,7 @@ def _inputs(book):
              "Does not depend on the cluster size under linear scaling"),
         ],
     )  # fmt: skip
+    align_table(ws, 4, 4)
     paragraph(
         ws,
         11,
