@@ -1,4 +1,4 @@
-"""The dense-versus-MoE workbook (``dense-vs-moe.xlsx``): the seed's "efficiency paradox".
+"""The dense-versus-MoE workbook (``dense-vs-moe.xlsx``): the methodology's "efficiency paradox".
 
 Three columns at the same throughput, price and cluster: the MoE reference (DeepSeek-V3,
 ~5.5% of its parameters active per token), the same model run dense (every parameter
@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as _dt
 
 from openpyxl.chart import BarChart, Reference
+from openpyxl.chart.data_source import NumFmt
+from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
 
 from udfs import catalogue, model
@@ -23,6 +25,7 @@ from .sheetkit import (
     add_change_log,
     add_checks,
     add_cover,
+    align_table,
     input_block,
     number_format,
     order_sheets,
@@ -64,6 +67,7 @@ def _inputs(book):
     ws.cell(r, 1, "Shared by all three columns").style = "Section"
     input_block(book, ws, r + 1, _SHARED, note_col=NOTE_COL, value_col=FIRST_COL)
     _constants(book, ws, r + 6)
+    align_table(ws, 4, NOTE_COL)
     Book.finish(ws, freeze="D5")
 
 
@@ -98,8 +102,10 @@ def _model_rows(book, ws, moe, dense):
             elif isinstance(v, str) and v.startswith("={"):
                 cell.value = book.formula(v.replace("@D}", "}"), ws.title, "D")
                 cell.style = "Link"
-            elif v is None:
-                put_text(cell, "n/a").style = "Note"
+            elif v is None:  # not disclosed: a grey dash, aligned like the figures
+                put_text(cell, "not disclosed")
+                cell.font = Font(italic=True, color="808080")
+                cell.alignment = Alignment(horizontal="right")
             else:
                 Book.input_cell(cell, v, unit)
             cell.number_format = number_format(unit)
@@ -114,8 +120,9 @@ _SHARED = [
         "TFLOP/s",
         SEED_PLAN["effective_tflops"],
         "> 0",
-        "The seed's 400 sustained TFLOP/s for all three, so only the activation ratio "
-        "differs. MoE models often sustain less per accelerator (all-to-all routing): "
+        "The DeepSeek-V3-like example plan's (Compute Lab methodology) 400 sustained TFLOP/s "
+        "for all three, so only the activation ratio differs. MoE models often sustain less "
+        "per accelerator (all-to-all routing): "
         "DeepSeek-V3's disclosed hours imply ~327, Llama 3.1 405B's ~341.",
     ),
     (
@@ -179,6 +186,7 @@ def _comparison(book):
     r = book.write_rows(ws, 5, _comparison_rows(), COLUMNS, note_col=NOTE_COL)
     r = _savings(book, ws, r + 1)
     _chart(book, ws, r)
+    align_table(ws, 4, NOTE_COL)
     Book.finish(ws, freeze="D5")
 
 
@@ -268,6 +276,9 @@ def _chart(book, ws, r):
         Reference(ws, min_col=COLUMNS[0], max_col=COLUMNS[-1], min_row=row), from_rows=True
     )
     chart.set_categories(Reference(ws, min_col=COLUMNS[0], max_col=COLUMNS[-1], min_row=4))
+    chart.x_axis.title = "Scenario"
+    chart.y_axis.title = "Accelerator-hours"
+    chart.y_axis.numFmt = NumFmt(formatCode="#,##0", sourceLinked=False)
     chart.x_axis.delete = False
     chart.y_axis.delete = False
     chart.width, chart.height = 18, 8
@@ -322,11 +333,12 @@ def _paradox(book):
         "implied TFLOP/s on Comparison).",
     ).style = "Note"
     ws.merge_cells("A14:D18")
+    align_table(ws, 4, 4, last_row=12)
     paragraph(
         ws,
         20,
         1,
-        "Source: the source project's Compute Lab, 'The Efficiency Paradox' and "
+        "Source: the Compute Lab methodology, 'The Efficiency Paradox' and "
         "'MoE Changes the Bottleneck'; figures from arXiv 2412.19437 and the Llama 3.1 "
         "model card.",
         4,
@@ -364,7 +376,7 @@ def build(generated=None):
         "Dense versus mixture-of-experts",
         "What DeepSeek-V3's ~5.5% activation ratio saves in FLOPs, accelerator-hours and "
         "money against the same model run dense and against Llama 3.1 405B, and where those "
-        "savings go (the seed's 'efficiency paradox').",
+        "savings go (the Compute Lab methodology's 'efficiency paradox').",
         [
             "Inputs: the MoE and dense columns hold the reference runs; change them to compare "
             "your own pair. The middle column follows the MoE column with every parameter "
@@ -379,8 +391,8 @@ def build(generated=None):
         [
             f"DeepSeek-V3: {catalogue.source('run', 'DeepSeek-V3')}",
             f"Llama 3.1 405B: {catalogue.source('run', 'Llama 3.1 405B')}",
-            "The seed: the source project's Compute Lab (400 sustained TFLOP/s, $2.0/hour, "
-            "2,048 accelerators, 700 W)",
+            "The DeepSeek-V3-like example plan (Compute Lab methodology): 400 sustained "
+            "TFLOP/s, $2.0/hour, 2,048 accelerators, 700 W",
         ],
         generated,
     )

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from openpyxl import Workbook
 from openpyxl.styles import Alignment, Border, Font, NamedStyle, PatternFill, Protection, Side
-from openpyxl.utils import get_column_letter, quote_sheetname
+from openpyxl.utils import column_index_from_string, get_column_letter, quote_sheetname
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.properties import PageSetupProperties
@@ -41,6 +41,9 @@ __all__ = [
     "put_text",
     "safe_text",
     "print_setup",
+    "align_table",
+    "header_footer",
+    "used_area",
     "bold",
     "number_format",
     "FORMULA_LEADS",
@@ -121,22 +124,123 @@ def safe_text(value):
     return value
 
 
-def print_setup(ws, pages_wide=1, print_titles=None, title_cols=None):
-    """Landscape A4, ``pages_wide`` pages across, each as tall as it needs, no gridlines.
+def print_setup(
+    ws, pages_wide=1, print_titles=None, title_cols=None, print_area=None, pages_tall=0
+):
+    """Landscape A4, ``pages_wide`` pages across, ``pages_tall`` down (0: as tall as it needs).
 
     ``print_titles`` rows (``"4:4"``) and ``title_cols`` columns (``"A:B"``) repeat on every
-    page. The one print set-up of every template (the hand-off can call it too).
+    page. The print area is ``print_area`` (``"A1:J40"``), else every filled cell and every
+    chart (:func:`used_area`), so nothing outside the content prints. The one print set-up
+    of every template (the hand-off can call it too); :func:`header_footer` adds the page
+    header and footer once the workbook is complete.
     """
     ws.page_setup.orientation = "landscape"
     ws.page_setup.paperSize = ws.PAPERSIZE_A4
     ws.page_setup.fitToWidth = pages_wide
-    ws.page_setup.fitToHeight = 0
+    ws.page_setup.fitToHeight = pages_tall
     ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
     ws.print_options.gridLines = False
+    ws.page_margins.left = ws.page_margins.right = 0.5
+    ws.page_margins.top = ws.page_margins.bottom = 0.75
+    ws.page_margins.header = ws.page_margins.footer = 0.3
     if print_titles:
         ws.print_title_rows = print_titles
     if title_cols:
         ws.print_title_cols = title_cols
+    ws.print_area = print_area or used_area(ws)
+
+
+#: Centimetres per point; the default row height in points; pixels per width unit.
+_CM_PER_PT = 2.54 / 72
+_ROW_PT = 15.0
+
+
+def _column_cm(ws, col):
+    return (_width(ws, get_column_letter(col)) * 7 + 5) / 96 * 2.54
+
+
+def _row_cm(ws, row):
+    return (ws.row_dimensions[row].height or _ROW_PT) * _CM_PER_PT
+
+
+def chart_extent(ws, chart):
+    """(last column, last row) a chart anchored at a cell covers, from its size in cm."""
+    anchor = chart.anchor if isinstance(chart.anchor, str) else None
+    if anchor is None:  # a loaded chart: its two-cell anchor
+        marker = chart.anchor._from
+        col, row = marker.col + 1, marker.row + 1
+    else:
+        letters = "".join(ch for ch in anchor if ch.isalpha())
+        col, row = column_index_from_string(letters), int(anchor[len(letters) :])
+    width, height = chart.width, chart.height
+    while width > 0:
+        width -= _column_cm(ws, col)
+        col += 1
+    while height > 0:
+        height -= _row_cm(ws, row)
+        row += 1
+    return col - 1, row - 1
+
+
+def used_area(ws):
+    """``A1:<last column><last row>`` over every filled cell and every chart of ``ws``."""
+    last_col, last_row = 1, 1
+    for row in ws.iter_rows():
+        for c in row:
+            if c.value is not None and c.value != "":
+                last_col, last_row = max(last_col, c.column), max(last_row, c.row)
+    for merged in ws.merged_cells.ranges:
+        last_col, last_row = max(last_col, merged.max_col), max(last_row, merged.max_row)
+    for chart in ws._charts:
+        col, row = chart_extent(ws, chart)
+        last_col, last_row = max(last_col, col), max(last_row, row)
+    return f"A1:{get_column_letter(last_col)}{last_row}"
+
+
+#: Page header and footer codes (the same in Excel and LibreOffice): file, sheet, page x of N.
+HEADER_LEFT, HEADER_CENTER, FOOTER_RIGHT = "&F", "&A", "Page &P of &N"
+
+
+def header_footer(wb, generated):
+    """The same page header and footer on every sheet of ``wb``.
+
+    Header: the file name, the sheet name, the template version; footer: the date the
+    template was generated (``yyyy-mm-dd``, as on the sheets) and "Page x of N".
+    """
+    date = generated.strftime("%Y-%m-%d")
+    for ws in wb.worksheets:
+        for part, text in (
+            (ws.oddHeader.left, HEADER_LEFT),
+            (ws.oddHeader.center, HEADER_CENTER),
+            (ws.oddHeader.right, f"Template version {TEMPLATE_VERSION}"),
+            (ws.oddFooter.left, f"Compute Lab, generated {date}"),
+            (ws.oddFooter.right, FOOTER_RIGHT),
+        ):
+            part.text = text
+            part.size = 8
+            part.color = "595959"
+
+
+def align_table(ws, header_row, note_col, last_row=None):
+    """A label-unit-value(s)-note table that reads level when a wrapped note grows a row.
+
+    Every filled cell below ``header_row`` (to ``last_row``) sits at the top of its row, the
+    ``note_col`` text left-aligned and indented so that it never touches a right-aligned
+    figure; the header row is centred vertically and wrapped (inputs among the headers too).
+    """
+    for row in ws.iter_rows(min_row=header_row, max_row=last_row):
+        for c in row:
+            if c.value is None or type(c).__name__ == "MergedCell":
+                continue
+            a = c.alignment
+            note = c.column == note_col and c.row > header_row
+            c.alignment = Alignment(
+                horizontal="left" if note else a.horizontal,
+                vertical="center" if c.row == header_row else "top",
+                wrap_text=a.wrap_text or c.row == header_row,
+                indent=2 if note else a.indent,
+            )
 
 
 def _width(ws, letter):
@@ -243,17 +347,19 @@ class Book:
         return ws
 
     @staticmethod
-    def finish(ws, freeze=None, protect=True, print_titles=None, pages_wide=1, title_cols=None):
+    def finish(ws, freeze=None, protect=True, print_titles=None, pages_wide=1, title_cols=None,
+               print_area=None, pages_tall=0):  # fmt: skip
         """Freeze panes, landscape fit-to-width printing, and protection (no password).
 
         A wide sheet prints ``pages_wide`` pages across (each as tall as it needs), repeating
-        the ``print_titles`` rows and the ``title_cols`` columns (``"A:B"``) on every page.
-        Also sizes the rows that hold wrapped text (openpyxl does not, and Excel only on edit).
+        the ``print_titles`` rows and the ``title_cols`` columns (``"A:B"``) on every page;
+        ``print_area`` and ``pages_tall`` as in :func:`print_setup`. Also sizes the rows
+        that hold wrapped text (openpyxl does not, and Excel only on edit).
         """
         fit_wrapped_rows(ws)
         if freeze:
             ws.freeze_panes = freeze
-        print_setup(ws, pages_wide, print_titles, title_cols)
+        print_setup(ws, pages_wide, print_titles, title_cols, print_area, pages_tall)
         if protect:
             ws.protection.sheet = True
             ws.protection.selectLockedCells = False
@@ -485,7 +591,7 @@ def add_cover(book, title, purpose, how_to, sheets, sources, generated):
         "are not overwritten by accident.",
     ).style = "Note"
     ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=2)
-    Book.finish(ws)
+    Book.finish(ws, pages_tall=1)  # the cover is one page
     return ws
 
 
@@ -516,6 +622,7 @@ def set_properties(book, title, subject, generated):
     props.created = generated
     props.modified = generated
     book.wb.custom_doc_props.append(StringProperty(name="template_version", value=TEMPLATE_VERSION))
+    header_footer(book.wb, generated)
 
 
 def order_sheets(book, titles):

@@ -2,9 +2,10 @@
 
 From one run's accelerator-hours: the accelerators needed to finish in a target number of
 days, and the wall-clock days and research iterations per year a cluster size gives, with
-the seed's example (30M accelerator-hours: ~83 days on 15,000 accelerators, ~8 days on
-150,000). Linear scaling; every formula is rendered from the model spec (:mod:`udfs.model`:
-``accelerators_for_days``, ``wall_clock_days``, ``iterations_per_year``, ``rental_cost_usd``).
+the Compute Lab methodology's example (30M accelerator-hours: ~83 days on 15,000
+accelerators, ~8 days on 150,000). Linear scaling; every formula is rendered from the model
+spec (:mod:`udfs.model`: ``accelerators_for_days``, ``wall_clock_days``,
+``iterations_per_year``, ``rental_cost_usd``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 
 from openpyxl.chart import Reference, ScatterChart, Series
+from openpyxl.chart.data_source import NumFmt
 
 from udfs import model
 
@@ -21,10 +23,12 @@ from .sheetkit import (
     add_change_log,
     add_checks,
     add_cover,
+    align_table,
     input_block,
     order_sheets,
     output_block,
     paragraph,
+    put_text,
     set_properties,
     write_table,
 )
@@ -60,8 +64,8 @@ def _inputs(book):
         [
             ("accelerator_hours", "Accelerator-hours of one run", "accelerator-hours",
              SEED_HOURS, "> 0",
-             "The seed's example: 30 million accelerator-hours. Take your own from the "
-             "planner's Summary (Accelerator-hours)."),
+             "The Compute Lab methodology's example: 30 million accelerator-hours. Take your "
+             "own from the planner's Summary (Accelerator-hours)."),
             ("usd_per_accelerator_hour", "Price per accelerator-hour", "US$/accelerator-hour",
              2.0, ">= 0", "Rental, or the ownership equivalent"),
         ],
@@ -81,6 +85,7 @@ def _inputs(book):
              "Does not depend on the cluster size under linear scaling"),
         ],
     )  # fmt: skip
+    align_table(ws, 4, 4)
     paragraph(
         ws,
         11,
@@ -103,16 +108,34 @@ def _sizing(book):
     ws["C3"].number_format = "#,##0"
     columns = [
         Column("target_days", "Target wall-clock days", "days", inputs=TARGET_DAYS),
-        Column("accelerators_for_days", "Accelerators needed", "x",
+        Column("accelerators_for_days", "Accelerators needed", "",
                f"=ROUND({model.excel('accelerators_for_days', _TARGET)},6)", width=18),
-        Column("accelerators_rounded_up", "Accelerators (whole)", "accelerators",
+        Column("accelerators_rounded_up", "Accelerators needed", "",
                "=ROUNDUP(<accelerators_for_days>,0)", width=18),
         Column("sizing_iterations_per_year", "Iterations per year", "runs/year",
                "=" + model.excel("iterations_per_year", {"wall_clock_days": "<target_days>"}),
                width=16),
     ]  # fmt: skip
     first, last = write_table(book, ws, 5, columns, len(TARGET_DAYS), first_col=2)
-    ws.column_dimensions["C"].width = 18
+    # headers with one unit each, and thousands separators on the accelerator counts
+    for col, text, fmt in (
+        ("B", "Target wall-clock time (days)", None),
+        ("C", "Accelerators needed, exact", "#,##0.0"),
+        ("D", "Accelerators needed, rounded up", "#,##0"),
+        ("E", "Iterations per year (runs/year)", None),
+    ):
+        put_text(ws[f"{col}5"], text)
+        ws.column_dimensions[col].width = 20
+        for r in range(first, last + 1):
+            if fmt:
+                ws[f"{col}{r}"].number_format = fmt
+    ws.row_dimensions[5].height = 45
+    _log_chart(
+        ws, "Accelerators needed against the target wall-clock time",
+        "Target wall-clock time (days, log scale)", "Accelerators needed (log scale)",
+        Reference(ws, min_col=2, min_row=first, max_row=last),
+        Reference(ws, min_col=4, min_row=first - 1, max_row=last), "G5",
+    )  # fmt: skip
     paragraph(
         ws,
         last + 2,
@@ -141,9 +164,11 @@ def _iterations(book):
                "=INDEX(wall_clock_days,1)/<wall_clock_days>", width=16),
     ]  # fmt: skip
     first, last = write_table(book, ws, 5, columns, len(CLUSTER_SIZES), first_col=2)
-    # the seed's example, worded as in the source
+    put_text(ws["B5"], "Accelerators")  # a count: no unit in brackets
+    # the Compute Lab methodology's example, worded as in the source
     r = last + 2
-    ws.cell(r, 2, "The seed's example: 30M accelerator-hours").style = "Section"
+    put_text(ws.cell(r, 2), "The Compute Lab methodology's example: 30M accelerator-hours")
+    ws.cell(r, 2).style = "Section"
     seed_rows = []
     for i, n in enumerate((15000, 150000)):
         rr = r + 1 + i
@@ -160,27 +185,37 @@ def _iterations(book):
         ws,
         r + 4,
         2,
-        "Source: the source project's Compute Lab (iteration time). At perfect scaling a "
+        "Source: the Compute Lab methodology (iteration time). At perfect scaling a "
         "30M accelerator-hour run takes ~83 days on 15,000 accelerators and ~8 days on "
         "150,000: ten times the cluster buys ten times the research cycles per year, which is "
         "why capacity is concentrated even though real scaling falls short of linear.",
         5,
     )
+    _log_chart(
+        ws, "Wall-clock days against accelerators",
+        "Accelerators (log scale)", "Wall-clock days per run (log scale)",
+        Reference(ws, min_col=2, min_row=first, max_row=last),
+        Reference(ws, min_col=3, min_row=first - 1, max_row=last), "G5",
+    )  # fmt: skip
+    Book.finish(ws, freeze="B6")
+
+
+def _log_chart(ws, title, x_title, y_title, xs, ys, anchor):
+    """A line-and-marker scatter chart on log axes (a 1/x curve reads as a straight line)."""
     chart = ScatterChart(scatterStyle="lineMarker")
-    chart.title = "Wall-clock days against accelerators"
-    chart.x_axis.title = "Accelerators"
-    chart.y_axis.title = "Days per run"
-    xs = Reference(ws, min_col=2, min_row=first, max_row=last)
-    ys = Reference(ws, min_col=3, min_row=first - 1, max_row=last)
+    chart.title = title
+    chart.x_axis.title = x_title
+    chart.y_axis.title = y_title
+    for axis in (chart.x_axis, chart.y_axis):
+        axis.scaling.logBase = 10
+        axis.numFmt = NumFmt(formatCode="#,##0", sourceLinked=False)
+        axis.delete = False
     series = Series(ys, xs, title_from_data=True)
     series.marker.symbol = "circle"
     chart.series.append(series)
     chart.legend = None
-    chart.x_axis.delete = False
-    chart.y_axis.delete = False
-    chart.width, chart.height = 18, 9
-    ws.add_chart(chart, "G5")
-    Book.finish(ws, freeze="B6")
+    chart.width, chart.height = 16, 9
+    ws.add_chart(chart, anchor)
 
 
 def build(generated=None):
@@ -221,7 +256,7 @@ def build(generated=None):
         ],
         SHEETS[1:],
         [
-            "Seed: the source project's Compute Lab, 'Iteration Time as the Scarce Resource' "
+            "Example: the Compute Lab methodology, 'Iteration Time as the Scarce Resource' "
             "(30M accelerator-hours, 15,000 vs 150,000 accelerators)",
             "Formulas: udfs.engine.accelerators_for_days, wall_clock_days, iterations_per_year",
         ],

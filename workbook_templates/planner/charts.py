@@ -1,25 +1,78 @@
-"""The Charts sheet: scenario comparison; wall-clock days against accelerators."""
+"""The Charts sheet: wall-clock days against accelerators, and the filled scenarios compared.
+
+Page 1: the selected scenario's days against accelerators (log axes) and the table of the
+scenarios that have figures (filled columns first, by formulas, so that empty custom
+columns are never plotted). Page 2: total cost P10-P50-P90 per scenario (floating bars:
+stacked bars on an invisible P10 base) and total cost at P50. Page 3: accelerator-hours and
+wall-clock days per scenario.
+"""
 
 from __future__ import annotations
 
 from openpyxl.chart import BarChart, Reference, ScatterChart, Series
+from openpyxl.chart.data_source import NumFmt
+from openpyxl.chart.shapes import GraphicalProperties
+from openpyxl.styles import Font
+from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.pagebreak import Break
 
 from udfs import model
 
-from ..sheetkit import Book, number_format, paragraph, put_text
-from .layout import FIRST_COL, LAST_COL, checks_flag, show_axes
+from ..sheetkit import Book, number_format, put_text
+from .layout import SCENARIO_COLUMNS, checks_flag, show_axes
 from .sensitivity import SENS_ACCELERATORS
+
+#: The table of filled scenarios: header row, and one row per scenario column.
+TABLE_HEAD = 22
+N_SCENARIOS = len(SCENARIO_COLUMNS)
+#: The rank row (which filled scenario each column is), under the table.
+RANK_ROW = TABLE_HEAD + N_SCENARIOS + 2
+#: Where each chart sits (two per printed page) and the rows the pages break after.
+PAGE_BREAKS = (33, 66)
+CHART_HEIGHT_CM, CHART_WIDTH_CM = 7.8, 28.5
+US_DOLLARS = '"$"#,##0'
+NOTE_FONT = Font(italic=True, color="595959")
+#: Table columns: (header, defined-name source or formula, number format).
+_TABLE = (
+    ("Scenario", "scenario_name", "General"),
+    ("Total cost P10 (US$)", "total_cost_usd_p10", US_DOLLARS),
+    ("Total cost P50 (US$)", "total_cost_usd", US_DOLLARS),
+    ("Total cost P90 (US$)", "total_cost_usd_p90", US_DOLLARS),
+    ("P10 to P50 (US$)", '=IF(ISNUMBER(<D>),<D>-<C>,"")', US_DOLLARS),
+    ("Contingency, P90 - P50 (US$)", '=IF(ISNUMBER(<E>),<E>-<D>,"")', US_DOLLARS),
+    ("Accelerator-hours", "accelerator_hours", number_format("accelerator-hours")),
+    ("Wall-clock days", "wall_clock_days", number_format("days")),
+)
 
 
 def charts_sheet(book):
     """The Charts sheet (after Calculations and Sensitivity)."""
-    ws = book.sheet("Charts", {"A": 16, "B": 16})
-    book.title(ws, "Charts", "Scenario comparison, and wall-clock days against accelerators.")
+    ws = book.sheet("Charts", {"A": 14, "B": 30, **{get_column_letter(c): 15
+                                                    for c in range(3, 10)}})  # fmt: skip
+    book.title(
+        ws,
+        "Charts",
+        "Wall-clock days against accelerators (selected scenario), and the scenarios that have "
+        "figures (empty columns are left out).",
+    )
     checks_flag(ws, "A3")
+    last = _days_table(book, ws)
+    note = put_text(ws.cell(last + 1, 1), "Selected scenario at its own TFLOP/s (Summary).")
+    note.font = NOTE_FONT
+    _days_chart(ws, last)
+    _filled_table(book, ws)
+    _scenario_charts(ws)
+    for row in PAGE_BREAKS:
+        ws.row_breaks.append(Break(id=row))
+    Book.finish(ws, print_area=f"A1:I{PAGE_BREAKS[1] + 33}")
+    return ws
+
+
+def _days_table(book, ws):
+    """Accelerators (the Sensitivity axis) and the selected scenario's days; last row."""
     put_text(ws["A4"], "Accelerators").style = "Header"
     put_text(ws["B4"], "Wall-clock days").style = "Header"
-    days_first = book.cells["sens.days_first"][1]  # C7: first MFU column, first row
+    days_first = book.cells["sens.days_first"][1]  # first MFU column, first row
     first_row = int("".join(ch for ch in days_first if ch.isdigit()))
     for i in range(len(SENS_ACCELERATORS)):
         r = 5 + i
@@ -33,50 +86,109 @@ def charts_sheet(book):
             r, 2, book.formula(f'=IF(AND({{sel.scenario_ready}},N(A{r})>0),{days},"")', ws.title)
         )
         ws.cell(r, 2).number_format = number_format("days")
-    last = 4 + len(SENS_ACCELERATORS)
-    paragraph(ws, last + 1, 1, "Selected scenario at its own TFLOP/s (Summary).", 6)
-    _days_chart(ws, last)
-    _scenario_charts(book, ws)
-    Book.finish(ws)
-    return ws
+    return 4 + len(SENS_ACCELERATORS)
+
+
+def _axis_titles(chart, x_title, y_title, y_format):
+    chart.x_axis.title = x_title
+    chart.y_axis.title = y_title
+    chart.y_axis.numFmt = NumFmt(formatCode=y_format, sourceLinked=False)
+    show_axes(chart)
 
 
 def _days_chart(ws, last):
-    """Wall-clock days against accelerators, for the selected scenario."""
+    """Wall-clock days against accelerators, for the selected scenario, on log axes."""
     sc = ScatterChart(scatterStyle="lineMarker")
     sc.title = "Wall-clock days against accelerators (selected scenario)"
-    sc.x_axis.title = "Accelerators"
-    sc.y_axis.title = "Days"
+    _axis_titles(sc, "Accelerators (log scale)", "Wall-clock days (log scale)", "#,##0")
+    sc.x_axis.numFmt = NumFmt(formatCode="#,##0", sourceLinked=False)
+    sc.x_axis.scaling.logBase = 10
+    sc.y_axis.scaling.logBase = 10
     xs = Reference(ws, min_col=1, min_row=5, max_row=last)
     ys = Reference(ws, min_col=2, min_row=4, max_row=last)
     series = Series(ys, xs, title_from_data=True)
     series.marker.symbol = "circle"
     sc.series.append(series)
     sc.legend = None
-    show_axes(sc)
-    sc.width, sc.height = 17, 9
+    sc.width, sc.height = 18, 8.5
     ws.add_chart(sc, "D4")
 
 
-def _scenario_charts(book, ws):
-    """Total cost, accelerator-hours and days by scenario, one chart per printed page."""
-    calc = book.wb["Calculations"]
-    cats = Reference(calc, min_col=FIRST_COL, max_col=LAST_COL, min_row=4)  # scenario names
+def _filled_table(book, ws):
+    """The scenarios with figures, filled columns first (formulas), and the rank row."""
+    put_text(ws.cell(TABLE_HEAD - 1, 1),
+             "Scenarios with figures (filled columns, in order; these feed the charts)"
+             ).style = "Section"  # fmt: skip
+    book.header(ws, TABLE_HEAD, ["No.", *(h for h, _, _ in _TABLE)])
+    ws.row_dimensions[TABLE_HEAD].height = 30
+    # rank row: the j-th column's place among the filled ones ("" when not filled)
+    put_text(ws.cell(RANK_ROW, 1), "Place among the filled scenarios, by column (hidden row)")
+    ws.row_dimensions[RANK_ROW].hidden = True
+    for j in range(N_SCENARIOS):
+        cell = ws.cell(RANK_ROW, 3 + j, (
+            f'=IF(INDEX(scenario_ready,{j + 1}),'
+            f"COUNTIF(INDEX(scenario_ready,1):INDEX(scenario_ready,{j + 1}),TRUE),\"\")"
+        ))  # fmt: skip
+        cell.style = "Calc"
+    ranks = f"$C${RANK_ROW}:${get_column_letter(2 + N_SCENARIOS)}${RANK_ROW}"
+    for k in range(N_SCENARIOS):
+        r = TABLE_HEAD + 1 + k
+        ws.cell(r, 1, k + 1)
+        idx = f"IFERROR(MATCH({k + 1},{ranks},0),0)"
+        for i, (_, source, fmt) in enumerate(_TABLE):
+            if source.startswith("="):
+                text = source.replace("<C>", f"C{r}").replace("<D>", f"D{r}")
+                text = text.replace("<E>", f"E{r}")
+            else:
+                text = f'=IF({idx}>0,INDEX({source},{idx}),"")'
+            cell = ws.cell(r, 2 + i, text)
+            cell.style = "Link" if not source.startswith("=") else "Calc"
+            cell.number_format = fmt
+
+
+def _bar_chart(title, y_title, y_format):
+    chart = BarChart()
+    chart.type = "bar"  # horizontal: the scenario names read across, the first on top
+    chart.title = title
+    chart.legend = None
+    chart.gapWidth = 50
+    _axis_titles(chart, "Scenario", y_title, y_format)
+    chart.x_axis.scaling.orientation = "maxMin"  # the first scenario on top
+    chart.width, chart.height = CHART_WIDTH_CM, CHART_HEIGHT_CM
+    return chart
+
+
+def _scenario_charts(ws):
+    """The range chart and three bar charts over the filled scenarios, two per page."""
+    first, last = TABLE_HEAD + 1, TABLE_HEAD + N_SCENARIOS
+    cats = Reference(ws, min_col=2, min_row=first, max_row=last)
+
+    def column(col):
+        return Reference(ws, min_col=col, min_row=TABLE_HEAD, max_row=last)
+
+    # floating bars: an invisible P10 base, then P10 to P50 and P50 to P90 stacked on it
+    rng = _bar_chart("Total cost by scenario: P10 to P50 (light), P50 to P90 (dark)",
+                     "Total cost (US$): bars run from P10 to P90, P50 where they meet",
+                     US_DOLLARS)  # fmt: skip
+    rng.grouping, rng.overlap = "stacked", 100
+    for col in (3, 6, 7):
+        rng.add_data(column(col), titles_from_data=True)
+    rng.set_categories(cats)
+    base, low, high = rng.series
+    base.graphicalProperties = GraphicalProperties(noFill=True)
+    base.graphicalProperties.line.noFill = True
+    low.graphicalProperties = GraphicalProperties(solidFill="9DC3E6")
+    high.graphicalProperties = GraphicalProperties(solidFill="1F4E78")
+    ws.add_chart(rng, f"A{PAGE_BREAKS[0] + 2}")
+
     charts = (
-        ("total_cost_usd", "Total cost by scenario (US$)", "A24"),
-        ("accelerator_hours", "Accelerator-hours by scenario", "A44"),
-        ("wall_clock_days", "Wall-clock days by scenario", "A64"),
+        (4, "Total cost by scenario (P50)", "Total cost (US$)", US_DOLLARS),
+        (8, "Accelerator-hours by scenario", "Accelerator-hours", "#,##0"),
+        (9, "Wall-clock days by scenario", "Wall-clock days", "#,##0"),
     )
-    for name, title, anchor in charts:
-        _, row, _, _ = book.rows[name]
-        chart = BarChart()
-        chart.type = "col"
-        chart.title = title
-        chart.legend = None
-        data = Reference(calc, min_col=FIRST_COL, max_col=LAST_COL, min_row=row)
-        chart.add_data(data, from_rows=True, titles_from_data=False)
+    anchors = (PAGE_BREAKS[0] + 18, PAGE_BREAKS[1] + 2, PAGE_BREAKS[1] + 18)
+    for (col, title, y_title, fmt), row in zip(charts, anchors, strict=True):
+        chart = _bar_chart(title, y_title, fmt)
+        chart.add_data(column(col), titles_from_data=True)
         chart.set_categories(cats)
-        show_axes(chart)
-        chart.width, chart.height = 24, 9.5
-        ws.add_chart(chart, anchor)
-        ws.row_breaks.append(Break(id=int(anchor[1:]) - 1))  # one chart per printed page
+        ws.add_chart(chart, f"A{row}")

@@ -1,65 +1,129 @@
-"""The Monthly spend sheet: the selected run spread over calendar months."""
+"""The Monthly spend sheet: the selected run spread over calendar months, at P50 and P90.
+
+The schedule has :data:`~.layout.MONTHS` rows from the run's first month (so a run of any
+length up to that is laid out whole, and the defined names ``monthly_month``,
+``monthly_share``, ``monthly_accelerator_hours``, ``monthly_total_cost_usd`` and
+``monthly_total_cost_usd_p90`` span every row). Months after the run's last month plus one
+month of margin are blanked by conditional formatting, and the page prints the first
+:data:`PRINTED_MONTHS` months (the spend after them is shown above the table), on one page.
+"""
 
 from __future__ import annotations
 
+from openpyxl.formatting.rule import FormulaRule
+from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
 
 from udfs import model
 
-from ..sheetkit import Book, bold, number_format, paragraph, put_text
+from ..sheetkit import Book, bold, number_format, put_text
 from .layout import MONTHS
+
+#: Months of the schedule on the printed page (the rest stays on the sheet).
+PRINTED_MONTHS = 24
+#: The one month format of the sheet (and of the hand-off's months).
+MONTH_FORMAT = "mmm yyyy"
+#: The first schedule row (the header is the row above).
+FIRST_ROW = 14
+_COLUMNS = (
+    ("Month", 11, MONTH_FORMAT),
+    ("Next month", 11, MONTH_FORMAT),
+    ("Run days in month", 11, "#,##0.00"),
+    ("Share of run", 10, "0.00%"),
+    ("Accelerator-hours", 15, number_format("accelerator-hours")),
+    ("Compute cost (US$)", 15, number_format("US$")),
+    ("Electricity cost (US$)", 15, number_format("US$")),
+    ("Total cost, P50 (US$)", 15, number_format("US$")),
+    ("Total cost, P90 (US$)", 15, number_format("US$")),
+    ("Cumulative total cost, P50 (US$)", 17, number_format("US$")),
+)
 
 
 def monthly_sheet(book):
     """The Monthly spend sheet of the selected scenario (after Summary)."""
-    ws = book.sheet("Monthly spend", {"A": 14, "B": 14, "C": 16, "D": 12, "E": 18, "F": 16,
-                                      "G": 16, "H": 16, "I": 18})  # fmt: skip
+    ws = book.sheet("Monthly spend", {get_column_letter(1 + j): w
+                                      for j, (_, w, _) in enumerate(_COLUMNS)})  # fmt: skip
     book.title(
         ws,
         "Monthly spend schedule of the selected scenario",
-        "Spend spread evenly over the run's wall-clock time from the start date (Inputs), "
-        "per calendar month.",
+        "Spend spread evenly over the run's wall-clock time from the start date (Inputs), per "
+        "calendar month, at P50 (the estimate) and P90 (the contingency line).",
     )
-    items = (
-        ("mon.start", "Start date", "date", "=INDEX(start_date,{active_scenario})"),
-        ("mon.days", "Wall-clock days", "days", "={sel.wall_clock_days}"),
-        ("mon.hours", "Accelerator-hours", "accelerator-hours", "={sel.accelerator_hours}"),
-        ("mon.compute", "Compute cost", "US$", "={sel.rental_cost_usd}"),
-        ("mon.electricity", "Electricity cost", "US$",
-         "=INDEX(electricity_cost_usd,{active_scenario})"),
-    )  # fmt: skip
-    _links(book, ws, items)
-    head = 4 + len(items) + 5
-    first, last = _schedule(book, ws, head)
+    first, last = FIRST_ROW, FIRST_ROW + MONTHS - 1
+    _selected(book, ws)
+    _timing(book, ws, first, last)
+    head = first - 1
+    _schedule(book, ws, head)
     _totals(book, ws, first, last)
-    Book.finish(ws, freeze=f"A{first}", print_titles=f"{head}:{head}")
+    printed = first + PRINTED_MONTHS - 1
+    Book.finish(ws, freeze=f"A{first}", print_titles=f"{head}:{head}",
+                print_area=f"A1:J{printed}", pages_tall=1)  # fmt: skip
     return ws
 
 
-def _links(book, ws, items):
-    """The selected run's figures, and its start and end (midnight of the start date)."""
-    for i, (name, label, unit, formula) in enumerate(items):
-        r = 4 + i
-        put_text(ws.cell(r, 1), label)
-        put_text(ws.cell(r, 2), unit)
-        cell = ws.cell(r, 3, book.formula(formula, ws.title))
-        cell.style = "Link"
-        cell.number_format = number_format(unit)
-        book.place_cell(name, ws, cell.coordinate)
-    r = 4 + len(items)
-    put_text(ws.cell(r, 1), "Schedule ready")
-    ws.cell(r, 3, book.formula("=AND(ISNUMBER({mon.start}),N({mon.days})>0)", ws.title))
-    book.place_cell("mon.ok", ws, f"C{r}")
-    put_text(ws.cell(r + 1, 1), "Run start (midnight)")
-    ws.cell(r + 1, 3, book.formula('=IF({mon.ok},INT({mon.start}),"")', ws.title))
-    ws.cell(r + 1, 3).number_format = "yyyy-mm-dd"
-    book.place_cell("mon.t0", ws, f"C{r + 1}")
-    put_text(ws.cell(r + 2, 1), "Run end")
-    ws.cell(r + 2, 3, book.formula('=IF({mon.ok},{mon.t0}+{mon.days},"")', ws.title))
-    ws.cell(r + 2, 3).number_format = "yyyy-mm-dd hh:mm"
-    book.place_cell("mon.t1", ws, f"C{r + 2}")
-    put_text(ws.cell(r + 3, 1), "Checks")
-    ws.cell(r + 3, 3, book.formula("={sel.checks}", ws.title)).style = "Link"
+def _label(ws, r, c, text, span=2):
+    """A label over ``span`` merged columns (so that it never runs into a neighbour)."""
+    put_text(ws.cell(r, c), text)
+    ws.merge_cells(start_row=r, start_column=c, end_row=r, end_column=c + span - 1)
+
+
+def _value(book, ws, r, c, name, formula, fmt, style="Link"):
+    cell = ws.cell(r, c, book.formula(formula, ws.title))
+    cell.style = style
+    cell.number_format = fmt
+    cell.alignment = Alignment(horizontal="right")
+    book.place_cell(name, ws, cell.coordinate)
+    return cell
+
+
+def _selected(book, ws):
+    """Left block (A:C): the selected run's figures at P50 (links to Summary)."""
+    cell = ws.cell(3, 1, book.formula('="Selected scenario: "&{sel.scenario_name}', ws.title))
+    cell.style = "Section"
+    put_text(ws["A4"], "Its figures at P50 (Summary)").style = "Section"
+    items = (
+        ("mon.start", "Start date", "=INDEX(start_date,{active_scenario})", "date"),
+        ("mon.days", "Wall-clock days", "={sel.wall_clock_days}", "days"),
+        ("mon.hours", "Accelerator-hours", "={sel.accelerator_hours}", "accelerator-hours"),
+        ("mon.compute", "Compute cost (US$)", "={sel.rental_cost_usd}", "US$"),
+        ("mon.electricity", "Electricity cost (US$)",
+         "=INDEX(electricity_cost_usd,{active_scenario})", "US$"),
+        ("mon.total", "Total cost, P50 (US$)", "={sel.total_cost_usd}", "US$"),
+    )  # fmt: skip
+    for i, (name, label, formula, unit) in enumerate(items):
+        _label(ws, 5 + i, 1, label)
+        _value(book, ws, 5 + i, 3, name, formula, number_format(unit))
+
+
+def _timing(book, ws, first, last):
+    """Right block (E:H): the run's start and end, the P90 ratio, spend after the page."""
+    put_text(ws["E4"], "Schedule").style = "Section"
+    _value(book, ws, 4, 8, "mon.checks", '="Checks: "&{sel.checks}', "General", "Link")
+    rows = (
+        ("mon.ok", "Schedule ready", "=AND(ISNUMBER({mon.start}),N({mon.days})>0)", "General",
+         "Calc"),
+        ("mon.t0", "Run start (midnight)", '=IF({mon.ok},INT({mon.start}),"")', "yyyy-mm-dd",
+         "Calc"),
+        ("mon.t1", "Run end", '=IF({mon.ok},{mon.t0}+{mon.days},"")', "yyyy-mm-dd hh:mm",
+         "Calc"),
+        ("mon.p90_ratio", "P90 / P50 of total cost",
+         "=IFERROR(INDEX(total_cost_usd_p90,{active_scenario})"
+         '/INDEX(total_cost_usd,{active_scenario}),"")', "0.000", "Link"),
+        ("mon.total_p90", "Total cost, P90 (US$)",
+         '=IF(ISNUMBER({mon.p90_ratio}),{mon.total}*{mon.p90_ratio},"")', number_format("US$"),
+         "Calc"),
+        ("mon.after_page", f"Spend after month {PRINTED_MONTHS}, P50 (US$)",
+         f"=SUM(H{first + PRINTED_MONTHS}:H{last})", number_format("US$"), "Calc"),
+    )  # fmt: skip
+    for i, (name, label, formula, fmt, style) in enumerate(rows):
+        _label(ws, 5 + i, 5, label, span=3)
+        _value(book, ws, 5 + i, 8, name, formula, fmt, style)
+    put_text(
+        ws.cell(11, 5),
+        f"Months after the run's last month + 1 are blank; the page prints {PRINTED_MONTHS} "
+        f"months, the sheet holds {MONTHS}.",
+    ).style = "Note"
+    ws.cell(11, 5).alignment = Alignment(wrap_text=False)
 
 
 def _run_days(row):
@@ -79,16 +143,10 @@ def _share(row):
 
 
 def _schedule(book, ws, head):
-    """One row per calendar month: share of the run, hours and costs, cumulative cost."""
-    book.header(
-        ws,
-        head,
-        ["Month", "Next month", "Run days in month", "Share of run", "Accelerator-hours",
-         "Compute cost", "Electricity cost", "Total cost", "Cumulative total cost"],
-    )  # fmt: skip
+    """One row per calendar month: share of the run, hours, costs at P50 and P90, cumulative."""
+    book.header(ws, head, [text for text, _, _ in _COLUMNS])
     ws.row_dimensions[head].height = 30
     first = head + 1
-    last = first + MONTHS - 1
     g = "=IF({mon.ok},"
     for k in range(MONTHS):
         row = first + k
@@ -97,28 +155,35 @@ def _schedule(book, ws, head):
             if k == 0
             else g + f'DATE(YEAR(A{row - 1}),MONTH(A{row - 1})+1,1),"")'
         )
-        cells = [
-            (month, "yyyy-mm-dd"),
-            (g + f'DATE(YEAR(A{row}),MONTH(A{row})+1,1),"")', "yyyy-mm-dd"),
-            (g + _run_days(row) + ',"")', "#,##0.00"),
-            (g + _share(row) + ',"")', "0.00%"),
-            (g + f'D{row}*{{mon.hours}},"")', number_format("accelerator-hours")),
-            (g + f'D{row}*{{mon.compute}},"")', number_format("US$")),
-            (g + f'D{row}*{{mon.electricity}},"")', number_format("US$")),
-            (g + f'F{row}+G{row},"")', number_format("US$")),
-            (g + f'SUM(H${first}:H{row}),"")', number_format("US$")),
-        ]
-        for j, (formula, fmt) in enumerate(cells):
+        formulas = (
+            month,
+            g + f'DATE(YEAR(A{row}),MONTH(A{row})+1,1),"")',
+            g + _run_days(row) + ',"")',
+            g + _share(row) + ',"")',
+            g + f'D{row}*{{mon.hours}},"")',
+            g + f'D{row}*{{mon.compute}},"")',
+            g + f'D{row}*{{mon.electricity}},"")',
+            g + f'F{row}+G{row},"")',
+            f'=IF(AND({{mon.ok}},ISNUMBER({{mon.p90_ratio}})),H{row}*{{mon.p90_ratio}},"")',
+            g + f'SUM(H${first}:H{row}),"")',
+        )
+        for j, (formula, (_, _, fmt)) in enumerate(zip(formulas, _COLUMNS, strict=True)):
             cell = ws.cell(row, 1 + j, book.formula(formula, ws.title))
             cell.number_format = fmt
-    return first, last
+    # a month after the run's last month + 1 month of margin reads as blank
+    last = first + MONTHS - 1
+    ws.conditional_formatting.add(
+        f"A{first + 1}:J{last}",
+        FormulaRule(formula=[f"AND(N($D{first})=0,N($D{first + 1})=0)"],
+                    font=Font(color="FFFFFF")),
+    )  # fmt: skip
 
 
 def _totals(book, ws, first, last):
     """The totals row, the schedule's defined names and the note on the share formula."""
     total = last + 1
     put_text(ws.cell(total, 1), "Total").style = "Section"
-    for j in range(2, 8):
+    for j in range(2, 9):
         letter = get_column_letter(1 + j)
         cell = ws.cell(total, 1 + j, f"=SUM({letter}{first}:{letter}{last})")
         cell.number_format = ws.cell(first, 1 + j).number_format
@@ -128,12 +193,14 @@ def _totals(book, ws, first, last):
     book.name("monthly_share", f"'Monthly spend'!$D${first}:$D${last}")
     book.name("monthly_accelerator_hours", f"'Monthly spend'!$E${first}:$E${last}")
     book.name("monthly_total_cost_usd", f"'Monthly spend'!$H${first}:$H${last}")
-    paragraph(
-        ws,
+    book.name("monthly_total_cost_usd_p90", f"'Monthly spend'!$I${first}:$I${last}")
+    note = ws.cell(
         total + 2,
         1,
         f"{MONTHS} months are laid out; a run longer than that fails the Checks sheet's "
         "schedule check. Each month's share = max(0, min(end, next month) - max(start, month)) "
-        "/ days, the same formula as udfs.engine.month_shares.",
-        9,
+        "/ days, the same formula as udfs.engine.month_shares. The P90 line is each month's "
+        "P50 total cost x the selected scenario's P90 / P50 ratio of total cost (Calculations).",
     )
+    note.style = "Note"
+    ws.merge_cells(start_row=total + 2, start_column=1, end_row=total + 3, end_column=10)

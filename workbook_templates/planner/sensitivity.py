@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from openpyxl.formatting.rule import ColorScaleRule
-from openpyxl.styles import Alignment, Font
+from openpyxl.styles import Alignment, Border, Font, Side
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.pagebreak import Break
 
 from udfs import model
 
-from ..sheetkit import Book, number_format, paragraph
+from ..sheetkit import Book, bold, number_format, paragraph
 
 #: The selected scenario's figures the grids vary around (spec name -> Excel text).
 _SELECTED = {
@@ -21,29 +21,59 @@ _SELECTED = {
 _THROUGH = ("accelerator_hours", "effective_tflops")
 
 
-def _grid(book, ws, top, title, row_axis, col_axis, cell_formula, unit, row_unit, col_unit,
-          corner_text, high_is_good=False):  # fmt: skip
-    """A two-way grid: typed axes (inputs) and one formula template for every cell.
+#: The middle of each axis (index 3) is the selected scenario's own figure.
+BASE = 3
+#: Base-case markers: the axis value's format suffix, and the boxed, bold grid cell.
+BASE_SUFFIX = '" (base)"'
+_BOX = Side(style="medium", color="1F4E78")
 
-    ``<row>`` and ``<col>`` in ``cell_formula`` are the cell's row and column axis values.
+
+def _axis(book, ws, cell, own, multiple, unit, whole=False, cap=None):
+    """An axis value: ``multiple`` x the selected scenario's own figure ``own`` (a formula)."""
+    value = f"{own}*{multiple}"
+    if whole:
+        value = f"MAX(1,ROUND({value},0))"
+    if cap is not None:
+        value = f"MIN({cap},{value})"
+    cell.value = book.formula(f'=IF(N({own})>0,{value},"")', ws.title)
+    cell.style = "Link"
+    cell.number_format = number_format(unit)
+    if multiple == 1:
+        cell.number_format += BASE_SUFFIX
+        bold(cell)
+    return cell
+
+
+def _grid(book, ws, top, title, rows, cols, cell_formula, unit, corner_text,
+          high_is_good=False):  # fmt: skip
+    """A two-way grid around the selected scenario: axes and one formula for every cell.
+
+    ``rows`` and ``cols`` are (own figure, multiples, unit, options) of each axis; the
+    middle row and column are the scenario's own figures and their cell (the base case) is
+    bold and boxed. ``<row>`` and ``<col>`` in ``cell_formula`` are the cell's axis values.
     The heat map runs green (good) to red (bad); ``high_is_good`` flips it.
     """
     low, high = ("red", "green") if high_is_good else ("green", "red")
     ws.cell(top, 1, f"{title} ({low} = lowest, {high} = highest)").style = "Section"
     corner = ws.cell(top + 1, 2, corner_text)
     corner.style = "Header"
-    for j, v in enumerate(col_axis):
-        book.input_cell(ws.cell(top + 1, 3 + j), v, col_unit)
-    for i, v in enumerate(row_axis):
-        book.input_cell(ws.cell(top + 2 + i, 2), v, row_unit)
-        for j in range(len(col_axis)):
+    own_r, row_mult, row_unit, row_opts = rows
+    own_c, col_mult, col_unit, col_opts = cols
+    for j, m in enumerate(col_mult):
+        _axis(book, ws, ws.cell(top + 1, 3 + j), own_c, m, col_unit, **col_opts)
+    for i, m in enumerate(row_mult):
+        _axis(book, ws, ws.cell(top + 2 + i, 2), own_r, m, row_unit, **row_opts)
+        for j in range(len(col_mult)):
             row_ref = f"$B{top + 2 + i}"
             col_ref = f"{get_column_letter(3 + j)}${top + 1}"
             text = cell_formula.replace("<row>", row_ref).replace("<col>", col_ref)
             cell = ws.cell(top + 2 + i, 3 + j, book.formula(text, ws.title))
             cell.number_format = number_format(unit)
+            if i == BASE and j == BASE:
+                cell.border = Border(left=_BOX, right=_BOX, top=_BOX, bottom=_BOX)
+                bold(cell)
     first = f"C{top + 2}"
-    last = f"{get_column_letter(2 + len(col_axis))}{top + 1 + len(row_axis)}"
+    last = f"{get_column_letter(2 + len(col_mult))}{top + 1 + len(row_mult)}"
     ws.conditional_formatting.add(
         f"{first}:{last}",
         ColorScaleRule(
@@ -56,12 +86,13 @@ def _grid(book, ws, top, title, row_axis, col_axis, cell_formula, unit, row_unit
             end_color="63BE7B" if high_is_good else "F8696B",
         ),
     )
-    return top + 3 + len(row_axis), f"{first}:{last}"
+    return top + 3 + len(row_mult), f"{first}:{last}"
 
 
-SENS_ACCELERATORS = (1024, 2048, 4096, 8192, 16384, 32768, 65536)
-SENS_MFU = (0.20, 0.25, 0.30, 0.35, 0.40, 0.45, 0.50)
-SENS_PRICE = (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0)
+#: Axis multiples of the selected scenario's own accelerators, MFU and price (1 = its own).
+SENS_ACCELERATORS = (0.125, 0.25, 0.5, 1, 2, 4, 8)
+SENS_MFU = (0.7, 0.8, 0.9, 1, 1.1, 1.2, 1.3)
+SENS_PRICE = (0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5)
 
 
 def sensitivity_sheet(book):
@@ -70,9 +101,12 @@ def sensitivity_sheet(book):
     book.title(
         ws,
         "Sensitivity of the selected scenario",
-        "Axes are inputs (yellow); each cell is a plain formula on the selected scenario's "
-        "training FLOPs, peak TFLOP/s and goodput (Summary). Each grid's colours are in its title.",
+        "The middle row and column are the selected scenario's own accelerators, MFU and price "
+        "(marked (base); the boxed cell is the scenario as planned), the others multiples of "
+        "them. Each cell is a plain formula on its training FLOPs, peak TFLOP/s and goodput.",
     )
+    ws["A2"].alignment = Alignment(wrap_text=True, vertical="top")
+    ws.merge_cells("A2:I2")
     ws["B3"] = "Scenario"
     ws["C3"] = book.formula("={sel.scenario_name}", ws.title)
     ws["C3"].style = "Link"
@@ -93,35 +127,38 @@ def sensitivity_sheet(book):
     warn.alignment = Alignment(wrap_text=True, vertical="top")
     ws.merge_cells("B4:I4")
     ws.row_dimensions[4].height = 30
-    ok = "IF(AND({sel.scenario_ready},N({sel.peak_tflops_used})>0),"
+    ok = ("IF(AND({sel.scenario_ready},N({sel.peak_tflops_used})>0,ISNUMBER(<row>),"
+          "ISNUMBER(<col>)),")  # fmt: skip
+    accelerators = ("{sel.accelerators_used}", SENS_ACCELERATORS, "accelerators",
+                    {"whole": True})  # fmt: skip
+    mfu = ("{sel.mfu_used}", SENS_MFU, "fraction", {"cap": 1})
+    price = ("{sel.usd_per_accelerator_hour_used}", SENS_PRICE, "US$/accelerator-hour", {})
     by_accelerators_mfu = {**_SELECTED, "accelerators": "<row>", "mfu": "<col>"}
     days = model.excel("wall_clock_days", by_accelerators_mfu, _THROUGH)
     nxt, grid1 = _grid(
         book, ws, 5, "Wall-clock days: accelerators (rows) x MFU (columns)",
-        SENS_ACCELERATORS, SENS_MFU, "=" + ok + days + ',"")', "days", "accelerators", "fraction",
-        "Accelerators \\ MFU",
+        accelerators, mfu, "=" + ok + days + ',"")', "days", "Accelerators \\ MFU",
     )  # fmt: skip
     book.place_cell("sens.days_first", ws, grid1.split(":")[0])
     by_mfu_price = {**_SELECTED, "mfu": "<row>", "usd_per_accelerator_hour": "<col>"}
     cost = model.excel("rental_cost_usd", by_mfu_price, _THROUGH)
     nxt, _ = _grid(
         book, ws, nxt + 1, "Compute cost (US$): MFU (rows) x price per accelerator-hour (columns)",
-        SENS_MFU, SENS_PRICE, "=" + ok + cost + ',"")', "US$", "fraction", "US$/accelerator-hour",
-        "MFU \\ US$ per hour",
+        mfu, price, "=" + ok + cost + ',"")', "US$", "MFU \\ US$ per hour",
     )  # fmt: skip
     iters = model.excel("iterations_per_year", by_accelerators_mfu, ("wall_clock_days", *_THROUGH))
     ws.row_breaks.append(Break(id=nxt))  # two grids per printed page, never one split
     nxt, _ = _grid(
         book, ws, nxt + 1, "Research iterations per year: accelerators (rows) x MFU (columns)",
-        SENS_ACCELERATORS, SENS_MFU, "=" + ok + iters + ',"")', "runs/year", "accelerators",
-        "fraction", "Accelerators \\ MFU", high_is_good=True,
+        accelerators, mfu, "=" + ok + iters + ',"")', "runs/year", "Accelerators \\ MFU",
+        high_is_good=True,
     )  # fmt: skip
     burn = "<row>*<col>*24*{days_per_year}/12"
     nxt, _ = _grid(
         book, ws, nxt + 1,
         "Spend per month while the run lasts (US$): accelerators (rows) x price (columns)",
-        SENS_ACCELERATORS, SENS_PRICE, "=" + burn, "US$", "accelerators",
-        "US$/accelerator-hour", "Accelerators \\ US$ per hour",
+        accelerators, price, '=IF(AND(ISNUMBER(<row>),ISNUMBER(<col>)),' + burn + ',"")', "US$",
+        "Accelerators \\ US$ per hour",
     )  # fmt: skip
     paragraph(
         ws,
