@@ -321,7 +321,11 @@ def test_sensitivity_grids_equal_the_engine(planner_values):
         return engine.accelerator_hours(flops, engine.effective_tflops(peak, mfu, good))
 
     accels, mfus, days = _grid(ws, "Wall-clock days")
-    assert (tuple(accels), tuple(mfus)) == (planner.SENS_ACCELERATORS, planner.SENS_MFU)
+    own_n = row_values(planner_values, "accelerators_used")[k]
+    own_mfu = row_values(planner_values, "mfu_used")[k]
+    assert accels == [max(1, round(own_n * m)) for m in planner.SENS_ACCELERATORS]
+    assert mfus == pytest.approx([min(1, own_mfu * m) for m in planner.SENS_MFU], rel=REL)
+    assert (accels[3], mfus[3]) == (own_n, pytest.approx(own_mfu, rel=REL))
     for n, row in zip(accels, days, strict=True):
         for mfu, got in zip(mfus, row, strict=True):
             assert close(got, engine.wall_clock_days(hours(mfu), n))
