@@ -417,7 +417,7 @@ def _truncated(good, path):
 
 def _xlsm(good, path):
     path = path.with_suffix(".xlsm")
-    path.write_bytes(good.read_bytes())
+    path.write_bytes(good.read_bytes() + b"\0")  # not a copy of good: refused by its name
     return path, "macro-enabled"
 
 
