@@ -160,11 +160,17 @@ class Staging:
                 kept = None
                 if self.force and os.path.lexists(target):
                     kept = _keep_aside(target)
-                    done.append((target, kept))
-                    os.replace(tmp, target)
-                else:
-                    place(tmp, target, force=False)
-                    done.append((target, None))
+                try:
+                    if kept is not None:
+                        os.replace(tmp, target)
+                    else:
+                        place(tmp, target, force=False)
+                except BaseException:
+                    if kept is not None:
+                        with contextlib.suppress(OSError):
+                            kept.unlink()
+                    raise
+                done.append((target, kept))
         except (OSError, CommandError) as exc:
             failed = self._roll_back(done)
             reason = exc if isinstance(exc, CommandError) else _reason(exc)
@@ -196,10 +202,7 @@ class Staging:
         """Remove every temporary file and every folder this run created (when empty)."""
         for tmp, _ in self.pairs:
             with contextlib.suppress(OSError):
-                if tmp.is_dir() and not tmp.is_symlink():
-                    shutil.rmtree(tmp)
-                else:
-                    tmp.unlink()
+                tmp.unlink()
         for d in reversed(self.created):
             with contextlib.suppress(OSError):
                 d.rmdir()

@@ -327,7 +327,8 @@ def _scan_part(path, zf, info):
     """Parse one XML part with defusedxml, DTDs forbidden, within the element bound.
 
     Each element is cleared when it ends and its parent lets go of its children, so memory
-    stays flat whatever the part holds (attributes are read at the start); past :data:`MAX_PART_ELEMENTS` the part is refused.
+    stays flat whatever the part holds (attributes are read at the start); past
+    :data:`MAX_PART_ELEMENTS` the part is refused.
     Returns the content types the part declares (for ``[Content_Types].xml``).
     """
     name = info.filename
