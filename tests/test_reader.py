@@ -471,7 +471,7 @@ def test_an_encrypted_workbook_is_named_as_such(tmp_path):
 def test_an_ole_file_without_encryption_is_an_old_workbook(tmp_path):
     path = encrypted_workbook(tmp_path / "old.xlsx")
     path.write_bytes(
-        path.read_bytes().replace("Encrypted".encode("utf-16-le"), b"W\0o\0r\0k\0b" * 1)
+        path.read_bytes().replace("Encrypted".encode("utf-16-le"), "Xncrypted".encode("utf-16-le"))
     )
     (line,) = str(problem_of(path)).splitlines()
     assert "Excel 97-2003" in line and "encrypted" not in line
