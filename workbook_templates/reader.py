@@ -138,8 +138,29 @@ class PlannerError(Exception):
         lines = []
         for p in self.problems:
             where = f"{p.where}: " if p.where else ""
-            lines.append(f"{self.path}: {where}{p.message}")
+            message = " ".join(str(p.message).splitlines())  # one line per problem, always
+            lines.append(f"{self.path}: {where}{message}")
         return "\n".join(lines)
+
+
+def _flat(exc, limit=200):
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _one_line(exc, limit=200):
+    """``Type: message`` of an exception on one line: its first line, with the first line of
+    the error that caused it (openpyxl wraps the real one in a paragraph of advice)."""
+
+    def first(e):
+        text = " ".join(str(e).split("\n", 1)[0].split())
+        return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+    shown = first(exc)
+    cause = exc.__cause__ or exc.__context__
+    if cause is not None and cause is not exc:
+        shown += f" ({first(cause)})"
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
 def _fail(path, message, sheet=None, cell=None):
@@ -273,9 +294,11 @@ def _check_zip(path, data):
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile as exc:
-        _fail(path, f"is not a valid .xlsx workbook: the zip is corrupt or truncated ({exc})")
+        _fail(
+            path, f"is not a valid .xlsx workbook: the zip is corrupt or truncated ({_flat(exc)})"
+        )
     except Exception as exc:  # noqa: BLE001 - any failure here means an unreadable zip
-        _fail(path, f"is not a valid .xlsx workbook ({type(exc).__name__}: {exc})")
+        _fail(path, f"is not a valid .xlsx workbook ({_one_line(exc)})")
     infos = zf.infolist()
     names = {i.filename for i in infos}
     total = sum(i.file_size for i in infos)
@@ -301,7 +324,7 @@ def _check_zip(path, data):
     try:
         bad = zf.testzip()
     except Exception as exc:  # noqa: BLE001 - zlib errors, truncated members...
-        _fail(path, f"is a corrupt or truncated .xlsx ({type(exc).__name__}: {exc})")
+        _fail(path, f"is a corrupt or truncated .xlsx ({_one_line(exc)})")
     if bad is not None:
         _fail(path, f"is a corrupt .xlsx: member {bad} fails its CRC check")
     return zf
@@ -386,9 +409,9 @@ def _check_xml_parts(path, zf):
         except DefusedET.ParseError as exc:
             if not by_name:
                 continue  # not XML openpyxl reads (a VML drawing, a binary that starts "<")
-            _fail(path, f"is a corrupt .xlsx: {name} is not well-formed XML ({exc})")
+            _fail(path, f"is a corrupt .xlsx: {name} is not well-formed XML ({_flat(exc)})")
         except (zipfile.BadZipFile, EOFError, OSError, RuntimeError) as exc:
-            _fail(path, f"is a corrupt or truncated .xlsx ({name}: {exc})")
+            _fail(path, f"is a corrupt or truncated .xlsx ({name}: {_flat(exc)})")
         if name == "[Content_Types].xml":
             for ctype in ctypes:
                 if any(m in ctype for m in _MACRO_CONTENT_TYPES):
@@ -409,7 +432,7 @@ def _load(path, data, data_only):
     except defusedxml.DefusedXmlException as exc:
         _fail(path, f"contains unsafe XML ({type(exc).__name__}); refused")
     except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds on bad files
-        _fail(path, f"could not be read as a workbook ({type(exc).__name__}: {exc})")
+        _fail(path, f"could not be read as a workbook ({_one_line(exc)})")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -573,7 +596,7 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False):
     except defusedxml.DefusedXmlException as exc:
         _fail(path, f"contains unsafe XML ({type(exc).__name__}); refused")
     except Exception as exc:  # noqa: BLE001 - a malformed sheet part surfaces while reading
-        _fail(path, f"could not be read as a workbook ({type(exc).__name__}: {exc})")
+        _fail(path, f"could not be read as a workbook ({_one_line(exc)})")
     finally:
         formulas_wb.close()
         values_wb.close()
