@@ -171,8 +171,10 @@ class Staging:
                             kept.unlink()
                     raise
                 done.append((target, kept))
-        except (OSError, CommandError) as exc:
+        except BaseException as exc:  # an interrupt too: leave every target as it was
             failed = self._roll_back(done)
+            if not isinstance(exc, OSError | CommandError):
+                raise
             reason = exc if isinstance(exc, CommandError) else _reason(exc)
             if failed:
                 raise CommandError(
