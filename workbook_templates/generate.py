@@ -112,7 +112,7 @@ def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None):
             for target in targets:
                 path = stage / target.name
                 try:
-                    books[target.name].save(path)
+                    _save(books[target.name], path, force)
                 except OSError as exc:
                     raise CommandError(
                         f"could not write {target}: {exc.strerror or exc}; nothing written"
@@ -129,6 +129,12 @@ def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None):
         finally:
             shutil.rmtree(stage, ignore_errors=True)
     return written
+
+
+def _save(wb, path, force):
+    """Save one workbook to ``path``, its staged copy (``force`` applies when it is moved)."""
+    del force
+    wb.save(path)
 
 
 def _ordinary_permissions(path):

@@ -6,13 +6,16 @@ on), so it is treated as untrusted input:
 1. the file must be a regular file no larger than a size limit, checked before anything is
    parsed; it is read once into memory and never opened for writing;
 2. it must be a valid zip (every member passes its CRC check) whose declared uncompressed size
-   stays under a limit (zip bombs), with ``[Content_Types].xml`` and ``xl/workbook.xml``;
+   stays under a limit, in total and for each part, checked before anything is decompressed
+   (zip bombs), with ``[Content_Types].xml`` and ``xl/workbook.xml``; an OLE file is an
+   encrypted (password-protected) workbook or an Excel 97-2003 one, and is named as such;
 3. macro-enabled workbooks are refused: ``.xlsm``/``.xltm``/``.xlam`` names, a
    ``vbaProject.bin`` member, or a macro content type (VBA project, Excel 4.0 macro sheets);
-4. every XML part is parsed first with ``defusedxml`` with document type declarations
-   forbidden, so an entity-expansion bomb ("billion laughs") or external entity is refused
-   before openpyxl sees the file; openpyxl itself must be using ``defusedxml`` too
-   (:func:`check_defusedxml`);
+4. every XML part, whatever its name, is parsed first with ``defusedxml`` with document
+   type declarations forbidden, so an entity-expansion bomb ("billion laughs") or external
+   entity is refused before openpyxl sees the file; the parse clears elements as it goes and
+   refuses a part past :data:`MAX_PART_ELEMENTS` elements, so memory stays flat; openpyxl
+   itself must be using ``defusedxml`` too (:func:`check_defusedxml`);
 5. openpyxl loads it read-only twice: once for the formulas (to see which cells hold
    formulas) and once for the values a spreadsheet last saved (``data_only=True``).
 

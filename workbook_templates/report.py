@@ -11,9 +11,19 @@ Checks sheets.
 
 The consolidation is a set of pandas tables (:class:`Consolidation`): runs, costs, totals,
 monthly (spend added up by calendar month), monthly_by_run, mismatches, checks, files,
-sources. :func:`write_workbook` lays them out for finance with openpyxl; :func:`write_csv`
-writes them as CSV. Both write to a temporary file in the target folder and move it into
-place, never over an existing file without ``force``.
+sources. :func:`write_workbook` lays them out for finance with openpyxl; the CSV writer
+writes them as CSV. :func:`write_outputs` writes all the files of a run all or nothing
+(:class:`workbook_templates.files.Staging`): each to a temporary file beside its target, then
+all moved into place; on any failure every target holds what it held before, never over an
+existing file without ``force``.
+
+Every figure is in range or the run is refused: a figure the engine gives as infinite or
+over 1e300 (no plan comes near it; a spreadsheet overflows past about 1.8e308) is a problem at
+the cell(s) of the input(s) that drove it, found by giving each typed input (then each pair)
+a typical value and recomputing; an :class:`~udfs.validation.InputError` the engine raises is
+located the same way. :func:`check_in_range` is the last guard over every table and total
+before anything is written. The same planner given twice (one file by two paths or links, or
+two files with the same SHA-256) is refused, as it would be counted twice.
 
 A run without a start date cannot be scheduled: it counts in every total, is left out of the
 monthly tables, and is listed in Checks (and on the console) as unscheduled.
