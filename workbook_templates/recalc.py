@@ -89,8 +89,7 @@ def convert(paths, outdir, target="xlsx", timeout=300):
     if missing:
         said = " ".join((proc.stderr.strip() or proc.stdout.strip()).split())  # one line
         raise LibreOfficeError(
-            f"LibreOffice did not write {', '.join(missing)} (exit {proc.returncode}): "
-            f"{said[:300]}"
+            f"LibreOffice did not write {', '.join(missing)} (exit {proc.returncode}): {said[:300]}"
         )
     return outputs
 
