@@ -1369,6 +1369,7 @@ def _run(args):
         why = "no file could be read" if not c.planners else "no scenario column has inputs"
         _err(f"error: {why}; nothing written")
         return 2
+    check_in_range(c)  # before any warning: a refused run is one line
     for m in c.mismatches.itertuples(index=False):
         engine_value = "(none)" if m.engine_value is None else f"{m.engine_value:,.10g}"
         cached = m.cached_value if isinstance(m.cached_value, str) else f"{m.cached_value:,.10g}"
