@@ -11,6 +11,7 @@ one child at a time), time is its wall clock, best of 3. The files:
   the bounds it took 4.4 GB and 67 s, and was then accepted);
 - the same with 30 MB of ``<a/>`` (7.9 million elements, under the part size bound: refused
   at the element bound, after 1,000,000 elements);
+- 1,000,000 nested ``<a>`` (every open element stays alive: refused at the depth bound);
 - ``xl/workbook.xml`` padded with 999,000 ``<a/>`` (just under the element bound, so openpyxl
   parses it too: the worst a file can do and still be read).
 """
@@ -31,10 +32,16 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from helpers_report import xml_flood  # noqa: E402
-from test_report_fixtures import PLAN_A, PLAN_B, fill  # noqa: E402
+from test_report_fixtures import PLAN_A, PLAN_B, fill, rezip  # noqa: E402
 
 from workbook_templates import generate  # noqa: E402
-from workbook_templates.reader import MAX_PART_BYTES, MAX_PART_ELEMENTS  # noqa: E402
+from workbook_templates.reader import (  # noqa: E402
+    MAX_PART_BYTES,
+    MAX_PART_ELEMENTS,
+    MAX_XML_DEPTH,
+)
+
+_DEEP = b"<a>" * 10**6 + b"</a>" * 10**6
 
 _READ = """
 import sys
@@ -77,8 +84,8 @@ def padded_workbook(source, target, elements):
 
 def main():
     print(
-        f"bounds: {MAX_PART_BYTES / 2**20:.0f} MiB expanded and {MAX_PART_ELEMENTS:,} "
-        "XML elements per part"
+        f"bounds: {MAX_PART_BYTES / 2**20:.0f} MiB expanded, {MAX_PART_ELEMENTS:,} "
+        f"XML elements and {MAX_XML_DEPTH} levels of nesting per part"
     )
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -90,6 +97,10 @@ def main():
             ("normal planner", normal),
             ("190 MB of <a/> in customXml", xml_flood(normal, tmp / "h190.xlsx", 190 * 2**20)),
             ("30 MB of <a/> in customXml", xml_flood(normal, tmp / "h30.xlsx", 30 * 2**20)),
+            (
+                "1,000,000 nested <a> in customXml",
+                rezip(normal, tmp / "deep.xlsx", {"customXml/item1.xml": _DEEP}),
+            ),
             (
                 "999,000 <a/> in workbook.xml",
                 padded_workbook(normal, tmp / "wb.xlsx", MAX_PART_ELEMENTS - 1000),

@@ -129,6 +129,21 @@ def test_a_million_elements_in_a_part_under_the_size_bound(good, tmp_path):
     assert peak_mb < 300, f"peak RSS {peak_mb:.0f} MB"
 
 
+def test_a_million_nested_elements_in_bounded_memory(good, tmp_path):
+    """Nesting keeps every open element alive: the depth bound refuses it first."""
+    hostile = rezip(
+        good, tmp_path / "deep.xlsx", {"customXml/item1.xml": b"<a>" * 10**6 + b"</a>" * 10**6}
+    )
+    before = digest(hostile)
+    out = tmp_path / "out"
+    out.mkdir()
+    rc, stdout, err, peak_mb = peak_rss_mb([*CLI, "report", hostile, "--out", out / "h.xlsx"])
+    assert_refused(
+        rc, err, [hostile], {str(hostile): before}, out, {}, "customXml/item1.xml", "deep"
+    )
+    assert peak_mb < 300, f"peak RSS {peak_mb:.0f} MB"
+
+
 LAUGHS = (
     '<?xml version="1.0"?>\n<!DOCTYPE lolz [<!ENTITY lol "lol">'
     + "".join(

@@ -517,3 +517,18 @@ def test_true_typed_into_accelerators_and_saved_by_libreoffice(template, tmp_pat
     assert f'<c r="{coord}"' in xml and "TRUE()" in xml  # how LibreOffice keeps it
     (p,) = problem_of(saved).problems
     assert (p.sheet, p.cell) == (sheet, coord) and "TRUE/FALSE" in p.message
+
+
+def test_deep_nesting_is_refused_by_name(filled, tmp_path):
+    path = rezip(
+        filled, tmp_path / "deep.xlsx", {"customXml/item1.xml": b"<a>" * 300 + b"</a>" * 300}
+    )
+    (line,) = str(problem_of(path)).splitlines()
+    assert "part customXml/item1.xml" in line and "over 256 deep" in line
+
+
+def test_a_package_of_too_many_parts(filled, tmp_path, monkeypatch):
+    path = rezip(filled, tmp_path / "many.xlsx", {f"customXml/i{i}.bin": b"x" for i in range(50)})
+    monkeypatch.setattr(reader, "MAX_PARTS", 40)
+    (line,) = str(problem_of(path)).splitlines()
+    assert "parts, over the limit of 40" in line

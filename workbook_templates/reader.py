@@ -59,6 +59,8 @@ __all__ = [
     "MAX_UNCOMPRESSED_BYTES",
     "MAX_PART_BYTES",
     "MAX_PART_ELEMENTS",
+    "MAX_XML_DEPTH",
+    "MAX_PARTS",
     "Problem",
     "PlannerError",
     "CellRef",
@@ -77,6 +79,10 @@ MAX_UNCOMPRESSED_BYTES = 200 * 1024 * 1024
 MAX_PART_BYTES = 32 * 1024 * 1024
 #: Most XML elements in one part. A planner's largest part holds about 2,000.
 MAX_PART_ELEMENTS = 1_000_000
+#: Deepest nesting of XML elements (a chart, the deepest part of a workbook, is about 15).
+MAX_XML_DEPTH = 256
+#: Most members (parts) in the package. A planner has about 30.
+MAX_PARTS = 10_000
 
 _MACRO_SUFFIXES = {".xlsm", ".xltm", ".xlam"}
 _OTHER_SUFFIXES = {
@@ -303,6 +309,12 @@ def _check_zip(path, data):
     except Exception as exc:  # noqa: BLE001 - any failure here means an unreadable zip
         _fail(path, f"is not a valid .xlsx workbook ({_one_line(exc)})")
     infos = zf.infolist()
+    if len(infos) > MAX_PARTS:
+        _fail(
+            path,
+            f"holds {len(infos):,} parts, over the limit of {MAX_PARTS:,} (a planner has about "
+            "30); refused",
+        )
     names = {i.filename for i in infos}
     total = sum(i.file_size for i in infos)
     if total > MAX_UNCOMPRESSED_BYTES:
@@ -371,6 +383,13 @@ def _scan_part(path, zf, info):
                         name,
                         f"holds over {MAX_PART_ELEMENTS:,} XML elements, over the limit for "
                         "one part (an XML bomb or not a planner)",
+                    )
+                if len(stack) >= MAX_XML_DEPTH:
+                    _part_problem(
+                        path,
+                        name,
+                        f"nests XML elements over {MAX_XML_DEPTH} deep, over the limit (an "
+                        "XML bomb or not a planner)",
                     )
                 if elem.tag in (_CT_NS + "Override", _CT_NS + "Default"):
                     ctypes.append(elem.get("ContentType", "").lower())
