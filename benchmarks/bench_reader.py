@@ -121,7 +121,7 @@ def main():
         base_time, base_mb = results[0][2], results[0][3]
         for label, size, seconds, peak_mb, outcome in results:
             print(
-                f"{label:30s} {size / 1024:7.0f} kB file: {seconds:5.2f} s "
+                f"{label:34s} {size / 1024:7.0f} kB file: {seconds:5.2f} s "
                 f"({seconds / base_time:4.1f}x), peak {peak_mb:4.0f} MB "
                 f"({peak_mb / base_mb:3.1f}x): {outcome}"
             )
