@@ -210,7 +210,8 @@ def _range_problem(scenario, outputs_named):
     if not drivers:
         return scenario.problem(
             "scenario_name",
-            f"its inputs drive {shown} {_RANGE_RULE}: use realistic figures",
+            f"scenario {scenario.name!r}: its inputs drive {shown} {_RANGE_RULE}: use "
+            "realistic figures",
         )
     first, others = drivers[0], drivers[1:]
     message = f"{_label(first)} = {scenario.inputs[first]:g}"
@@ -224,9 +225,10 @@ def _range_problem(scenario, outputs_named):
 def _recompute(scenario):
     """A Run for one scenario; InputError is turned into a Problem at the input's cell.
 
-    A figure driven out of range (infinite, or clamped at the largest double) is a Problem
-    at the cell(s) of the input(s) that drove it, whether the engine raised it as an
-    InputError or returned the figure.
+    A figure driven out of range (infinite, or over 1e300: an overflow or next to one) is a
+    Problem at the cell(s) of the input(s) that drove it, whether the engine raised it as an
+    InputError naming an output or returned the figure. A run that would end after the year
+    9999 is a Problem at its start date.
     """
     inputs = scenario.inputs
     try:
@@ -1104,9 +1106,9 @@ def check_in_range(c):
     """Refuse (CommandError, one line) if any figure the hand-off would write is out of range.
 
     The last guard before writing: every number of every table, and every totals row of the
-    workbook, must be finite and below the largest double, also as the 15-digit text of the
-    CSV files. The run's own figures are checked when it is recomputed; what is left is a
-    sum over runs or months.
+    workbook, must be finite and at most 1e300, also as the 15-digit text of the CSV files.
+    The run's own figures are checked when it is recomputed; what is left is a sum over runs
+    or months.
     """
 
     def bad(v):
