@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 import zipfile
 
 import openpyxl
 import pytest
 from conftest import planner_cell
+from helpers_report import encrypted_workbook, xml_flood
 from test_report_fixtures import (
     PLAN_A,
     PLAN_B,
@@ -370,3 +372,163 @@ def test_collect_keeps_the_good_columns_and_the_problems(filled):
     assert [s.name for s in p.scenarios] == [PLAN_A["scenario_name"]]
     (problem,) = p.problems
     assert (problem.sheet, problem.cell) == where(filled, "accelerators", 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hardening (issue 8): bounded parts, unsafe XML under any name, encrypted files, =TRUE()
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_part_over_the_size_bound_is_refused_by_name_before_it_is_decompressed(
+    filled, tmp_path, monkeypatch
+):
+    path = xml_flood(filled, tmp_path / "flood.xlsx", 3 * 1024 * 1024)
+    monkeypatch.setattr(reader, "MAX_PART_BYTES", 1024 * 1024)
+
+    def never(*args, **kwargs):
+        raise AssertionError("decompressed a part over the bound")
+
+    monkeypatch.setattr(reader.zipfile.ZipFile, "testzip", never)
+    monkeypatch.setattr(reader.zipfile.ZipFile, "open", never)
+    err = problem_of(path)
+    (line,) = str(err).splitlines()
+    assert str(path) in line and "part customXml/item1.xml" in line
+    assert "over the limit of 1,048,576 for one part" in line
+
+
+def test_a_part_over_the_element_bound_is_refused_by_name(filled, tmp_path, monkeypatch):
+    path = xml_flood(filled, tmp_path / "flood.xlsx", 200_000)  # 50,000 elements
+    monkeypatch.setattr(reader, "MAX_PART_ELEMENTS", 10_000)
+    before = digest(path)
+    (line,) = str(problem_of(path)).splitlines()
+    assert str(path) in line and "part customXml/item1.xml" in line
+    assert "over 10,000 XML elements" in line
+    assert digest(path) == before
+
+
+def test_the_element_bound_leaves_room_for_a_planner(filled, tmp_path):
+    path = xml_flood(filled, tmp_path / "ok.xlsx", 40_000)  # 10,000 elements: accepted
+    assert read_planner(path).scenarios
+
+
+def test_elements_are_cleared_while_scanning(filled, tmp_path):
+    """The scan holds no tree: a part of 200,000 elements leaves none alive in memory."""
+    import gc
+    import io as _io
+    import tracemalloc
+
+    path = xml_flood(filled, tmp_path / "flood.xlsx", 800_000)
+    zf = zipfile.ZipFile(_io.BytesIO(path.read_bytes()))
+    info = zf.getinfo("customXml/item1.xml")
+    gc.collect()
+    tracemalloc.start()
+    reader._scan_part(path, zf, info)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024  # 200,000 elements kept would be ~20 MB and more
+
+
+def test_billion_laughs_in_a_part_with_an_unusual_name(filled, tmp_path):
+    """The Inputs sheet renamed to .dat (its relationship and content type follow): openpyxl
+    would parse it; the reader's scan finds it by its content and refuses it in one line."""
+    member = sheet_member(filled, "Inputs")
+    with zipfile.ZipFile(filled) as z:
+        xml = z.read(member).decode()
+        rels = z.read("xl/_rels/workbook.xml.rels").decode()
+        types = z.read("[Content_Types].xml").decode()
+    body = xml.split("?>", 1)[1] if xml.startswith("<?xml") else xml
+    body = body.replace("Total parameters", "&lol9;", 1)
+    odd = member.replace(".xml", ".dat")
+    leaf, odd_leaf = member.rsplit("/", 1)[1], odd.rsplit("/", 1)[1]
+    path = rezip(
+        filled,
+        tmp_path / "odd.xlsx",
+        {
+            member: None,
+            odd: (BOMB + body).encode(),
+            "xl/_rels/workbook.xml.rels": rels.replace(leaf, odd_leaf).encode(),
+            "[Content_Types].xml": types.replace("/" + member, "/" + odd).encode(),
+        },
+    )
+    (line,) = str(problem_of(path)).splitlines()
+    assert "unsafe XML" in line and odd in line
+
+
+def test_a_vml_drawing_that_is_not_well_formed_is_not_a_problem(filled, tmp_path):
+    path = rezip(
+        filled, tmp_path / "vml.xlsx", {"xl/drawings/vmlDrawing1.vml": b"<xml><o:p></xml>"}
+    )
+    assert read_planner(path).scenarios
+
+
+def test_an_encrypted_workbook_is_named_as_such(tmp_path):
+    path = encrypted_workbook(tmp_path / "locked.xlsx")
+    (line,) = str(problem_of(path)).splitlines()
+    assert "encrypted (password-protected)" in line and str(path) in line
+    assert "zip" not in line
+
+
+def test_an_ole_file_without_encryption_is_an_old_workbook(tmp_path):
+    path = encrypted_workbook(tmp_path / "old.xlsx")
+    path.write_bytes(
+        path.read_bytes().replace("Encrypted".encode("utf-16-le"), "Xncrypted".encode("utf-16-le"))
+    )
+    (line,) = str(problem_of(path)).splitlines()
+    assert "Excel 97-2003" in line and "encrypted" not in line
+
+
+def _saved_as_formula(filled, tmp_path, name, formula, cached):
+    """The input cell rewritten as LibreOffice saves a TRUE typed into it: <f>TRUE()</f><v>1</v>."""
+    sheet, coord = where(filled, name, 0)
+    member = sheet_member(filled, sheet)
+    with zipfile.ZipFile(filled) as z:
+        xml = z.read(member).decode()
+    cell = re.search(rf'<c r="{coord}"[^>]*?(/>|>.*?</c>)', xml)
+    style = re.search(r' s="(\d+)"', cell.group(0))
+    s = f' s="{style.group(1)}"' if style else ""
+    new = f'<c r="{coord}"{s} t="n"><f aca="false">{formula}</f><v>{cached}</v></c>'
+    path = rezip(
+        filled, tmp_path / "saved.xlsx", {member: xml.replace(cell.group(0), new).encode()}
+    )
+    return path, (sheet, coord)
+
+
+@pytest.mark.parametrize("formula", ["TRUE()", "FALSE()", "true()"])
+def test_a_boolean_saved_as_a_formula_is_not_a_number(filled, tmp_path, formula):
+    cached = 0 if formula.upper().startswith("FALSE") else 1
+    path, (sheet, coord) = _saved_as_formula(filled, tmp_path, "accelerators", formula, cached)
+    (p,) = problem_of(path).problems
+    assert (p.sheet, p.cell) == (sheet, coord)
+    assert "must be a number, not TRUE/FALSE" in p.message
+
+
+def test_a_numeric_formula_with_a_saved_value_still_reads(filled, tmp_path):
+    path, _ = _saved_as_formula(filled, tmp_path, "accelerators", "1024*2", 2048)
+    assert read_planner(path).scenarios[0].inputs["accelerators"] == 2048
+
+
+@pytest.mark.skipif(find_soffice() is None, reason="LibreOffice not installed")
+def test_true_typed_into_accelerators_and_saved_by_libreoffice(template, tmp_path):
+    path = fill(template, tmp_path / "true.xlsx", [{**PLAN_A, "accelerators": True}])
+    (saved,) = recalculate([path], tmp_path / "lo")
+    sheet, coord = where(saved, "accelerators", 0)
+    with zipfile.ZipFile(saved) as z:
+        xml = z.read(sheet_member(saved, sheet)).decode()
+    assert f'<c r="{coord}"' in xml and "TRUE()" in xml  # how LibreOffice keeps it
+    (p,) = problem_of(saved).problems
+    assert (p.sheet, p.cell) == (sheet, coord) and "TRUE/FALSE" in p.message
+
+
+def test_deep_nesting_is_refused_by_name(filled, tmp_path):
+    path = rezip(
+        filled, tmp_path / "deep.xlsx", {"customXml/item1.xml": b"<a>" * 300 + b"</a>" * 300}
+    )
+    (line,) = str(problem_of(path)).splitlines()
+    assert "part customXml/item1.xml" in line and "over 256 deep" in line
+
+
+def test_a_package_of_too_many_parts(filled, tmp_path, monkeypatch):
+    path = rezip(filled, tmp_path / "many.xlsx", {f"customXml/i{i}.bin": b"x" for i in range(50)})
+    monkeypatch.setattr(reader, "MAX_PARTS", 40)
+    (line,) = str(problem_of(path)).splitlines()
+    assert "parts, over the limit of 40" in line

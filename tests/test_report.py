@@ -417,7 +417,7 @@ def _truncated(good, path):
 
 def _xlsm(good, path):
     path = path.with_suffix(".xlsm")
-    path.write_bytes(good.read_bytes())
+    path.write_bytes(good.read_bytes() + b"\0")  # not a copy of good: refused by its name
     return path, "macro-enabled"
 
 
@@ -733,3 +733,224 @@ def test_the_shared_bad_variant_lists_every_bad_cell(recalculated_variants, caps
         ws, coord = planner_cell(wb, name, k)
         assert any(f"{ws.title}!{coord}: {name}" in line for line in lines), (name, err)
     assert any("must be a whole number (got 64.5)" in line for line in lines), err
+
+
+# ---------------------------------------------------------------------------------------------
+# Hardening (issue 8): figures in range, all-or-nothing outputs, one line
+# ---------------------------------------------------------------------------------------------
+
+
+def _real_estimate():
+    return engine.estimate
+
+
+def test_an_engine_input_error_names_the_input_cell(good, tmp_path, monkeypatch, capsys):
+    """The engine refusing a non-finite output as an InputError on the argument that drove it
+    (usd_per_kwh): the report puts it at that input's cell, as any other bad input."""
+    from udfs.validation import InputError
+
+    real = _real_estimate()
+
+    def estimate(**kwargs):
+        if kwargs.get("usd_per_kwh", 0) > 0.09:  # PLAN_B's 0.1, not PLAN_A's 0.08
+            raise InputError("usd_per_kwh", "drives electricity_cost_usd to infinity")
+        return real(**kwargs)
+
+    monkeypatch.setattr(engine, "estimate", estimate)
+    assert report_cli(good, "--out", tmp_path / "h.xlsx") == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    wb = openpyxl.load_workbook(good)
+    ws, coord = planner_cell(wb, "usd_per_kwh", 1)
+    assert f"{ws.title}!{coord}: usd_per_kwh (" in line and "to infinity" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_engine_input_error_on_an_output_finds_the_driving_input(
+    template, tmp_path, monkeypatch, capsys
+):
+    """An InputError naming an output (not an input) is traced back to the typed input that
+    drives it, by trying each input at a typical value."""
+    from udfs.validation import InputError
+
+    real = _real_estimate()
+
+    def estimate(**kwargs):
+        out = real(**kwargs)
+        if out["total_cost_usd"] > 1e200:
+            raise InputError("total_cost_usd", "is not a finite number")
+        return out
+
+    monkeypatch.setattr(engine, "estimate", estimate)
+    path = fill(template, tmp_path / "p.xlsx", [PLAN_A, {**PLAN_B, "usd_per_kwh": 1e250}])
+    assert report_cli(path, "--out", tmp_path / "h.xlsx") == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    wb = openpyxl.load_workbook(path)
+    ws, coord = planner_cell(wb, "usd_per_kwh", 1)
+    assert f"{ws.title}!{coord}: usd_per_kwh (" in line and "total_cost_usd" in line
+
+
+def test_a_sum_over_runs_out_of_range_is_refused(template, tmp_path, capsys):
+    """Each run's figures are in range, their sum is not: the last guard refuses it."""
+    hours = [expected(p)["accelerator_hours"] for p in (PLAN_A, PLAN_B)]
+    plans = [
+        {**p, "usd_per_accelerator_hour": 6e299 / h}
+        for p, h in zip((PLAN_A, PLAN_B), hours, strict=True)
+    ]
+    path = fill(template, tmp_path / "p.xlsx", plans)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert report_cli(path, "--out", out / "h.xlsx", "--csv", out / "csv") == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "the total of" in line and "out of range" in line and "nothing written" in line
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", [1.7976931348623155e308, math.inf, 2e300])
+def test_check_in_range_is_the_last_guard(good, value):
+    """Whatever reaches the tables: infinite, over 1e300, or a figure just under the largest
+    double that prints (15 digits) as a number over it."""
+    c = report.consolidate([good])
+    report.check_in_range(c)  # as consolidated: in range
+    c.tables["totals"].loc[0, "total_cost_usd"] = value
+    with pytest.raises(report.CommandError, match="out of range"):
+        report.check_in_range(c)
+
+
+def _sentinels(folder, names):
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in names:
+        (folder / n).write_text(f"old {n}")
+    return {n: f"old {n}" for n in names}
+
+
+def _contents(folder):
+    return {p.name: p.read_text() for p in folder.iterdir() if p.is_file()}
+
+
+def test_force_with_a_folder_in_the_way_changes_nothing(good, tmp_path, capsys):
+    csv_dir = tmp_path / "csv"
+    old = _sentinels(csv_dir, [f"{n}.csv" for n in report.CSV_FILES if n != "checks"])
+    (csv_dir / "checks.csv").mkdir()
+    (tmp_path / "h.xlsx").write_text("old h")
+    rc = report_cli(good, "--out", tmp_path / "h.xlsx", "--csv", csv_dir, "--force")
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and f"{csv_dir / 'checks.csv'} is a folder" in line
+    assert _contents(csv_dir) == old and (tmp_path / "h.xlsx").read_text() == "old h"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["csv", "h.xlsx"]
+
+
+def test_a_failed_move_puts_every_file_back(good, tmp_path, capsys):
+    """A real failure in the middle of the moves (an immutable file): the files already
+    replaced are restored, the message names the file and says nothing was written."""
+    from helpers_report import can_make_immutable, immutable
+
+    if not can_make_immutable(tmp_path / "probe"):
+        pytest.skip("chattr +i is not available here")
+    csv_dir = tmp_path / "csv"
+    old = _sentinels(csv_dir, [f"{n}.csv" for n in report.CSV_FILES])
+    (tmp_path / "h.xlsx").write_text("old h")
+    last = csv_dir / f"{report.CSV_FILES[-1]}.csv"
+    immutable(last)
+    try:
+        rc = report_cli(good, "--out", tmp_path / "h.xlsx", "--csv", csv_dir, "--force")
+    finally:
+        immutable(last, on=False)
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and f"could not write {last}" in line and "nothing written" in line
+    assert _contents(csv_dir) == old and (tmp_path / "h.xlsx").read_text() == "old h"
+    assert sorted(p.name for p in csv_dir.iterdir()) == sorted(old)  # no temporary left
+
+
+def test_no_csv_folder_is_left_behind(good, tmp_path, capsys):
+    from helpers_report import can_make_immutable, immutable
+
+    if not can_make_immutable(tmp_path / "probe"):
+        pytest.skip("chattr +i is not available here")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    immutable(locked)
+    try:
+        rc = report_cli(good, "--out", locked / "h.xlsx", "--csv", tmp_path / "new" / "csv")
+    finally:
+        immutable(locked, on=False)
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and f"could not write {locked / 'h.xlsx'}" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["locked"]  # no "new" folder
+
+
+def test_already_exists_agrees_with_the_count(good, tmp_path, capsys):
+    (tmp_path / "h.xlsx").write_text("keep")
+    assert report_cli(good, "--out", tmp_path / "h.xlsx") == 2
+    assert f"{tmp_path / 'h.xlsx'} already exists (use --force" in capsys.readouterr().err
+    csv_dir = tmp_path / "csv"
+    _sentinels(csv_dir, ["runs.csv", "costs.csv"])
+    assert report_cli(good, "--csv", csv_dir) == 2
+    err = capsys.readouterr().err
+    assert "costs.csv already exist (use --force" in err and "exist(s)" not in err
+
+
+# ---------------------------------------------------------------------------------------------
+# compute-lab templates: all or nothing too (issue 8, item 4)
+# ---------------------------------------------------------------------------------------------
+
+
+def templates_cli(*args):
+    return main(["templates", *map(str, args)])
+
+
+TEMPLATE_NAMES = ["training-run-planner.xlsx", "cluster-sizing.xlsx", "dense-vs-moe.xlsx"]
+
+
+def test_templates_force_with_a_folder_in_the_way(tmp_path, capsys):
+    old = _sentinels(tmp_path, TEMPLATE_NAMES[:2])
+    (tmp_path / TEMPLATE_NAMES[2]).mkdir()
+    assert templates_cli("--out", tmp_path, "--force") == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"{tmp_path / TEMPLATE_NAMES[2]} is a folder" in line
+    assert _contents(tmp_path) == old
+
+
+def test_templates_force_failing_on_the_last_file_restores_the_others(tmp_path, capsys):
+    from helpers_report import can_make_immutable, immutable
+
+    if not can_make_immutable(tmp_path / "probe"):
+        pytest.skip("chattr +i is not available here")
+    out = tmp_path / "out"
+    old = _sentinels(out, TEMPLATE_NAMES)
+    immutable(out / TEMPLATE_NAMES[2])
+    try:
+        rc = templates_cli("--out", out, "--force")
+    finally:
+        immutable(out / TEMPLATE_NAMES[2], on=False)
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert f"could not write {out / TEMPLATE_NAMES[2]}" in line and "nothing written" in line
+    assert _contents(out) == old
+    assert sorted(p.name for p in out.iterdir()) == sorted(TEMPLATE_NAMES)
+
+
+def test_templates_into_a_folder_that_cannot_be_made_leave_nothing(tmp_path, capsys):
+    (tmp_path / "a-file").write_text("x")
+    assert templates_cli("--out", tmp_path / "a-file" / "t") == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "--out:" in line and "a-file" in line
+
+
+def test_templates_already_exist_grammar(tmp_path, capsys):
+    _sentinels(tmp_path, TEMPLATE_NAMES[:1])
+    assert templates_cli("--out", tmp_path) == 2
+    err = capsys.readouterr().err
+    assert f"{TEMPLATE_NAMES[0]} already exists (use --force" in err
+    _sentinels(tmp_path, TEMPLATE_NAMES)
+    assert templates_cli("--out", tmp_path) == 2
+    err = capsys.readouterr().err
+    assert "already exist (use --force" in err and "exist(s)" not in err
+    assert _contents(tmp_path) == {n: f"old {n}" for n in TEMPLATE_NAMES}
+
+
+def test_templates_write_all_three_with_ordinary_permissions(tmp_path, capsys):
+    out = tmp_path / "new" / "t"
+    assert templates_cli("--out", out) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(TEMPLATE_NAMES)  # no staging left
+    for p in out.iterdir():
+        assert p.stat().st_mode & 0o044 == 0o044

@@ -3,17 +3,27 @@
 :func:`temp_beside` makes the temporary file in the target's folder (so the move is a rename
 on one file system) with ordinary permissions; :func:`place` moves it into place atomically
 and, unless forced, never over an existing file, even one that appeared a moment ago.
+
+:class:`Staging` does the same for all the files of one run, all or nothing: every file is
+written to its temporary first, and only then are they moved into place; if any move fails,
+the files already moved are taken back (an overwritten file is restored from a hard link kept
+aside), so on any failure the folder holds what it held before, with no temporary file and
+no folder the run created.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
+import shutil
+import stat
 import tempfile
 from pathlib import Path
 
 from udfs.cli import CommandError
 
-__all__ = ["temp_beside", "place"]
+__all__ = ["temp_beside", "place", "Staging"]
 
 
 def temp_beside(target):
@@ -49,3 +59,171 @@ def place(tmp, target, force):
         os.replace(tmp, target)
         return
     tmp.unlink()
+
+
+def _reason(exc):
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+class Staging:
+    """The output files of one run, staged to temporaries and moved into place together.
+
+    Use as a context manager; :meth:`new` gives the temporary path to write each target to
+    (or :meth:`add` an already written file in the target's folder), :meth:`commit` moves
+    them all into place. Leaving the block without a commit, by an exception or otherwise,
+    removes every temporary file and every folder :meth:`folder` created.
+
+    Parameters
+    ----------
+    force : bool
+        Replace existing files; without it an existing target refuses the whole run.
+    """
+
+    def __init__(self, force=False):
+        self.force = force
+        self.pairs = []  # (temporary, target)
+        self.created = []  # folders this run made, outermost first
+        self.committed = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if not self.committed:
+            self.discard()
+        return False
+
+    def folder(self, path, flag):
+        """Make folder ``path`` (and missing parents), remembered so a failure removes them.
+
+        Raises :class:`udfs.cli.CommandError` naming ``flag`` when it cannot be made.
+        """
+        path = Path(path)
+        missing = []
+        p = path
+        while not p.exists() and not p.is_symlink() and p != p.parent:
+            missing.append(p)
+            p = p.parent
+        if p.exists() and not p.is_dir():
+            raise CommandError(f"{flag}: {p} is a file, not a folder")
+        for d in reversed(missing):
+            try:
+                d.mkdir()
+            except OSError as exc:
+                raise CommandError(f"{flag}: cannot create folder {d}: {_reason(exc)}") from None
+            self.created.append(d)
+        if not path.is_dir():
+            raise CommandError(f"{flag}: {path} is not a folder")
+        return path
+
+    def new(self, target):
+        """A new temporary file beside ``target``, to write it to."""
+        target = Path(target)
+        try:
+            tmp = temp_beside(target)
+        except OSError as exc:
+            raise CommandError(
+                f"could not write {target}: {_reason(exc)}; nothing written"
+            ) from None
+        self.pairs.append((tmp, target))
+        return tmp
+
+    def add(self, tmp, target):
+        """Stage an already written file ``tmp`` (in ``target``'s folder) for ``target``."""
+        self.pairs.append((Path(tmp), Path(target)))
+
+    def check(self):
+        """Refuse (nothing moved) when a target is a folder, or exists without ``force``."""
+        existing = []
+        for _, target in self.pairs:
+            if target.is_dir():
+                raise CommandError(
+                    f"{target} is a folder: it cannot be replaced by a file; nothing written"
+                )
+            if os.path.lexists(target):
+                existing.append(str(target))
+        if existing and not self.force:
+            verb = "already exists" if len(existing) == 1 else "already exist"
+            raise CommandError(f"{', '.join(existing)} {verb} (use --force to overwrite)")
+
+    def commit(self):
+        """Move every staged file into place, all or nothing; return the targets.
+
+        Raises :class:`udfs.cli.CommandError` (one line, naming the file) on failure; every
+        target then holds what it held before.
+        """
+        self.check()
+        done = []  # (target, kept copy of what it held, or None when it was new)
+        target = None
+        try:
+            for tmp, target in self.pairs:
+                kept = None
+                if self.force and os.path.lexists(target):
+                    kept = _keep_aside(target)
+                try:
+                    if kept is not None:
+                        os.replace(tmp, target)
+                    else:
+                        place(tmp, target, force=False)
+                except BaseException:
+                    if kept is not None:
+                        with contextlib.suppress(OSError):
+                            kept.unlink()
+                    raise
+                done.append((target, kept))
+        except BaseException as exc:  # an interrupt too: leave every target as it was
+            failed = self._roll_back(done)
+            if not isinstance(exc, OSError | CommandError):
+                raise
+            reason = exc if isinstance(exc, CommandError) else _reason(exc)
+            if failed:
+                raise CommandError(
+                    f"could not write {target}: {reason}; and could not restore {', '.join(failed)}"
+                ) from None
+            raise CommandError(f"could not write {target}: {reason}; nothing written") from None
+        for _, kept in done:
+            if kept is not None:
+                with contextlib.suppress(OSError):
+                    kept.unlink()
+        self.committed = True
+        return [t for _, t in self.pairs]
+
+    def _roll_back(self, done):
+        failed = []
+        for target, kept in reversed(done):
+            try:
+                if kept is not None:
+                    os.replace(kept, target)
+                else:
+                    target.unlink()
+            except OSError:
+                failed.append(str(target))
+        return failed
+
+    def discard(self):
+        """Remove every temporary file and every folder this run created (when empty)."""
+        for tmp, _ in self.pairs:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        for d in reversed(self.created):
+            with contextlib.suppress(OSError):
+                d.rmdir()
+
+
+def _keep_aside(target):
+    """A hard link (else a copy) of ``target`` beside it, to restore it from on failure."""
+    target = Path(target)
+    for _ in range(100):
+        kept = target.with_name(f".{target.name}.{secrets.token_hex(4)}.old")
+        try:
+            os.link(target, kept, follow_symlinks=False)
+            return kept
+        except FileExistsError:
+            continue
+        except OSError:  # no hard links here: a copy
+            if stat.S_ISLNK(os.lstat(target).st_mode):
+                os.symlink(os.readlink(target), kept)
+            else:
+                shutil.copy2(target, kept)
+            return kept
+    raise FileExistsError(f"no free name beside {target}")

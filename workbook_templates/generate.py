@@ -2,9 +2,9 @@
 
 Writes ``training-run-planner.xlsx``, ``cluster-sizing.xlsx`` and ``dense-vs-moe.xlsx`` (plain
 xlsx: no macros, no external links) into ``--out`` (default ``templates/``), printing each path.
-An existing file is never overwritten without ``--force``; each workbook is written to a
-temporary file in the same folder and renamed into place. ``--pdf`` also prints each workbook
-to PDF through headless LibreOffice.
+An existing file is never overwritten without ``--force``; the files of one run are written
+all or nothing (each is written to a temporary folder in ``--out``, then all are moved into
+place together). ``--pdf`` also prints each workbook to PDF through headless LibreOffice.
 
 The module's top level stays light: openpyxl and the builders load when the command runs.
 """
@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
-from .files import place, temp_beside
+from .files import Staging
 
 __all__ = ["TEMPLATES", "configure_parser", "run", "build_all", "write_templates"]
 
@@ -62,93 +63,95 @@ def build_all(generated=None):
     return {name: _builder(spec)(generated) for name, spec in TEMPLATES.items()}
 
 
-def _command_error(message):
-    from udfs.cli import CommandError
-
-    return CommandError(message)
-
-
-def _check_out(out):
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise _command_error(f"--out: {out} is a file, not a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _command_error(f"--out: cannot create folder {out}: {exc.strerror}") from exc
-    if not os.access(out, os.W_OK):
-        raise _command_error(f"--out: folder {out} is not writable")
-    return out
-
-
-def _save(wb, target, force):
-    tmp = temp_beside(target)
-    try:
-        wb.save(tmp)
-        place(tmp, target, force)
-    except BaseException:
-        if tmp.exists():
-            tmp.unlink()
-        raise
-
-
 def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None):
     """Write every template into ``out``; return the written paths (xlsx, then PDFs).
 
+    All or nothing: every workbook (and PDF) is written into a temporary folder inside
+    ``out`` first, then all are moved into place together (:class:`.files.Staging`); on any
+    failure every file in ``out`` holds what it held before, and a folder this run created
+    is removed again.
+
     Raises :class:`udfs.cli.CommandError` (one line, naming the flag or file) on a bad
-    ``out``, an existing file without ``force`` (nothing is written then) or a failed write
-    (without ``force``, the files this run wrote are removed again).
+    ``out``, an existing file without ``force``, a folder where a file goes, or a failed
+    write.
     """
+    from udfs.cli import CommandError
+
     if pdf:
         from .recalc import find_soffice
 
         if find_soffice() is None:
-            raise _command_error(
+            raise CommandError(
                 "--pdf needs LibreOffice (soffice), which is not installed: install "
                 "libreoffice-calc-nogui, or leave out --pdf"
             )
-    out = _check_out(out)
-    targets = [out / name for name in TEMPLATES]
-    pdfs = [t.with_suffix(".pdf") for t in targets] if pdf else []
-    if not force:
-        existing = [str(p) for p in targets + pdfs if p.exists()]
-        if existing:
-            raise _command_error(
-                f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''} "
-                "(use --force to overwrite)"
-            )
-    books = build_all(generated)
-    written = []
-    try:
-        for target in targets:
-            _save(books[target.name], target, force)
-            written.append(target)
-        if pdf:
-            written += _write_pdfs(targets, force)
-    except BaseException as exc:
-        if not force:  # leave the folder as it was: remove what this run created
-            for path in written:
-                path.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise _command_error(f"could not write into {out}: {exc.strerror or exc}") from exc
-        raise
+    with Staging(force) as staging:
+        out = staging.folder(out, "--out")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise CommandError(f"--out: folder {out} is not writable")
+        targets = [out / name for name in TEMPLATES]
+        pdfs = [t.with_suffix(".pdf") for t in targets] if pdf else []
+        existing = []
+        for p in targets + pdfs:
+            if p.is_dir():
+                raise CommandError(f"{p} is a folder: it cannot be replaced by a file")
+            if os.path.lexists(p):
+                existing.append(str(p))
+        if existing and not force:
+            verb = "already exists" if len(existing) == 1 else "already exist"
+            raise CommandError(f"{', '.join(existing)} {verb} (use --force to overwrite)")
+        books = build_all(generated)
+        try:
+            stage = Path(tempfile.mkdtemp(prefix=".templates-", suffix=".part", dir=out))
+        except OSError as exc:
+            raise CommandError(
+                f"could not write {targets[0]}: {exc.strerror or exc}; nothing written"
+            ) from None
+        try:
+            staged = []
+            for target in targets:
+                path = stage / target.name
+                try:
+                    _save(books[target.name], path, force)
+                except OSError as exc:
+                    raise CommandError(
+                        f"could not write {target}: {exc.strerror or exc}; nothing written"
+                    ) from None
+                _ordinary_permissions(path)
+                staged.append(path)
+            for target, path in zip(targets, staged, strict=True):
+                staging.add(path, target)
+            if pdf:
+                for made in _convert_pdfs(staged, stage):
+                    _ordinary_permissions(made)
+                    staging.add(made, out / made.name)
+            written = staging.commit()
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
     return written
 
 
-def _write_pdfs(paths, force):
+def _save(wb, path, force):
+    """Save one workbook to ``path``, its staged copy (``force`` applies when it is moved)."""
+    del force
+    wb.save(path)
+
+
+def _ordinary_permissions(path):
+    mask = os.umask(0o022)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
+
+
+def _convert_pdfs(paths, folder):
+    from udfs.cli import CommandError
+
     from .recalc import LibreOfficeError, convert
 
-    with tempfile.TemporaryDirectory(prefix=".pdf-", dir=paths[0].parent) as tmpdir:
-        try:
-            made = convert(paths, tmpdir, "pdf")
-        except LibreOfficeError as exc:
-            raise _command_error(f"--pdf: {exc}") from exc
-        written = []
-        for pdf in made:
-            target = paths[0].parent / pdf.name
-            place(pdf, target, force)
-            written.append(target)
-    return written
+    try:
+        return convert(paths, folder, "pdf")
+    except LibreOfficeError as exc:
+        raise CommandError(f"--pdf: {exc}") from exc
 
 
 def run(args):

@@ -6,13 +6,16 @@ on), so it is treated as untrusted input:
 1. the file must be a regular file no larger than a size limit, checked before anything is
    parsed; it is read once into memory and never opened for writing;
 2. it must be a valid zip (every member passes its CRC check) whose declared uncompressed size
-   stays under a limit (zip bombs), with ``[Content_Types].xml`` and ``xl/workbook.xml``;
+   stays under a limit, in total and for each part, checked before anything is decompressed
+   (zip bombs), with ``[Content_Types].xml`` and ``xl/workbook.xml``; an OLE file is an
+   encrypted (password-protected) workbook or an Excel 97-2003 one, and is named as such;
 3. macro-enabled workbooks are refused: ``.xlsm``/``.xltm``/``.xlam`` names, a
    ``vbaProject.bin`` member, or a macro content type (VBA project, Excel 4.0 macro sheets);
-4. every XML part is parsed first with ``defusedxml`` with document type declarations
-   forbidden, so an entity-expansion bomb ("billion laughs") or external entity is refused
-   before openpyxl sees the file; openpyxl itself must be using ``defusedxml`` too
-   (:func:`check_defusedxml`);
+4. every XML part, whatever its name, is parsed first with ``defusedxml`` with document
+   type declarations forbidden, so an entity-expansion bomb ("billion laughs") or external
+   entity is refused before openpyxl sees the file; the parse clears elements as it goes and
+   refuses a part past :data:`MAX_PART_ELEMENTS` elements, so memory stays flat; openpyxl
+   itself must be using ``defusedxml`` too (:func:`check_defusedxml`);
 5. openpyxl loads it read-only twice: once for the formulas (to see which cells hold
    formulas) and once for the values a spreadsheet last saved (``data_only=True``).
 
@@ -34,6 +37,7 @@ import hashlib
 import io
 import math
 import os
+import re
 import stat
 import warnings
 import zipfile
@@ -53,6 +57,10 @@ from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "MAX_UNCOMPRESSED_BYTES",
+    "MAX_PART_BYTES",
+    "MAX_PART_ELEMENTS",
+    "MAX_XML_DEPTH",
+    "MAX_PARTS",
     "Problem",
     "PlannerError",
     "CellRef",
@@ -66,6 +74,15 @@ __all__ = [
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 #: Largest total uncompressed size of the zip's members, in bytes.
 MAX_UNCOMPRESSED_BYTES = 200 * 1024 * 1024
+#: Largest uncompressed size of one member (part) of the zip, in bytes. A planner's largest
+#: part is about 40 kB.
+MAX_PART_BYTES = 32 * 1024 * 1024
+#: Most XML elements in one part. A planner's largest part holds about 2,000.
+MAX_PART_ELEMENTS = 1_000_000
+#: Deepest nesting of XML elements (a chart, the deepest part of a workbook, is about 15).
+MAX_XML_DEPTH = 256
+#: Most members (parts) in the package. A planner has about 30.
+MAX_PARTS = 10_000
 
 _MACRO_SUFFIXES = {".xlsm", ".xltm", ".xlam"}
 _OTHER_SUFFIXES = {
@@ -80,6 +97,10 @@ _MACRO_CONTENT_TYPES = (
     "macrosheet",  # Excel 4.0 macro sheets
     "ms-excel.intlmacrosheet",
 )
+#: An OLE compound file: Excel 97-2003, or an encrypted (password-protected) .xlsx, whose
+#: package is the ``EncryptedPackage`` stream (the name is stored in UTF-16).
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")
 _UNSAVED = object()  # an input formula without a saved value
 _CT_NS = "{http://schemas.openxmlformats.org/package/2006/content-types}"
 
@@ -126,8 +147,29 @@ class PlannerError(Exception):
         lines = []
         for p in self.problems:
             where = f"{p.where}: " if p.where else ""
-            lines.append(f"{self.path}: {where}{p.message}")
+            message = " ".join(str(p.message).splitlines())  # one line per problem, always
+            lines.append(f"{self.path}: {where}{message}")
         return "\n".join(lines)
+
+
+def _flat(exc, limit=200):
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _one_line(exc, limit=200):
+    """``Type: message`` of an exception on one line: its first line, with the first line of
+    the error that caused it (openpyxl wraps the real one in a paragraph of advice)."""
+
+    def first(e):
+        text = " ".join(str(e).split("\n", 1)[0].split())
+        return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+    shown = first(exc)
+    cause = exc.__cause__ or exc.__context__
+    if cause is not None and cause is not exc:
+        shown += f" ({first(cause)})"
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
 def _fail(path, message, sheet=None, cell=None):
@@ -248,15 +290,31 @@ def _read_bytes(path, max_bytes):
 
 def _check_zip(path, data):
     """Validate the package; return the open ZipFile."""
+    if data.startswith(_OLE_MAGIC):
+        if _ENCRYPTED_STREAM in data:
+            _fail(
+                path,
+                "is encrypted (password-protected): save an unprotected copy (remove the "
+                "password to open) and give that",
+            )
+        _fail(path, "is an Excel 97-2003 (.xls) or other OLE file, not an .xlsx; save it as .xlsx")
     if not data.startswith(b"PK"):
         _fail(path, "is not an .xlsx workbook (not a zip file)")
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile as exc:
-        _fail(path, f"is not a valid .xlsx workbook: the zip is corrupt or truncated ({exc})")
+        _fail(
+            path, f"is not a valid .xlsx workbook: the zip is corrupt or truncated ({_flat(exc)})"
+        )
     except Exception as exc:  # noqa: BLE001 - any failure here means an unreadable zip
-        _fail(path, f"is not a valid .xlsx workbook ({type(exc).__name__}: {exc})")
+        _fail(path, f"is not a valid .xlsx workbook ({_one_line(exc)})")
     infos = zf.infolist()
+    if len(infos) > MAX_PARTS:
+        _fail(
+            path,
+            f"holds {len(infos):,} parts, over the limit of {MAX_PARTS:,} (a planner has about "
+            "30); refused",
+        )
     names = {i.filename for i in infos}
     total = sum(i.file_size for i in infos)
     if total > MAX_UNCOMPRESSED_BYTES:
@@ -265,6 +323,14 @@ def _check_zip(path, data):
             f"unpacks to {total:,} bytes, over the limit of {MAX_UNCOMPRESSED_BYTES:,} "
             "(a zip bomb or not a planner)",
         )
+    for info in infos:  # before anything is decompressed
+        if info.file_size > MAX_PART_BYTES:
+            _part_problem(
+                path,
+                info.filename,
+                f"expands to {info.file_size:,} bytes, over the limit of {MAX_PART_BYTES:,} "
+                "for one part (a zip or XML bomb, or not a planner)",
+            )
     for info in infos:
         if info.filename.rsplit("/", 1)[-1].lower() == "vbaproject.bin":
             _fail(path, f"is a macro-enabled workbook (it contains {info.filename}); refused")
@@ -273,33 +339,89 @@ def _check_zip(path, data):
     try:
         bad = zf.testzip()
     except Exception as exc:  # noqa: BLE001 - zlib errors, truncated members...
-        _fail(path, f"is a corrupt or truncated .xlsx ({type(exc).__name__}: {exc})")
+        _fail(path, f"is a corrupt or truncated .xlsx ({_one_line(exc)})")
     if bad is not None:
         _fail(path, f"is a corrupt .xlsx: member {bad} fails its CRC check")
     return zf
 
 
+def _looks_like_xml(zf, info):
+    """True when a part's first bytes are XML (a UTF-8/16 byte-order mark, then ``<``)."""
+    try:
+        with zf.open(info) as fh:
+            head = fh.read(64)
+    except (zipfile.BadZipFile, EOFError, OSError, RuntimeError):
+        return True  # let the parse below say what is wrong
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<")
+
+
+def _part_problem(path, name, message):
+    _fail(path, f"part {name}: {message}; refused")
+
+
+def _scan_part(path, zf, info):
+    """Parse one XML part with defusedxml, DTDs forbidden, within the element bound.
+
+    Each element is cleared when it ends and its parent lets go of its children, so memory
+    stays flat whatever the part holds (attributes are read at the start); past
+    :data:`MAX_PART_ELEMENTS` the part is refused.
+    Returns the content types the part declares (for ``[Content_Types].xml``).
+    """
+    name = info.filename
+    ctypes = []
+    count = 0
+    stack = []
+    with zf.open(info) as fh:
+        for event, elem in DefusedET.iterparse(fh, events=("start", "end"), forbid_dtd=True):
+            if event == "start":
+                count += 1
+                if count > MAX_PART_ELEMENTS:
+                    _part_problem(
+                        path,
+                        name,
+                        f"holds over {MAX_PART_ELEMENTS:,} XML elements, over the limit for "
+                        "one part (an XML bomb or not a planner)",
+                    )
+                if len(stack) >= MAX_XML_DEPTH:
+                    _part_problem(
+                        path,
+                        name,
+                        f"nests XML elements over {MAX_XML_DEPTH} deep, over the limit (an "
+                        "XML bomb or not a planner)",
+                    )
+                if elem.tag in (_CT_NS + "Override", _CT_NS + "Default"):
+                    ctypes.append(elem.get("ContentType", "").lower())
+                stack.append(elem)
+                continue
+            stack.pop()
+            elem.clear()
+            if stack:
+                # Drop the parent's children: the finished ones, and those the parser has
+                # already built ahead of these events (still referenced by the events).
+                del stack[-1][:]
+    return ctypes
+
+
 def _check_xml_parts(path, zf):
-    """Parse every XML part with defusedxml, DTDs forbidden; refuse macro content types."""
+    """Parse every XML part with defusedxml, bounded; refuse macro content types.
+
+    Every part that is XML by name (``.xml``, ``.rels``, ``.vml``) or by its first bytes is
+    parsed, whatever its extension, since openpyxl follows the package's relationships to
+    parts of any name. Each part's expanded size and element count are bounded. VML
+    drawings (legacy comments) are often not well-formed and openpyxl does not parse them:
+    a parse error there is not a problem, a document type declaration is.
+    """
     for info in zf.infolist():
         name = info.filename
-        # VML drawings (legacy comments) are often not well-formed XML, and openpyxl does
-        # not parse them when reading; every other part is XML that openpyxl may parse.
-        if not name.lower().endswith((".xml", ".rels")):
+        if info.is_dir():
+            continue
+        by_name = name.lower().endswith((".xml", ".rels"))
+        if not by_name and not _looks_like_xml(zf, info):
             continue
         try:
-            with zf.open(info) as fh:
-                for _event, elem in DefusedET.iterparse(fh, events=("end",), forbid_dtd=True):
-                    if name == "[Content_Types].xml" and elem.tag in (
-                        _CT_NS + "Override",
-                        _CT_NS + "Default",
-                    ):
-                        ctype = elem.get("ContentType", "").lower()
-                        if any(m in ctype for m in _MACRO_CONTENT_TYPES):
-                            _fail(
-                                path,
-                                f"is a macro-enabled workbook (content type {ctype}); refused",
-                            )
+            ctypes = _scan_part(path, zf, info)
         except defusedxml.DefusedXmlException as exc:
             _fail(
                 path,
@@ -307,9 +429,15 @@ def _check_xml_parts(path, zf):
                 "entity declarations, as in an XML bomb); refused",
             )
         except DefusedET.ParseError as exc:
-            _fail(path, f"is a corrupt .xlsx: {name} is not well-formed XML ({exc})")
-        except (zipfile.BadZipFile, EOFError, OSError) as exc:
-            _fail(path, f"is a corrupt or truncated .xlsx ({name}: {exc})")
+            if not by_name:
+                continue  # not XML openpyxl reads (a VML drawing, a binary that starts "<")
+            _fail(path, f"is a corrupt .xlsx: {name} is not well-formed XML ({_flat(exc)})")
+        except (zipfile.BadZipFile, EOFError, OSError, RuntimeError) as exc:
+            _fail(path, f"is a corrupt or truncated .xlsx ({name}: {_flat(exc)})")
+        if name == "[Content_Types].xml":
+            for ctype in ctypes:
+                if any(m in ctype for m in _MACRO_CONTENT_TYPES):
+                    _fail(path, f"is a macro-enabled workbook (content type {ctype}); refused")
 
 
 def _load(path, data, data_only):
@@ -326,7 +454,7 @@ def _load(path, data, data_only):
     except defusedxml.DefusedXmlException as exc:
         _fail(path, f"contains unsafe XML ({type(exc).__name__}); refused")
     except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds on bad files
-        _fail(path, f"could not be read as a workbook ({type(exc).__name__}: {exc})")
+        _fail(path, f"could not be read as a workbook ({_one_line(exc)})")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -384,6 +512,14 @@ def _grab(wb, wanted, formulas=False):
                         values[(r, c)] = cell.value
         out[sheet] = values
     return out
+
+
+_BOOLEAN_FORMULA = re.compile(r"^=?\s*(TRUE|FALSE)\s*(\(\s*\))?\s*$", re.IGNORECASE)
+
+
+def _is_boolean_formula(text):
+    """True for ``=TRUE()``/``=FALSE()`` (or ``=TRUE``): a typed TRUE/FALSE, not a number."""
+    return isinstance(text, str) and _BOOLEAN_FORMULA.match(text) is not None
 
 
 def _coordinate(row, col):
@@ -479,8 +615,10 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False):
         return planner
     except PlannerError:
         raise
+    except defusedxml.DefusedXmlException as exc:
+        _fail(path, f"contains unsafe XML ({type(exc).__name__}); refused")
     except Exception as exc:  # noqa: BLE001 - a malformed sheet part surfaces while reading
-        _fail(path, f"could not be read as a workbook ({type(exc).__name__}: {exc})")
+        _fail(path, f"could not be read as a workbook ({_one_line(exc)})")
     finally:
         formulas_wb.close()
         values_wb.close()
@@ -569,7 +707,11 @@ def _read(path, formulas_wb, values_wb, size, collect):
         for name in INPUT_NAMES:
             v = value_at(name, k)
             if is_formula(name, k):  # an input computed by a formula: take what was saved
+                text = value_at(name, k)
                 v = value_at(name, k, cached=True)
+                if _is_boolean_formula(text) and v is not None:
+                    # TRUE typed into a cell, as LibreOffice saves it (=TRUE(), value 1)
+                    v = text.strip().upper().startswith(("=TRUE", "TRUE"))
                 if v is None:
                     ref = ref_at(name, k)
                     formula_problems.append(

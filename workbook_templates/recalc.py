@@ -87,9 +87,9 @@ def convert(paths, outdir, target="xlsx", timeout=300):
     outputs = [outdir / (p.stem + "." + ext) for p in paths]
     missing = [str(p) for p in outputs if not p.exists()]
     if missing:
+        said = " ".join((proc.stderr.strip() or proc.stdout.strip()).split())  # one line
         raise LibreOfficeError(
-            f"LibreOffice did not write {', '.join(missing)} (exit {proc.returncode}): "
-            f"{proc.stderr.strip() or proc.stdout.strip()}"
+            f"LibreOffice did not write {', '.join(missing)} (exit {proc.returncode}): {said[:300]}"
         )
     return outputs
 

@@ -11,9 +11,19 @@ Checks sheets.
 
 The consolidation is a set of pandas tables (:class:`Consolidation`): runs, costs, totals,
 monthly (spend added up by calendar month), monthly_by_run, mismatches, checks, files,
-sources. :func:`write_workbook` lays them out for finance with openpyxl; :func:`write_csv`
-writes them as CSV. Both write to a temporary file in the target folder and move it into
-place, never over an existing file without ``force``.
+sources. :func:`write_workbook` lays them out for finance with openpyxl; the CSV writer
+writes them as CSV. :func:`write_outputs` writes all the files of a run all or nothing
+(:class:`workbook_templates.files.Staging`): each to a temporary file beside its target, then
+all moved into place; on any failure every target holds what it held before, never over an
+existing file without ``force``.
+
+Every figure is in range or the run is refused: a figure the engine gives as infinite or
+over 1e300 (no plan comes near it; a spreadsheet overflows past about 1.8e308) is a problem at
+the cell(s) of the input(s) that drove it, found by giving each typed input (then each pair)
+a typical value and recomputing; an :class:`~udfs.validation.InputError` the engine raises is
+located the same way. :func:`check_in_range` is the last guard over every table and total
+before anything is written. The same planner given twice (one file by two paths or links, or
+two files with the same SHA-256) is refused, as it would be counted twice.
 
 A run without a start date cannot be scheduled: it counts in every total, is left out of the
 monthly tables, and is listed in Checks (and on the console) as unscheduled.
@@ -21,12 +31,14 @@ monthly tables, and is listed in Checks (and on the console) as unscheduled.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
+import hashlib
+import itertools
 import math
 import os
 import re
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,10 +47,10 @@ import pandas as pd
 
 from udfs import calibration, catalogue, engine, plan
 from udfs.cli import CommandError
-from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
+from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, SEED_PLAN
 from udfs.validation import InputError
 
-from .files import place, temp_beside
+from .files import Staging
 from .reader import DEFAULT_MAX_BYTES, PlannerError, read_planner
 
 __all__ = [
@@ -119,19 +131,133 @@ class Consolidation:
         return [r for r in self.runs if r.scenario.inputs.get("start_date") is None]
 
 
+#: The largest figure a hand-off holds. No plan comes near it; past it a figure is an
+#: overflow (infinite, or clamped at the largest double, about 1.8e308, as ``nan_to_num``
+#: does) or so close to one that a spreadsheet adding such figures up overflows.
+_LARGEST = 1e300
+_RANGE_RULE = "out of range (over 1e+300; a spreadsheet overflows past about 1.8e+308)"
+
+
+def _out_of_range(value):
+    """True for a figure out of range: infinite, or over :data:`_LARGEST` in magnitude.
+    NaN is a blank figure (the engine has none), not out of range."""
+    if isinstance(value, np.ndarray | np.generic):
+        value = np.asarray(value, dtype=float)
+        return bool(np.any(np.isinf(value) | (np.abs(np.nan_to_num(value)) > _LARGEST)))
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    value = float(value)
+    return math.isinf(value) or abs(value) > _LARGEST
+
+
+def _label(name):
+    return f"{name} ({_Q[name].label})" if name in _Q else name
+
+
+def _input_name(argument):
+    """The planner input behind an engine argument name, or None."""
+    name = _ARGUMENT_TO_INPUT.get(argument, argument)
+    if argument == "effective_tflops":
+        name = "effective_tflops_input"
+    return name if name in INPUT_NAMES else None
+
+
+def _estimate(inputs):
+    """The engine's outputs for one scenario's inputs (numpy warnings silenced: every
+    figure is checked for range by the caller)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kwargs = plan.engine_arguments(inputs)
+        return kwargs, engine.estimate(**kwargs)
+
+
+def _bad_outputs(outputs):
+    return [n for n, v in outputs.items() if _out_of_range(v)]
+
+
+def _in_range(inputs):
+    try:
+        _, outputs = _estimate(inputs)
+    except InputError:
+        return False
+    return not _bad_outputs(outputs)
+
+
+def _drivers(inputs):
+    """The typed inputs that drive a figure out of range: the smallest set (one input, else
+    a pair) that, given a typical value instead, brings every figure back in range."""
+    numeric = [n for n in INPUT_NAMES if _Q[n].kind == "number" and inputs.get(n) is not None]
+
+    def typical(trial, names):
+        for n in names:
+            trial[n] = SEED_PLAN.get(n) if n in plan.REQUIRED else None
+        return trial
+
+    for size in (1, 2):
+        found = []
+        for names in itertools.combinations(numeric, size):
+            if _in_range(typical(dict(inputs), names)):
+                found.extend(n for n in names if n not in found)
+        if found:
+            return [n for n in INPUT_NAMES if n in found]
+    return []
+
+
+def _range_problem(scenario, outputs_named):
+    """The Problem of a scenario whose inputs drive ``outputs_named`` out of range."""
+    drivers = _drivers(scenario.inputs)
+    shown = ", ".join(outputs_named[:4]) + (", ..." if len(outputs_named) > 4 else "")
+    if not drivers:
+        return scenario.problem(
+            "scenario_name",
+            f"scenario {scenario.name!r}: its inputs drive {shown} {_RANGE_RULE}: use "
+            "realistic figures",
+        )
+    first, others = drivers[0], drivers[1:]
+    message = f"{_label(first)} = {scenario.inputs[first]:g}"
+    for n in others:
+        message += f" and {_label(n)} = {scenario.inputs[n]:g} at {scenario.cells[n]}"
+    verb = "drive" if others else "drives"
+    message += f" {verb} {shown} {_RANGE_RULE}: use realistic figures"
+    return scenario.problem(first, message)
+
+
 def _recompute(scenario):
-    """A Run for one scenario; InputError is turned into a Problem at the input's cell."""
+    """A Run for one scenario; InputError is turned into a Problem at the input's cell.
+
+    A figure driven out of range (infinite, or over 1e300: an overflow or next to one) is a
+    Problem at the cell(s) of the input(s) that drove it, whether the engine raised it as an
+    InputError naming an output or returned the figure. A run that would end after the year
+    9999 is a Problem at its start date.
+    """
     inputs = scenario.inputs
     try:
-        kwargs = plan.engine_arguments(inputs)
-        outputs = engine.estimate(**kwargs)
+        kwargs, outputs = _estimate(inputs)
     except InputError as err:
-        name = _ARGUMENT_TO_INPUT.get(err.argument, err.argument)
-        if err.argument == "effective_tflops":
-            name = "effective_tflops_input"
-        label = f"{name} ({_Q[name].label})" if name in _Q else name
-        message = err.describe(argument_label=label)
+        name = _input_name(err.argument)
+        if name is None and err.argument in OUTPUT_NAMES:  # an output out of range
+            raise PlannerError(scenario.path, [_range_problem(scenario, [err.argument])]) from None
+        name = name or err.argument
+        message = err.describe(argument_label=_label(name))
         raise PlannerError(scenario.path, [scenario.problem(name, message)]) from None
+    bad = _bad_outputs(outputs)
+    if bad:
+        bad = [n for n in OUTPUT_NAMES if n in bad] + [n for n in bad if n not in OUTPUT_NAMES]
+        raise PlannerError(scenario.path, [_range_problem(scenario, bad)])
+    start = inputs.get("start_date")
+    days = float(outputs["wall_clock_days"])
+    if start is not None and start.toordinal() + days >= _dt.date.max.toordinal():
+        raise PlannerError(
+            scenario.path,
+            [
+                scenario.problem(
+                    "start_date",
+                    f"the run starting {start.isoformat()} lasts {days:,.4g} days "
+                    "(wall_clock_days) and would end after the year 9999, the last date a "
+                    "spreadsheet holds: check the inputs that set its length",
+                )
+            ],
+        )
     defaults = []
     for q in PLAN_INPUTS:
         if inputs.get(q.name) is not None or q.name in ("scenario_name", "start_date"):
@@ -972,44 +1098,92 @@ def _csv_frames(c):
 # ---------------------------------------------------------------------------------------------
 
 
+def _csv_text(value):
+    return f"{value:.15g}"
+
+
+def check_in_range(c):
+    """Refuse (CommandError, one line) if any figure the hand-off would write is out of range.
+
+    The last guard before writing: every number of every table, and every totals row of the
+    workbook, must be finite and at most 1e300, also as the 15-digit text of the CSV files.
+    The run's own figures are checked when it is recomputed; what is left is a sum over runs
+    or months.
+    """
+
+    def bad(v):
+        if isinstance(v, np.generic):
+            v = v.item()
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            return False
+        if isinstance(v, float) and math.isnan(v):
+            return False
+        return _out_of_range(v) or _out_of_range(float(_csv_text(float(v))))
+
+    def culprits(df):
+        if "total_cost_usd" in df.columns and "scenario" in df.columns and len(df):
+            top = df.sort_values("total_cost_usd", ascending=False, key=abs).head(2)
+            return (
+                " (largest: "
+                + "; ".join(
+                    f"{r.file} scenario {r.scenario!r}" for r in top.itertuples(index=False)
+                )
+                + ")"
+            )
+        return ""
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for table, df in c.tables.items():
+            for col in df.columns:
+                values = df[col].tolist()
+                for i, v in enumerate(values):
+                    if bad(v):
+                        row = df.iloc[i]
+                        who = (
+                            f" for {row['file']} scenario {row['scenario']!r}"
+                            if "file" in df.columns and "scenario" in df.columns
+                            else ""
+                        )
+                        raise CommandError(
+                            f"the {table} table's {col}{who} would be {v:g}, {_RANGE_RULE}; "
+                            "nothing written"
+                        )
+                if col in _ADDITIVE and table in ("runs", "costs", "monthly"):
+                    total = pd.to_numeric(df[col], errors="coerce").sum(min_count=1)
+                    if not pd.isna(total) and bad(float(total)):
+                        raise CommandError(
+                            f"the total of {col} over the {table} table would be "
+                            f"{float(total):g}, {_RANGE_RULE}{culprits(df)}; nothing written"
+                        )
+
+
 def write_outputs(c, out=None, csv_dir=None, force=False):
-    """Write the workbook and/or CSV files; all or nothing. Returns the paths written."""
-    jobs = []  # (target, writer)
-    if out is not None:
-        jobs.append((Path(out), lambda p: write_workbook(c, p)))
-    if csv_dir is not None:
-        csv_dir = Path(csv_dir)
-        csv_dir.mkdir(parents=True, exist_ok=True)
-        for name, df in _csv_frames(c).items():
-            jobs.append((csv_dir / f"{name}.csv", _csv_writer(df)))
-    if not force:
-        existing = [str(t) for t, _ in jobs if t.exists()]
-        if existing:
-            raise CommandError(f"{', '.join(existing)} already exist(s) (use --force to overwrite)")
-    temps, done = [], []
-    target = None
-    try:
+    """Write the workbook and/or CSV files; all or nothing. Returns the paths written.
+
+    Every file is written to a temporary file beside its target first; only when all are
+    written are they moved into place, and if a move fails the files already moved are put
+    back (see :class:`workbook_templates.files.Staging`): on any failure every target holds
+    what it held before, and a CSV folder this run created is removed again.
+    """
+    check_in_range(c)
+    with Staging(force) as staging:
+        jobs = []  # (target, writer)
+        if out is not None:
+            jobs.append((Path(out), lambda p: write_workbook(c, p)))
+        if csv_dir is not None:
+            csv_dir = staging.folder(csv_dir, "--csv")
+            for name, df in _csv_frames(c).items():
+                jobs.append((csv_dir / f"{name}.csv", _csv_writer(df)))
         for target, writer in jobs:
-            tmp = temp_beside(target)
-            temps.append(tmp)
-            writer(tmp)
-        for (target, _), tmp in zip(jobs, temps, strict=True):
-            place(tmp, target, force)
-            done.append(target)
-    except BaseException as exc:
-        for tmp in temps:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-        if not force:  # undo a half-made set (only files this run created)
-            for path in done:
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
-        if isinstance(exc, OSError):
-            raise CommandError(
-                f"could not write {target}: {exc.strerror or exc}; nothing written"
-            ) from exc
-        raise
-    return [t for t, _ in jobs]
+            tmp = staging.new(target)
+            try:
+                writer(tmp)
+            except OSError as exc:
+                raise CommandError(
+                    f"could not write {target}: {exc.strerror or exc}; nothing written"
+                ) from None
+        return staging.commit()
 
 
 def _csv_writer(df):
@@ -1077,30 +1251,107 @@ def _check_args(args):
         raise CommandError(f"--max-size-mb must be greater than 0 (got {args.max_size_mb:g})")
     if not (0 <= args.tolerance < 1):
         raise CommandError(f"--tolerance must be at least 0 and below 1 (got {args.tolerance:g})")
-    seen = {}
-    for f in args.files:
-        key = os.path.realpath(f)
-        if key in seen:
-            raise CommandError(f"{f} is given twice (as {seen[key]})")
-        seen[key] = f
+    _check_same_inputs(args.files, int(args.max_size_mb * 1024 * 1024))
+    inputs = [f for f in args.files if os.path.exists(f)]
     targets = []
     if args.out is not None:
         targets.append(args.out)
     if args.csv is not None:
+        if args.csv.exists() and not args.csv.is_dir():
+            raise CommandError(f"--csv: {args.csv} is a file, not a folder (give a folder)")
         targets += [args.csv / f"{n}.csv" for n in CSV_FILES]
+    existing = []
     for t in targets:
-        if os.path.realpath(t) in seen:
-            raise CommandError(f"{t} is one of the input files: it is never overwritten")
-        if t.exists() and not args.force:
-            raise CommandError(f"{t} already exists (use --force to overwrite)")
+        for f in inputs:
+            if os.path.exists(t) and os.path.samefile(t, f):
+                raise CommandError(f"{t} is one of the input files ({f}): it is never overwritten")
+        if t.is_dir():
+            raise CommandError(f"{t} is a folder: it cannot be replaced by a file")
+        if os.path.lexists(t):
+            existing.append(str(t))
+    if existing and not args.force:
+        verb = "already exists" if len(existing) == 1 else "already exist"
+        raise CommandError(f"{', '.join(existing)} {verb} (use --force to overwrite)")
     if args.out is not None and not args.out.parent.is_dir():
         raise CommandError(f"--out: folder {args.out.parent} does not exist (got {args.out})")
+    if args.csv is not None and not args.csv.exists():
+        parent = args.csv.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            raise CommandError(f"--csv: {parent} is a file, not a folder (got {args.csv})")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise CommandError(f"--csv: cannot create folder {args.csv}: {parent} is not writable")
+
+
+def _sha256(path, limit):
+    """SHA-256 of a regular file of at most ``limit`` bytes, else None (the reader refuses
+    what is missing, not a file, or too large)."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > limit:
+            return None
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
+def _check_same_inputs(files, limit):
+    """Refuse the same planner given twice: one file by two paths (same device and inode:
+    the same path, a symbolic or hard link) or two files with the same content (SHA-256)."""
+    by_inode, by_hash = {}, {}
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:
+            continue  # the reader names a missing or unreadable file
+        key = (st.st_dev, st.st_ino)
+        if key in by_inode:
+            first = by_inode[key]
+            if os.path.abspath(first) == os.path.abspath(f):
+                raise CommandError(f"{f} is given twice: each planner is counted once")
+            raise CommandError(
+                f"{f} is the same file as {first} (another path or a hard link to it): "
+                "each planner is counted once"
+            )
+        by_inode[key] = f
+        digest = _sha256(f, limit)
+        if digest is None:
+            continue
+        if digest in by_hash:
+            raise CommandError(
+                f"{f} has the same content as {by_hash[digest]} (SHA-256 {digest[:12]}...): "
+                "the same planner given twice would be counted twice"
+            )
+        by_hash[digest] = f
 
 
 def run(args):
+    """Run ``compute-lab report``; return the exit code (2 for anything refused).
+
+    numpy's floating-point warnings are off for the whole run: every figure is checked for
+    range instead, and no Python warning reaches the user.
+    """
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _run(args)
+
+
+def _run(args):
     _check_args(args)
     max_bytes = int(args.max_size_mb * 1024 * 1024)
     c = consolidate(args.files, max_bytes=max_bytes, tolerance=args.tolerance)
+    seen = {}
+    for p in c.planners:  # the bytes actually read (a file may change after the check)
+        if p.sha256 in seen:
+            raise CommandError(
+                f"{p.path} has the same content as {seen[p.sha256]} (SHA-256 "
+                f"{p.sha256[:12]}...): the same planner given twice would be counted twice"
+            )
+        seen[p.sha256] = p.path
     if c.bad and not args.skip_bad:
         lines = [line for err in c.bad for line in err.describe().splitlines()]
         if len(lines) == 1:  # one problem: one line
@@ -1120,6 +1371,7 @@ def run(args):
         why = "no file could be read" if not c.planners else "no scenario column has inputs"
         _err(f"error: {why}; nothing written")
         return 2
+    check_in_range(c)  # before any warning: a refused run is one line
     for m in c.mismatches.itertuples(index=False):
         engine_value = "(none)" if m.engine_value is None else f"{m.engine_value:,.10g}"
         cached = m.cached_value if isinstance(m.cached_value, str) else f"{m.cached_value:,.10g}"

@@ -1,0 +1,135 @@
+"""Benchmark: the planner reader's peak memory and time, on a normal planner and hostile files.
+
+Run: ``.venv/bin/python benchmarks/bench_reader.py`` (``make bench`` runs every benchmark).
+Each file is read by ``workbook_templates.reader.read_planner`` in a fresh Python process
+(imports included, about 80 MB and 0.5 s of the figures), measured from the outside: peak
+resident memory is that process's ``ru_maxrss`` (``RUSAGE_CHILDREN`` of this one, which runs
+one child at a time), time is its wall clock, best of 3. The files:
+
+- the generated planner with two plans typed in (a normal file, about 45 kB);
+- the same plus ``customXml/item1.xml`` holding 190 MB of ``<a/>`` (issue 8's file: before
+  the bounds it took 4.4 GB and 67 s, and was then accepted);
+- the same with 30 MB of ``<a/>`` (7.9 million elements, under the part size bound: refused
+  at the element bound, after 1,000,000 elements);
+- 1,000,000 nested ``<a>`` (every open element stays alive: refused at the depth bound);
+- ``xl/workbook.xml`` padded with 999,000 ``<a/>`` (just under the element bound, so openpyxl
+  parses it too: the worst a file can do and still be read).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from helpers_report import xml_flood  # noqa: E402
+from test_report_fixtures import PLAN_A, PLAN_B, fill, rezip  # noqa: E402
+
+from workbook_templates import generate  # noqa: E402
+from workbook_templates.reader import (  # noqa: E402
+    MAX_PART_BYTES,
+    MAX_PART_ELEMENTS,
+    MAX_XML_DEPTH,
+)
+
+_DEEP = b"<a>" * 10**6 + b"</a>" * 10**6
+
+_READ = """
+import sys
+from workbook_templates.reader import PlannerError, read_planner
+try:
+    p = read_planner(sys.argv[1])
+    print(f"read: {len(p.scenarios)} scenario(s)")
+except PlannerError as err:
+    print("refused: " + str(err).split(": ", 1)[1][:90])
+"""
+
+
+def measure(path, repeat=3):
+    """(best wall time in s, peak RSS in MB, what the reader said) of reading ``path``."""
+    best_time, outcome = float("inf"), ""
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-c", _READ, str(path)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
+        )
+        best_time = min(best_time, time.perf_counter() - t0)
+        outcome = proc.stdout.strip()
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return best_time, peak_mb, outcome
+
+
+def padded_workbook(source, target, elements):
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename == "xl/workbook.xml":
+                data = data.replace(b"</workbook>", b"<a/>" * elements + b"</workbook>")
+            z.writestr(info, data)
+    return target
+
+
+def main():
+    print(
+        f"bounds: {MAX_PART_BYTES / 2**20:.0f} MiB expanded, {MAX_PART_ELEMENTS:,} "
+        f"XML elements and {MAX_XML_DEPTH} levels of nesting per part"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        (template,) = [
+            p for p in generate.write_templates(tmp / "t") if p.name == "training-run-planner.xlsx"
+        ]
+        normal = fill(template, tmp / "normal.xlsx", [PLAN_A, PLAN_B])
+        files = [
+            ("normal planner", normal),
+            ("190 MB of <a/> in customXml", xml_flood(normal, tmp / "h190.xlsx", 190 * 2**20)),
+            ("30 MB of <a/> in customXml", xml_flood(normal, tmp / "h30.xlsx", 30 * 2**20)),
+            (
+                "1,000,000 nested <a> in customXml",
+                rezip(normal, tmp / "deep.xlsx", {"customXml/item1.xml": _DEEP}),
+            ),
+            (
+                "999,000 <a/> in workbook.xml",
+                padded_workbook(normal, tmp / "wb.xlsx", MAX_PART_ELEMENTS - 1000),
+            ),
+        ]
+        results = []
+        for label, path in files:
+            # ru_maxrss of the children is a running maximum: measure the small file first,
+            # and each hostile file in its own measuring process.
+            proc = subprocess.run(
+                [sys.executable, __file__, "--one", str(path)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            seconds, peak_mb, outcome = json.loads(proc.stdout)
+            results.append((label, path.stat().st_size, seconds, peak_mb, outcome))
+        base_time, base_mb = results[0][2], results[0][3]
+        for label, size, seconds, peak_mb, outcome in results:
+            print(
+                f"{label:34s} {size / 1024:7.0f} kB file: {seconds:5.2f} s "
+                f"({seconds / base_time:4.1f}x), peak {peak_mb:4.0f} MB "
+                f"({peak_mb / base_mb:3.1f}x): {outcome}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--one"]:
+        print(json.dumps(measure(sys.argv[2])))
+        raise SystemExit(0)
+    raise SystemExit(main())
