@@ -155,7 +155,8 @@ def _rules():
         Rule("peak_tflops", None, "catalogue",
              'IF({catalogue_row}>0,INDEX(accel_bf16_tflops,{catalogue_row}),"")',
              "Typed, or the catalogue's dense BF16 peak"),
-        Rule("mfu", None, "calibrated (accelerator, size)", _MFU_BLANK,
+        Rule("mfu", None, "calibrated",
+             f'IF(ISNUMBER({{active_params_used}}),{_MFU_BLANK},"")',
              "Typed, or the calibrated default for the accelerator's generation and the active "
              "parameters (Accelerators sheet)"),
         Rule("goodput", float(_Q["goodput"].default)),
