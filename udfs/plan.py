@@ -172,9 +172,10 @@ def _rules():
         Rule(
             "throughput_range_pct",
             None,
-            f"{spread:.1%} if MFU calibrated, else 0",
+            "calibrated or 0",
             f'IF({{throughput_source}}="{THROUGHPUT_SOURCES[2]}",{{calibrated_range_pct}},0)',
-            "Typed, or the calibrated spread with the default MFU, else 0 (typed = exact)",
+            f"Typed, or the calibrated spread ({spread:.1%}) with the calibrated default MFU, "
+            "else 0 (a typed MFU or throughput is taken as exact)",
         ),
         Rule("price_range_pct", float(_Q["price_range_pct"].default)),
         Rule("accelerator_name", None, "none"),

@@ -102,6 +102,10 @@ def _input_rows(book, ws, scen):
             if q.name == "budget_status" and s["values"].get(q.name) == "Reference":
                 cell.style = "Constant"  # grey and locked: a reference is never a plan
         _used_when_blank(book, ws, r, q)
+        for c in range(1, LAST_COL + 1):  # beside a wrapped note, every cell reads from the top
+            cell = ws.cell(r, c)
+            cell.alignment = Alignment(vertical="top", horizontal=cell.alignment.horizontal,
+                                       wrap_text=cell.alignment.wrap_text)  # fmt: skip
         rng = f"{get_column_letter(FIRST_COL)}{r}:{get_column_letter(LAST_COL)}{r}"
         _validation_for(book, ws, q, rng)
     return r
@@ -114,6 +118,7 @@ def _constants(book, ws, r):
         book.label_cells(ws, r, q.label, q.unit, q.note, note_col=NOTE_COL)
         cell = ws.cell(r, DEFAULT_COL, q.default)
         cell.style = "Constant"
+        cell.number_format = number_format(q.unit)
         book.place_cell(q.name, ws, cell.coordinate, named=True)
     return r
 

@@ -46,8 +46,10 @@ def _switch(book, ws, n):
     book.validation(ws, "C4", "whole", "1", str(n), "between", prompt=prompt, error=error,
                     title="Active scenario")  # fmt: skip
     bold(switch)
-    put_text(ws["D4"], f"Blank: your first filled custom column, else the example ({EXAMPLE_INDEX})"
-             ).style = "Note"  # fmt: skip
+    note = put_text(ws["D4"], "Blank: your first filled custom column, else the example "
+                    f"({EXAMPLE_INDEX})")  # fmt: skip
+    note.style = "Note"
+    note.alignment = Alignment(vertical="center", wrap_text=True)
     title, row, _, _ = book.rows["scenario_ready"]
     custom = (f"'{title}'!${get_column_letter(FIRST_COL + EXAMPLE_INDEX)}${row}:"
               f"${get_column_letter(LAST_COL)}${row}")  # fmt: skip
