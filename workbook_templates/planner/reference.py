@@ -154,7 +154,7 @@ def _run_formulas(r):
 
 
 def _median(book, ws, last):
-    """The median implied MFU below the table: the planner's default MFU is checked against it."""
+    """The median implied MFU below the table (for comparison with the calibrated default)."""
     r = last + 2
     put_text(ws.cell(r, 1), "Median implied MFU")
     cell = ws.cell(r, 12, f"=MEDIAN(L5:L{last})")
@@ -165,8 +165,9 @@ def _median(book, ws, last):
         ws,
         r + 1,
         1,
-        "The planner's default MFU (Inputs, column C) is this median. Disclosed hours may "
-        "include failures, restarts, evaluation and other phases, so implied MFU can sit below "
-        "a paper's MFU.",
+        "A blank MFU on Inputs takes the calibrated default (by the accelerator's generation and "
+        "the active parameters: the Accelerators sheet), fitted on these runs; this median is "
+        "for comparison. Disclosed hours may include failures, restarts, evaluation and other "
+        "phases, so implied MFU can sit below a paper's MFU.",
         8,  # within the first printed page
     )
