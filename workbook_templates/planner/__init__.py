@@ -8,6 +8,16 @@ defined name spanning those columns, named as in :data:`udfs.quantities.PLAN_INP
 and the "as used" rows and column C ("Used when blank") from :data:`udfs.plan.RULES`, so
 nothing here types the model a second time.
 
+Budget and ranges (issues 10 and 11): ``budget_status`` (a dropdown; the references and the
+example preset to Reference, grey and locked) and ``owner`` on Inputs; a blank MFU takes the
+calibrated default (the spec's ``calibrated_mfu`` over the Accelerators sheet's
+``accel_mfu_intercept``); Calculations adds ``throughput_source``, the uncertainties as used,
+``throughput_sigma``, ``price_sigma`` and ``{q}_p10`` / ``{q}_p90`` rows (the spec's
+``RANGE_OUTPUTS``), the Summary their P10 / P50 / P90. The Checks sheet's ``master_status``
+reads OK, WARN or ERROR (``master_check``: TRUE unless ERROR). The Summary's switch
+(``active_scenario_switch``) is blank by default: ``active_scenario`` is then the first
+complete custom column, else the example.
+
 One module per sheet: :mod:`.inputs`, :mod:`.calculations`, :mod:`.summary`,
 :mod:`.sensitivity`, :mod:`.monthly`, :mod:`.charts`, :mod:`.reference` (Accelerators and
 Reference runs), :mod:`.checks`; :mod:`.scenarios` holds the preloaded columns and
