@@ -106,6 +106,10 @@ def calculations_sheet(book, scen):
     put_text(ws.cell(4, NOTE_COL), "Formula").style = "Header"
     ws.row_dimensions[4].height = 30
     book.write_rows(ws, 5, _calc_rows(), SCENARIO_COLUMNS, note_col=NOTE_COL)
+    for name in ("throughput_sigma", "price_sigma"):  # ln units: four decimals
+        _, row, first, last = book.rows[name]
+        for c in range(first, last + 1):
+            ws.cell(row, c).number_format = "0.0000"
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4",
                 pages_wide=2, title_cols="A:A")  # fmt: skip
     return ws
