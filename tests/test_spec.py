@@ -206,6 +206,7 @@ def test_range_rows_are_lognormal_around_the_point(plan, tp, price):
             assert ours[f"{q}_{k}"] == got[q][k], (q, k)  # one definition
     for q in RANGE_QUANTITIES:
         assert got[q]["p10"] <= got[q]["p50"] == point[q] <= got[q]["p90"]
+    assert tuple(ranges.QUANTITIES) == RANGE_QUANTITIES  # one list of range quantities
 
 
 def test_calibrated_mfu_is_the_calibration_s_prediction():

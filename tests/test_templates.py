@@ -108,8 +108,10 @@ def test_checks_catch_inputs_that_slip_past_validation(recalculated_variants):
     assert row_values(wb, "master_check") == [False]
     ws = wb["Checks"]
     failed = {}
-    for r in range(5, 30):
+    for r in range(5, 40):
         label = ws.cell(r, 1).value
+        if str(label).startswith("Warnings"):
+            break  # failures only: the warnings below make WARN, not ERROR
         for k in range(len(planner.SCENARIO_COLUMNS)):
             if ws.cell(r, 4 + k).value is False:
                 failed.setdefault(k, []).append(label)
@@ -182,7 +184,10 @@ def test_blank_custom_columns_show_visible_defaults_and_no_figures(planner_value
         inputs = scenario_inputs(planner_values, k)
         assert inputs["total_params"] is None and inputs["accelerators"] is None
         assert inputs["accelerator_name"] == "H100 SXM"
-        assert inputs["mfu"] == pytest.approx(calibration.default_mfu(), rel=1e-15)
+        assert inputs["mfu"] is None  # the calibrated default, once the column is filled
+        assert inputs["budget_status"] is None and inputs["owner"] is None
+        assert row_values(planner_values, "mfu_used")[k] in (None, "")
+        assert row_values(planner_values, "budget_status_used")[k] in (None, "")
         assert inputs["goodput"] == 1 and inputs["usd_per_accelerator_hour"] == 2
         # power blank: it follows the accelerator (the H100's 700 W TDP), shown as used
         assert inputs["watts_per_accelerator"] is None
@@ -196,8 +201,10 @@ def test_custom_column_with_only_required_inputs_equals_the_engine(recalculated_
     wb = values(recalculated_variants["planner-custom.xlsx"])
     got = assert_matches_engine(wb, 3)
     assert row_values(wb, "scenario_name")[3] == CUSTOM_PLAN["scenario_name"]
-    # nothing else typed: default MFU and the H100's catalogue peak
-    assert close(got["effective_tflops"], 989.4 * calibration.default_mfu())
+    # nothing else typed: the calibrated MFU (H100, 12B active) and the H100's catalogue peak
+    mfu = calibration.predicted_mfu("H100 SXM", 12e9)
+    assert close(got["effective_tflops"], 989.4 * mfu)
+    assert close(row_values(wb, "mfu_used")[3], mfu)
 
 
 def test_blank_power_takes_the_accelerators_tdp(recalculated_variants):
@@ -208,7 +215,7 @@ def test_blank_power_takes_the_accelerators_tdp(recalculated_variants):
     assert row_values(wb, "watts_per_accelerator_used")[k] == 400  # the A100's TDP
     got = assert_matches_engine(wb, k)
     assert close(got["electricity_kwh"], got["accelerator_hours"] * 400 / 1000)
-    assert close(got["effective_tflops"], 312 * calibration.default_mfu())
+    assert close(got["effective_tflops"], 312 * calibration.predicted_mfu("A100 SXM 80GB", 12e9))
 
 
 def test_references_keep_their_power_and_say_where_it_comes_from(planner_values):
@@ -221,13 +228,13 @@ def test_references_keep_their_power_and_say_where_it_comes_from(planner_values)
     assert row_values(planner_values, "watts_per_accelerator_used")[:3] == [700, 700, 700]
 
 
-def test_summary_and_sensitivity_say_when_an_override_is_in_use(recalculated_variants,
-                                                                planner_values):  # fmt: skip
-    wb = values(recalculated_variants["planner-custom.xlsx"])  # switch on the seed column
+def test_summary_and_sensitivity_say_when_an_override_is_in_use(recalculated_variants):
+    wb = values(recalculated_variants["planner-custom.xlsx"])  # switch on the example column
     summary = wb["Summary"]
     shown = {summary.cell(r, 1).value: summary.cell(r, 3).value for r in range(1, 60)}
     notes = {summary.cell(r, 1).value: summary.cell(r, 4).value for r in range(1, 60)}
-    assert shown["Selected scenario"].startswith("Seed")
+    assert shown["Selected scenario"].startswith("Example: DeepSeek-V3-like")
+    assert shown["Throughput source"] == "typed throughput"
     assert shown["Effective TFLOP/s (override)"] == 400
     assert "OVERRIDE IN USE" in notes["Effective TFLOP/s (override)"]
     peak = shown["Peak TFLOP/s per accelerator"]
@@ -236,12 +243,13 @@ def test_summary_and_sensitivity_say_when_an_override_is_in_use(recalculated_var
     assert "For reference" in notes["Peak TFLOP/s per accelerator"]
     warning = wb["Sensitivity"]["B4"].value
     assert "override" in warning and "do NOT apply" in warning
-    # without an override (the shipped switch: Llama 3.1 405B) nothing of the kind shows
-    summary = planner_values["Summary"]
+    # without an override (the typed variant: a typed MFU) nothing of the kind shows
+    wb = values(recalculated_variants["planner-typed.xlsx"])
+    summary = wb["Summary"]
     shown = {summary.cell(r, 1).value: summary.cell(r, 3).value for r in range(1, 60)}
-    assert close(shown["MFU"], row_values(planner_values, "mfu_used")[0])
+    assert close(shown["MFU"], TYPED_PLAN["mfu"]) and shown["Throughput source"] == "typed MFU"
     assert shown["Effective TFLOP/s (override)"] in (None, "")
-    assert planner_values["Sensitivity"]["B4"].value in (None, "")
+    assert wb["Sensitivity"]["B4"].value in (None, "")
 
 
 def test_fully_typed_custom_column_and_switch(recalculated_variants):
@@ -364,6 +372,10 @@ def test_inputs_are_unlocked_inputs_and_formulas_are_locked(generated_templates)
         for k in range(len(planner.SCENARIO_COLUMNS)):
             ws, coord = planner_cell(wb, q.name, k)
             cell = ws[coord]
+            if q.name == "budget_status" and k < 3:  # references and example: grey, locked
+                assert (cell.value, cell.style, cell.protection.locked) == (
+                    "Reference", "Constant", True)  # fmt: skip
+                continue
             assert cell.protection.locked is False, (q.name, k)
             assert cell.style == "Input"
     for ws in wb:
@@ -542,7 +554,163 @@ def test_a_blank_plan_totals_the_same_in_the_planner_and_the_engine(generated_te
     (done,) = recalculate([tmp_path / "issue.xlsx"], tmp_path / "out")
     got = values(done)
     want = estimate_scenario(ISSUE_PLAN)
-    assert round(want["total_cost_usd"], 2) == 1_596_470.42
+    # US$1,596,470.42 with the former constant MFU (30.4%); the calibrated H100 default at 70B
+    assert round(want["total_cost_usd"], 2) == 1_918_932.31
     for q in PLAN_OUTPUTS:
         assert close(row_values(got, q.name)[k], want[q.name]), q.name
     assert row_values(got, "usd_per_kwh_used")[k] == 0.08
+
+
+# -- ranges, budget rows and the three-state master check (issues 10 and 11) ----------------
+
+
+@pytest.fixture(scope="module")
+def state_variants(generated_templates, tmp_path_factory):
+    """The variants of tests/helpers_planner.py, recalculated in one LibreOffice call."""
+    from helpers_planner import make_variants
+
+    from workbook_templates.recalc import find_soffice, recalculate
+
+    if find_soffice() is None:
+        if os.environ.get("CI"):
+            pytest.fail("LibreOffice (soffice) is required when CI is set")
+        pytest.skip("LibreOffice (soffice) is not installed")
+    made = make_variants(generated_templates[PLANNER], tmp_path_factory.mktemp("states"))
+    done = recalculate(list(made.values()), tmp_path_factory.mktemp("states-out"))
+    return {p.name: values(p) for p in done}
+
+
+def test_ranges_default_mfu_and_budget_rows_equal_the_engine(planner_values,
+                                                             recalculated_variants,
+                                                             state_variants):  # fmt: skip
+    """P10 / P90, the default MFU and the budget rows of every filled column = the engine."""
+    from helpers_planner import assert_ranges_match_engine, filled_columns
+
+    books = {"preloaded": planner_values, "ranges": state_variants["planner-ranges.xlsx"]}
+    for name in ("planner-custom.xlsx", "planner-typed.xlsx", "planner-random.xlsx"):
+        books[name] = values(recalculated_variants[name])
+    sources = set()
+    checked = 0
+    for label, wb in books.items():
+        columns = filled_columns(wb)
+        assert columns[:3] == [0, 1, 2], label
+        for k in columns:
+            sources.add(assert_ranges_match_engine(wb, k).throughput_source)
+            checked += 1
+    assert sources == {"typed throughput", "typed MFU", "calibrated default"}
+    assert checked >= 20
+    # the references and the example are exact (typed MFU or throughput): P10 = P50 = P90
+    for k in range(3):
+        assert row_values(planner_values, "throughput_sigma")[k] == 0
+        assert row_values(planner_values, "budget_status_used")[k] == "Reference"
+
+
+def test_a_calibrated_column_spreads_by_the_calibration(recalculated_variants):
+    wb = values(recalculated_variants["planner-custom.xlsx"])
+    k = 3  # required inputs only: calibrated MFU, blank uncertainty
+    assert row_values(wb, "throughput_source")[k] == "calibrated default"
+    assert close(row_values(wb, "throughput_range_pct_used")[k], calibration.default_range_pct())
+    assert close(row_values(wb, "throughput_sigma")[k], calibration.throughput_sigma())
+    hours = row_values(wb, "accelerator_hours")[k]
+    assert close(row_values(wb, "accelerator_hours_p90")[k] / hours,
+                 1 + calibration.default_range_pct())  # fmt: skip
+    assert row_values(wb, "budget_status_used")[k] == "Proposed"  # blank counts as Proposed
+
+
+def test_accelerators_sheet_holds_each_intercept(planner_values):
+    names = row_values(planner_values, "accel_names")
+    got = row_values(planner_values, "accel_mfu_intercept")
+    for name, value in zip(names, got, strict=True):
+        assert value == pytest.approx(calibration.mfu_intercept(name), rel=1e-14), name
+    assert close(row_values(planner_values, "calibrated_range_pct")[0],
+                 calibration.default_range_pct())  # fmt: skip
+
+
+def _warnings_failed(wb):
+    """Warning label -> columns (0-based) whose warning cell is FALSE."""
+    ws = wb["Checks"]
+    out, inside = {}, False
+    for r in range(5, 60):
+        label = ws.cell(r, 1).value
+        if isinstance(label, str) and label.startswith("Warnings"):
+            inside = True
+            continue
+        if inside and isinstance(label, str) and label.startswith("No check fails"):
+            break
+        if inside and label:
+            cols = [k for k in range(len(planner.SCENARIO_COLUMNS))
+                    if ws.cell(r, 4 + k).value is False]  # fmt: skip
+            if cols:
+                out[label] = cols
+    return out
+
+
+def test_master_check_states(planner_values, recalculated_variants, state_variants):
+    """OK, WARN or ERROR, for the reason each variant was built for."""
+    from helpers_planner import STATE_VARIANTS
+
+    assert row_values(planner_values, "master_status") == ["OK"]  # untouched: references only
+    assert _warnings_failed(planner_values) == {}
+    bad = values(recalculated_variants["planner-bad.xlsx"])
+    assert row_values(bad, "master_status") == ["ERROR"]
+    custom = values(recalculated_variants["planner-custom.xlsx"])  # blank status, calibrated
+    assert row_values(custom, "master_status") == ["WARN"]
+    assert row_values(custom, "master_check") == [True]
+    for name, (_, state, warned) in STATE_VARIANTS.items():
+        wb = state_variants[name]
+        assert row_values(wb, "master_status") == [state], name
+        assert row_values(wb, "master_check") == [state != "ERROR"], name
+        failed = _warnings_failed(wb)
+        for start, cols in warned.items():
+            (label,) = [lab for lab in failed if lab.startswith(start)]
+            assert failed.pop(label) == cols, (name, label)
+        assert failed == {} or state == "ERROR", (name, failed)
+    summary = state_variants["state-warn-status.xlsx"]["Summary"]
+    shown = {summary.cell(r, 1).value: summary.cell(r, 3).value for r in range(1, 12)}
+    assert shown["Checks"].startswith("WARN")
+
+
+def test_the_summary_switch_starts_on_the_first_filled_custom_column(planner_values,
+                                                                      state_variants):  # fmt: skip
+    assert row_values(planner_values, "active_scenario_switch") == [None]
+    assert row_values(planner_values, "active_scenario") == [3]  # the example column
+    wb = state_variants["planner-ranges.xlsx"]  # Custom 1 empty, Custom 2 filled
+    assert row_values(wb, "active_scenario") == [5]
+    summary = wb["Summary"]
+    shown = {summary.cell(r, 1).value: summary.cell(r, 3).value for r in range(1, 90)}
+    assert shown["Selected scenario"] == "Calibrated, price range"
+    for q in ("accelerator_hours", "total_cost_usd"):
+        for key in ("p10", "p90"):
+            label = next(o.label for o in PLAN_OUTPUTS if o.name == q)
+            assert close(shown[f"{label}, {key.upper()}"], row_values(wb, f"{q}_{key}")[4])
+
+
+def test_check_colours_flag_only_real_failures(generated_templates):
+    """No rule colours a blank cell: each tests the value's type first."""
+    for name in (PLANNER, "cluster-sizing.xlsx", "dense-vs-moe.xlsx"):
+        ws = openpyxl.load_workbook(generated_templates[name])["Checks"]
+        formulas = [f for rng in ws.conditional_formatting for rule in rng.rules
+                    for f in rule.formula]  # fmt: skip
+        assert formulas, name
+        for f in formulas:
+            assert f.startswith(("ISERROR(", "AND(ISLOGICAL(", "AND(ISTEXT(")), (name, f)
+
+
+def test_inputs_print_on_two_pages_and_the_cover_on_one(generated_templates):
+    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    inputs, cover = wb["Inputs"].page_setup, wb["Cover"].page_setup
+    assert (inputs.fitToWidth, inputs.fitToHeight) == (2, 1)
+    assert (cover.fitToWidth, cover.fitToHeight) == (1, 1)
+
+
+def test_users_never_read_seed(generated_templates):
+    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    for ws in wb:
+        if ws.title == "Change log":  # sheetkit's change-log text, not the planner's
+            continue
+        for row in ws.iter_rows():
+            for c in row:
+                if isinstance(c.value, str) and not c.value.startswith("="):
+                    text = c.value.lower()
+                    assert "seed" not in text, (ws.title, c.coordinate, c.value)
+                    assert "source project" not in text, (ws.title, c.coordinate)

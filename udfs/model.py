@@ -105,6 +105,13 @@ def excel(name, bind=None, through=(), fix=None):
     return _f.to_excel(_expanded(name, tuple(through), fix), bind)
 
 
+@cache
+def _compiled(name, text):
+    """(argument names, numpy function) of a formula given as text (compiled once)."""
+    t = _f.parse(text)
+    return _f.names(t), _f.to_numpy(t, name)
+
+
 def evaluate(values, names=None, formulas=None):
     """Every computed quantity that ``values`` determine (missing constants from CONSTANTS).
 
@@ -124,7 +131,7 @@ def evaluate(values, names=None, formulas=None):
         The computed quantities (not the inputs).
     """
     known = {**CONSTANTS, **values}
-    extra = {n: _f.parse(text) for n, text in (formulas or {}).items()}
+    extra = {n: _compiled(n, text) for n, text in (formulas or {}).items()}
     out = {}
 
     def compute(n, stack=()):
@@ -132,10 +139,10 @@ def evaluate(values, names=None, formulas=None):
             return True
         if (n not in SPEC and n not in extra) or n in stack:
             return False
-        args = _f.names(extra[n]) if n in extra else inputs_of(n)
+        args = extra[n][0] if n in extra else inputs_of(n)
         if not all(compute(a, (*stack, n)) for a in args):
             return False
-        fn = _f.to_numpy(extra[n], n, args) if n in extra else function(n)
+        fn = extra[n][1] if n in extra else function(n)
         known[n] = out[n] = fn(*(known[a] for a in args))
         return True
 

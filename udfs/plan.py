@@ -155,7 +155,8 @@ def _rules():
         Rule("peak_tflops", None, "catalogue",
              'IF({catalogue_row}>0,INDEX(accel_bf16_tflops,{catalogue_row}),"")',
              "Typed, or the catalogue's dense BF16 peak"),
-        Rule("mfu", None, "calibrated (accelerator, size)", _MFU_BLANK,
+        Rule("mfu", None, "calibrated",
+             f'IF(ISNUMBER({{active_params_used}}),{_MFU_BLANK},"")',
              "Typed, or the calibrated default for the accelerator's generation and the active "
              "parameters (Accelerators sheet)"),
         Rule("goodput", float(_Q["goodput"].default)),
@@ -171,9 +172,10 @@ def _rules():
         Rule(
             "throughput_range_pct",
             None,
-            f"{spread:.1%} if MFU calibrated, else 0",
+            "calibrated or 0",
             f'IF({{throughput_source}}="{THROUGHPUT_SOURCES[2]}",{{calibrated_range_pct}},0)',
-            "Typed, or the calibrated spread with the default MFU, else 0 (typed = exact)",
+            f"Typed, or the calibrated spread ({spread:.1%}) with the calibrated default MFU, "
+            "else 0 (a typed MFU or throughput is taken as exact)",
         ),
         Rule("price_range_pct", float(_Q["price_range_pct"].default)),
         Rule("accelerator_name", None, "none"),

@@ -215,7 +215,7 @@ PLAN_INPUTS = (
 #: Fixed figures of the model, as named constants the formulas read (and the workbooks show).
 MODEL_CONSTANTS = (
     Quantity("flops_per_param_token", "FLOPs per active parameter per token", "", 6.0,
-             note="Forward + backward pass, the 6N heuristic (Kaplan et al. 2020; the seed)"),
+             note="Forward + backward pass, the 6N heuristic (Kaplan et al. 2020)"),
     Quantity("training_state_bytes_per_param", "Training state bytes per parameter", "bytes",
              16.0, note="Mixed-precision Adam, fully sharded (EleutherAI Transformer Math 101)"),
     Quantity("days_per_year", "Days per year", "days", 365.0,
@@ -374,7 +374,7 @@ MODEL_INPUTS = (
 #: The seed's DeepSeek-V3-like configuration (shared/seeds/003): its printed output is the
 #: contract ``compute-lab estimate`` reproduces.
 SEED_PLAN = {
-    "scenario_name": "Seed: DeepSeek-V3-like",
+    "scenario_name": "Example: DeepSeek-V3-like",
     "total_params": 671e9,
     "active_params": 37e9,
     "training_tokens": 14.8e12,

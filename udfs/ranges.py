@@ -51,8 +51,6 @@ QUANTITIES = {
 #: The quantiles given by default: P10, P50, P90.
 DEFAULT_PS = (0.1, 0.5, 0.9)
 
-assert tuple(QUANTITIES) == RANGE_QUANTITIES  # noqa: S101 (one list of range quantities)
-
 
 def z_score(p):
     """NORM.S.INV(p) for probabilities strictly between 0 and 1; vectorised.

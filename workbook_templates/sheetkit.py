@@ -60,6 +60,7 @@ HEADER_FILL = "1F4E78"
 CONSTANT_FILL = "EDEDED"
 CHECK_OK_FILL = "C6EFCE"
 CHECK_BAD_FILL = "FFC7CE"
+CHECK_WARN_FILL = "FFEB9C"
 
 #: Number formats by unit.
 NUMBER_FORMATS = {
@@ -756,15 +757,30 @@ def output_block(book, ws, top, items, note_col=4, style="Calc", value_col=3):
     return r
 
 
-def check_colours(ws, rng):
-    """Green for TRUE, red for FALSE over ``rng`` (relative to its first cell)."""
+def check_colours(ws, rng, bad_fill=CHECK_BAD_FILL):
+    """Colour check results over ``rng`` (relative to its first cell).
+
+    Green for TRUE and "OK"; ``bad_fill`` (red) for FALSE, "ERROR" and error values; amber
+    for "WARN". A blank or other cell stays uncoloured: only real failures are flagged (in
+    Excel and LibreOffice a blank cell equals FALSE, so each rule tests the type first).
+    """
     from openpyxl.formatting.rule import FormulaRule
 
     first = rng.split(":")[0]
-    for value, colour in (("TRUE", CHECK_OK_FILL), ("FALSE", CHECK_BAD_FILL)):
+    rules = (
+        (f"ISERROR({first})", bad_fill),
+        (f"AND(ISLOGICAL({first}),{first}=TRUE)", CHECK_OK_FILL),
+        (f"AND(ISLOGICAL({first}),{first}=FALSE)", bad_fill),
+        (f'AND(ISTEXT({first}),{first}="OK")', CHECK_OK_FILL),
+        (f'AND(ISTEXT({first}),{first}="WARN")', CHECK_WARN_FILL),
+        (f'AND(ISTEXT({first}),{first}="ERROR")', bad_fill),
+    )
+    for formula, colour in rules:
         ws.conditional_formatting.add(
             rng,
-            FormulaRule(formula=[f"{first}={value}"], fill=PatternFill("solid", fgColor=colour)),
+            FormulaRule(
+                formula=[formula], fill=PatternFill("solid", fgColor=colour), stopIfTrue=True
+            ),
         )
 
 

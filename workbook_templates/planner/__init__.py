@@ -8,6 +8,16 @@ defined name spanning those columns, named as in :data:`udfs.quantities.PLAN_INP
 and the "as used" rows and column C ("Used when blank") from :data:`udfs.plan.RULES`, so
 nothing here types the model a second time.
 
+Budget and ranges (issues 10 and 11): ``budget_status`` (a dropdown; the references and the
+example preset to Reference, grey and locked) and ``owner`` on Inputs; a blank MFU takes the
+calibrated default (the spec's ``calibrated_mfu`` over the Accelerators sheet's
+``accel_mfu_intercept``); Calculations adds ``throughput_source``, the uncertainties as used,
+``throughput_sigma``, ``price_sigma`` and ``{q}_p10`` / ``{q}_p90`` rows (the spec's
+``RANGE_OUTPUTS``), the Summary their P10 / P50 / P90. The Checks sheet's ``master_status``
+reads OK, WARN or ERROR (``master_check``: TRUE unless ERROR). The Summary's switch
+(``active_scenario_switch``) is blank by default: ``active_scenario`` is then the first
+complete custom column, else the example.
+
 One module per sheet: :mod:`.inputs`, :mod:`.calculations`, :mod:`.summary`,
 :mod:`.sensitivity`, :mod:`.monthly`, :mod:`.charts`, :mod:`.reference` (Accelerators and
 Reference runs), :mod:`.checks`; :mod:`.scenarios` holds the preloaded columns and
@@ -76,15 +86,21 @@ def _cover(book, generated):
         "side by side for several scenarios, with plain Excel formulas (no macros, no add-in).",
         [
             "Inputs: the first three columns hold the dense reference (Llama 3.1 405B), the MoE "
-            "reference (DeepSeek-V3) and the seed's DeepSeek-V3-like configuration.",
+            "reference (DeepSeek-V3) and the DeepSeek-V3-like example plan (Compute Lab "
+            "methodology); their budget status is Reference (grey): never counted in a budget.",
             "For your own plan, use a Custom column: type the total parameters, training tokens "
             "and accelerator count (and active parameters for an MoE model). Every other input "
             "already holds a visible default you can change; a blank input takes column C (a "
             "blank power takes the accelerator's TDP from the catalogue, else "
-            f"{RULES['watts_per_accelerator'].default:,.0f} W).",
-            "Summary: set the active-scenario switch (1-8) to see one scenario; Sensitivity, "
-            "Monthly spend and Charts follow it.",
-            "Checks: the master check must read TRUE (also shown here and on the Summary).",
+            f"{RULES['watts_per_accelerator'].default:,.0f} W; a blank MFU the calibrated default "
+            "for the accelerator and the model size). Set the budget status (blank counts as "
+            "Proposed) and the owner.",
+            "Summary: it shows your first filled custom column (else the example); type 1-8 in "
+            "the switch to pick another. Sensitivity, Monthly spend and Charts follow it. "
+            "Ranges: P10 / P50 / P90 of hours, days and costs.",
+            "Checks: the master check reads OK, WARN (something needs a look: a calibrated "
+            "default throughput or an override in the budget, a blank budget status) or ERROR "
+            "(also shown here and on the Summary).",
             "Figures are planning estimates from a linear model (6 x active parameters x tokens, "
             "perfect scaling); see the notes on each sheet.",
         ],
@@ -94,12 +110,23 @@ def _cover(book, generated):
             f"{catalogue.source('run', llama['name'], 'accelerators')}",
             f"DeepSeek-V3: {catalogue.source('run', ds['name'])}; "
             f"{catalogue.source('run', ds['name'], 'accelerator_hours')}",
-            "Seed: the source project's Compute Lab (DeepSeek-V3-like configuration, 400 "
-            "effective TFLOP/s, $2.0/hour, 700 W)",
+            "The DeepSeek-V3-like example plan (Compute Lab methodology): 400 effective "
+            "TFLOP/s, $2.0/hour, 700 W",
             "Accelerators and further runs: the Accelerators and Reference runs sheets, a source "
             "beside every figure",
             "Defaults: world-average grid intensity 481 gCO2/kWh (Ember 2023); MFU default = "
-            "median implied MFU of the reference runs",
+            "calibrated on the disclosed runs by accelerator generation and model size "
+            "(Accelerators sheet; docs/methodology-calibration.md)",
         ],
         generated,
     )
+    ws = book.wb["Cover"]
+    for row in ws.iter_rows(max_col=2):
+        for cell in row:  # the master check in three states (sheetkit's cover reads TRUE/FALSE)
+            if isinstance(cell.value, str) and cell.value.startswith("=IF(master_check,"):
+                cell.value = (
+                    '=IF(master_status="OK","OK: every check passes",IF(master_status="WARN",'
+                    '"WARN: every check passes; have a look at the warnings on Checks",'
+                    '"ERROR: see the Checks sheet"))'
+                )
+    ws.page_setup.fitToHeight = 1  # the Cover prints on one page

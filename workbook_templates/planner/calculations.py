@@ -15,12 +15,12 @@ _INPUTS = {q.name: q for q in PLAN_INPUTS}
 
 
 #: Inputs in the order of the "as used" rows (hbm_gb_used and catalogue_row go after peak).
-_USED = ("total_params", "active_params", "training_tokens",
-         "accelerators", "peak_tflops", "mfu", "goodput", "effective_tflops_input",
-         "throughput_range_pct", *PASS_THROUGH, "price_range_pct")  # fmt: skip
-_TEXT = ("budget_status", "owner")
+_USED = ("total_params", "active_params", "training_tokens", "accelerators", "peak_tflops",
+         "mfu", "goodput", "effective_tflops_input", *PASS_THROUGH)  # fmt: skip
+#: Rows after scenario_ready and throughput_source, which their formulas read.
+_LATE = ("budget_status", "owner", "throughput_range_pct", "price_range_pct")
 #: Spec name -> the planner's row for it: a formula reads the inputs as used.
-BIND = {n: f"{{{n}_used}}" for n in (*_USED, "hbm_gb")}
+BIND = {n: f"{{{n}_used}}" for n in (*_USED, *_LATE[2:], "hbm_gb")}
 _READY = "=IF({scenario_ready},"
 
 
@@ -69,11 +69,6 @@ def _calc_rows():
             rows.append(catalogue_row)
         if name == "peak_tflops":
             rows.append(hbm)
-        if name == "effective_tflops_input":
-            rows.append(
-                Row("throughput_source", "Throughput source", "", "=" + THROUGHPUT_SOURCE_EXCEL,
-                    "Typed throughput, typed MFU or the calibrated default", "Link", True)
-            )  # fmt: skip
     rows.append(
         Row("scenario_ready", "Scenario complete", "TRUE/FALSE",
             "=AND(ISNUMBER({total_params_used}),ISNUMBER({training_tokens_used}),"
@@ -81,7 +76,12 @@ def _calc_rows():
             "OR(N({effective_tflops_input_used})>0,N({peak_tflops_used})>0))",
             "Outputs show only for complete columns", "Calc", True)
     )  # fmt: skip
-    rows += [_used(name) for name in _TEXT]  # after scenario_ready, which they read
+    rows.append(
+        Row("throughput_source", "Throughput source", "",
+            f'=IF({{scenario_ready}},{THROUGHPUT_SOURCE_EXCEL},"")',
+            "Typed throughput (override), typed MFU, or the calibrated default", "Link", True)
+    )  # fmt: skip
+    rows += [_used(name) for name in _LATE]
     rows.append("Outputs")
     for q in PLAN_OUTPUTS:
         rows.append(Row(q.name, q.label, q.unit, _output_formula(q.name), q.note, "Calc", True))
@@ -106,6 +106,10 @@ def calculations_sheet(book, scen):
     put_text(ws.cell(4, NOTE_COL), "Formula").style = "Header"
     ws.row_dimensions[4].height = 30
     book.write_rows(ws, 5, _calc_rows(), SCENARIO_COLUMNS, note_col=NOTE_COL)
+    for name in ("throughput_sigma", "price_sigma"):  # ln units: four decimals
+        _, row, first, last = book.rows[name]
+        for c in range(first, last + 1):
+            ws.cell(row, c).number_format = "0.0000"
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4",
                 pages_wide=2, title_cols="A:A")  # fmt: skip
     return ws

@@ -1,12 +1,21 @@
-"""The Checks sheet: input and consistency checks, and the master check."""
+"""The Checks sheet: input and consistency checks, warnings, and the three-state master check.
+
+Every check cell is TRUE (passes) or FALSE. A failed check is an ERROR (a number would be
+wrong); a failed warning is a WARN (something needs a human look: a calibrated default
+throughput or an override in a column counted in the budget, a filled column without a
+budget status). ``master_check`` is TRUE when nothing fails (OK or WARN); ``master_status``
+reads "OK", "WARN" or "ERROR"; only FALSE and error cells are coloured as failures.
+"""
 
 from __future__ import annotations
 
+from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
-from udfs.quantities import PLAN_INPUTS
+from udfs.plan import THROUGHPUT_SOURCES
+from udfs.quantities import BUDGET_STATUSES, PLAN_INPUTS
 
-from ..sheetkit import Book, bold, check_colours, put_text
+from ..sheetkit import CHECK_WARN_FILL, Book, bold, check_colours, put_text
 from .layout import FIRST_COL, LAST_COL, SCENARIO_COLUMNS
 
 _PER_SCENARIO = (
@@ -23,7 +32,14 @@ _PER_SCENARIO = (
      "=OR(NOT({scenario_ready}),AND({total_params_used}>0,{active_params_used}>0,"
      "{training_tokens_used}>0,{accelerators_used}>0))"),
     ("MFU and goodput in (0, 1]",
-     "=AND({mfu_used}>0,{mfu_used}<=1,{goodput_used}>0,{goodput_used}<=1)"),
+     "=OR(NOT({scenario_ready}),AND({mfu_used}>0,{mfu_used}<=1,{goodput_used}>0,"
+     "{goodput_used}<=1))"),
+    ("Budget status is " + ", ".join(BUDGET_STATUSES[:-1]) + " or " + BUDGET_STATUSES[-1]
+     + " (or blank)",
+     "=OR(LEN({budget_status})=0,ISNUMBER(MATCH({budget_status},{"
+     + ",".join(f'"{s}"' for s in BUDGET_STATUSES) + "},0)))"),
+    ("Uncertainties >= 0",
+     "=AND(N({throughput_range_pct_used})>=0,N({price_range_pct_used})>=0)"),
     ("Accelerator is in the catalogue (or blank)",
      "=OR(ISBLANK({accelerator_name}),{catalogue_row}>0)"),
     ("Prices >= 0, power > 0, overhead and PUE >= 1, bytes > 0",
@@ -33,6 +49,20 @@ _PER_SCENARIO = (
     ("Complete scenarios give numbers",
      "=OR(NOT({scenario_ready}),AND(ISNUMBER({total_cost_usd}),"
      "ISNUMBER({wall_clock_days}),ISNUMBER({iterations_per_year})))"),
+)  # fmt: skip
+
+
+_IN_BUDGET = (
+    'AND({scenario_ready},OR({budget_status_used}="Proposed",{budget_status_used}="Approved"))'
+)
+#: Warnings per scenario (TRUE = nothing to look at): a FALSE makes the master check WARN.
+_WARNINGS = (
+    ("In the budget: MFU or throughput typed (not the calibrated default)",
+     f'=OR(NOT({_IN_BUDGET}),{{throughput_source}}<>"{THROUGHPUT_SOURCES[2]}")'),
+    ("In the budget: no effective TFLOP/s override",
+     f"=OR(NOT({_IN_BUDGET}),NOT(ISNUMBER({{effective_tflops_input}})))"),
+    ("Filled column has a budget status (a blank counts as Proposed)",
+     "=OR(NOT({scenario_ready}),LEN({budget_status})>0)"),
 )  # fmt: skip
 
 
@@ -62,10 +92,10 @@ def _numeric_span(book):
     return top, bottom
 
 
-def _per_scenario_rows(book, ws, r):
+def _per_scenario_rows(book, ws, r, table=_PER_SCENARIO):
     top, bottom = _numeric_span(book)
     a, b = get_column_letter(FIRST_COL), get_column_letter(LAST_COL)
-    for label, formula in _PER_SCENARIO:
+    for label, formula in table:
         put_text(ws.cell(r, 1), label)
         for c in SCENARIO_COLUMNS:
             letter = get_column_letter(c)
@@ -77,28 +107,49 @@ def _per_scenario_rows(book, ws, r):
 
 
 def checks_sheet(book, scen):
-    """The Checks sheet: per-scenario checks (with an "All" column), workbook checks, master."""
-    widths = {"A": 58, "B": 4, "C": 10}
+    """The Checks sheet: per-scenario checks (with an "All" column), workbook checks,
+    warnings and the master check (three states)."""
+    widths = {"A": 62, "B": 2, "C": 10}
     for c in SCENARIO_COLUMNS:
-        widths[get_column_letter(c)] = 15
+        widths[get_column_letter(c)] = 16
     ws = book.sheet("Checks", widths)
-    book.title(ws, "Checks", "TRUE = passes. The master check must be TRUE.")
+    book.title(ws, "Checks", "TRUE = passes. Master check: OK, WARN (have a look) or ERROR.")
     book.header(ws, 4, ["Check", "", "All"])
     for c in SCENARIO_COLUMNS:
         cell = ws.cell(4, c, book.formula("={scenario_name}", ws.title, get_column_letter(c)))
         cell.style = "Header"
-    ws.row_dimensions[4].height = 30
+    ws.row_dimensions[4].height = 45
     first = 5
     r = _per_scenario_rows(book, ws, first)
     for label, formula in _single_checks(len(scen)):
         put_text(ws.cell(r, 1), label)
         ws.cell(r, 3, book.formula(formula, ws.title))
         r += 1
+    last_check = r - 1
     r += 1
-    put_text(ws.cell(r, 1), "Master check (every check above)").style = "Section"
-    cell = ws.cell(r, 3, f"=AND(C{first}:C{r - 2})")
-    bold(cell)
+    put_text(ws.cell(r, 1), "Warnings: TRUE = nothing to look at; FALSE = WARN").style = "Section"
+    warn_first = r + 1
+    r = _per_scenario_rows(book, ws, warn_first, _WARNINGS)
+    warn_last = r - 1
+    r += 1
+    put_text(ws.cell(r, 1), "No check fails (TRUE with OK or WARN)").style = "Section"
+    cell = ws.cell(r, 3, f"=IFERROR(AND(C{first}:C{last_check}),FALSE)")
     book.place_cell("master_check", ws, cell.coordinate, named=True)
-    check_colours(ws, f"C{first}:{get_column_letter(LAST_COL)}{r}")
+    r += 1
+    put_text(ws.cell(r, 1), "Master check: OK, WARN or ERROR").style = "Section"
+    cell = ws.cell(
+        r, 3,
+        f'=IFERROR(IF(NOT(C{r - 1}),"ERROR",IF(AND(C{warn_first}:C{warn_last}),"OK","WARN")),'
+        '"ERROR")',
+    )  # fmt: skip
+    bold(cell)
+    book.place_cell("master_status", ws, cell.coordinate, named=True)
+    last = get_column_letter(LAST_COL)
+    check_colours(ws, f"C{first}:{last}{last_check}")
+    check_colours(ws, f"C{warn_first}:{last}{warn_last}", bad_fill=CHECK_WARN_FILL)
+    check_colours(ws, f"C{r - 1}:C{r}")
+    for row in ws.iter_rows(min_row=first, max_row=r, min_col=3, max_col=LAST_COL):
+        for c in row:
+            c.alignment = Alignment(horizontal="center")
     Book.finish(ws, freeze="D5")
     return ws

@@ -99,7 +99,13 @@ def _input_rows(book, ws, scen):
             if q.name == "scenario_name":
                 bold(cell)
                 cell.alignment = Alignment(wrap_text=True, vertical="center")
+            if q.name == "budget_status" and s["values"].get(q.name) == "Reference":
+                cell.style = "Constant"  # grey and locked: a reference is never a plan
         _used_when_blank(book, ws, r, q)
+        for c in range(1, LAST_COL + 1):  # beside a wrapped note, every cell reads from the top
+            cell = ws.cell(r, c)
+            cell.alignment = Alignment(vertical="top", horizontal=cell.alignment.horizontal,
+                                       wrap_text=cell.alignment.wrap_text)  # fmt: skip
         rng = f"{get_column_letter(FIRST_COL)}{r}:{get_column_letter(LAST_COL)}{r}"
         _validation_for(book, ws, q, rng)
     return r
@@ -112,6 +118,7 @@ def _constants(book, ws, r):
         book.label_cells(ws, r, q.label, q.unit, q.note, note_col=NOTE_COL)
         cell = ws.cell(r, DEFAULT_COL, q.default)
         cell.style = "Constant"
+        cell.number_format = number_format(q.unit)
         book.place_cell(q.name, ws, cell.coordinate, named=True)
     return r
 
@@ -140,7 +147,7 @@ def _sources(ws, r, scen):
 
 def inputs_sheet(book, scen):
     """The Inputs sheet: every PLAN_INPUTS row, column C from udfs.plan.RULES."""
-    widths = {"A": 34, "B": 20, "C": 13}
+    widths = {"A": 34, "B": 20, "C": 17}
     for c in SCENARIO_COLUMNS:
         widths[get_column_letter(c)] = 17
     widths[get_column_letter(NOTE_COL)] = 60
@@ -153,4 +160,5 @@ def inputs_sheet(book, scen):
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}",
                 print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}", pages_wide=2,
                 title_cols="A:A")  # fmt: skip
+    ws.page_setup.fitToHeight = 1  # two pages in all: 2 wide, 1 tall
     return ws

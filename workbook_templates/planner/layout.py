@@ -47,7 +47,10 @@ def blank_if_nan(value):
 def checks_flag(ws, coordinate):
     """The master check's verdict in one cell, so every output sheet shows it."""
     cell = ws[coordinate]
-    cell.value = '=IF(master_check,"Checks: OK","Checks: ERROR, see the Checks sheet")'
+    cell.value = (
+        '=IF(master_status="OK","Checks: OK",IF(master_status="WARN",'
+        '"Checks: WARN, have a look at the Checks sheet","Checks: ERROR, see the Checks sheet"))'
+    )
     cell.style = "Link"
     return cell
 

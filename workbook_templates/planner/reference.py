@@ -12,8 +12,8 @@ from .layout import constant_cell
 
 def accelerators_sheet(book):
     df = catalogue.accelerators()
-    ws = book.sheet("Accelerators", {"A": 20, "B": 13, "C": 12, "D": 10, "E": 10, "F": 13,
-                                     "G": 10, "H": 13, "I": 80})  # fmt: skip
+    ws = book.sheet("Accelerators", {"A": 20, "B": 15, "C": 14, "D": 10, "E": 10, "F": 15,
+                                     "G": 10, "H": 14, "I": 80})  # fmt: skip
     book.title(ws, "Accelerator catalogue", "Dense peak figures (vendor 'with sparsity' = 2x).")
     cols = (
         ("name", "Accelerator", ""),
@@ -24,7 +24,8 @@ def accelerators_sheet(book):
         ("scale_up_gb_per_s", "Scale-up GB/s", "W"),
         ("tdp_watts", "TDP W", "W"),
     )
-    book.header(ws, 4, [c[1] for c in cols] + ["Source"])
+    book.header(ws, 4, [c[1] for c in cols] + ["ln-MFU intercept", "Source"])
+    ws.row_dimensions[4].height = 30
     for i, (_, row) in enumerate(df.iterrows()):
         r = 5 + i
         for j, (field, _, unit) in enumerate(cols):
@@ -32,8 +33,6 @@ def accelerators_sheet(book):
         constant_cell(ws, r, len(cols) + 1, calibration.mfu_intercept(row["name"]), "ratio")
         ws.cell(r, len(cols) + 1).number_format = "0.0000"
         put_text(ws.cell(r, len(cols) + 2), row["source"]).style = "Note"
-    ws.cell(4, len(cols) + 1).value = "ln-MFU intercept"
-    ws.cell(4, len(cols) + 2).value = "Source"
     last = 4 + len(df)
     for field, letter in (("names", "A"), ("bf16_tflops", "B"), ("hbm_gb", "D"),
                           ("tdp_watts", "G"), ("mfu_intercept", "H")):  # fmt: skip
@@ -155,7 +154,7 @@ def _run_formulas(r):
 
 
 def _median(book, ws, last):
-    """The median implied MFU below the table: the planner's default MFU is checked against it."""
+    """The median implied MFU below the table (for comparison with the calibrated default)."""
     r = last + 2
     put_text(ws.cell(r, 1), "Median implied MFU")
     cell = ws.cell(r, 12, f"=MEDIAN(L5:L{last})")
@@ -166,8 +165,9 @@ def _median(book, ws, last):
         ws,
         r + 1,
         1,
-        "The planner's default MFU (Inputs, column C) is this median. Disclosed hours may "
-        "include failures, restarts, evaluation and other phases, so implied MFU can sit below "
-        "a paper's MFU.",
+        "A blank MFU on Inputs takes the calibrated default (by the accelerator's generation and "
+        "the active parameters: the Accelerators sheet), fitted on these runs; this median is "
+        "for comparison. Disclosed hours may include failures, restarts, evaluation and other "
+        "phases, so implied MFU can sit below a paper's MFU.",
         8,  # within the first printed page
     )

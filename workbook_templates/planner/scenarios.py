@@ -20,7 +20,8 @@ def _start_default(generated):
 def _defaults(generated):
     """The values a new column starts from (RULES' fixed defaults; power left blank)."""
     defaults = {q.name: q.default for q in PLAN_INPUTS if q.default is not None}
-    defaults["mfu"] = RULES["mfu"].default
+    # a blank MFU takes the calibrated default (by accelerator and size): left blank, as are
+    # the throughput uncertainty (calibrated, else 0) and the budget status (Proposed)
     defaults["start_date"] = _start_default(generated)
     # Blank power: the accelerator's catalogue TDP (else 700 W), so that changing the
     # accelerator changes the power, as in udfs.plan.
@@ -43,6 +44,7 @@ def _reference(run_name, kind, arch, defaults, ref):
     values = dict(defaults)
     values.update(
         scenario_name=f"{r['name']} ({arch} reference)",
+        budget_status="Reference",
         total_params=float(r["total_params"]),
         active_params=float(r["active_params"]),
         training_tokens=float(r["training_tokens"]),
@@ -79,10 +81,10 @@ def _reference(run_name, kind, arch, defaults, ref):
 def _example(defaults):
     """The DeepSeek-V3-like example column (its six printed figures)."""
     seed = dict(defaults)
-    for name in ("mfu", "goodput"):
-        seed.pop(name)
+    seed.pop("goodput")
     seed.update(
         scenario_name=SEED_PLAN["scenario_name"],
+        budget_status="Reference",
         total_params=SEED_PLAN["total_params"],
         active_params=SEED_PLAN["active_params"],
         training_tokens=SEED_PLAN["training_tokens"],
@@ -95,13 +97,12 @@ def _example(defaults):
         pue=1.0,
     )
     return {
-        "kind": "Seed",
+        "kind": "Example",
         "values": seed,
-        "note": "Seed: the DeepSeek-V3-like configuration of the source project's Compute "
-        "Lab (400 sustained TFLOP/s typed as an override, $2.0/hour, 700 W, no server "
-        "overhead, PUE 1): its outputs print 3.286e+24 FLOPs, 2,281,667 accelerator-hours, "
-        "46.4 days, 1342.0 GB, $4,563,333 and 1,597,167 kWh. The accelerator only sets "
-        "the HBM for the memory check.",
+        "note": "The DeepSeek-V3-like example plan (Compute Lab methodology): 400 sustained "
+        "TFLOP/s typed as an override, $2.0/hour, 700 W, no server overhead, PUE 1; it gives "
+        "3.286e+24 FLOPs, 2,281,667 accelerator-hours, 46.4 days, 1342.0 GB, $4,563,333 and "
+        "1,597,167 kWh. The accelerator only sets the HBM for the memory check.",
     }
 
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from openpyxl.styles import Alignment
+from openpyxl.utils import get_column_letter
 
 from udfs import model
-from udfs.quantities import PLAN_OUTPUTS
+from udfs.quantities import PLAN_OUTPUTS, RANGE_OUTPUTS, RANGE_QUANTITIES
 
 from ..sheetkit import Book, bold, paragraph, put_text
-from .layout import single
+from .layout import FIRST_COL, LAST_COL, single
 
 _OVERRIDE = "ISNUMBER({sel.effective_tflops_input_used})"
 _RESOLVED = (
+    ("budget_status_used", "Budget status", ""),
+    ("owner_used", "Owner", ""),
     ("total_params_used", "Total parameters", "parameters"),
     ("active_params_used", "Active parameters per token", "parameters"),
     ("training_tokens_used", "Training tokens", "tokens"),
@@ -20,26 +23,46 @@ _RESOLVED = (
     ("peak_tflops_used", "Peak TFLOP/s per accelerator", "TFLOP/s"),
     ("mfu_used", "MFU", "fraction"),
     ("goodput_used", "Goodput", "fraction"),
+    ("throughput_source", "Throughput source", ""),
     ("usd_per_accelerator_hour_used", "Price per accelerator-hour", "US$/accelerator-hour"),
     ("start_date", "Run start date", "date"),
     ("scenario_ready", "Scenario complete", "TRUE/FALSE"),
 )
 
 
+#: Index of the example column (the switch's fallback when no custom column is filled).
+EXAMPLE_INDEX = 3
+
+
 def _switch(book, ws, n):
-    """The active-scenario switch (C4), the selected name and checks, the scenario list."""
+    """The active-scenario switch (C4, blank = automatic), the scenario shown (C5,
+    ``active_scenario``), its name and checks, and the scenario list."""
     book.label_cells(ws, 4, "Active scenario (switch)", f"1 to {n}", "")
-    switch = book.input_cell(ws["C4"], 1, "index")
-    book.place_cell("active_scenario", ws, "C4", named=True)
-    prompt = f"Scenario number, 1 to {n} (the list on the right)."
-    error = f"Type a whole number from 1 to {n}."
+    switch = book.input_cell(ws["C4"], None, "index")
+    book.place_cell("active_scenario_switch", ws, "C4", named=True)
+    prompt = (f"Scenario number, 1 to {n} (the list on the right). Blank: your first filled "
+              f"custom column, else the example ({EXAMPLE_INDEX}).")  # fmt: skip
+    error = f"Type a whole number from 1 to {n}, or leave it blank."
     book.validation(ws, "C4", "whole", "1", str(n), "between", prompt=prompt, error=error,
                     title="Active scenario")  # fmt: skip
     bold(switch)
-    single(book, ws, 5, "sel.scenario_name", "Selected scenario", "",
+    note = put_text(ws["D4"], "Blank: your first filled custom column, else the example "
+                    f"({EXAMPLE_INDEX})")  # fmt: skip
+    note.style = "Note"
+    note.alignment = Alignment(vertical="center", wrap_text=True)
+    title, row, _, _ = book.rows["scenario_ready"]
+    custom = (f"'{title}'!${get_column_letter(FIRST_COL + EXAMPLE_INDEX)}${row}:"
+              f"${get_column_letter(LAST_COL)}${row}")  # fmt: skip
+    single(book, ws, 5, "active_scenario", "Scenario shown", "index",
+           "=IF(ISNUMBER({active_scenario_switch}),{active_scenario_switch},"
+           f"IFERROR(MATCH(TRUE,{custom},0)+{EXAMPLE_INDEX},{EXAMPLE_INDEX}))", "Calc")  # fmt: skip
+    book.name("active_scenario", book.ref("active_scenario"))
+    ws["C5"].alignment = Alignment(horizontal="left")
+    single(book, ws, 6, "sel.scenario_name", "Selected scenario", "",
            "=INDEX(scenario_name,{active_scenario})")  # fmt: skip
-    single(book, ws, 6, "sel.checks", "Checks", "",
-           '=IF(master_check,"OK","ERROR: see Checks")', "Calc")  # fmt: skip
+    single(book, ws, 7, "sel.checks", "Checks", "",
+           '=IF(master_status="OK","OK",IF(master_status="WARN","WARN: have a look at Checks",'
+           '"ERROR: see Checks"))', "Calc")  # fmt: skip
     book.header(ws, 3, ["", "", "", ""])
     put_text(ws["A3"], "Selected scenario").style = "Header"
     book.header(ws, 3, ["No.", "Scenario"], first_col=6)
@@ -63,7 +86,8 @@ def _mfu_row(book, ws, r, label, unit):
         ws.title))  # fmt: skip
     ws.cell(r, 4, book.formula(
         f'=IF({_OVERRIDE},"Not typed here: the override is used as is",'
-        '"Typed, or the default MFU")', ws.title)).style = "Note"  # fmt: skip
+        '"Typed, or the calibrated default (see Throughput source)")', ws.title)
+    ).style = "Note"  # fmt: skip
 
 
 def _override_row(book, ws, r):
@@ -98,18 +122,40 @@ def _inputs_as_used(book, ws, r):
     return r
 
 
+def _ranges(book, ws, r):
+    """P10 / P50 / P90 of each range quantity, and the spreads used."""
+    ws.cell(r, 1, "Ranges: P10 / P50 / P90 (P50 = the figure above)").style = "Section"
+    labels = {q.name: q for q in PLAN_OUTPUTS + RANGE_OUTPUTS}
+    for name in ("throughput_range_pct_used", "price_range_pct_used"):
+        r += 1
+        label = {"throughput_range_pct_used": "Throughput uncertainty (P90 / P50 - 1)",
+                 "price_range_pct_used": "Price uncertainty (P90 / P50 - 1)"}[name]  # fmt: skip
+        single(book, ws, r, f"sel.{name}", label, "fraction",
+               f"=INDEX({name},{{active_scenario}})")  # fmt: skip
+    for q in RANGE_QUANTITIES:
+        for key in ("p10", "p50", "p90"):
+            r += 1
+            name = q if key == "p50" else f"{q}_{key}"
+            out = labels[q]
+            single(book, ws, r, f"sel.{q}_{key}", f"{out.label}, {key.upper()}", out.unit,
+                   f"=INDEX({name},{{active_scenario}})", "Link",
+                   labels[name].note if key != "p50" else "The point estimate")  # fmt: skip
+    return r
+
+
 def summary_sheet(book, scen):
     """The Summary sheet: INDEX(row, active_scenario) of every input as used and output."""
     ws = book.sheet("Summary", {"A": 38, "B": 20, "C": 22, "D": 50, "F": 6, "G": 36})
     book.title(ws, "Summary of the selected scenario", "Change the yellow switch to pick one.")
     _switch(book, ws, len(scen))
-    r = _inputs_as_used(book, ws, 8)
+    r = _inputs_as_used(book, ws, 9)
     r += 2
     ws.cell(r, 1, "Outputs").style = "Section"
     for q in PLAN_OUTPUTS:
         r += 1
         single(book, ws, r, f"sel.{q.name}", q.label, q.unit,
                f"=INDEX({q.name},{{active_scenario}})", "Link")  # fmt: skip
+    r = _ranges(book, ws, r + 2)
     r += 2
     paragraph(
         ws,

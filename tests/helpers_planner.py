@@ -1,0 +1,130 @@
+"""Planner variants for the ranges, the budget rows and the three-state master check.
+
+Each variant is the generated planner with inputs typed as a user would (``conftest.type_plan``),
+built to put the master check in one state for one reason. They are recalculated together in
+one LibreOffice call (:func:`recalculate_variants`), beside conftest's variants.
+"""
+
+from __future__ import annotations
+
+import math
+
+import openpyxl
+from conftest import CUSTOM_PLAN, type_plan
+
+from udfs import calibration, engine, ranges
+from udfs.plan import resolve
+from udfs.quantities import PLAN_INPUTS, RANGE_OUTPUTS, RANGE_QUANTITIES
+
+REL = 1e-9
+
+#: Required inputs and a typed MFU: nothing for a human to look at.
+TYPED_MFU = {**CUSTOM_PLAN, "mfu": 0.35}
+
+#: Variant file -> (column k -> plan typed there, expected master status, warning rows that fail
+#: as {label start: [columns]}). Columns 0-2 are the references and the example.
+STATE_VARIANTS = {
+    "state-ok.xlsx": (
+        {3: {**TYPED_MFU, "budget_status": "Approved", "owner": "Team A"},
+         4: {**CUSTOM_PLAN, "scenario_name": "Not in the budget", "budget_status": "Excluded"}},
+        "OK", {},
+    ),
+    "state-warn-calibrated.xlsx": (
+        {3: {**CUSTOM_PLAN, "budget_status": "Proposed"}},
+        "WARN", {"In the budget: MFU or throughput typed": [3]},
+    ),
+    "state-warn-override.xlsx": (
+        {5: {**TYPED_MFU, "mfu": None, "effective_tflops_input": 450.0,
+             "budget_status": "Approved"}},
+        "WARN", {"In the budget: no effective TFLOP/s override": [5]},
+    ),
+    "state-warn-status.xlsx": (
+        {6: TYPED_MFU},
+        "WARN", {"Filled column has a budget status": [6]},
+    ),
+    "state-error-status.xlsx": (
+        {3: {**TYPED_MFU, "budget_status": "Maybe"},
+         4: {**TYPED_MFU, "throughput_range_pct": -0.1}},
+        "ERROR", {},
+    ),
+}  # fmt: skip
+
+#: Typed uncertainties, every throughput source, the first custom column left empty: the
+#: Summary's blank switch shows the first filled custom column (Custom 2, scenario 5).
+RANGES_PLANS = {
+    4: {**CUSTOM_PLAN, "scenario_name": "Calibrated, price range", "price_range_pct": 0.2,
+        "accelerator_name": "TPU v5p", "budget_status": "Approved"},
+    5: {**TYPED_MFU, "scenario_name": "Typed MFU and range", "throughput_range_pct": 0.15,
+        "price_range_pct": 0.1, "accelerator_name": "MI300X"},
+    6: {**CUSTOM_PLAN, "scenario_name": "Override and range", "effective_tflops_input": 380.0,
+        "throughput_range_pct": 0.3, "accelerator_name": None},
+    7: {**CUSTOM_PLAN, "scenario_name": "Calibrated, typed range", "throughput_range_pct": 0.05,
+        "accelerator_name": "H800 SXM", "active_params": None},
+}  # fmt: skip
+
+
+def _typed(plans, src, dst):
+    wb = openpyxl.load_workbook(src)
+    for k, plan in plans.items():
+        type_plan(wb, k, plan)
+    wb.save(dst)
+
+
+def make_variants(src, folder):
+    """Write every variant of this module next to each other: file name -> Path."""
+    out = {}
+    for name, (plans, _, _) in STATE_VARIANTS.items():
+        _typed(plans, src, folder / name)
+        out[name] = folder / name
+    _typed(RANGES_PLANS, src, folder / "planner-ranges.xlsx")
+    out["planner-ranges.xlsx"] = folder / "planner-ranges.xlsx"
+    return out
+
+
+def row_values(wb, name):
+    """Values of defined name ``name`` (a row or a single cell) as a list."""
+    ((sheet, ref),) = wb.defined_names[name].destinations
+    got = wb[sheet][ref]
+    if isinstance(got, openpyxl.cell.cell.Cell):
+        return [got.value]
+    return [c.value for row in got for c in row]
+
+
+def close(a, b):
+    return isinstance(a, (int, float)) and math.isclose(a, b, rel_tol=REL, abs_tol=1e-300)
+
+
+def assert_ranges_match_engine(wb, k):
+    """Column ``k``'s default MFU, budget rows, spreads and P10 / P90 rows = the engine's
+    (udfs.plan.resolve, then udfs.ranges.estimate_ranges), to 1e-9; P10 <= P50 <= P90."""
+    inputs = {q.name: row_values(wb, q.name)[k] for q in PLAN_INPUTS}
+    r = resolve(inputs)
+    point = engine.estimate(**r.arguments)
+    want = ranges.estimate_ranges(point, r.throughput_sigma, r.price_sigma)
+    got = {q.name: row_values(wb, q.name)[k] for q in RANGE_OUTPUTS}
+    name = inputs["scenario_name"]
+    assert close(got["throughput_sigma"], r.throughput_sigma) or got["throughput_sigma"] == 0 == (
+        r.throughput_sigma
+    ), (name, got["throughput_sigma"], r.throughput_sigma)
+    assert close(got["price_sigma"], r.price_sigma) or got["price_sigma"] == 0 == r.price_sigma
+    for q in RANGE_QUANTITIES:
+        p50 = row_values(wb, q)[k]
+        assert close(p50, point[q]), (name, q)
+        for key in ("p10", "p90"):
+            assert close(got[f"{q}_{key}"], float(want[q][key])), (name, q, key)
+        assert got[f"{q}_p10"] <= p50 * (1 + 1e-12) and p50 <= got[f"{q}_p90"] * (1 + 1e-12)
+    assert row_values(wb, "throughput_source")[k] == r.throughput_source, name
+    assert row_values(wb, "budget_status_used")[k] == r.budget_status, name
+    assert row_values(wb, "owner_used")[k] in ("", None, inputs["owner"])
+    if inputs["mfu"] is None:  # the calibrated default, by generation and active parameters
+        accel = inputs["accelerator_name"] or "no accelerator"
+        active = inputs["active_params"] or inputs["total_params"]
+        assert close(row_values(wb, "mfu_used")[k], calibration.predicted_mfu(accel, active))
+        if r.throughput_source == "calibrated default":
+            assert close(r.arguments["mfu"], row_values(wb, "mfu_used")[k])
+    return r
+
+
+def filled_columns(wb):
+    """Indices of the complete scenario columns."""
+    return [k for k, ready in enumerate(row_values(wb, "scenario_ready")) if ready is True]
