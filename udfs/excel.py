@@ -32,7 +32,7 @@ import inspect
 import numpy as np
 import xlwings as xw
 
-from . import catalogue, engine, plan, quantities, ranges
+from . import catalogue, engine, model, plan, quantities, ranges
 from ._cells import (
     CellError,
     broadcast_shape,
@@ -834,11 +834,34 @@ def _plan_error(function, err, cells, shape, flat_index):
     """A core error about one plan (the one at ``flat_index``) as a CellError for its cell."""
     index = tuple(int(i) for i in np.unravel_index(flat_index, shape)) if shape else ()
     if isinstance(err, OutOfRangeError):
-        err.position = index or None
+        # the cell whose plan overflowed, when the plans differ from cell to cell
+        ranged = any(np.ndim(cells.get(a)) for a in _PLAN_INPUT_OF if cells.get(a) is not None)
+        err.position = (index or None) if ranged else None
     else:
         label = _RANGE_LABELS.get(err.argument, err.argument)
         err.position = _own_position(index, np.shape(cells.get(label)))
     return input_error(function, err, _RANGE_LABELS)
+
+
+def _quantiles(point, throughput_sigma, price_sigma, p):
+    """:func:`udfs.ranges.estimate_ranges` with an array of probabilities ``p``.
+
+    The spec's quantile formulas (``quantities.RANGE_FORMULAS``, the ones estimate_ranges
+    and the planner's P10 / P90 rows evaluate) with p as an input rather than a constant, so
+    that any p (0.125, 0.001), and one per cell, is one vectorised evaluation.
+    """
+    formulas = {
+        f"{q}_at_p": quantities.RANGE_FORMULAS[q].format(p="quantile_p", k="at_p")
+        for q in QUANTILE_QUANTITIES
+    }
+    values = {
+        **point,
+        "throughput_sigma": throughput_sigma,
+        "price_sigma": price_sigma,
+        "quantile_p": p,
+    }
+    out = model.evaluate(values, list(formulas), formulas)
+    return {q: out[f"{q}_at_p"] for q in QUANTILE_QUANTITIES}
 
 
 def _plan_quantiles(function, quantity, p, values):
@@ -846,7 +869,7 @@ def _plan_quantiles(function, quantity, p, values):
 
     Each distinct plan is resolved once (:func:`udfs.plan.resolve`: the planner's blank
     rules, the calibrated MFU and spreads) and estimated (:func:`udfs.engine.estimate`); the
-    quantiles are :func:`udfs.ranges.estimate_ranges` at each distinct p.
+    quantiles are those of :func:`udfs.ranges.estimate_ranges` (see :func:`_quantiles`).
     """
     names = _quantity_names(function, quantity)
     values = dict(values)
@@ -887,24 +910,15 @@ def _plan_quantiles(function, quantity, p, values):
     tp = np.asarray(throughput_sigma, dtype=float)[plan_index]
     price = np.asarray(price_sigma, dtype=float)[plan_index]
 
-    # The quantiles, at each distinct p.
+    # The quantiles.
     ps = np.broadcast_to(arrays["p"], shape).ravel()
     wanted = np.broadcast_to(names, shape).ravel()
-    out = np.empty(n)
     with np.errstate(all="ignore"):  # out-of-range results are caught below
-        for value in np.unique(ps):
-            at = ps == value
-            got = ranges.estimate_ranges(
-                {q: point[at, k] for k, q in enumerate(QUANTILE_QUANTITIES)},
-                tp[at],
-                price[at],
-                ps=(float(value),),
-            )
-            for q in QUANTILE_QUANTITIES:
-                rows = at & (wanted == q)
-                if rows.any():
-                    (quantile,) = got[q].values()
-                    out[rows] = quantile[rows[at]]
+        got = _quantiles({q: point[:, k] for k, q in enumerate(QUANTILE_QUANTITIES)}, tp, price, ps)
+    out = np.empty(n)
+    for q in QUANTILE_QUANTITIES:
+        rows = wanted == q
+        out[rows] = got[q][rows]
     result = out.reshape(shape)
     drivers = {k: v for k, v in arrays.items() if k != "p"}
     is_cost = np.isin(wanted, list(_COSTS)).reshape(shape)
