@@ -761,7 +761,8 @@ def test_quantile_with_a_typed_throughput_is_exact_unless_a_range_is_given():
 def test_blank_mfu_takes_the_calibrated_default_and_its_spread():
     point, resolved = point_of()
     assert resolved.throughput_source == "calibrated default"
-    assert resolved.throughput_sigma == calibration.throughput_sigma() > 0
+    assert resolved.throughput_sigma == pytest.approx(calibration.throughput_sigma(), rel=1e-12)
+    assert resolved.throughput_sigma > 0
     spread = calibration.default_range_pct()
     for q in ("accelerator_hours", "wall_clock_days", "electricity_kwh", "rental_cost_usd"):
         assert quantile(q, 0.5) == point[q]
