@@ -808,9 +808,13 @@ def _first(mask):
 
 
 def _check_range_inputs(arrays):
-    """The checks the core does not make on every cell: p; a typed MFU that a typed
-    throughput overrides; the uncertainties (finite, >= 0, not denormal)."""
-    p = check_finite("p", arrays["p"])
+    """The checks the core does not make on every cell: finite numbers (the core reads NaN as
+    a blank); p; a typed MFU that a typed throughput overrides; the uncertainties (>= 0, not
+    denormal)."""
+    for name, arr in arrays.items():
+        if arr is not None:
+            check_finite(name, arr)
+    p = arrays["p"]
     bad = ~((p > 0) & (p < 1))
     if bad.any():
         pos = _first(bad)
