@@ -330,7 +330,7 @@ def TRAIN_DAYS(active_params, tokens, accelerators, effective_tflops):
 
     Examples
     --------
-    The seed's DeepSeek-V3-like run on 2,048 accelerators at 400 TFLOP/s:
+    The DeepSeek-V3-like example plan on 2,048 accelerators at 400 TFLOP/s:
 
     >>> round(TRAIN_DAYS(37e9, 14.8e12, 2048, 400), 1)
     46.4
