@@ -795,11 +795,15 @@ def _quantity_names(function, value):
 def _accelerator_names(function, value):
     """The accelerator cells as text, each checked against the catalogue in its own cell."""
     cells = to_text(function, "accelerator_name", value)
+    known = set()
     for index, cell in np.ndenumerate(cells):
+        if cell in known:
+            continue
         try:
             catalogue.accelerator(cell, argument="accelerator_name")
         except InputError as err:
             raise CellError(function, "accelerator_name", rule_of(err), index or None) from None
+        known.add(cell)
     return cells
 
 
