@@ -198,6 +198,12 @@ def test_quantiles_single_cell_spill_and_table(server):
     typed = call(server, "TRAIN_QUANTILE", "hours", 0.5, *plan, [[None]], 2, [[""]], None, None,
                  None, None, 400)  # fmt: skip
     assert typed.json()["result"][0][0] == pytest.approx(2_281_666.67, abs=0.01)
+    # Omitted arguments in the middle of a call arrive as null, not as a 2-D range.
+    body = call_body("TRAIN_QUANTILE", "days", 0.9, *plan)
+    body["args"] += [None, [[2]], None, None, None, None, None, [[400]]]
+    omitted = server.post("/xlwings/custom-functions-call", json=body)
+    assert omitted.status_code == 200, omitted.text
+    assert omitted.json()["result"][0][0] == pytest.approx(46.4206, abs=1e-4)
     table = call(server, "TRAIN_PLAN_RANGE", *plan).json()["result"]
     assert table == excel.TRAIN_PLAN_RANGE(*plan)
     assert table[0] == ["Quantity (unit)", "P10", "P50", "P90"]
