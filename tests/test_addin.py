@@ -110,6 +110,31 @@ def test_train_days_and_train_kwh_signatures_verbatim(classic_udfs):
     )
 
 
+def test_range_functions_signatures_verbatim(classic_udfs):
+    vba = classic_udfs["vba"]
+    optional = (
+        "Optional mfu, Optional usd_per_accelerator_hour, Optional throughput_range_pct, "
+        "Optional price_range_pct, Optional watts_per_accelerator, Optional pue, "
+        "Optional usd_per_kwh, Optional effective_tflops"
+    )
+    assert (
+        "Function TRAIN_QUANTILE(quantity, p, total_params, active_params, tokens, accelerators, "
+        f"accelerator_name, {optional})" in vba
+    )
+    assert (
+        "Function TRAIN_PLAN_RANGE(total_params, active_params, tokens, accelerators, "
+        f"accelerator_name, {optional})" in vba
+    )
+    assert 'TRAIN_QUANTILE = XLPy.CallUDF("udfs.excel", "TRAIN_QUANTILE", ' in vba
+    # Every argument's help fits the function wizard (Excel keeps 255 characters).
+    options = classic_udfs["options"]
+    for name in ("TRAIN_QUANTILE", "TRAIN_PLAN_RANGE"):
+        assert all(len(d) <= 255 for d in options[name]["ArgumentDescriptions"])
+        assert len(options[name]["ArgumentDescriptions"]) == len(
+            inspect.signature(getattr(excel, name)).parameters
+        )
+
+
 def test_wizard_help_texts(classic_udfs):
     options = classic_udfs["options"]
     assert set(options) == set(excel.__all__)

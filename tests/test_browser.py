@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
 import json
 import os
 import re
@@ -128,8 +129,9 @@ def test_function_answers_as_in_python(pane, label, name, args):
         assert got["shows"] == [[shows(v) for v in row] for row in want]
 
 
-def test_called_all_sixteen_functions():
+def test_called_every_function():
     assert {name for _, name, _ in cases.CASES} == set(excel.__all__)
+    assert {"TRAIN_QUANTILE", "TRAIN_PLAN_RANGE"} <= set(excel.__all__)
 
 
 def test_values_spills_and_na(pane):
@@ -215,6 +217,21 @@ def test_task_pane_lists_every_function_with_argument_help(pane):
         assert excel.ARG_DOCS["usd_per_accelerator_hour"] in text  # with its unit, US$
         kwh = pane.text_content("#function-list details[data-function='TRAIN_KWH']")
         assert "[watts_per_accelerator]" in kwh and "(optional)" in kwh
+        # The range functions (issue 11): signature, summary, every argument's help and unit.
+        for name in ("TRAIN_QUANTILE", "TRAIN_PLAN_RANGE"):
+            f = getattr(excel, name)
+            shown = pane.text_content(f"#function-list details[data-function='{name}']")
+            params = [
+                f"[{p}]" if v.default is not inspect.Parameter.empty else p
+                for p, v in inspect.signature(f).parameters.items()
+            ]
+            assert f"LAB.{name}({', '.join(params)})" in shown
+            assert excel._summary(f.__doc__) in shown
+            for p in inspect.signature(f).parameters:
+                assert excel._FUNCTION_ARG_DOCS.get((name, p), excel.ARG_DOCS.get(p)) in shown
+        quantile = pane.text_content("#function-list details[data-function='TRAIN_QUANTILE']")
+        for unit in ("US$2", "US$0.08", " W.", "P90 / P50 - 1", "0.9 for P90"):
+            assert unit in quantile, unit
         pane.fill("#function-filter", "kwh")
         visible = pane.eval_on_selector_all(
             "#function-list details", "els => els.filter(e => !e.hidden).length"

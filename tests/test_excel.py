@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import udfs
-from udfs import catalogue, engine, quantities
+from udfs import calibration, catalogue, engine, plan, quantities, ranges
 from udfs import excel as x
 from udfs._cells import CellError
 
@@ -426,6 +426,8 @@ ISSUE_NAMES = {
     "ACCEL_SPEC",
     "REF_RUN",
     "TRAIN_PLAN",
+    "TRAIN_QUANTILE",
+    "TRAIN_PLAN_RANGE",
 }
 
 
@@ -519,7 +521,12 @@ _ARG_VALUES = {
     "electricity_kwh": st.floats(min_value=0, max_value=1e9, allow_subnormal=False),
     "grams_co2_per_kwh": st.floats(min_value=0, max_value=1000, allow_subnormal=False),
 }
-NUMERIC_FUNCTIONS = [n for n in x.__all__ if n not in ("ACCEL_SPEC", "REF_RUN", "TRAIN_PLAN")]
+#: Functions with text arguments or one-plan tables have tests of their own.
+NUMERIC_FUNCTIONS = [
+    n
+    for n in x.__all__
+    if n not in ("ACCEL_SPEC", "REF_RUN", "TRAIN_PLAN", "TRAIN_QUANTILE", "TRAIN_PLAN_RANGE")
+]
 
 
 @pytest.mark.parametrize("name", NUMERIC_FUNCTIONS)
@@ -701,3 +708,375 @@ def test_issue8_10_no_warning_from_any_function(call):
             with pytest.raises(xw.XlwingsError) as info:
                 call()
     assert "Warning" not in str(info.value) and "\n" not in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 11: TRAIN_QUANTILE and TRAIN_PLAN_RANGE (calibrated ranges)
+# ---------------------------------------------------------------------------------------------
+
+#: The DeepSeek-V3-like example plan as TRAIN_QUANTILE's plan arguments (after quantity, p).
+EXAMPLE = dict(
+    total_params=671e9,
+    active_params=37e9,
+    tokens=14.8e12,
+    accelerators=2048,
+    accelerator_name="H100",
+)
+RANGE_QUANTITIES = x.QUANTILE_QUANTITIES
+
+
+def quantile(quantity, p, **plan_args):
+    return x.TRAIN_QUANTILE(quantity, p, **{**EXAMPLE, **plan_args})
+
+
+def point_of(**plan_args):
+    """The engine's point estimate of the plan as udfs.plan.resolve reads it."""
+    a = {**EXAMPLE, **plan_args}
+    inputs = {x._PLAN_INPUT_OF[k]: v for k, v in a.items()}
+    resolved = plan.resolve(inputs)
+    return engine.estimate(**resolved.arguments), resolved
+
+
+def test_quantile_functions_are_exported_with_their_quantities():
+    assert set(RANGE_QUANTITIES) == set(quantities.RANGE_QUANTITIES) == set(ranges.QUANTITIES)
+    assert {"accelerator_hours", "wall_clock_days", "rental_cost_usd", "electricity_kwh"} <= set(
+        RANGE_QUANTITIES
+    ) and "total_cost_usd" in RANGE_QUANTITIES
+
+
+def test_quantile_with_a_typed_throughput_is_exact_unless_a_range_is_given():
+    typed = dict(effective_tflops=400, usd_per_accelerator_hour=2, watts_per_accelerator=700)
+    for p in (0.01, 0.1, 0.5, 0.9, 0.99):
+        assert round(quantile("hours", p, **typed)) == 2_281_667
+        assert round(quantile("days", p, **typed), 1) == 46.4
+    # 15% throughput uncertainty: P90 is 15% above P50 and P10 is P50 / 1.15.
+    assert quantile("days", 0.9, throughput_range_pct=0.15, **typed) == pytest.approx(
+        46.420627 * 1.15, rel=1e-7
+    )
+    assert quantile("days", 0.1, throughput_range_pct=0.15, **typed) == pytest.approx(
+        46.420627 / 1.15, rel=1e-7
+    )
+
+
+def test_blank_mfu_takes_the_calibrated_default_and_its_spread():
+    point, resolved = point_of()
+    assert resolved.throughput_source == "calibrated default"
+    assert resolved.throughput_sigma == pytest.approx(calibration.throughput_sigma(), rel=1e-12)
+    assert resolved.throughput_sigma > 0
+    spread = calibration.default_range_pct()
+    for q in ("accelerator_hours", "wall_clock_days", "electricity_kwh", "rental_cost_usd"):
+        assert quantile(q, 0.5) == point[q]
+        assert quantile(q, 0.9) == pytest.approx(point[q] * (1 + spread), rel=1e-12)
+        assert quantile(q, 0.1) == pytest.approx(point[q] / (1 + spread), rel=1e-12)
+    # The calibrated MFU is the catalogue's peak times the calibration's prediction.
+    mfu = calibration.predicted_mfu("H100 SXM", 37e9)
+    typed = quantile("hours", 0.5, mfu=float(mfu))
+    assert typed == pytest.approx(point["accelerator_hours"], rel=1e-12)
+    assert quantile("hours", 0.9, mfu=float(mfu)) == typed  # a typed MFU is exact
+
+
+def test_price_range_widens_the_costs_only():
+    kw = dict(effective_tflops=400, throughput_range_pct=0.15, price_range_pct=0.2)
+    z = ranges.z_score(0.9)
+    s_tp, s_price = np.log(1.15) / z, np.log(1.2) / z
+    p50 = quantile("rental_cost_usd", 0.5, **kw)
+    assert quantile("rental_cost_usd", 0.9, **kw) == pytest.approx(
+        p50 * np.exp(z * np.hypot(s_tp, s_price)), rel=1e-12
+    )
+    assert quantile("hours", 0.9, **kw) == pytest.approx(quantile("hours", 0.5, **kw) * 1.15)
+    # The total moves by the rental and electricity moves (comonotone).
+    got = {k: quantile(q, 0.9, **kw) - quantile(q, 0.5, **kw) for k, q in
+           (("total", "total_cost_usd"), ("rental", "rental_cost_usd"),
+            ("elec", "electricity_cost_usd"))}  # fmt: skip
+    assert got["total"] == pytest.approx(got["rental"] + got["elec"], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "alias, name",
+    [
+        ("hours", "accelerator_hours"),
+        ("GPU hours", "accelerator_hours"),
+        ("Days", "wall_clock_days"),
+        ("wall-clock days", "wall_clock_days"),
+        ("cost", "total_cost_usd"),
+        ("Total cost", "total_cost_usd"),
+        ("compute cost", "rental_cost_usd"),
+        ("kWh", "electricity_kwh"),
+        (" electricity_cost_usd ", "electricity_cost_usd"),
+    ],
+)
+def test_quantity_aliases(alias, name):
+    assert quantile(alias, 0.9) == quantile(name, 0.9)
+
+
+def test_a_column_of_p_spills_and_a_row_of_quantities_gives_a_table():
+    ps = [[0.1], [0.5], [0.9]]
+    table = quantile([list(RANGE_QUANTITIES)], ps)
+    assert np.shape(table) == (3, len(RANGE_QUANTITIES))
+    for i, (p,) in enumerate(ps):
+        for j, q in enumerate(RANGE_QUANTITIES):
+            assert table[i][j] == quantile(q, p)
+    accels = quantile("days", 0.9, accelerator_name=[["H100"], ["A100"], ["TPU v4"]])
+    assert np.shape(accels) == (3, 1) and accels[1][0] != accels[0][0]
+
+
+_P = st.floats(min_value=0.001, max_value=0.999)
+_PLAN = st.fixed_dictionaries(
+    {
+        "total_params": st.floats(min_value=1e8, max_value=2e12),
+        "active_fraction": st.floats(min_value=0.01, max_value=1),
+        "tokens": st.floats(min_value=1e9, max_value=1e14),
+        "accelerators": st.integers(min_value=1, max_value=200_000),
+        "accelerator_name": st.sampled_from(list(catalogue.accelerators().index) + ["h100"]),
+        "mfu": st.one_of(st.none(), st.floats(min_value=0.05, max_value=0.8)),
+        "usd_per_accelerator_hour": st.one_of(
+            st.none(), st.floats(min_value=0, max_value=20, allow_subnormal=False)
+        ),
+        "throughput_range_pct": st.one_of(
+            st.none(), st.floats(min_value=0, max_value=2, allow_subnormal=False)
+        ),
+        "price_range_pct": st.one_of(
+            st.none(), st.floats(min_value=0, max_value=2, allow_subnormal=False)
+        ),
+        "watts_per_accelerator": st.one_of(st.none(), st.floats(min_value=100, max_value=2000)),
+        "pue": st.one_of(st.none(), st.floats(min_value=1, max_value=2)),
+        "usd_per_kwh": st.one_of(
+            st.none(), st.floats(min_value=0, max_value=1, allow_subnormal=False)
+        ),
+        "effective_tflops": st.one_of(st.none(), st.floats(min_value=10, max_value=3000)),
+    }
+)
+
+
+def _plan_args(d):
+    d = dict(d)
+    d["active_params"] = d["total_params"] * d.pop("active_fraction")
+    return d
+
+
+@settings(max_examples=60, deadline=None)
+@given(plan_draw=_PLAN)
+def test_p10_p50_p90_are_ordered_and_p50_is_the_point(plan_draw):
+    args = _plan_args(plan_draw)
+    table = x.TRAIN_PLAN_RANGE(**args)
+    point, _ = point_of(**args)
+    assert [row[0] for row in table[1:]] == [label for _, label in x.PLAN_RANGE_ROWS]
+    for (q, _), (_, p10, p50, p90) in zip(x.PLAN_RANGE_ROWS, table[1:], strict=True):
+        assert p10 <= p50 <= p90, (q, p10, p50, p90)
+        assert p50 == point[q]
+        assert p50 == x.TRAIN_QUANTILE(q, 0.5, **args)
+
+
+@settings(max_examples=40, deadline=None)
+@given(plan_draw=_PLAN, lo=_P, hi=_P)
+def test_quantiles_grow_with_p(plan_draw, lo, hi):
+    args = _plan_args(plan_draw)
+    lo, hi = sorted((lo, hi))
+    for q in RANGE_QUANTITIES:
+        assert x.TRAIN_QUANTILE(q, lo, **args) <= x.TRAIN_QUANTILE(q, hi, **args)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    plan_draw=_PLAN,
+    tflops=st.floats(min_value=10, max_value=3000),
+    usd_per_kwh=st.floats(min_value=0, max_value=1, allow_subnormal=False),
+    spread=st.floats(min_value=0, max_value=1, allow_subnormal=False),
+)
+def test_p50_equals_train_plan(plan_draw, tflops, usd_per_kwh, spread):
+    args = _plan_args(plan_draw)
+    args.update(effective_tflops=tflops, usd_per_kwh=usd_per_kwh, throughput_range_pct=spread)
+    point, resolved = point_of(**args)
+    plan_table = dict(
+        x.TRAIN_PLAN(
+            args["total_params"],
+            args["active_params"],
+            args["tokens"],
+            args["accelerators"],
+            tflops,
+            resolved.arguments["usd_per_accelerator_hour"],
+            resolved.arguments["watts_per_accelerator"],
+            resolved.arguments["pue"],
+            usd_per_kwh,
+        )
+    )
+    for q, label in x.PLAN_RANGE_ROWS:
+        assert x.TRAIN_QUANTILE(q, 0.5, **args) == plan_table[label]
+
+
+_PLAN_ARG_CELLS = {
+    "p": _P,
+    "total_params": st.floats(min_value=700e9, max_value=2e12),
+    "active_params": st.floats(min_value=1e9, max_value=700e9),
+    "tokens": st.floats(min_value=1e11, max_value=1e14),
+    "accelerators": st.integers(min_value=1, max_value=100_000),
+    "accelerator_name": st.sampled_from(["H100", "A100 SXM 40GB", "TPU v4", "MI300X"]),
+    "mfu": st.floats(min_value=0.05, max_value=0.8),
+    "usd_per_accelerator_hour": st.floats(min_value=0, max_value=20, allow_subnormal=False),
+    "throughput_range_pct": st.floats(min_value=0, max_value=1, allow_subnormal=False),
+    "price_range_pct": st.floats(min_value=0, max_value=1, allow_subnormal=False),
+    "effective_tflops": st.floats(min_value=10, max_value=3000),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), rows=st.integers(min_value=2, max_value=5))
+def test_quantile_over_ranges_equals_single_calls(data, rows):
+    args = {"quantity": data.draw(st.sampled_from(RANGE_QUANTITIES + ("days", "cost")))}
+    ranged = data.draw(st.sets(st.sampled_from(sorted(_PLAN_ARG_CELLS)), min_size=1))
+    for name, cells in _PLAN_ARG_CELLS.items():
+        if name in ranged:
+            args[name] = [[v] for v in data.draw(st.lists(cells, min_size=rows, max_size=rows))]
+        elif name in ("p", "total_params", "active_params", "tokens", "accelerators") or (
+            name == "accelerator_name"
+        ):
+            args[name] = data.draw(cells, label=name)
+        elif data.draw(st.booleans(), label=f"{name} typed"):
+            args[name] = data.draw(cells, label=name)
+    as_row = data.draw(st.booleans(), label="quantities as a row")
+    if as_row:
+        args["quantity"] = [list(RANGE_QUANTITIES)]
+    got = x.TRAIN_QUANTILE(**args)
+    width = len(RANGE_QUANTITIES) if as_row else 1
+    assert np.shape(got) == (rows, width)
+    for i in range(rows):
+        for j in range(width):
+            single = {k: (v[i][0] if k in ranged else v) for k, v in args.items()}
+            if as_row:
+                single["quantity"] = RANGE_QUANTITIES[j]
+            assert got[i][j] == x.TRAIN_QUANTILE(**single)
+
+
+def test_train_plan_range_is_a_labelled_table():
+    table = x.TRAIN_PLAN_RANGE(**EXAMPLE, effective_tflops=400, throughput_range_pct=0.15)
+    assert table[0] == ["Quantity (unit)", "P10", "P50", "P90"]
+    assert [row[0] for row in table[1:]] == [
+        "Accelerator-hours (accelerator-hours)",
+        "Wall-clock time (days)",
+        "Compute cost (US$)",
+        "Electricity (kWh)",
+        "Electricity cost (US$)",
+        "Total cost (US$)",
+    ]
+    days = table[2]
+    assert [round(v, 1) for v in days[1:]] == [40.4, 46.4, 53.4]
+    for row in table[1:]:
+        assert all(isinstance(v, float) for v in row[1:])
+
+
+_QUANTILE_ERRORS = [
+    (
+        dict(quantity="weeks"),
+        "TRAIN_QUANTILE: quantity is not a quantity with a range; known: accelerator_hours, "
+        "wall_clock_days, rental_cost_usd, electricity_kwh, electricity_cost_usd, "
+        "total_cost_usd (or hours, days, cost) (got 'weeks')",
+    ),
+    (
+        dict(quantity=[["days"], ["fortnights"]]),
+        "TRAIN_QUANTILE: quantity at row 2, column 1 is not a quantity with a range",
+    ),
+    (dict(quantity=None), "TRAIN_QUANTILE: quantity is required (the cell is blank)"),
+    (dict(quantity=3.0), "TRAIN_QUANTILE: quantity must be text"),
+    (
+        dict(p=90),
+        "TRAIN_QUANTILE: p must be a probability strictly between 0 and 1 (0.1 for P10, 0.9 "
+        "for P90) (got 90)",
+    ),
+    (dict(p=1), "TRAIN_QUANTILE: p must be a probability strictly between 0 and 1"),
+    (dict(p=[[0.1], [0.0]]), "TRAIN_QUANTILE: p at row 2, column 1 must be a probability"),
+    (dict(p="P90"), "TRAIN_QUANTILE: p must be a number, not text ('P90')"),
+    (dict(p=None), "TRAIN_QUANTILE: p is required (the cell is blank)"),
+    (
+        dict(accelerator_name=[["H100"], ["H1000"]]),
+        "TRAIN_QUANTILE: accelerator_name at row 2, column 1 is not a known accelerator; known: ",
+    ),
+    (dict(accelerator_name=None), "TRAIN_QUANTILE: accelerator_name is required"),
+    (dict(accelerators=[[2048], [2.5]]), "TRAIN_QUANTILE: accelerators at row 2, column 1 "),
+    (dict(active_params=700e9), "TRAIN_QUANTILE: active_params must not exceed total_params"),
+    (dict(tokens=-1), "TRAIN_QUANTILE: tokens must be greater than 0 (got -1)"),
+    (dict(mfu=1.5), "TRAIN_QUANTILE: mfu must be greater than 0 and at most 1 (got 1.5)"),
+    (
+        dict(mfu=1.5, effective_tflops=400),
+        "TRAIN_QUANTILE: mfu must be greater than 0 and at most 1",
+    ),
+    (dict(throughput_range_pct=-0.1), "TRAIN_QUANTILE: throughput_range_pct must be 0 or more"),
+    (dict(price_range_pct="10%"), "TRAIN_QUANTILE: price_range_pct must be a number, not text"),
+    (dict(effective_tflops=0), "TRAIN_QUANTILE: effective_tflops must be greater than 0"),
+    (dict(pue=0.9), "TRAIN_QUANTILE: pue must be at least 1 (got 0.9)"),
+    (
+        dict(usd_per_accelerator_hour=1e305),
+        "TRAIN_QUANTILE: compute cost is out of range (above 1.8e308): lower "
+        "usd_per_accelerator_hour (1e+305)",
+    ),
+    (
+        dict(p=[[0.5], [0.999999]], usd_per_accelerator_hour=1e301, throughput_range_pct=100),
+        "TRAIN_QUANTILE: the result at row 2, column 1 is out of range (above 1.8e308)",
+    ),
+    (
+        dict(usd_per_accelerator_hour=[[2], [1e305]]),
+        "TRAIN_QUANTILE: compute cost at row 2, column 1 is out of range (above 1.8e308): lower "
+        "usd_per_accelerator_hour (1e+305)",
+    ),
+    (
+        dict(tokens=[[1e12], [2e12, 3e12]]),
+        "TRAIN_QUANTILE: tokens is not a rectangular range",
+    ),
+    (
+        dict(p=[[0.1], [0.9]], accelerators=[[1], [2], [3]]),
+        "TRAIN_QUANTILE: ranges have sizes that do not match (p is 2 rows x 1 column, "
+        "accelerators is 3 rows x 1 column)",
+    ),
+]
+
+
+@pytest.mark.parametrize("change, message", _QUANTILE_ERRORS)
+def test_quantile_bad_input_is_one_line_naming_argument_and_cell(change, message):
+    args = {"quantity": "cost", "p": 0.9, **EXAMPLE, **change}
+    err = raises(lambda: x.TRAIN_QUANTILE(**args), message)
+    assert str(err).startswith(message) and "\n" not in str(err)
+
+
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        (dict(accelerators=[[1024], [2048]]), "accelerators must be a single cell"),
+        (dict(accelerator_name=[["H100", "A100"]]), "accelerator_name must be a single cell"),
+        (dict(throughput_range_pct=[[0.1], [0.2]]), "throughput_range_pct must be a single"),
+        (dict(accelerator_name="B300"), "accelerator_name is not a known accelerator"),
+        (dict(total_params=None), "total_params is required"),
+    ],
+)
+def test_train_plan_range_bad_input(change, fragment):
+    raises(lambda: x.TRAIN_PLAN_RANGE(**{**EXAMPLE, **change}), f"TRAIN_PLAN_RANGE: {fragment}")
+
+
+def test_range_functions_document_their_blanks_and_units():
+    for name in ("TRAIN_QUANTILE", "TRAIN_PLAN_RANGE"):
+        f = getattr(x, name)
+        docs = {
+            p: x._FUNCTION_ARG_DOCS.get((name, p), x.ARG_DOCS[p])
+            for p in inspect.signature(f).parameters
+        }
+        assert "calibrated default" in docs["mfu"]
+        assert "US$2" in docs["usd_per_accelerator_hour"]
+        assert "US$0.08" in docs["usd_per_kwh"] and "TDP" in docs["watts_per_accelerator"]
+        assert "P90 / P50 - 1" in docs["throughput_range_pct"]
+        assert "seed" not in (f.__doc__ + " ".join(docs.values())).lower()
+    assert "0.9 for P90" in x.ARG_DOCS["p"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    point=st.lists(st.floats(min_value=1, max_value=1e12), min_size=6, max_size=6),
+    tp=st.floats(min_value=0, max_value=1, allow_subnormal=False),
+    price=st.floats(min_value=0, max_value=1, allow_subnormal=False),
+)
+def test_quantiles_are_estimate_ranges_at_any_p(point, tp, price):
+    values = dict(zip(RANGE_QUANTITIES, point, strict=True))
+    values["total_cost_usd"] = values["rental_cost_usd"] + values["electricity_cost_usd"]
+    expected = ranges.estimate_ranges(values, tp, price)
+    ps = np.array(ranges.DEFAULT_PS)
+    got = x._quantiles({q: np.full(3, v) for q, v in values.items()}, tp, price, ps)
+    for q in RANGE_QUANTITIES:
+        for i, p in enumerate(ps):
+            assert got[q][i] == expected[q][f"p{100 * p:g}"]

@@ -36,7 +36,29 @@ BASE = {
     "CHINCHILLA_TOKENS": (70e9, 20),
     "TRAIN_CO2_T": (1e6, 481),
     "TRAIN_PLAN": (671e9, 37e9, 14.8e12, 2048, 400, 2, 700, 1.1, 0.1, 481, 80),
+    # quantity, p, the plan, accelerator, MFU, price, uncertainties, W, PUE, US$/kWh, TFLOP/s
+    "TRAIN_QUANTILE": (
+        "cost",
+        0.9,
+        671e9,
+        37e9,
+        14.8e12,
+        2048,
+        "H100",
+        0.4,
+        2,
+        0.15,
+        0.1,
+        700,
+        1.1,
+        0.1,
+        400,
+    ),
+    "TRAIN_PLAN_RANGE": (671e9, 37e9, 14.8e12, 2048, "H100", 0.4, 2, 0.15, 0.1, 700, 1.1, 0.1, 400),
 }
+
+#: Text arguments (names), refused in their own test below.
+TEXT_ARGUMENTS = {"quantity", "accelerator_name"}
 
 #: Arguments where 0 is a valid value (a free price, no emissions, no restart time).
 MAY_BE_ZERO = {
@@ -45,6 +67,8 @@ MAY_BE_ZERO = {
     "electricity_kwh",
     "grams_co2_per_kwh",
     "usd_per_kwh",
+    "throughput_range_pct",
+    "price_range_pct",
 }
 
 #: Cells that are never a valid number, with a fragment of the rule they break.
@@ -125,6 +149,7 @@ CASES = [
     (name, i, argument)
     for name, args in BASE.items()
     for i, argument in enumerate(_arguments(name))
+    if argument not in TEXT_ARGUMENTS
 ]
 
 
@@ -163,7 +188,10 @@ def test_a_blank_required_cell_is_named(name, index, argument):
         assert _finite(result) and not caught
 
 
-@pytest.mark.parametrize(("name", "index", "argument"), [c for c in CASES if c[0] != "TRAIN_PLAN"])
+@pytest.mark.parametrize(
+    ("name", "index", "argument"),
+    [c for c in CASES if c[0] not in ("TRAIN_PLAN", "TRAIN_PLAN_RANGE")],
+)
 @pytest.mark.parametrize(("cell", "rule"), [("abc", "not text"), (5e-324, "too close to 0")])
 def test_a_bad_cell_in_a_range_names_its_row(name, index, argument, cell, rule):
     args = list(BASE[name])
@@ -252,9 +280,8 @@ _extreme = st.one_of(
 def test_extreme_numbers_give_a_finite_result_or_one_line(name, data):
     args = list(BASE[name])
     arguments = _arguments(name)
-    changed = data.draw(
-        st.lists(st.integers(0, len(args) - 1), min_size=1, max_size=3, unique=True)
-    )
+    numeric = [i for i, a in enumerate(arguments) if a not in TEXT_ARGUMENTS]
+    changed = data.draw(st.lists(st.sampled_from(numeric), min_size=1, max_size=3, unique=True))
     for i in changed:
         args[i] = data.draw(_extreme)
     result, caught = _call(name, args)
@@ -277,3 +304,20 @@ def test_text_functions_refuse_bad_cells_in_one_line():
                 bad[index] = cell
                 err, caught = _call(name, bad)
                 _one_line_error(err, caught, name, f"{name}: {argument}")
+
+
+@pytest.mark.parametrize("name", ["TRAIN_QUANTILE", "TRAIN_PLAN_RANGE"])
+def test_range_functions_refuse_bad_names_in_one_line(name):
+    for index, argument in enumerate(_arguments(name)):
+        if argument not in TEXT_ARGUMENTS:
+            continue
+        for cell in (None, "", 5.0, True, "#N/A", "no such thing", [[1.0], ["a", "b"]], [[]]):
+            bad = list(BASE[name])
+            bad[index] = cell
+            err, caught = _call(name, bad)
+            _one_line_error(err, caught, name, f"{name}: {argument}")
+        if name == "TRAIN_QUANTILE":  # a range of names: the bad cell is named
+            bad = list(BASE[name])
+            bad[index] = [[BASE[name][index]], ["#N/A"]]
+            err, caught = _call(name, bad)
+            _one_line_error(err, caught, name, f"{name}: {argument} at row 2, column 1")

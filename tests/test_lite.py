@@ -54,6 +54,10 @@ RUN_BUNDLE = textwrap.dedent(
         "plan": call("TRAIN_PLAN", 671e9, 37e9, 14.8e12, 2048, 400, 2),
         "bad": call("TRAIN_DAYS", 37e9, 14.8e12, [[1024], ["#N/A"]], 400),
         "unknown": call("REF_RUN", "gpt-9", "total_params"),
+        "quantile": call("TRAIN_QUANTILE", [["hours", "days", "cost"]], [[0.1], [0.5], [0.9]],
+                         671e9, 37e9, 14.8e12, 2048, "H100"),
+        "plan_range": call("TRAIN_PLAN_RANGE", 671e9, 37e9, 14.8e12, 2048, "A100"),
+        "bad_p": call("TRAIN_QUANTILE", "days", 0, 671e9, 37e9, 14.8e12, 2048, "H100"),
     }))
     """
 )
@@ -196,6 +200,26 @@ def test_bundle_functions_answer_like_the_module(executed):
         row[0] for row in excel.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2)
     ]
     assert {"type": "Error", "errorType": "NotAvailable"} in [row[1] for row in plan]
+
+
+def test_bundle_range_functions_answer_like_the_module(executed):
+    # The calibration (catalogue runs, fitted default MFU, spread) travels in the bundle.
+    assert executed["quantile"]["result"] == excel.TRAIN_QUANTILE(
+        [["hours", "days", "cost"]], [[0.1], [0.5], [0.9]], 671e9, 37e9, 14.8e12, 2048, "H100"
+    )
+    assert executed["plan_range"]["result"] == excel.TRAIN_PLAN_RANGE(
+        671e9, 37e9, 14.8e12, 2048, "A100"
+    )
+    assert executed["bad_p"]["error"].startswith(
+        "TRAIN_QUANTILE: p must be a probability strictly between 0 and 1"
+    )
+
+
+def test_bundle_carries_the_range_modules_and_the_runs():
+    files = lite.bundle_files()
+    for needed in ("plan", "ranges", "calibration", "model", "formula", "quantities"):
+        assert f"udfs/{needed}.py" in files, needed
+    assert "udfs/data/runs.toml" in files
 
 
 def test_bundle_bad_input_is_an_xlwings_error(executed):

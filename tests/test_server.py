@@ -8,6 +8,7 @@ and always stops it. Needs the ``server`` extra (xlwings-server); the licence ke
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import os
 import ssl
@@ -93,6 +94,20 @@ def test_metadata_lists_every_function_with_help(server):
     kwh = functions["TRAIN_KWH"]["parameters"]
     assert [p.get("optional", False) for p in kwh] == [False, False, False, True, True]
     assert functions["TRAIN_PLAN"]["result"]["dimensionality"] == "matrix"
+    # The range functions (issue 11): every argument with its help, optionals marked.
+    for name in ("TRAIN_QUANTILE", "TRAIN_PLAN_RANGE"):
+        f = getattr(excel, name)
+        params = inspect.signature(f).parameters
+        meta_params = functions[name]["parameters"]
+        assert [p["name"] for p in meta_params] == list(params)
+        for p in meta_params:
+            assert p["description"] == excel._FUNCTION_ARG_DOCS.get(
+                (name, p["name"]), excel.ARG_DOCS.get(p["name"])
+            )
+            optional = params[p["name"]].default is not inspect.Parameter.empty
+            assert p.get("optional", False) == optional
+        assert functions[name]["description"] == excel._summary(f.__doc__)
+        assert functions[name]["result"]["dimensionality"] == "matrix"
 
 
 def test_javascript_associates_every_function(server):
@@ -166,6 +181,63 @@ def test_catalogue_lookups(server):
     got = call(server, "ACCEL_SPEC", names, [["hbm_gb", "tdp_watts"]]).json()["result"]
     assert got == [[80.0, 700.0], [192.0, 750.0]]
     assert call(server, "REF_RUN", "deepseek-v3", "accelerators").json() == {"result": [[2048.0]]}
+
+
+def test_quantiles_single_cell_spill_and_table(server):
+    plan = (671e9, 37e9, 14.8e12, 2048, "H100")
+    one = call(server, "TRAIN_QUANTILE", "days", 0.9, *plan)
+    assert one.status_code == 200, one.text
+    assert one.json() == {"result": [[excel.TRAIN_QUANTILE("days", 0.9, *plan)]]}
+    ps = [[0.1], [0.5], [0.9]]
+    spill = call(server, "TRAIN_QUANTILE", [["hours", "days", "cost"]], ps, *plan).json()
+    assert spill["result"] == excel.TRAIN_QUANTILE([["hours", "days", "cost"]], ps, *plan)
+    assert [row[0] for row in spill["result"]] == [
+        excel.TRAIN_QUANTILE("hours", p, *plan) for (p,) in ps
+    ]
+    # Blank cells and omitted optionals take the planner's blanks; a typed throughput is used.
+    typed = call(server, "TRAIN_QUANTILE", "hours", 0.5, *plan, [[None]], 2, [[""]], None, None,
+                 None, None, 400)  # fmt: skip
+    assert typed.json()["result"][0][0] == pytest.approx(2_281_666.67, abs=0.01)
+    # Omitted arguments in the middle of a call arrive as null, not as a 2-D range.
+    body = call_body("TRAIN_QUANTILE", "days", 0.9, *plan)
+    body["args"] += [None, [[2]], None, None, None, None, None, [[400]]]
+    omitted = server.post("/xlwings/custom-functions-call", json=body)
+    assert omitted.status_code == 200, omitted.text
+    assert omitted.json()["result"][0][0] == pytest.approx(46.4206, abs=1e-4)
+    table = call(server, "TRAIN_PLAN_RANGE", *plan).json()["result"]
+    assert table == excel.TRAIN_PLAN_RANGE(*plan)
+    assert table[0] == ["Quantity (unit)", "P10", "P50", "P90"]
+
+
+@pytest.mark.parametrize(
+    "name, args, message",
+    [
+        (
+            "TRAIN_QUANTILE",
+            ("days", 1.5, 671e9, 37e9, 14.8e12, 2048, "H100"),
+            "TRAIN_QUANTILE: p must be a probability strictly between 0 and 1",
+        ),
+        (
+            "TRAIN_QUANTILE",
+            ([["days"], ["fortnights"]], 0.9, 671e9, 37e9, 14.8e12, 2048, "H100"),
+            "TRAIN_QUANTILE: quantity at row 2, column 1 is not a quantity with a range",
+        ),
+        (
+            "TRAIN_QUANTILE",
+            ("days", 0.9, 671e9, 37e9, 14.8e12, 2048, [[ERROR_CELL]]),
+            "TRAIN_QUANTILE: accelerator_name is an Excel error (#N/A)",
+        ),
+        (
+            "TRAIN_PLAN_RANGE",
+            (671e9, 37e9, 14.8e12, [[1024], [2048]], "H100"),
+            "TRAIN_PLAN_RANGE: accelerators must be a single cell",
+        ),
+    ],
+)
+def test_range_functions_bad_input_is_400(server, name, args, message):
+    response = call(server, name, *args)
+    assert response.status_code == 400
+    assert response.text.startswith(message) and "\n" not in response.text
 
 
 # ---------------------------------------------------------------------------------------------

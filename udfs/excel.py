@@ -32,7 +32,7 @@ import inspect
 import numpy as np
 import xlwings as xw
 
-from . import catalogue, engine, quantities
+from . import catalogue, engine, model, plan, quantities, ranges
 from ._cells import (
     CellError,
     broadcast_shape,
@@ -42,7 +42,16 @@ from ._cells import (
     to_cells,
     to_text,
 )
-from .validation import InputError, OutOfRangeError, check_result, out_of_range
+from .validation import (
+    InputError,
+    OutOfRangeError,
+    check_finite,
+    check_fraction,
+    check_non_negative,
+    check_positive,
+    check_result,
+    out_of_range,
+)
 
 __all__ = [
     "TRAIN_FLOPS",
@@ -61,6 +70,8 @@ __all__ = [
     "ACCEL_SPEC",
     "REF_RUN",
     "TRAIN_PLAN",
+    "TRAIN_QUANTILE",
+    "TRAIN_PLAN_RANGE",
 ]
 
 #: What Excel shows for a figure that is not available: a real #N/A error on Office.js routes,
@@ -105,6 +116,15 @@ ARG_DOCS = {
     "accelerator_name": 'Accelerator name or alias, e.g. "H100" (any case).',
     "run_name": 'Reference run name or alias, e.g. "deepseek-v3" (any case).',
     "field": 'The figure to look up, e.g. "bf16_tflops", or "source".',
+    "quantity": 'What to estimate: "accelerator_hours", "wall_clock_days", "rental_cost_usd", '
+    '"electricity_kwh", "electricity_cost_usd" or "total_cost_usd" (or "hours", "days", '
+    '"cost" = total cost).',
+    "p": "Probability of the quantile, strictly between 0 and 1: 0.1 for P10, 0.5 for P50 (the "
+    "point estimate), 0.9 for P90.",
+    "throughput_range_pct": "Throughput uncertainty, a fraction >= 0: P90 / P50 - 1 of the "
+    "hours (0.15: P90 15% above P50). Blank: the calibrated spread with a blank MFU, else 0.",
+    "price_range_pct": "Price uncertainty, a fraction >= 0: P90 / P50 - 1 of the price per "
+    "accelerator-hour, independent of the throughput's. Blank: 0 (exact).",
 }
 
 #: Help text that differs for one function.
@@ -124,6 +144,26 @@ _FUNCTION_ARG_DOCS = {
     ("REF_RUN", "field"): "total_params, active_params, training_tokens, accelerator, "
     "accelerators, accelerator_hours, source, ...",
 }
+
+#: Help of the plan arguments of TRAIN_QUANTILE and TRAIN_PLAN_RANGE: blanks follow the
+#: planner's rules (udfs.plan.RULES), which differ from TRAIN_PLAN's.
+_RANGE_ARG_DOCS = {
+    "accelerator_name": 'Accelerator name or alias, e.g. "H100" (any case): its peak TFLOP/s, '
+    "TDP and calibrated MFU.",
+    "mfu": "Model FLOPs utilisation, in (0, 1], e.g. 0.4 (taken as exact). Blank: the "
+    "calibrated default for the accelerator and the active parameters, with its spread.",
+    "usd_per_accelerator_hour": "Price of one accelerator for one hour, US$. >= 0. Blank: "
+    "US$2 (the planner's default).",
+    "watts_per_accelerator": "Average draw of one accelerator, W. > 0. Blank: the "
+    "accelerator's TDP from the catalogue, else 700 W.",
+    "usd_per_kwh": "Electricity price, US$ per kWh. >= 0. Blank: US$0.08 (the planner's default).",
+    "effective_tflops": "Sustained TFLOP/s per accelerator; when given, used instead of peak x "
+    "MFU and taken as exact (see throughput_range_pct). > 0. Blank: peak x MFU.",
+}
+for _function in ("TRAIN_QUANTILE", "TRAIN_PLAN_RANGE"):
+    _FUNCTION_ARG_DOCS.update({(_function, k): v for k, v in _RANGE_ARG_DOCS.items()})
+_FUNCTION_ARG_DOCS[("TRAIN_QUANTILE", "accelerator_name")] += " A range gives one result per name."
+del _function
 
 #: Defaults of each Excel function's optional arguments (filled in by ``_cells_in``).
 _DEFAULTS: dict[str, dict[str, object]] = {}
@@ -166,7 +206,7 @@ def _document_parameters(f):
     for name, p in inspect.signature(f).parameters.items():
         kind = (
             "cell or range"
-            if name not in ("accelerator_name", "run_name", "field")
+            if name not in ("accelerator_name", "run_name", "field", "quantity")
             else "text cell or range"
         )
         if p.default is not inspect.Parameter.empty:
@@ -290,7 +330,7 @@ def TRAIN_DAYS(active_params, tokens, accelerators, effective_tflops):
 
     Examples
     --------
-    The seed's DeepSeek-V3-like run on 2,048 accelerators at 400 TFLOP/s:
+    The DeepSeek-V3-like example plan on 2,048 accelerators at 400 TFLOP/s:
 
     >>> round(TRAIN_DAYS(37e9, 14.8e12, 2048, 400), 1)
     46.4
@@ -683,6 +723,364 @@ def TRAIN_PLAN(
         value = out[key]
         rows.append([label, NOT_AVAILABLE if np.isnan(value) else to_cells(function, value)])
     return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranges: quantiles of a plan (udfs.plan.resolve, udfs.engine.estimate, udfs.ranges)
+# ---------------------------------------------------------------------------------------------
+
+#: The quantities TRAIN_QUANTILE returns: those with a range (:data:`udfs.ranges.QUANTITIES`).
+QUANTILE_QUANTITIES = tuple(ranges.QUANTITIES)
+
+#: Short names TRAIN_QUANTILE accepts for its quantities (any case; spaces or hyphens for "_").
+QUANTITY_ALIASES = {
+    "hours": "accelerator_hours",
+    "accelerator_hour": "accelerator_hours",
+    "gpu_hours": "accelerator_hours",
+    "days": "wall_clock_days",
+    "wall_clock": "wall_clock_days",
+    "cost": "total_cost_usd",
+    "total_cost": "total_cost_usd",
+    "rental_cost": "rental_cost_usd",
+    "compute_cost": "rental_cost_usd",
+    "kwh": "electricity_kwh",
+    "electricity": "electricity_kwh",
+    "electricity_cost": "electricity_cost_usd",
+}
+assert all(q in QUANTILE_QUANTITIES for q in QUANTITY_ALIASES.values())  # noqa: S101
+
+_COSTS = frozenset(q for q in QUANTILE_QUANTITIES if q.endswith("_usd"))
+
+#: Excel argument -> the plan input (``udfs.quantities.PLAN_INPUTS``) it is.
+_PLAN_INPUT_OF = {
+    "total_params": "total_params",
+    "active_params": "active_params",
+    "tokens": "training_tokens",
+    "accelerators": "accelerators",
+    "accelerator_name": "accelerator_name",
+    "mfu": "mfu",
+    "usd_per_accelerator_hour": "usd_per_accelerator_hour",
+    "throughput_range_pct": "throughput_range_pct",
+    "price_range_pct": "price_range_pct",
+    "watts_per_accelerator": "watts_per_accelerator",
+    "pue": "pue",
+    "usd_per_kwh": "usd_per_kwh",
+    "effective_tflops": "effective_tflops_input",
+}
+
+#: Plan input or engine argument -> the Excel argument an error names.
+_RANGE_LABELS = {v: k for k, v in _PLAN_INPUT_OF.items()} | {
+    "effective_tflops": "effective_tflops",
+    "peak_tflops": "accelerator_name",  # a blank peak comes from the named accelerator
+}
+
+_P_RULE = "must be a probability strictly between 0 and 1 (0.1 for P10, 0.9 for P90)"
+
+
+def _quantity_names(function, value):
+    """The quantity cells as names of :data:`QUANTILE_QUANTITIES` (aliases resolved)."""
+    cells = to_text(function, "quantity", value)
+    out = np.empty(cells.shape, dtype=object)
+    for index, cell in np.ndenumerate(cells):
+        key = "_".join(cell.lower().replace("-", " ").split())
+        name = QUANTITY_ALIASES.get(key, key)
+        if name not in ranges.QUANTITIES:
+            known = ", ".join(QUANTILE_QUANTITIES)
+            rule = f"is not a quantity with a range; known: {known} (or hours, days, cost)"
+            raise CellError(function, "quantity", f"{rule} (got {cell!r})", index or None)
+        out[index] = name
+    return out
+
+
+def _accelerator_names(function, value):
+    """The accelerator cells as text, each checked against the catalogue in its own cell."""
+    cells = to_text(function, "accelerator_name", value)
+    known = set()
+    for index, cell in np.ndenumerate(cells):
+        if cell in known:
+            continue
+        try:
+            catalogue.accelerator(cell, argument="accelerator_name")
+        except InputError as err:
+            raise CellError(function, "accelerator_name", rule_of(err), index or None) from None
+        known.add(cell)
+    return cells
+
+
+def _first(mask):
+    return tuple(int(i) for i in np.argwhere(mask)[0]) if mask.ndim else None
+
+
+def _check_range_inputs(arrays):
+    """The checks the core does not make on every cell: finite numbers (the core reads NaN as
+    a blank); p; a typed MFU that a typed throughput overrides; the uncertainties (>= 0, not
+    denormal)."""
+    for name, arr in arrays.items():
+        if arr is not None:
+            check_finite(name, arr)
+    p = arrays["p"]
+    bad = ~((p > 0) & (p < 1))
+    if bad.any():
+        pos = _first(bad)
+        raise InputError("p", _P_RULE, pos, float(p[pos] if pos else p))
+    check_positive("p", p)  # a denormal probability
+    if arrays.get("mfu") is not None:
+        check_fraction("mfu", arrays["mfu"])
+    for name in ("throughput_range_pct", "price_range_pct"):
+        if arrays.get(name) is not None:
+            check_non_negative(name, arrays[name])
+
+
+def _own_position(index, shape):
+    """The cell of an argument of ``shape`` that feeds the broadcast cell ``index``."""
+    if not shape:
+        return None
+    return tuple(int(i) if d > 1 else 0 for i, d in zip(index[-len(shape) :], shape, strict=True))
+
+
+def _plan_error(function, err, cells, shape, flat_index):
+    """A core error about one plan (the one at ``flat_index``) as a CellError for its cell."""
+    index = tuple(int(i) for i in np.unravel_index(flat_index, shape)) if shape else ()
+    if isinstance(err, OutOfRangeError):
+        # the cell whose plan overflowed, when the plans differ from cell to cell
+        ranged = any(np.ndim(cells.get(a)) for a in _PLAN_INPUT_OF if cells.get(a) is not None)
+        err.position = (index or None) if ranged else None
+    else:
+        label = _RANGE_LABELS.get(err.argument, err.argument)
+        err.position = _own_position(index, np.shape(cells.get(label)))
+    return input_error(function, err, _RANGE_LABELS)
+
+
+def _quantiles(point, throughput_sigma, price_sigma, p):
+    """:func:`udfs.ranges.estimate_ranges` with an array of probabilities ``p``.
+
+    The spec's quantile formulas (``quantities.RANGE_FORMULAS``, the ones estimate_ranges
+    and the planner's P10 / P90 rows evaluate) with p as an input rather than a constant, so
+    that any p (0.125, 0.001), and one per cell, is one vectorised evaluation.
+    """
+    formulas = {
+        f"{q}_at_p": quantities.RANGE_FORMULAS[q].format(p="quantile_p", k="at_p")
+        for q in QUANTILE_QUANTITIES
+    }
+    values = {
+        **point,
+        "throughput_sigma": throughput_sigma,
+        "price_sigma": price_sigma,
+        "quantile_p": p,
+    }
+    out = model.evaluate(values, list(formulas), formulas)
+    return {q: out[f"{q}_at_p"] for q in QUANTILE_QUANTITIES}
+
+
+def _plan_quantiles(function, quantity, p, values):
+    """The p-quantiles of the quantities of the plans in ``values`` (Excel cells), broadcast.
+
+    Each distinct plan is resolved once (:func:`udfs.plan.resolve`: the planner's blank
+    rules, the calibrated MFU and spreads) and estimated (:func:`udfs.engine.estimate`); the
+    quantiles are those of :func:`udfs.ranges.estimate_ranges` (see :func:`_quantiles`).
+    """
+    names = _quantity_names(function, quantity)
+    values = dict(values)
+    accel = _accelerator_names(function, values.pop("accelerator_name"))
+    arrays = _numbers(function, {"p": p, **values})
+    try:
+        _check_range_inputs(arrays)
+    except InputError as err:
+        raise input_error(function, err, {k: k for k in arrays}) from None
+    cells = {"quantity": names, "accelerator_name": accel, **arrays}
+    shape = tuple(broadcast_shape(function, cells))
+    n = int(np.prod(shape, dtype=np.int64))
+
+    # One plan per distinct combination of the plan's cells.
+    columns = []
+    for name in _PLAN_INPUT_OF:
+        arr = cells[name]
+        columns.append([None] * n if arr is None else np.broadcast_to(arr, shape).ravel().tolist())
+    plans, first, plan_index = {}, [], np.empty(n, dtype=np.intp)
+    for i, key in enumerate(zip(*columns, strict=True)):
+        j = plans.setdefault(key, len(plans))
+        if j == len(first):
+            first.append(i)
+        plan_index[i] = j
+    points, throughput_sigma, price_sigma = [], [], []
+    for key, i in zip(plans, first, strict=True):
+        inputs = dict(zip((_PLAN_INPUT_OF[a] for a in _PLAN_INPUT_OF), key, strict=True))
+        try:
+            resolved = plan.resolve(inputs)
+            with np.errstate(all="ignore"):  # every output is checked by the engine
+                point = engine.estimate(**resolved.arguments)
+        except InputError as err:
+            raise _plan_error(function, err, cells, shape, i) from None
+        points.append([float(point[q]) for q in QUANTILE_QUANTITIES])
+        throughput_sigma.append(resolved.throughput_sigma)
+        price_sigma.append(resolved.price_sigma)
+    point = np.asarray(points, dtype=float)[plan_index]  # (n, quantities)
+    tp = np.asarray(throughput_sigma, dtype=float)[plan_index]
+    price = np.asarray(price_sigma, dtype=float)[plan_index]
+
+    # The quantiles.
+    ps = np.broadcast_to(arrays["p"], shape).ravel()
+    wanted = np.broadcast_to(names, shape).ravel()
+    with np.errstate(all="ignore"):  # out-of-range results are caught below
+        got = _quantiles({q: point[:, k] for k, q in enumerate(QUANTILE_QUANTITIES)}, tp, price, ps)
+    out = np.empty(n)
+    for q in QUANTILE_QUANTITIES:
+        rows = wanted == q
+        out[rows] = got[q][rows]
+    result = out.reshape(shape)
+    drivers = {k: v for k, v in arrays.items() if k != "p"}
+    is_cost = np.isin(wanted, list(_COSTS)).reshape(shape)
+    try:
+        check_result("result", result, drivers, allow_zero=True, result_label="the result")
+        check_result("result", np.where(is_cost, 1.0, result), drivers, result_label="the result")
+    except InputError as err:
+        raise input_error(function, err, {k: k for k in drivers}) from None
+    return to_cells(function, result)
+
+
+@xw.func
+@_cells_in
+def TRAIN_QUANTILE(
+    quantity,
+    p,
+    total_params,
+    active_params,
+    tokens,
+    accelerators,
+    accelerator_name,
+    mfu=None,
+    usd_per_accelerator_hour=None,
+    throughput_range_pct=None,
+    price_range_pct=None,
+    watts_per_accelerator=None,
+    pue=None,
+    usd_per_kwh=None,
+    effective_tflops=None,
+):
+    """The p-quantile of a plan's accelerator-hours, days, kWh or cost (P10: p = 0.1; P90: 0.9).
+
+    Lognormal around the point estimate (P50 = the estimate): P = P50 x EXP(NORM.S.INV(p) x
+    sigma). A blank MFU takes the calibrated default (by the accelerator's generation and the
+    active parameters) and its calibrated spread; a typed MFU or throughput is exact unless
+    throughput_range_pct says otherwise. Blank inputs follow the planner's rules. Every
+    argument broadcasts: a column of p gives a column of quantiles, a row of quantities a
+    table.
+
+    Examples
+    --------
+    The DeepSeek-V3-like example plan at 400 TFLOP/s, exact, then with 15% throughput
+    uncertainty (P90 15% above P50):
+
+    >>> round(TRAIN_QUANTILE("hours", 0.5, 671e9, 37e9, 14.8e12, 2048, "H100", None, 2,
+    ...                      None, None, 700, None, None, 400))
+    2281667
+    >>> round(TRAIN_QUANTILE("days", 0.9, 671e9, 37e9, 14.8e12, 2048, "H100", None, 2,
+    ...                      0.15, None, 700, None, None, 400), 1)
+    53.4
+
+    With a blank MFU (the calibrated default and its spread), a column of p spills a column:
+
+    >>> days = TRAIN_QUANTILE("days", [[0.1], [0.5], [0.9]], 671e9, 37e9, 14.8e12, 2048, "H100")
+    >>> days[0][0] < days[1][0] < days[2][0]
+    True
+    """
+    return _plan_quantiles(
+        "TRAIN_QUANTILE",
+        quantity,
+        p,
+        {
+            "total_params": total_params,
+            "active_params": active_params,
+            "tokens": tokens,
+            "accelerators": accelerators,
+            "accelerator_name": accelerator_name,
+            "mfu": mfu,
+            "usd_per_accelerator_hour": usd_per_accelerator_hour,
+            "throughput_range_pct": throughput_range_pct,
+            "price_range_pct": price_range_pct,
+            "watts_per_accelerator": watts_per_accelerator,
+            "pue": pue,
+            "usd_per_kwh": usd_per_kwh,
+            "effective_tflops": effective_tflops,
+        },
+    )
+
+
+def _range_row_label(name):
+    return _plan_row_label(next(q for q in quantities.PLAN_OUTPUTS if q.name == name))
+
+
+#: TRAIN_PLAN_RANGE's header and rows: the quantities with a range, P10 | P50 | P90.
+PLAN_RANGE_HEADER = ("Quantity (unit)", "P10", "P50", "P90")
+PLAN_RANGE_ROWS = tuple((q, _range_row_label(q)) for q in QUANTILE_QUANTITIES)
+
+
+@xw.func
+@_cells_in
+def TRAIN_PLAN_RANGE(
+    total_params,
+    active_params,
+    tokens,
+    accelerators,
+    accelerator_name,
+    mfu=None,
+    usd_per_accelerator_hour=None,
+    throughput_range_pct=None,
+    price_range_pct=None,
+    watts_per_accelerator=None,
+    pue=None,
+    usd_per_kwh=None,
+    effective_tflops=None,
+):
+    """P10, P50 (the point estimate) and P90 of a plan's hours, days, kWh and costs, as a table.
+
+    Spills a header row and one row per quantity: accelerator-hours, wall-clock days, compute
+    cost, electricity (kWh), electricity cost, total cost; columns quantity (with unit), P10,
+    P50, P90. The arguments and their blanks are TRAIN_QUANTILE's, for one plan.
+
+    Examples
+    --------
+    The DeepSeek-V3-like example plan at 400 TFLOP/s with 15% throughput uncertainty:
+
+    >>> table = TRAIN_PLAN_RANGE(671e9, 37e9, 14.8e12, 2048, "H100", None, 2, 0.15, None, 700,
+    ...                          None, None, 400)
+    >>> table[0]
+    ['Quantity (unit)', 'P10', 'P50', 'P90']
+    >>> table[2][0], [round(v, 1) for v in table[2][1:]]
+    ('Wall-clock time (days)', [40.4, 46.4, 53.4])
+    """
+    function = "TRAIN_PLAN_RANGE"
+    values = {
+        "total_params": total_params,
+        "active_params": active_params,
+        "tokens": tokens,
+        "accelerators": accelerators,
+        "accelerator_name": accelerator_name,
+        "mfu": mfu,
+        "usd_per_accelerator_hour": usd_per_accelerator_hour,
+        "throughput_range_pct": throughput_range_pct,
+        "price_range_pct": price_range_pct,
+        "watts_per_accelerator": watts_per_accelerator,
+        "pue": pue,
+        "usd_per_kwh": usd_per_kwh,
+        "effective_tflops": effective_tflops,
+    }
+    for name, value in values.items():
+        if name == "accelerator_name":
+            cells = to_text(function, name, value)
+        else:
+            cells = to_array(function, name, value, optional=name in _DEFAULTS[function])
+        if cells is not None and cells.ndim:
+            raise CellError(function, name, f"must be a single cell ({function} is for one plan)")
+    table = _plan_quantiles(
+        function,
+        [[q] for q, _ in PLAN_RANGE_ROWS],
+        [[p for p in ranges.DEFAULT_PS]],
+        values,
+    )
+    return [list(PLAN_RANGE_HEADER)] + [
+        [label, *row] for (_, label), row in zip(PLAN_RANGE_ROWS, table, strict=True)
+    ]
 
 
 for _name in __all__:

@@ -35,7 +35,38 @@ CASES = [
     ("spec grid", "ACCEL_SPEC", [[["H100"], ["MI300X"]], [["hbm_gb", "tdp_watts"]]]),
     ("run", "REF_RUN", ["deepseek-v3", "accelerators"]),
     ("plan", "TRAIN_PLAN", [671e9, 37e9, 14.8e12, 2048, 400, 2]),
+    ("quantile", "TRAIN_QUANTILE", ["days", 0.9, 671e9, 37e9, 14.8e12, 2048, "H100"]),
+    (
+        "quantile spill",
+        "TRAIN_QUANTILE",
+        ["hours", [[0.1], [0.5], [0.9]], 671e9, 37e9, 14.8e12, 2048, "H100"],
+    ),
+    (
+        "quantile table",
+        "TRAIN_QUANTILE",
+        [
+            [["hours", "days", "cost"]],
+            [[0.1], [0.9]],
+            671e9,
+            37e9,
+            14.8e12,
+            2048,
+            "h100",
+            None,  # a blank cell: the typed throughput below is used
+            2,
+            0.15,
+            None,
+            None,
+            None,
+            None,
+            400,
+        ],
+    ),
+    ("plan range", "TRAIN_PLAN_RANGE", [671e9, 37e9, 14.8e12, 2048, "H100"]),
 ]
+
+#: The DeepSeek-V3-like example plan on H100s, as TRAIN_QUANTILE's arguments after p.
+_PLAN = [671e9, 37e9, 14.8e12, 2048, "H100"]
 
 #: (label, function, arguments, the message Excel shows on hover over #VALUE!).
 ERROR_CASES = [
@@ -58,6 +89,15 @@ ERROR_CASES = [
         None,  # the message is the function's own, checked against it
     ),
     ("unknown", "REF_RUN", ["gpt-9", "total_params"], None),
+    (
+        "p",
+        "TRAIN_QUANTILE",
+        ["days", 90, *_PLAN],
+        "TRAIN_QUANTILE: p must be a probability strictly between 0 and 1 (0.1 for P10, 0.9 "
+        "for P90) (got 90)",
+    ),
+    ("quantity in a range", "TRAIN_QUANTILE", [[["days"], ["weeks"]], 0.9, *_PLAN], None),
+    ("one plan", "TRAIN_PLAN_RANGE", [671e9, 37e9, 14.8e12, [[1024], [2048]], "H100"], None),
 ]
 
 

@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from udfs import excel
+
 FAKE_OFFICE = Path(__file__).resolve().parent / "fake_office.js"
 #: The browser binary; ``COMPUTE_LAB_CHROMIUM`` names another one (and only that one).
 CHROMIUM = os.environ.get("COMPUTE_LAB_CHROMIUM")
@@ -94,7 +96,10 @@ def open_taskpane(context, base, runtime="1.4", log=None):
     page.on("console", lambda m: m.type == "error" and log.append(f"console {m.text}"))
     page.add_init_script(f"window.__fakeConfig = {{runtime: {runtime!r}}};")
     page.goto(f"{base}/taskpane.html")
-    page.wait_for_function("Object.keys(window.__customFunctions || {}).length >= 16")
+    page.wait_for_function(
+        "(count) => Object.keys(window.__customFunctions || {}).length >= count",
+        arg=len(excel.__all__),
+    )
     page.wait_for_selector("body[data-compute-lab-ready='true']")
     return page
 

@@ -27,6 +27,8 @@ def typed(name, args):
     def cell(a):
         if isinstance(a, list):
             return "{" + ";".join(",".join(json.dumps(v) for v in row) for row in a) + "}"
+        if a is None:
+            return ""  # a blank cell
         return json.dumps(a) if isinstance(a, str) else f"{a:.6g}"
 
     return f"=LAB.{name}({', '.join(cell(a) for a in args)})"
