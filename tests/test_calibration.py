@@ -185,7 +185,9 @@ def test_quantiles_widen_with_sigma(point, p, s1, s2):
         assert q_hi <= q_lo * (1 + 1e-12)
 
 
-@given(st.floats(0.5, 20), st.floats(0, 1e6, allow_subnormal=False), st.floats(0, 1.0), st.floats(0, 1.0))
+@given(
+    st.floats(0.5, 20), st.floats(0, 1e6, allow_subnormal=False), st.floats(0, 1.0), st.floats(0, 1.0)
+)
 def test_estimate_ranges_order_p50_and_combination(price, other, s_tp, s_price):
     point = engine.estimate(
         total_params=70e9, training_tokens=1e12, accelerators=1024, effective_tflops=400.0,
