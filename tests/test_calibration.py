@@ -186,7 +186,10 @@ def test_quantiles_widen_with_sigma(point, p, s1, s2):
 
 
 @given(
-    st.floats(0.5, 20), st.floats(0, 1e6, allow_subnormal=False), st.floats(0, 1.0), st.floats(0, 1.0)
+    st.floats(0.5, 20),
+    st.floats(0, 1e6, allow_subnormal=False),
+    st.floats(0, 1.0),
+    st.floats(0, 1.0),
 )
 def test_estimate_ranges_order_p50_and_combination(price, other, s_tp, s_price):
     point = engine.estimate(
