@@ -244,3 +244,14 @@ def test_missing_price_gives_nan_cost_ranges_not_wrong_numbers():
     r = ranges.estimate_ranges(point, calibration.throughput_sigma())
     assert math.isnan(r["rental_cost_usd"]["p90"])
     assert r["accelerator_hours"]["p50"] == point["accelerator_hours"]
+
+
+def test_estimate_ranges_takes_any_probability_not_only_whole_percentages():
+    point = engine.estimate(
+        total_params=70e9, training_tokens=1e12, accelerators=1024, effective_tflops=400.0,
+        usd_per_accelerator_hour=2.0, usd_per_kwh=0.1,
+    )  # fmt: skip
+    r = ranges.estimate_ranges(point, 0.27, 0.1, ps=(0.001, 0.125, 0.5))
+    hours = r["accelerator_hours"]
+    assert set(hours) == {"p0.1", "p12.5", "p50"}
+    assert hours["p0.1"] < hours["p12.5"] < hours["p50"] == point["accelerator_hours"]

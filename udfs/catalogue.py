@@ -118,9 +118,14 @@ def _frame(kind):
     return df
 
 
+@functools.cache
+def _cached_frame(kind):
+    return _frame(kind)
+
+
 def accelerators():
     """The accelerator catalogue as a DataFrame indexed by name (blank figures are NaN)."""
-    return _frame("accelerator")
+    return _cached_frame("accelerator").copy()
 
 
 def runs():
@@ -129,7 +134,7 @@ def runs():
     Besides :data:`RUN_FIELDS` and ``source``, ``in_calibration`` is False for a run whose
     accelerator-hours are not the developer's own disclosure (see :mod:`udfs.calibration`).
     """
-    return _frame("run")
+    return _cached_frame("run").copy()
 
 
 def _resolve(kind, name, argument):
@@ -144,12 +149,12 @@ def _resolve(kind, name, argument):
 
 def accelerator(name, argument="accelerator"):
     """One accelerator's figures as a Series. ``accelerator("h100")["bf16_tflops"]`` -> 989.4."""
-    return accelerators().loc[_resolve("accelerator", name, argument)["name"]]
+    return _cached_frame("accelerator").loc[_resolve("accelerator", name, argument)["name"]].copy()
 
 
 def run(name, argument="run"):
     """One reference run's figures as a Series. ``run("deepseek-v3")["active_params"]``."""
-    return runs().loc[_resolve("run", name, argument)["name"]]
+    return _cached_frame("run").loc[_resolve("run", name, argument)["name"]].copy()
 
 
 def _field(kind, name, field, argument, field_argument):

@@ -152,20 +152,22 @@ def estimate_ranges(point, throughput_sigma, price_sigma=0.0, ps=DEFAULT_PS):
     point = {q: np.asarray(point.get(q, np.nan), dtype=float) for q in RANGE_QUANTITIES}
     values = {**point, "throughput_sigma": tp, "price_sigma": price}
     out = {q: {} for q in RANGE_QUANTITIES}
-    for p in ps:
-        k = f"p{100 * p:g}"
-        formulas = {f"{q}_{k}": RANGE_FORMULAS[q].format(p=repr(float(p)), k=k)
+    for i, p in enumerate(ps):
+        k = f"p{100 * p:g}"  # the result's key; "p12.5" is no name a formula can use
+        ident = f"q{i}"
+        formulas = {f"{q}_{ident}": RANGE_FORMULAS[q].format(p=repr(float(p)), k=ident)
                     for q in RANGE_QUANTITIES if q != "total_cost_usd"}  # fmt: skip
         parts = model.evaluate(values, list(formulas), formulas)
         # the total: point total plus the parts' moves; an unpriced electricity moves nothing
-        elec = f"electricity_cost_usd_{k}"
+        elec = f"electricity_cost_usd_{ident}"
         priced = {"electricity_cost_usd": np.nan_to_num(point["electricity_cost_usd"]),
                   elec: np.nan_to_num(parts[elec])}  # fmt: skip
+        total_name = f"total_cost_usd_{ident}"
         total = model.evaluate(
             {**values, **parts, **priced},
-            [f"total_cost_usd_{k}"],
-            {f"total_cost_usd_{k}": RANGE_FORMULAS["total_cost_usd"].format(p=p, k=k)},
+            [total_name],
+            {total_name: RANGE_FORMULAS["total_cost_usd"].format(p=p, k=ident)},
         )  # fmt: skip
         for q in RANGE_QUANTITIES:
-            out[q][k] = {**parts, **total}[f"{q}_{k}"]
+            out[q][k] = {**parts, **total}[f"{q}_{ident}"]
     return out
