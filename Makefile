@@ -23,13 +23,16 @@ $(STAMP_TEST): pyproject.toml | $(BIN)/python
 
 # LibreOffice is the real spreadsheet engine the tests recalculate workbooks with.
 libreoffice:
-	@if command -v soffice >/dev/null 2>&1; then \
-		echo "soffice found: $$(command -v soffice)"; \
+	@missing=""; \
+	command -v soffice >/dev/null 2>&1 || missing="$$missing libreoffice-calc-nogui fonts-dejavu-core"; \
+	command -v pdftoppm >/dev/null 2>&1 || missing="$$missing poppler-utils"; \
+	if [ -z "$$missing" ]; then \
+		echo "soffice found: $$(command -v soffice); poppler found: $$(command -v pdftoppm)"; \
 	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
-		echo "installing libreoffice-calc-nogui"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libreoffice-calc-nogui >/dev/null; \
+		echo "installing$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	else \
-		echo "soffice is missing: install LibreOffice Calc (tests that need it will be skipped)"; \
+		echo "missing:$$missing (tests that need them skip, and fail under CI)"; \
 	fi
 
 # Chromium is the real browser the Office.js route is tested in (tests/test_browser.py, driven

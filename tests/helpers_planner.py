@@ -1,8 +1,8 @@
 """Planner variants for the ranges, the budget rows and the three-state master check.
 
-Each variant is the generated planner with inputs typed as a user would (``conftest.type_plan``),
+Each variant is the generated planner with inputs typed as a user would (``helpers.type_plan``),
 built to put the master check in one state for one reason. They are recalculated together in
-one LibreOffice call (:func:`recalculate_variants`), beside conftest's variants.
+one LibreOffice call (:func:`recalculate_variants`), beside the variants of tests/helpers.py.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import openpyxl
-from conftest import CUSTOM_PLAN, type_plan
+from helpers import CUSTOM_PLAN, type_plan
 
 from udfs import calibration, engine, ranges
 from udfs.plan import resolve

@@ -89,7 +89,7 @@ def where(path, name, k):
 
 
 def _cell(wb, name, k):
-    from conftest import planner_cell
+    from helpers import planner_cell
 
     return planner_cell(wb, name, k)
 

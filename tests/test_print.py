@@ -6,6 +6,7 @@ PDF with headless LibreOffice (skipped without soffice) and read the page count 
 
 from __future__ import annotations
 
+import os
 import re
 
 import openpyxl
@@ -239,10 +240,11 @@ MAX_SHEET_PAGES = {
 
 @pytest.fixture(scope="module")
 def pdfs(generated_templates, tmp_path_factory):
-    from workbook_templates.recalc import convert, find_soffice
+    from helpers import require_soffice
 
-    if find_soffice() is None:
-        pytest.skip("LibreOffice (soffice) is not installed")
+    from workbook_templates.recalc import convert
+
+    require_soffice()
     out = tmp_path_factory.mktemp("pdf")
     return {p.stem + ".xlsx": p for p in convert(list(generated_templates.values()), out, "pdf")}
 
@@ -268,6 +270,8 @@ def test_each_sheet_prints_on_few_pages_with_its_header(pdfs, name):
     from collections import Counter
 
     if shutil.which("pdftotext") is None:
+        if os.environ.get("CI"):
+            pytest.fail("poppler's pdftotext is required when CI is set: run `make libreoffice`")
         pytest.skip("poppler's pdftotext is not installed")
     pdf = pdfs[name]
     sheets = Counter()

@@ -9,7 +9,7 @@ import zipfile
 
 import openpyxl
 import pytest
-from conftest import planner_cell
+from helpers import planner_cell
 from helpers_report import encrypted_workbook, xml_flood
 from test_report_fixtures import (
     PLAN_A,

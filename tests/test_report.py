@@ -20,7 +20,7 @@ from pathlib import Path
 import openpyxl
 import pandas as pd
 import pytest
-from conftest import planner_cell
+from helpers import planner_cell
 from test_report_fixtures import (
     PLAN_A,
     PLAN_B,
@@ -615,7 +615,7 @@ def test_the_shipped_planner_recalculated_agrees(recalculated_templates, tmp_pat
 
 
 def test_the_shared_variants_agree_and_keep_text_as_text(recalculated_variants, tmp_path):
-    from conftest import TYPED_PLAN
+    from helpers import TYPED_PLAN
 
     good = ("planner-custom.xlsx", "planner-typed.xlsx", "planner-random.xlsx")
     files = [recalculated_variants[name] for name in good if name in recalculated_variants]
@@ -710,7 +710,7 @@ def test_outputs_get_ordinary_file_permissions(handoff):
 
 
 def test_the_shared_bad_variant_lists_every_bad_cell(recalculated_variants, capsys):
-    from conftest import BAD_PLANS
+    from helpers import BAD_PLANS
 
     if "planner-bad.xlsx" not in recalculated_variants:
         pytest.skip("no bad variant in conftest")

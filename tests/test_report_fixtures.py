@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import openpyxl
-from conftest import planner_cell
+from helpers import planner_cell
 
 from udfs.quantities import PLAN_INPUTS
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 import math
-import os
 import re
 
 import numpy as np
@@ -290,13 +289,13 @@ def _spec_workbook(leaves, path):
     book.wb.save(path)
 
 
+@pytest.mark.libreoffice
 def test_excel_rendering_equals_numpy_through_libreoffice(tmp_path):
-    from workbook_templates.recalc import find_soffice, recalculate
+    from helpers import require_soffice
 
-    if find_soffice() is None:
-        if os.environ.get("CI"):
-            pytest.fail("LibreOffice (soffice) is required when CI is set")
-        pytest.skip("LibreOffice (soffice) is not installed")
+    from workbook_templates.recalc import recalculate
+
+    require_soffice()
     leaves = _random_leaves(np.random.default_rng(20261130))
     _spec_workbook(leaves, tmp_path / "spec.xlsx")
     (done,) = recalculate([tmp_path / "spec.xlsx"], tmp_path / "out")

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import os
 
 import openpyxl
 import pytest
-from conftest import (
+from helpers import (
     A100_PLAN,
     BAD_PLANS,
     CUSTOM_PLAN,
@@ -21,6 +20,7 @@ from conftest import (
     TYPED_PLAN,
     planner_cell,
     random_plans,
+    require_soffice,
 )
 
 from udfs import calibration, catalogue, engine
@@ -539,14 +539,12 @@ ISSUE_PLAN = {
 }
 
 
+@pytest.mark.libreoffice
 def test_a_blank_plan_totals_the_same_in_the_planner_and_the_engine(generated_templates, tmp_path):
     """Blank inputs resolve by udfs.plan.RULES in both: electricity priced at US$0.08/kWh."""
-    from workbook_templates.recalc import find_soffice, recalculate
+    from workbook_templates.recalc import recalculate
 
-    if find_soffice() is None:
-        if os.environ.get("CI"):
-            pytest.fail("LibreOffice (soffice) is required when CI is set")
-        pytest.skip("LibreOffice (soffice) is not installed")
+    require_soffice()
     wb = openpyxl.load_workbook(generated_templates[PLANNER])
     k = 3  # Custom 1
     for q in PLAN_INPUTS:
@@ -571,12 +569,9 @@ def state_variants(generated_templates, tmp_path_factory):
     """The variants of tests/helpers_planner.py, recalculated in one LibreOffice call."""
     from helpers_planner import make_variants
 
-    from workbook_templates.recalc import find_soffice, recalculate
+    from workbook_templates.recalc import recalculate
 
-    if find_soffice() is None:
-        if os.environ.get("CI"):
-            pytest.fail("LibreOffice (soffice) is required when CI is set")
-        pytest.skip("LibreOffice (soffice) is not installed")
+    require_soffice()
     made = make_variants(generated_templates[PLANNER], tmp_path_factory.mktemp("states"))
     done = recalculate(list(made.values()), tmp_path_factory.mktemp("states-out"))
     return {p.name: values(p) for p in done}

@@ -252,11 +252,11 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path, capsys, case):
     assert err.count("\n") == 1 and expect in err and "Traceback" not in err
 
 
+@pytest.mark.libreoffice
 def test_pdf_of_each_workbook(tmp_path):
-    from workbook_templates.recalc import find_soffice
+    from helpers import require_soffice
 
-    if find_soffice() is None:
-        pytest.skip("LibreOffice (soffice) is not installed")
+    require_soffice()
     written = generate.write_templates(tmp_path, pdf=True)
     pdfs = [p for p in written if p.suffix == ".pdf"]
     assert [p.stem for p in pdfs] == [p.stem for p in written if p.suffix == ".xlsx"]
