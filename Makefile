@@ -21,7 +21,8 @@ $(STAMP_TEST): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,server]'
 	touch $@ $(STAMP_DEMO)
 
-# LibreOffice is the real spreadsheet engine the tests recalculate workbooks with.
+# LibreOffice is the real spreadsheet engine the tests recalculate and print workbooks with;
+# poppler turns the printed pages into text and pictures.
 libreoffice:
 	@missing=""; \
 	command -v soffice >/dev/null 2>&1 || missing="$$missing libreoffice-calc-nogui fonts-dejavu-core"; \
