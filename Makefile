@@ -7,7 +7,7 @@ STAMP_DEMO := $(VENV)/.installed-demo
 STAMP_TEST := $(VENV)/.installed-test
 DEMO_OUT ?= out
 
-.PHONY: demo test lint format bench libreoffice chromium docs-browser-shot clean
+.PHONY: demo test lint format bench libreoffice chromium docs-browser-shot pictures clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,12 +58,18 @@ demo: $(STAMP_DEMO)
 	$(BIN)/compute-lab estimate
 	$(BIN)/compute-lab runs
 	$(BIN)/compute-lab templates --out $(DEMO_OUT)/templates --force
-	$(BIN)/compute-lab report $(DEMO_OUT)/templates/training-run-planner.xlsx \
+	$(BIN)/python -m workbook_templates.example $(DEMO_OUT)/example/team-a-plan.xlsx --force
+	$(BIN)/compute-lab report $(DEMO_OUT)/example/team-a-plan.xlsx \
 		--out $(DEMO_OUT)/handoff.xlsx --csv $(DEMO_OUT)/handoff-csv --force
 	@echo
 	@echo "Done. Planning workbooks: $(DEMO_OUT)/templates/ (open training-run-planner.xlsx);"
+	@echo "a team's filled plan: $(DEMO_OUT)/example/team-a-plan.xlsx;"
 	@echo "finance hand-off: $(DEMO_OUT)/handoff.xlsx and $(DEMO_OUT)/handoff-csv/."
 	@echo "Run the command line as $(BIN)/compute-lab --help (or: . $(BIN)/activate; compute-lab --help)."
+
+# The docs' pictures, printed from the real workbooks (LibreOffice, poppler) and the browser.
+pictures: $(STAMP_TEST) libreoffice docs-browser-shot
+	$(BIN)/python -m workbook_templates.pictures --out docs/images
 
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check .

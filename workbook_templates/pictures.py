@@ -1,7 +1,7 @@
 """Pictures of the real workbooks for the docs, so that they never go stale.
 
-``python -m workbook_templates.pictures [--out docs/images]`` generates the templates, types an
-example team plan into the planner's first custom column, recalculates it with headless
+``python -m workbook_templates.pictures [--out docs/images]`` writes the example team plan
+(:mod:`workbook_templates.example`), recalculates it with headless
 LibreOffice, builds the finance hand-off from it, prints both workbooks to PDF and turns the
 pages the docs show into PNG files with poppler's ``pdftoppm``. ``make pictures`` runs it.
 
@@ -12,24 +12,13 @@ number, so a sheet that grows or moves does not silently change what a picture s
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["EXAMPLE_PLAN", "PICTURES", "make_pictures", "main"]
-
-#: The team plan typed into the planner's first custom column for the pictures.
-EXAMPLE_PLAN = {
-    "scenario_name": "Team A: 70B dense",
-    "total_params": 70e9,
-    "training_tokens": 2e12,
-    "accelerators": 1024,
-    "accelerator_name": "H100 SXM",
-    "start_date": dt.datetime(2027, 3, 1),
-}
+__all__ = ["PICTURES", "make_pictures", "main"]
 
 #: (workbook, the text the page starts with, image file name, what it shows)
 PICTURES = (
@@ -39,45 +28,6 @@ PICTURES = (
      "the planner's sensitivity grids"),
     ("handoff", "Compute Lab hand-off", "handoff-summary.png", "the hand-off's Summary sheet"),
 )  # fmt: skip
-
-
-def _cell(wb, name, k):
-    """Worksheet and coordinate of scenario column ``k`` of the defined name ``name``."""
-    from openpyxl.utils import column_index_from_string, get_column_letter
-    from openpyxl.utils.cell import coordinate_from_string
-
-    ((sheet, ref),) = wb.defined_names[name].destinations
-    col, row = coordinate_from_string(ref.replace("$", "").split(":")[0])
-    return wb[sheet], f"{get_column_letter(column_index_from_string(col) + k)}{row}"
-
-
-def _first_custom_column(wb):
-    """Index of the first scenario column whose required inputs are all blank."""
-    ws, _ = _cell(wb, "total_params", 0)
-    for k in range(64):
-        sheet, coord = _cell(wb, "total_params", k)
-        if sheet[coord].value is None:
-            return k
-    raise RuntimeError(f"no blank scenario column on {ws.title}")
-
-
-def _filled_planner(folder):
-    """The generated planner with :data:`EXAMPLE_PLAN` typed in and the switch on it."""
-    import openpyxl
-
-    from .generate import write_templates
-
-    (planner,) = [p for p in write_templates(folder / "templates") if "planner" in Path(p).name]
-    wb = openpyxl.load_workbook(planner)
-    k = _first_custom_column(wb)
-    for name, value in EXAMPLE_PLAN.items():
-        ws, coord = _cell(wb, name, k)
-        ws[coord].value = value
-    ws, coord = _cell(wb, "active_scenario", 0)
-    ws[coord].value = k + 1
-    filled = folder / "team-a-plan.xlsx"
-    wb.save(filled)
-    return filled
 
 
 def _page_of(pdf, starts_with):
@@ -117,7 +67,7 @@ def make_pictures(out):
     """Write every picture in :data:`PICTURES` into ``out``; return their paths."""
     from udfs import cli
 
-    from . import recalc
+    from . import example, recalc
 
     for tool in ("pdftoppm", "pdftotext", "pdfinfo"):
         if shutil.which(tool) is None:
@@ -126,7 +76,8 @@ def make_pictures(out):
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="compute-lab-pictures-") as tmp:
         tmp = Path(tmp)
-        (recalculated,) = recalc.recalculate([_filled_planner(tmp)], tmp / "recalculated")
+        filled = example.write_example(tmp / "team-a-plan.xlsx")
+        (recalculated,) = recalc.recalculate([filled], tmp / "recalculated")
         handoff = tmp / "handoff.xlsx"
         code = cli.main(["report", str(recalculated), "--out", str(handoff)])
         if code:
