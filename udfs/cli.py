@@ -100,6 +100,11 @@ def parse_number(text, what=_EXAMPLES):
     return value
 
 
+def _fraction(text):
+    """``--throughput-range``, ``--price-range``: a fraction such as 0.15 or 15%."""
+    return parse_number(text, "a fraction such as 0.15 or 15% (P90 15% above P50)")
+
+
 def _accelerator_count(text):
     """``--accelerators``: a count, told apart from an accelerator's name."""
     return parse_number(
@@ -181,14 +186,12 @@ _ESTIMATE_FLAGS = [
 
 #: Flag destination -> the planner input (udfs.quantities.PLAN_INPUTS) it fills; the other
 #: flags are the engine's own inputs, beyond the planner (failures, scaling, ownership...).
-_PLAN_NAME = {
-    **{n: n for n in ("total_params", "active_params", "training_tokens", "accelerators",
-                      "peak_tflops", "mfu", "goodput", "throughput_range_pct",
-                      "usd_per_accelerator_hour", "price_range_pct", "watts_per_accelerator",
-                      "server_overhead", "pue", "usd_per_kwh", "grams_co2_per_kwh",
-                      "checkpoint_bytes_per_param")},  # fmt: skip
-    "effective_tflops": "effective_tflops_input",
-}
+_SAME_NAME = ("total_params", "active_params", "training_tokens", "accelerators",
+              "peak_tflops", "mfu", "goodput", "throughput_range_pct",
+              "usd_per_accelerator_hour", "price_range_pct", "watts_per_accelerator",
+              "server_overhead", "pue", "usd_per_kwh", "grams_co2_per_kwh",
+              "checkpoint_bytes_per_param")  # fmt: skip
+_PLAN_NAME = {**{n: n for n in _SAME_NAME}, "effective_tflops": "effective_tflops_input"}
 
 
 def _blank_rule_text(dest):
@@ -282,6 +285,7 @@ def _configure_estimate(p):
     )
     for flag, dest, help_text in _ESTIMATE_FLAGS:
         kind = _accelerator_count if dest == "accelerators" else parse_number
+        kind = _fraction if dest.endswith("_pct") else kind
         metavar = "PCT" if dest.endswith("_pct") else "N"
         p.add_argument(flag, dest=dest, metavar=metavar, help=_help(dest, help_text), type=kind)
     p.add_argument(
@@ -721,6 +725,7 @@ def _print_seed_lines(r, accelerators):
 
 def _extended_lines(r, arguments, target_days):
     """(label, text) of the figures after the six lines; text None when it does not apply."""
+
     def text(key, fmt):
         return None if math.isnan(r[key]) else fmt.format(r[key])
 
@@ -859,55 +864,89 @@ def _print_frame(df, args, formats=None, headers=None):
         print("  ".join(line).rstrip())
 
 
-def _run_runs(args):
-    from . import calibration, engine
+#: The columns of ``runs`` (all three formats): the leave-one-out table of the default MFU.
+RUNS_COLUMNS = {
+    # column: (format in the text table, header lines)
+    "run": (None, ("run",)),
+    "accelerator": (None, ("accelerator",)),
+    "implied_mfu": ("{:.1%}", ("implied", "MFU")),
+    "predicted_mfu": ("{:.1%}", ("predicted", "MFU")),
+    "disclosed_accelerator_hours": ("{:,.0f}", ("disclosed", "hours")),
+    "predicted_accelerator_hours": ("{:,.0f}", ("predicted", "hours")),
+    "error_pct": ("{:+.0f}%", ("error",)),
+    "inside_p10_p90": (None, ("inside", "P10-P90")),
+}
 
-    t = calibration.reference_table()
-    mfu = calibration.default_mfu()
-    est = np.full(len(t), np.nan)
-    ok = np.isfinite(t["model_training_flops"]) & np.isfinite(t["peak_tflops"])
-    est[ok.to_numpy()] = engine.accelerator_hours(
-        t.loc[ok, "model_training_flops"].to_numpy(),
-        engine.effective_tflops(t.loc[ok, "peak_tflops"].to_numpy(), mfu),
-    )
-    df = t[["run", "architecture", "accelerator"]].copy()
-    df["disclosed_accelerator_hours"] = t["disclosed_accelerator_hours"]
-    df["model_accelerator_hours"] = est
-    df["model_error_pct"] = 100 * (est / t["disclosed_accelerator_hours"] - 1)
-    df["implied_effective_tflops"] = t["implied_effective_tflops"]
-    df["implied_mfu"] = t["implied_mfu"]
-    df["disclosed_mfu"] = t["disclosed_mfu"]
+
+def runs_table():
+    """The leave-one-out table ``compute-lab runs`` prints (a DataFrame, RUNS_COLUMNS).
+
+    One row per calibration run: its implied MFU, the MFU the default model predicts for it
+    when fitted without it, the disclosed and predicted accelerator-hours, the error
+    (predicted / disclosed - 1, in %) and whether the disclosed hours fall inside P10..P90.
+    """
+    from . import calibration
+
+    return calibration.leave_one_out()[list(RUNS_COLUMNS)].reset_index(drop=True)
+
+
+def runs_summary():
+    """The figures printed under the runs table: the default's and the former constant's."""
+    from . import calibration
+
+    chosen = calibration.loo_summary()
+    legacy = calibration.model_comparison().loc[
+        f"legacy constant {calibration.LEGACY_DEFAULT_MFU:.1%}"
+    ]
+    return {
+        "model": calibration.chosen_model(),
+        "runs": chosen["runs"],
+        "fitted_numbers": chosen["fitted_numbers"],
+        "median_abs_error_pct": chosen["median_abs_error_pct"],
+        "share_inside_p10_p90": chosen["share_inside_p10_p90"],
+        "throughput_sigma": chosen["sigma_ln"],
+        "legacy_mfu": calibration.LEGACY_DEFAULT_MFU,
+        "legacy_median_abs_error_pct": float(legacy["median_abs_error_pct"]),
+        "legacy_share_inside_p10_p90": float(legacy["share_inside_p10_p90"]),
+    }
+
+
+def _run_runs(args):
+    from . import calibration
+
+    df = runs_table()
+    if args.json or args.csv:
+        _print_frame(df, args)
+        return 0
+    text = df.astype({"inside_p10_p90": object})
+    text["inside_p10_p90"] = ["yes" if v else "no" for v in df["inside_p10_p90"]]
     _print_frame(
-        df,
+        text,
         args,
-        {
-            "disclosed_accelerator_hours": "{:,.0f}",
-            "model_accelerator_hours": "{:,.0f}",
-            "model_error_pct": "{:+.0f}%",
-            "implied_effective_tflops": "{:,.0f}",
-            "implied_mfu": "{:.1%}",
-            "disclosed_mfu": "{:.1%}",
-        },
-        {
-            "architecture": ("arch.",),
-            "disclosed_accelerator_hours": ("disclosed", "hours"),
-            "model_accelerator_hours": ("model", "hours"),
-            "model_error_pct": ("model", "error"),
-            "implied_effective_tflops": ("implied", "TFLOP/s"),
-            "implied_mfu": ("implied", "MFU"),
-            "disclosed_mfu": ("disclosed", "MFU"),
-        },
+        {c: fmt for c, (fmt, _) in RUNS_COLUMNS.items() if fmt},
+        {c: head for c, (_, head) in RUNS_COLUMNS.items()},
     )
-    if not (args.json or args.csv):
-        print()
-        print(
-            textwrap.fill(
-                "Hours are accelerator-hours. Model: 6 x active x tokens at the accelerator's "
-                f"BF16 peak x default MFU {mfu:.1%} (median implied MFU of the runs with "
-                "disclosed hours); implied: from the disclosed hours.",
-                WIDTH,
-            )
+    s = runs_summary()
+    others = calibration.reference_table()
+    others = others.loc[~others["in_calibration"], "run"].tolist()
+    print()
+    paragraphs = [
+        "Leave-one-out: each run's accelerator-hours predicted at the default MFU "
+        f"({s['model']} model, {s['fitted_numbers']} fitted numbers) fitted without that run; "
+        "hours are accelerator-hours; error: predicted over disclosed hours, minus 1.",
+        f"Default MFU: median |error| {s['median_abs_error_pct']:.1f}%, disclosed hours inside "
+        f"P10..P90 for {s['share_inside_p10_p90']:.0%} of the {s['runs']} runs. "
+        f"The former constant MFU {s['legacy_mfu']:.1%}: median |error| "
+        f"{s['legacy_median_abs_error_pct']:.1f}%, inside P10..P90 "
+        f"{s['legacy_share_inside_p10_p90']:.0%}.",
+    ]
+    if others:
+        paragraphs.append(
+            "Also presets (estimate --preset NAME), not in the calibration set: "
+            f"{', '.join(others)}."
         )
+    for paragraph in paragraphs:
+        print(textwrap.fill(paragraph, WIDTH))
     return 0
 
 
