@@ -4,8 +4,10 @@ import argparse
 import json
 import math
 import re
+import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -545,3 +547,53 @@ def test_issue13_grammar(capsys):
     out = capsys.readouterr().out
     assert "Wall-clock at 1 accelerator: " in out
     assert "Accelerators for 1 day: " in out
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/command-line.md is true: its examples run as shown, every flag is documented
+# ---------------------------------------------------------------------------------------------
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "command-line.md"
+
+
+def _console_blocks():
+    """(command, expected lines) of each ```console block; "..." skips lines."""
+    blocks = re.findall(r"```console\n\$ (.*?)\n(.*?)```", DOC.read_text(), re.S)
+    return [(command, text.rstrip("\n").split("\n")) for command, text in blocks]
+
+
+@pytest.mark.parametrize(("command", "expected"), _console_blocks())
+def test_command_line_doc_examples_print_what_they_show(capsys, command, expected):
+    argv = shlex.split(command)
+    assert argv[0] == "compute-lab"
+    assert main(argv[1:]) == 0
+    got = capsys.readouterr().out.rstrip("\n").split("\n")
+    i = 0
+    skipping = False
+    for line in expected:
+        if line == "...":
+            skipping = True
+            continue
+        if skipping:
+            while i < len(got) and got[i] != line:
+                i += 1
+            skipping = False
+        assert i < len(got) and got[i] == line, (command, line, got[i] if i < len(got) else None)
+        i += 1
+    assert i == len(got), got[i:]
+
+
+def test_command_line_doc_names_every_flag_and_no_seed(capsys):
+    from udfs.cli import build_parser
+    from udfs.plan import RULES
+
+    text = DOC.read_text()
+    assert "seed" not in text.lower()
+    parser, _ = build_parser("estimate")
+    for action in parser.commands["estimate"]._actions:
+        if action.help != argparse.SUPPRESS and action.option_strings[-1] != "--help":
+            assert f"`{action.option_strings[-1]}" in text, action.option_strings
+    assert f"US${RULES['usd_per_kwh'].default:g}/kWh" in text
+    assert f"US${RULES['usd_per_accelerator_hour'].default:g} per accelerator-hour" in text
+    assert f"else {RULES['watts_per_accelerator'].default:g} W" in text
+    assert f"{RULES['grams_co2_per_kwh'].default:g} g/kWh" in text

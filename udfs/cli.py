@@ -324,7 +324,8 @@ _DERIVING_KEYS = (
 _OWNERSHIP_KEYS = ("purchase_usd_per_accelerator", "amortisation_years", "utilisation")
 #: What a preset takes from its reference run (as planner inputs).
 _PRESET_KEYS = ("total_params", "active_params", "training_tokens", "accelerators",
-                "watts_per_accelerator", "usd_per_accelerator_hour", "pue")  # fmt: skip
+                "watts_per_accelerator", "usd_per_accelerator_hour", "pue",
+                "grams_co2_per_kwh")  # fmt: skip
 #: Notes of udfs.plan.resolve that say nothing on the command line (it has no budget view).
 _SILENT_NOTES = ("budget_status", "owner")
 
@@ -971,7 +972,7 @@ _BUILTIN = {
         _run_estimate,
     ),
     "runs": (
-        "reference runs: disclosed accelerator-hours beside the model",
+        "the default MFU checked run by run: disclosed accelerator-hours beside the predicted",
         _configure_table,
         _run_runs,
     ),
