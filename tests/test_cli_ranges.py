@@ -278,3 +278,41 @@ def test_runs_json_and_csv_carry_the_same_columns(capsys):
         assert rec["predicted_accelerator_hours"] == pytest.approx(hours, rel=1e-9)
         assert rec["error_pct"] == pytest.approx(error, rel=1e-9, abs=1e-9)
         assert rec["disclosed_accelerator_hours"] == disclosed
+
+
+def test_the_70b_plan_on_the_command_line_equals_the_planner_after_libreoffice(
+    capsys, generated_templates, tmp_path
+):
+    """The CLI side of tests/test_templates.py's 70B plan: the same planner inputs typed into
+    the planner's Custom 1 column, recalculated by LibreOffice, give the command line's total
+    cost and P10 / P90 to 1e-9."""
+    import os
+
+    import openpyxl
+    from conftest import PLANNER, planner_cell
+
+    from udfs.quantities import PLAN_INPUTS
+    from workbook_templates.recalc import find_soffice, recalculate
+
+    if find_soffice() is None:
+        if os.environ.get("CI"):
+            pytest.fail("LibreOffice (soffice) is required when CI is set")
+        pytest.skip("LibreOffice (soffice) is not installed")
+    d = estimate_json(capsys, *ISSUE_ARGV)
+    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    k = 3  # Custom 1
+    for q in PLAN_INPUTS:
+        ws, coord = planner_cell(wb, q.name, k)
+        ws[coord].value = d["plan_inputs"].get(q.name)
+    wb.save(tmp_path / "cli.xlsx")
+    (done,) = recalculate([tmp_path / "cli.xlsx"], tmp_path / "out")
+    got = openpyxl.load_workbook(done, data_only=True)
+
+    def cell(name):
+        ws, coord = planner_cell(got, name, k)
+        return ws[coord].value
+
+    assert cell("total_cost_usd") == pytest.approx(d["total_cost_usd"], rel=1e-9, abs=0)
+    for q, r in d["ranges"].items():
+        for p in ("p10", "p90"):
+            assert cell(f"{q}_{p}") == pytest.approx(r[p], rel=1e-9, abs=0), (q, p)
