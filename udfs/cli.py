@@ -9,7 +9,15 @@ Bad input exits with status 2 and one line naming the flag and the rule; no trac
 (set ``COMPUTE_LAB_DEBUG=1`` to see one for an internal error), no Python warning. Flags
 are never abbreviated, never given twice (nor under two names), and a mistyped flag gets a
 "did you mean" suggestion. A figure that would leave a float's range (infinity, NaN, a
-denormal) is refused, naming the flags that drove it there.
+denormal) is refused, naming the flags that drove it there. :class:`CommandError` lives in
+:mod:`udfs.validation` (the core) and is re-exported here.
+
+``estimate`` turns its flags (or a preset, or the DeepSeek-V3-like example plan) into the
+planner's inputs and resolves them with :func:`udfs.plan.resolve`, the one rule table for
+inputs left out: each default applied is a ``note:`` line (``"notes"`` in ``--json``), and the
+total equals the planner's and the hand-off's for the same inputs. P10-P90 ranges come from
+:func:`udfs.ranges.estimate_ranges` with resolve's spreads. ``runs`` prints the default MFU's
+leave-one-out table (:func:`udfs.calibration.leave_one_out`). See ``docs/command-line.md``.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from . import __version__
 from .quantities import SEED_PLAN
 from .validation import (
     SMALLEST_NORMAL,
+    CommandError,
     InputError,
     OutOfRangeError,
     check_at_least,
@@ -45,10 +54,6 @@ from .validation import (
 __all__ = ["main", "parse_number", "CommandError"]
 
 PROG = "compute-lab"
-
-
-class CommandError(Exception):
-    """A user-facing error: printed as one line, exit status 2."""
 
 
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
