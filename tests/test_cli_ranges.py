@@ -16,6 +16,7 @@ import math
 import re
 
 import numpy as np
+import openpyxl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -280,6 +281,16 @@ def test_runs_json_and_csv_carry_the_same_columns(capsys):
         assert rec["disclosed_accelerator_hours"] == disclosed
 
 
+def _planner_cell(wb, name, k):
+    """Worksheet and coordinate of scenario column ``k`` (0-based) of defined name ``name``."""
+    ((sheet, ref),) = wb.defined_names[name].destinations
+    first = ref.replace("$", "").split(":")[0]
+    column, row = openpyxl.utils.cell.coordinate_from_string(first)
+    column = openpyxl.utils.column_index_from_string(column) + k
+    return wb[sheet], f"{openpyxl.utils.get_column_letter(column)}{row}"
+
+
+@pytest.mark.libreoffice
 def test_the_70b_plan_on_the_command_line_equals_the_planner_after_libreoffice(
     capsys, generated_templates, tmp_path
 ):
@@ -287,9 +298,6 @@ def test_the_70b_plan_on_the_command_line_equals_the_planner_after_libreoffice(
     the planner's Custom 1 column, recalculated by LibreOffice, give the command line's total
     cost and P10 / P90 to 1e-9."""
     import os
-
-    import openpyxl
-    from conftest import PLANNER, planner_cell
 
     from udfs.quantities import PLAN_INPUTS
     from workbook_templates.recalc import find_soffice, recalculate
@@ -299,17 +307,17 @@ def test_the_70b_plan_on_the_command_line_equals_the_planner_after_libreoffice(
             pytest.fail("LibreOffice (soffice) is required when CI is set")
         pytest.skip("LibreOffice (soffice) is not installed")
     d = estimate_json(capsys, *ISSUE_ARGV)
-    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    wb = openpyxl.load_workbook(generated_templates["training-run-planner.xlsx"])
     k = 3  # Custom 1
     for q in PLAN_INPUTS:
-        ws, coord = planner_cell(wb, q.name, k)
+        ws, coord = _planner_cell(wb, q.name, k)
         ws[coord].value = d["plan_inputs"].get(q.name)
     wb.save(tmp_path / "cli.xlsx")
     (done,) = recalculate([tmp_path / "cli.xlsx"], tmp_path / "out")
     got = openpyxl.load_workbook(done, data_only=True)
 
     def cell(name):
-        ws, coord = planner_cell(got, name, k)
+        ws, coord = _planner_cell(got, name, k)
         return ws[coord].value
 
     assert cell("total_cost_usd") == pytest.approx(d["total_cost_usd"], rel=1e-9, abs=0)
