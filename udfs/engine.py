@@ -118,11 +118,21 @@ def _spec(name, **values):
     same to the bit (``tests/test_engine.py`` checks it); the difference is speed: an
     intermediate array is reused for the next operation instead of a new one being allocated
     (the engine's 1,000,000-scenario benchmark depends on it), and whole-number arrays
-    (counts of accelerators) are converted to float on the fly, not copied. The spec's
-    constants (:data:`udfs.model.CONSTANTS`) fill in the names not given.
+    (counts of accelerators) are converted to float on the fly, not copied. For one plan
+    (scalars) it calls :func:`udfs.model.function` itself. The spec's constants
+    (:data:`udfs.model.CONSTANTS`) fill in the names not given.
     """
+    if all(np.ndim(v) == 0 for v in values.values()):  # one plan: the rendering itself
+        function, names = _rendered(name)
+        return function(*(values[n] if n in values else _model.CONSTANTS[n] for n in names))
     value, _ = _evaluate(_model.tree(name), values)
     return _ret(value)
+
+
+@functools.cache
+def _rendered(name):
+    """:func:`udfs.model.function` of ``name`` and the names it reads, looked up once."""
+    return _model.function(name), _model.inputs_of(name)
 
 
 def _evaluate(node, values):
