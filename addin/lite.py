@@ -135,7 +135,8 @@ def write_bundle(out_dir, *, force=False):
             raise CommandError(f"--out {out}: {path.name} there is not a file; remove it first")
     existing = [str(p) for p in targets if p.exists()]
     if existing and not force:
-        raise CommandError(f"{', '.join(existing)} already exist(s); use --force to overwrite")
+        verb = "already exists" if len(existing) == 1 else "already exist"
+        raise CommandError(f"{' and '.join(existing)} {verb}; use --force to overwrite")
     temps = []
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -23,8 +23,6 @@ noncommercial use) must be set before this module is imported.
 
 from __future__ import annotations
 
-import gc
-import importlib.util
 import inspect
 import itertools
 import json
@@ -369,25 +367,6 @@ async def _reply(send, status, text):
     await send({"type": "http.response.body", "body": body})
 
 
-def _skip_pyodide_probe(xlwings):
-    """Off Pyodide, answer xlwings' per-cell "is this JS null?" check without an import.
-
-    xlwings 0.37.8's ``xlwings.utils.is_jsnull`` runs ``from pyodide.ffi import JsNull`` for
-    every cell it converts; outside Pyodide that import fails each time after searching
-    ``sys.path`` (about 0.1 ms a cell: a second for a 10,000-row range). Outside Pyodide the
-    function's answer is always False (its own documentation says so), so this process
-    uses that answer directly. Nothing changes where pyodide is importable.
-    """
-    import xlwings.utils
-
-    if importlib.util.find_spec("pyodide") is None:
-        xlwings.utils.is_jsnull = _not_jsnull
-
-
-def _not_jsnull(value):
-    return False
-
-
 def _create_app():
     os.environ["XLWINGS_ON_SERVER"] = "true"
     os.environ.setdefault("XLWINGS_PROJECT_DIR", str(PROJECT_DIR))
@@ -398,30 +377,17 @@ def _create_app():
             "xlwings was imported before XLWINGS_ON_SERVER=true was set; import "
             "addin.server_app first (or start with `compute-lab serve`)"
         )
-    _skip_pyodide_probe(xlwings)
+    from udfs import speedups
+
+    speedups.skip_pyodide_probe(xlwings)  # the is_jsnull patch, pinned xlwings only
     from xlwings_server.config import settings
     from xlwings_server.main import main_app
 
     guarded = CallGuard(main_app, path=f"{settings.app_path}/xlwings/custom-functions-call")
     guarded = ScriptGuard(guarded, prefix=f"{settings.app_path}/xlwings/custom-scripts-call/")
     guarded = HostGuard(guarded)
-    _freeze_startup_objects()
+    speedups.freeze_startup_objects()  # gc.freeze(): later collections skip them
     return guarded
-
-
-def _freeze_startup_objects():
-    """Keep the start-up objects out of every later garbage collection (``gc.freeze()``).
-
-    After importing xlwings, FastAPI, pydantic and numpy the process holds over 100,000
-    container objects that live as long as it does (modules, classes, functions). A full
-    collection walks them all (about 65 ms here), and a 10,000-row request allocates enough
-    lists (the JSON body, xlwings' conversion, the response) to trigger one. Frozen, they are
-    skipped; everything created later is collected as usual. The cost: a reference cycle
-    among the start-up objects that later becomes garbage is never reclaimed (such objects
-    live for the whole process anyway). Nothing about requests or authentication changes.
-    """
-    gc.collect()
-    gc.freeze()
 
 
 app = _create_app()

@@ -4,13 +4,15 @@ import argparse
 import json
 import math
 import re
+import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from udfs.cli import main, parse_number
-from udfs.quantities import SEED_OUTPUT_LINES
+from udfs.quantities import SEED_OUTPUT_LINES, SEED_PLAN
 
 
 def run(*argv):
@@ -87,16 +89,16 @@ def test_preset_reproduces_disclosed_hours(capsys):
     assert data["inputs"]["accelerators"] == 16384
 
 
-def test_accelerator_without_throughput_uses_peak_and_default_mfu(capsys):
-    from udfs.calibration import default_mfu
+def test_accelerator_without_throughput_uses_peak_and_calibrated_mfu(capsys):
+    from udfs.calibration import predicted_mfu
 
     main(["estimate", "--accelerator", "H100", "--json"])
     data = json.loads(capsys.readouterr().out)
-    assert data["effective_tflops"] == pytest.approx(989.4 * default_mfu())
+    mfu = predicted_mfu("H100 SXM", 37e9)  # the example plan's active parameters
+    assert data["effective_tflops"] == pytest.approx(989.4 * mfu)
+    assert data["throughput_source"] == "calibrated default"
     main(["estimate", "--accelerator", "H100", "--precision", "fp8", "--json"])
-    assert json.loads(capsys.readouterr().out)["effective_tflops"] == pytest.approx(
-        1978.9 * default_mfu()
-    )
+    assert json.loads(capsys.readouterr().out)["effective_tflops"] == pytest.approx(1978.9 * mfu)
 
 
 def test_target_days_and_extended_inputs(capsys):
@@ -214,7 +216,10 @@ def test_own_model_starts_empty_and_dense(capsys):
         ]
     )
     d = json.loads(capsys.readouterr().out)
-    assert d["inputs"]["total_params"] == 405e9 and "active_params" not in d["inputs"]
+    assert d["plan_inputs"]["total_params"] == 405e9 and "active_params" not in d["plan_inputs"]
+    assert d["inputs"]["active_params"] == 405e9  # dense, by the rule for a blank input
+    assert {"name": "active_params", "value": 405e9, "why": "blank: dense, = total parameters",
+            "flag": "--active-params"} in d["notes"]  # fmt: skip
     assert d["training_flops"] == pytest.approx(6 * 405e9 * 15.6e12)
 
 
@@ -223,10 +228,24 @@ def test_seed_defaults_behind_a_partial_plan_are_named(capsys):
     out = capsys.readouterr().out
     assert "Wall-clock at 4096 accelerators: 23.2 days" in out
     assert "note: model: the DeepSeek-V3-like example plan" in out
-    assert "note: throughput: the example plan's 400 effective TFLOP/s" in out
-    assert "note: price: the example plan's $2.0 per accelerator-hour" in out
+    assert "note: --effective-tflops 400: not given: the example plan's sustained" in out
+    assert "note: --usd-per-hour 2: not given: the default 2 US$/accelerator-hour" in out
+
+
+def test_the_example_plan_as_is_names_the_defaults_resolve_applied(capsys):
+    from udfs.plan import resolve
+
     assert main(["estimate"]) == 0
-    assert "note:" not in capsys.readouterr().out  # the seed itself, as printed by the seed
+    out = capsys.readouterr().out
+    notes = [line.strip() for line in out.splitlines() if line.startswith("  note: ")]
+    example = {k: SEED_PLAN[k] for k in ("total_params", "active_params", "training_tokens",
+                                         "accelerators")}  # fmt: skip
+    example["effective_tflops_input"] = SEED_PLAN["effective_tflops"]
+    applied = [n for n in resolve(example).notes if n.name != "budget_status"]
+    assert len(notes) == 1 + len(applied)  # the example's throughput, then resolve's
+    for line, note in zip(notes[1:], applied, strict=True):
+        assert line.endswith(note.why.replace("blank", "not given", 1)), (line, note)
+    assert "model:" not in out  # the example itself: its model is not a fallback
 
 
 def test_ownership_price_replaces_the_rental_price(capsys):
@@ -250,15 +269,29 @@ def test_ownership_price_replaces_the_rental_price(capsys):
 def test_unpublished_tdp_is_said(capsys):
     main(["estimate", "--preset", "deepseek-v3"])
     out = capsys.readouterr().out
-    assert "700 W assumed: the H800 SXM's TDP is not published" in out
+    assert "--watts 700: not given: 700 W assumed (the H800 SXM's TDP is not published)" in out
     assert "Rental-equivalent cost: $5,576,000" in out
 
 
-def test_total_cost_says_when_electricity_is_not_priced(capsys):
+def test_electricity_is_priced_at_the_default_when_not_given(capsys):
+    from udfs.plan import RULES
+
+    main(["estimate", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    price = RULES["usd_per_kwh"].default
+    assert d["inputs"]["usd_per_kwh"] == price == 0.08
+    assert d["electricity_cost_usd"] == pytest.approx(d["electricity_kwh"] * price, rel=1e-12)
+    assert d["total_cost_usd"] == pytest.approx(
+        d["rental_cost_usd"] + d["electricity_cost_usd"], rel=1e-12
+    )
     main(["estimate"])
-    assert "electricity not priced" in capsys.readouterr().out
-    main(["estimate", "--usd-per-kwh", "0.1"])
-    assert "electricity not priced" not in capsys.readouterr().out
+    assert "note: --usd-per-kwh 0.08: not given: electricity priced at the default US$0.08/kWh" in (
+        capsys.readouterr().out
+    )
+    main(["estimate", "--usd-per-kwh", "0.1", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert d["inputs"]["usd_per_kwh"] == 0.1
+    assert "usd_per_kwh" not in {n["name"] for n in d["notes"]}
 
 
 def test_table_formats_are_exclusive():
@@ -305,7 +338,8 @@ def test_issue8_2_json_is_strict_and_finite(capsys):
     ):
         assert main(["estimate", "--json", *argv]) == 0
         data = json.loads(capsys.readouterr().out, parse_constant=refuse)
-        assert all(v is None or math.isfinite(v) for v in data.values() if not isinstance(v, dict))
+        numbers = [v for v in data.values() if isinstance(v, float)]
+        assert numbers and all(math.isfinite(v) for v in numbers)
 
 
 @pytest.mark.parametrize(
@@ -513,3 +547,53 @@ def test_issue13_grammar(capsys):
     out = capsys.readouterr().out
     assert "Wall-clock at 1 accelerator: " in out
     assert "Accelerators for 1 day: " in out
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/command-line.md is true: its examples run as shown, every flag is documented
+# ---------------------------------------------------------------------------------------------
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "command-line.md"
+
+
+def _console_blocks():
+    """(command, expected lines) of each ```console block; "..." skips lines."""
+    blocks = re.findall(r"```console\n\$ (.*?)\n(.*?)```", DOC.read_text(), re.S)
+    return [(command, text.rstrip("\n").split("\n")) for command, text in blocks]
+
+
+@pytest.mark.parametrize(("command", "expected"), _console_blocks())
+def test_command_line_doc_examples_print_what_they_show(capsys, command, expected):
+    argv = shlex.split(command)
+    assert argv[0] == "compute-lab"
+    assert main(argv[1:]) == 0
+    got = capsys.readouterr().out.rstrip("\n").split("\n")
+    i = 0
+    skipping = False
+    for line in expected:
+        if line == "...":
+            skipping = True
+            continue
+        if skipping:
+            while i < len(got) and got[i] != line:
+                i += 1
+            skipping = False
+        assert i < len(got) and got[i] == line, (command, line, got[i] if i < len(got) else None)
+        i += 1
+    assert i == len(got), got[i:]
+
+
+def test_command_line_doc_names_every_flag_and_no_seed(capsys):
+    from udfs.cli import build_parser
+    from udfs.plan import RULES
+
+    text = DOC.read_text()
+    assert "seed" not in text.lower()
+    parser, _ = build_parser("estimate")
+    for action in parser.commands["estimate"]._actions:
+        if action.help != argparse.SUPPRESS and action.option_strings[-1] != "--help":
+            assert f"`{action.option_strings[-1]}" in text, action.option_strings
+    assert f"US${RULES['usd_per_kwh'].default:g}/kWh" in text
+    assert f"US${RULES['usd_per_accelerator_hour'].default:g} per accelerator-hour" in text
+    assert f"else {RULES['watts_per_accelerator'].default:g} W" in text
+    assert f"{RULES['grams_co2_per_kwh'].default:g} g/kWh" in text

@@ -14,13 +14,13 @@ needs xlwings only for that base class.
 from __future__ import annotations
 
 import contextlib
-import gc
 import itertools
 import numbers
 
 import numpy as np
 import xlwings as xw
 
+from .speedups import gc_paused
 from .validation import SMALLEST_NORMAL, InputError, OutOfRangeError
 
 __all__ = [
@@ -288,28 +288,8 @@ def to_cells(function, result):
         return float(arr)
     if arr.ndim == 1:
         arr = arr.reshape(-1, 1)
-    with _gc_paused():
+    with gc_paused():  # udfs.speedups
         return arr.tolist()
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """Hold off Python's cyclic garbage collector while building a list of rows.
-
-    ``tolist()`` of a 10,000 x 1 array makes 10,000 row lists; each allocation counts towards
-    a collection, and the collections it triggers walk every tracked object of the process
-    (the caller's input lists included), which took more than half of a 10,000-row call.
-    The new lists hold only floats, so they cannot form cycles. Reference counting still
-    frees everything as usual; the collector is switched back on (if it was on) at once.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def input_error(function, err: InputError, labels=None):

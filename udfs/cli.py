@@ -9,7 +9,15 @@ Bad input exits with status 2 and one line naming the flag and the rule; no trac
 (set ``COMPUTE_LAB_DEBUG=1`` to see one for an internal error), no Python warning. Flags
 are never abbreviated, never given twice (nor under two names), and a mistyped flag gets a
 "did you mean" suggestion. A figure that would leave a float's range (infinity, NaN, a
-denormal) is refused, naming the flags that drove it there.
+denormal) is refused, naming the flags that drove it there. :class:`CommandError` lives in
+:mod:`udfs.validation` (the core) and is re-exported here.
+
+``estimate`` turns its flags (or a preset, or the DeepSeek-V3-like example plan) into the
+planner's inputs and resolves them with :func:`udfs.plan.resolve`, the one rule table for
+inputs left out: each default applied is a ``note:`` line (``"notes"`` in ``--json``), and the
+total equals the planner's and the hand-off's for the same inputs. P10-P90 ranges come from
+:func:`udfs.ranges.estimate_ranges` with resolve's spreads. ``runs`` prints the default MFU's
+leave-one-out table (:func:`udfs.calibration.leave_one_out`). See ``docs/command-line.md``.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from . import __version__
 from .quantities import SEED_PLAN
 from .validation import (
     SMALLEST_NORMAL,
+    CommandError,
     InputError,
     OutOfRangeError,
     check_at_least,
@@ -45,10 +54,6 @@ from .validation import (
 __all__ = ["main", "parse_number", "CommandError"]
 
 PROG = "compute-lab"
-
-
-class CommandError(Exception):
-    """A user-facing error: printed as one line, exit status 2."""
 
 
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
@@ -100,6 +105,11 @@ def parse_number(text, what=_EXAMPLES):
     return value
 
 
+def _fraction(text):
+    """``--throughput-range``, ``--price-range``: a fraction such as 0.15 or 15%."""
+    return parse_number(text, "a fraction such as 0.15 or 15% (P90 15% above P50)")
+
+
 def _accelerator_count(text):
     """``--accelerators``: a count, told apart from an accelerator's name."""
     return parse_number(
@@ -113,18 +123,31 @@ def _accelerator_count(text):
 # estimate
 # ---------------------------------------------------------------------------------------------
 
-#: (flag, engine argument, help). Numbers accept 671B / 14.8T forms.
+#: (flag, engine argument, help). Numbers accept 671B / 14.8T forms. What a flag left out
+#: takes is not written here: ``_help`` adds it from udfs.plan.RULES (the planner's inputs)
+#: or from the engine's own defaults (the engine-only inputs).
 _ESTIMATE_FLAGS = [
     ("--total-params", "total_params", "all parameters, e.g. 671B"),
-    ("--active-params", "active_params", "parameters active per token (default: total)"),
+    ("--active-params", "active_params", "parameters active per token"),
     ("--tokens", "training_tokens", "training tokens, e.g. 14.8T"),
     ("--accelerators", "accelerators", "accelerators in the job"),
     ("--effective-tflops", "effective_tflops", "sustained TFLOP/s per accelerator, used as is"),
-    ("--peak-tflops", "peak_tflops", "peak TFLOP/s per accelerator (default: catalogue)"),
+    ("--peak-tflops", "peak_tflops", "peak TFLOP/s per accelerator"),
     ("--mfu", "mfu", "model FLOPs utilisation, (0, 1] or 40%%"),
     ("--goodput", "goodput", "share of time training, (0, 1]"),
+    (
+        "--throughput-range",
+        "throughput_range_pct",
+        "uncertainty of the throughput: P90 / P50 - 1 of accelerator-hours, e.g. 15%% "
+        "(P90 15%% above P50, P10 at P50 / 1.15)",
+    ),
     ("--usd-per-hour", "usd_per_accelerator_hour", "US$ per accelerator-hour"),
-    ("--watts", "watts_per_accelerator", "W per accelerator (default 700)"),
+    (
+        "--price-range",
+        "price_range_pct",
+        "uncertainty of the price per accelerator-hour, P90 / P50 - 1, e.g. 10%%",
+    ),
+    ("--watts", "watts_per_accelerator", "W per accelerator"),
     ("--server-overhead", "server_overhead", "server power / accelerator power, >= 1"),
     ("--pue", "pue", "data-centre PUE, >= 1"),
     ("--usd-per-kwh", "usd_per_kwh", "electricity price, US$/kWh"),
@@ -140,17 +163,17 @@ _ESTIMATE_FLAGS = [
         "failures_per_1000_node_days",
         "failure rate per 1,000 node-days instead (Meta RSC: 2.34 and 6.50)",
     ),
-    ("--accelerators-per-node", "accelerators_per_node", "for the node-day rate (default 8)"),
-    ("--checkpoint-write-minutes", "checkpoint_write_minutes", "stall per checkpoint (default 1)"),
-    ("--restart-minutes", "restart_minutes", "failure to training again (default 10)"),
+    ("--accelerators-per-node", "accelerators_per_node", "for the node-day rate"),
+    ("--checkpoint-write-minutes", "checkpoint_write_minutes", "stall per checkpoint"),
+    ("--restart-minutes", "restart_minutes", "failure to training again"),
     ("--global-batch-tokens", "global_batch_tokens", "tokens per step; enables sub-linear scaling"),
     ("--tensor-parallel", "tensor_parallel", "tensor-parallel degree (scaling model)"),
     ("--pipeline-parallel", "pipeline_parallel", "pipeline-parallel degree (scaling model)"),
-    ("--sequence-tokens", "sequence_tokens", "sequence length (scaling model, default 8192)"),
-    ("--pipeline-interleave", "pipeline_interleave", "virtual pipeline stages (default 1)"),
+    ("--sequence-tokens", "sequence_tokens", "sequence length (scaling model)"),
+    ("--pipeline-interleave", "pipeline_interleave", "virtual pipeline stages"),
     ("--interconnect-gb-per-s", "interconnect_gb_per_s", "scale-out GB/s per accelerator"),
     ("--comm-overlap", "comm_overlap", "share of all-reduce hidden, [0, 1)"),
-    ("--hbm-gb", "hbm_gb", "HBM per accelerator, GB (default: catalogue)"),
+    ("--hbm-gb", "hbm_gb", "HBM per accelerator, GB"),
     (
         "--training-state-bytes-per-param",
         "training_state_bytes_per_param",
@@ -161,16 +184,68 @@ _ESTIMATE_FLAGS = [
         "purchase_usd_per_accelerator",
         "owned hardware: capital cost per accelerator (instead of --usd-per-hour)",
     ),
-    ("--amortisation-years", "amortisation_years", "owned hardware: years (default 4)"),
+    ("--amortisation-years", "amortisation_years", "owned hardware: years"),
     ("--utilisation", "utilisation", "owned hardware: busy share, (0, 1]"),
     ("--other-costs-usd", "other_costs_usd", "other costs added to the total, US$"),
 ]
+
+#: Flag destination -> the planner input (udfs.quantities.PLAN_INPUTS) it fills; the other
+#: flags are the engine's own inputs, beyond the planner (failures, scaling, ownership...).
+_SAME_NAME = ("total_params", "active_params", "training_tokens", "accelerators",
+              "peak_tflops", "mfu", "goodput", "throughput_range_pct",
+              "usd_per_accelerator_hour", "price_range_pct", "watts_per_accelerator",
+              "server_overhead", "pue", "usd_per_kwh", "grams_co2_per_kwh",
+              "checkpoint_bytes_per_param")  # fmt: skip
+_PLAN_NAME = {**{n: n for n in _SAME_NAME}, "effective_tflops": "effective_tflops_input"}
+
+
+def _blank_rule_text(dest):
+    """What a planner input left out takes, in words, from the one rule table."""
+    from .plan import RULES
+
+    rule = RULES[_PLAN_NAME[dest]]
+    if dest == "watts_per_accelerator":
+        return f"the --accelerator's TDP, else {rule.default:g} W"
+    if dest == "peak_tflops":
+        return "the --accelerator's catalogue peak at --precision"
+    if dest == "active_params":
+        return "total, a dense model"
+    if rule.blank_text:
+        return rule.blank_text.replace("%", "%%")
+    return f"{rule.default:g}"
+
+
+def _engine_default(dest):
+    """The engine's default for an engine-only input (None when the input is off when left out)."""
+    import inspect
+
+    from . import engine
+
+    if dest == "accelerators_per_node":
+        fn = engine.failure_rate_from_node_days
+    else:
+        fn = engine.estimate
+    param = inspect.signature(fn).parameters.get(dest)
+    return None if param is None else param.default
+
+
+def _help(dest, text):
+    from .plan import REQUIRED
+
+    if dest in _PLAN_NAME and _PLAN_NAME[dest] not in REQUIRED:
+        return f"{text} (not given: {_blank_rule_text(dest)})"
+    default = _engine_default(dest)
+    if isinstance(default, float) and default not in (0.0,):
+        return f"{text} (not given: {default:g})"
+    return text
 
 
 #: Engine argument -> the flag that sets it (hidden aliases included, in _flag_namer).
 _FLAG_OF = {dest: flag for flag, dest, _ in _ESTIMATE_FLAGS} | {
     "tokens": "--tokens",
     "target_days": "--target-days",
+    "effective_tflops_input": "--effective-tflops",
+    "accelerator_name": "--accelerator",
 }
 _ENGINE_NAME = re.compile(
     r"(?<![-\w])(" + "|".join(sorted(map(re.escape, _FLAG_OF), key=len, reverse=True)) + r")(?!\w)"
@@ -215,7 +290,9 @@ def _configure_estimate(p):
     )
     for flag, dest, help_text in _ESTIMATE_FLAGS:
         kind = _accelerator_count if dest == "accelerators" else parse_number
-        p.add_argument(flag, dest=dest, metavar="N", help=help_text, type=kind)
+        kind = _fraction if dest.endswith("_pct") else kind
+        metavar = "PCT" if dest.endswith("_pct") else "N"
+        p.add_argument(flag, dest=dest, metavar=metavar, help=_help(dest, help_text), type=kind)
     p.add_argument(
         "--training-tokens",
         dest="training_tokens",
@@ -250,6 +327,19 @@ _DERIVING_KEYS = (
     "global_batch_tokens",
 )
 _OWNERSHIP_KEYS = ("purchase_usd_per_accelerator", "amortisation_years", "utilisation")
+#: What a preset takes from its reference run (as planner inputs).
+_PRESET_KEYS = ("total_params", "active_params", "training_tokens", "accelerators",
+                "watts_per_accelerator", "usd_per_accelerator_hour", "pue",
+                "grams_co2_per_kwh")  # fmt: skip
+#: Notes of udfs.plan.resolve that say nothing on the command line (it has no budget view).
+_SILENT_NOTES = ("budget_status", "owner")
+
+
+def _note(name, value, why):
+    """A :class:`udfs.plan.Note` (imported when an estimate is run: start-up stays light)."""
+    from .plan import Note
+
+    return Note(name, value, why)
 
 
 def _flags(keys):
@@ -261,33 +351,39 @@ def _verb(keys, singular, plural):
     return f"{_flags(keys)} {singular if len(keys) == 1 else plural}"
 
 
-def _base_plan(args, given, notes):
-    """The plan the flags start from: a preset, the user's own model, or the example plan."""
+def _preset_plan(args, given, notes):
+    """The planner inputs of ``--preset``: the reference run's disclosed figures."""
     from . import calibration, catalogue
 
+    if not args.preset.strip():
+        raise CommandError("--preset must name a reference run (see `compute-lab runs`)")
+    r = catalogue.run(args.preset, argument="--preset")
+    plan = {k: float(r[k]) for k in _PRESET_KEYS if not is_blank(r[k])}
+    missing = [k for k in ("total_params", "training_tokens", "accelerators")
+               if k not in plan and k not in given]  # fmt: skip
+    if missing:
+        raise CommandError(
+            f"--preset {r['name']!r} does not disclose its "
+            f"{', '.join(k.replace('_', ' ') for k in missing)}: give {_flags(missing)}"
+        )
+    accel_name = args.accelerator or r["accelerator"]
+    if not any(k in given for k in ("effective_tflops", "mfu")) and not is_blank(accel_name):
+        ref = calibration.reference_table().loc[r["name"]]
+        if not is_blank(ref["implied_mfu"]):
+            plan["mfu"] = float(ref["implied_mfu"])
+            notes.append(_note("mfu", plan["mfu"], f"implied by {r['name']}'s disclosed hours"))
+    source = catalogue.source("run", r["name"])
+    notes.append(_note("preset", r["name"], f"preset {r['name']} ({source})"))
+    return plan, accel_name
+
+
+def _base_plan(args, given, notes):
+    """The plan the flags start from: a preset, the user's own model, or the example plan.
+
+    Returns planner inputs (``udfs.quantities.PLAN_INPUTS`` names) and the accelerator's name.
+    """
     if args.preset is not None:
-        if not args.preset.strip():
-            raise CommandError("--preset must name a reference run (see `compute-lab runs`)")
-        r = catalogue.run(args.preset, argument="--preset")
-        keys = ("total_params", "active_params", "training_tokens", "accelerators",
-                "watts_per_accelerator", "usd_per_accelerator_hour", "pue")  # fmt: skip
-        plan = {k: float(r[k]) for k in keys if not is_blank(r[k])}
-        missing = [k for k in ("total_params", "training_tokens", "accelerators")
-                   if k not in plan and k not in given]  # fmt: skip
-        if missing:
-            raise CommandError(
-                f"--preset {r['name']!r} does not disclose its "
-                f"{', '.join(k.replace('_', ' ') for k in missing)}: "
-                f"give {_flags(missing)}"
-            )
-        accel_name = args.accelerator or r["accelerator"]
-        if not any(k in given for k in ("effective_tflops", "mfu")) and not is_blank(accel_name):
-            ref = calibration.reference_table().loc[r["name"]]
-            if not is_blank(ref["implied_mfu"]):
-                plan["mfu"] = float(ref["implied_mfu"])
-                notes.append(f"MFU {plan['mfu']:.1%}: implied by {r['name']}'s disclosed hours")
-        notes.append(f"preset {r['name']} ({catalogue.source('run', r['name'])})")
-        return plan, accel_name
+        return _preset_plan(args, given, notes)
     if any(k in given for k in _MODEL_KEYS):
         # The user's own model: nothing of the example plan's model fills in behind it.
         missing = [k for k in ("total_params", "training_tokens", "accelerators") if k not in given]
@@ -300,9 +396,13 @@ def _base_plan(args, given, notes):
     plan = {k: SEED_PLAN[k] for k in (*_MODEL_KEYS, "accelerators")}
     if given or args.accelerator is not None:
         notes.append(
-            "model: the DeepSeek-V3-like example plan (671B total, 37B active, 14.8T tokens"
-            + ("" if "accelerators" in given else ", 2048 accelerators")
-            + "); give --total-params and --tokens for your own"
+            _note(
+                "example_plan",
+                "DeepSeek-V3-like",
+                "model: the DeepSeek-V3-like example plan (671B total, 37B active, 14.8T tokens"
+                + ("" if "accelerators" in given else ", 2048 accelerators")
+                + "); give --total-params and --tokens for your own",
+            )
         )
     return plan, args.accelerator
 
@@ -310,6 +410,14 @@ def _base_plan(args, given, notes):
 def _below_one(name, value):
     if check_fraction(name, value, allow_zero=True) >= 1:
         raise InputError(name, "must be less than 1", value=value)
+
+
+def _range_pct(name, value):
+    """An uncertainty: a fraction >= 0 (P90 / P50 - 1), at most 10 (P90 = 11 x P50)."""
+    if check_non_negative(name, value) > 10:
+        raise InputError(
+            name, "must be at most 10 (1000%): a fraction such as 0.15 or 15%", value=value
+        )
 
 
 #: The range rule of each number flag (the engine's), checked before anything else so that a
@@ -354,20 +462,37 @@ _RULES = {
         ("server_overhead", "pue", "tensor_parallel", "pipeline_parallel", "pipeline_interleave"),
         lambda name, value: check_at_least(name, value, 1.0),
     ),
+    **dict.fromkeys(("throughput_range_pct", "price_range_pct"), _range_pct),
     "accelerators": check_whole,
     "comm_overlap": _below_one,
 }
 
 
-def _plan_from_args(args):
-    """Engine keyword arguments from the flags, a preset, a catalogue accelerator, the example.
+class _Plan:
+    """One command line's plan: the planner inputs, resolve's answer, the engine's arguments.
 
-    Nothing is filled in silently: every default of the example plan behind a partly given
-    plan is named in a note, a flag that does not change the result says so in a note, and
-    flags that contradict each other are an error.
+    Attributes
+    ----------
+    inputs : dict
+        Planner inputs (``PLAN_INPUTS`` names) handed to :func:`udfs.plan.resolve`.
+    resolved : udfs.plan.Resolved
+        What resolve made of them.
+    arguments : dict
+        Keyword arguments for :func:`udfs.engine.estimate`: resolve's, with the engine-only
+        flags (failures, scaling, ownership, memory, other costs) on top.
+    notes : list of Note
+        Every default applied (resolve's) and every note of the command line's own.
     """
-    from . import calibration, catalogue
 
+    def __init__(self, inputs, resolved, arguments, notes):
+        self.inputs = inputs
+        self.resolved = resolved
+        self.arguments = arguments
+        self.notes = notes
+
+
+def _given_flags(args):
+    """The estimate flags given (engine names), each checked against its range rule."""
     given = {dest: getattr(args, dest) for _, dest, _ in _ESTIMATE_FLAGS}
     given = {k: v for k, v in given.items() if v is not None}
     for dest, value in [*given.items(), ("target_days", args.target_days)]:
@@ -377,74 +502,93 @@ def _plan_from_args(args):
         raise CommandError(
             "--accelerator must name an accelerator (see `compute-lab accelerators`)"
         )
-    notes = []
-    plan, accel_name = _base_plan(args, given, notes)
-    plan.update(given)
-    if _node_rate_to_accelerator_rate(plan):
-        args.engine_flags["failures_per_accelerator_day"] = "--failures-per-1000-node-days"
-    quiet = not given and args.accelerator is None and args.preset is None  # the example as is
-    precision = args.precision or "bf16"
+    return given
 
-    accel = None
-    if not is_blank(accel_name):
-        accel = catalogue.accelerator(accel_name, argument="--accelerator")
-        if "hbm_gb" not in plan and not is_blank(accel["hbm_gb"]):
-            plan["hbm_gb"] = float(accel["hbm_gb"])
-        if "watts_per_accelerator" not in plan:
-            if is_blank(accel["tdp_watts"]):
-                notes.append(f"700 W assumed: the {accel['name']}'s TDP is not published")
-            else:
-                plan["watts_per_accelerator"] = float(accel["tdp_watts"])
 
+def _throughput_inputs(args, given, inputs, accel):
+    """Check the throughput flags fit together; the example's throughput when nothing sets one.
+
+    Returns a note when the example plan's sustained TFLOP/s fills in (else None).
+    """
     deriving = [k for k in _DERIVING_KEYS if k in given]
     if "effective_tflops" in given:
         if deriving:
             raise CommandError(f"--effective-tflops is used as is: leave out {_flags(deriving)}")
-        plan.pop("mfu", None)
-    elif accel is not None or "peak_tflops" in plan:
-        if "peak_tflops" not in plan:
-            column = f"{precision}_tflops"
-            if is_blank(accel[column]):
-                raise CommandError(
-                    f"--accelerator {accel['name']!r} has no published {precision.upper()} "
-                    "peak: give --peak-tflops or --effective-tflops"
-                )
-            plan["peak_tflops"] = float(accel[column])
-            notes.append(
-                f"accelerator {accel['name']}: {plan['peak_tflops']:g} peak TFLOP/s "
-                f"({precision.upper()})"
+        inputs.pop("mfu", None)
+        return None
+    if accel is not None or "peak_tflops" in inputs:
+        precision = args.precision or "bf16"
+        if "peak_tflops" not in inputs and is_blank(accel[f"{precision}_tflops"]):
+            raise CommandError(
+                f"--accelerator {accel['name']!r} has no published {precision.upper()} "
+                "peak: give --peak-tflops or --effective-tflops"
             )
-        if "mfu" not in plan:
-            plan["mfu"] = calibration.default_mfu()
-            notes.append(f"MFU {plan['mfu']:.1%}: default, median of the disclosed runs")
-    elif deriving:
+        return None
+    if deriving:
         raise CommandError(
             f"{_verb(deriving, 'needs', 'need')} a peak throughput: give --accelerator or "
             "--peak-tflops"
         )
-    else:
-        plan["effective_tflops"] = SEED_PLAN["effective_tflops"]
-        if not quiet:
-            notes.append(
-                "throughput: the example plan's 400 effective TFLOP/s (give --effective-tflops "
-                "or --accelerator)"
-            )
+    inputs["effective_tflops_input"] = SEED_PLAN["effective_tflops"]
+    return _note(
+        "effective_tflops_input",
+        SEED_PLAN["effective_tflops"],
+        "not given: the example plan's sustained throughput (give --effective-tflops or "
+        "--accelerator)",
+    )
 
+
+def _engine_only(args, given):
+    """The engine's inputs beyond the planner's: failures, scaling, ownership, memory, other."""
+    extras = {k: v for k, v in given.items() if k not in _PLAN_NAME}
+    if _node_rate_to_accelerator_rate(extras):
+        args.engine_flags["failures_per_accelerator_day"] = "--failures-per-1000-node-days"
     owned = [k for k in _OWNERSHIP_KEYS if k in given]
     if "purchase_usd_per_accelerator" in given:
         if "usd_per_accelerator_hour" in given:
             raise CommandError("give --usd-per-hour or --purchase-usd-per-accelerator, not both")
-        plan.pop("usd_per_accelerator_hour", None)
     elif owned:
         raise CommandError(f"{_verb(owned, 'goes', 'go')} with --purchase-usd-per-accelerator")
-    elif "usd_per_accelerator_hour" not in plan and args.preset is None:
-        plan["usd_per_accelerator_hour"] = SEED_PLAN["usd_per_accelerator_hour"]
-        if not quiet:
-            notes.append(
-                "price: the example plan's $2.0 per accelerator-hour (give --usd-per-hour)"
-            )
-    notes.extend(_unused_flag_notes(args, given, plan, accel))
-    return plan, notes
+    return extras
+
+
+def _plan_from_args(args):
+    """The plan of the flags: planner inputs resolved by :func:`udfs.plan.resolve`.
+
+    The flags, a preset or the DeepSeek-V3-like example plan give the planner inputs;
+    ``udfs.plan.resolve`` fills every input left out by its one rule table (``RULES``) and
+    says so in a note; the engine-only flags (failures, scaling, ownership) go to the engine
+    beside resolve's arguments. Nothing is filled in silently, a flag that does not change
+    the result says so in a note, and flags that contradict each other are an error.
+    """
+    from . import catalogue
+    from .plan import resolve
+
+    given = _given_flags(args)
+    notes = []
+    inputs, accel_name = _base_plan(args, given, notes)
+    inputs.update({_PLAN_NAME[k]: v for k, v in given.items() if k in _PLAN_NAME})
+    extras = _engine_only(args, given)
+    accel = None
+    if not is_blank(accel_name):
+        accel = catalogue.accelerator(accel_name, argument="--accelerator")
+        inputs["accelerator_name"] = accel["name"]
+    example_throughput = _throughput_inputs(args, given, inputs, accel)
+    resolved = resolve(inputs, precision=args.precision or "bf16")
+    arguments = dict(resolved.arguments)
+    applied = [n for n in resolved.notes if n.name not in _SILENT_NOTES]
+    if "failures_per_accelerator_day" in extras and "goodput" not in given:
+        arguments.pop("goodput", None)  # derived from the failure rate instead
+        applied = [n for n in applied if n.name != "goodput"]
+    if "purchase_usd_per_accelerator" in extras:
+        arguments.pop("usd_per_accelerator_hour", None)  # the ownership price instead
+        applied = [n for n in applied if n.name != "usd_per_accelerator_hour"]
+    arguments.update(extras)
+    if "active_params" not in inputs:  # dense: the active parameters are --total-params
+        args.engine_flags.setdefault("active_params", "--total-params")
+    notes = [*notes, *([example_throughput] if example_throughput else []), *applied]
+    notes.extend(_unused_flag_notes(args, given, arguments))
+    return _Plan(inputs, resolved, arguments, notes)
 
 
 #: Flags of the scaling model, used only with --global-batch-tokens.
@@ -459,32 +603,32 @@ _SCALING_KEYS = (
 _FAILURE_KEYS = ("checkpoint_write_minutes", "restart_minutes")
 
 
-def _unused_flag_notes(args, given, plan, accel):
+def _unused_flag_notes(args, given, plan):
     """A note for each valid flag that does not change this plan's result (the engine still
     checks its value)."""
-    notes = []
+    texts = []
     scaling = [k for k in _SCALING_KEYS if k in given]
     if scaling and "global_batch_tokens" not in plan:
-        notes.append(
+        texts.append(
             f"{_verb(scaling, 'does', 'do')} not affect the result without --global-batch-tokens"
         )
     failure = [k for k in _FAILURE_KEYS if k in given]
     if failure and "failures_per_accelerator_day" not in plan:
-        notes.append(
+        texts.append(
             f"{_verb(failure, 'does', 'do')} not affect the result without "
             "--failures-per-accelerator-day or --failures-per-1000-node-days"
         )
     if "training_state_bytes_per_param" in given and "hbm_gb" not in plan:
-        notes.append(
+        texts.append(
             "--training-state-bytes-per-param does not affect the result without --hbm-gb "
             "(or an --accelerator with a published HBM size)"
         )
     if args.precision is not None and ("peak_tflops" in given or "peak_tflops" not in plan):
-        notes.append(
+        texts.append(
             "--precision does not affect the result: it picks the --accelerator's peak, and "
             + ("--peak-tflops is given" if "peak_tflops" in given else "none is used")
         )
-    return notes
+    return [_note("flags", None, text) for text in texts]
 
 
 def _node_rate_to_accelerator_rate(plan):
@@ -500,30 +644,162 @@ def _node_rate_to_accelerator_rate(plan):
         raise CommandError(
             "give --failures-per-accelerator-day or --failures-per-1000-node-days, not both"
         )
-    plan["failures_per_accelerator_day"] = engine.failure_rate_from_node_days(
-        per_node, 8.0 if per_node_size is None else per_node_size
-    )
+    if per_node_size is None:
+        plan["failures_per_accelerator_day"] = engine.failure_rate_from_node_days(per_node)
+    else:
+        plan["failures_per_accelerator_day"] = engine.failure_rate_from_node_days(
+            per_node, per_node_size
+        )
     return "--failures-per-1000-node-days"
 
 
-def _total_cost_text(r):
-    if math.isnan(r["total_cost_usd"]):
+# -- notes, ranges and the printed figures ----------------------------------------------------
+
+_PERCENT_NOTES = ("mfu", "goodput", "throughput_range_pct", "price_range_pct")
+
+
+def _note_value(name, value):
+    """A note's value for a person: 70B, 989.4, 31.4%, 0.08."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    value = float(value)
+    if name in _PERCENT_NOTES:
+        return f"{value:.1%}"
+    for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if abs(value) >= size:
+            return f"{value / size:,.4g}{suffix}"
+    return f"{value:,.4g}"
+
+
+def _note_text(note):
+    """One ``note:`` line: ``--usd-per-kwh 0.08: not given: electricity priced at ...``."""
+    why = re.sub(r"^blank\b", "not given", note.why)
+    flag = _FLAG_OF.get(note.name)
+    if flag is None:
+        return why
+    return f"{flag} {_note_value(note.name, note.value)}: {why}"
+
+
+def _note_json(note):
+    value = note.value
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+    out = {"name": note.name, "value": value, "why": note.why}
+    if note.name in _FLAG_OF:
+        out["flag"] = _FLAG_OF[note.name]
+    return out
+
+
+#: The quantities given a P10-P90 range, and their words on the command line.
+RANGE_LINES = {
+    "accelerator_hours": ("Accelerator-hours", "{:,.0f}"),
+    "wall_clock_days": ("Wall-clock days", "{:,.1f}"),
+    "rental_cost_usd": ("Rental-equivalent cost", "${:,.0f}"),
+    "electricity_kwh": ("Accelerator electricity", "{:,.0f} kWh"),
+    "total_cost_usd": ("Total cost", "${:,.0f}"),
+}
+
+
+def _ranges(plan, result):
+    """P10 / P50 / P90 of the range quantities (udfs.ranges), or None when no range applies."""
+    from .ranges import estimate_ranges
+
+    r = plan.resolved
+    if not (r.throughput_sigma > 0 or r.price_sigma > 0):
         return None
-    text = f"${r['total_cost_usd']:,.0f}"
-    if math.isnan(r["electricity_cost_usd"]):
-        text += " (compute and other costs; electricity not priced: give --usd-per-kwh)"
-    return text
+    ranges = estimate_ranges(result, r.throughput_sigma, r.price_sigma)
+    return {q: {k: float(v) for k, v in ranges[q].items()} for q in RANGE_LINES}
 
 
 def _fmt_count(n):
     return f"{int(n)}" if float(n).is_integer() else f"{n:g}"
 
 
+def _print_seed_lines(r, accelerators):
+    """The example plan's six lines, in the methodology's exact format."""
+    accelerators = _fmt_count(accelerators)
+    print(f"Training FLOPs: {r['training_flops']:.3e}")
+    print(f"Accelerator-hours: {r['accelerator_hours']:,.0f}")
+    print(
+        f"Wall-clock at {accelerators} accelerator{'s' * (accelerators != '1')}: "
+        f"{r['wall_clock_days']:,.1f} days"
+    )
+    print(f"BF16 checkpoint: {r['checkpoint_gb']:.1f} GB")
+    print(f"Rental-equivalent cost: ${r['rental_cost_usd']:,.0f}")
+    print(f"Accelerator electricity: {r['electricity_kwh']:,.0f} kWh")
+
+
+def _extended_lines(r, arguments, target_days):
+    """(label, text) of the figures after the six lines; text None when it does not apply."""
+
+    def text(key, fmt):
+        return None if math.isnan(r[key]) else fmt.format(r[key])
+
+    mtbf = None
+    if not math.isnan(r["cluster_mtbf_hours"]):
+        mtbf = (f"{r['cluster_mtbf_hours']:,.2f} h; checkpoint every "
+                f"{r['checkpoint_interval_hours'] * 60:,.0f} min")  # fmt: skip
+    scaling = None
+    if "global_batch_tokens" in arguments:
+        scaling = f"{r['scaling_efficiency']:.1%}"
+    lines = [
+        ("Effective throughput", f"{r['effective_tflops']:,.1f} TFLOP/s per accelerator"),
+        ("Goodput", text("goodput", "{:.1%}")),
+        ("Scaling efficiency", scaling),
+        ("Job MTBF", mtbf),
+        ("Electricity cost", text("electricity_cost_usd", "${:,.0f}")),
+        ("Emissions", text("co2_tonnes", "{:,.0f} tCO2")),
+        ("Total cost", text("total_cost_usd", "${:,.0f}")),
+        ("Min. accelerators for training state",
+         text("min_accelerators_for_memory", "{:,.0f} (activations excluded)")),
+        ("Back-to-back runs per year", f"{r['iterations_per_year']:,.1f}"),
+        ("Tokens per parameter", f"{r['tokens_per_param']:,.1f} (Chinchilla-optimal ~20)"),
+    ]  # fmt: skip
+    if "accelerators_for_target_days" in r:
+        lines.append(
+            (
+                f"Accelerators for {target_days:g} day{'s' * (target_days != 1)}",
+                f"{math.ceil(r['accelerators_for_target_days']):,}",
+            )
+        )
+    return lines
+
+
+def _range_lines(ranges):
+    """One line per range quantity: ``Total cost, P10-P90: $1,234,567 to $2,345,678``."""
+    lines = []
+    for q, (label, fmt) in RANGE_LINES.items():
+        p10, p90 = ranges[q]["p10"], ranges[q]["p90"]
+        if math.isnan(p10) or math.isnan(p90):
+            continue
+        low, high = fmt.format(p10), fmt.format(p90)
+        if fmt.endswith(" kWh"):
+            low = low.removesuffix(" kWh")
+        lines.append(f"{label}, P10-P90: {low} to {high}")
+    return lines
+
+
+def _estimate_json(plan, result, ranges):
+    r = plan.resolved
+    out = {
+        "inputs": plan.arguments,
+        "plan_inputs": plan.inputs,
+        "notes": [_note_json(n) for n in plan.notes],
+        "throughput_source": r.throughput_source,
+        "throughput_sigma": r.throughput_sigma,
+        "price_sigma": r.price_sigma,
+        **{k: (None if math.isnan(v) else v) for k, v in result.items()},
+    }
+    if ranges is not None:
+        out["ranges"] = ranges
+    return json.dumps(out, indent=2, allow_nan=False)  # strict JSON: never Infinity/NaN
+
+
 def _run_estimate(args):
     from . import engine
 
-    plan, notes = _plan_from_args(args)
-    result = engine.estimate(**plan)  # every output finite, or OutOfRangeError
+    plan = _plan_from_args(args)
+    result = engine.estimate(**plan.arguments)  # every output finite, or OutOfRangeError
     if args.target_days is not None:
         days = args.target_days
         result["accelerators_for_target_days"] = check_result(
@@ -532,68 +808,21 @@ def _run_estimate(args):
             {"target_days": days},
             result_label=f"accelerators for {days:g} day{'s' * (days != 1)}",
         )
+    ranges = _ranges(plan, result)
     if args.json:
-        out = {"inputs": plan, **{k: (None if math.isnan(v) else v) for k, v in result.items()}}
-        print(json.dumps(out, indent=2, allow_nan=False))  # strict JSON: never Infinity/NaN
+        print(_estimate_json(plan, result, ranges))
         return 0
-    r = result
-    # The example plan's six lines, in the methodology's exact format.
-    accelerators = _fmt_count(plan["accelerators"])
-    print(f"Training FLOPs: {r['training_flops']:.3e}")
-    print(f"Accelerator-hours: {r['accelerator_hours']:,.0f}")
-    print(
-        f"Wall-clock at {accelerators} accelerator{'s' * (accelerators != '1')}: "
-        f"{r['wall_clock_days']:,.1f} days"
-    )
-    print(f"BF16 checkpoint: {r['checkpoint_gb']:.1f} GB")
-    if math.isnan(r["rental_cost_usd"]):
-        print("Rental-equivalent cost: n/a (give --usd-per-hour or --purchase-usd-per-accelerator)")
-    else:
-        print(f"Rental-equivalent cost: ${r['rental_cost_usd']:,.0f}")
-    print(f"Accelerator electricity: {r['electricity_kwh']:,.0f} kWh")
-    extra = [
-        ("Effective throughput", f"{r['effective_tflops']:,.1f} TFLOP/s per accelerator"),
-        ("Goodput", None if math.isnan(r["goodput"]) else f"{r['goodput']:.1%}"),
-        (
-            "Scaling efficiency",
-            None if "global_batch_tokens" not in plan else f"{r['scaling_efficiency']:.1%}",
-        ),
-        (
-            "Job MTBF",
-            None
-            if math.isnan(r["cluster_mtbf_hours"])
-            else f"{r['cluster_mtbf_hours']:,.2f} h; checkpoint every "
-            f"{r['checkpoint_interval_hours'] * 60:,.0f} min",
-        ),
-        (
-            "Electricity cost",
-            None if math.isnan(r["electricity_cost_usd"]) else f"${r['electricity_cost_usd']:,.0f}",
-        ),
-        ("Emissions", None if math.isnan(r["co2_tonnes"]) else f"{r['co2_tonnes']:,.0f} tCO2"),
-        ("Total cost", _total_cost_text(r)),
-        (
-            "Min. accelerators for training state",
-            None
-            if math.isnan(r["min_accelerators_for_memory"])
-            else f"{r['min_accelerators_for_memory']:,.0f} (activations excluded)",
-        ),
-        ("Back-to-back runs per year", f"{r['iterations_per_year']:,.1f}"),
-        ("Tokens per parameter", f"{r['tokens_per_param']:,.1f} (Chinchilla-optimal ~20)"),
-    ]
-    if "accelerators_for_target_days" in r:
-        days = args.target_days
-        extra.append(
-            (
-                f"Accelerators for {days:g} day{'s' * (days != 1)}",
-                f"{math.ceil(r['accelerators_for_target_days']):,}",
-            )
-        )
+    _print_seed_lines(result, plan.arguments["accelerators"])
     print()
-    for label, value in extra:
+    for label, value in _extended_lines(result, plan.arguments, args.target_days):
         if value is not None:
             print(f"{label}: {value}")
-    for note in notes:
-        print(f"  note: {note}")
+    if ranges is not None:
+        print()
+        for line in _range_lines(ranges):
+            print(line)
+    for note in plan.notes:
+        print(f"  note: {_note_text(note)}")
     return 0
 
 
@@ -641,55 +870,89 @@ def _print_frame(df, args, formats=None, headers=None):
         print("  ".join(line).rstrip())
 
 
-def _run_runs(args):
-    from . import calibration, engine
+#: The columns of ``runs`` (all three formats): the leave-one-out table of the default MFU.
+RUNS_COLUMNS = {
+    # column: (format in the text table, header lines)
+    "run": (None, ("run",)),
+    "accelerator": (None, ("accelerator",)),
+    "implied_mfu": ("{:.1%}", ("implied", "MFU")),
+    "predicted_mfu": ("{:.1%}", ("predicted", "MFU")),
+    "disclosed_accelerator_hours": ("{:,.0f}", ("disclosed", "hours")),
+    "predicted_accelerator_hours": ("{:,.0f}", ("predicted", "hours")),
+    "error_pct": ("{:+.0f}%", ("error",)),
+    "inside_p10_p90": (None, ("inside", "P10-P90")),
+}
 
-    t = calibration.reference_table()
-    mfu = calibration.default_mfu()
-    est = np.full(len(t), np.nan)
-    ok = np.isfinite(t["model_training_flops"]) & np.isfinite(t["peak_tflops"])
-    est[ok.to_numpy()] = engine.accelerator_hours(
-        t.loc[ok, "model_training_flops"].to_numpy(),
-        engine.effective_tflops(t.loc[ok, "peak_tflops"].to_numpy(), mfu),
-    )
-    df = t[["run", "architecture", "accelerator"]].copy()
-    df["disclosed_accelerator_hours"] = t["disclosed_accelerator_hours"]
-    df["model_accelerator_hours"] = est
-    df["model_error_pct"] = 100 * (est / t["disclosed_accelerator_hours"] - 1)
-    df["implied_effective_tflops"] = t["implied_effective_tflops"]
-    df["implied_mfu"] = t["implied_mfu"]
-    df["disclosed_mfu"] = t["disclosed_mfu"]
+
+def runs_table():
+    """The leave-one-out table ``compute-lab runs`` prints (a DataFrame, RUNS_COLUMNS).
+
+    One row per calibration run: its implied MFU, the MFU the default model predicts for it
+    when fitted without it, the disclosed and predicted accelerator-hours, the error
+    (predicted / disclosed - 1, in %) and whether the disclosed hours fall inside P10..P90.
+    """
+    from . import calibration
+
+    return calibration.leave_one_out()[list(RUNS_COLUMNS)].reset_index(drop=True)
+
+
+def runs_summary():
+    """The figures printed under the runs table: the default's and the former constant's."""
+    from . import calibration
+
+    chosen = calibration.loo_summary()
+    legacy = calibration.model_comparison().loc[
+        f"legacy constant {calibration.LEGACY_DEFAULT_MFU:.1%}"
+    ]
+    return {
+        "model": calibration.chosen_model(),
+        "runs": chosen["runs"],
+        "fitted_numbers": chosen["fitted_numbers"],
+        "median_abs_error_pct": chosen["median_abs_error_pct"],
+        "share_inside_p10_p90": chosen["share_inside_p10_p90"],
+        "throughput_sigma": chosen["sigma_ln"],
+        "legacy_mfu": calibration.LEGACY_DEFAULT_MFU,
+        "legacy_median_abs_error_pct": float(legacy["median_abs_error_pct"]),
+        "legacy_share_inside_p10_p90": float(legacy["share_inside_p10_p90"]),
+    }
+
+
+def _run_runs(args):
+    from . import calibration
+
+    df = runs_table()
+    if args.json or args.csv:
+        _print_frame(df, args)
+        return 0
+    text = df.astype({"inside_p10_p90": object})
+    text["inside_p10_p90"] = ["yes" if v else "no" for v in df["inside_p10_p90"]]
     _print_frame(
-        df,
+        text,
         args,
-        {
-            "disclosed_accelerator_hours": "{:,.0f}",
-            "model_accelerator_hours": "{:,.0f}",
-            "model_error_pct": "{:+.0f}%",
-            "implied_effective_tflops": "{:,.0f}",
-            "implied_mfu": "{:.1%}",
-            "disclosed_mfu": "{:.1%}",
-        },
-        {
-            "architecture": ("arch.",),
-            "disclosed_accelerator_hours": ("disclosed", "hours"),
-            "model_accelerator_hours": ("model", "hours"),
-            "model_error_pct": ("model", "error"),
-            "implied_effective_tflops": ("implied", "TFLOP/s"),
-            "implied_mfu": ("implied", "MFU"),
-            "disclosed_mfu": ("disclosed", "MFU"),
-        },
+        {c: fmt for c, (fmt, _) in RUNS_COLUMNS.items() if fmt},
+        {c: head for c, (_, head) in RUNS_COLUMNS.items()},
     )
-    if not (args.json or args.csv):
-        print()
-        print(
-            textwrap.fill(
-                "Hours are accelerator-hours. Model: 6 x active x tokens at the accelerator's "
-                f"BF16 peak x default MFU {mfu:.1%} (median implied MFU of the runs with "
-                "disclosed hours); implied: from the disclosed hours.",
-                WIDTH,
-            )
+    s = runs_summary()
+    others = calibration.reference_table()
+    others = others.loc[~others["in_calibration"], "run"].tolist()
+    print()
+    paragraphs = [
+        "Leave-one-out: each run's accelerator-hours predicted at the default MFU "
+        f"({s['model']} model, {s['fitted_numbers']} fitted numbers) fitted without that run; "
+        "hours are accelerator-hours; error: predicted over disclosed hours, minus 1.",
+        f"Default MFU: median |error| {s['median_abs_error_pct']:.1f}%, disclosed hours inside "
+        f"P10..P90 for {s['share_inside_p10_p90']:.0%} of the {s['runs']} runs. "
+        f"The former constant MFU {s['legacy_mfu']:.1%}: median |error| "
+        f"{s['legacy_median_abs_error_pct']:.1f}%, inside P10..P90 "
+        f"{s['legacy_share_inside_p10_p90']:.0%}.",
+    ]
+    if others:
+        paragraphs.append(
+            "Also presets (estimate --preset NAME), not in the calibration set: "
+            f"{', '.join(others)}."
         )
+    for paragraph in paragraphs:
+        print(textwrap.fill(paragraph, WIDTH))
     return 0
 
 
@@ -714,7 +977,7 @@ _BUILTIN = {
         _run_estimate,
     ),
     "runs": (
-        "reference runs: disclosed accelerator-hours beside the model",
+        "the default MFU checked run by run: disclosed accelerator-hours beside the predicted",
         _configure_table,
         _run_runs,
     ),

@@ -9,22 +9,32 @@ Units are in the names: ``*_params`` are parameter counts, ``tokens`` are tokens
 ``*_tflops`` are TFLOP/s (1e12 FLOP/s) per accelerator, ``*_hours`` are hours,
 ``*_days`` are days of 24 hours, ``*_usd`` are US dollars, ``*_kwh`` are kilowatt-hours.
 
-The linear core (``training_flops`` ... ``electricity_kwh``) is the seed's methodology
-(the source project's "Compute Lab", FLOPs = 6 x active parameters x tokens) and
-reproduces its printed figures to the digit with the default arguments. The rest extends
-it; each function names its source.
+The linear core (``training_flops`` ... ``electricity_kwh``) is the Compute Lab methodology
+(FLOPs = 6 x active parameters x tokens) and reproduces the DeepSeek-V3-like example plan's
+printed figures to the digit. The rest extends it; each function names its source.
+
+One definition per quantity: a function whose quantity has a formula in the model spec
+(:mod:`udfs.quantities`, e.g. ``wall_clock_days = accelerator_hours / accelerators / 24``)
+checks its inputs here and then computes the spec's formula, rendered to numpy by
+:func:`udfs.model.function` (:func:`_spec`); the planner's Excel formulas are rendered from
+the same text. :func:`estimate` runs the plan in named steps (:func:`_checked_arguments`,
+:func:`_throughput`, :func:`_hourly_price`, :func:`_energy_and_costs`). The hand-written
+functions are those the spec does not express (failures, scaling, ownership, Chinchilla).
 
 This module does no I/O and imports nothing from Excel tooling.
 """
 
 from __future__ import annotations
 
+import ast
 import datetime as _dt
 import functools
 import inspect
 
 import numpy as np
 
+from . import formula as _formula
+from . import model as _model
 from .validation import (
     InputError,
     OutOfRangeError,
@@ -75,20 +85,89 @@ HOURS_PER_YEAR = 8760.0
 _TERA = 1e12
 
 
-def _out(*arrays):
-    """An empty float array of the arrays' broadcast shape, for in-place arithmetic."""
-    return np.empty(np.broadcast_shapes(*(a.shape for a in arrays)))
-
-
 def _ret(x):
     """Scalar in, float out; array in, array out."""
     x = np.asarray(x, dtype=float)
     return float(x) if x.ndim == 0 else x
 
 
-# ---------------------------------------------------------------------------------------------
-# The seed's linear model
-# ---------------------------------------------------------------------------------------------
+_BINARY_UFUNCS = {
+    ast.Add: np.add,
+    ast.Sub: np.subtract,
+    ast.Mult: np.multiply,
+    ast.Div: np.divide,
+    ast.Pow: np.power,
+}
+_COMPARE_UFUNCS = {
+    ast.Gt: np.greater,
+    ast.GtE: np.greater_equal,
+    ast.Lt: np.less,
+    ast.LtE: np.less_equal,
+    ast.Eq: np.equal,
+    ast.NotEq: np.not_equal,
+}
+
+
+def _spec(name, **values):
+    """``name`` computed by its formula in the model spec (:mod:`udfs.quantities`).
+
+    The engine's functions check their inputs and then call this: the formula is written
+    once, in the spec, and the planner's Excel text is rendered from the same definition.
+    The formula's tree (:func:`udfs.model.tree`) is evaluated with the operations of
+    :func:`udfs.model.function`, in the same order and in float64, so the figures are the
+    same to the bit (``tests/test_engine.py`` checks it); the difference is speed: an
+    intermediate array is reused for the next operation instead of a new one being allocated
+    (the engine's 1,000,000-scenario benchmark depends on it), and whole-number arrays
+    (counts of accelerators) are converted to float on the fly, not copied. For one plan
+    (scalars) it calls :func:`udfs.model.function` itself. The spec's constants
+    (:data:`udfs.model.CONSTANTS`) fill in the names not given.
+    """
+    if all(np.ndim(v) == 0 for v in values.values()):  # one plan: the rendering itself
+        function, names = _rendered(name)
+        return function(*(values[n] if n in values else _model.CONSTANTS[n] for n in names))
+    value, _ = _evaluate(_model.tree(name), values)
+    return _ret(value)
+
+
+@functools.cache
+def _rendered(name):
+    """:func:`udfs.model.function` of ``name`` and the names it reads, looked up once."""
+    return _model.function(name), _model.inputs_of(name)
+
+
+def _evaluate(node, values):
+    """(value, owned) of a spec formula's node: ``owned`` when the value is a float array
+    made here, which the next operation may overwrite."""
+    if isinstance(node, ast.Constant):
+        return node.value, False
+    if isinstance(node, ast.Name):
+        value = values[node.id] if node.id in values else _model.CONSTANTS[node.id]
+        return value, False
+    if isinstance(node, ast.UnaryOp):  # unary minus, the only one the spec allows
+        operand, owned = _evaluate(node.operand, values)
+        return _apply(np.negative, (operand,), (owned,))
+    if isinstance(node, ast.BinOp):
+        left, right = _evaluate(node.left, values), _evaluate(node.right, values)
+        return _apply(_BINARY_UFUNCS[type(node.op)], (left[0], right[0]), (left[1], right[1]))
+    if isinstance(node, ast.Compare):
+        left, right = _evaluate(node.left, values)[0], _evaluate(node.comparators[0], values)[0]
+        return _COMPARE_UFUNCS[type(node.ops[0])](left, right), False
+    function = _formula.FUNCTIONS[node.func.id][0]
+    args = [_evaluate(arg, values)[0] for arg in node.args]
+    if function is np.round:  # round(x, digits): digits is a whole number
+        return np.round(np.asarray(args[0], dtype=float), int(args[1])), True
+    out = function(*(np.asarray(a, dtype=float) for a in args))
+    return out, isinstance(out, np.ndarray) and out.dtype == float
+
+
+def _apply(ufunc, args, owned):
+    """``ufunc(*args)`` in float64, into an owned argument of the result's shape if any."""
+    shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+    for arg, mine in zip(args, owned, strict=True):
+        if mine and shape and np.shape(arg) == shape:
+            return ufunc(*args, out=arg, dtype=float), True
+    out = ufunc(*args, dtype=float)
+    return out, isinstance(out, np.ndarray) and out.ndim > 0
 
 
 def training_flops(active_params, tokens):
@@ -120,10 +199,7 @@ def training_flops(active_params, tokens):
     """
     n = check_positive("active_params", active_params)
     d = check_positive("tokens", tokens)
-    out = _out(n, d)  # (6 x N) x D, the seed's order, without temporaries
-    np.multiply(FLOPS_PER_PARAM_TOKEN, n, out=out)
-    np.multiply(out, d, out=out)
-    return _ret(out)
+    return _spec("training_flops", active_params=n, training_tokens=d)
 
 
 def accelerator_hours(training_flops, effective_tflops):
@@ -148,10 +224,7 @@ def accelerator_hours(training_flops, effective_tflops):
     """
     f = check_positive("training_flops", training_flops)
     t = check_positive("effective_tflops", effective_tflops)
-    out = _out(f, t)  # F / T / (1e12 x 3600): two passes over the arrays
-    np.divide(f, t, out=out)
-    np.divide(out, _TERA * 3600.0, out=out)
-    return _ret(out)
+    return _spec("accelerator_hours", training_flops=f, effective_tflops=t)
 
 
 def wall_clock_days(accelerator_hours, accelerators):
@@ -178,10 +251,7 @@ def wall_clock_days(accelerator_hours, accelerators):
     """
     h = check_positive("accelerator_hours", accelerator_hours)
     n = check_whole("accelerators", accelerators)
-    out = _out(h, n)
-    np.divide(h, n, out=out)
-    np.divide(out, 24.0, out=out)
-    return _ret(out)
+    return _spec("wall_clock_days", accelerator_hours=h, accelerators=n)
 
 
 def checkpoint_bytes(total_params, bytes_per_param=2.0):
@@ -218,7 +288,9 @@ def checkpoint_gb(total_params, bytes_per_param=2.0):
     >>> checkpoint_gb(671e9)
     1342.0
     """
-    return _ret(np.asarray(checkpoint_bytes(total_params, bytes_per_param)) / 1e9)
+    p = check_positive("total_params", total_params)
+    b = check_positive("bytes_per_param", bytes_per_param)
+    return _spec("checkpoint_gb", total_params=p, checkpoint_bytes_per_param=b)
 
 
 def rental_cost_usd(accelerator_hours, usd_per_accelerator_hour):
@@ -246,7 +318,7 @@ def rental_cost_usd(accelerator_hours, usd_per_accelerator_hour):
     """
     h = check_positive("accelerator_hours", accelerator_hours)
     p = check_non_negative("usd_per_accelerator_hour", usd_per_accelerator_hour)
-    return _ret(h * p)
+    return _spec("rental_cost_usd", accelerator_hours=h, usd_per_accelerator_hour=p)
 
 
 def electricity_kwh(accelerator_hours, watts_per_accelerator=700.0, server_overhead=1.0, pue=1.0):
@@ -282,12 +354,8 @@ def electricity_kwh(accelerator_hours, watts_per_accelerator=700.0, server_overh
     w = check_positive("watts_per_accelerator", watts_per_accelerator)
     s = check_at_least("server_overhead", server_overhead, 1.0)
     e = check_at_least("pue", pue, 1.0)
-    out = _out(h, w, s, e)
-    np.multiply(h, w, out=out)
-    np.multiply(out, s, out=out)
-    np.multiply(out, e, out=out)
-    np.divide(out, 1000.0, out=out)
-    return _ret(out)
+    return _spec("electricity_kwh", accelerator_hours=h, watts_per_accelerator=w,
+                 server_overhead=s, pue=e)  # fmt: skip
 
 
 def electricity_cost_usd(electricity_kwh, usd_per_kwh):
@@ -300,7 +368,7 @@ def electricity_cost_usd(electricity_kwh, usd_per_kwh):
     """
     k = check_non_negative("electricity_kwh", electricity_kwh)
     p = check_non_negative("usd_per_kwh", usd_per_kwh)
-    return _ret(k * p)
+    return _spec("electricity_cost_usd", electricity_kwh=k, usd_per_kwh=p)
 
 
 def co2_tonnes(electricity_kwh, grams_co2_per_kwh):
@@ -321,7 +389,7 @@ def co2_tonnes(electricity_kwh, grams_co2_per_kwh):
     """
     k = check_non_negative("electricity_kwh", electricity_kwh)
     g = check_non_negative("grams_co2_per_kwh", grams_co2_per_kwh)
-    return _ret(k * g / 1e6)
+    return _spec("co2_tonnes", electricity_kwh=k, grams_co2_per_kwh=g)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -355,7 +423,7 @@ def effective_tflops(peak_tflops, mfu, goodput=1.0, scaling_efficiency=1.0):
     m = check_fraction("mfu", mfu)
     g = check_fraction("goodput", goodput)
     s = check_fraction("scaling_efficiency", scaling_efficiency)
-    return _ret(p * m * g * s)
+    return _ret(np.asarray(_spec("effective_tflops", peak_tflops=p, mfu=m, goodput=g)) * s)
 
 
 def failure_rate_per_accelerator_day(interruptions, days, accelerators):
@@ -551,6 +619,27 @@ def scaling_efficiency(
     >>> round(465.5 * e8k), round(465.5 * e16k)
     (430, 400)
     """
+    args = locals()  # every argument by name
+    t_compute, bubble, t_comm, exposed = _step_times(**args)
+    return _ret(t_compute / (t_compute * (1.0 + bubble) + exposed * t_comm))
+
+
+def _step_times(
+    accelerators,
+    active_params,
+    total_params,
+    global_batch_tokens,
+    tflops_per_accelerator,
+    tensor_parallel,
+    pipeline_parallel,
+    sequence_tokens,
+    pipeline_interleave,
+    interconnect_gb_per_s,
+    comm_overlap,
+    bytes_per_gradient,
+):
+    """:func:`scaling_efficiency`'s terms, arguments checked: compute time of a step, bubble
+    fraction, all-reduce time and the share of it exposed (``1 - comm_overlap``)."""
     n = check_whole("accelerators", accelerators)
     pa = check_positive("active_params", active_params)
     pt = check_positive("total_params", total_params)
@@ -579,7 +668,7 @@ def scaling_efficiency(
     t_compute = FLOPS_PER_PARAM_TOKEN * pa * b / (n * x * _TERA)
     bubble = (pp - 1.0) / (v * micro)
     t_comm = (g * pt / mp) / (bw * 1e9) * 2.0 * (dp - 1.0) / dp
-    return _ret(t_compute / (t_compute * (1.0 + bubble) + (1.0 - ov) * t_comm))
+    return t_compute, bubble, t_comm, 1.0 - ov
 
 
 # ---------------------------------------------------------------------------------------------
@@ -617,7 +706,9 @@ def min_accelerators_for_memory(total_params, hbm_gb, bytes_per_param=16.0, usab
     u = check_fraction("usable_fraction", usable_fraction)
     # Round before ceil so that an exact fit (e.g. 6.48e12 / 8e10 = 81) is not pushed up by
     # binary floating-point noise.
-    return _ret(np.ceil(np.round(p * b / (h * 1e9 * u), 9)))
+    usable = h if np.all(u == 1) else h * u  # GB of HBM the training state may use
+    return _spec("min_accelerators_for_memory", total_params=p, hbm_gb=usable,
+                 training_state_bytes_per_param=b)  # fmt: skip
 
 
 def ownership_usd_per_accelerator_hour(
@@ -666,7 +757,7 @@ def accelerators_for_days(accelerator_hours, target_days):
     """
     h = check_positive("accelerator_hours", accelerator_hours)
     d = check_positive("target_days", target_days)
-    return _ret(h / (24.0 * d))
+    return _spec("accelerators_for_days", accelerator_hours=h, target_days=d)
 
 
 def iterations_per_year(wall_clock_days):
@@ -682,7 +773,7 @@ def iterations_per_year(wall_clock_days):
     43.8
     """
     d = check_positive("wall_clock_days", wall_clock_days)
-    return _ret(365.0 / d)
+    return _spec("iterations_per_year", wall_clock_days=d)
 
 
 def chinchilla_tokens(params, tokens_per_param=20.0):
@@ -742,7 +833,7 @@ def implied_effective_tflops(training_flops, accelerator_hours):
     """
     f = check_positive("training_flops", training_flops)
     h = check_positive("accelerator_hours", accelerator_hours)
-    return _ret(f / (h * 3600.0) / _TERA)
+    return _spec("implied_effective_tflops", training_flops=f, accelerator_hours=h)
 
 
 def implied_mfu(training_flops, accelerator_hours, peak_tflops):
@@ -758,7 +849,7 @@ def implied_mfu(training_flops, accelerator_hours, peak_tflops):
     """
     t = np.asarray(implied_effective_tflops(training_flops, accelerator_hours))
     p = check_positive("peak_tflops", peak_tflops)
-    mfu = t / p
+    mfu = np.asarray(_spec("implied_mfu", implied_effective_tflops=t, peak_tflops=p))
     if np.any(mfu > 1.0):
         pos = None if np.ndim(mfu) == 0 else tuple(int(i) for i in np.argwhere(mfu > 1)[0])
         raise InputError(
@@ -1047,159 +1138,232 @@ def estimate(
     >>> round(r["wall_clock_days"], 1)
     46.4
     """
-    total = check_positive("total_params", total_params)
-    active = total if active_params is None else check_positive("active_params", active_params)
-    check_at_most("active_params", active, "total_params", total)
-    tokens = check_positive("training_tokens", training_tokens)
-    n = check_whole("accelerators", accelerators)
-    # Every argument is checked, also one this plan does not use: a bad value is never ignored.
-    check_positive("checkpoint_bytes_per_param", checkpoint_bytes_per_param)
-    check_positive("watts_per_accelerator", watts_per_accelerator)
-    check_at_least("server_overhead", server_overhead, 1.0)
-    check_at_least("pue", pue, 1.0)
-    check_positive("checkpoint_write_minutes", checkpoint_write_minutes)
-    check_non_negative("restart_minutes", restart_minutes)
-    check_at_least("tensor_parallel", tensor_parallel, 1.0)
-    check_at_least("pipeline_parallel", pipeline_parallel, 1.0)
-    check_positive("sequence_tokens", sequence_tokens)
-    check_at_least("pipeline_interleave", pipeline_interleave, 1.0)
-    check_positive("interconnect_gb_per_s", interconnect_gb_per_s)
-    if np.any(check_fraction("comm_overlap", comm_overlap, allow_zero=True) >= 1):
-        raise InputError("comm_overlap", "must be less than 1", value=float(np.max(comm_overlap)))
-    check_positive("training_state_bytes_per_param", training_state_bytes_per_param)
-    check_positive("amortisation_years", amortisation_years)
-    check_fraction("utilisation", utilisation)
-    for name, value, check in (
-        ("effective_tflops", effective_tflops, check_positive),
-        ("peak_tflops", peak_tflops, check_positive),
-        ("goodput", goodput, check_fraction),
-        ("usd_per_accelerator_hour", usd_per_accelerator_hour, check_non_negative),
-        ("usd_per_kwh", usd_per_kwh, check_non_negative),
-        ("grams_co2_per_kwh", grams_co2_per_kwh, check_non_negative),
-        ("failures_per_accelerator_day", failures_per_accelerator_day, check_positive),
-        ("global_batch_tokens", global_batch_tokens, check_positive),
-        ("hbm_gb", hbm_gb, check_positive),
-        ("purchase_usd_per_accelerator", purchase_usd_per_accelerator, check_non_negative),
-    ):
-        if value is not None:
-            check(name, value)
+    a = dict(locals())  # every argument by name, for the named steps below
+    total, active, tokens, n = _checked_arguments(a)
     nan = np.full(np.broadcast_shapes(np.shape(total), np.shape(active), np.shape(n)), np.nan)
-
-    mtbf = interval = np.asarray(nan)
-    if effective_tflops is not None:
-        for name, value in (("peak_tflops", peak_tflops), ("mfu", mfu), ("goodput", goodput)):
-            if value is not None:
-                raise InputError(name, "cannot be combined with effective_tflops (give one)")
-        if failures_per_accelerator_day is not None or global_batch_tokens is not None:
-            raise InputError(
-                "effective_tflops",
-                "is used as is; leave it out to derive throughput from failures or scaling",
-            )
-        eff = check_positive("effective_tflops", effective_tflops)
-        good = scale = np.asarray(nan)
-    else:
-        if peak_tflops is None or mfu is None:
-            raise InputError(
-                "effective_tflops", "is required (or give peak_tflops and mfu to derive it)"
-            )
-        peak = check_positive("peak_tflops", peak_tflops)
-        u = check_fraction("mfu", mfu)
-        if failures_per_accelerator_day is not None:
-            if goodput is not None:
-                raise InputError("goodput", "cannot be combined with failures_per_accelerator_day")
-            mtbf = np.asarray(cluster_mtbf_hours(n, failures_per_accelerator_day))
-            d = check_positive("checkpoint_write_minutes", checkpoint_write_minutes) / 60.0
-            r = check_non_negative("restart_minutes", restart_minutes) / 60.0
-            interval = np.asarray(checkpoint_interval_hours(d, mtbf))
-            try:
-                good = np.asarray(_goodput(mtbf, d, r))
-            except InputError as err:
-                raise InputError(
-                    "failures_per_accelerator_day",
-                    "is so high that checkpointing and restarts leave no time to train",
-                    err.position,
-                ) from None
-        else:
-            good = np.asarray(1.0) if goodput is None else check_fraction("goodput", goodput)
-        if global_batch_tokens is not None:
-            scale = np.asarray(
-                scaling_efficiency(
-                    n,
-                    active,
-                    total,
-                    global_batch_tokens,
-                    peak * u,
-                    tensor_parallel,
-                    pipeline_parallel,
-                    sequence_tokens,
-                    pipeline_interleave,
-                    interconnect_gb_per_s,
-                    comm_overlap,
-                )
-            )
-        else:
-            scale = np.asarray(1.0)
-        eff = peak * u * good * scale
-
+    through = _throughput(a, n, active, total, nan)
     flops = training_flops(active, tokens)
-    hours = np.asarray(accelerator_hours(flops, eff))
+    hours = np.asarray(accelerator_hours(flops, through["effective_tflops"]))
     days = wall_clock_days(hours, n)
-
-    if usd_per_accelerator_hour is not None and purchase_usd_per_accelerator is not None:
-        raise InputError(
-            "purchase_usd_per_accelerator",
-            "cannot be combined with usd_per_accelerator_hour (give one price)",
-        )
-    if usd_per_accelerator_hour is not None:
-        price = check_non_negative("usd_per_accelerator_hour", usd_per_accelerator_hour)
-    elif purchase_usd_per_accelerator is not None:
-        price = np.asarray(
-            ownership_usd_per_accelerator_hour(
-                purchase_usd_per_accelerator, amortisation_years, utilisation
-            )
-        )
-    else:
-        price = nan
-    compute_cost = hours * price
-    kwh = np.asarray(electricity_kwh(hours, watts_per_accelerator, server_overhead, pue))
-    kwh_cost = nan if usd_per_kwh is None else kwh * check_non_negative("usd_per_kwh", usd_per_kwh)
-    co2 = (
-        nan
-        if grams_co2_per_kwh is None
-        else kwh * check_non_negative("grams_co2_per_kwh", grams_co2_per_kwh) / 1e6
-    )
-    other = check_non_negative("other_costs_usd", other_costs_usd)
-    total_cost = compute_cost + np.nan_to_num(kwh_cost, nan=0.0) + other
-    memory = (
-        nan
-        if hbm_gb is None
-        else np.asarray(min_accelerators_for_memory(total, hbm_gb, training_state_bytes_per_param))
-    )
+    price = _hourly_price(a, nan)
+    memory = nan
+    if hbm_gb is not None:
+        memory = min_accelerators_for_memory(total, hbm_gb, training_state_bytes_per_param)
     out = {
-        "effective_tflops": eff,
+        "effective_tflops": through["effective_tflops"],
         "training_flops": flops,
         "accelerator_hours": hours,
         "wall_clock_days": days,
         "checkpoint_gb": checkpoint_gb(total, checkpoint_bytes_per_param),
         "usd_per_accelerator_hour": price,
-        "rental_cost_usd": compute_cost,
-        "electricity_kwh": kwh,
-        "electricity_cost_usd": kwh_cost,
-        "co2_tonnes": co2,
-        "total_cost_usd": total_cost,
-        "goodput": good,
-        "scaling_efficiency": scale,
-        "cluster_mtbf_hours": mtbf,
-        "checkpoint_interval_hours": interval,
+        **_energy_and_costs(a, hours, price, nan),
+        "goodput": through["goodput"],
+        "scaling_efficiency": through["scaling_efficiency"],
+        "cluster_mtbf_hours": through["cluster_mtbf_hours"],
+        "checkpoint_interval_hours": through["checkpoint_interval_hours"],
         "min_accelerators_for_memory": memory,
         "iterations_per_year": iterations_per_year(days),
         "chinchilla_tokens": chinchilla_tokens(total),
         "tokens_per_param": tokens / total,
     }
+    return _one_shape(out)
+
+
+_goodput = goodput  # estimate() has an argument of the same name
+
+
+# -- estimate(), step by step -----------------------------------------------------------------
+
+
+def _checked_arguments(a):
+    """Check every argument of :func:`estimate`, also one this plan does not use: a bad value
+    is never ignored. Returns the model's checked arrays (total, active, tokens, accelerators)."""
+    total = check_positive("total_params", a["total_params"])
+    active = total
+    if a["active_params"] is not None:
+        active = check_positive("active_params", a["active_params"])
+    check_at_most("active_params", active, "total_params", total)
+    tokens = check_positive("training_tokens", a["training_tokens"])
+    n = check_whole("accelerators", a["accelerators"])
+    for name, check in _ALWAYS_CHECKS.items():
+        check(name, a[name])
+    for name, check in _OPTIONAL_CHECKS.items():
+        if a[name] is not None:
+            check(name, a[name])
+    return total, active, tokens, n
+
+
+def _at_least_one(name, value):
+    return check_at_least(name, value, 1.0)
+
+
+def _less_than_one(name, value):
+    if np.any(check_fraction(name, value, allow_zero=True) >= 1):
+        raise InputError(name, "must be less than 1", value=float(np.max(value)))
+
+
+#: estimate()'s arguments that always have a value, and their rules, in the order checked.
+_ALWAYS_CHECKS = {
+    "checkpoint_bytes_per_param": check_positive,
+    "watts_per_accelerator": check_positive,
+    "server_overhead": _at_least_one,
+    "pue": _at_least_one,
+    "checkpoint_write_minutes": check_positive,
+    "restart_minutes": check_non_negative,
+    "tensor_parallel": _at_least_one,
+    "pipeline_parallel": _at_least_one,
+    "sequence_tokens": check_positive,
+    "pipeline_interleave": _at_least_one,
+    "interconnect_gb_per_s": check_positive,
+    "comm_overlap": _less_than_one,
+    "training_state_bytes_per_param": check_positive,
+    "amortisation_years": check_positive,
+    "utilisation": check_fraction,
+}
+
+#: estimate()'s optional arguments (None: not given) and the rule each one keeps when given.
+_OPTIONAL_CHECKS = {
+    "effective_tflops": check_positive,
+    "peak_tflops": check_positive,
+    "goodput": check_fraction,
+    "usd_per_accelerator_hour": check_non_negative,
+    "usd_per_kwh": check_non_negative,
+    "grams_co2_per_kwh": check_non_negative,
+    "failures_per_accelerator_day": check_positive,
+    "global_batch_tokens": check_positive,
+    "hbm_gb": check_positive,
+    "purchase_usd_per_accelerator": check_non_negative,
+}
+
+
+def _throughput(a, n, active, total, nan):
+    """Sustained TFLOP/s per accelerator: ``effective_tflops`` as given, or derived.
+
+    Derived: the spec's ``effective_tflops`` (peak x MFU x goodput) times the scaling
+    efficiency, where goodput is the given one or, with ``failures_per_accelerator_day``,
+    :func:`goodput` of the job MTBF. Returns the throughput and the figures behind it
+    (NaN where they do not apply).
+    """
+    out = {"cluster_mtbf_hours": np.asarray(nan), "checkpoint_interval_hours": np.asarray(nan)}
+    if a["effective_tflops"] is not None:
+        for name in ("peak_tflops", "mfu", "goodput"):
+            if a[name] is not None:
+                raise InputError(name, "cannot be combined with effective_tflops (give one)")
+        if a["failures_per_accelerator_day"] is not None or a["global_batch_tokens"] is not None:
+            raise InputError(
+                "effective_tflops",
+                "is used as is; leave it out to derive throughput from failures or scaling",
+            )
+        out["effective_tflops"] = check_positive("effective_tflops", a["effective_tflops"])
+        out["goodput"] = out["scaling_efficiency"] = np.asarray(nan)
+        return out
+    if a["peak_tflops"] is None or a["mfu"] is None:
+        raise InputError(
+            "effective_tflops", "is required (or give peak_tflops and mfu to derive it)"
+        )
+    peak = check_positive("peak_tflops", a["peak_tflops"])
+    u = check_fraction("mfu", a["mfu"])
+    if a["failures_per_accelerator_day"] is not None:
+        out.update(_goodput_from_failures(a, n))
+    else:
+        good = a["goodput"]
+        out["goodput"] = np.asarray(1.0) if good is None else check_fraction("goodput", good)
+    scale = np.asarray(1.0)
+    if a["global_batch_tokens"] is not None:
+        scale = np.asarray(_scaling(a, n, active, total, peak * u))
+    out["scaling_efficiency"] = scale
+    eff = _spec("effective_tflops", peak_tflops=peak, mfu=u, goodput=out["goodput"])
+    out["effective_tflops"] = eff * scale
+    return out
+
+
+def _goodput_from_failures(a, n):
+    """Goodput, job MTBF and checkpoint interval from the failure rate (Young/Daly)."""
+    if a["goodput"] is not None:
+        raise InputError("goodput", "cannot be combined with failures_per_accelerator_day")
+    mtbf = np.asarray(cluster_mtbf_hours(n, a["failures_per_accelerator_day"]))
+    d = check_positive("checkpoint_write_minutes", a["checkpoint_write_minutes"]) / 60.0
+    r = check_non_negative("restart_minutes", a["restart_minutes"]) / 60.0
+    interval = np.asarray(checkpoint_interval_hours(d, mtbf))
+    try:
+        good = np.asarray(_goodput(mtbf, d, r))
+    except InputError as err:
+        raise InputError(
+            "failures_per_accelerator_day",
+            "is so high that checkpointing and restarts leave no time to train",
+            err.position,
+        ) from None
+    return {"goodput": good, "cluster_mtbf_hours": mtbf, "checkpoint_interval_hours": interval}
+
+
+def _scaling(a, n, active, total, tflops_per_accelerator):
+    """:func:`scaling_efficiency` of the plan's batch and parallelism."""
+    return scaling_efficiency(
+        n,
+        active,
+        total,
+        a["global_batch_tokens"],
+        tflops_per_accelerator,
+        a["tensor_parallel"],
+        a["pipeline_parallel"],
+        a["sequence_tokens"],
+        a["pipeline_interleave"],
+        a["interconnect_gb_per_s"],
+        a["comm_overlap"],
+    )
+
+
+def _hourly_price(a, nan):
+    """US$ per accelerator-hour: the rental price, else the ownership equivalent, else NaN."""
+    if a["usd_per_accelerator_hour"] is not None:
+        if a["purchase_usd_per_accelerator"] is not None:
+            raise InputError(
+                "purchase_usd_per_accelerator",
+                "cannot be combined with usd_per_accelerator_hour (give one price)",
+            )
+        return check_non_negative("usd_per_accelerator_hour", a["usd_per_accelerator_hour"])
+    if a["purchase_usd_per_accelerator"] is not None:
+        return np.asarray(
+            ownership_usd_per_accelerator_hour(
+                a["purchase_usd_per_accelerator"], a["amortisation_years"], a["utilisation"]
+            )
+        )
+    return nan
+
+
+def _energy_and_costs(a, hours, price, nan):
+    """Compute cost, electricity (kWh and US$), emissions and the total, by the spec's formulas.
+
+    An unpriced electricity (``usd_per_kwh`` None) adds nothing to the total; other costs
+    are added to it. The outputs are checked by :func:`estimate`'s wrapper.
+    """
+    kwh = np.asarray(
+        electricity_kwh(hours, a["watts_per_accelerator"], a["server_overhead"], a["pue"])
+    )
+    rental = _spec("rental_cost_usd", accelerator_hours=hours, usd_per_accelerator_hour=price)
+    kwh_cost = nan
+    if a["usd_per_kwh"] is not None:
+        usd_per_kwh = check_non_negative("usd_per_kwh", a["usd_per_kwh"])
+        kwh_cost = _spec("electricity_cost_usd", electricity_kwh=kwh, usd_per_kwh=usd_per_kwh)
+    co2 = nan
+    if a["grams_co2_per_kwh"] is not None:
+        grams = check_non_negative("grams_co2_per_kwh", a["grams_co2_per_kwh"])
+        co2 = _spec("co2_tonnes", electricity_kwh=kwh, grams_co2_per_kwh=grams)
+    other = check_non_negative("other_costs_usd", a["other_costs_usd"])
+    total = _spec("total_cost_usd", rental_cost_usd=rental,
+                  electricity_cost_usd=np.nan_to_num(kwh_cost, nan=0.0))  # fmt: skip
+    return {
+        "rental_cost_usd": rental,
+        "electricity_kwh": kwh,
+        "electricity_cost_usd": kwh_cost,
+        "co2_tonnes": co2,
+        "total_cost_usd": np.asarray(total) + other,
+    }
+
+
+def _one_shape(out):
+    """Floats for a scalar plan; arrays of one broadcast shape for arrays of plans."""
     shape = np.broadcast_shapes(*(np.shape(v) for v in out.values()))
     if shape == ():
         return {k: float(v) for k, v in out.items()}
     return {k: np.broadcast_to(np.asarray(v, float), shape) for k, v in out.items()}
-
-
-_goodput = goodput  # estimate() has an argument of the same name

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "CommandError",
     "InputError",
     "OutOfRangeError",
     "SMALLEST_NORMAL",
@@ -33,6 +34,15 @@ SMALLEST_NORMAL = float(np.finfo(float).tiny)
 #: The largest float (1.8e308): above it a figure is infinity.
 LARGEST = float(np.finfo(float).max)
 _DENORMAL_RULE = "is too close to 0 to compute with (a denormal number, below 2.2e-308)"
+
+
+class CommandError(Exception):
+    """A user-facing error of a face (a command, a file, a workbook): one line for a person.
+
+    The command line prints it as ``compute-lab COMMAND: error: ...`` and exits with status 2.
+    It lives in the core, beside :class:`InputError`, so that a face raises it without
+    importing another face (``udfs.cli`` re-exports it for the faces that import it there).
+    """
 
 
 class InputError(ValueError):
