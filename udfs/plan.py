@@ -223,7 +223,7 @@ def _why(name, value, accel, precision="bf16", active=None):
         return f"blank: the {accel['name']}'s dense {precision.upper()} peak from the catalogue"
     if name == "mfu":
         gen = calibration.generation_of(accel["name"]) if accel is not None else "other"
-        size = f"at {active / 1e9:,.4g}B active parameters (udfs.calibration.predicted_mfu)"
+        size = f"at {active / 1e9:,.4g}B active parameters"
         if gen != "other":
             return f"blank: the calibrated default for the {gen} generation {size}"
         why = "no accelerator named" if accel is None else f"the {accel['name']} is uncalibrated"
