@@ -117,7 +117,7 @@ PLAN_INPUTS = (
         None,
         "> 0 and <= 1",
         "Blank: the calibrated default for the accelerator's generation and the active "
-        "parameters (udfs.calibration.predicted_mfu)",
+        "parameters (Accelerators sheet; see the Compute Lab calibration notes)",
     ),
     Quantity(
         "goodput",
