@@ -91,7 +91,7 @@ def _can_install_addin():
 
 def install(config_file=None, *, config_only=False, dry_run=False, out=print):
     """Install the add-in (Windows) and write the configuration; returns an exit code."""
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     if config_file is not None and not str(config_file).strip():
         raise CommandError("--config-file is empty; give a path, or leave the flag out")

@@ -71,11 +71,11 @@ def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None):
     failure every file in ``out`` holds what it held before, and a folder this run created
     is removed again.
 
-    Raises :class:`udfs.cli.CommandError` (one line, naming the flag or file) on a bad
+    Raises :class:`udfs.validation.CommandError` (one line, naming the flag or file) on a bad
     ``out``, an existing file without ``force``, a folder where a file goes, or a failed
     write.
     """
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     if pdf:
         from .recalc import find_soffice
@@ -144,7 +144,7 @@ def _ordinary_permissions(path):
 
 
 def _convert_pdfs(paths, folder):
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     from .recalc import LibreOfficeError, convert
 
