@@ -1,0 +1,107 @@
+"""The README and the docs stay true: every picture they show exists, every command runs.
+
+The README's shell blocks are run line by line, in order, in one empty folder, with the
+installed ``compute-lab`` (``make demo`` and ``make test`` are what CI itself runs, and
+``source`` changes nothing a subprocess could see, so those lines are not rerun here). The
+example output block must be what ``compute-lab estimate`` prints first.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+BIN = Path(sys.executable).parent
+
+
+def _blocks(text, lang):
+    """The bodies of the fenced code blocks whose info string is ``lang``."""
+    blocks, body, info = [], None, None
+    for line in text.splitlines():
+        if line.startswith("```"):
+            if body is None:
+                body, info = [], line[3:].strip()
+            else:
+                if info == lang:
+                    blocks.append("\n".join(body))
+                body = None
+        elif body is not None:
+            body.append(line)
+    return blocks
+
+
+def _commands():
+    """Each command line of the README's ``sh`` blocks, comments stripped, in order."""
+    out = []
+    for block in _blocks(README.read_text(encoding="utf-8"), "sh"):
+        for line in block.splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line and not line.startswith(("make ", "source ")):
+                out.append(line)
+    return out
+
+
+def test_every_picture_the_docs_show_exists():
+    shown = 0
+    for page in [README, *DOCS]:
+        for target in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", page.read_text(encoding="utf-8")):
+            shown += 1
+            path = (page.parent / target).resolve()
+            assert path.is_file(), f"{page.name} shows {target}, which does not exist"
+            assert path.stat().st_size > 10_000, f"{target} is too small to be a picture"
+    assert shown >= 4
+
+
+def test_every_link_between_the_docs_resolves():
+    for page in [README, *DOCS]:
+        for target in re.findall(
+            r"\]\(([^)#]+\.md)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")
+        ):
+            assert (page.parent / target).is_file(), f"{page.name} links to missing {target}"
+
+
+def test_the_readme_is_a_short_front_door_without_the_word_seed():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.encode()) < 12_000
+    assert "seed" not in text.lower()
+
+
+def test_docs_never_say_seed():
+    for page in DOCS:
+        assert not re.search(r"\bseeds?\b", page.read_text(encoding="utf-8"), re.I), page.name
+
+
+def test_every_command_in_the_readme_runs(tmp_path):
+    commands = _commands()
+    assert any(c.startswith("compute-lab report") for c in commands)
+    for command in commands:
+        argv = shlex.split(command)
+        if argv[0] == ".venv/bin/compute-lab":
+            argv[0] = "compute-lab"
+        assert argv[0] == "compute-lab", command
+        expanded = [str(BIN / "compute-lab")]
+        for arg in argv[1:]:
+            matches = sorted(tmp_path.glob(arg)) if "*" in arg else []
+            expanded += [str(m) for m in matches] or [arg]
+        proc = subprocess.run(
+            expanded, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+        )
+        assert proc.returncode == 0, (command, proc.stderr)
+        assert "Traceback" not in proc.stderr, command
+
+
+def test_the_example_output_is_what_estimate_prints():
+    """(docs/command-line.md's console examples are checked in tests/test_cli.py.)"""
+    blocks = [b for b in _blocks(README.read_text(encoding="utf-8"), "") if "Training FLOPs" in b]
+    assert blocks
+    shown = blocks[0].strip().splitlines()[:6]
+    proc = subprocess.run(
+        [str(BIN / "compute-lab"), "estimate"], capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.splitlines()[:6] == shown
