@@ -110,6 +110,9 @@ _KIND = {q.name: q.kind for q in PLAN_INPUTS}
 _LABEL = {q.name: q.label for q in PLAN_INPUTS + PLAN_OUTPUTS}
 #: Inputs that count whole things.
 _WHOLE = ("accelerators",)
+#: Inputs an older planner may lack (added with the budget view and the ranges): their cells
+#: read as blank, and ``Planner.missing_optional`` names them.
+OPTIONAL_INPUTS = ("budget_status", "owner", "throughput_range_pct", "price_range_pct")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,6 +239,7 @@ class Planner:
     size_bytes: int
     sha256: str  # of the bytes read, for the audit trail
     problems: list = field(default_factory=list)  # bad cells, with collect=True
+    missing_optional: list = field(default_factory=list)  # OPTIONAL_INPUTS without a name
 
 
 # ---------------------------------------------------------------------------------------------
@@ -626,6 +630,10 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False):
 
 def _read(path, formulas_wb, values_wb, size, collect):
     missing = [n for n in (*INPUT_NAMES, *OUTPUT_NAMES) if formulas_wb.defined_names.get(n) is None]
+    optional = [n for n in OPTIONAL_INPUTS if n in missing]
+    if len(optional) < len(missing):  # a planner without the optional rows is an older one
+        optional = []
+    missing = [n for n in missing if n not in optional]
     n_names = len(INPUT_NAMES) + len(OUTPUT_NAMES)
     if len(missing) == n_names:
         _fail(
@@ -647,9 +655,8 @@ def _read(path, formulas_wb, values_wb, size, collect):
             f"is not a complete training-run planner: defined name(s) missing: "
             f"{', '.join(missing)}",
         )
-    locations = {
-        name: _name_cells(path, formulas_wb, name) for name in (*INPUT_NAMES, *OUTPUT_NAMES)
-    }
+    present = [n for n in (*INPUT_NAMES, *OUTPUT_NAMES) if n not in optional]
+    locations = {name: _name_cells(path, formulas_wb, name) for name in present}
     width = len(locations["scenario_name"][1])
     for name, (sheet, cells) in locations.items():
         if len(cells) != width:
@@ -678,12 +685,16 @@ def _read(path, formulas_wb, values_wb, size, collect):
 
     def value_at(name, k, cached=False):
         """The cell's value: typed (formula text for a formula), or as last saved."""
+        if name not in locations:  # an optional row the planner does not have: blank
+            return None
         sheet, cells = locations[name]
         if cached:
             return values[sheet].get(cells[k])
         return formulas[sheet].get(cells[k], (None, False))[0]
 
     def is_formula(name, k):
+        if name not in locations:
+            return False
         sheet, cells = locations[name]
         return formulas[sheet].get(cells[k], (None, False))[1]
 
@@ -732,7 +743,7 @@ def _read(path, formulas_wb, values_wb, size, collect):
             continue
         before = len(problems)
         problems.extend(formula_problems)
-        cells = {n: ref_at(n, k) for n in (*INPUT_NAMES, *OUTPUT_NAMES)}
+        cells = {n: ref_at(n, k) for n in present}
         inputs = {}
         for name in INPUT_NAMES:
             v = raw[name]
@@ -789,4 +800,5 @@ def _read(path, formulas_wb, values_wb, size, collect):
         size_bytes=size,
         sha256="",
         problems=problems,
+        missing_optional=optional,
     )
