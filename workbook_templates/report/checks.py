@@ -57,9 +57,10 @@ def _statuses(rows, c):
             continue
         blank = [r for r in runs if r.status_blank]
         for r in blank:
+            where = r.scenario.cells["budget_status"]
             rows.add("Budget status", "WARN",
-                     f"scenario {r.scenario.name!r}: status blank "
-                     f"({r.scenario.cells['budget_status']}): counted as Proposed", p.path)  # fmt: skip
+                     f"scenario {r.scenario.name!r}: status blank ({where}): counted as Proposed",
+                     p.path)  # fmt: skip
         if runs and not blank:
             rows.add("Budget status", "OK", "every scenario has a budget status", p.path)
     for r in c.other_runs:

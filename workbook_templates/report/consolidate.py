@@ -377,7 +377,8 @@ def consolidate(
         for r in file_runs:
             mismatch_rows.extend(compare(planner, r, tolerance))
     result = Consolidation(planners, runs, bad, tolerance=tolerance,
-                           fiscal_year_start=fiscal_year_start, mismatch_rows=mismatch_rows)  # fmt: skip
+                           fiscal_year_start=fiscal_year_start,
+                           mismatch_rows=mismatch_rows)  # fmt: skip
     result.duplicates = duplicates(runs)
     result.tables = build_tables(result)
     return result

@@ -29,7 +29,8 @@ MONEY = ("rental_cost_usd", "electricity_cost_usd", "other_costs_usd", "total_co
 _KEY = ["file", "column", "scenario"]
 
 TABLE_COLUMNS = {
-    "runs": [*_KEY, "budget_status", *[n for n in INPUT_NAMES if n not in ("scenario_name", "budget_status")],
+    "runs": [*_KEY, "budget_status",
+             *[n for n in INPUT_NAMES if n not in ("scenario_name", "budget_status")],
              *OUTPUT_NAMES, "throughput_source", "defaults_used", "scheduled"],
     "costs": [*_KEY, "budget_status", "accelerator_hours", "usd_per_accelerator_hour",
               "rental_cost_usd", "electricity_kwh", "usd_per_kwh", "electricity_cost_usd",

@@ -15,19 +15,19 @@ from openpyxl.styles import Alignment
 
 from udfs.quantities import RANGE_QUANTITIES
 
+from .consolidate import OUTPUT_NAMES
 from .layout import (
     BILLIONS,
     MONTH,
     USD,
     fit_columns,
-    header,
     fit_rows,
     fmt,
+    header,
     put,
     setup_print,
     write_table,
 )
-from .consolidate import OUTPUT_NAMES
 from .summary import SHEET_GUIDE, write_summary
 from .tables import TABLE_COLUMNS
 
