@@ -747,7 +747,7 @@ def _read(path, formulas_wb, values_wb, size, collect):
         inputs = {}
         for name in INPUT_NAMES:
             v = raw[name]
-            ref = cells[name]
+            ref = cells.get(name)
             if _blank(v):
                 if name in REQUIRED:
                     problems.append(

@@ -102,7 +102,7 @@ _EXTRA = {
 
 #: Widest a column gets (longer text wraps, and its row grows).
 WIDE = {"file": 24, "detail": 80, "defaults_used": 40, "sha256": 34, "item": 34,
-        "scenario": 28, "owner": 16, "check": 22, "section": 12}  # fmt: skip
+        "scenario": 28, "owner": 16, "check": 22, "section": 14}  # fmt: skip
 
 
 def header(name):
@@ -292,6 +292,16 @@ def fit_rows(ws, first_row=1, line_pt=LINE_PT):
             r = row[0].row
             ws.row_dimensions[r].height = max(ws.row_dimensions[r].height or 0,
                                               line_pt * need + 2)  # fmt: skip
+
+
+def fit_header_rows(ws, first_row=1):
+    """Every header row (dark fill) as tall as its most wrapped header, at least two lines."""
+    for row in ws.iter_rows(min_row=first_row):
+        heads = [c for c in row if c.fill == STYLES["header_fill"] and isinstance(c.value, str)]
+        if heads:
+            lines = max(wrapped_lines(c.value, ws.column_dimensions[c.column_letter].width or 8.43)
+                        for c in heads)  # fmt: skip
+            ws.row_dimensions[row[0].row].height = LINE_PT * max(2, lines) + 3
 
 
 def setup_print(ws, title, generated, pages_wide=1, header_rows=None, title_cols=None):

@@ -17,6 +17,7 @@ from .layout import (
     STYLES,
     USD,
     fit_columns,
+    fit_header_rows,
     fit_rows,
     put,
     setup_print,
@@ -172,11 +173,13 @@ def write_summary(ws, c, generated):
     fit_columns(ws, columns, last_page1 + 4, last, wide=_WIDE)
     for letter in "ABCDEFGHIJKL":  # the money columns hold P90 figures of the management page
         ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 14)
+    for row in ws.iter_rows(min_row=3):  # a row grown by wrapped text reads from the top
+        for cell in row:
+            if cell.value is not None and cell.fill != STYLES["header_fill"]:
+                cell.alignment = cell.alignment.copy(vertical="top")
     _wrap_long_text(ws, last)
     fit_rows(ws, 1)
-    for r in range(1, last + 1):
-        if ws.cell(row=r, column=1).fill == STYLES["header_fill"]:
-            ws.row_dimensions[r].height = max(ws.row_dimensions[r].height or 0, 33)
+    fit_header_rows(ws)
     setup_print(ws, "Summary", generated, pages_wide=1)
 
 

@@ -21,6 +21,7 @@ from .layout import (
     MONTH,
     USD,
     fit_columns,
+    fit_header_rows,
     fit_rows,
     fmt,
     header,
@@ -102,7 +103,7 @@ def _sheet(wb, title, df, freeze, totals, pages_wide, generated):
                 cell.alignment = Alignment(vertical="top")
     fit_columns(ws, list(df.columns), 1, ws.max_row)
     fit_rows(ws, 2)
-    ws.row_dimensions[1].height = 62  # headers wrap on up to four lines
+    fit_header_rows(ws)
     ws.freeze_panes = ws.cell(row=2, column=freeze + 1)
     if len(df):
         ws.auto_filter.ref = f"A1:{ws.cell(row=last, column=len(df.columns)).coordinate}"
@@ -120,7 +121,9 @@ def _chart(ws, df):
     that is zero every month is left out of the chart and its legend."""
     chart = BarChart()
     chart.type, chart.grouping, chart.overlap = "col", "stacked", 100
-    chart.title = "Spend by month: P50, and the contingency to P90"
+    extra = df["contingency_usd"].fillna(0).abs().sum() > 0
+    chart.title = "Spend by month: P50 and the contingency to P90" if extra else (
+        "Spend by month (P50)")  # fmt: skip
     chart.y_axis.title = "US$"
     chart.y_axis.numFmt = USD
     chart.y_axis.number_format = USD
