@@ -223,8 +223,21 @@ def _engine_problem(scenario, err):
     if name is None and err.argument in OUTPUT_NAMES:  # an output out of range
         return PlannerError(scenario.path, [_range_problem(scenario, [err.argument])])
     name = name or err.argument
-    message = err.describe(argument_label=label(name))
+    if getattr(err, "drivers", None):  # a figure out of range: the inputs that drive it
+        if _drivers(scenario.inputs):
+            return PlannerError(scenario.path, [_range_problem(scenario, [err.result])])
+        message = err.describe(label_of=lambda n: _driver_label(scenario, n, name))
+    else:
+        message = err.describe(argument_label=label(name))
     return PlannerError(scenario.path, [scenario.problem(name, message)])
+
+
+def _driver_label(scenario, argument, first):
+    """A driver of an out-of-range figure: its label, and its cell unless it is ``first``
+    (the cell the problem is located at)."""
+    name = _input_name(argument) or argument
+    ref = scenario.cells.get(name)
+    return label(name) + (f" at {ref}" if ref is not None and name != first else "")
 
 
 def _check_end(scenario, outputs):

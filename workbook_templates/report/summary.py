@@ -9,6 +9,7 @@ the "Not in the budget" table (never summed).
 
 from __future__ import annotations
 
+from openpyxl.styles import Alignment
 from openpyxl.worksheet.pagebreak import Break
 
 from udfs import __version__
@@ -82,8 +83,10 @@ def _not_in_budget_line(ws, row, c):
     if not len(others):
         put(ws, row, 1, "Not in the budget: none")
         return row + 1
-    names = "; ".join(f"{r.scenario} ({r.budget_status})" for r in others.itertuples())
-    put(ws, row, 1, f"Not in the budget ({len(others)}, never summed): {names}")
+    counts = others.groupby(["scenario", "budget_status"], sort=False).size()
+    names = "; ".join(f"{name}: {status}" + (f", in {n} files" if n > 1 else "")
+                      for (name, status), n in counts.items())  # fmt: skip
+    put(ws, row, 1, f"Not in the budget ({len(others)} scenario(s), never summed): {names}")
     return row + 1
 
 
@@ -100,9 +103,11 @@ def _management(ws, c, generated):
     )
     put(ws, 4, 1, "Budget total (P50)").font = STYLES["bold"]
     put(ws, 4, 2, float(t["total_cost_usd"]), USD).font = STYLES["title"]
+    unscheduled = t["unscheduled_total_cost_usd"]
     put(ws, 4, 3, f"P90 ${t['total_cost_usd_p90']:,.0f}, contingency "
         f"${t['contingency_usd']:,.0f}; {int(t['runs'])} run(s) in the budget from "
-        f"{int(t['files'])} file(s)")  # fmt: skip
+        f"{int(t['files'])} file(s)" + (f"; ${unscheduled:,.0f} without a start date (not in "
+        "the periods below)" if unscheduled else "")).alignment = Alignment(indent=1)  # fmt: skip
     row = _status_line(ws, 5, c) + 1
     row = _section(ws, row, "Budget by status")
     row = write_table(ws, c.tables["status_totals"][["budget_status", "runs", *_MONEY]], row)
