@@ -147,6 +147,11 @@ BILLIONS = ("total_params", "active_params", "training_tokens")
 def test_runs_and_outputs_sheets_hold_every_input_and_output_as_the_engine_computes(handoff):
     inputs = sheet_records(handoff / "handoff.xlsx", "Runs")
     rows = sheet_records(handoff / "handoff.xlsx", "Outputs")
+    blank = collections.defaultdict(set)  # scenario -> (input, value used)
+    for b in sheet_records(handoff / "handoff.xlsx", "Blank inputs"):
+        blank[b[header("scenario")]].add((b[header("input")], b[header("value_used")]))
+    mfu = plan.resolve(PLAN_C).arguments["mfu"]  # the calibrated default
+    assert any(n == "mfu" and close(v, mfu) for n, v in blank[PLAN_C["scenario_name"]])
     runs = [r for r in rows if r[header("file")] != "Total"]
     assert sorted(r[header("scenario")] for r in runs) == sorted(PLANS)
     assert [r[header("scenario")] for r in inputs] == [r[header("scenario")] for r in runs]
@@ -159,9 +164,10 @@ def test_runs_and_outputs_sheets_hold_every_input_and_output_as_the_engine_compu
             assert i[billions(name)] == p[name]
         if "active_params" not in p:  # blank: dense, the engine used total
             assert i[billions("active_params")] == p["total_params"]
-            assert "active_params" in i[header("defaults_used")]
-    assert all(r[header("file")] == "team-a.xlsx" or r[header("file")] == "team-b.xlsx"
-               for r in runs)  # base names; the full path in the cell's note
+            assert ("active_params", p["total_params"]) in blank[r[header("scenario")]]
+    assert all(
+        r[header("file")] == "team-a.xlsx" or r[header("file")] == "team-b.xlsx" for r in runs
+    )  # base names; the full path in the cell's note
     (total,) = [r for r in rows if r[header("file")] == "Total"]
     for name in ("total_cost_usd", "rental_cost_usd", "electricity_kwh", "accelerator_hours"):
         assert close(total[header(name)], sum(expected(p)[name] for p in PLANS.values()))

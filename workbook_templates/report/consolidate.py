@@ -70,9 +70,10 @@ RANGE_RULE = "out of range (over 1e+300; a spreadsheet overflows past about 1.8e
 class Run:
     """One recomputed scenario.
 
-    ``resolved`` is :func:`udfs.plan.resolve`'s answer; ``notes`` the defaults applied, as
-    text (the "Blank inputs" column); ``status`` the budget status used ("Proposed" for a
-    blank in a filled column, :data:`UNKNOWN_STATUS` for an older planner); ``ranges``
+    ``resolved`` is :func:`udfs.plan.resolve`'s answer; ``notes`` the defaults applied
+    (:class:`udfs.plan.Note`: the "Blank inputs" table); ``status`` the budget status used
+    ("Proposed" for a blank in a filled column, :data:`UNKNOWN_STATUS` for an older
+    planner); ``ranges``
     maps each range quantity to its (P10, P90).
     """
 
@@ -292,7 +293,7 @@ def recompute(scenario, has_status=True):
     notes = [n for n in resolved.notes if has_status or n.name != "budget_status"]
     status = resolved.budget_status if has_status else UNKNOWN_STATUS
     blank = has_status and any(n.name == "budget_status" for n in resolved.notes)
-    return Run(scenario, resolved, outputs, [n.text() for n in notes], status, blank, found)
+    return Run(scenario, resolved, outputs, notes, status, blank, found)
 
 
 def compare(planner, run, tolerance):

@@ -22,6 +22,7 @@ CSV_FILES = (
     "status_totals",
     "assumptions",
     "not_in_budget",
+    "blank_inputs",
     "totals",
     "monthly",
     "quarterly",

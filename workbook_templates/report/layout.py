@@ -21,8 +21,9 @@ from openpyxl.utils import get_column_letter
 from ..sheetkit import number_format, print_setup, put_text
 from .consolidate import Q
 
-__all__ = ["header", "fmt", "put", "write_table", "fit_columns", "fit_rows", "wrapped_lines",
-           "setup_print", "STYLES", "MONTH", "DATE", "USD"]  # fmt: skip
+__all__ = ["realign", "header", "fmt", "put", "write_table", "fit_columns", "fit_rows",
+           "fit_header_rows", "wrapped_lines", "setup_print", "STYLES", "MONTH", "DATE",
+           "USD"]  # fmt: skip
 
 USD = '"$"#,##0'
 USD_CENTS = '"$"#,##0.00'
@@ -98,11 +99,24 @@ _EXTRA = {
     "item": ("Item", None),
     "value": ("Value", "General"),
     "unit": ("Unit", None),
+    "input": ("Input", None),
+    "value_used": ("Value used", "General"),
+    "why": ("Why", None),
 }
 
 #: Widest a column gets (longer text wraps, and its row grows).
 WIDE = {"file": 24, "detail": 80, "defaults_used": 40, "sha256": 34, "item": 34,
-        "scenario": 28, "owner": 16, "check": 22, "section": 14}  # fmt: skip
+        "scenario": 28, "owner": 16, "check": 22, "section": 14,
+        "why": 80, "input": 28}  # fmt: skip
+
+
+def realign(cell, **changes):
+    """Set some of ``cell``'s alignment (vertical, wrap_text, indent...), keeping the rest."""
+    a = cell.alignment
+    keep = {"horizontal": a.horizontal, "vertical": a.vertical, "wrap_text": a.wrap_text,
+            "indent": a.indent}  # fmt: skip
+    cell.alignment = Alignment(**{**keep, **changes})
+    return cell
 
 
 def header(name):

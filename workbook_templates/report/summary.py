@@ -21,6 +21,7 @@ from .layout import (
     fit_header_rows,
     fit_rows,
     put,
+    realign,
     setup_print,
     write_table,
 )
@@ -32,6 +33,7 @@ SHEET_GUIDE = (
      "assumptions and what is not in the budget"),
     ("Runs", "one row per budget run: the inputs used, the throughput source, the defaults"),
     ("Outputs", "one row per budget run: every output of the engine"),
+    ("Blank inputs", "each blank input of a budget run: the value used and why"),
     ("Costs", "cost breakdown per budget run: compute, electricity; shares; totals"),
     ("Ranges", "P10 / P50 / P90 per budget run, and the contingency (P90 - P50)"),
     ("Monthly", "spend by calendar month across budget runs, cumulative, P90, with a chart"),
@@ -181,7 +183,7 @@ def write_summary(ws, c, generated):
     for row in ws.iter_rows(min_row=3):  # a row grown by wrapped text reads from the top
         for cell in row:
             if cell.value is not None and cell.fill != STYLES["header_fill"]:
-                cell.alignment = cell.alignment.copy(vertical="top")
+                realign(cell, vertical="top")
     _wrap_long_text(ws, last)
     fit_rows(ws, 1)
     fit_header_rows(ws)
@@ -193,7 +195,7 @@ def _wrap_long_text(ws, last):
     for r in range(1, last + 1):
         for col in (1, 3):
             cell = ws.cell(row=r, column=col)
-            if isinstance(cell.value, str) and len(cell.value) > 40 and cell.font != STYLES[
+            if isinstance(cell.value, str) and len(cell.value) > 20 and cell.font != STYLES[
                     "header_font"] and ws.cell(row=r, column=col + 1).value is None:  # fmt: skip
                 ws.merge_cells(start_row=r, start_column=col, end_row=r, end_column=12)
-                cell.alignment = cell.alignment.copy(wrap_text=True, vertical="top")
+                realign(cell, wrap_text=True, vertical="top")

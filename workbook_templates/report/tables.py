@@ -18,7 +18,7 @@ from udfs import engine, plan
 from udfs.quantities import PLAN_INPUTS, RANGE_QUANTITIES
 
 from .checks import checks_table
-from .consolidate import INPUT_NAMES, OUTPUT_NAMES, UNKNOWN_STATUS, shown
+from .consolidate import INPUT_NAMES, OUTPUT_NAMES, UNKNOWN_STATUS, Q, shown
 from .sources import sources_table
 
 __all__ = ["build_tables", "TABLE_COLUMNS", "STATUS_ORDER", "MONEY"]
@@ -48,6 +48,7 @@ TABLE_COLUMNS = {
     "assumptions": [*_KEY, "budget_status", "usd_per_accelerator_hour", "throughput_source",
                     "effective_tflops", "mfu", "pue", "usd_per_kwh"],
     "not_in_budget": [*_KEY, "budget_status", "owner", "accelerator_hours", "total_cost_usd"],
+    "blank_inputs": [*_KEY, "input", "value_used", "unit", "why"],
     "monthly_by_run": [*_KEY, "budget_status", "month", "share", *MONEY,
                        "total_cost_usd_p90", "contingency_usd"],
     "monthly": ["month", *MONEY, "cumulative_total_cost_usd", "total_cost_usd_p90",
@@ -93,7 +94,7 @@ def _run_row(r):
     for name in OUTPUT_NAMES:
         row[name] = num(out[name])
     row["throughput_source"] = r.resolved.throughput_source
-    row["defaults_used"] = "; ".join(r.notes)
+    row["defaults_used"] = "; ".join(n.text() for n in r.notes)
     row["scheduled"] = "yes" if r.start else "no: no start date"
     return row
 
@@ -309,6 +310,10 @@ def build_tables(c):
             {**_key(r), "budget_status": r.status, "owner": r.scenario.inputs.get("owner"),
              "accelerator_hours": r.outputs["accelerator_hours"],
              "total_cost_usd": r.outputs["total_cost_usd"]} for r in c.other_runs]),
+        "blank_inputs": _frame("blank_inputs", [
+            {**_key(r), "input": n.name, "value_used": n.value,
+             "unit": Q[n.name].unit if n.name in Q else "", "why": n.why}
+            for r in runs for n in r.notes]),
         "totals": _totals(c, costs, budget),
         "monthly": monthly,
         "quarterly": quarterly,

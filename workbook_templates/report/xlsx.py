@@ -26,6 +26,7 @@ from .layout import (
     fmt,
     header,
     put,
+    realign,
     setup_print,
     write_table,
 )
@@ -44,13 +45,15 @@ ADDITIVE = {
 
 _KEY = ("file", "column", "scenario", "budget_status")
 #: The Runs sheet: the inputs used (the runs table without its outputs, which go to Outputs).
-RUN_SHEET_COLUMNS = [n for n in TABLE_COLUMNS["runs"] if n not in OUTPUT_NAMES]
+RUN_SHEET_COLUMNS = [n for n in TABLE_COLUMNS["runs"]
+                     if n not in OUTPUT_NAMES and n != "defaults_used"]  # fmt: skip
 OUTPUT_SHEET_COLUMNS = [*_KEY, *OUTPUT_NAMES]
 
 #: (sheet, table, columns frozen at the left, totals row label, pages wide)
 SHEETS = (
     ("Runs", "runs", 3, None, 2),
     ("Outputs", "runs", 3, "Total", 2),
+    ("Blank inputs", "blank_inputs", 3, None, 1),
     ("Costs", "costs", 3, "Total", 1),
     ("Ranges", "ranges", 3, "Total", 2),
     ("Monthly", "monthly", 1, "Total", 1),
@@ -90,17 +93,19 @@ def _sheet(wb, title, df, freeze, totals, pages_wide, generated):
         for j, name in enumerate(df.columns, start=1):
             if name in _IN_BILLIONS:
                 ws.cell(row=1, column=j).value = f"{header(name)} (billions)"
-    if title == "Sources":  # each value in its own unit's format
+    if title in ("Sources", "Blank inputs"):  # each value in its own unit's format
+        col = list(df.columns).index("value" if title == "Sources" else "value_used") + 1
         for i, unit in enumerate(df["unit"], start=2):
-            cell = ws.cell(row=i, column=3)
+            cell = ws.cell(row=i, column=col)
             if unit and isinstance(cell.value, int | float):
                 cell.number_format = fmt("value", unit)
+            ws.cell(row=i, column=col + 1).alignment = Alignment(vertical="top", indent=1)
     if not len(df):
         put(ws, last + 1, 1, _EMPTY.get(title, "Nothing to show."))
     for row in ws.iter_rows(min_row=2):  # a row grown by wrapped text reads from the top
         for cell in row:
             if cell.value is not None:
-                cell.alignment = Alignment(vertical="top")
+                realign(cell, vertical="top")
     fit_columns(ws, list(df.columns), 1, ws.max_row)
     fit_rows(ws, 2)
     fit_header_rows(ws)
