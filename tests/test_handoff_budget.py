@@ -321,3 +321,21 @@ def test_rows_are_as_tall_as_their_wrapped_text(printed):
                     short.append(f"{ws.title}!{c.coordinate}")
     assert not short
     assert seen  # some text does wrap
+
+
+@needs_soffice
+def test_the_recalculated_planner_and_the_handoff_agree(template, tmp_path):
+    """The planner's own totals (LibreOffice) equal the hand-off's, defaults included."""
+    from workbook_templates.reader import read_planner
+    from workbook_templates.recalc import recalculate
+
+    plans = [dict(PLAN_C, start_date=dt.date(2026, 5, 3)), PLAN_B]  # calibrated MFU; typed
+    p = with_references(template, tmp_path / "p.xlsx", plans)
+    (again,) = recalculate([p], tmp_path / "recalculated")
+    assert run(again, "--csv", tmp_path / "csv") == 0
+    saved = read_planner(again).scenarios[PRESET:]
+    totals = read_csv(tmp_path / "csv", "totals")[0]
+    for q in ("total_cost_usd", "electricity_cost_usd", "rental_cost_usd"):
+        planner_total = sum(sc.cached[q] for sc in saved)
+        assert math.isclose(float(totals[q]), planner_total, rel_tol=1e-9), q
+    assert read_csv(tmp_path / "csv", "mismatches") == []
