@@ -93,6 +93,10 @@ def _sheet(wb, title, df, freeze, totals, pages_wide, generated):
         for j, name in enumerate(df.columns, start=1):
             if name in _IN_BILLIONS:
                 ws.cell(row=1, column=j).value = f"{header(name)} (billions)"
+    if title == "Ranges":  # the point estimate is the P50
+        for j, name in enumerate(df.columns, start=1):
+            if name in RANGE_QUANTITIES:
+                ws.cell(row=1, column=j).value = f"{header(name)}, P50"
     if title in ("Sources", "Blank inputs"):  # each value in its own unit's format
         col = list(df.columns).index("value" if title == "Sources" else "value_used") + 1
         for i, unit in enumerate(df["unit"], start=2):
