@@ -339,3 +339,27 @@ def test_the_recalculated_planner_and_the_handoff_agree(template, tmp_path):
         planner_total = sum(sc.cached[q] for sc in saved)
         assert math.isclose(float(totals[q]), planner_total, rel_tol=1e-9), q
     assert read_csv(tmp_path / "csv", "mismatches") == []
+
+
+def _named_row(wb, name):
+    ((sheet, ref),) = wb.defined_names[name].destinations
+    return [c.value for row in wb[sheet][ref.replace("$", "")] for c in row]
+
+
+@needs_soffice
+def test_the_planner_p10_p90_rows_equal_the_handoff_ranges(template, tmp_path):
+    plans = [dict(PLAN_C, start_date=dt.date(2026, 5, 3)), dict(PLAN_B, price_range_pct=0.2)]
+    p = with_references(template, tmp_path / "p.xlsx", plans)
+    from workbook_templates.recalc import recalculate
+
+    (again,) = recalculate([p], tmp_path / "recalculated")
+    wb = openpyxl.load_workbook(again, data_only=True)
+    if wb.defined_names.get("total_cost_usd_p90") is None:
+        pytest.xfail("this planner has no P10 / P90 rows yet")
+    assert run(again, "--csv", tmp_path / "csv") == 0
+    ranges = read_csv(tmp_path / "csv", "ranges")
+    for q in ("accelerator_hours", "rental_cost_usd", "total_cost_usd"):
+        for k in ("p10", "p90"):
+            saved = _named_row(wb, f"{q}_{k}")[PRESET : PRESET + 2]
+            for r, v in zip(ranges, saved, strict=True):
+                assert math.isclose(float(r[f"{q}_{k}"]), v, rel_tol=1e-9), (q, k)
