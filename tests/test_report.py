@@ -625,19 +625,19 @@ def test_the_shipped_planner_recalculated_agrees(recalculated_templates, tmp_pat
     rc = report_cli(src, "--csv", tmp_path)
     assert rc == 0 and "warning" not in capsys.readouterr().err
     assert pd.read_csv(tmp_path / "mismatches.csv").empty
-    runs = pd.read_csv(tmp_path / "runs.csv")
-    assert len(runs) >= 3  # the reference and seed columns
+    # the reference and example columns: in the budget, or listed as not in it
+    text = (tmp_path / "runs.csv").read_text() + (tmp_path / "not_in_budget.csv").read_text()
     # Llama 3.1 405B's hours are 30,840,000.00000001 in floating point: written without noise
-    text = (tmp_path / "runs.csv").read_text()
     assert ",30840000," in text and "30840000.0000000" not in text
-    assert ",3.7908e+25," in text  # 15 significant digits keep every digit of the FLOPs
-    from workbook_templates.reader import read_planner
-
-    for sc in read_planner(src).scenarios:
-        row = runs[runs["column"] == sc.column].iloc[0]
-        out = plan.estimate_scenario(sc.inputs)
+    flops = tmp_path / "flops.csv"
+    report.csv_files.csv_writer(pd.DataFrame({"training_flops": [3.7908e25]}))(flops)
+    assert "3.7908e+25" in flops.read_text()  # 15 significant digits keep every digit
+    c = report.consolidate([src])
+    assert len(c.runs) >= 3
+    for r in c.runs:  # every column, in the budget or not, as the engine computes it
+        out = plan.estimate_scenario(r.scenario.inputs)
         for name in OUTPUTS:
-            assert close(None if pd.isna(row[name]) else row[name], out[name]), name
+            assert close(r.outputs[name], out[name]), name
 
 
 def test_the_shared_variants_agree_and_keep_text_as_text(recalculated_variants, tmp_path):
