@@ -117,12 +117,18 @@ def _management(ws, c, generated):
     row = _section(ws, row + 2, "By fiscal year")
     years = c.tables["fiscal_years"][["fiscal_year", *_MONEY, "cumulative_total_cost_usd"]]
     row = write_table(ws, years, row, totals="Total", additive=_MONEY) if len(years) else (
-        put(ws, row, 1, "No budget run has a start date: nothing to schedule.").row)  # fmt: skip
+        put(ws, row, 1, _unscheduled_text(c)).row)  # fmt: skip
     return _not_in_budget_line(ws, row + 2, c)
 
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December")  # fmt: skip
+
+
+def _unscheduled_text(c):
+    if not c.budget_runs:
+        return "Nothing is in the budget: no period to show."
+    return "No budget run has a start date: nothing to schedule by period."
 
 
 def _bold_last(ws, row, columns):
@@ -152,7 +158,7 @@ def _budget_view(ws, c, row):
         df = tables[name][[*cols, *_MONEY, "cumulative_total_cost_usd"]]
         more = ("rental_cost_usd", "electricity_cost_usd", *_MONEY)
         row = (write_table(ws, df, row, totals="Total", additive=more) if len(df)
-               else put(ws, row, 1, "No budget run has a start date.").row)  # fmt: skip
+               else put(ws, row, 1, _unscheduled_text(c)).row)  # fmt: skip
     row = _section(ws, row + 2, "Key assumptions per run",
                    "Price per accelerator-hour (rental, or the ownership equivalent); where "
                    "the throughput comes from; PUE; electricity price.")  # fmt: skip

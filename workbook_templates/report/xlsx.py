@@ -68,8 +68,8 @@ _COLUMNS = {"Runs": RUN_SHEET_COLUMNS, "Outputs": OUTPUT_SHEET_COLUMNS}
 
 _EMPTY = {
     "Mismatches": "No saved value differs from the engine.",
-    "Monthly": "No budget run has a start date: nothing to schedule.",
-    "Monthly by run": "No budget run has a start date: nothing to schedule.",
+    "Monthly": "No budget run with a start date: nothing to schedule.",
+    "Monthly by run": "No budget run with a start date: nothing to schedule.",
     "Runs": "No scenario is in the budget (see Not in the budget on the Summary).",
     "Outputs": "No scenario is in the budget (see Not in the budget on the Summary).",
 }
