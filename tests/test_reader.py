@@ -206,6 +206,32 @@ def test_another_template_is_not_a_planner(generated_templates):
         assert "spans" not in message
 
 
+def test_an_older_planner_without_the_budget_and_range_rows_reads(filled):
+    wb = openpyxl.load_workbook(filled)
+    for name in reader.OPTIONAL_INPUTS:
+        del wb.defined_names[name]
+    wb.save(filled)
+    planner = read_planner(filled)
+    assert planner.missing_optional == list(reader.OPTIONAL_INPUTS)
+    a = planner.scenarios[0]
+    assert a.name == PLAN_A["scenario_name"] and a.inputs["total_params"] == PLAN_A["total_params"]
+    assert all(a.inputs[n] is None for n in reader.OPTIONAL_INPUTS)
+    assert not set(reader.OPTIONAL_INPUTS) & set(a.cells)
+
+
+def test_one_optional_row_missing_with_another_name_is_still_named(filled):
+    wb = openpyxl.load_workbook(filled)
+    del wb.defined_names["owner"]
+    del wb.defined_names["pue"]
+    wb.save(filled)
+    err = str(problem_of(filled))
+    assert "pue" in err and "owner" in err and "missing" in err
+
+
+def test_a_planner_with_the_rows_misses_nothing(filled):
+    assert read_planner(filled).missing_optional == []
+
+
 def test_a_missing_defined_name_is_named(filled):
     wb = openpyxl.load_workbook(filled)
     del wb.defined_names["pue"]

@@ -136,20 +136,38 @@ def handoff(planners, tmp_path_factory):
 # ---------------------------------------------------------------------------------------------
 
 
-def test_runs_sheet_has_every_input_and_output_as_the_engine_computes(handoff):
-    rows = sheet_records(handoff / "handoff.xlsx", "Runs")
+def billions(name):
+    """The Runs sheet's header of an input shown in billions."""
+    return f"{header(name)} (billions)" if name in BILLIONS else header(name)
+
+
+BILLIONS = ("total_params", "active_params", "training_tokens")
+
+
+def test_runs_and_outputs_sheets_hold_every_input_and_output_as_the_engine_computes(handoff):
+    inputs = sheet_records(handoff / "handoff.xlsx", "Runs")
+    rows = sheet_records(handoff / "handoff.xlsx", "Outputs")
+    blank = collections.defaultdict(set)  # scenario -> (input, value used)
+    for b in sheet_records(handoff / "handoff.xlsx", "Blank inputs"):
+        blank[b[header("scenario")]].add((b[header("input")], b[header("value_used")]))
+    mfu = plan.resolve(PLAN_C).arguments["mfu"]  # the calibrated default
+    assert any(n == "mfu" and close(v, mfu) for n, v in blank[PLAN_C["scenario_name"]])
     runs = [r for r in rows if r[header("file")] != "Total"]
     assert sorted(r[header("scenario")] for r in runs) == sorted(PLANS)
-    for r in runs:
+    assert [r[header("scenario")] for r in inputs] == [r[header("scenario")] for r in runs]
+    for r, i in zip(runs, inputs, strict=True):
         p = PLANS[r[header("scenario")]]
         out = expected(p)
         for name in OUTPUTS:
             assert close(r[header(name)], out[name]), (p["scenario_name"], name)
         for name in ("total_params", "training_tokens", "accelerators", "accelerator_name"):
-            assert r[header(name)] == p[name]
+            assert i[billions(name)] == p[name]
         if "active_params" not in p:  # blank: dense, the engine used total
-            assert r[header("active_params")] == p["total_params"]
-            assert "active_params" in r[header("defaults_used")]
+            assert i[billions("active_params")] == p["total_params"]
+            assert ("active_params", p["total_params"]) in blank[r[header("scenario")]]
+    assert all(
+        r[header("file")] == "team-a.xlsx" or r[header("file")] == "team-b.xlsx" for r in runs
+    )  # base names; the full path in the cell's note
     (total,) = [r for r in rows if r[header("file")] == "Total"]
     for name in ("total_cost_usd", "rental_cost_usd", "electricity_kwh", "accelerator_hours"):
         assert close(total[header(name)], sum(expected(p)[name] for p in PLANS.values()))
@@ -200,7 +218,7 @@ def test_monthly_sheet_adds_schedules_up_by_calendar_month(handoff):
 def test_a_run_without_start_date_is_unscheduled_but_counted(handoff):
     checks = sheet_records(handoff / "handoff.xlsx", "Checks")
     unscheduled = [c for c in checks if c[header("check")] == "Run scheduled by month"]
-    assert len(unscheduled) == 1 and unscheduled[0][header("status")] == "WARNING"
+    assert len(unscheduled) == 1 and unscheduled[0][header("status")] == "WARN"
     assert PLAN_C["scenario_name"] in unscheduled[0][header("detail")]
     by_run = sheet_records(handoff / "handoff.xlsx", "Monthly by run")
     assert PLAN_C["scenario_name"] not in {r[header("scenario")] for r in by_run}
@@ -212,14 +230,18 @@ def test_a_run_without_start_date_is_unscheduled_but_counted(handoff):
 def test_summary_and_the_other_sheets(handoff):
     wb = openpyxl.load_workbook(handoff / "handoff.xlsx")
     assert wb.sheetnames == [s for s, _ in report._SHEET_GUIDE]
-    summary = {r[0]: r[1] for r in wb["Summary"].iter_rows(values_only=True) if r[0]}
-    assert close(summary["Total (US$)"], grand_total())
-    assert summary["Runs consolidated"] == 3 and summary["Files consolidated"] == 2
+    summary = {}
+    for r in wb["Summary"].iter_rows(values_only=True):  # the first of each label: page 1
+        summary.setdefault(r[0], r[1])
+    assert close(summary["Budget total (P50)"], grand_total())
+    assert summary["Checks"] == "WARN"  # default MFU, override, blank statuses, no start date
+    assert summary["Total in the budget"] == 3
     files = sheet_records(handoff / "handoff.xlsx", "Files")
     assert len(files) == 2 and all(len(f[header("sha256")]) == 64 for f in files)
     sources = sheet_records(handoff / "handoff.xlsx", "Sources")
     items = {s[header("item")] for s in sources}
-    assert "Default MFU" in items and "H100 SXM" in items and "Training FLOPs" in items
+    assert "Calibrated throughput uncertainty" in items and "H100 SXM" in items
+    assert "Training FLOPs" in items and "Default MFU" not in items
     mismatches = sheet_records(handoff / "handoff.xlsx", "Mismatches")
     assert [m[header("file")] for m in mismatches] == ["No saved value differs from the engine."]
 
@@ -230,8 +252,8 @@ def test_formatted_for_finance(handoff):
     runs, costs = wb["Runs"], wb["Costs"]
     assert runs.freeze_panes == "D2" and costs.freeze_panes == "D2"
     assert runs.print_title_rows == "$1:$1"
-    # 34 columns: two or three pages across, the scenario name on every page
-    assert runs.page_setup.fitToWidth in (2, 3) and runs.page_setup.fitToHeight == 0
+    # at most two pages across, the scenario name on every page
+    assert runs.page_setup.fitToWidth == 2 and runs.page_setup.fitToHeight == 0
     assert runs.print_title_cols == "$C:$C"
     for ws in wb:
         assert ws.page_setup.orientation == "landscape", ws.title
@@ -248,8 +270,9 @@ def test_formatted_for_finance(handoff):
     col = [c.value for c in costs[1]].index(header("total_cost_usd")) + 1
     assert "$" in costs.cell(row=2, column=col).number_format
     assert "#,##0" in costs.cell(row=2, column=col).number_format
-    col = [c.value for c in runs[1]].index(header("training_flops")) + 1
-    assert "E+" in runs.cell(row=2, column=col).number_format
+    outputs = wb["Outputs"]
+    col = [c.value for c in outputs[1]].index(header("training_flops")) + 1
+    assert "E+" in outputs.cell(row=2, column=col).number_format
     with zipfile.ZipFile(path) as z:
         assert any(n.startswith("xl/charts/chart") for n in z.namelist())
 
@@ -288,7 +311,7 @@ def test_a_recalculated_planner_agrees_with_the_engine(recalculated, tmp_path, c
     checks = sheet_records(tmp_path / "h.xlsx", "Checks")
     (agree,) = [c for c in checks if c[header("check")] == "Saved values agree with the engine"]
     assert agree[header("status")] == "OK"
-    rows = sheet_records(tmp_path / "h.xlsx", "Runs")
+    rows = sheet_records(tmp_path / "h.xlsx", "Outputs")
     for r in rows[:-1]:
         out = expected(PLANS[r[header("scenario")]])
         assert all(close(r[header(n)], out[n]) for n in OUTPUTS)
@@ -321,8 +344,8 @@ def test_tampered_cells_are_listed_with_both_values(recalculated, planners, tmp_
     }
     checks = sheet_records(tmp_path / "h.xlsx", "Checks")
     statuses = {c[header("check")]: c[header("status")] for c in checks}
-    assert statuses["Saved values agree with the engine"] == "WARNING"
-    assert statuses["Output cells hold formulas"] == "WARNING"
+    assert statuses["Saved values agree with the engine"] == "WARN"
+    assert statuses["Output cells hold formulas"] == "WARN"
     sheet_rows = sheet_records(tmp_path / "h.xlsx", "Mismatches")
     assert {(r[header("sheet")], r[header("cell")]) for r in sheet_rows} >= {
         (sheet, cell),
@@ -511,8 +534,11 @@ def test_skip_bad_consolidates_the_rest(good, planners, tmp_path, capsys):
     assert f"skipped: {bad1}" in err and f"skipped: {bad2}" in err
     checks = sheet_records(tmp_path / "h.xlsx", "Checks")
     bad = [c for c in checks if c[header("check")] == "Bad file left out"]
-    assert {c[header("file")] for c in bad} == {str(bad1), str(bad2)}
-    runs = sheet_records(tmp_path / "h.xlsx", "Runs")
+    assert {c[header("file")] for c in bad} == {bad1.name, bad2.name}  # the path in a note
+    wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
+    notes = {c.comment.text for row in wb["Checks"].iter_rows() for c in row if c.comment}
+    assert {f"Full path: {bad1}", f"Full path: {bad2}"} <= notes
+    runs = sheet_records(tmp_path / "h.xlsx", "Outputs")
     assert len(runs) == 3 + 1  # plans A, B, C and the totals row
 
 
@@ -582,7 +608,7 @@ def test_a_failed_write_leaves_nothing(good, tmp_path, monkeypatch, capsys):
         Path(path).write_bytes(b"half")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(report, "write_workbook", broken)
+    monkeypatch.setattr(report.output, "write_workbook", broken)
     rc = report_cli(good, "--out", tmp_path / "h.xlsx", "--csv", tmp_path / "csv")
     assert rc == 2 and "No space left" in capsys.readouterr().err
     leftovers = [p for p in tmp_path.rglob("*") if p.is_file()]
@@ -599,19 +625,19 @@ def test_the_shipped_planner_recalculated_agrees(recalculated_templates, tmp_pat
     rc = report_cli(src, "--csv", tmp_path)
     assert rc == 0 and "warning" not in capsys.readouterr().err
     assert pd.read_csv(tmp_path / "mismatches.csv").empty
-    runs = pd.read_csv(tmp_path / "runs.csv")
-    assert len(runs) >= 3  # the reference and seed columns
+    # the reference and example columns: in the budget, or listed as not in it
+    text = (tmp_path / "runs.csv").read_text() + (tmp_path / "not_in_budget.csv").read_text()
     # Llama 3.1 405B's hours are 30,840,000.00000001 in floating point: written without noise
-    text = (tmp_path / "runs.csv").read_text()
     assert ",30840000," in text and "30840000.0000000" not in text
-    assert ",3.7908e+25," in text  # 15 significant digits keep every digit of the FLOPs
-    from workbook_templates.reader import read_planner
-
-    for sc in read_planner(src).scenarios:
-        row = runs[runs["column"] == sc.column].iloc[0]
-        out = plan.estimate_scenario(sc.inputs)
+    flops = tmp_path / "flops.csv"
+    report.csv_files.csv_writer(pd.DataFrame({"training_flops": [3.7908e25]}))(flops)
+    assert "3.7908e+25" in flops.read_text()  # 15 significant digits keep every digit
+    c = report.consolidate([src])
+    assert len(c.runs) >= 3
+    for r in c.runs:  # every column, in the budget or not, as the engine computes it
+        out = plan.estimate_scenario(r.scenario.inputs)
         for name in OUTPUTS:
-            assert close(None if pd.isna(row[name]) else row[name], out[name]), name
+            assert close(r.outputs[name], out[name]), name
 
 
 def test_the_shared_variants_agree_and_keep_text_as_text(recalculated_variants, tmp_path):
@@ -676,7 +702,7 @@ def test_every_bad_scenario_of_a_file_is_reported(good, tmp_path, capsys):
 def test_files_sheet_fingerprints_what_was_read(handoff, planners):
     files = {f[header("file")]: f for f in sheet_records(handoff / "handoff.xlsx", "Files")}
     for key in ("a", "b"):
-        row = files[str(planners[key])]
+        row = files[planners[key].name]
         assert row[header("sha256")] == digest(planners[key])
         assert row[header("size_bytes")] == planners[key].stat().st_size
 

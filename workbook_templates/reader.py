@@ -25,6 +25,8 @@ input and output, named as the quantity, each spanning one row across the scenar
 inputs (any required input filled), each input's value checked for its kind (number, text,
 date) and located by sheet and cell, and the cached output values when the file carries
 them. It does not compute anything: :mod:`workbook_templates.report` runs the engine.
+An older planner without the rows in :data:`OPTIONAL_INPUTS` (budget status, owner,
+uncertainties) reads with those inputs blank; ``Planner.missing_optional`` names them.
 
 Every problem is a :class:`Problem` (sheet, cell, message) gathered in a
 :class:`PlannerError` that names the file.
@@ -110,6 +112,9 @@ _KIND = {q.name: q.kind for q in PLAN_INPUTS}
 _LABEL = {q.name: q.label for q in PLAN_INPUTS + PLAN_OUTPUTS}
 #: Inputs that count whole things.
 _WHOLE = ("accelerators",)
+#: Inputs an older planner may lack (added with the budget view and the ranges): their cells
+#: read as blank, and ``Planner.missing_optional`` names them.
+OPTIONAL_INPUTS = ("budget_status", "owner", "throughput_range_pct", "price_range_pct")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,6 +241,7 @@ class Planner:
     size_bytes: int
     sha256: str  # of the bytes read, for the audit trail
     problems: list = field(default_factory=list)  # bad cells, with collect=True
+    missing_optional: list = field(default_factory=list)  # OPTIONAL_INPUTS without a name
 
 
 # ---------------------------------------------------------------------------------------------
@@ -624,8 +630,14 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False):
         values_wb.close()
 
 
-def _read(path, formulas_wb, values_wb, size, collect):
-    missing = [n for n in (*INPUT_NAMES, *OUTPUT_NAMES) if formulas_wb.defined_names.get(n) is None]
+def _check_names(path, wb):
+    """The optional input rows the planner lacks (an older planner); PlannerError when it is
+    not a planner, or an incomplete one."""
+    missing = [n for n in (*INPUT_NAMES, *OUTPUT_NAMES) if wb.defined_names.get(n) is None]
+    optional = [n for n in OPTIONAL_INPUTS if n in missing]
+    if len(optional) < len(missing):  # a planner without the optional rows is an older one
+        optional = []
+    missing = [n for n in missing if n not in optional]
     n_names = len(INPUT_NAMES) + len(OUTPUT_NAMES)
     if len(missing) == n_names:
         _fail(
@@ -634,7 +646,7 @@ def _read(path, formulas_wb, values_wb, size, collect):
             "(scenario_name, total_params, ...)",
         )
     if len(missing) > n_names / 2:  # another workbook that shares a few quantity names
-        title = getattr(getattr(formulas_wb, "properties", None), "title", None)
+        title = getattr(getattr(wb, "properties", None), "title", None)
         what = f" (it is titled {str(title)[:60]!r})" if title else ""
         _fail(
             path,
@@ -647,146 +659,178 @@ def _read(path, formulas_wb, values_wb, size, collect):
             f"is not a complete training-run planner: defined name(s) missing: "
             f"{', '.join(missing)}",
         )
-    locations = {
-        name: _name_cells(path, formulas_wb, name) for name in (*INPUT_NAMES, *OUTPUT_NAMES)
-    }
-    width = len(locations["scenario_name"][1])
-    for name, (sheet, cells) in locations.items():
-        if len(cells) != width:
-            _fail(
-                path,
-                f"defined name {name!r} spans {len(cells)} cells but scenario_name spans "
-                f"{width}: the scenario columns do not line up",
-                sheet,
-            )
+    return optional
+
+
+def _extras(wb):
+    """{name: (sheet, (row, col))} of the single-cell names template_version, active_scenario."""
     extras = {}
     for name in ("template_version", "active_scenario"):
-        dn = formulas_wb.defined_names.get(name)
+        dn = wb.defined_names.get(name)
         dests = list(dn.destinations) if dn is not None and dn.type == "RANGE" else []
-        if len(dests) == 1 and dests[0][0] in formulas_wb.sheetnames:
+        if len(dests) == 1 and dests[0][0] in wb.sheetnames:
             sheet, ref = dests[0]
             min_col, min_row, _, _ = range_boundaries(ref.replace("$", ""))
             extras[name] = (sheet, (min_row, min_col))
+    return extras
 
-    wanted = {}
-    for sheet, cells in locations.values():
-        wanted.setdefault(sheet, set()).update(cells)
-    for sheet, cell in extras.values():
-        wanted.setdefault(sheet, set()).add(cell)
-    formulas = _grab(formulas_wb, wanted, formulas=True)
-    values = _grab(values_wb, wanted)
 
-    def value_at(name, k, cached=False):
+class _Cells:
+    """The planner's named cells: typed values and formulas, and the values last saved."""
+
+    def __init__(self, path, formulas_wb, values_wb, names):
+        self.locations = {name: _name_cells(path, formulas_wb, name) for name in names}
+        self.width = len(self.locations["scenario_name"][1])
+        for name, (sheet, cells) in self.locations.items():
+            if len(cells) != self.width:
+                _fail(
+                    path,
+                    f"defined name {name!r} spans {len(cells)} cells but scenario_name spans "
+                    f"{self.width}: the scenario columns do not line up",
+                    sheet,
+                )
+        self.extras = _extras(formulas_wb)
+        wanted = {}
+        for sheet, cells in self.locations.values():
+            wanted.setdefault(sheet, set()).update(cells)
+        for sheet, cell in self.extras.values():
+            wanted.setdefault(sheet, set()).add(cell)
+        self.formulas = _grab(formulas_wb, wanted, formulas=True)
+        self.values = _grab(values_wb, wanted)
+
+    def value(self, name, k, cached=False):
         """The cell's value: typed (formula text for a formula), or as last saved."""
-        sheet, cells = locations[name]
+        if name not in self.locations:  # an optional row the planner does not have: blank
+            return None
+        sheet, cells = self.locations[name]
         if cached:
-            return values[sheet].get(cells[k])
-        return formulas[sheet].get(cells[k], (None, False))[0]
+            return self.values[sheet].get(cells[k])
+        return self.formulas[sheet].get(cells[k], (None, False))[0]
 
-    def is_formula(name, k):
-        sheet, cells = locations[name]
-        return formulas[sheet].get(cells[k], (None, False))[1]
+    def is_formula(self, name, k):
+        if name not in self.locations:
+            return False
+        sheet, cells = self.locations[name]
+        return self.formulas[sheet].get(cells[k], (None, False))[1]
 
-    def ref_at(name, k):
-        sheet, cells = locations[name]
+    def ref(self, name, k):
+        sheet, cells = self.locations[name]
         return CellRef(sheet, _coordinate(*cells[k]))
 
-    def extra(name):
-        if name not in extras:
+    def extra(self, name):
+        if name not in self.extras:
             return None
-        sheet, cell = extras[name]
-        return values[sheet].get(cell)
+        sheet, cell = self.extras[name]
+        return self.values[sheet].get(cell)
 
+
+def _raw_inputs(cells, k):
+    """A column's input values as typed (a formula's saved value), and formula problems."""
+    raw, problems = {}, []
+    for name in INPUT_NAMES:
+        v = cells.value(name, k)
+        if cells.is_formula(name, k):  # an input computed by a formula: take what was saved
+            text = v
+            v = cells.value(name, k, cached=True)
+            if _is_boolean_formula(text) and v is not None:
+                # TRUE typed into a cell, as LibreOffice saves it (=TRUE(), value 1)
+                v = text.strip().upper().startswith(("=TRUE", "TRUE"))
+            if v is None:
+                ref = cells.ref(name, k)
+                problems.append(
+                    Problem(
+                        f"{name} ({_LABEL[name]}) holds a formula with no saved value; "
+                        "type the value, or recalculate and save the workbook",
+                        ref.sheet,
+                        ref.cell,
+                    )
+                )
+                v = _UNSAVED
+        raw[name] = v
+    return raw, problems
+
+
+def _checked(name, v, ref, epoch):
+    """(value, Problem or None) of one filled input, checked for its kind."""
+    kind = _KIND[name]
+    if kind == "number":
+        value, error = _number(v)
+        if not error and name in _WHOLE and value != math.floor(value):
+            error = f"must be a whole number (got {value:.15g})"
+    elif kind == "date":
+        value, error = _date(v, epoch)
+    else:
+        value, error = _text(v)
+    problem = Problem(f"{name} ({_LABEL[name]}) {error}", ref.sheet, ref.cell) if error else None
+    return value, problem
+
+
+def _inputs(raw, refs, epoch):
+    """(inputs, problems) of a column with inputs: each value checked for its kind."""
+    inputs, problems = {}, []
+    for name in INPUT_NAMES:
+        v, ref = raw[name], refs.get(name)
+        if _blank(v) or v is _UNSAVED:
+            if name in REQUIRED and v is not _UNSAVED:
+                problems.append(
+                    Problem(
+                        f"{name} ({_LABEL[name]}) is required: the cell is blank while "
+                        "other required inputs of this scenario column are filled",
+                        ref.sheet,
+                        ref.cell,
+                    )
+                )
+            inputs[name] = None
+            continue
+        inputs[name], problem = _checked(name, v, ref, epoch)
+        if problem is not None:
+            problems.append(problem)
+    return inputs, problems
+
+
+def _read(path, formulas_wb, values_wb, size, collect):
+    optional = _check_names(path, formulas_wb)
+    present = [n for n in (*INPUT_NAMES, *OUTPUT_NAMES) if n not in optional]
+    cells = _Cells(path, formulas_wb, values_wb, present)
     epoch = getattr(values_wb, "epoch", None)
     problems, scenarios, skipped = [], [], []
     any_cached = False
-    for k in range(width):
-        header = ref_at("scenario_name", k)
-        column = "".join(ch for ch in header.cell if ch.isalpha())
-        raw, formula_problems = {}, []
-        for name in INPUT_NAMES:
-            v = value_at(name, k)
-            if is_formula(name, k):  # an input computed by a formula: take what was saved
-                text = value_at(name, k)
-                v = value_at(name, k, cached=True)
-                if _is_boolean_formula(text) and v is not None:
-                    # TRUE typed into a cell, as LibreOffice saves it (=TRUE(), value 1)
-                    v = text.strip().upper().startswith(("=TRUE", "TRUE"))
-                if v is None:
-                    ref = ref_at(name, k)
-                    formula_problems.append(
-                        Problem(
-                            f"{name} ({_LABEL[name]}) holds a formula with no saved value; "
-                            "type the value, or recalculate and save the workbook",
-                            ref.sheet,
-                            ref.cell,
-                        )
-                    )
-                    v = _UNSAVED
-            raw[name] = v
+    for k in range(cells.width):
+        column = "".join(ch for ch in cells.ref("scenario_name", k).cell if ch.isalpha())
+        raw, formula_problems = _raw_inputs(cells, k)
         if not any(not _blank(raw[n]) for n in REQUIRED):
             # Not consolidated (an unused custom column, or one whose required inputs are
             # all blank); listed so that nothing disappears unseen.
             label = raw["scenario_name"]
             skipped.append((column, "" if _blank(label) else str(label).strip()))
             continue
-        before = len(problems)
-        problems.extend(formula_problems)
-        cells = {n: ref_at(n, k) for n in (*INPUT_NAMES, *OUTPUT_NAMES)}
-        inputs = {}
-        for name in INPUT_NAMES:
-            v = raw[name]
-            ref = cells[name]
-            if _blank(v):
-                if name in REQUIRED:
-                    problems.append(
-                        Problem(
-                            f"{name} ({_LABEL[name]}) is required: the cell is blank while "
-                            "other required inputs of this scenario column are filled",
-                            ref.sheet,
-                            ref.cell,
-                        )
-                    )
-                inputs[name] = None
-                continue
-            if v is _UNSAVED:
-                inputs[name] = None
-                continue
-            kind = _KIND[name]
-            if kind == "number":
-                value, error = _number(v)
-                if not error and name in _WHOLE and value != math.floor(value):
-                    error = f"must be a whole number (got {value:.15g})"
-            elif kind == "date":
-                value, error = _date(v, epoch)
-            else:
-                value, error = _text(v)
-            if error:
-                problems.append(Problem(f"{name} ({_LABEL[name]}) {error}", ref.sheet, ref.cell))
-            inputs[name] = value
+        refs = {n: cells.ref(n, k) for n in present}
+        inputs, input_problems = _inputs(raw, refs, epoch)
         name = inputs["scenario_name"] or f"Scenario {k + 1}"
-        cached = {n: value_at(n, k, cached=True) for n in OUTPUT_NAMES}
-        formula_cells = {n: is_formula(n, k) for n in OUTPUT_NAMES}
+        cached = {n: cells.value(n, k, cached=True) for n in OUTPUT_NAMES}
+        formula_cells = {n: cells.is_formula(n, k) for n in OUTPUT_NAMES}
         # Saved values of formula cells: what Excel or LibreOffice computed (a value typed
         # over a formula is there whoever saved the file, so it does not count).
         any_cached = any_cached or any(
             cached[n] is not None for n in OUTPUT_NAMES if formula_cells[n]
         )
-        if len(problems) > before:
+        if formula_problems or input_problems:
+            problems.extend(formula_problems + input_problems)
             continue  # a column with a bad cell is not a scenario; its problems are kept
         scenarios.append(
-            Scenario(path, k + 1, column, name, inputs, cells, cached, formula_cells),
+            Scenario(path, k + 1, column, name, inputs, refs, cached, formula_cells),
         )
     if problems and not collect:
         raise PlannerError(path, problems)
     return Planner(
         path=path,
-        template_version=extra("template_version"),
-        active_scenario=extra("active_scenario"),
+        template_version=cells.extra("template_version"),
+        active_scenario=cells.extra("active_scenario"),
         scenarios=scenarios,
         skipped_columns=skipped,
         has_cached_values=any_cached,
         size_bytes=size,
         sha256="",
         problems=problems,
+        missing_optional=optional,
     )

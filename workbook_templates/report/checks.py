@@ -1,0 +1,154 @@
+"""The Checks table: OK, WARN (a person should look), ERROR (a real failure), INFO.
+
+The master check (:attr:`Consolidation.master_status`) is the worst of them. WARN whenever
+something needs a human look: a column without a budget status (an older planner), a blank
+status counted as Proposed, the same scenario in two files, a calibrated default throughput
+or a typed throughput override in a budget run, a saved value that differs from the engine,
+a value typed over a formula, a budget run without a start date. ERROR: a file left out.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from udfs import plan
+
+from .consolidate import UNKNOWN_STATUS
+
+__all__ = ["checks_table", "duplicate_text"]
+
+COLUMNS = ["check", "status", "file", "detail"]
+
+
+def duplicate_text(group):
+    """One line about a scenario found in several files."""
+    files = ", ".join(dict.fromkeys(str(r.scenario.path) for r in group))
+    counted = sum(r.in_budget for r in group)
+    how = (f"counted {counted} times in the budget" if counted > 1
+           else "counted once in the budget" if counted else "not in the budget")  # fmt: skip
+    return (f"scenario {group[0].scenario.name!r} (same name and inputs) is in {len(group)} "
+            f"files: {files}; {how}")  # fmt: skip
+
+
+class _Rows(list):
+    def add(self, check, status, detail, file=""):
+        self.append({"check": check, "status": status, "file": str(file), "detail": detail})
+
+
+def _files(rows, c):
+    rows.add("Files consolidated", "OK" if not c.bad else "ERROR",
+             f"{len(c.planners)} file(s), {len(c.runs)} scenario(s): {len(c.budget_runs)} in "
+             f"the budget, {len(c.other_runs)} not"
+             + (f"; {len(c.bad)} bad file(s) left out (--skip-bad)" if c.bad else ""))  # fmt: skip
+    for err in c.bad:
+        for p in err.problems:
+            where = f"{p.where}: " if p.where else ""
+            rows.add("Bad file left out", "ERROR", where + p.message, err.path)
+
+
+def _statuses(rows, c):
+    for p in c.planners:
+        runs = [r for r in c.runs if r.scenario.path == p.path]
+        if "budget_status" in p.missing_optional:
+            rows.add("Budget status", "WARN",
+                     f"no budget_status row (an older planner): its {len(runs)} scenario(s) "
+                     f"are listed as '{UNKNOWN_STATUS}' and counted in the budget; check "
+                     "which are plans", p.path)  # fmt: skip
+            continue
+        blank = [r for r in runs if r.status_blank]
+        for r in blank:
+            where = r.scenario.cells["budget_status"]
+            rows.add("Budget status", "WARN",
+                     f"scenario {r.scenario.name!r}: status blank ({where}): counted as Proposed",
+                     p.path)  # fmt: skip
+        if runs and not blank:
+            rows.add("Budget status", "OK", "every scenario has a budget status", p.path)
+    for r in c.other_runs:
+        rows.add("Not in the budget", "INFO",
+                 f"scenario {r.scenario.name!r} is {r.status}: listed, never summed",
+                 r.scenario.path)  # fmt: skip
+
+
+def _duplicates(rows, c):
+    for group in c.duplicates:
+        status = "WARN" if any(r.in_budget for r in group) else "INFO"
+        rows.add("Duplicate scenarios", status, duplicate_text(group))
+    if not any(any(r.in_budget for r in g) for g in c.duplicates):
+        rows.add("Duplicate scenarios", "OK", "no budget scenario is in two files")
+
+
+def _throughput(rows, c):
+    for r in c.budget_runs:
+        sc, source = r.scenario, r.resolved.throughput_source
+        kw = r.arguments
+        if source == plan.THROUGHPUT_SOURCES[2]:
+            rows.add("Throughput", "WARN",
+                     f"scenario {sc.name!r}: MFU blank, the calibrated default "
+                     f"{kw['mfu']:.1%} is used (P90 hours {r.ranges['accelerator_hours'][1]:,.0f}"
+                     f" vs P50 {r.outputs['accelerator_hours']:,.0f}): confirm or type the MFU",
+                     sc.path)  # fmt: skip
+        elif source == plan.THROUGHPUT_SOURCES[0]:
+            rows.add("Throughput", "WARN",
+                     f"scenario {sc.name!r}: effective TFLOP/s override "
+                     f"{kw['effective_tflops']:,.4g} typed at {sc.cells['effective_tflops_input']}"
+                     ", used instead of peak x MFU x goodput", sc.path)  # fmt: skip
+        else:
+            rows.add("Throughput", "OK", f"scenario {sc.name!r}: typed MFU {kw['mfu']:.1%}",
+                     sc.path)  # fmt: skip
+
+
+def _saved_values(rows, c, mismatches):
+    for p in c.planners:
+        if not p.has_cached_values:
+            rows.add("Saved values agree with the engine", "INFO",
+                     "no saved values (never recalculated by a spreadsheet): nothing to "
+                     "compare; figures come from the engine", p.path)  # fmt: skip
+            continue
+        n = int((mismatches["file"] == str(p.path)).sum()) if len(mismatches) else 0
+        rows.add("Saved values agree with the engine", "OK" if n == 0 else "WARN",
+                 "every output cell within the tolerance" if n == 0
+                 else f"{n} output cell(s) differ: see Mismatches", p.path)  # fmt: skip
+        if p.skipped_columns:
+            shown = ", ".join(f"{col} ({name})" if name else col for col, name in p.skipped_columns)
+            rows.add("Scenario columns without inputs", "INFO",
+                     f"not consolidated, no required input ({', '.join(plan.REQUIRED)}) "
+                     f"filled: {shown}", p.path)  # fmt: skip
+
+
+def _formulas(rows, c):
+    typed_over = False
+    for r in c.runs:
+        sc = r.scenario
+        typed = [n for n, f in sc.formulas.items() if not f]
+        if typed:
+            typed_over = True
+            cells = ", ".join(f"{sc.cells[n]} ({n})" for n in typed)
+            rows.add("Output cells hold formulas", "WARN",
+                     f"scenario {sc.name!r}: typed values instead of formulas at {cells}",
+                     sc.path)  # fmt: skip
+    if c.runs and not typed_over:
+        rows.add("Output cells hold formulas", "OK", "every output cell of every run is a formula")
+
+
+def _schedule(rows, c):
+    for r in c.unscheduled:
+        sc = r.scenario
+        rows.add("Run scheduled by month", "WARN",
+                 f"scenario {sc.name!r} has no start date ({sc.cells['start_date']} is blank): "
+                 f"in the totals, left out of the monthly schedule "
+                 f"(US$ {r.outputs['total_cost_usd']:,.0f})", sc.path)  # fmt: skip
+    if c.budget_runs and not c.unscheduled:
+        rows.add("Run scheduled by month", "OK", "every budget run has a start date")
+
+
+def checks_table(c, mismatches):
+    """The Checks table of a consolidation."""
+    rows = _Rows()
+    _files(rows, c)
+    _statuses(rows, c)
+    _duplicates(rows, c)
+    _throughput(rows, c)
+    _saved_values(rows, c, mismatches)
+    _formulas(rows, c)
+    _schedule(rows, c)
+    return pd.DataFrame(rows, columns=COLUMNS)

@@ -1,0 +1,269 @@
+"""``compute-lab report``: the flags, the checks on them, and the run."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from udfs.cli import CommandError
+
+from ..reader import DEFAULT_MAX_BYTES
+from .checks import duplicate_text
+from .consolidate import DEFAULT_TOLERANCE, consolidate
+from .csv_files import CSV_FILES
+from .output import check_in_range, write_outputs
+
+__all__ = ["PROG", "configure_parser", "run"]
+
+PROG = "compute-lab report"
+
+
+def configure_parser(parser):
+    parser.add_argument("files", nargs="+", metavar="FILE.xlsx", help="filled planners")
+    parser.add_argument("--out", type=Path, metavar="HANDOFF.xlsx", help="hand-off workbook")
+    parser.add_argument(
+        "--csv", type=Path, metavar="DIR", help="write the tables as CSV files into DIR"
+    )
+    parser.add_argument("--force", action="store_true", help="overwrite existing output files")
+    parser.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="list bad files and consolidate the rest (default: any bad file stops the run)",
+    )
+    parser.add_argument(
+        "--fiscal-year-start",
+        default="1",
+        metavar="MONTH",
+        help="first month of the fiscal year, 1-12 (default 1, January; 4 = April)",
+    )
+    parser.add_argument(
+        "--max-size-mb",
+        type=float,
+        default=DEFAULT_MAX_BYTES / 1024 / 1024,
+        metavar="MB",
+        help=f"refuse files larger than this (default {DEFAULT_MAX_BYTES // 1024 // 1024} MB)",
+    )
+    parser.add_argument(
+        "--tolerance",
+        type=float,
+        default=DEFAULT_TOLERANCE,
+        metavar="REL",
+        help=f"relative tolerance of the saved-value check (default {DEFAULT_TOLERANCE:g})",
+    )
+
+
+def _err(message):
+    print(f"{PROG}: {message}", file=sys.stderr)
+
+
+def _fiscal_year_start(text):
+    """The month number of --fiscal-year-start (a whole number 1-12), else CommandError."""
+    try:
+        month = int(str(text).strip())
+    except ValueError:
+        month = None
+    if month is None or not 1 <= month <= 12:
+        raise CommandError(
+            f"--fiscal-year-start must be a month number from 1 to 12 (got {text!r})"
+        )
+    return month
+
+
+def _check_flags(args):
+    if args.out is None and args.csv is None:
+        raise CommandError("give --out HANDOFF.xlsx and/or --csv DIR")
+    if args.out is not None and args.out.suffix.lower() != ".xlsx":
+        raise CommandError(f"--out must name an .xlsx file (got {args.out})")
+    if not (args.max_size_mb > 0 and math.isfinite(args.max_size_mb)):
+        raise CommandError(f"--max-size-mb must be greater than 0 (got {args.max_size_mb:g})")
+    if not (0 <= args.tolerance < 1):
+        raise CommandError(f"--tolerance must be at least 0 and below 1 (got {args.tolerance:g})")
+    args.fiscal_year_start = _fiscal_year_start(args.fiscal_year_start)
+
+
+def _targets(args):
+    targets = []
+    if args.out is not None:
+        targets.append(args.out)
+    if args.csv is not None:
+        if args.csv.exists() and not args.csv.is_dir():
+            raise CommandError(f"--csv: {args.csv} is a file, not a folder (give a folder)")
+        targets += [args.csv / f"{n}.csv" for n in CSV_FILES]
+    return targets
+
+
+def _check_targets(args):
+    inputs = [f for f in args.files if os.path.exists(f)]
+    existing = []
+    for t in _targets(args):
+        for f in inputs:
+            if os.path.exists(t) and os.path.samefile(t, f):
+                raise CommandError(f"{t} is one of the input files ({f}): it is never overwritten")
+        if t.is_dir():
+            raise CommandError(f"{t} is a folder: it cannot be replaced by a file")
+        if os.path.lexists(t):
+            existing.append(str(t))
+    if existing and not args.force:
+        verb = "already exists" if len(existing) == 1 else "already exist"
+        raise CommandError(f"{', '.join(existing)} {verb} (use --force to overwrite)")
+    if args.out is not None and not args.out.parent.is_dir():
+        raise CommandError(f"--out: folder {args.out.parent} does not exist (got {args.out})")
+    if args.csv is not None and not args.csv.exists():
+        parent = args.csv.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            raise CommandError(f"--csv: {parent} is a file, not a folder (got {args.csv})")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise CommandError(f"--csv: cannot create folder {args.csv}: {parent} is not writable")
+
+
+def _sha256(path, limit):
+    """SHA-256 of a regular file of at most ``limit`` bytes, else None (the reader refuses
+    what is missing, not a file, or too large)."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > limit:
+            return None
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
+def _check_same_inputs(files, limit):
+    """Refuse the same planner given twice: one file by two paths (same device and inode:
+    the same path, a symbolic or hard link) or two files with the same content (SHA-256)."""
+    by_inode, by_hash = {}, {}
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:
+            continue  # the reader names a missing or unreadable file
+        key = (st.st_dev, st.st_ino)
+        if key in by_inode:
+            first = by_inode[key]
+            if os.path.abspath(first) == os.path.abspath(f):
+                raise CommandError(f"{f} is given twice: each planner is counted once")
+            raise CommandError(
+                f"{f} is the same file as {first} (another path or a hard link to it): "
+                "each planner is counted once"
+            )
+        by_inode[key] = f
+        digest = _sha256(f, limit)
+        if digest is None:
+            continue
+        if digest in by_hash:
+            raise CommandError(
+                f"{f} has the same content as {by_hash[digest]} (SHA-256 {digest[:12]}...): "
+                "the same planner given twice would be counted twice"
+            )
+        by_hash[digest] = f
+
+
+def run(args):
+    """Run ``compute-lab report``; return the exit code (2 for anything refused).
+
+    numpy's floating-point warnings are off for the whole run: every figure is checked for
+    range instead, and no Python warning reaches the user.
+    """
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _run(args)
+
+
+def _refuse_read_twice(c):
+    seen = {}
+    for p in c.planners:  # the bytes actually read (a file may change after the check)
+        if p.sha256 in seen:
+            raise CommandError(
+                f"{p.path} has the same content as {seen[p.sha256]} (SHA-256 "
+                f"{p.sha256[:12]}...): the same planner given twice would be counted twice"
+            )
+        seen[p.sha256] = p.path
+
+
+def _bad_files(c, args):
+    """Report the files left out; the exit code 2 when they stop the run, else None."""
+    if c.bad and not args.skip_bad:
+        lines = [line for err in c.bad for line in err.describe().splitlines()]
+        if len(lines) == 1:  # one problem: one line
+            _err(f"error: {lines[0]}; nothing written")
+            return 2
+        _err(
+            f"error: {len(c.bad)} of {len(args.files)} file(s) cannot be consolidated; "
+            "nothing written (--skip-bad consolidates the others):"
+        )
+        for line in lines:
+            _err(f"error: {line}")
+        return 2
+    for err in c.bad:
+        for line in err.describe().splitlines():
+            _err(f"skipped: {line}")
+    if not c.runs:
+        why = "no file could be read" if not c.planners else "no scenario column has inputs"
+        _err(f"error: {why}; nothing written")
+        return 2
+    return None
+
+
+def _warnings(c):
+    for m in c.mismatches.itertuples(index=False):
+        engine_value = "(none)" if m.engine_value is None else f"{m.engine_value:,.10g}"
+        cached = m.cached_value if isinstance(m.cached_value, str) else f"{m.cached_value:,.10g}"
+        _err(
+            f"warning: {m.file}: {m.sheet}!{m.cell}: {m.name} (scenario {m.scenario!r}) "
+            f"saved {cached} but the engine gives {engine_value}"
+        )
+    for r in c.unscheduled:
+        sc = r.scenario
+        _err(
+            f"warning: {sc.path}: scenario {sc.name!r} has no start date "
+            f"({sc.cells['start_date']}): left out of the monthly schedule"
+        )
+    for group in c.duplicates:
+        if any(r.in_budget for r in group):
+            _err(f"warning: {duplicate_text(group)}")
+    for p in c.planners:
+        if "budget_status" in p.missing_optional:
+            _err(f"warning: {p.path}: no budget_status row (an older planner): every "
+                 "scenario is listed as 'status unknown' and counted in the budget")  # fmt: skip
+
+
+def _run(args):
+    _check_flags(args)
+    _check_same_inputs(args.files, int(args.max_size_mb * 1024 * 1024))
+    _check_targets(args)
+    max_bytes = int(args.max_size_mb * 1024 * 1024)
+    c = consolidate(args.files, max_bytes=max_bytes, tolerance=args.tolerance,
+                    fiscal_year_start=args.fiscal_year_start)  # fmt: skip
+    _refuse_read_twice(c)
+    code = _bad_files(c, args)
+    if code is not None:
+        return code
+    check_in_range(c)  # before any warning: a refused run is one line
+    _warnings(c)
+    written = write_outputs(c, out=args.out, csv_dir=args.csv, force=args.force)
+    t = c.tables["totals"].iloc[0]
+    print(
+        f"Consolidated {len(c.budget_runs)} budget run(s) from {len(c.planners)} file(s): total "
+        f"${t['total_cost_usd']:,.0f} (Approved ${t['approved_total_cost_usd']:,.0f}, Proposed "
+        f"${t['proposed_total_cost_usd']:,.0f}; compute ${t['rental_cost_usd']:,.0f}, "
+        f"electricity ${t['electricity_cost_usd']:,.0f}), P90 ${t['total_cost_usd_p90']:,.0f}; "
+        f"{len(c.other_runs)} not in the budget; checks {c.master_status}; "
+        f"{len(c.mismatches)} saved value(s) differ from the engine; {len(c.unscheduled)} "
+        f"run(s) unscheduled; {len(c.bad)} bad file(s) skipped."
+    )
+    if args.out is not None:
+        print(f"Wrote {args.out}")
+    if args.csv is not None:
+        print(f"Wrote {len(written) - (args.out is not None)} CSV files to {args.csv}")
+    return 0

@@ -1,0 +1,331 @@
+"""How the hand-off workbook looks: headers, number formats, styles, widths, row heights, print.
+
+Shared by :mod:`.xlsx` (one table per sheet) and :mod:`.summary` (the management summary and
+the budget view). Text goes in through :func:`workbook_templates.sheetkit.put_text` (never a
+formula); a wrapped cell's row is made as tall as its word-wrapped lines (:func:`fit_rows`),
+so nothing prints over the next row.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+
+import numpy as np
+import pandas as pd
+from openpyxl.comments import Comment
+from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+from openpyxl.utils import get_column_letter
+
+from ..sheetkit import number_format, print_setup, put_text
+from .consolidate import Q
+
+__all__ = ["realign", "header", "fmt", "put", "write_table", "fit_columns", "fit_rows",
+           "fit_header_rows", "wrapped_lines", "setup_print", "STYLES", "MONTH", "DATE",
+           "USD"]  # fmt: skip
+
+USD = '"$"#,##0'
+USD_CENTS = '"$"#,##0.00'
+INT = "#,##0"
+PCT = "0.0%"
+DATE = "yyyy-mm-dd"
+#: The one month format of every workbook (as the planner's monthly schedule).
+MONTH = "mmm yyyy"
+#: Billions, for the wide Runs sheet (the cell keeps the exact figure).
+BILLIONS = "#,##0.0,,,"
+LINE_PT = 15.0
+
+_HEADER_FILL = PatternFill("solid", fgColor="1F3864")
+STYLES = {
+    "header_font": Font(bold=True, color="FFFFFF"),
+    "header_fill": _HEADER_FILL,
+    "header_align": Alignment(wrap_text=True, vertical="top"),
+    "bold": Font(bold=True),
+    "title": Font(bold=True, size=14),
+    "section": Font(bold=True, size=12, color="1F3864"),
+    "total_border": Border(top=Side(style="thin"), bottom=Side(style="double")),
+    "subtotal_border": Border(top=Side(style="thin")),
+    "status_fill": {
+        "WARN": PatternFill("solid", fgColor="FFEB9C"),
+        "ERROR": PatternFill("solid", fgColor="FFC7CE"),
+    },
+}
+
+_EXTRA = {
+    # name: (header, number format)
+    "file": ("File", None),
+    "column": ("Column", None),
+    "scenario": ("Scenario", None),
+    "budget_status": ("Budget status", None),
+    "owner": ("Owner", None),
+    "defaults_used": ("Blank inputs: value used", None),
+    "scheduled": ("In monthly schedule", None),
+    "throughput_source": ("Throughput source", None),
+    "throughput_sigma": ("Throughput sigma (ln)", "0.000"),
+    "price_sigma": ("Price sigma (ln)", "0.000"),
+    "other_costs_usd": ("Other costs (US$)", USD),
+    "rental_cost_share": ("Compute share", PCT),
+    "electricity_cost_share": ("Electricity share", PCT),
+    "other_costs_share": ("Other share", PCT),
+    "month": ("Month", MONTH),
+    "start_month": ("Start", MONTH),
+    "end_month": ("End", MONTH),
+    "first_month": ("From", MONTH),
+    "fiscal_year": ("Fiscal year", None),
+    "quarter": ("Quarter", None),
+    "share": ("Share of run", PCT),
+    "runs": ("Runs", INT),
+    "files": ("Files", INT),
+    "cumulative_total_cost_usd": ("Cumulative (US$)", USD),
+    "contingency_usd": ("Contingency P90 - P50 (US$)", USD),
+    "sheet": ("Sheet", None),
+    "cell": ("Cell", None),
+    "name": ("Quantity", None),
+    "cached_value": ("Saved in the file", "#,##0.########"),
+    "engine_value": ("Engine", "#,##0.########"),
+    "relative_difference": ("Relative difference", "0.00E+00"),
+    "cell_holds": ("Cell holds", None),
+    "check": ("Check", None),
+    "status": ("Status", None),
+    "detail": ("Detail", None),
+    "size_bytes": ("Size (bytes)", INT),
+    "sha256": ("SHA-256", None),
+    "template_version": ("Template version", None),
+    "scenarios_read": ("Scenarios read", INT),
+    "budget_status_row": ("Budget status row", None),
+    "cached_values": ("Saved values", None),
+    "section": ("Section", None),
+    "item": ("Item", None),
+    "value": ("Value", "General"),
+    "unit": ("Unit", None),
+    "input": ("Input", None),
+    "value_used": ("Value used", "General"),
+    "why": ("Why", None),
+}
+
+#: Widest a column gets (longer text wraps, and its row grows).
+WIDE = {"file": 24, "detail": 80, "defaults_used": 40, "sha256": 34, "item": 34,
+        "scenario": 28, "owner": 16, "check": 22, "section": 14,
+        "why": 80, "input": 28}  # fmt: skip
+
+
+def realign(cell, **changes):
+    """Set some of ``cell``'s alignment (vertical, wrap_text, indent...), keeping the rest."""
+    a = cell.alignment
+    keep = {"horizontal": a.horizontal, "vertical": a.vertical, "wrap_text": a.wrap_text,
+            "indent": a.indent}  # fmt: skip
+    cell.alignment = Alignment(**{**keep, **changes})
+    return cell
+
+
+def header(name):
+    """A column's header: the quantity's label and unit, or the column's own title."""
+    if name.endswith(("_p10", "_p90")) and name[:-4] in Q:
+        return f"{header(name[:-4])}, {name[-3:].upper()}"
+    if name in Q:
+        q = Q[name]
+        unit = _SHORT_UNITS.get(q.unit, q.unit)
+        if not unit or unit.lower() in q.label.lower():
+            return q.label
+        return f"{q.label} ({unit})"
+    return _EXTRA.get(name, (name, None))[0]
+
+
+#: Units as a header shows them (none for a date or a ratio; a fraction shows as %).
+_SHORT_UNITS = {"date": "", "ratio": "", "fraction": "%", "US$/accelerator-hour": "US$/h"}
+
+
+def fmt(name, unit=None):
+    """The number format of a column (or of a value of ``unit``)."""
+    if unit:
+        return number_format(unit) if unit != "fraction" else PCT
+    if name.endswith(("_p10", "_p90")) and name[:-4] in Q:
+        return fmt(name[:-4])
+    if name in Q:
+        return number_format(Q[name].unit)
+    return _EXTRA.get(name, (None, None))[1]
+
+
+def put(ws, row, col, value, number_format=None):
+    """Write one value; text is always stored as text (never as a formula)."""
+    cell = ws.cell(row=row, column=col)
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return cell
+    if isinstance(value, pd.Timestamp):
+        value = value.to_pydatetime().date()
+    if isinstance(value, str):
+        return put_text(cell, value)
+    cell.value = value
+    if number_format and not isinstance(value, bool):
+        cell.number_format = number_format
+    return cell
+
+
+def _header_row(ws, row, columns, first_col=1):
+    for j, name in enumerate(columns, start=first_col):
+        cell = put_text(ws.cell(row=row, column=j), header(name))
+        cell.font, cell.fill, cell.alignment = (
+            STYLES["header_font"], STYLES["header_fill"], STYLES["header_align"])  # fmt: skip
+
+
+def _file_cell(ws, row, col, path):
+    """A file as its base name, with the full path in a note."""
+    cell = put(ws, row, col, os.path.basename(path) or path)
+    if os.path.basename(path) != path:
+        cell.comment = Comment(f"Full path: {path}", "compute-lab report", width=300, height=60)
+    return cell
+
+
+def _total_row(ws, row, df, columns, formats, label, border, additive):
+    put(ws, row, 1, label).font = STYLES["bold"]
+    for j, name in enumerate(columns, start=1):
+        cell = ws.cell(row=row, column=j)
+        cell.border, cell.font = border, STYLES["bold"]
+        if name in additive:
+            total = pd.to_numeric(df[name], errors="coerce").sum(min_count=1)
+            put(ws, row, j, None if pd.isna(total) else float(total), formats[j - 1])
+
+
+def write_table(ws, df, start_row=1, *, totals=None, additive=(), formats=None,
+                subtotal_by=None):  # fmt: skip
+    """Write ``df`` under a header row; returns the last row written.
+
+    ``totals`` labels a totals row over the ``additive`` columns; ``subtotal_by`` (a column)
+    adds a subtotal row after each group of equal values; ``formats`` overrides the column
+    formats. A ``file`` column shows base names, the full path in a note; a ``status``
+    column is filled only for WARN and ERROR (a real failure stands out, nothing else).
+    """
+    columns = list(df.columns)
+    _header_row(ws, start_row, columns)
+    formats = formats or [fmt(n) for n in columns]
+    row = start_row
+    groups = [(None, df)] if subtotal_by is None else list(df.groupby(subtotal_by, sort=False))
+    for key, part in groups:
+        for record in part.itertuples(index=False, name=None):
+            row += 1
+            for j, (name, value) in enumerate(zip(columns, record, strict=True), start=1):
+                cell = (_file_cell(ws, row, j, value) if name == "file" and value
+                        else put(ws, row, j, value, formats[j - 1]))  # fmt: skip
+                if name == "status" and value in STYLES["status_fill"]:
+                    cell.fill = STYLES["status_fill"][value]
+        if subtotal_by is not None:
+            row += 1
+            _total_row(ws, row, part, columns, formats, f"Subtotal: {key}",
+                       STYLES["subtotal_border"], additive)  # fmt: skip
+    if totals and len(df):
+        row += 1
+        _total_row(ws, row, df, columns, formats, totals, STYLES["total_border"], additive)
+    return row
+
+
+def display_len(value, number_format):
+    """About how many characters ``value`` takes when shown with ``number_format``."""
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, bool):
+        return 5
+    if isinstance(value, _dt.date):
+        return 10 if number_format != MONTH else 8
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        return len(str(value))
+    number_format = number_format or "General"
+    if "E+" in number_format:
+        return 10 + (value < 0)
+    if "%" in number_format:
+        return len(f"{value * 100:,.1f}%")
+    if number_format == BILLIONS:
+        return len(f"{value / 1e9:,.1f}")
+    if number_format == "General":
+        return len(f"{value:.10g}")
+    body = number_format.split(";")[0]
+    decimals = len(body.split(".", 1)[1].rstrip('"')) if "." in body else 0
+    return len(f"{value:,.{min(decimals, 10)}f}") + ("$" in body)
+
+
+def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
+    """Size each column to its widest shown value and its header (headers wrap on up to
+    three lines); text wider than the column's cap wraps (and :func:`fit_rows` sizes rows)."""
+    wide = {**WIDE, **(wide or {})}
+    for j, name in enumerate(columns, start=first_col):
+        head = header(name)
+        need = max(max(len(w) for w in head.split()), len(head) / 3.4) + 1.5
+        for r in range(header_row + 1, last_row + 1):
+            cell = ws.cell(row=r, column=j)
+            if cell.fill == STYLES["header_fill"] and isinstance(cell.value, str):
+                words = max(len(w) for w in cell.value.split()) if cell.value.split() else 0
+                need = max(need, words + 1.5, len(cell.value) / 3.4 + 1.5)  # wraps: 4 lines
+                continue
+            shown = display_len(cell.value, cell.number_format) * (1.1 if cell.font.b else 1)
+            need = max(need, shown + 2)
+        cap = wide.get(name, 40)
+        letter = get_column_letter(j)
+        ws.column_dimensions[letter].width = min(max(need, 7), cap)
+        for r in range(header_row + 1, last_row + 1):
+            cell = ws.cell(row=r, column=j)
+            if isinstance(cell.value, str) and len(cell.value) + 2 > cap:
+                cell.alignment = Alignment(wrap_text=True, vertical="top")
+
+
+def wrapped_lines(text, width):
+    """Lines ``text`` takes when word-wrapped in a column ``width`` characters wide (a
+    cautious count: a character as wide as a digit, long words broken)."""
+    per_line = max(1, int(width) - 1)
+    lines = 0
+    for paragraph in str(text).split("\n"):
+        used, count = 0, 1
+        for word in paragraph.split(" "):
+            n = len(word)
+            if used and used + 1 + n > per_line:
+                count, used = count + 1, 0
+            while n > per_line:  # a word longer than a line is broken
+                count, n = count + 1, n - per_line
+            used = used + (1 if used else 0) + n
+        lines += count
+    return lines
+
+
+def fit_rows(ws, first_row=1, line_pt=LINE_PT):
+    """Every row with wrapped text as tall as its most wrapped cell (never shorter); a merged
+    cell wraps across the merged columns."""
+    spans = {(m.min_row, m.min_col): sum(ws.column_dimensions[get_column_letter(j)].width or 8.43
+                                         for j in range(m.min_col, m.max_col + 1))
+             for m in ws.merged_cells.ranges}  # fmt: skip
+    for row in ws.iter_rows(min_row=first_row):
+        need = 1
+        for c in row:
+            if isinstance(c.value, str) and c.alignment is not None and c.alignment.wrap_text:
+                width = spans.get((c.row, c.column)) or ws.column_dimensions[
+                    c.column_letter].width or 8.43  # fmt: skip
+                need = max(need, wrapped_lines(c.value, width))
+        if need > 1:
+            r = row[0].row
+            ws.row_dimensions[r].height = max(ws.row_dimensions[r].height or 0,
+                                              line_pt * need + 2)  # fmt: skip
+
+
+def fit_header_rows(ws, first_row=1):
+    """Every header row (dark fill) as tall as its most wrapped header, at least two lines."""
+    for row in ws.iter_rows(min_row=first_row):
+        heads = [c for c in row if c.fill == STYLES["header_fill"] and isinstance(c.value, str)]
+        if heads:
+            lines = max(wrapped_lines(c.value, ws.column_dimensions[c.column_letter].width or 8.43)
+                        for c in heads)  # fmt: skip
+            ws.row_dimensions[row[0].row].height = LINE_PT * max(2, lines) + 3
+
+
+def setup_print(ws, title, generated, pages_wide=1, header_rows=None, title_cols=None):
+    """Landscape A4 (sheetkit's print set-up), header and footer with the date as the body
+    writes it (``yyyy-mm-dd``)."""
+    print_setup(ws, pages_wide=pages_wide, print_titles=header_rows, title_cols=title_cols)
+    for part, text in (
+        (ws.oddHeader.left, "Compute Lab hand-off"),
+        (ws.oddHeader.right, title),
+        (ws.oddFooter.left, f"Generated {generated:%Y-%m-%d %H:%M} UTC"),
+        (ws.oddFooter.right, "Page &P of &N"),
+    ):
+        part.text, part.size = text, 8

@@ -1,0 +1,327 @@
+"""The hand-off's tables (pandas DataFrames) from the recomputed runs; no file is written here.
+
+Only runs in the budget (status Approved or Proposed, or an older planner's "status unknown")
+reach the runs, costs, ranges, budget, period and totals tables; Reference and Excluded runs
+are in ``not_in_budget`` only, never summed. P50 is the point estimate; P90 and the
+contingency (P90 - P50) come from :func:`udfs.ranges.estimate_ranges` per run and are spread
+over months like the point estimate (the P90 of a sum is taken as the sum of the P90s: every
+run's error is assumed fully correlated, the cautious reading).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from udfs import engine, plan
+from udfs.quantities import PLAN_INPUTS, RANGE_QUANTITIES
+
+from .checks import checks_table
+from .consolidate import INPUT_NAMES, OUTPUT_NAMES, UNKNOWN_STATUS, Q, shown
+from .sources import sources_table
+
+__all__ = ["build_tables", "TABLE_COLUMNS", "STATUS_ORDER", "MONEY"]
+
+#: The order budget runs are listed in (and subtotalled by).
+STATUS_ORDER = ("Approved", "Proposed", UNKNOWN_STATUS)
+MONEY = ("rental_cost_usd", "electricity_cost_usd", "other_costs_usd", "total_cost_usd")
+_KEY = ["file", "column", "scenario"]
+
+TABLE_COLUMNS = {
+    "runs": [*_KEY, "budget_status",
+             *[n for n in INPUT_NAMES if n not in ("scenario_name", "budget_status")],
+             *OUTPUT_NAMES, "throughput_source", "defaults_used", "scheduled"],
+    "costs": [*_KEY, "budget_status", "accelerator_hours", "usd_per_accelerator_hour",
+              "rental_cost_usd", "electricity_kwh", "usd_per_kwh", "electricity_cost_usd",
+              "other_costs_usd", "total_cost_usd", "rental_cost_share",
+              "electricity_cost_share", "other_costs_share", "co2_tonnes"],
+    "ranges": [*_KEY, "budget_status", "throughput_source", "throughput_sigma", "price_sigma",
+               *[f"{q}{k}" for q in RANGE_QUANTITIES for k in ("_p10", "", "_p90")],
+               "contingency_usd"],
+    "budget": [*_KEY, "budget_status", "owner", "start_month", "end_month",
+               "accelerator_hours", "rental_cost_usd", "electricity_cost_usd",
+               "total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
+    "status_totals": ["budget_status", "runs", "accelerator_hours", "rental_cost_usd",
+                      "electricity_cost_usd", "total_cost_usd", "total_cost_usd_p90",
+                      "contingency_usd"],
+    "assumptions": [*_KEY, "budget_status", "usd_per_accelerator_hour", "throughput_source",
+                    "effective_tflops", "mfu", "pue", "usd_per_kwh"],
+    "not_in_budget": [*_KEY, "budget_status", "owner", "accelerator_hours", "total_cost_usd"],
+    "blank_inputs": [*_KEY, "input", "value_used", "unit", "why"],
+    "monthly_by_run": [*_KEY, "budget_status", "month", "share", *MONEY,
+                       "total_cost_usd_p90", "contingency_usd"],
+    "monthly": ["month", *MONEY, "cumulative_total_cost_usd", "total_cost_usd_p90",
+                "contingency_usd", "runs"],
+    "quarterly": ["fiscal_year", "quarter", "first_month", "total_cost_usd",
+                  "cumulative_total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
+    "fiscal_years": ["fiscal_year", "first_month", "total_cost_usd",
+                     "cumulative_total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
+    "mismatches": ["file", "sheet", "cell", "name", "scenario", "cached_value", "engine_value",
+                   "relative_difference", "cell_holds"],
+    "files": ["file", "size_bytes", "sha256", "template_version", "scenarios_read",
+              "budget_status_row", "cached_values"],
+}  # fmt: skip
+
+
+def num(value):
+    """A float, or None for NaN (a blank figure)."""
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def _key(r):
+    sc = r.scenario
+    return {"file": str(sc.path), "column": sc.column, "scenario": sc.name}
+
+
+def _budget_sorted(c):
+    order = {s: i for i, s in enumerate(STATUS_ORDER)}
+    return sorted(c.budget_runs, key=lambda r: order[r.status])
+
+
+def _run_row(r):
+    sc, out, kw = r.scenario, r.outputs, r.arguments
+    row = {**_key(r), "budget_status": r.status}
+    for q in PLAN_INPUTS:
+        if q.name not in ("scenario_name", "budget_status"):
+            row[q.name] = sc.inputs.get(q.name)
+    # The figures the engine used where the planner cell was blank.
+    row["active_params"] = kw.get("active_params", kw["total_params"])
+    for name in ("peak_tflops", "mfu", "goodput", *plan.PASS_THROUGH):
+        if name in kw:
+            row[name] = kw[name]
+    for name in OUTPUT_NAMES:
+        row[name] = num(out[name])
+    row["throughput_source"] = r.resolved.throughput_source
+    row["defaults_used"] = "; ".join(n.text() for n in r.notes)
+    row["scheduled"] = "yes" if r.start else "no: no start date"
+    return row
+
+
+def _cost_row(r):
+    out, kw = r.outputs, r.arguments
+    compute, power, total = (
+        out["rental_cost_usd"],
+        out["electricity_cost_usd"],
+        out["total_cost_usd"],
+    )
+    other = float(kw.get("other_costs_usd", 0.0))
+    return {
+        **_key(r), "budget_status": r.status,
+        "accelerator_hours": out["accelerator_hours"],
+        "usd_per_accelerator_hour": kw["usd_per_accelerator_hour"],
+        "rental_cost_usd": compute, "electricity_kwh": out["electricity_kwh"],
+        "usd_per_kwh": kw["usd_per_kwh"], "electricity_cost_usd": power,
+        "other_costs_usd": other, "total_cost_usd": total,
+        "rental_cost_share": compute / total if total else None,
+        "electricity_cost_share": power / total if total else None,
+        "other_costs_share": other / total if total else None,
+        "co2_tonnes": out["co2_tonnes"],
+    }  # fmt: skip
+
+
+def _range_row(r):
+    row = {**_key(r), "budget_status": r.status,
+           "throughput_source": r.resolved.throughput_source,
+           "throughput_sigma": r.resolved.throughput_sigma,
+           "price_sigma": r.resolved.price_sigma}  # fmt: skip
+    for q in RANGE_QUANTITIES:
+        row[f"{q}_p10"], row[f"{q}_p90"] = (num(v) for v in r.ranges[q])
+        row[q] = num(r.outputs[q])
+    row["contingency_usd"] = contingency(r)
+    return row
+
+
+def contingency(r):
+    """P90 - P50 of a run's total cost."""
+    return r.ranges["total_cost_usd"][1] - float(r.outputs["total_cost_usd"])
+
+
+def end_date(r):
+    """The last day of a scheduled run (it occupies [start, start + days))."""
+    days = float(r.outputs["wall_clock_days"])
+    return engine.month_shares(r.start, days)[-1][0] if r.start else None
+
+
+def _budget_row(r):
+    out = r.outputs
+    return {
+        **_key(r), "budget_status": r.status, "owner": r.scenario.inputs.get("owner"),
+        "start_month": r.start.replace(day=1) if r.start else None, "end_month": end_date(r),
+        "accelerator_hours": out["accelerator_hours"],
+        "rental_cost_usd": out["rental_cost_usd"],
+        "electricity_cost_usd": out["electricity_cost_usd"],
+        "total_cost_usd": out["total_cost_usd"],
+        "total_cost_usd_p90": r.ranges["total_cost_usd"][1], "contingency_usd": contingency(r),
+    }  # fmt: skip
+
+
+def _assumption_row(r):
+    kw = r.arguments
+    typed = r.resolved.throughput_source == plan.THROUGHPUT_SOURCES[0]
+    return {
+        **_key(r), "budget_status": r.status,
+        "usd_per_accelerator_hour": kw["usd_per_accelerator_hour"],
+        "throughput_source": r.resolved.throughput_source,
+        "effective_tflops": num(r.outputs["effective_tflops"]),
+        "mfu": None if typed else kw.get("mfu"), "pue": kw["pue"], "usd_per_kwh": kw["usd_per_kwh"],
+    }  # fmt: skip
+
+
+def _month_rows(r):
+    out = r.outputs
+    other = float(r.arguments.get("other_costs_usd", 0.0))
+    p90, extra = r.ranges["total_cost_usd"][1], contingency(r)
+    rows = []
+    for month, share in engine.month_shares(r.start, out["wall_clock_days"]):
+        rows.append({
+            **_key(r), "budget_status": r.status, "month": month, "share": share,
+            "rental_cost_usd": out["rental_cost_usd"] * share,
+            "electricity_cost_usd": out["electricity_cost_usd"] * share,
+            "other_costs_usd": other * share, "total_cost_usd": out["total_cost_usd"] * share,
+            "total_cost_usd_p90": p90 * share, "contingency_usd": extra * share,
+        })  # fmt: skip
+    return rows
+
+
+def _frame(name, rows):
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS[name])
+
+
+def _status_totals(budget):
+    rows = []
+    sums = ["accelerator_hours", "rental_cost_usd", "electricity_cost_usd", "total_cost_usd",
+            "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
+    for status in STATUS_ORDER:
+        part = budget[budget["budget_status"] == status]
+        if len(part) or status != UNKNOWN_STATUS:
+            rows.append({"budget_status": status, "runs": len(part),
+                         **{k: float(part[k].sum()) for k in sums}})  # fmt: skip
+    rows.append({"budget_status": "Total in the budget", "runs": len(budget),
+                 **{k: float(budget[k].sum()) for k in sums}})  # fmt: skip
+    return _frame("status_totals", rows)
+
+
+def fiscal_year_of(month, start):
+    """(label, first month) of the fiscal year holding ``month`` when years start in
+    month ``start`` (1-12): "FY2026" for calendar years, else "FY2026/27" (the year it
+    starts in, then the year it ends in)."""
+    year = month.year if month.month >= start else month.year - 1
+    first = month.replace(year=year, month=start, day=1)
+    name = f"FY{year}" if start == 1 else f"FY{year}/{(year + 1) % 100:02d}"
+    return name, first
+
+
+def _add_months(day, months):
+    n = day.year * 12 + day.month - 1 + months
+    return day.replace(year=n // 12, month=n % 12 + 1, day=1)
+
+
+def _periods(monthly, start):
+    """(quarterly, fiscal_years) from the monthly table, by fiscal quarter and year."""
+    sums = ["total_cost_usd", "total_cost_usd_p90", "contingency_usd"]
+    rows = []
+    for m in monthly.itertuples(index=False):
+        fy, first = fiscal_year_of(m.month, start)
+        q = ((m.month.month - start) % 12) // 3 + 1
+        rows.append({"fiscal_year": fy, "fy_first": first, "quarter": f"{fy} Q{q}",
+                     "first_month": _add_months(first, 3 * (q - 1)),
+                     **{k: getattr(m, k) for k in sums}})  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["fiscal_year", "fy_first", "quarter", "first_month", *sums])
+    quarterly = frame.groupby(["fiscal_year", "quarter", "first_month"], sort=False)[sums].sum()
+    quarterly = quarterly.reset_index()
+    years = frame.groupby(["fiscal_year", "fy_first"], sort=False)[sums].sum().reset_index()
+    years = years.rename(columns={"fy_first": "first_month"})
+    for t in (quarterly, years):
+        t["cumulative_total_cost_usd"] = t["total_cost_usd"].cumsum()
+    return _frame("quarterly", quarterly.to_dict("records")), _frame(
+        "fiscal_years", years.to_dict("records")
+    )
+
+
+def _monthly(by_run):
+    if not len(by_run):
+        return _frame("monthly", [])
+    sums = [*MONEY, "total_cost_usd_p90", "contingency_usd"]
+    monthly = by_run.groupby("month", sort=True)[sums].sum()
+    monthly["runs"] = by_run.groupby("month", sort=True)["scenario"].size()
+    monthly = monthly.reset_index()
+    monthly["cumulative_total_cost_usd"] = monthly["total_cost_usd"].cumsum()
+    return _frame("monthly", monthly.to_dict("records"))
+
+
+def _totals(c, costs, budget):
+    is_scheduled = [r.start is not None for r in _budget_sorted(c)]
+    scheduled = budget[is_scheduled] if len(budget) else budget
+    unscheduled = budget[[not s for s in is_scheduled]] if len(budget) else budget
+    by_status = {s: budget[budget["budget_status"] == s] for s in STATUS_ORDER}
+    return pd.DataFrame([{
+        "files": len(c.planners), "runs": len(c.budget_runs),
+        "not_in_budget_runs": len(c.other_runs),
+        "accelerator_hours": costs["accelerator_hours"].sum(),
+        "rental_cost_usd": costs["rental_cost_usd"].sum(),
+        "electricity_kwh": costs["electricity_kwh"].sum(),
+        "electricity_cost_usd": costs["electricity_cost_usd"].sum(),
+        "other_costs_usd": costs["other_costs_usd"].sum(),
+        "total_cost_usd": costs["total_cost_usd"].sum(),
+        "approved_total_cost_usd": by_status["Approved"]["total_cost_usd"].sum(),
+        "proposed_total_cost_usd": by_status["Proposed"]["total_cost_usd"].sum(),
+        "status_unknown_total_cost_usd": by_status[UNKNOWN_STATUS]["total_cost_usd"].sum(),
+        "total_cost_usd_p90": budget["total_cost_usd_p90"].sum(),
+        "contingency_usd": budget["contingency_usd"].sum(),
+        "co2_tonnes": costs["co2_tonnes"].sum(),
+        "scheduled_total_cost_usd": scheduled["total_cost_usd"].sum(),
+        "unscheduled_total_cost_usd": unscheduled["total_cost_usd"].sum(),
+    }])  # fmt: skip
+
+
+def _files(c):
+    rows = []
+    for p in c.planners:
+        status_row = "no (an older planner): status unknown" if (
+            "budget_status" in p.missing_optional) else "yes"  # fmt: skip
+        rows.append({
+            "file": str(p.path), "size_bytes": p.size_bytes, "sha256": p.sha256,
+            "template_version": None if p.template_version is None else shown(p.template_version),
+            "scenarios_read": len(p.scenarios), "budget_status_row": status_row,
+            "cached_values": "yes" if p.has_cached_values else "no (never recalculated)",
+        })  # fmt: skip
+    return _frame("files", rows)
+
+
+def build_tables(c):
+    """Every table of the hand-off, by name (the CSV files' and the sheets' contents)."""
+    runs = _budget_sorted(c)
+    by_run = _frame("monthly_by_run", [row for r in runs if r.start for row in _month_rows(r)])
+    budget = _frame("budget", [_budget_row(r) for r in runs])
+    costs = _frame("costs", [_cost_row(r) for r in runs])
+    monthly = _monthly(by_run)
+    quarterly, years = _periods(monthly, c.fiscal_year_start)
+    mismatches = _frame("mismatches", c.mismatch_rows)
+    tables = {
+        "runs": _frame("runs", [_run_row(r) for r in runs]),
+        "costs": costs,
+        "ranges": _frame("ranges", [_range_row(r) for r in runs]),
+        "budget": budget,
+        "status_totals": _status_totals(budget),
+        "assumptions": _frame("assumptions", [_assumption_row(r) for r in runs]),
+        "not_in_budget": _frame("not_in_budget", [
+            {**_key(r), "budget_status": r.status, "owner": r.scenario.inputs.get("owner"),
+             "accelerator_hours": r.outputs["accelerator_hours"],
+             "total_cost_usd": r.outputs["total_cost_usd"]} for r in c.other_runs]),
+        "blank_inputs": _frame("blank_inputs", [
+            {**_key(r), "input": n.name, "value_used": n.value,
+             "unit": Q[n.name].unit if n.name in Q else "", "why": n.why}
+            for r in runs for n in r.notes]),
+        "totals": _totals(c, costs, budget),
+        "monthly": monthly,
+        "quarterly": quarterly,
+        "fiscal_years": years,
+        "monthly_by_run": by_run,
+        "mismatches": mismatches,
+        "files": _files(c),
+        "sources": sources_table(c),
+    }  # fmt: skip
+    tables["checks"] = checks_table(c, mismatches)
+    return tables
