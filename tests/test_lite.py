@@ -135,7 +135,7 @@ def test_bundle_refuses_to_overwrite_without_force(tmp_path, capsys):
 
 
 def test_a_file_appearing_meanwhile_is_not_overwritten(tmp_path, monkeypatch):
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
     from workbook_templates import files
 
     real = files.temp_beside

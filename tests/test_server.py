@@ -622,7 +622,7 @@ def self_signed(tmp_path):
 
 def test_certificate_checks_accept_a_real_pair_and_refuse_a_wrong_or_encrypted_key(tmp_path):
     from addin.commands import check_tls_files
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     certfile, keyfile, encrypted, wrong = self_signed(tmp_path)
     check_tls_files(certfile, keyfile)

@@ -195,7 +195,7 @@ def test_catalogue_text_that_looks_like_a_formula_is_written_as_text(monkeypatch
 
 
 def test_write_templates_never_overwrites_without_force(tmp_path):
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     first = generate.write_templates(tmp_path)
     stamps = {p: p.stat().st_mtime_ns for p in first}
@@ -208,7 +208,7 @@ def test_write_templates_never_overwrites_without_force(tmp_path):
 
 
 def test_one_existing_file_stops_the_whole_run(tmp_path):
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     (tmp_path / "dense-vs-moe.xlsx").write_bytes(b"mine")
     with pytest.raises(CommandError, match="dense-vs-moe.xlsx"):
@@ -263,14 +263,14 @@ def test_pdf_of_each_workbook(tmp_path):
     for pdf in pdfs:
         assert pdf.read_bytes()[:5] == b"%PDF-"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in written)
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     with pytest.raises(CommandError, match="already exist"):
         generate.write_templates(tmp_path, pdf=True)
 
 
 def test_a_failed_write_removes_what_this_run_wrote(tmp_path, monkeypatch):
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     real_save = generate._save
     calls = []

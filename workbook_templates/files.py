@@ -21,7 +21,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from udfs.cli import CommandError
+from udfs.validation import CommandError
 
 __all__ = ["temp_beside", "place", "Staging"]
 
@@ -40,7 +40,7 @@ def temp_beside(target):
 def place(tmp, target, force):
     """Move ``tmp`` to ``target``: atomically, and without ``force`` never over a file.
 
-    Raises :class:`udfs.cli.CommandError` (and removes ``tmp``) when ``target`` exists.
+    Raises :class:`udfs.validation.CommandError` (and removes ``tmp``) when ``target`` exists.
     """
     tmp, target = Path(tmp), Path(target)
     if force:
@@ -96,7 +96,7 @@ class Staging:
     def folder(self, path, flag):
         """Make folder ``path`` (and missing parents), remembered so a failure removes them.
 
-        Raises :class:`udfs.cli.CommandError` naming ``flag`` when it cannot be made.
+        Raises :class:`udfs.validation.CommandError` naming ``flag`` when it cannot be made.
         """
         path = Path(path)
         missing = []
@@ -149,7 +149,7 @@ class Staging:
     def commit(self):
         """Move every staged file into place, all or nothing; return the targets.
 
-        Raises :class:`udfs.cli.CommandError` (one line, naming the file) on failure; every
+        Raises :class:`udfs.validation.CommandError` (one line, naming the file) on failure; every
         target then holds what it held before.
         """
         self.check()

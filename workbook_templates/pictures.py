@@ -5,7 +5,7 @@
 LibreOffice, builds the finance hand-off from it, prints both workbooks to PDF and turns the
 pages the docs show into PNG files with poppler's ``pdftoppm``. ``make pictures`` runs it.
 
-Each picture is found by the text its page starts with (a sheet's title), not by a page
+Each picture is found by the title its page shows, not by a page
 number, so a sheet that grows or moves does not silently change what a picture shows.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 __all__ = ["PICTURES", "make_pictures", "main"]
 
-#: (workbook, the text the page starts with, image file name, what it shows)
+#: (workbook, the title its page shows, image file name, what it shows)
 PICTURES = (
     ("planner", "Summary of the selected scenario", "planner-summary.png",
      "the planner's Summary sheet"),
@@ -30,8 +30,8 @@ PICTURES = (
 )  # fmt: skip
 
 
-def _page_of(pdf, starts_with):
-    """1-based number of the first page of ``pdf`` whose text starts with ``starts_with``."""
+def _page_of(pdf, title):
+    """1-based number of the first page of ``pdf`` that shows ``title`` (a title)."""
     pages = int(
         next(
             line.split()[-1]
@@ -48,9 +48,9 @@ def _page_of(pdf, starts_with):
             text=True,
             check=True,
         ).stdout
-        if text.strip().startswith(starts_with):
+        if title in text:  # the sheet's title, below the page header
             return page
-    raise RuntimeError(f"no page of {pdf.name} starts with {starts_with!r}")
+    raise RuntimeError(f"no page of {pdf.name} shows {title!r}")
 
 
 def _png(pdf, page, target, dpi=80):
@@ -90,8 +90,8 @@ def make_pictures(out):
             )
         )
         written = []
-        for book, starts_with, name, _ in PICTURES:
-            page = _page_of(pdfs[book], starts_with)
+        for book, title, name, _ in PICTURES:
+            page = _page_of(pdfs[book], title)
             written.append(_png(pdfs[book], page, out / name))
     return written
 

@@ -18,7 +18,7 @@ listed as not in the budget. See docs/handoff.md.
 
 from __future__ import annotations
 
-from udfs.cli import CommandError
+from udfs.validation import CommandError
 
 from ..sheetkit import safe_text
 from .command import PROG, configure_parser, run

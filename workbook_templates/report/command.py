@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from udfs.cli import CommandError
+from udfs.validation import CommandError
 
 from ..reader import DEFAULT_MAX_BYTES
 from .checks import duplicate_text

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from udfs.cli import CommandError
+from udfs.validation import CommandError
 
 from ..files import Staging
 from .consolidate import RANGE_RULE, out_of_range
