@@ -45,7 +45,7 @@ SHEET_GUIDE = (
 )  # fmt: skip
 
 _MONEY = ("total_cost_usd", "total_cost_usd_p90", "contingency_usd")
-_WIDE = {"file": 22, "scenario": 30, "budget_status": 15, "fiscal_year": 22, "month": 22}
+_WIDE = {"file": 21, "scenario": 24, "budget_status": 12, "fiscal_year": 12, "month": 12}
 #: Lines of "needs a look" on page 1 (the rest: see Checks).
 _MAX_LOOK = 6
 
@@ -184,8 +184,11 @@ def write_summary(ws, c, generated):
                "accelerator_hours", "rental_cost_usd", "electricity_cost_usd",
                "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
     fit_columns(ws, columns, last_page1 + 4, last, wide=_WIDE)
+    for (cell,) in ws.iter_rows(min_row=1, max_row=last, max_col=1):  # titles and totals
+        if isinstance(cell.value, str) and cell.font.b and cell.fill != STYLES["header_fill"]:
+            realign(cell, wrap_text=False)  # run on into the empty cells to their right
     for letter in "ABCDEFGHIJKL":  # the money columns hold P90 figures of the management page
-        ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 14)
+        ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 12)
     for row in ws.iter_rows(min_row=3):  # a row grown by wrapped text reads from the top
         for cell in row:
             if cell.value is not None and cell.fill != STYLES["header_fill"]:
