@@ -54,11 +54,11 @@ docs-browser-shot: $(STAMP_TEST) chromium
 
 # The main job on the built-in reference runs: the seed's estimate, the reference runs beside the
 # model, the planning workbooks, and the finance hand-off built from the preloaded planner.
-demo: $(STAMP_DEMO)
+demo: $(STAMP_DEMO) libreoffice
 	$(BIN)/compute-lab estimate
 	$(BIN)/compute-lab runs
 	$(BIN)/compute-lab templates --out $(DEMO_OUT)/templates --force
-	$(BIN)/python -m workbook_templates.example $(DEMO_OUT)/example/team-a-plan.xlsx --force
+	$(BIN)/python -m workbook_templates.example $(DEMO_OUT)/example/team-a-plan.xlsx --force --recalculate
 	$(BIN)/compute-lab report $(DEMO_OUT)/example/team-a-plan.xlsx \
 		--out $(DEMO_OUT)/handoff.xlsx --csv $(DEMO_OUT)/handoff-csv --force
 	@echo

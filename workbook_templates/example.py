@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -48,10 +49,13 @@ def _first_blank_column(wb):
     raise RuntimeError("the planner has no blank scenario column")
 
 
-def write_example(target, plan=None, force=False):
+def write_example(target, plan=None, force=False, recalculate=False):
     """Write a planner with ``plan`` (default :data:`EXAMPLE_PLAN`) typed in; return its path.
 
-    An existing ``target`` is replaced only with ``force``.
+    An existing ``target`` is replaced only with ``force``. With ``recalculate`` the file is
+    saved by headless LibreOffice after a full recalculation, so it carries the values its
+    formulas compute, as a file a team saved in a spreadsheet does (the hand-off compares
+    them with the engine).
     """
     import openpyxl
 
@@ -66,12 +70,24 @@ def write_example(target, plan=None, force=False):
         fresh = Path(tmp) / "planner.xlsx"
         build().save(fresh)
         wb = openpyxl.load_workbook(fresh)
-    k = _first_blank_column(wb)
-    for name, value in (plan or EXAMPLE_PLAN).items():
-        ws, coord = _cell(wb, name, k)
-        ws[coord].value = value
-    tmp_file = temp_beside(target)
-    wb.save(tmp_file)
+        k = _first_blank_column(wb)
+        for name, value in (plan or EXAMPLE_PLAN).items():
+            ws, coord = _cell(wb, name, k)
+            ws[coord].value = value
+        tmp_file = temp_beside(target)
+        try:
+            if recalculate:
+                from .recalc import recalculate as _recalculate
+
+                typed = Path(tmp) / target.name
+                wb.save(typed)
+                (done,) = _recalculate([typed], Path(tmp) / "recalculated")
+                shutil.copyfile(done, tmp_file)
+            else:
+                wb.save(tmp_file)
+        except BaseException:
+            tmp_file.unlink(missing_ok=True)
+            raise
     place(tmp_file, target, force=force)
     return target
 
@@ -83,12 +99,18 @@ def main(argv=None):
     )
     parser.add_argument("file", help="the .xlsx file to write")
     parser.add_argument("--force", action="store_true", help="replace the file if it exists")
+    parser.add_argument(
+        "--recalculate",
+        action="store_true",
+        help="save it through headless LibreOffice, with every formula's value",
+    )
     args = parser.parse_args(argv)
     from .files import CommandError
+    from .recalc import LibreOfficeError
 
     try:
-        print(write_example(args.file, force=args.force))
-    except (CommandError, OSError) as exc:
+        print(write_example(args.file, force=args.force, recalculate=args.recalculate))
+    except (CommandError, OSError, LibreOfficeError) as exc:
         print(f"python -m workbook_templates.example: error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -76,8 +76,7 @@ def make_pictures(out):
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="compute-lab-pictures-") as tmp:
         tmp = Path(tmp)
-        filled = example.write_example(tmp / "team-a-plan.xlsx")
-        (recalculated,) = recalc.recalculate([filled], tmp / "recalculated")
+        recalculated = example.write_example(tmp / "team-a-plan.xlsx", recalculate=True)
         handoff = tmp / "handoff.xlsx"
         code = cli.main(["report", str(recalculated), "--out", str(handoff)])
         if code:
