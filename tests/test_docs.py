@@ -105,3 +105,25 @@ def test_the_example_output_is_what_estimate_prints():
         [str(BIN / "compute-lab"), "estimate"], capture_output=True, text=True, check=True
     )
     assert proc.stdout.splitlines()[:6] == shown
+
+
+def test_the_readme_calibration_table_is_the_leave_one_out():
+    """Every row of the README's table, recomputed (udfs.calibration.leave_one_out)."""
+    from udfs import calibration
+
+    text = README.read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (.+?) \| (.+?) \| ([\d.]+)% \| ([\d.]+)% \| ([+-]\d+)% \| (yes|no) \|$",
+                      text, flags=re.M)  # fmt: skip
+    table = calibration.leave_one_out()
+    assert len(rows) == len(table) >= 20
+    for (run, accel, implied, predicted, error, inside), r in zip(
+        rows, table.itertuples(index=False), strict=True
+    ):
+        assert (run, accel) == (r.run, r.accelerator)
+        assert float(implied) == round(100 * r.implied_mfu, 1)
+        assert float(predicted) == round(100 * r.predicted_mfu, 1)
+        assert int(error) == round(r.error_pct)
+        assert (inside == "yes") == bool(r.inside_p10_p90)
+    summary = calibration.loo_summary()
+    assert f"median of {summary['median_abs_error_pct']:.1f}%" in text
+    assert f"for {summary['share_inside_p10_p90']:.0%} of the runs" in " ".join(text.split())
