@@ -25,11 +25,12 @@ __all__ = ["realign", "header", "fmt", "put", "write_table", "fit_columns", "fit
            "fit_header_rows", "wrapped_lines", "setup_print", "STYLES", "MONTH", "DATE",
            "USD"]  # fmt: skip
 
-USD = '"$"#,##0'
-USD_CENTS = '"$"#,##0.00'
-INT = "#,##0"
-PCT = "0.0%"
-DATE = "yyyy-mm-dd"
+# The workbook kit's formats (sheetkit.NUMBER_FORMATS), by the unit they show.
+USD = number_format("US$")
+USD_CENTS = number_format("US$/accelerator-hour")
+INT = number_format("accelerator-hours")
+PCT = number_format("fraction")
+DATE = number_format("date")
 #: The one month format of every workbook (as the planner's monthly schedule).
 MONTH = "mmm yyyy"
 #: Billions, for the wide Runs sheet (the cell keeps the exact figure).
