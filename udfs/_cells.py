@@ -100,7 +100,13 @@ def _is_blank_cell(value):
 
 
 def is_blank(value):
-    """True for an empty cell: None, "", or a 1 x 1 range holding one of those."""
+    """True for an empty cell: None, "", or a 1 x 1 range holding one of those.
+
+    The Excel face's reading of :func:`udfs.validation.is_blank` (the core's one meaning of
+    blank) for what xlwings hands over: an empty cell arrives as None (or ""), possibly as a
+    1 x 1 range. NaN is not a blank cell here but a bad number (the face refuses it), since
+    Excel has no NaN: it only reaches a function from a Python caller.
+    """
     if _is_blank_cell(value):
         return True
     if isinstance(value, list | tuple) and len(value) == 1:

@@ -55,6 +55,7 @@ from openpyxl.utils.datetime import from_excel
 
 from udfs.plan import REQUIRED
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
+from udfs.validation import is_blank
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -532,10 +533,6 @@ def _coordinate(row, col):
     return f"{openpyxl.utils.get_column_letter(col)}{row}"
 
 
-def _blank(value):
-    return value is None or (isinstance(value, str) and not value.strip())
-
-
 # ---------------------------------------------------------------------------------------------
 # Values by kind
 # ---------------------------------------------------------------------------------------------
@@ -770,7 +767,7 @@ def _inputs(raw, refs, epoch):
     inputs, problems = {}, []
     for name in INPUT_NAMES:
         v, ref = raw[name], refs.get(name)
-        if _blank(v) or v is _UNSAVED:
+        if is_blank(v) or v is _UNSAVED:
             if name in REQUIRED and v is not _UNSAVED:
                 problems.append(
                     Problem(
@@ -798,11 +795,11 @@ def _read(path, formulas_wb, values_wb, size, collect):
     for k in range(cells.width):
         column = "".join(ch for ch in cells.ref("scenario_name", k).cell if ch.isalpha())
         raw, formula_problems = _raw_inputs(cells, k)
-        if not any(not _blank(raw[n]) for n in REQUIRED):
+        if not any(not is_blank(raw[n]) for n in REQUIRED):
             # Not consolidated (an unused custom column, or one whose required inputs are
             # all blank); listed so that nothing disappears unseen.
             label = raw["scenario_name"]
-            skipped.append((column, "" if _blank(label) else str(label).strip()))
+            skipped.append((column, "" if is_blank(label) else str(label).strip()))
             continue
         refs = {n: cells.ref(n, k) for n in present}
         inputs, input_problems = _inputs(raw, refs, epoch)
