@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from openpyxl.styles import Alignment
 
 from udfs import calibration, catalogue, model
@@ -125,12 +127,38 @@ def reference_sheet(book):
             cell.alignment = Alignment(
                 vertical="top", wrap_text=cell.column >= 15, horizontal=cell.alignment.horizontal
             )
+        ws.row_dimensions[row[0].row].height = _height(ws, row[14:16])
     book.name("ref_run_names", f"'Reference runs'!$A$5:$A${last}")
     book.name("ref_implied_tflops", f"'Reference runs'!$K$5:$K${last}")
     book.name("ref_implied_mfu", f"'Reference runs'!$L$5:$L${last}")
     _median(book, ws, last)
     Book.finish(ws, freeze="B5", print_titles="4:4", pages_wide=2, title_cols="A:A")
     return ws
+
+
+#: Points per printed line of a wrapped source, and characters per line per unit of width
+#: (a word wrap leaves the end of a line empty, a URL breaks anywhere: counted conservatively).
+_LINE_PT = 15.0
+_CHARS_PER_WIDTH = 1.1
+
+
+def _wrapped_lines(text, width):
+    """How many lines ``text`` takes, word-wrapped in a column ``width`` characters wide."""
+    per_line = max(1, int(width * _CHARS_PER_WIDTH))
+    return sum(
+        max(1, len(textwrap.wrap(part, per_line, break_long_words=True, break_on_hyphens=True)))
+        for part in str(text).split("\n")
+    )
+
+
+def _height(ws, cells):
+    """Row height (points) that holds the tallest wrapped source of ``cells``."""
+    lines = 1
+    for cell in cells:
+        if cell.value:
+            width = ws.column_dimensions[cell.column_letter].width
+            lines = max(lines, _wrapped_lines(cell.value, width))
+    return lines * _LINE_PT
 
 
 def _run_formulas(r):
@@ -157,10 +185,11 @@ def _median(book, ws, last):
     """The median implied MFU below the table (for comparison with the calibrated default)."""
     r = last + 2
     put_text(ws.cell(r, 1), "Median implied MFU")
-    cell = ws.cell(r, 12, f"=MEDIAN(L5:L{last})")
+    cell = ws.cell(r, 2, f"=MEDIAN(L5:L{last})")  # beside its label, on the same page
     cell.number_format = "0.0%"
+    cell.alignment = Alignment(horizontal="left")
     book.place_cell("ref.median_mfu", ws, cell.coordinate, named=False)
-    book.name("ref_median_mfu", f"'Reference runs'!$L${r}")
+    book.name("ref_median_mfu", f"'Reference runs'!$B${r}")
     paragraph(
         ws,
         r + 1,
