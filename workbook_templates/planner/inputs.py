@@ -121,7 +121,7 @@ def _input_rows(book, ws, scen):
 
 
 def _constants(book, ws, r):
-    ws.cell(r, 1, "Model constants (the engine's; fixed)").style = "Section"
+    ws.cell(r, 1, "Model constants (fixed)").style = "Section"
     for q in MODEL_CONSTANTS:
         r += 1
         book.label_cells(ws, r, q.label, q.unit, q.note, note_col=NOTE_COL)

@@ -193,7 +193,7 @@ def _median(book, ws, last):
     paragraph(
         ws,
         r + 1,
-        1,
+        2,  # from B: column A repeats alone on the right-hand pages
         "A blank MFU on Inputs takes the calibrated default (by the accelerator's generation and "
         "the active parameters: the Accelerators sheet), fitted on these runs; this median is "
         "for comparison. Disclosed hours may include failures, restarts, evaluation and other "
