@@ -624,9 +624,10 @@ def add_change_log(book, generated):
     book.title(ws, "Change log")
     book.header(ws, 4, ["Version", "Date", "Change"])
     for i, (version, change) in enumerate(CHANGE_LOG):
-        ws.cell(5 + i, 1, version)
+        ws.cell(5 + i, 1, version).alignment = Alignment(horizontal="left", vertical="top")
         ws.cell(5 + i, 2, generated.date()).number_format = "yyyy-mm-dd"
-        put_text(ws.cell(5 + i, 3), change).alignment = Alignment(wrap_text=True)
+        ws.cell(5 + i, 2).alignment = Alignment(horizontal="left", vertical="top")
+        put_text(ws.cell(5 + i, 3), change).alignment = Alignment(wrap_text=True, vertical="top")
     Book.finish(ws, freeze="A5")
     return ws
 
