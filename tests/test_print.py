@@ -390,10 +390,11 @@ def test_sensitivity_header_values_have_room(planner):
     assert ws["F3"].number_format.endswith("%") or "0.0" in ws["F3"].number_format
 
 
-def test_repeated_title_column_holds_only_what_fits_it(planner):
-    """Inputs prints on two pages with column A repeated: on the notes page A stands alone, so
-    nothing starting in A may run into B (no merge past A, no unwrapped overflow)."""
-    ws = planner["Inputs"]
+@pytest.mark.parametrize("sheet", ["Inputs", "Reference runs"])
+def test_repeated_title_column_holds_only_what_fits_it(planner, sheet):
+    """These sheets print two pages wide with column A repeated: on the right-hand page A stands
+    alone, so nothing starting in A may run into B (no merge past A, no unwrapped overflow)."""
+    ws = planner[sheet]
     assert ws.print_title_cols == "$A:$A"
     width = _width(ws, 1)
     for merged in ws.merged_cells.ranges:
