@@ -15,7 +15,7 @@ from openpyxl.utils import get_column_letter, range_boundaries
 
 from workbook_templates import generate
 from workbook_templates.planner.monthly import MONTH_FORMAT, PRINTED_MONTHS
-from workbook_templates.sheetkit import TEMPLATE_VERSION
+from workbook_templates.sheetkit import BOOLEAN_FORMAT, TEMPLATE_VERSION
 
 PLANNER = "training-run-planner.xlsx"
 #: Most pages each workbook may print to (LibreOffice, A4 landscape).
@@ -326,3 +326,154 @@ def test_monthly_p90_line_is_p50_times_the_scenarios_ratio(recalculated_variants
     assert ratio >= 1
     for a, b in zip(p50, p90, strict=True):
         assert b == pytest.approx(a * ratio, rel=1e-9, abs=1e-9)
+
+
+# -- issue 13, second reading: what a finance reader sees ----------------------------------------
+
+
+def _shown_text(cell):
+    """The text a cell shows: its string, or the quoted strings of its formula."""
+    text = str(cell.value or "")
+    if cell.data_type == "f":
+        text = " ".join(re.findall(r'"([^"]*)"', text))
+    return text
+
+
+def test_no_seed_code_names_or_backticks_anywhere(workbook):
+    """Every sheet of every workbook: no "seed", no ``udfs.`` module names, no backticks."""
+    path, wb = workbook
+    for ws in wb:
+        for row in ws.iter_rows():
+            for c in row:
+                text = _shown_text(c)
+                assert "seed" not in text.lower(), (path.name, ws.title, c.coordinate, text)
+                assert "udfs." not in text and "`" not in text, (path.name, ws.title, c.coordinate)
+
+
+def test_change_log_has_this_versions_entry(workbook):
+    path, wb = workbook
+    ws = wb["Change log"]
+    versions = [ws.cell(r, 1).value for r in range(5, ws.max_row + 1)]
+    assert TEMPLATE_VERSION in versions, (path.name, versions)
+    entry = ws.cell(5 + versions.index(TEMPLATE_VERSION), 3).value
+    for words in ("budget status", "calibrated default MFU", "P10/P90", "three states", "print"):
+        assert words in entry, (path.name, words)
+
+
+def test_check_cells_show_true_or_false_in_every_spreadsheet(workbook):
+    """LibreOffice can print a logical value as 1/0: every check cell carries the format."""
+    path, wb = workbook
+    ws = wb["Checks"]
+    checks = [c for row in ws.iter_rows(min_row=5, min_col=3) for c in row if c.data_type == "f"]
+    assert len(checks) >= 5
+    for c in checks:
+        assert c.number_format == BOOLEAN_FORMAT, (path.name, c.coordinate, c.number_format)
+    if path.name == PLANNER:
+        monthly = wb["Monthly spend"]
+        (ready,) = [
+            monthly.cell(c.row, 8)
+            for row in monthly.iter_rows(max_row=12, max_col=7)
+            for c in row
+            if c.value == "Schedule ready"
+        ]
+        assert ready.number_format == BOOLEAN_FORMAT
+
+
+def test_sensitivity_header_values_have_room(planner):
+    """The checks verdict (up to "WARN: have a look at Checks") is never cut by the next cell."""
+    ws = planner["Sensitivity"]
+    merged = {str(m) for m in ws.merged_cells.ranges}
+    assert {"C3:D3", "G3:I3"} <= merged
+    assert "sel" not in str(ws["G3"].value) and "Checks" in str(ws["G3"].value)
+    width = sum(_width(ws, c) for c in range(7, 10))
+    assert width >= len("Checks: WARN: have a look at Checks") + 2
+    assert ws["F3"].number_format.endswith("%") or "0.0" in ws["F3"].number_format
+
+
+@pytest.mark.parametrize("sheet", ["Inputs", "Reference runs"])
+def test_repeated_title_column_holds_only_what_fits_it(planner, sheet):
+    """These sheets print two pages wide with column A repeated: on the right-hand page A stands
+    alone, so nothing starting in A may run into B (no merge past A, no unwrapped overflow)."""
+    ws = planner[sheet]
+    assert ws.print_title_cols == "$A:$A"
+    width = _width(ws, 1)
+    for merged in ws.merged_cells.ranges:
+        assert merged.min_col > 1, str(merged)
+    for r in range(2, ws.max_row + 1):
+        c = ws.cell(r, 1)
+        if not isinstance(c.value, str) or c.alignment.wrap_text:
+            continue
+        # characters per width unit: the generic test's 1.15, 1.0 for a bold, larger heading
+        per_width = 1.0 if c.style in ("Section", "Title", "Header") else 1.15
+        assert len(c.value) <= width * per_width, (c.coordinate, c.value)
+
+
+def test_reference_sources_wrap_within_their_rows(planner):
+    """Each source is word-wrapped (a URL breaks anywhere): its lines fit the row height."""
+    import textwrap
+
+    ws = planner["Reference runs"]
+    rows = [r for r in range(5, ws.max_row + 1) if ws.cell(r, 15).value]
+    assert len(rows) >= 20
+    for r in rows:
+        for col in (15, 16):
+            c = ws.cell(r, col)
+            assert c.alignment.wrap_text
+            per_line = int(_width(ws, col) * 1.15)  # the generic test's characters per line
+            lines = len(textwrap.wrap(str(c.value), per_line, break_long_words=True))
+            assert lines * 12 <= ws.row_dimensions[r].height, (c.coordinate, lines)
+    # the median's label, value and note all sit in the first printed page's columns
+    ((_, ref),) = planner.defined_names["ref_median_mfu"].destinations
+    value = ws[ref.replace("$", "")]
+    assert ws.cell(value.row, 1).value == "Median implied MFU" and value.column <= 3
+    (note,) = [m for m in ws.merged_cells.ranges if m.min_row == value.row + 1]
+    assert 1 < note.min_col and note.max_col <= 10
+
+
+def test_range_chart_and_empty_charts_are_explained(planner):
+    from workbook_templates.planner.charts import FILL_NOTE, RANGE_NOTE
+    from workbook_templates.sheetkit import chart_extent
+
+    ws = planner["Charts"]
+    texts = [ws.cell(r, 1).value for r in range(1, ws.max_row + 1)]
+    notes = [r for r, t in enumerate(texts, 1) if t in (FILL_NOTE, RANGE_NOTE)]
+    assert "typed MFU" in RANGE_NOTE and "uncertainty" in RANGE_NOTE and RANGE_NOTE in texts
+    assert "fill in" in FILL_NOTE and texts.count(FILL_NOTE) == 2  # on both pages of bars
+    for chart in ws._charts:  # no note under a chart
+        top = chart.anchor._from.row + 1
+        _, bottom = chart_extent(ws, chart)
+        for r in notes:
+            assert not top <= r <= bottom, (r, top, bottom)
+
+
+def test_dense_vs_moe_columns_are_not_the_disclosed_runs(recalculated_templates):
+    """The columns model the runs at the shared TFLOP/s: their names say so, unlike the
+    planner's disclosed "DeepSeek-V3 (MoE reference)"."""
+    wb = _values(recalculated_templates["dense-vs-moe.xlsx"])
+    tflops = _named(wb, "effective_tflops")[0]
+    heads = [wb["Comparison"].cell(4, c).value for c in (4, 5, 6)]
+    assert heads[0] == f"DeepSeek-V3-like MoE at {tflops:,.0f} TFLOP/s", heads
+    assert all(h.endswith(" TFLOP/s") and "reference" not in h for h in heads), heads
+    planner_names = _named(_values(recalculated_templates[PLANNER]), "scenario_name")
+    assert not set(_named(wb, "scenario_name")) & set(planner_names)
+
+
+def test_check_cells_print_true_or_false(pdfs):
+    """In LibreOffice's print of each Checks sheet, every result reads TRUE/FALSE (not 1/0)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("pdftotext") is None:
+        if os.environ.get("CI"):
+            pytest.fail("poppler's pdftotext is required when CI is set: run `make libreoffice`")
+        pytest.skip("poppler's pdftotext is not installed")
+    for name, pdf in pdfs.items():
+        text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,
+                              text=True, check=True).stdout  # fmt: skip
+        pages = [p for p in text.split("\f") if "The master check" in p or "Master check" in p]
+        assert pages, name
+        for page in pages:
+            for line in page.splitlines():
+                if re.match(r"\s*(Accelerator-hours > 0|Price >= 0|Parameters and tokens)", line):
+                    assert re.search(r"\bTRUE\s*$", line), (name, line)
+                assert not re.search(r"\s{3,}[01](\s+[01])*\s*$", line), (name, line)

@@ -103,6 +103,14 @@ def test_master_checks_pass(recalculated_templates, recalculated_variants):
             assert row_values(values(path), "master_check") == [True], path.name
 
 
+def _failed(value):
+    """A failed check as LibreOffice saves it: FALSE, or 0 (a check cell has a number format
+    that prints TRUE/FALSE, so LibreOffice stores the result as a number)."""
+    if isinstance(value, bool):
+        return value is False
+    return isinstance(value, (int, float)) and value == 0
+
+
 def test_checks_catch_inputs_that_slip_past_validation(recalculated_variants):
     wb = values(recalculated_variants["planner-bad.xlsx"])
     assert row_values(wb, "master_check") == [False]
@@ -113,7 +121,7 @@ def test_checks_catch_inputs_that_slip_past_validation(recalculated_variants):
         if str(label).startswith("Warnings"):
             break  # failures only: the warnings below make WARN, not ERROR
         for k in range(len(planner.SCENARIO_COLUMNS)):
-            if ws.cell(r, 4 + k).value is False:
+            if _failed(ws.cell(r, 4 + k).value):
                 failed.setdefault(k, []).append(label)
     assert set(failed) == set(BAD_PLANS)
     assert any("numbers" in label for label in failed[3])
@@ -636,7 +644,7 @@ def _warnings_failed(wb):
             break
         if inside and label:
             cols = [k for k in range(len(planner.SCENARIO_COLUMNS))
-                    if ws.cell(r, 4 + k).value is False]  # fmt: skip
+                    if _failed(ws.cell(r, 4 + k).value)]  # fmt: skip
             if cols:
                 out[label] = cols
     return out

@@ -57,8 +57,9 @@ def _inputs(book):
     book.title(
         ws,
         "Inputs",
-        "Yellow cells are inputs. The middle column is the MoE model with every parameter "
-        "active (links, green).",
+        "Yellow cells are inputs. Each column is a model shaped like a disclosed run, computed at "
+        "the shared throughput below (not the run's disclosed hours); the middle column is the "
+        "MoE model with every parameter active (links, green).",
     )
     book.header(ws, 4, ["Scenario", "Unit", ""])
     put_text(ws.cell(4, NOTE_COL), "Notes and sources").style = "Header"
@@ -75,7 +76,7 @@ def _model_rows(book, ws, moe, dense):
     """The three model columns (the middle one links to the MoE column); next free row."""
     rows = (
         ("scenario_name", "Scenario", "",
-         [f"{moe['name']} (MoE)", "Same model, dense", f"{dense['name']} (dense)"],
+         [f"{moe['name']}-like MoE", "Same model, dense", f"{dense['name']}-like dense"],
          "Middle column: the MoE model as if every parameter were active"),
         ("total_params", "Total parameters", "parameters",
          [moe["total_params"], "={total_params@D}", dense["total_params"]],
@@ -179,10 +180,13 @@ def _comparison(book):
     book.title(ws, "Dense versus MoE: the same throughput, price and cluster")
     book.header(ws, 4, ["Quantity", "Unit", ""])
     for c in COLUMNS:
-        cell = ws.cell(4, c, book.formula("={scenario_name}", ws.title, get_column_letter(c)))
+        # the name and the throughput it is modelled at, never read as the disclosed run
+        cell = ws.cell(4, c, book.formula(
+            '={scenario_name}&" at "&TEXT({effective_tflops},"#,##0")&" TFLOP/s"', ws.title,
+            get_column_letter(c)))  # fmt: skip
         cell.style = "Header"
     put_text(ws.cell(4, NOTE_COL), "Formula").style = "Header"
-    ws.row_dimensions[4].height = 32
+    ws.row_dimensions[4].height = 45
     r = book.write_rows(ws, 5, _comparison_rows(), COLUMNS, note_col=NOTE_COL)
     r = _savings(book, ws, r + 1)
     _chart(book, ws, r)

@@ -258,7 +258,8 @@ def build(generated=None):
         [
             "Example: the Compute Lab methodology, 'Iteration Time as the Scarce Resource' "
             "(30M accelerator-hours, 15,000 vs 150,000 accelerators)",
-            "Formulas: udfs.engine.accelerators_for_days, wall_clock_days, iterations_per_year",
+            "Formulas: the Compute Lab engine's accelerators for a target time, wall-clock days "
+            "and iterations per year (the same formulas as the compute-lab command line)",
         ],
         generated,
     )

@@ -61,7 +61,7 @@ def _output_formula(name):
 
 
 def _calc_rows():
-    rows = ["Inputs as used (blanks resolved as in udfs.plan)"]
+    rows = ["Inputs as used (a blank input takes its default from Inputs column C)"]
     for name in _USED:
         rows.append(_used(name))
         if name == "accelerators":
@@ -85,7 +85,7 @@ def _calc_rows():
     rows.append("Outputs")
     for q in PLAN_OUTPUTS:
         rows.append(Row(q.name, q.label, q.unit, _output_formula(q.name), q.note, "Calc", True))
-    rows.append("Ranges: P10 and P90 (P50 is the figure above; lognormal, udfs.ranges)")
+    rows.append("Ranges: P10 and P90 (P50 is the figure above; a lognormal spread)")
     for q in RANGE_OUTPUTS:
         rows.append(Row(q.name, q.label, q.unit, _output_formula(q.name), q.note, "Calc", True))
     return rows

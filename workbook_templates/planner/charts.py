@@ -32,6 +32,15 @@ PAGE_BREAKS = (33, 66)
 CHART_HEIGHT_CM, CHART_WIDTH_CM = 7.8, 28.5
 US_DOLLARS = '"$"#,##0'
 NOTE_FONT = Font(italic=True, color="595959")
+#: Notes on the chart pages: how the charts fill in, and why a bar of the range chart is missing.
+FILL_NOTE = (
+    "These charts plot the scenarios in the table on page 1 and fill in as scenario columns "
+    "are filled on Inputs (a column without its required inputs is left out)."
+)
+RANGE_NOTE = (
+    "No bar for a scenario: a typed MFU or throughput has no range (P10 = P50 = P90) unless you "
+    "give an uncertainty on Inputs; a blank MFU takes the calibrated default and its spread."
+)
 #: Table columns: (header, defined-name source or formula, number format).
 _TABLE = (
     ("Scenario", "scenario_name", "General"),
@@ -180,6 +189,9 @@ def _scenario_charts(ws):
     low.graphicalProperties = GraphicalProperties(solidFill="9DC3E6")
     high.graphicalProperties = GraphicalProperties(solidFill="1F4E78")
     ws.add_chart(rng, f"A{PAGE_BREAKS[0] + 2}")
+    for row, text in ((PAGE_BREAKS[0] + 1, FILL_NOTE), (PAGE_BREAKS[0] + 17, RANGE_NOTE),
+                      (PAGE_BREAKS[1] + 1, FILL_NOTE)):  # fmt: skip
+        put_text(ws.cell(row, 1), text).font = NOTE_FONT
 
     charts = (
         (4, "Total cost by scenario (P50)", "Total cost (US$)", US_DOLLARS),

@@ -52,13 +52,21 @@ def _validation_for(book, ws, q, rng):
                   total=total, list_source="accel_names")  # fmt: skip
 
 
+#: Notes that read better on the sheet than the quantity's own note (which ends mid-phrase).
+_NOTES = {
+    "price_range_pct": "Spread of the price per accelerator-hour, independent of the "
+    "throughput uncertainty",
+}
+
+
 def _header(book, ws, scen):
-    book.title(
-        ws,
-        "Inputs",
-        "One row per input, one column per scenario. Type in the yellow cells; a blank cell "
-        "takes the value in column C.",
-    )
+    # Column A repeats on the notes page: its text wraps inside A, the rest sits from B on
+    book.title(ws, "Inputs", "One row per input, one column per scenario.")
+    ws["A2"].alignment = Alignment(wrap_text=True, vertical="top")
+    put_text(ws["B2"], "Type in the yellow cells; a blank cell takes the value in column C.")
+    ws["B2"].style = "Note"
+    ws["B2"].alignment = Alignment(vertical="top")
+    ws.row_dimensions[2].height = 30
     put_text(ws.cell(3, 1), "Column type").style = "Note"
     for c, s in zip(SCENARIO_COLUMNS, scen, strict=True):
         put_text(ws.cell(3, c), s["kind"]).style = "Note"
@@ -91,7 +99,8 @@ def _input_rows(book, ws, scen):
     for q in PLAN_INPUTS:
         if q.name != "scenario_name":
             r += 1
-            book.label_cells(ws, r, q.label, q.unit, q.note, note_col=NOTE_COL)
+            note = _NOTES.get(q.name, q.note)
+            book.label_cells(ws, r, q.label, q.unit, note, note_col=NOTE_COL)
             put_text(ws.cell(r, RULE_COL), q.rule).style = "Note"
         book.place_row(q.name, ws, r, FIRST_COL, LAST_COL, named=True)
         for c, s in zip(SCENARIO_COLUMNS, scen, strict=True):
@@ -112,7 +121,7 @@ def _input_rows(book, ws, scen):
 
 
 def _constants(book, ws, r):
-    ws.cell(r, 1, "Model constants (the engine's; fixed)").style = "Section"
+    ws.cell(r, 1, "Model constants (fixed)").style = "Section"
     for q in MODEL_CONSTANTS:
         r += 1
         book.label_cells(ws, r, q.label, q.unit, q.note, note_col=NOTE_COL)
@@ -120,11 +129,16 @@ def _constants(book, ws, r):
         cell.style = "Constant"
         cell.number_format = number_format(q.unit)
         book.place_cell(q.name, ws, cell.coordinate, named=True)
+        for c in range(1, NOTE_COL + 1):  # level with a note that wraps to two lines
+            cell = ws.cell(r, c)
+            if cell.value is not None:
+                cell.alignment = Alignment(vertical="top", horizontal=cell.alignment.horizontal,
+                                           wrap_text=cell.alignment.wrap_text)  # fmt: skip
     return r
 
 
 def _sources(ws, r, scen):
-    ws.cell(r, 1, "Where the preloaded columns come from").style = "Section"
+    ws.cell(r, 1, "Sources of the preloaded columns").style = "Section"
     for s in scen:
         if s["note"]:
             r += 1
@@ -135,14 +149,15 @@ def _sources(ws, r, scen):
             ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=PAGE1_LAST)
     r += 2
     watts = RULES["watts_per_accelerator"].default
+    put_text(ws.cell(r, 1), "Custom columns").alignment = Alignment(vertical="top")
     put_text(
-        ws.cell(r, 1),
-        "Custom columns: type the total parameters, tokens and accelerator count (and the active "
-        "parameters for an MoE model); every other input already holds a default you can change. "
-        "The power is left blank so that it follows the accelerator (its catalogue TDP, else "
+        ws.cell(r, 2),
+        "Type the total parameters, tokens and accelerator count (and the active parameters for "
+        "an MoE model); every other input already holds a default you can change. The power is "
+        "left blank so that it follows the accelerator (its catalogue TDP, else "
         f"{watts:,.0f} W); the figure used is on Calculations.",
     ).style = "Note"
-    ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=PAGE1_LAST)
+    ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=PAGE1_LAST)
 
 
 def inputs_sheet(book, scen):

@@ -16,7 +16,7 @@ from openpyxl.utils import get_column_letter
 
 from udfs import model
 
-from ..sheetkit import Book, bold, number_format, put_text
+from ..sheetkit import BOOLEAN_FORMAT, Book, bold, number_format, put_text
 from .layout import MONTHS
 
 #: Months of the schedule on the printed page (the rest stays on the sheet).
@@ -100,7 +100,7 @@ def _timing(book, ws, first, last):
     put_text(ws["E4"], "Schedule").style = "Section"
     _value(book, ws, 4, 8, "mon.checks", '="Checks: "&{sel.checks}', "General", "Link")
     rows = (
-        ("mon.ok", "Schedule ready", "=AND(ISNUMBER({mon.start}),N({mon.days})>0)", "General",
+        ("mon.ok", "Schedule ready", "=AND(ISNUMBER({mon.start}),N({mon.days})>0)", BOOLEAN_FORMAT,
          "Calc"),
         ("mon.t0", "Run start (midnight)", '=IF({mon.ok},INT({mon.start}),"")', "yyyy-mm-dd",
          "Calc"),
@@ -199,8 +199,9 @@ def _totals(book, ws, first, last):
         1,
         f"{MONTHS} months are laid out; a run longer than that fails the Checks sheet's "
         "schedule check. Each month's share = max(0, min(end, next month) - max(start, month)) "
-        "/ days, the same formula as udfs.engine.month_shares. The P90 line is each month's "
-        "P50 total cost x the selected scenario's P90 / P50 ratio of total cost (Calculations).",
+        "/ days, the same formula as the Compute Lab engine's monthly schedule. The P90 line is "
+        "each month's P50 total cost x the selected scenario's P90 / P50 ratio of total cost "
+        "(Calculations).",
     )
     note.style = "Note"
     ws.merge_cells(start_row=total + 2, start_column=1, end_row=total + 3, end_column=10)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from openpyxl.styles import Alignment
 
 from udfs import calibration, catalogue, model
@@ -81,12 +83,14 @@ def reference_sheet(book):
     ws = book.sheet("Reference runs", {"A": 18, "B": 14, "C": 17, "D": 17, "E": 21, "F": 16,
                                        "G": 12, "H": 15, "I": 12, "J": 10, "K": 12, "L": 10,
                                        "M": 10, "N": 10, "O": 45, "P": 45})  # fmt: skip
-    book.title(
-        ws,
-        "Reference training runs (public disclosures)",
-        "Implied TFLOP/s = 6 x active x tokens / disclosed accelerator-hours; implied MFU = "
-        "that / the accelerator's dense peak.",
-    )
+    # column A repeats alone on the right-hand pages: the title fits it, the subtitle starts in B
+    book.title(ws, "Reference runs")
+    put_text(
+        ws["B2"],
+        "Public disclosures. Implied TFLOP/s = 6 x active x tokens / disclosed accelerator-hours; "
+        "implied MFU = that / the accelerator's dense peak.",
+    ).style = "Note"
+    ws["B2"].alignment = Alignment(wrap_text=False)
     cols = (
         ("name", "Run", ""),
         ("architecture", "Architecture", ""),
@@ -125,12 +129,38 @@ def reference_sheet(book):
             cell.alignment = Alignment(
                 vertical="top", wrap_text=cell.column >= 15, horizontal=cell.alignment.horizontal
             )
+        ws.row_dimensions[row[0].row].height = _height(ws, row[14:16])
     book.name("ref_run_names", f"'Reference runs'!$A$5:$A${last}")
     book.name("ref_implied_tflops", f"'Reference runs'!$K$5:$K${last}")
     book.name("ref_implied_mfu", f"'Reference runs'!$L$5:$L${last}")
     _median(book, ws, last)
     Book.finish(ws, freeze="B5", print_titles="4:4", pages_wide=2, title_cols="A:A")
     return ws
+
+
+#: Points per printed line of a wrapped source, and characters per line per unit of width
+#: (a word wrap leaves the end of a line empty, a URL breaks anywhere: counted conservatively).
+_LINE_PT = 15.0
+_CHARS_PER_WIDTH = 1.1
+
+
+def _wrapped_lines(text, width):
+    """How many lines ``text`` takes, word-wrapped in a column ``width`` characters wide."""
+    per_line = max(1, int(width * _CHARS_PER_WIDTH))
+    return sum(
+        max(1, len(textwrap.wrap(part, per_line, break_long_words=True, break_on_hyphens=True)))
+        for part in str(text).split("\n")
+    )
+
+
+def _height(ws, cells):
+    """Row height (points) that holds the tallest wrapped source of ``cells``."""
+    lines = 1
+    for cell in cells:
+        if cell.value:
+            width = ws.column_dimensions[cell.column_letter].width
+            lines = max(lines, _wrapped_lines(cell.value, width))
+    return lines * _LINE_PT
 
 
 def _run_formulas(r):
@@ -157,14 +187,15 @@ def _median(book, ws, last):
     """The median implied MFU below the table (for comparison with the calibrated default)."""
     r = last + 2
     put_text(ws.cell(r, 1), "Median implied MFU")
-    cell = ws.cell(r, 12, f"=MEDIAN(L5:L{last})")
+    cell = ws.cell(r, 2, f"=MEDIAN(L5:L{last})")  # beside its label, on the same page
     cell.number_format = "0.0%"
+    cell.alignment = Alignment(horizontal="left")
     book.place_cell("ref.median_mfu", ws, cell.coordinate, named=False)
-    book.name("ref_median_mfu", f"'Reference runs'!$L${r}")
+    book.name("ref_median_mfu", f"'Reference runs'!$B${r}")
     paragraph(
         ws,
         r + 1,
-        1,
+        2,  # from B: column A repeats alone on the right-hand pages
         "A blank MFU on Inputs takes the calibrated default (by the accelerator's generation and "
         "the active parameters: the Accelerators sheet), fitted on these runs; this median is "
         "for comparison. Disclosed hours may include failures, restarts, evaluation and other "

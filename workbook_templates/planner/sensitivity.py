@@ -107,17 +107,22 @@ def sensitivity_sheet(book):
     )
     ws["A2"].alignment = Alignment(wrap_text=True, vertical="top")
     ws.merge_cells("A2:I2")
+    # one line, each value in its own room: the name over C:D, the checks verdict over G:I
     ws["B3"] = "Scenario"
     ws["C3"] = book.formula("={sel.scenario_name}", ws.title)
     ws["C3"].style = "Link"
-    ws["F3"] = "Checks"
-    ws["G3"] = book.formula("={sel.checks}", ws.title)
+    ws["C3"].alignment = Alignment(horizontal="left", shrink_to_fit=True)
+    ws.merge_cells("C3:D3")
+    ws["E3"] = "Goodput"
+    ws["E3"].alignment = Alignment(horizontal="right")
+    ws["F3"] = book.formula("=INDEX(goodput_used,{active_scenario})", ws.title)
+    ws["F3"].style = "Link"
+    ws["F3"].number_format = number_format("fraction")
+    book.place_cell("sens.goodput", ws, "F3")
+    ws["G3"] = book.formula('="Checks: "&{sel.checks}', ws.title)
     ws["G3"].style = "Link"
-    ws["H3"] = "Goodput"
-    ws["I3"] = book.formula("=INDEX(goodput_used,{active_scenario})", ws.title)
-    ws["I3"].style = "Link"
-    ws["I3"].number_format = number_format("fraction")
-    book.place_cell("sens.goodput", ws, "I3")
+    ws["G3"].alignment = Alignment(horizontal="left", indent=1, shrink_to_fit=True)
+    ws.merge_cells("G3:I3")
     warn = ws.cell(4, 2, book.formula(
         '=IF(ISNUMBER({sel.effective_tflops_input_used}),"This scenario uses a typed effective '
         'TFLOP/s override ("&TEXT({sel.effective_tflops_input_used},"#,##0.0")&"). The days, '
