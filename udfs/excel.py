@@ -124,7 +124,7 @@ ARG_DOCS = {
     "throughput_range_pct": "Throughput uncertainty, a fraction >= 0: P90 / P50 - 1 of the "
     "hours (0.15: P90 15% above P50). Blank: the calibrated spread with a blank MFU, else 0.",
     "price_range_pct": "Price uncertainty, a fraction >= 0: P90 / P50 - 1 of the price per "
-    "accelerator-hour, independent of the throughput's. Blank: 0 (exact).",
+    "accelerator-hour, independent of the throughput uncertainty. Blank: 0 (exact).",
 }
 
 #: Help text that differs for one function.

@@ -158,7 +158,7 @@ PLAN_INPUTS = (
         "fraction",
         0.0,
         ">= 0",
-        "Spread of the price per accelerator-hour, independent of the throughput's",
+        "Spread of the price per accelerator-hour, independent of the throughput uncertainty",
     ),
     Quantity(
         "watts_per_accelerator",
@@ -221,7 +221,7 @@ MODEL_CONSTANTS = (
     Quantity("days_per_year", "Days per year", "days", 365.0,
              note="For research iterations per year"),
     Quantity("mfu_min", "Lowest calibrated default MFU", "fraction", 0.10,
-             note="No disclosed run sits below 10% (udfs.calibration)"),
+             note="No disclosed run sits below 10% (Compute Lab calibration)"),
     Quantity("mfu_max", "Highest calibrated default MFU", "fraction", 0.55,
              note="No large run reports above ~46% (PaLM); 55% leaves margin"),
 )  # fmt: skip
@@ -351,7 +351,7 @@ MODEL_INPUTS = (
         "ln units",
         None,
         "",
-        "Fitted per generation (udfs.calibration); 'other' outside them",
+        "Fitted per generation (Compute Lab calibration); 'other' outside them",
     ),
     Quantity(
         "mfu_ln_slope",
@@ -359,7 +359,7 @@ MODEL_INPUTS = (
         "",
         None,
         "",
-        "Fitted (udfs.calibration)",
+        "Fitted (Compute Lab calibration)",
     ),
     Quantity(
         "calibrated_throughput_sigma",
