@@ -244,6 +244,13 @@ def test_the_example_plan_as_is_names_the_defaults_resolve_applied(capsys):
     applied = [n for n in resolve(example).notes if n.name != "budget_status"]
     assert len(notes) == 1 + len(applied)  # the example's throughput, then resolve's
     for line, note in zip(notes[1:], applied, strict=True):
+        if note.name == "watts_per_accelerator":  # the example plan's own 700 W, not a TDP
+            assert line == (
+                "note: --watts 700: not given: the example plan's 700 W "
+                "(give --watts or --accelerator)"
+            )
+            assert "H100" not in line  # the example plan's accelerator is an H800 SXM
+            continue
         assert line.endswith(note.why.replace("blank", "not given", 1)), (line, note)
     assert "model:" not in out  # the example itself: its model is not a fallback
 
@@ -348,7 +355,7 @@ def test_issue8_2_json_is_strict_and_finite(capsys):
         (["--comm-overlap", "5"], "--comm-overlap must be between 0 and 1 (got 5)"),
         (["--tensor-parallel", "-5"], "--tensor-parallel must be at least 1 (got -5)"),
         (["--pipeline-parallel", "0"], "--pipeline-parallel must be at least 1 (got 0)"),
-        (["--sequence-tokens", "-1"], "--sequence-tokens must be greater than 0 (got -1)"),
+        (["--sequence-tokens", "-1"], "--sequence-tokens must be at least 1 (got -1)"),
         (["--restart-minutes", "-1"], "--restart-minutes must be 0 or more (got -1)"),
         (
             ["--checkpoint-write-minutes", "-1"],
