@@ -131,9 +131,13 @@ _ESTIMATE_FLAGS = [
     ("--total-params", "total_params", "all parameters, e.g. 671B"),
     ("--active-params", "active_params", "parameters active per token"),
     ("--tokens", "training_tokens", "training tokens, e.g. 14.8T"),
-    ("--accelerators", "accelerators", "accelerators in the job"),
-    ("--effective-tflops", "effective_tflops", "sustained TFLOP/s per accelerator, used as is"),
-    ("--peak-tflops", "peak_tflops", "peak TFLOP/s per accelerator"),
+    ("--accelerators", "accelerators", "accelerators in the job, a whole number up to 1e9"),
+    (
+        "--effective-tflops",
+        "effective_tflops",
+        "sustained TFLOP/s per accelerator, used as is (at most 1e6)",
+    ),
+    ("--peak-tflops", "peak_tflops", "peak TFLOP/s per accelerator (at most 1e6)"),
     ("--mfu", "mfu", "model FLOPs utilisation, (0, 1] or 40%%"),
     ("--goodput", "goodput", "share of time training, (0, 1]"),
     (
@@ -164,14 +168,30 @@ _ESTIMATE_FLAGS = [
         "failures_per_1000_node_days",
         "failure rate per 1,000 node-days instead (Meta RSC: 2.34 and 6.50)",
     ),
-    ("--accelerators-per-node", "accelerators_per_node", "for the node-day rate"),
+    ("--accelerators-per-node", "accelerators_per_node", "for the node-day rate, a whole number"),
     ("--checkpoint-write-minutes", "checkpoint_write_minutes", "stall per checkpoint"),
     ("--restart-minutes", "restart_minutes", "failure to training again"),
-    ("--global-batch-tokens", "global_batch_tokens", "tokens per step; enables sub-linear scaling"),
-    ("--tensor-parallel", "tensor_parallel", "tensor-parallel degree (scaling model)"),
-    ("--pipeline-parallel", "pipeline_parallel", "pipeline-parallel degree (scaling model)"),
-    ("--sequence-tokens", "sequence_tokens", "sequence length (scaling model)"),
-    ("--pipeline-interleave", "pipeline_interleave", "virtual pipeline stages"),
+    (
+        "--global-batch-tokens",
+        "global_batch_tokens",
+        "tokens per step, at most the training tokens; enables sub-linear scaling",
+    ),
+    (
+        "--tensor-parallel",
+        "tensor_parallel",
+        "tensor-parallel degree, a whole number (scaling model)",
+    ),
+    (
+        "--pipeline-parallel",
+        "pipeline_parallel",
+        "pipeline-parallel degree, a whole number (scaling model)",
+    ),
+    (
+        "--sequence-tokens",
+        "sequence_tokens",
+        "sequence length in tokens, a whole number (scaling model)",
+    ),
+    ("--pipeline-interleave", "pipeline_interleave", "virtual pipeline stages, a whole number"),
     ("--interconnect-gb-per-s", "interconnect_gb_per_s", "scale-out GB/s per accelerator"),
     ("--comm-overlap", "comm_overlap", "share of all-reduce hidden, [0, 1)"),
     ("--hbm-gb", "hbm_gb", "HBM per accelerator, GB"),
@@ -183,11 +203,11 @@ _ESTIMATE_FLAGS = [
     (
         "--purchase-usd-per-accelerator",
         "purchase_usd_per_accelerator",
-        "owned hardware: capital cost per accelerator (instead of --usd-per-hour)",
+        "owned hardware: capital cost per accelerator, at most US$1e9 (instead of --usd-per-hour)",
     ),
-    ("--amortisation-years", "amortisation_years", "owned hardware: years"),
-    ("--utilisation", "utilisation", "owned hardware: busy share, (0, 1]"),
-    ("--other-costs-usd", "other_costs_usd", "other costs added to the total, US$"),
+    ("--amortisation-years", "amortisation_years", "owned hardware: years, 1/365 (a day) to 100"),
+    ("--utilisation", "utilisation", "owned hardware: busy share, 0.01 (1%%) to 1"),
+    ("--other-costs-usd", "other_costs_usd", "other costs added to the total, US$, at most 1e15"),
 ]
 
 #: Flag destination -> the planner input (udfs.quantities.PLAN_INPUTS) it fills; the other
@@ -236,7 +256,7 @@ def _help(dest, text):
     if dest in _PLAN_NAME and _PLAN_NAME[dest] not in REQUIRED:
         return f"{text} (not given: {_blank_rule_text(dest)})"
     default = _engine_default(dest)
-    if isinstance(default, float) and default not in (0.0,):
+    if isinstance(default, int | float) and not isinstance(default, bool) and default != 0:
         return f"{text} (not given: {default:g})"
     return text
 
