@@ -9,7 +9,10 @@ Bad input exits with status 2 and one line naming the flag and the rule; no trac
 (set ``COMPUTE_LAB_DEBUG=1`` to see one for an internal error), no Python warning. Flags
 are never abbreviated, never given twice (nor under two names), and a mistyped flag gets a
 "did you mean" suggestion. A figure that would leave a float's range (infinity, NaN, a
-denormal) is refused, naming the flags that drove it there. :class:`CommandError` lives in
+denormal) is refused, naming the flags that drove it there; ``estimate`` also bounds the
+values no plan has (``MAX_COUNT``...: docs/command-line.md, "Bounds"), writes a figure of 1e15
+or more in scientific notation and a fraction of a day with two significant digits (never a
+number of hundreds of digits, never "0.0 days"). :class:`CommandError` lives in
 :mod:`udfs.validation` (the core) and is re-exported here.
 
 ``estimate`` turns its flags (or a preset, or the DeepSeek-V3-like example plan) into the
