@@ -244,6 +244,13 @@ def test_the_example_plan_as_is_names_the_defaults_resolve_applied(capsys):
     applied = [n for n in resolve(example).notes if n.name != "budget_status"]
     assert len(notes) == 1 + len(applied)  # the example's throughput, then resolve's
     for line, note in zip(notes[1:], applied, strict=True):
+        if note.name == "watts_per_accelerator":  # the example plan's own 700 W, not a TDP
+            assert line == (
+                "note: --watts 700: not given: the example plan's 700 W "
+                "(give --watts or --accelerator)"
+            )
+            assert "H100" not in line  # the example plan's accelerator is an H800 SXM
+            continue
         assert line.endswith(note.why.replace("blank", "not given", 1)), (line, note)
     assert "model:" not in out  # the example itself: its model is not a fallback
 
@@ -348,7 +355,7 @@ def test_issue8_2_json_is_strict_and_finite(capsys):
         (["--comm-overlap", "5"], "--comm-overlap must be between 0 and 1 (got 5)"),
         (["--tensor-parallel", "-5"], "--tensor-parallel must be at least 1 (got -5)"),
         (["--pipeline-parallel", "0"], "--pipeline-parallel must be at least 1 (got 0)"),
-        (["--sequence-tokens", "-1"], "--sequence-tokens must be greater than 0 (got -1)"),
+        (["--sequence-tokens", "-1"], "--sequence-tokens must be at least 1 (got -1)"),
         (["--restart-minutes", "-1"], "--restart-minutes must be 0 or more (got -1)"),
         (
             ["--checkpoint-write-minutes", "-1"],
@@ -597,3 +604,192 @@ def test_command_line_doc_names_every_flag_and_no_seed(capsys):
     assert f"US${RULES['usd_per_accelerator_hour'].default:g} per accelerator-hour" in text
     assert f"else {RULES['watts_per_accelerator'].default:g} W" in text
     assert f"{RULES['grams_co2_per_kwh'].default:g} g/kWh" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 8, the hostile review of estimate: fractions, bounds, messages, case, aliases, notes
+# ---------------------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+_SCALING_PLAN = ("--global-batch-tokens", "4M", "--accelerator", "H100", "--total-params", "70B",
+                 "--tokens", "2T", "--accelerators", "256")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--tensor-parallel", "2.5"),
+        ("--pipeline-parallel", "2.5"),
+        ("--pipeline-interleave", "1.5"),
+        ("--sequence-tokens", "100.5"),
+    ],
+)
+@pytest.mark.parametrize("plan", [_SCALING_PLAN, ()], ids=["scaling", "example"])
+def test_review_fractional_degrees_and_sequence_length_are_refused(capsys, flag, value, plan):
+    line = _refusal(capsys, *plan, flag, value)
+    assert line == f"compute-lab estimate: error: {flag} must be a whole number (got {value})"
+
+
+def test_review_fractional_accelerators_per_node_is_refused(capsys):
+    argv = ("--failures-per-1000-node-days", "2", "--accelerator", "H100")
+    line = _refusal(capsys, "--accelerators-per-node", "7.5", *argv)
+    assert line == (
+        "compute-lab estimate: error: --accelerators-per-node must be a whole number (got 7.5)"
+    )
+    # alone, its range comes first: the rule, not "goes with --failures-per-1000-node-days"
+    line = _refusal(capsys, "--accelerators-per-node", "0.5")
+    assert (
+        line == "compute-lab estimate: error: --accelerators-per-node must be at least 1 (got 0.5)"
+    )
+    assert main(["estimate", "--accelerators-per-node", "8", *argv]) == 0
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--accelerators", "1e305"], "--accelerators must be at most 1e9 (got 1e+305)"),
+        (["--accelerators", "2e9"], "--accelerators must be at most 1e9 (got 2e+09)"),
+        (["--tensor-parallel", "1e12"], "--tensor-parallel must be at most 1e9 (got 1e+12)"),
+        (
+            ["--other-costs-usd", "1e305"],
+            "--other-costs-usd must be at most US$1e15 (got 1e+305)",
+        ),
+        (
+            ["--purchase-usd-per-accelerator", "1e305"],
+            "--purchase-usd-per-accelerator must be at most US$1e9 per accelerator (got 1e+305)",
+        ),
+        (
+            ["--purchase-usd-per-accelerator", "30000", "--amortisation-years", "5e-300"],
+            "--amortisation-years must be from 1/365 (one day) to 100 years (got 5e-300)",
+        ),
+        (
+            ["--purchase-usd-per-accelerator", "30000", "--amortisation-years", "1000"],
+            "--amortisation-years must be from 1/365 (one day) to 100 years (got 1000)",
+        ),
+        (
+            ["--utilisation", "5e-300"],
+            "--utilisation must be at least 0.01 (1%) and at most 1 (got 5e-300)",
+        ),
+        (
+            ["--effective-tflops", "1e305"],
+            "--effective-tflops must be at most 1e6 TFLOP/s per accelerator (got 1e+305)",
+        ),
+        (
+            ["--accelerator", "H100", "--peak-tflops", "2e6"],
+            "--peak-tflops must be at most 1e6 TFLOP/s per accelerator (got 2e+06)",
+        ),
+        (
+            ["--global-batch-tokens", "1e305", "--accelerator", "H100"],
+            "--global-batch-tokens must not exceed --tokens (14.8T): one step cannot take more "
+            "than the whole run (got 1e+305)",
+        ),
+        (
+            [*_SCALING_PLAN[2:], "--global-batch-tokens", "3T"],
+            "--global-batch-tokens must not exceed --tokens (2T): one step cannot take more "
+            "than the whole run (got 3e+12)",
+        ),
+        (
+            [
+                "--training-tokens",
+                "1T",
+                "--total-params",
+                "7B",
+                "--accelerators",
+                "8",
+                "--accelerator",
+                "H100",
+                "--global-batch-tokens",
+                "2T",
+            ],
+            "--global-batch-tokens must not exceed --training-tokens (1T)",
+        ),  # fmt: skip
+    ],
+)
+def test_review_absurd_values_are_refused_by_a_documented_bound(capsys, argv, message):
+    line = _refusal(capsys, *argv)
+    assert line.startswith(f"compute-lab estimate: error: {message}"), line
+    assert "out of range" not in line and "not a number" not in line
+
+
+def test_review_the_bounds_are_documented():
+    text = (ROOT / "docs" / "command-line.md").read_text(encoding="utf-8")
+    refused = (ROOT / "docs" / "refused.md").read_text(encoding="utf-8")
+    for needle in ("from 1 to 1e9", "1e6 TFLOP/s", "US$1e9", "US$1e15", "1/365", "0.01 (1%)",
+                   "at most the run's training tokens", "scientific notation"):  # fmt: skip
+        assert needle in text, needle
+    for needle in ("1e305", "whole number", "scientific notation"):
+        assert needle in refused, needle
+
+
+def test_review_values_at_the_bounds_print_no_huge_number_and_no_zero_days(capsys):
+    """At the bounds (and for inputs with no bound of their own) no printed figure is a number
+    of hundreds of digits, and a fraction of a day is not "0.0 days"."""
+    cases = [
+        ["--accelerators", "1e9"],
+        ["--effective-tflops", "1e6", "--accelerators", "1e9"],
+        ["--other-costs-usd", "1e15"],
+        ["--purchase-usd-per-accelerator", "1e9", "--amortisation-years", "0.00274",
+         "--utilisation", "0.01"],
+        ["--total-params", "1e9", "--training-tokens", "1e200", "--accelerators", "8",
+         "--accelerator", "H100", "--global-batch-tokens", "1e200"],
+        ["--usd-per-hour", "1e200", "--target-days", "1e-200"],
+    ]  # fmt: skip
+    for argv in cases:
+        assert main(["estimate", *argv]) == 0, argv
+        out = capsys.readouterr().out
+        assert not re.search(r"\d[\d,]{20}", out), (argv, out)
+        assert " 0.0 days" not in out and "runs per year: 0.0\n" not in out, (argv, out)
+    assert main(["estimate", "--effective-tflops", "1e6", "--accelerators", "1e9"]) == 0
+    out = capsys.readouterr().out
+    assert "Wall-clock at 1000000000 accelerators: 3.8e-08 days" in out
+    assert main(["estimate", "--usd-per-hour", "1e200"]) == 0
+    out = capsys.readouterr().out
+    assert "Rental-equivalent cost: $2.282e+206" in out
+    assert main(["estimate"]) == 0  # below the bounds, the example plan's digits unchanged
+    assert capsys.readouterr().out.splitlines()[:6] == list(SEED_OUTPUT_LINES)
+
+
+def test_review_precision_takes_any_case(capsys):
+    outs = []
+    for precision in ("fp8", "FP8", "Fp8"):
+        assert main(["estimate", "--accelerator", "H100", "--precision", precision, "--json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0] == outs[1] == outs[2]
+    assert outs[0]["inputs"]["peak_tflops"] == pytest.approx(1978.9)
+    line = _refusal(capsys, "--accelerator", "H100", "--precision", "fp9")
+    assert "--precision" in line and "'fp9'" in line
+
+
+def test_review_json_with_a_value_is_one_line_naming_json(capsys):
+    line = _refusal(capsys, "--json=1")
+    assert (
+        line
+        == "compute-lab estimate: error: --json takes no value (got --json=1): give --json alone"
+    )
+
+
+def test_review_aliases_are_listed_in_help_and_doc(capsys):
+    assert main(["estimate", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--training-tokens N the same as --tokens" in out
+    assert "--usd-per-accelerator-hour N the same as --usd-per-hour" in out
+    doc = (ROOT / "docs" / "command-line.md").read_text(encoding="utf-8")
+    assert "alias `--training-tokens N`" in doc and "alias `--usd-per-accelerator-hour N`" in doc
+    # both names of one setting: still refused
+    line = _refusal(capsys, "--usd-per-hour", "2", "--usd-per-accelerator-hour", "3")
+    assert "set the same thing" in line
+    # a typo of an alias suggests the alias itself
+    line = _refusal(capsys, "--training-token", "1T")
+    assert line.endswith("did you mean --training-tokens?"), line
+
+
+def test_review_example_plan_watts_note_names_no_other_accelerator(capsys):
+    assert main(["estimate"]) == 0
+    out = capsys.readouterr().out
+    assert "H100" not in out  # the example plan's accelerator is an H800 SXM
+    assert "note: --watts 700: not given: the example plan's 700 W" in out
+    assert main(["estimate", "--accelerators", "4096"]) == 0  # still the example plan's model
+    assert "the example plan's 700 W" in capsys.readouterr().out
+    main(["estimate", "--total-params", "7B", "--tokens", "1T", "--accelerators", "8"])
+    assert "note: --watts 700: not given: 700 W, the H100 SXM's TDP" in capsys.readouterr().out

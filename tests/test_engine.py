@@ -446,7 +446,7 @@ def test_zero_still_passes_where_the_rule_allows_it():
         ("comm_overlap", 1, "must be less than 1"),
         ("tensor_parallel", -5, "must be at least 1"),
         ("pipeline_parallel", 0, "must be at least 1"),
-        ("sequence_tokens", -1, "must be greater than 0"),
+        ("sequence_tokens", -1, "must be at least 1"),
         ("restart_minutes", -1, "must be 0 or more"),
         ("checkpoint_write_minutes", -1, "must be greater than 0"),
         ("training_state_bytes_per_param", -1, "must be greater than 0"),
@@ -461,6 +461,33 @@ def test_arguments_that_do_not_apply_are_still_checked(argument, value, rule):
     with pytest.raises(InputError) as info:
         e.estimate(**_PLAN, **{argument: value})
     assert info.value.argument == argument and rule in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "argument", ["tensor_parallel", "pipeline_parallel", "pipeline_interleave", "sequence_tokens"]
+)
+@pytest.mark.parametrize("value", [2.5, 1.5, 100.5])
+def test_parallel_degrees_and_sequence_length_are_whole_numbers(argument, value):
+    """A fractional degree or sequence length is refused like a fractional accelerator count,
+    whether or not the scaling model applies (issue 8)."""
+    for extra in ({}, {"global_batch_tokens": 4e6, "peak_tflops": 989, "mfu": 0.4}):
+        plan = {**_PLAN, **extra}
+        if extra:
+            plan.pop("effective_tflops", None)
+        with pytest.raises(InputError) as info:
+            e.estimate(**plan, **{argument: value})
+        assert info.value.argument == argument
+        assert str(info.value) == f"{argument} must be a whole number (got {value:g})"
+    with pytest.raises(InputError, match="tensor_parallel must be a whole number"):
+        e.scaling_efficiency(256, 70e9, 70e9, 4e6, 400, tensor_parallel=2.5)
+
+
+def test_accelerators_per_node_is_a_whole_number_of_at_least_one():
+    for value, rule in ((7.5, "must be a whole number"), (0.5, "must be at least 1")):
+        with pytest.raises(InputError) as info:
+            e.failure_rate_from_node_days(2, value)
+        assert info.value.argument == "accelerators_per_node" and rule in str(info.value)
+    assert e.failure_rate_from_node_days(2, 8) == pytest.approx(2 / 1000 / 8)
 
 
 def test_no_numpy_warning_escapes_estimate():

@@ -9,7 +9,10 @@ Bad input exits with status 2 and one line naming the flag and the rule; no trac
 (set ``COMPUTE_LAB_DEBUG=1`` to see one for an internal error), no Python warning. Flags
 are never abbreviated, never given twice (nor under two names), and a mistyped flag gets a
 "did you mean" suggestion. A figure that would leave a float's range (infinity, NaN, a
-denormal) is refused, naming the flags that drove it there. :class:`CommandError` lives in
+denormal) is refused, naming the flags that drove it there; ``estimate`` also bounds the
+values no plan has (``MAX_COUNT``...: docs/command-line.md, "Bounds"), writes a figure of 1e15
+or more in scientific notation and a fraction of a day with two significant digits (never a
+number of hundreds of digits, never "0.0 days"). :class:`CommandError` lives in
 :mod:`udfs.validation` (the core) and is re-exported here.
 
 ``estimate`` turns its flags (or a preset, or the DeepSeek-V3-like example plan) into the
@@ -43,6 +46,7 @@ from .validation import (
     InputError,
     OutOfRangeError,
     check_at_least,
+    check_count,
     check_fraction,
     check_non_negative,
     check_positive,
@@ -130,9 +134,13 @@ _ESTIMATE_FLAGS = [
     ("--total-params", "total_params", "all parameters, e.g. 671B"),
     ("--active-params", "active_params", "parameters active per token"),
     ("--tokens", "training_tokens", "training tokens, e.g. 14.8T"),
-    ("--accelerators", "accelerators", "accelerators in the job"),
-    ("--effective-tflops", "effective_tflops", "sustained TFLOP/s per accelerator, used as is"),
-    ("--peak-tflops", "peak_tflops", "peak TFLOP/s per accelerator"),
+    ("--accelerators", "accelerators", "accelerators in the job, a whole number up to 1e9"),
+    (
+        "--effective-tflops",
+        "effective_tflops",
+        "sustained TFLOP/s per accelerator, used as is (at most 1e6)",
+    ),
+    ("--peak-tflops", "peak_tflops", "peak TFLOP/s per accelerator (at most 1e6)"),
     ("--mfu", "mfu", "model FLOPs utilisation, (0, 1] or 40%%"),
     ("--goodput", "goodput", "share of time training, (0, 1]"),
     (
@@ -163,14 +171,30 @@ _ESTIMATE_FLAGS = [
         "failures_per_1000_node_days",
         "failure rate per 1,000 node-days instead (Meta RSC: 2.34 and 6.50)",
     ),
-    ("--accelerators-per-node", "accelerators_per_node", "for the node-day rate"),
+    ("--accelerators-per-node", "accelerators_per_node", "for the node-day rate, a whole number"),
     ("--checkpoint-write-minutes", "checkpoint_write_minutes", "stall per checkpoint"),
     ("--restart-minutes", "restart_minutes", "failure to training again"),
-    ("--global-batch-tokens", "global_batch_tokens", "tokens per step; enables sub-linear scaling"),
-    ("--tensor-parallel", "tensor_parallel", "tensor-parallel degree (scaling model)"),
-    ("--pipeline-parallel", "pipeline_parallel", "pipeline-parallel degree (scaling model)"),
-    ("--sequence-tokens", "sequence_tokens", "sequence length (scaling model)"),
-    ("--pipeline-interleave", "pipeline_interleave", "virtual pipeline stages"),
+    (
+        "--global-batch-tokens",
+        "global_batch_tokens",
+        "tokens per step, at most the training tokens; enables sub-linear scaling",
+    ),
+    (
+        "--tensor-parallel",
+        "tensor_parallel",
+        "tensor-parallel degree, a whole number (scaling model)",
+    ),
+    (
+        "--pipeline-parallel",
+        "pipeline_parallel",
+        "pipeline-parallel degree, a whole number (scaling model)",
+    ),
+    (
+        "--sequence-tokens",
+        "sequence_tokens",
+        "sequence length in tokens, a whole number (scaling model)",
+    ),
+    ("--pipeline-interleave", "pipeline_interleave", "virtual pipeline stages, a whole number"),
     ("--interconnect-gb-per-s", "interconnect_gb_per_s", "scale-out GB/s per accelerator"),
     ("--comm-overlap", "comm_overlap", "share of all-reduce hidden, [0, 1)"),
     ("--hbm-gb", "hbm_gb", "HBM per accelerator, GB"),
@@ -182,11 +206,11 @@ _ESTIMATE_FLAGS = [
     (
         "--purchase-usd-per-accelerator",
         "purchase_usd_per_accelerator",
-        "owned hardware: capital cost per accelerator (instead of --usd-per-hour)",
+        "owned hardware: capital cost per accelerator, at most US$1e9 (instead of --usd-per-hour)",
     ),
-    ("--amortisation-years", "amortisation_years", "owned hardware: years"),
-    ("--utilisation", "utilisation", "owned hardware: busy share, (0, 1]"),
-    ("--other-costs-usd", "other_costs_usd", "other costs added to the total, US$"),
+    ("--amortisation-years", "amortisation_years", "owned hardware: years, 1/365 (a day) to 100"),
+    ("--utilisation", "utilisation", "owned hardware: busy share, 0.01 (1%%) to 1"),
+    ("--other-costs-usd", "other_costs_usd", "other costs added to the total, US$, at most 1e15"),
 ]
 
 #: Flag destination -> the planner input (udfs.quantities.PLAN_INPUTS) it fills; the other
@@ -235,7 +259,7 @@ def _help(dest, text):
     if dest in _PLAN_NAME and _PLAN_NAME[dest] not in REQUIRED:
         return f"{text} (not given: {_blank_rule_text(dest)})"
     default = _engine_default(dest)
-    if isinstance(default, float) and default not in (0.0,):
+    if isinstance(default, int | float) and not isinstance(default, bool) and default != 0:
         return f"{text} (not given: {default:g})"
     return text
 
@@ -286,26 +310,29 @@ def _configure_estimate(p):
     p.add_argument(
         "--precision",
         choices=("bf16", "fp8"),
-        help="peak TFLOP/s column with --accelerator (default bf16)",
+        type=str.lower,
+        help="peak TFLOP/s column with --accelerator: bf16 or fp8, any case (default bf16)",
     )
     for flag, dest, help_text in _ESTIMATE_FLAGS:
         kind = _accelerator_count if dest == "accelerators" else parse_number
         kind = _fraction if dest.endswith("_pct") else kind
         metavar = "PCT" if dest.endswith("_pct") else "N"
         p.add_argument(flag, dest=dest, metavar=metavar, help=_help(dest, help_text), type=kind)
+    # Aliases, listed in --help: the planner's names. Giving both names of one setting is
+    # refused ("set the same thing"), like a repeated flag.
     p.add_argument(
         "--training-tokens",
         dest="training_tokens",
         metavar="N",
         type=parse_number,
-        help=argparse.SUPPRESS,
+        help="the same as --tokens (give one of them)",
     )
     p.add_argument(
         "--usd-per-accelerator-hour",
         dest="usd_per_accelerator_hour",
         metavar="N",
         type=parse_number,
-        help=argparse.SUPPRESS,
+        help="the same as --usd-per-hour (give one of them)",
     )
     p.add_argument(
         "--target-days",
@@ -420,27 +447,61 @@ def _range_pct(name, value):
         )
 
 
-#: The range rule of each number flag (the engine's), checked before anything else so that a
-#: bad value is named even where the flag would not apply.
+#: Bounds of the command line beyond the engine's rules: a value past them is a typo or a test
+#: of the tool, never a plan, and would print figures of hundreds of digits (docs/refused.md).
+MAX_COUNT = 1e9  # accelerators, parallel degrees, sequence tokens, accelerators per node
+MAX_TFLOPS = 1e6  # per accelerator: an H100 SXM peaks at 989 dense BF16 TFLOP/s
+MAX_PURCHASE_USD = 1e9  # per accelerator
+MAX_OTHER_COSTS_USD = 1e15
+MIN_AMORTISATION_YEARS = 1 / 365  # one day
+MAX_AMORTISATION_YEARS = 100.0
+MIN_UTILISATION = 0.01  # 1%
+
+
+def _at_most(check, maximum, text=None):
+    """``check``, then at most ``maximum`` ("must be at most 1e+09 ...")."""
+
+    def rule(name, value):
+        if check(name, value) > maximum:
+            raise InputError(name, f"must be at most {text or format(maximum, 'g')}", value=value)
+
+    return rule
+
+
+def _count(name, value):
+    """A count: a whole number from 1 to 1e9 (``check_count``, ``check_whole``)."""
+    check = check_whole if name == "accelerators" else check_count
+    _at_most(check, MAX_COUNT, "1e9")(name, value)
+
+
+def _amortisation_years(name, value):
+    years = check_positive(name, value)
+    if not MIN_AMORTISATION_YEARS <= years <= MAX_AMORTISATION_YEARS:
+        raise InputError(name, "must be from 1/365 (one day) to 100 years", value=value)
+
+
+def _utilisation(name, value):
+    if check_fraction(name, value) < MIN_UTILISATION:
+        raise InputError(name, "must be at least 0.01 (1%) and at most 1", value=value)
+
+
+#: The range rule of each number flag (the engine's, and the command line's bounds above),
+#: checked before anything else so that a bad value is named even where the flag would not
+#: apply.
 _RULES = {
     **dict.fromkeys(
         (
             "total_params",
             "active_params",
             "training_tokens",
-            "effective_tflops",
-            "peak_tflops",
             "watts_per_accelerator",
             "checkpoint_bytes_per_param",
             "failures_per_accelerator_day",
-            "accelerators_per_node",
             "checkpoint_write_minutes",
             "global_batch_tokens",
-            "sequence_tokens",
             "interconnect_gb_per_s",
             "hbm_gb",
             "training_state_bytes_per_param",
-            "amortisation_years",
             "target_days",
         ),
         check_positive,
@@ -452,18 +513,35 @@ _RULES = {
             "grams_co2_per_kwh",
             "failures_per_1000_node_days",
             "restart_minutes",
-            "purchase_usd_per_accelerator",
-            "other_costs_usd",
         ),
         check_non_negative,
     ),
-    **dict.fromkeys(("mfu", "goodput", "utilisation"), check_fraction),
+    **dict.fromkeys(("mfu", "goodput"), check_fraction),
     **dict.fromkeys(
-        ("server_overhead", "pue", "tensor_parallel", "pipeline_parallel", "pipeline_interleave"),
-        lambda name, value: check_at_least(name, value, 1.0),
+        ("server_overhead", "pue"), lambda name, value: check_at_least(name, value, 1.0)
     ),
     **dict.fromkeys(("throughput_range_pct", "price_range_pct"), _range_pct),
-    "accelerators": check_whole,
+    **dict.fromkeys(
+        (
+            "accelerators",
+            "tensor_parallel",
+            "pipeline_parallel",
+            "pipeline_interleave",
+            "sequence_tokens",
+            "accelerators_per_node",
+        ),
+        _count,
+    ),
+    **dict.fromkeys(
+        ("effective_tflops", "peak_tflops"),
+        _at_most(check_positive, MAX_TFLOPS, "1e6 TFLOP/s per accelerator"),
+    ),
+    "purchase_usd_per_accelerator": _at_most(
+        check_non_negative, MAX_PURCHASE_USD, "US$1e9 per accelerator"
+    ),
+    "other_costs_usd": _at_most(check_non_negative, MAX_OTHER_COSTS_USD, "US$1e15"),
+    "amortisation_years": _amortisation_years,
+    "utilisation": _utilisation,
     "comm_overlap": _below_one,
 }
 
@@ -584,11 +662,39 @@ def _plan_from_args(args):
         arguments.pop("usd_per_accelerator_hour", None)  # the ownership price instead
         applied = [n for n in applied if n.name != "usd_per_accelerator_hour"]
     arguments.update(extras)
+    example_model = args.preset is None and not any(k in given for k in _MODEL_KEYS)
+    if example_model and accel is None and "watts_per_accelerator" not in given:
+        # The example plan's own draw (its planner column names an H800 SXM, whose TDP is not
+        # published), not a catalogue accelerator's TDP.
+        applied = [
+            _note(
+                n.name,
+                n.value,
+                "not given: the example plan's 700 W (give --watts or --accelerator)",
+            )  # fmt: skip
+            if n.name == "watts_per_accelerator" and n.value == SEED_PLAN["watts_per_accelerator"]
+            else n
+            for n in applied
+        ]
+    _check_batch_within_run(arguments)
     if "active_params" not in inputs:  # dense: the active parameters are --total-params
         args.engine_flags.setdefault("active_params", "--total-params")
     notes = [*notes, *([example_throughput] if example_throughput else []), *applied]
     notes.extend(_unused_flag_notes(args, given, arguments))
     return _Plan(inputs, resolved, arguments, notes)
+
+
+def _check_batch_within_run(arguments):
+    """--global-batch-tokens at most the run's training tokens: one step cannot take more."""
+    batch = arguments.get("global_batch_tokens")
+    tokens = arguments.get("training_tokens")
+    if batch is not None and tokens is not None and batch > tokens:
+        raise InputError(
+            "global_batch_tokens",
+            f"must not exceed training_tokens ({_note_value('tokens', tokens)}): one step "
+            "cannot take more than the whole run",
+            value=batch,
+        )
 
 
 #: Flags of the scaling model, used only with --global-batch-tokens.
@@ -690,13 +796,45 @@ def _note_json(note):
     return out
 
 
-#: The quantities given a P10-P90 range, and their words on the command line.
+#: A printed figure this large or larger is written in scientific notation (1.234e+20):
+#: never a number of hundreds of digits.
+SCIENTIFIC_FROM = 1e15
+#: A figure of days below this is written with two significant digits (9.5e-05), not "0.0".
+SHORT_DAYS_BELOW = 0.05
+_SPEC = re.compile(r"\{:[^}]*\}")
+
+
+class _Figure(str):
+    """A format string (``"${:,.0f}"``) whose ``format`` writes a figure of 1e15 or more (in
+    size) in scientific notation, ``"$1.234e+20"``, and, with ``short=True``, a positive figure
+    below 0.05 with two significant digits (days: ``"9.5e-05"``, never a misleading "0.0")."""
+
+    def __new__(cls, text, short=False):
+        self = super().__new__(cls, text)
+        self.short = short
+        return self
+
+    def format(self, value):
+        v = float(value)
+        if abs(v) >= SCIENTIFIC_FROM:
+            return _SPEC.sub("{:.3e}", self).format(v)
+        if self.short and 0 < abs(v) < SHORT_DAYS_BELOW:
+            return _SPEC.sub("{:.2g}", self).format(v)
+        return str.format(self, v)
+
+
+_HOURS = _Figure("{:,.0f}")
+_DAYS = _Figure("{:,.1f}", short=True)
+_USD = _Figure("${:,.0f}")
+_KWH = _Figure("{:,.0f} kWh")
+
+#: The quantities given a P10-P90 range, their words and formats on the command line.
 RANGE_LINES = {
-    "accelerator_hours": ("Accelerator-hours", "{:,.0f}"),
-    "wall_clock_days": ("Wall-clock days", "{:,.1f}"),
-    "rental_cost_usd": ("Rental-equivalent cost", "${:,.0f}"),
-    "electricity_kwh": ("Accelerator electricity", "{:,.0f} kWh"),
-    "total_cost_usd": ("Total cost", "${:,.0f}"),
+    "accelerator_hours": ("Accelerator-hours", _HOURS),
+    "wall_clock_days": ("Wall-clock days", _DAYS),
+    "rental_cost_usd": ("Rental-equivalent cost", _USD),
+    "electricity_kwh": ("Accelerator electricity", _KWH),
+    "total_cost_usd": ("Total cost", _USD),
 }
 
 
@@ -716,34 +854,37 @@ def _fmt_count(n):
 
 
 def _print_seed_lines(r, accelerators):
-    """The example plan's six lines, in the methodology's exact format."""
+    """The example plan's six lines, in the methodology's exact format (a figure of 1e15 or
+    more in scientific notation, days below 0.05 with two significant digits)."""
     accelerators = _fmt_count(accelerators)
     print(f"Training FLOPs: {r['training_flops']:.3e}")
-    print(f"Accelerator-hours: {r['accelerator_hours']:,.0f}")
+    print(f"Accelerator-hours: {_HOURS.format(r['accelerator_hours'])}")
     print(
         f"Wall-clock at {accelerators} accelerator{'s' * (accelerators != '1')}: "
-        f"{r['wall_clock_days']:,.1f} days"
+        f"{_DAYS.format(r['wall_clock_days'])} days"
     )
-    print(f"BF16 checkpoint: {r['checkpoint_gb']:.1f} GB")
-    print(f"Rental-equivalent cost: ${r['rental_cost_usd']:,.0f}")
-    print(f"Accelerator electricity: {r['electricity_kwh']:,.0f} kWh")
+    print(f"BF16 checkpoint: {_Figure('{:.1f} GB').format(r['checkpoint_gb'])}")
+    print(f"Rental-equivalent cost: {_USD.format(r['rental_cost_usd'])}")
+    print(f"Accelerator electricity: {_KWH.format(r['electricity_kwh'])}")
 
 
 def _extended_lines(r, arguments, target_days):
     """(label, text) of the figures after the six lines; text None when it does not apply."""
 
     def text(key, fmt):
-        return None if math.isnan(r[key]) else fmt.format(r[key])
+        return None if math.isnan(r[key]) else _Figure(fmt).format(r[key])
 
     mtbf = None
     if not math.isnan(r["cluster_mtbf_hours"]):
-        mtbf = (f"{r['cluster_mtbf_hours']:,.2f} h; checkpoint every "
-                f"{r['checkpoint_interval_hours'] * 60:,.0f} min")  # fmt: skip
+        minutes = r["checkpoint_interval_hours"] * 60
+        mtbf = (f"{_Figure('{:,.2f}').format(r['cluster_mtbf_hours'])} h; checkpoint every "
+                f"{_Figure('{:,.0f}').format(minutes)} min")  # fmt: skip
+    runs_per_year = _Figure("{:,.1f}", short=True).format(r["iterations_per_year"])
     scaling = None
     if "global_batch_tokens" in arguments:
         scaling = f"{r['scaling_efficiency']:.1%}"
     lines = [
-        ("Effective throughput", f"{r['effective_tflops']:,.1f} TFLOP/s per accelerator"),
+        ("Effective throughput", text("effective_tflops", "{:,.1f} TFLOP/s per accelerator")),
         ("Goodput", text("goodput", "{:.1%}")),
         ("Scaling efficiency", scaling),
         ("Job MTBF", mtbf),
@@ -752,14 +893,14 @@ def _extended_lines(r, arguments, target_days):
         ("Total cost", text("total_cost_usd", "${:,.0f}")),
         ("Min. accelerators for training state",
          text("min_accelerators_for_memory", "{:,.0f} (activations excluded)")),
-        ("Back-to-back runs per year", f"{r['iterations_per_year']:,.1f}"),
-        ("Tokens per parameter", f"{r['tokens_per_param']:,.1f} (Chinchilla-optimal ~20)"),
+        ("Back-to-back runs per year", runs_per_year),
+        ("Tokens per parameter", text("tokens_per_param", "{:,.1f} (Chinchilla-optimal ~20)")),
     ]  # fmt: skip
     if "accelerators_for_target_days" in r:
         lines.append(
             (
                 f"Accelerators for {target_days:g} day{'s' * (target_days != 1)}",
-                f"{math.ceil(r['accelerators_for_target_days']):,}",
+                _Figure("{:,.0f}").format(math.ceil(r["accelerators_for_target_days"])),
             )
         )
     return lines
@@ -1048,6 +1189,12 @@ class _Parser(argparse.ArgumentParser):
         )
 
     def error(self, message):  # one line, exit 2
+        m = re.fullmatch(r"argument (\S+): ignored explicit argument (.*)", message, re.S)
+        if m:  # argparse's words for --json=1
+            flag = m.group(1).split("/")[0]
+            message = (
+                f"{flag} takes no value (got {flag}={m.group(2).strip(chr(39))}): give {flag} alone"
+            )
         self.exit(2, f"{self.prog}: error: {message}\n")
 
     def parse_known_args(self, args=None, namespace=None):
@@ -1066,7 +1213,7 @@ class _Parser(argparse.ArgumentParser):
             if action.help is not argparse.SUPPRESS and action.option_strings:
                 listed.setdefault(action.dest, action.option_strings[-1])
         return {
-            flag: listed.get(action.dest, flag)
+            flag: flag if action.help is not argparse.SUPPRESS else listed.get(action.dest, flag)
             for action in self._actions
             for flag in action.option_strings
             if flag.startswith("--")

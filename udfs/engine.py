@@ -40,6 +40,7 @@ from .validation import (
     OutOfRangeError,
     check_at_least,
     check_at_most,
+    check_count,
     check_fraction,
     check_non_negative,
     check_positive,
@@ -454,7 +455,7 @@ def failure_rate_from_node_days(failures_per_1000_node_days, accelerators_per_no
     '8.1250e-04'
     """
     r = check_non_negative("failures_per_1000_node_days", failures_per_1000_node_days)
-    k = check_positive("accelerators_per_node", accelerators_per_node)
+    k = check_count("accelerators_per_node", accelerators_per_node)
     return _ret(r / 1000.0 / k)
 
 
@@ -586,11 +587,12 @@ def scaling_efficiency(
     tflops_per_accelerator : scalar or array_like
         Sustained TFLOP/s per accelerator with no bubble or exposed communication.
     tensor_parallel, pipeline_parallel : scalar or array_like, default 1
-        Model-parallel degrees (Llama 3.1 405B: 8 and 16, arXiv 2407.21783 table 4).
+        Model-parallel degrees, whole numbers >= 1 (Llama 3.1 405B: 8 and 16, arXiv
+        2407.21783 table 4).
     sequence_tokens : scalar or array_like, default 8192
-        Sequence length; one sequence per micro-batch.
+        Sequence length in tokens, a whole number >= 1; one sequence per micro-batch.
     pipeline_interleave : scalar or array_like, default 1
-        Virtual pipeline stages per accelerator (interleaved schedule), >= 1.
+        Virtual pipeline stages per accelerator (interleaved schedule), a whole number >= 1.
     interconnect_gb_per_s : scalar or array_like, default 50
         Per-accelerator scale-out bandwidth, GB/s (400 Gb/s InfiniBand or RoCE: 50 GB/s).
     comm_overlap : scalar or array_like, default 0
@@ -645,10 +647,10 @@ def _step_times(
     pt = check_positive("total_params", total_params)
     b = check_positive("global_batch_tokens", global_batch_tokens)
     x = check_positive("tflops_per_accelerator", tflops_per_accelerator)
-    tp = check_at_least("tensor_parallel", tensor_parallel, 1.0)
-    pp = check_at_least("pipeline_parallel", pipeline_parallel, 1.0)
-    seq = check_positive("sequence_tokens", sequence_tokens)
-    v = check_at_least("pipeline_interleave", pipeline_interleave, 1.0)
+    tp = check_count("tensor_parallel", tensor_parallel)
+    pp = check_count("pipeline_parallel", pipeline_parallel)
+    seq = check_count("sequence_tokens", sequence_tokens)
+    v = check_count("pipeline_interleave", pipeline_interleave)
     bw = check_positive("interconnect_gb_per_s", interconnect_gb_per_s)
     ov = check_fraction("comm_overlap", comm_overlap, allow_zero=True)
     if np.any(ov >= 1):
@@ -1210,10 +1212,10 @@ _ALWAYS_CHECKS = {
     "pue": _at_least_one,
     "checkpoint_write_minutes": check_positive,
     "restart_minutes": check_non_negative,
-    "tensor_parallel": _at_least_one,
-    "pipeline_parallel": _at_least_one,
-    "sequence_tokens": check_positive,
-    "pipeline_interleave": _at_least_one,
+    "tensor_parallel": check_count,
+    "pipeline_parallel": check_count,
+    "sequence_tokens": check_count,
+    "pipeline_interleave": check_count,
     "interconnect_gb_per_s": check_positive,
     "comm_overlap": _less_than_one,
     "training_state_bytes_per_param": check_positive,

@@ -26,6 +26,7 @@ __all__ = [
     "check_fraction",
     "check_at_most",
     "check_whole",
+    "check_count",
 ]
 
 
@@ -310,6 +311,12 @@ def check_whole(name, value):
             _always,
         )
     return arr
+
+
+def check_count(name, value):
+    """Finite, at least 1 and a whole number (a parallel degree, a sequence length, a node's
+    accelerators): 0.5 breaks "must be at least 1", 2.5 "must be a whole number"."""
+    return check_whole(name, check_at_least(name, value, 1.0))
 
 
 def check_at_most(name, value, other_name, other):
