@@ -7,9 +7,8 @@ quantiles, a per-scenario price range). Prints both times and the ratio (aim: th
 its ranges within 3x of the point estimate alone). Run: .venv/bin/python benchmarks/bench_ranges.py
 """
 
-import time
-
 import numpy as np
+from bench_engine import best_of
 
 from udfs import calibration, engine, ranges
 
@@ -54,15 +53,6 @@ def with_ranges(s):
     p = point(s)
     price_sigma = ranges.sigma_from_p10_p90(s["usd_low"], s["usd_high"])
     return p, ranges.estimate_ranges(p, calibration.throughput_sigma(), price_sigma)
-
-
-def best_of(fn, arg, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = fn(arg)
-        times.append(time.perf_counter() - t0)
-    return min(times), result
 
 
 def main():

@@ -169,6 +169,15 @@ VARIANTS = {
 }
 
 
+def row_values(wb, name):
+    """Values of defined name ``name`` (a row or a single cell) as a list."""
+    ((sheet, ref),) = wb.defined_names[name].destinations
+    got = wb[sheet][ref]
+    if isinstance(got, openpyxl.cell.cell.Cell):
+        return [got.value]
+    return [c.value for row in got for c in row]
+
+
 def require_soffice():
     """The path of ``soffice``; without it, fail when ``CI`` is set, else skip the test.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import openpyxl
-from helpers import CUSTOM_PLAN, type_plan
+from helpers import CUSTOM_PLAN, row_values, type_plan
 
 from udfs import calibration, engine, ranges
 from udfs.plan import resolve
@@ -79,15 +79,6 @@ def make_variants(src, folder):
     _typed(RANGES_PLANS, src, folder / "planner-ranges.xlsx")
     out["planner-ranges.xlsx"] = folder / "planner-ranges.xlsx"
     return out
-
-
-def row_values(wb, name):
-    """Values of defined name ``name`` (a row or a single cell) as a list."""
-    ((sheet, ref),) = wb.defined_names[name].destinations
-    got = wb[sheet][ref]
-    if isinstance(got, openpyxl.cell.cell.Cell):
-        return [got.value]
-    return [c.value for row in got for c in row]
 
 
 def close(a, b):

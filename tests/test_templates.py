@@ -21,6 +21,7 @@ from helpers import (
     planner_cell,
     random_plans,
     require_soffice,
+    row_values,
 )
 
 from udfs import calibration, catalogue, engine
@@ -42,15 +43,6 @@ SEED = {
 
 def values(path):
     return openpyxl.load_workbook(path, data_only=True)
-
-
-def row_values(wb, name):
-    """Values of defined name ``name`` (a row or a single cell) as a list."""
-    ((sheet, ref),) = wb.defined_names[name].destinations
-    got = wb[sheet][ref]
-    if isinstance(got, openpyxl.cell.cell.Cell):
-        return [got.value]
-    return [c.value for row in got for c in row]
 
 
 def scenario_inputs(wb, k):
