@@ -381,12 +381,60 @@ def test_train_plan_is_a_labelled_table_of_every_output():
         assert row[1] == est[q.name]
 
 
-def test_train_plan_blank_optionals_are_na_rows():
-    plan = dict(x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2))
-    assert plan["Electricity cost (US$)"] == "#N/A"
-    assert plan["Operational emissions (tCO2)"] == "#N/A"
-    assert round(plan["Wall-clock time (days)"], 1) == 46.4
-    assert plan["Total cost (US$)"] == pytest.approx(4_563_333.33, abs=1)
+def test_train_plan_blank_electricity_takes_the_planners_defaults():
+    """Issue 9: a blank price and grid intensity are the planner's defaults, not #N/A rows."""
+    table = dict(x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2))
+    typed = dict(
+        x.TRAIN_PLAN(
+            671e9,
+            37e9,
+            14.8e12,
+            2048,
+            400,
+            2,
+            None,
+            None,
+            plan.RULES["usd_per_kwh"].default,
+            plan.RULES["grams_co2_per_kwh"].default,
+        )
+    )
+    assert table == typed
+    assert table["Electricity cost (US$)"] == pytest.approx(127_773.33, abs=0.01)
+    assert table["Operational emissions (tCO2)"] == pytest.approx(768.23, abs=0.01)
+    assert round(table["Wall-clock time (days)"], 1) == 46.4
+    assert table["Total cost (US$)"] == pytest.approx(4_691_106.67, abs=0.01)
+    # Only a row whose input has no default stays #N/A: memory without hbm_gb.
+    assert table["Min. accelerators for training state (accelerators)"] == "#N/A"
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    tflops=st.floats(min_value=50, max_value=2000),
+    usd_per_kwh=st.none() | st.floats(min_value=0, max_value=1, allow_subnormal=False),
+    grams=st.none() | st.floats(min_value=0, max_value=1000, allow_subnormal=False),
+    pue=st.none() | st.floats(min_value=1, max_value=2),
+)
+def test_train_plan_total_equals_the_planners_estimate(tflops, usd_per_kwh, grams, pue):
+    """TRAIN_PLAN's total cost is udfs.plan.estimate_scenario's for the same plan (to 1e-9)."""
+    table = dict(
+        x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, tflops, 2, 700, pue, usd_per_kwh, grams)
+    )
+    inputs = {
+        "total_params": 671e9,
+        "active_params": 37e9,
+        "training_tokens": 14.8e12,
+        "accelerators": 2048,
+        "effective_tflops_input": tflops,
+        "usd_per_accelerator_hour": 2.0,
+        "watts_per_accelerator": 700.0,
+        "pue": pue,
+        "usd_per_kwh": usd_per_kwh,
+        "grams_co2_per_kwh": grams,
+    }
+    want = plan.estimate_scenario(inputs)
+    assert table["Total cost (US$)"] == pytest.approx(want["total_cost_usd"], rel=1e-9)
+    assert table["Electricity cost (US$)"] == pytest.approx(want["electricity_cost_usd"], rel=1e-9)
+    assert table["Operational emissions (tCO2)"] == pytest.approx(want["co2_tonnes"], rel=1e-9)
 
 
 def test_train_plan_active_above_total():

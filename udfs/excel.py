@@ -78,6 +78,16 @@ __all__ = [
 #: the text "#N/A" on classic xlwings (which cannot return error values).
 NOT_AVAILABLE = "#N/A"
 
+#: What a blank electricity price and grid carbon intensity take: the planner's defaults, from
+#: the one rule table (udfs.plan.RULES), so every face prices electricity the same way.
+_BLANK_USD_PER_KWH = plan.RULES["usd_per_kwh"].default
+_BLANK_GRAMS_CO2_PER_KWH = plan.RULES["grams_co2_per_kwh"].default
+_GRID_NOTE = next(q.note for q in quantities.PLAN_INPUTS if q.name == "grams_co2_per_kwh")
+_USD_PER_KWH_DOC = (
+    f"Electricity price, US$ per kWh. >= 0. Blank: US${_BLANK_USD_PER_KWH:g} (the planner's "
+    "default)."
+)
+
 # ---------------------------------------------------------------------------------------------
 # Argument help, shown by Excel's function wizard (classic) and formula tooltips (Office.js).
 # ---------------------------------------------------------------------------------------------
@@ -112,7 +122,7 @@ ARG_DOCS = {
     "tokens_per_param": "Training tokens per parameter. Blank: 20 (Chinchilla). > 0.",
     "electricity_kwh": "Electricity drawn, kWh. >= 0.",
     "grams_co2_per_kwh": "Grid carbon intensity, gCO2 per kWh (world average 2023: 481). >= 0.",
-    "usd_per_kwh": "Electricity price, US$ per kWh. >= 0. Blank: electricity cost is #N/A.",
+    "usd_per_kwh": _USD_PER_KWH_DOC,
     "accelerator_name": 'Accelerator name or alias, e.g. "H100" (any case).',
     "run_name": 'Reference run name or alias, e.g. "deepseek-v3" (any case).',
     "field": 'The figure to look up, e.g. "bf16_tflops", or "source".',
@@ -132,7 +142,7 @@ _FUNCTION_ARG_DOCS = {
     ("MIN_ACCELS_FOR_MEMORY", "bytes_per_param"): "Training-state bytes per parameter. Blank: "
     "16 (mixed-precision Adam; 20 with FP32 gradients). > 0.",
     ("TRAIN_PLAN", "grams_co2_per_kwh"): "Grid carbon intensity, gCO2 per kWh. >= 0. Blank: "
-    "emissions are #N/A.",
+    f"{_BLANK_GRAMS_CO2_PER_KWH:g}, the planner's default ({_GRID_NOTE}).",
     ("TRAIN_PLAN", "hbm_gb"): "HBM per accelerator, GB. > 0. Blank: the memory row is #N/A.",
     (
         "ACCEL_SPEC",
@@ -156,7 +166,7 @@ _RANGE_ARG_DOCS = {
     "US$2 (the planner's default).",
     "watts_per_accelerator": "Average draw of one accelerator, W. > 0. Blank: the "
     "accelerator's TDP from the catalogue, else 700 W.",
-    "usd_per_kwh": "Electricity price, US$ per kWh. >= 0. Blank: US$0.08 (the planner's default).",
+    "usd_per_kwh": _USD_PER_KWH_DOC,
     "effective_tflops": "Sustained TFLOP/s per accelerator; when given, used instead of peak x "
     "MFU and taken as exact (see throughput_range_pct). > 0. Blank: peak x MFU.",
 }
@@ -674,23 +684,28 @@ def TRAIN_PLAN(
     usd_per_accelerator_hour,
     watts_per_accelerator=700.0,
     pue=1.0,
-    usd_per_kwh=None,
-    grams_co2_per_kwh=None,
+    usd_per_kwh=_BLANK_USD_PER_KWH,
+    grams_co2_per_kwh=_BLANK_GRAMS_CO2_PER_KWH,
     hbm_gb=None,
 ):
     """Every output of one training plan as a two-column table (quantity with unit, value).
 
     Spills one row per output: effective TFLOP/s, FLOPs, accelerator-hours, days, checkpoint
-    GB, costs, kWh, tCO2, memory. A row whose optional input is blank shows #N/A (as text in
-    classic Windows Excel; see ACCEL_SPEC).
+    GB, costs, kWh, tCO2, memory. A blank electricity price or grid intensity takes the
+    planner's default (udfs.plan.RULES), so the total cost is the planner's; the memory row
+    shows #N/A without hbm_gb (as text in classic Windows Excel; see ACCEL_SPEC).
 
     Examples
     --------
     >>> plan = TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2)
     >>> plan[3][0], round(plan[3][1], 1)
     ('Wall-clock time (days)', 46.4)
-    >>> plan[7]
-    ['Electricity cost (US$)', '#N/A']
+    >>> plan[7][0], round(plan[7][1])
+    ('Electricity cost (US$)', 127773)
+    >>> plan[9][0], round(plan[9][1])
+    ('Total cost (US$)', 4691107)
+    >>> plan[10]
+    ['Min. accelerators for training state (accelerators)', '#N/A']
     """
     function = "TRAIN_PLAN"
     values = {
