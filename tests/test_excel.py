@@ -416,9 +416,7 @@ def test_train_plan_blank_electricity_takes_the_planners_defaults():
 )
 def test_train_plan_total_equals_the_planners_estimate(tflops, usd_per_kwh, grams, pue):
     """TRAIN_PLAN's total cost is udfs.plan.estimate_scenario's for the same plan (to 1e-9)."""
-    table = dict(
-        x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, tflops, 2, 700, pue, usd_per_kwh, grams)
-    )
+    table = dict(x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, tflops, 2, 700, pue, usd_per_kwh, grams))
     inputs = {
         "total_params": 671e9,
         "active_params": 37e9,
