@@ -138,8 +138,21 @@ def test_values_spills_and_na(pane):
     with screenshot_on_failure(pane, f"values-{pane.runtime}"):
         days = call(pane, "TRAIN_DAYS", [37e9, 14.8e12, 2048, 400])
         assert days["raw"][0][0] == pytest.approx(46.4206, abs=1e-4)
-        plan = call(pane, "TRAIN_PLAN", [671e9, 37e9, 14.8e12, 2048, 400, 2])["raw"]
+        got = call(pane, "TRAIN_PLAN", [671e9, 37e9, 14.8e12, 2048, 400, 2])
+        plan = got["raw"]
         assert len(plan) == len(excel.PLAN_ROWS) and all(len(row) == 2 for row in plan)
+        # Blank electricity price and grid intensity: the planner's defaults, so the total is
+        # the planner's (issue 9); only the memory row (no hbm_gb) is #N/A.
+        rows = dict(zip((key for key, _ in excel.PLAN_ROWS), plan, strict=True))
+        assert rows["total_cost_usd"][1] == pytest.approx(4_691_106.67, abs=0.01)
+        assert isinstance(rows["electricity_cost_usd"][1], float)
+        assert isinstance(rows["co2_tonnes"][1], float)
+        memory = list(rows).index("min_accelerators_for_memory")
+        assert got["shows"][memory] == [plan[memory][0], "#N/A"]
+        if pane.runtime == "1.4":
+            assert plan[memory][1] == {"type": "Error", "errorType": "NotAvailable"}
+        else:
+            assert plan[memory][1] == "#N/A"
         spill = call(pane, "TRAIN_DAYS", [37e9, 14.8e12, [[1024], [2048], [4096]], 400])["raw"]
         assert [len(r) for r in spill] == [1, 1, 1]
         na = call(pane, "ACCEL_SPEC", ["H800", "tdp_watts"])

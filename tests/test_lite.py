@@ -199,7 +199,14 @@ def test_bundle_functions_answer_like_the_module(executed):
     assert [row[0] for row in plan] == [
         row[0] for row in excel.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2)
     ]
-    assert {"type": "Error", "errorType": "NotAvailable"} in [row[1] for row in plan]
+    # Blank electricity price and grid intensity take the planner's defaults (issue 9): only
+    # the memory row (no hbm_gb) is a real #N/A, every other row is the module's number.
+    local = excel.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2)
+    na = {"type": "Error", "errorType": "NotAvailable"}
+    assert [row[1] for row in plan] == [na if v == excel.NOT_AVAILABLE else v for _, v in local]
+    assert [key for (key, _), row in zip(excel.PLAN_ROWS, plan, strict=True) if row[1] == na] == [
+        "min_accelerators_for_memory"
+    ]
 
 
 def test_bundle_range_functions_answer_like_the_module(executed):

@@ -172,6 +172,11 @@ def test_train_plan_spills_a_table_with_real_na_errors(server):
     for got, want in zip(result, local, strict=True):
         assert got[0] == want[0]
         assert got[1] == (NA if want[1] == "#N/A" else want[1])
+    # Blank electricity price and grid intensity take the planner's defaults (issue 9): the
+    # total is the planner's and the only #N/A is the memory row (no hbm_gb).
+    rows = dict(zip((key for key, _ in excel.PLAN_ROWS), result, strict=True))
+    assert rows["total_cost_usd"][1] == pytest.approx(4_691_106.67, abs=0.01)
+    assert [key for key, row in rows.items() if row[1] == NA] == ["min_accelerators_for_memory"]
 
 
 def test_catalogue_lookups(server):
