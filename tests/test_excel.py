@@ -435,6 +435,18 @@ def test_train_plan_total_equals_the_planners_estimate(tflops, usd_per_kwh, gram
     assert table["Operational emissions (tCO2)"] == pytest.approx(want["co2_tonnes"], rel=1e-9)
 
 
+def test_blank_electricity_price_is_priced_alike_by_train_plan_and_the_ranges():
+    """TRAIN_PLAN, TRAIN_PLAN_RANGE's P50 and TRAIN_QUANTILE(0.5) price a blank US$/kWh alike."""
+    args = (671e9, 37e9, 14.8e12, 2048, "H100", None, 2, None, None, 700, None, None, 400)
+    point = dict(x.TRAIN_PLAN(671e9, 37e9, 14.8e12, 2048, 400, 2))
+    table = {row[0]: row[2] for row in x.TRAIN_PLAN_RANGE(*args)[1:]}
+    for label in ("Electricity cost (US$)", "Total cost (US$)"):
+        assert table[label] == pytest.approx(point[label], rel=1e-12)
+    assert x.TRAIN_QUANTILE("cost", 0.5, *args) == pytest.approx(
+        point["Total cost (US$)"], rel=1e-12
+    )
+
+
 def test_train_plan_active_above_total():
     raises(
         lambda: x.TRAIN_PLAN(37e9, 671e9, 14.8e12, 2048, 400, 2),
