@@ -92,6 +92,7 @@ NUMBER_FORMATS = {
     "index": "0",
     "x": "0.0",
     "%": "0.0%",
+    "TRUE/FALSE": BOOLEAN_FORMAT,  # a logical prints TRUE/FALSE, not 1/0, after LibreOffice
 }
 
 
