@@ -40,6 +40,22 @@ def planner(generated_templates):
     return openpyxl.load_workbook(generated_templates[PLANNER])
 
 
+def test_docs_name_every_sheet_that_prints_two_pages_wide(workbook):
+    """docs/workbooks.md: one page wide, except the planner's Inputs, Calculations and
+    Reference runs (two pages wide, first column repeated)."""
+    from pathlib import Path
+
+    path, wb = workbook
+    doc = " ".join((Path(__file__).parents[1] / "docs" / "workbooks.md").read_text().split())
+    wide = {"Inputs", "Calculations", "Reference runs"} if path.name == PLANNER else set()
+    assert "prints one page wide, except three wide planner sheets" in doc
+    for ws in wb:
+        pages = ws.page_setup.fitToWidth
+        assert pages == (2 if ws.title in wide else 1), (path.name, ws.title, pages)
+        if ws.title in wide:
+            assert ws.print_title_cols == "$A:$A" and ws.title in doc, ws.title
+
+
 def test_every_sheet_has_the_header_and_footer(workbook):
     path, wb = workbook
     for ws in wb:
@@ -409,7 +425,7 @@ def test_sensitivity_header_values_have_room(planner):
     assert ws["F3"].number_format.endswith("%") or "0.0" in ws["F3"].number_format
 
 
-@pytest.mark.parametrize("sheet", ["Inputs", "Reference runs"])
+@pytest.mark.parametrize("sheet", ["Inputs", "Calculations", "Reference runs"])
 def test_repeated_title_column_holds_only_what_fits_it(planner, sheet):
     """These sheets print two pages wide with column A repeated: on the right-hand page A stands
     alone, so nothing starting in A may run into B (no merge past A, no unwrapped overflow)."""
