@@ -550,6 +550,14 @@ COLOUR_LEGEND = (
 )
 
 
+#: The Cover's how-to step on the checks of a template with :func:`add_checks`: the master
+#: check on the Checks sheet shows TRUE, the Cover's own Checks line shows OK.
+CHECKS_STEP = (
+    "Checks: every check must pass: the master check on the Checks sheet then reads TRUE and "
+    "the Checks line on this Cover reads OK."
+)
+
+
 def add_cover(book, title, purpose, how_to, sheets, sources, generated):
     """The cover sheet: purpose, how to use, colour legend, version, date, sheet index, sources.
 
