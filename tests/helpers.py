@@ -169,6 +169,14 @@ VARIANTS = {
 }
 
 
+def is_true(value):
+    """A TRUE as LibreOffice saves it: True, or 1 (a cell formatted to print TRUE/FALSE is
+    stored as a number)."""
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, (int, float)) and value == 1
+
+
 def row_values(wb, name):
     """Values of defined name ``name`` (a row or a single cell) as a list."""
     ((sheet, ref),) = wb.defined_names[name].destinations

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import openpyxl
-from helpers import CUSTOM_PLAN, row_values, type_plan
+from helpers import CUSTOM_PLAN, is_true, row_values, type_plan
 
 from udfs import calibration, engine, ranges
 from udfs.plan import resolve
@@ -118,4 +118,4 @@ def assert_ranges_match_engine(wb, k):
 
 def filled_columns(wb):
     """Indices of the complete scenario columns."""
-    return [k for k, ready in enumerate(row_values(wb, "scenario_ready")) if ready is True]
+    return [k for k, ready in enumerate(row_values(wb, "scenario_ready")) if is_true(ready)]

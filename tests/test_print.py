@@ -11,6 +11,7 @@ import re
 
 import openpyxl
 import pytest
+from helpers import is_true
 from openpyxl.utils import get_column_letter, range_boundaries
 
 from workbook_templates import generate
@@ -37,6 +38,22 @@ def workbook(request, generated_templates):
 @pytest.fixture(scope="module")
 def planner(generated_templates):
     return openpyxl.load_workbook(generated_templates[PLANNER])
+
+
+def test_docs_name_every_sheet_that_prints_two_pages_wide(workbook):
+    """docs/workbooks.md: one page wide, except the planner's Inputs, Calculations and
+    Reference runs (two pages wide, first column repeated)."""
+    from pathlib import Path
+
+    path, wb = workbook
+    doc = " ".join((Path(__file__).parents[1] / "docs" / "workbooks.md").read_text().split())
+    wide = {"Inputs", "Calculations", "Reference runs"} if path.name == PLANNER else set()
+    assert "prints one page wide, except three wide planner sheets" in doc
+    for ws in wb:
+        pages = ws.page_setup.fitToWidth
+        assert pages == (2 if ws.title in wide else 1), (path.name, ws.title, pages)
+        if ws.title in wide:
+            assert ws.print_title_cols == "$A:$A" and ws.title in doc, ws.title
 
 
 def test_every_sheet_has_the_header_and_footer(workbook):
@@ -309,7 +326,7 @@ def test_charts_list_only_the_filled_scenarios_in_order(recalculated_variants):
     ready = _named(wb, "scenario_ready")
     names = _named(wb, "scenario_name")
     hours = _named(wb, "accelerator_hours")
-    want = [(n, h) for n, h, ok in zip(names, hours, ready, strict=True) if ok is True]
+    want = [(n, h) for n, h, ok in zip(names, hours, ready, strict=True) if is_true(ok)]
     ws = wb["Charts"]
     got = [(ws.cell(r, 2).value, ws.cell(r, 8).value) for r in range(23, 31)]
     assert got[: len(want)] == want and len(want) == 5
@@ -377,6 +394,24 @@ def test_check_cells_show_true_or_false_in_every_spreadsheet(workbook):
             if c.value == "Schedule ready"
         ]
         assert ready.number_format == BOOLEAN_FORMAT
+        # "Scenario complete" on Calculations and on Summary: TRUE, not 1, after LibreOffice
+        ((sheet, ref),) = wb.defined_names["scenario_ready"].destinations
+        cells = [c for row in wb[sheet][ref.replace("$", "")] for c in row]
+        summary = wb["Summary"]
+        cells += [summary.cell(r, 3) for r in range(1, summary.max_row + 1)
+                  if summary.cell(r, 1).value == "Scenario complete"]  # fmt: skip
+        assert len(cells) == 9 and cells[-1].coordinate == "C24"
+        for c in cells:
+            assert c.number_format == BOOLEAN_FORMAT, (c.parent.title, c.coordinate)
+
+
+def test_summary_speaks_to_a_finance_reader(planner):
+    """No formula vocabulary (INDEX, active_scenario) in the Summary's own text."""
+    texts = [c.value for row in planner["Summary"].iter_rows() for c in row
+             if isinstance(c.value, str) and c.data_type == "s"]  # fmt: skip
+    assert any("Calculations sheet" in t for t in texts)
+    for t in texts:
+        assert "INDEX(" not in t and "active_scenario" not in t, t
 
 
 def test_sensitivity_header_values_have_room(planner):
@@ -390,7 +425,7 @@ def test_sensitivity_header_values_have_room(planner):
     assert ws["F3"].number_format.endswith("%") or "0.0" in ws["F3"].number_format
 
 
-@pytest.mark.parametrize("sheet", ["Inputs", "Reference runs"])
+@pytest.mark.parametrize("sheet", ["Inputs", "Calculations", "Reference runs"])
 def test_repeated_title_column_holds_only_what_fits_it(planner, sheet):
     """These sheets print two pages wide with column A repeated: on the right-hand page A stands
     alone, so nothing starting in A may run into B (no merge past A, no unwrapped overflow)."""

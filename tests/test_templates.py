@@ -27,7 +27,7 @@ from helpers import (
 from udfs import calibration, catalogue, engine
 from udfs.plan import estimate_scenario
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
-from workbook_templates import planner
+from workbook_templates import planner, sheetkit
 
 REL = 1e-9
 ERRORS = ("#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "Err:")
@@ -374,12 +374,15 @@ def test_inputs_are_unlocked_inputs_and_formulas_are_locked(generated_templates)
         for k in range(len(planner.SCENARIO_COLUMNS)):
             ws, coord = planner_cell(wb, q.name, k)
             cell = ws[coord]
-            if q.name == "budget_status" and k < 3:  # references and example: grey, locked
-                assert (cell.value, cell.style, cell.protection.locked) == (
-                    "Reference", "Constant", True)  # fmt: skip
+            if k < 3:  # the two references and the example (D:F): grey and locked, every row
+                assert (cell.style, cell.protection.locked) == ("Constant", True), (q.name, k)
+                assert cell.fill.fgColor.rgb.endswith(sheetkit.CONSTANT_FILL), (q.name, k)
+                if q.name == "budget_status":
+                    assert cell.value == "Reference"
                 continue
             assert cell.protection.locked is False, (q.name, k)
             assert cell.style == "Input"
+            assert cell.fill.fgColor.rgb.endswith(sheetkit.INPUT_FILL), (q.name, k)
     for ws in wb:
         assert ws.protection.sheet, ws.title
         assert ws.page_setup.orientation == "landscape", ws.title

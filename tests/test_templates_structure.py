@@ -308,3 +308,17 @@ def test_pdf_without_libreoffice_is_a_one_line_error_before_writing(tmp_path, mo
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--pdf" in err and "LibreOffice" in err
     assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("name", ["cluster-sizing.xlsx", "dense-vs-moe.xlsx"])
+def test_cover_says_what_the_checks_read(generated_templates, name):
+    """The Cover's Checks line reads OK (the Checks sheet's master check TRUE): the how-to says
+    both, never "must read TRUE" alone."""
+    cover = openpyxl.load_workbook(generated_templates[name])["Cover"]
+    texts = [str(c.value) for row in cover.iter_rows() for c in row if c.value is not None]
+    (step,) = [t for t in texts if re.match(r"\d+\. Checks:", t)]
+    assert "reads OK" in step and "Checks sheet then reads TRUE" in step, step
+    (line,) = [t for t in texts if t.startswith("=IF(master_check,")]
+    assert '"OK: every check passes"' in line
+    master = openpyxl.load_workbook(generated_templates[name])["Checks"]
+    assert "must be TRUE" in master["A2"].value

@@ -20,6 +20,7 @@ from udfs import catalogue, model
 from udfs.quantities import SEED_PLAN
 
 from .sheetkit import (
+    CHECKS_STEP,
     Book,
     Row,
     add_change_log,
@@ -389,7 +390,7 @@ def build(generated=None):
             "activation ratio and size differ.",
             "Comparison: FLOPs, hours, days and cost, and the savings; Efficiency paradox: what "
             "the same compute buys instead.",
-            "Checks: the master check must read TRUE.",
+            CHECKS_STEP,
         ],
         SHEETS[1:],
         [

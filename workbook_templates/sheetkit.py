@@ -92,6 +92,7 @@ NUMBER_FORMATS = {
     "index": "0",
     "x": "0.0",
     "%": "0.0%",
+    "TRUE/FALSE": BOOLEAN_FORMAT,  # a logical prints TRUE/FALSE, not 1/0, after LibreOffice
 }
 
 
@@ -546,6 +547,14 @@ COLOUR_LEGEND = (
     ("Calc", "Calculation: a formula (black, locked)"),
     ("Link", "Link: brings a figure from another sheet or resolves a blank input (green)"),
     ("Constant", "Fixed figure from the engine or the catalogue (grey, locked)"),
+)
+
+
+#: The Cover's how-to step on the checks of a template with :func:`add_checks`: the master
+#: check on the Checks sheet shows TRUE, the Cover's own Checks line shows OK.
+CHECKS_STEP = (
+    "Checks: every check must pass: the master check on the Checks sheet then reads TRUE and "
+    "the Checks line on this Cover reads OK."
 )
 
 

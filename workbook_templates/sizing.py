@@ -18,6 +18,7 @@ from openpyxl.chart.data_source import NumFmt
 from udfs import model
 
 from .sheetkit import (
+    CHECKS_STEP,
     Book,
     Column,
     add_change_log,
@@ -252,7 +253,7 @@ def build(generated=None):
             "and the price per accelerator-hour.",
             "Sizing: type target wall-clock days (yellow) to read the accelerators needed.",
             "Iterations: type cluster sizes (yellow) to read days per run and runs per year.",
-            "Checks: the master check must read TRUE.",
+            CHECKS_STEP,
         ],
         SHEETS[1:],
         [

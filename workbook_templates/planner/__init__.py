@@ -87,7 +87,8 @@ def _cover(book, generated):
         [
             "Inputs: the first three columns hold the dense reference (Llama 3.1 405B), the MoE "
             "reference (DeepSeek-V3) and the DeepSeek-V3-like example plan (Compute Lab "
-            "methodology); their budget status is Reference (grey): never counted in a budget.",
+            "methodology); they are grey and locked (budget status Reference): never counted "
+            "in a budget.",
             "For your own plan, use a Custom column: type the total parameters, training tokens "
             "and accelerator count (and active parameters for an MoE model). Every other input "
             "already holds a visible default you can change; a blank input takes column C (a "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
 from udfs import model
@@ -22,6 +23,14 @@ _LATE = ("budget_status", "owner", "throughput_range_pct", "price_range_pct")
 #: Spec name -> the planner's row for it: a formula reads the inputs as used.
 BIND = {n: f"{{{n}_used}}" for n in (*_USED, *_LATE[2:], "hbm_gb")}
 _READY = "=IF({scenario_ready},"
+#: Section titles short enough for column A (repeated on the second printed page), and the
+#: rest of what they say, in column B (first page only).
+_INPUTS_AS_USED = "Inputs as used"
+_RANGES = "Ranges: P10 and P90"
+SECTION_NOTES = {
+    _INPUTS_AS_USED: "A blank input takes its default from Inputs column C.",
+    _RANGES: "P50 is the figure above; a lognormal spread.",
+}
 
 
 def _used(name):
@@ -61,7 +70,7 @@ def _output_formula(name):
 
 
 def _calc_rows():
-    rows = ["Inputs as used (a blank input takes its default from Inputs column C)"]
+    rows = [_INPUTS_AS_USED]
     for name in _USED:
         rows.append(_used(name))
         if name == "accelerators":
@@ -85,7 +94,7 @@ def _calc_rows():
     rows.append("Outputs")
     for q in PLAN_OUTPUTS:
         rows.append(Row(q.name, q.label, q.unit, _output_formula(q.name), q.note, "Calc", True))
-    rows.append("Ranges: P10 and P90 (P50 is the figure above; a lognormal spread)")
+    rows.append(_RANGES)
     for q in RANGE_OUTPUTS:
         rows.append(Row(q.name, q.label, q.unit, _output_formula(q.name), q.note, "Calc", True))
     return rows
@@ -97,8 +106,14 @@ def calculations_sheet(book, scen):
         widths[get_column_letter(c)] = 17
     widths[get_column_letter(NOTE_COL)] = 60
     ws = book.sheet("Calculations", widths)
-    book.title(ws, "Calculations", "Same formula across each row; nothing to type here.")
-    checks_flag(ws, "A3")
+    # Column A repeats on the second printed page: what sits in A fits A (or wraps in it),
+    # longer text goes in column B, which prints on the first page only
+    book.title(ws, "Calculations", "Nothing to type here.")
+    put_text(ws["B2"], "The same formula across each row (the Formula column, on the right).")
+    ws["B2"].style = "Note"
+    ws["B2"].alignment = Alignment(wrap_text=False)
+    checks_flag(ws, "A3").alignment = Alignment(wrap_text=True, vertical="top")
+    ws.row_dimensions[3].height = 30  # "Checks: WARN, have a look at the Checks sheet"
     book.header(ws, 4, ["Quantity", "Unit", ""])
     for c in SCENARIO_COLUMNS:
         cell = ws.cell(4, c, book.formula("={scenario_name}", ws.title, get_column_letter(c)))
@@ -106,6 +121,11 @@ def calculations_sheet(book, scen):
     put_text(ws.cell(4, NOTE_COL), "Formula").style = "Header"
     ws.row_dimensions[4].height = 30
     book.write_rows(ws, 5, _calc_rows(), SCENARIO_COLUMNS, note_col=NOTE_COL)
+    for r in range(5, ws.max_row + 1):
+        note = SECTION_NOTES.get(ws.cell(r, 1).value)
+        if note:
+            put_text(ws.cell(r, 2), note).style = "Note"
+            ws.cell(r, 2).alignment = Alignment(wrap_text=False)
     for name in ("throughput_sigma", "price_sigma"):  # ln units: four decimals
         _, row, first, last = book.rows[name]
         for c in range(first, last + 1):

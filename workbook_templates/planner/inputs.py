@@ -63,7 +63,8 @@ def _header(book, ws, scen):
     # Column A repeats on the notes page: its text wraps inside A, the rest sits from B on
     book.title(ws, "Inputs", "One row per input, one column per scenario.")
     ws["A2"].alignment = Alignment(wrap_text=True, vertical="top")
-    put_text(ws["B2"], "Type in the yellow cells; a blank cell takes the value in column C.")
+    put_text(ws["B2"], "Type in the yellow cells (the grey columns D-F are fixed references); "
+             "a blank cell takes the value in column C.")  # fmt: skip
     ws["B2"].style = "Note"
     ws["B2"].alignment = Alignment(vertical="top")
     ws.row_dimensions[2].height = 30
@@ -105,11 +106,12 @@ def _input_rows(book, ws, scen):
         book.place_row(q.name, ws, r, FIRST_COL, LAST_COL, named=True)
         for c, s in zip(SCENARIO_COLUMNS, scen, strict=True):
             cell = book.input_cell(ws.cell(r, c), s["values"].get(q.name), q.unit)
+            if s["kind"] != "Custom":  # references and example: grey and locked, never a plan
+                cell.style = "Constant"
+                cell.number_format = number_format(q.unit)
             if q.name == "scenario_name":
                 bold(cell)
                 cell.alignment = Alignment(wrap_text=True, vertical="center")
-            if q.name == "budget_status" and s["values"].get(q.name) == "Reference":
-                cell.style = "Constant"  # grey and locked: a reference is never a plan
         _used_when_blank(book, ws, r, q)
         for c in range(1, LAST_COL + 1):  # beside a wrapped note, every cell reads from the top
             cell = ws.cell(r, c)

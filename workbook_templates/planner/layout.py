@@ -14,7 +14,11 @@ INPUT_HEADER_ROW = 4  # the scenario_name row
 MONTHS = 60
 SHEETS = (
     ("Cover", "Purpose, how to use, colour legend, version, sources"),
-    ("Inputs", "Every input, one row each, one column per scenario: type in the yellow cells"),
+    (
+        "Inputs",
+        "Every input, one row each, one column per scenario: type in the yellow cells "
+        "(the grey reference columns are fixed)",
+    ),
     ("Calculations", "Inputs as used (blanks resolved) and every output, per scenario"),
     ("Summary", "The selected scenario (active-scenario switch)"),
     ("Sensitivity", "Two-way grids for the selected scenario, with heat maps"),

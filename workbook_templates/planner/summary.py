@@ -161,8 +161,8 @@ def summary_sheet(book, scen):
         ws,
         r,
         1,
-        "Every figure is INDEX(row, active_scenario) into the Calculations sheet. A blank "
-        "figure means the scenario's required inputs are not typed yet.",
+        "Every figure is copied from the Calculations sheet, from the column of the scenario "
+        "shown (C5). A blank figure means the scenario's required inputs are not typed yet.",
         4,
     )
     Book.finish(ws, freeze="A4")
