@@ -17,6 +17,7 @@ import subprocess
 
 import openpyxl
 import pytest
+from helpers_report import run_report
 from test_report_fixtures import PLAN_A, PLAN_B, PLAN_C, PLANNER, fill, set_cell
 
 from udfs import plan
@@ -216,6 +217,24 @@ def test_the_handoff_total_is_the_engine_total(template, tmp_path):
     for q in ("total_cost_usd", "electricity_cost_usd", "electricity_kwh"):
         want = sum(expected(x)[q] for x in plans)
         assert math.isclose(float(totals[q]), want, rel_tol=1e-9)
+
+
+def test_a_value_typed_over_an_output_of_an_unsaved_planner_is_a_warn(template, tmp_path):
+    """Reviewer's case: never recalculated, one value typed over Calculations!G40 (custom
+    column 1's total cost). The console, Mismatches and Checks all say one value differs."""
+    p = with_references(template, tmp_path / "p.xlsx", [PLAN_B])
+    wb = openpyxl.load_workbook(p)
+    where = set_cell(wb, "total_cost_usd", PRESET, 12345)
+    wb.save(p)
+    assert where == "Calculations!G40"
+    code, out, err = run_report(p, "--csv", tmp_path / "csv")
+    assert code == 0 and "1 saved value(s) differ" in out
+    assert [m["cell"] for m in read_csv(tmp_path / "csv", "mismatches")] == ["G40"]
+    checks = read_csv(tmp_path / "csv", "checks")
+    saved = [r for r in checks if r["check"] == "Saved values agree with the engine"]
+    assert [r["status"] for r in saved] == ["WARN"]
+    assert "1 saved value(s) differ" in saved[0]["detail"] and "Mismatches" in saved[0]["detail"]
+    assert "checks WARN" in out
 
 
 # ---------------------------------------------------------------------------------------------

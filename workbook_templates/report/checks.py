@@ -99,16 +99,21 @@ def _throughput(rows, c):
 
 def _saved_values(rows, c, mismatches):
     for p in c.planners:
-        if not p.has_cached_values:
+        n = int((mismatches["file"] == str(p.path)).sum()) if len(mismatches) else 0
+        if not p.has_cached_values and n:  # values typed over formulas are saved values
+            rows.add("Saved values agree with the engine", "WARN",
+                     f"{n} saved value(s) differ from the engine: values typed over output "
+                     "formulas (the file was never recalculated by a spreadsheet, so no other "
+                     "output cell has a saved value): see Mismatches", p.path)  # fmt: skip
+        elif not p.has_cached_values:
             rows.add("Saved values agree with the engine", "INFO",
                      "no saved values (never recalculated by a spreadsheet): nothing to "
                      "compare; figures come from the engine", p.path)  # fmt: skip
-            continue
-        n = int((mismatches["file"] == str(p.path)).sum()) if len(mismatches) else 0
-        rows.add("Saved values agree with the engine", "OK" if n == 0 else "WARN",
-                 "every output cell within the tolerance" if n == 0
-                 else f"{n} output cell(s) differ: see Mismatches", p.path)  # fmt: skip
-        if p.skipped_columns:
+        else:
+            rows.add("Saved values agree with the engine", "OK" if n == 0 else "WARN",
+                     "every output cell within the tolerance" if n == 0
+                     else f"{n} output cell(s) differ: see Mismatches", p.path)  # fmt: skip
+        if p.has_cached_values and p.skipped_columns:  # as before: a recalculated file
             shown = ", ".join(f"{col} ({name})" if name else col for col, name in p.skipped_columns)
             rows.add("Scenario columns without inputs", "INFO",
                      f"not consolidated, no required input ({', '.join(plan.REQUIRED)}) "
