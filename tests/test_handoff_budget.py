@@ -237,6 +237,47 @@ def test_a_value_typed_over_an_output_of_an_unsaved_planner_is_a_warn(template, 
     assert "checks WARN" in out
 
 
+def _period_totals(ws):
+    """(label of the last row before each "Total" row, the Total row's total cost) of every
+    table with a "Total" row on ``ws``."""
+    found, head, previous = [], None, None
+    for row in ws.iter_rows():
+        first = row[0].value
+        if row[0].fill.fgColor.rgb == "001F3864":  # a header row
+            head = [c.value for c in row]
+        elif first == "Total" and head:
+            found.append((previous, row[head.index("Total cost (US$)")].value))
+        previous = first
+    return found
+
+
+def test_every_period_table_adds_up_to_the_budget_total(template, tmp_path):
+    """Reviewer's case: a budget run without a start date is in the budget total; each
+    period table has an "Unscheduled (no start date)" row so that its total is that total."""
+    plans = [dict(PLAN_A, budget_status="Approved"), PLAN_C]  # PLAN_C: no start date
+    p = with_references(template, tmp_path / "p.xlsx", plans)
+    assert run(p, "--csv", tmp_path / "csv", "--out", tmp_path / "h.xlsx") == 0
+    budget_total = float(read_csv(tmp_path / "csv", "totals")[0]["total_cost_usd"])
+    want = expected(PLAN_A)["total_cost_usd"] + expected(PLAN_C)["total_cost_usd"]
+    assert math.isclose(budget_total, want, rel_tol=1e-9)
+    wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
+    summary = _period_totals(wb["Summary"])  # by fiscal year (page 1), month, quarter, year
+    monthly = _period_totals(wb["Monthly"])
+    assert len(summary) == 4 and len(monthly) == 1
+    for label, total in summary + monthly:
+        assert label == "Unscheduled (no start date)"
+        assert math.isclose(total, budget_total, rel_tol=1e-9)
+    unscheduled = [r for r in wb["Summary"].iter_rows() if r[0].value == label]
+    for r in unscheduled:
+        shown = [c.value for c in r if isinstance(c.value, float)]
+        assert any(math.isclose(v, expected(PLAN_C)["total_cost_usd"]) for v in shown)
+        assert math.isclose(shown[-1], budget_total, rel_tol=1e-9)  # cumulative
+    # the CSV period tables hold the scheduled months only; totals.csv says what is not
+    totals = read_csv(tmp_path / "csv", "totals")[0]
+    years = sum(float(y["total_cost_usd"]) for y in read_csv(tmp_path / "csv", "fiscal_years"))
+    assert math.isclose(years + float(totals["unscheduled_total_cost_usd"]), budget_total)
+
+
 # ---------------------------------------------------------------------------------------------
 # On paper (LibreOffice)
 # ---------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from .layout import (
     write_table,
 )
 from .summary import SHEET_GUIDE, write_summary
-from .tables import TABLE_COLUMNS
+from .tables import TABLE_COLUMNS, UNSCHEDULED, with_unscheduled
 
 __all__ = ["build_workbook", "write_workbook", "ADDITIVE", "SHEETS"]
 
@@ -116,8 +116,9 @@ def _sheet(wb, title, df, freeze, totals, pages_wide, generated):
     ws.freeze_panes = ws.cell(row=2, column=freeze + 1)
     if len(df):
         ws.auto_filter.ref = f"A1:{ws.cell(row=last, column=len(df.columns)).coordinate}"
-    if title == "Monthly" and len(df):
-        _chart(ws, df)
+    months = df[df["month"] != UNSCHEDULED] if title == "Monthly" else df
+    if title == "Monthly" and len(months):  # the months only, not the Unscheduled row
+        _chart(ws, months)
     key = list(df.columns).index("scenario") + 1 if "scenario" in df.columns else 1
     letter = ws.cell(row=1, column=key).column_letter
     setup_print(ws, title, generated, pages_wide=pages_wide, header_rows="1:1",
@@ -156,7 +157,7 @@ def build_workbook(c, generated=None):
     wb = Workbook()
     write_summary(wb.active, c, generated)
     for title, table, freeze, totals, pages_wide in SHEETS:
-        df = c.tables[table]
+        df = with_unscheduled(c, table) if title == "Monthly" else c.tables[table]
         if title in _COLUMNS:
             df = df[_COLUMNS[title]]
         _sheet(wb, title, df, freeze, totals, pages_wide, generated)
