@@ -237,6 +237,35 @@ def test_a_value_typed_over_an_output_of_an_unsaved_planner_is_a_warn(template, 
     assert "checks WARN" in out
 
 
+def test_each_warn_item_is_one_warning_line(template, tmp_path, capsys):
+    """Every WARN of the Checks sheet (calibrated MFU, typed override, blank status, no start
+    date, a value typed over a formula...) is one ``warning:`` line on stderr; exit 0."""
+    plans = [dict(PLAN_A, budget_status="Approved"), PLAN_C]  # override; blank status, MFU
+    p = with_references(template, tmp_path / "p.xlsx", plans)
+    wb = openpyxl.load_workbook(p)
+    set_cell(wb, "total_cost_usd", PRESET, 12345)
+    wb.save(p)
+    code, out, err = run_report(p, "--csv", tmp_path / "csv")
+    assert code == 0
+    warns = [r for r in read_csv(tmp_path / "csv", "checks") if r["status"] == "WARN"]
+    checks = {r["check"] for r in warns}
+    assert {
+        "Throughput",
+        "Budget status",
+        "Run scheduled by month",
+        "Saved values agree with the engine",
+        "Output cells hold formulas",
+    } <= checks
+    lines = err.splitlines()
+    assert all(line.startswith("compute-lab report: warning: ") for line in lines)
+    for r in warns:
+        (line,) = [x for x in lines if x.endswith(f"{r['check']}: {r['detail']}")]
+        assert str(p) in line
+    mismatch = [x for x in lines if "saved 12,345 but the engine gives" in x]
+    assert len(mismatch) == 1 and len(lines) == len(warns) + 1
+    assert "checks WARN" in out
+
+
 def _period_totals(ws):
     """(label of the last row before each "Total" row, the Total row's total cost) of every
     table with a "Total" row on ``ws``."""

@@ -140,7 +140,7 @@ def _schedule(rows, c):
         sc = r.scenario
         rows.add("Run scheduled by month", "WARN",
                  f"scenario {sc.name!r} has no start date ({sc.cells['start_date']} is blank): "
-                 f"in the totals, left out of the monthly schedule "
+                 f"in the totals and the period tables' 'Unscheduled' row, not in any month "
                  f"(US$ {r.outputs['total_cost_usd']:,.0f})", sc.path)  # fmt: skip
     if c.budget_runs and not c.unscheduled:
         rows.add("Run scheduled by month", "OK", "every budget run has a start date")
