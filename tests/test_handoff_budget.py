@@ -24,6 +24,7 @@ from udfs import plan
 from udfs.quantities import PLAN_INPUTS
 from workbook_templates import report
 from workbook_templates.recalc import convert, find_soffice
+from workbook_templates.report.layout import header
 
 needs_soffice = pytest.mark.skipif(find_soffice() is None, reason="LibreOffice not installed")
 #: The planner's preloaded columns: Llama 3.1 405B, DeepSeek-V3, the example plan.
@@ -264,6 +265,30 @@ def test_each_warn_item_is_one_warning_line(template, tmp_path, capsys):
     mismatch = [x for x in lines if "saved 12,345 but the engine gives" in x]
     assert len(mismatch) == 1 and len(lines) == len(warns) + 1
     assert "checks WARN" in out
+
+
+def test_every_input_column_of_runs_shows_the_value_used(template, tmp_path):
+    """A blank input (the throughput uncertainty, 41.7% with the calibrated MFU) shows the
+    value the engine used on the Runs sheet and in runs.csv, as on Blank inputs."""
+    p = with_references(template, tmp_path / "p.xlsx", [PLAN_C])
+    assert run(p, "--csv", tmp_path / "csv", "--out", tmp_path / "h.xlsx") == 0
+    blanks = read_csv(tmp_path / "csv", "blank_inputs")
+    names = {b["input"] for b in blanks}
+    assert {"throughput_range_pct", "mfu", "peak_tflops", "watts_per_accelerator"} <= names
+    (runs,) = read_csv(tmp_path / "csv", "runs")
+    wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
+    ws = wb["Runs"]
+    heads = [c.value for c in ws[1]]
+    for b in blanks:
+        if b["input"] == "budget_status":
+            continue
+        assert runs[b["input"]] == b["value_used"], b["input"]
+        (j,) = [j for j, h in enumerate(heads) if h.startswith(header(b["input"]))]
+        cell = ws.cell(row=2, column=j + 1).value
+        assert cell is not None, b["input"]
+        assert math.isclose(float(cell), float(b["value_used"]), rel_tol=1e-12), b["input"]
+    spread = float(runs["throughput_range_pct"])
+    assert math.isclose(spread, 0.4168, abs_tol=5e-4)  # the calibrated spread
 
 
 def _period_totals(ws):

@@ -100,6 +100,9 @@ def _run_row(r):
     for name in ("peak_tflops", "mfu", "goodput", *plan.PASS_THROUGH):
         if name in kw:
             row[name] = kw[name]
+    for n in r.notes:  # every other blank input: the value used (throughput uncertainty...)
+        if n.name in row and row[n.name] is None:
+            row[n.name] = n.value
     for name in OUTPUT_NAMES:
         row[name] = num(out[name])
     row["throughput_source"] = r.resolved.throughput_source
