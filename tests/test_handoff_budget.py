@@ -291,6 +291,43 @@ def test_every_input_column_of_runs_shows_the_value_used(template, tmp_path):
     assert math.isclose(spread, 0.4168, abs_tol=5e-4)  # the calibrated spread
 
 
+def test_finance_reads_labels_not_code_names(template, tmp_path):
+    """Blank inputs, Checks and Sources say what a finance reader knows: the inputs' labels,
+    fractions as %, the methodology in words; the CSV keeps the input's name too."""
+    p = with_references(template, tmp_path / "p.xlsx", [PLAN_C])
+    wb = openpyxl.load_workbook(p)
+    set_cell(wb, "total_cost_usd", PRESET, 12345)
+    wb.save(p)
+    assert run(p, "--csv", tmp_path / "csv", "--out", tmp_path / "h.xlsx") == 0
+    blanks = read_csv(tmp_path / "csv", "blank_inputs")
+    label = {q.name: q.label for q in PLAN_INPUTS}
+    assert all(b["input_label"] == label[b["input"]] for b in blanks)
+    wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
+    sheets = {}
+    for title in ("Blank inputs", "Checks", "Sources"):
+        sheets[title] = [[c for c in row if c.value is not None] for row in wb[title].iter_rows()]
+    names = {q.name for q in PLAN_INPUTS if "_" in q.name} | {"total_cost_usd"}  # code names
+    code = re.compile(r"\b(udfs\.\w+|\w+\.md)\b")
+    for title, rows in sheets.items():
+        for row in rows:
+            for c in row:
+                if isinstance(c.value, str):
+                    assert c.value not in names, (title, c.coordinate, c.value)
+                    assert not re.search(r"\b(" + "|".join(names) + r")\b", c.value) or (
+                        "budget_status row" in c.value
+                    ), (title, c.coordinate, c.value)
+                    assert not code.search(c.value), (title, c.coordinate, c.value)
+    units = {row[0].row: row for row in sheets["Blank inputs"][1:] if row}
+    spread = [r for r in units.values() if r[3].value == label["throughput_range_pct"]]
+    assert spread and all("%" in c.number_format for r in spread for c in r if c.column == 5)
+    assert all(c.value != "fraction" for row in sheets["Blank inputs"] + sheets["Sources"]
+               for c in row)  # fmt: skip
+    text = " ".join(str(c.value) for row in sheets["Checks"] for c in row)
+    assert "Calculations!G40 (Total cost)" in text
+    sources = " ".join(str(c.value) for row in sheets["Sources"] for c in row)
+    assert "the calibrated ranges, Compute Lab methodology" in sources
+
+
 def _period_totals(ws):
     """(label of the last row before each "Total" row, the Total row's total cost) of every
     table with a "Total" row on ``ws``."""

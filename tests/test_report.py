@@ -149,9 +149,11 @@ def test_runs_and_outputs_sheets_hold_every_input_and_output_as_the_engine_compu
     rows = sheet_records(handoff / "handoff.xlsx", "Outputs")
     blank = collections.defaultdict(set)  # scenario -> (input, value used)
     for b in sheet_records(handoff / "handoff.xlsx", "Blank inputs"):
-        blank[b[header("scenario")]].add((b[header("input")], b[header("value_used")]))
+        blank[b[header("scenario")]].add((b[header("input_label")], b[header("value_used")]))
+    assert header("input") not in sheet_records(handoff / "handoff.xlsx", "Blank inputs")[0]
+    label = {q.name: q.label for q in PLAN_INPUTS}  # the sheet shows labels, not names
     mfu = plan.resolve(PLAN_C).arguments["mfu"]  # the calibrated default
-    assert any(n == "mfu" and close(v, mfu) for n, v in blank[PLAN_C["scenario_name"]])
+    assert any(n == label["mfu"] and close(v, mfu) for n, v in blank[PLAN_C["scenario_name"]])
     runs = [r for r in rows if r[header("file")] != "Total"]
     assert sorted(r[header("scenario")] for r in runs) == sorted(PLANS)
     assert [r[header("scenario")] for r in inputs] == [r[header("scenario")] for r in runs]
@@ -164,7 +166,7 @@ def test_runs_and_outputs_sheets_hold_every_input_and_output_as_the_engine_compu
             assert i[billions(name)] == p[name]
         if "active_params" not in p:  # blank: dense, the engine used total
             assert i[billions("active_params")] == p["total_params"]
-            assert ("active_params", p["total_params"]) in blank[r[header("scenario")]]
+            assert (label["active_params"], p["total_params"]) in blank[r[header("scenario")]]
     assert all(
         r[header("file")] == "team-a.xlsx" or r[header("file")] == "team-b.xlsx" for r in runs
     )  # base names; the full path in the cell's note

@@ -13,7 +13,7 @@ import pandas as pd
 
 from udfs import plan
 
-from .consolidate import UNKNOWN_STATUS
+from .consolidate import UNKNOWN_STATUS, Q
 
 __all__ = ["checks_table", "duplicate_text"]
 
@@ -28,6 +28,11 @@ def duplicate_text(group):
            else "counted once in the budget" if counted else "not in the budget")  # fmt: skip
     return (f"scenario {group[0].scenario.name!r} (same name and inputs) is in {len(group)} "
             f"files: {files}; {how}")  # fmt: skip
+
+
+def _labels(names):
+    """The inputs' or outputs' labels, as a finance reader knows them ("Total cost")."""
+    return ", ".join(Q[n].label if n in Q else n for n in names)
 
 
 class _Rows(list):
@@ -116,7 +121,7 @@ def _saved_values(rows, c, mismatches):
         if p.has_cached_values and p.skipped_columns:  # as before: a recalculated file
             shown = ", ".join(f"{col} ({name})" if name else col for col, name in p.skipped_columns)
             rows.add("Scenario columns without inputs", "INFO",
-                     f"not consolidated, no required input ({', '.join(plan.REQUIRED)}) "
+                     f"not consolidated, no required input ({_labels(plan.REQUIRED)}) "
                      f"filled: {shown}", p.path)  # fmt: skip
 
 
@@ -127,7 +132,7 @@ def _formulas(rows, c):
         typed = [n for n, f in sc.formulas.items() if not f]
         if typed:
             typed_over = True
-            cells = ", ".join(f"{sc.cells[n]} ({n})" for n in typed)
+            cells = ", ".join(f"{sc.cells[n]} ({_labels([n])})" for n in typed)
             rows.add("Output cells hold formulas", "WARN",
                      f"scenario {sc.name!r}: typed values instead of formulas at {cells}",
                      sc.path)  # fmt: skip

@@ -57,7 +57,7 @@ TABLE_COLUMNS = {
     "assumptions": [*_KEY, "budget_status", "usd_per_accelerator_hour", "throughput_source",
                     "effective_tflops", "mfu", "pue", "usd_per_kwh"],
     "not_in_budget": [*_KEY, "budget_status", "owner", "accelerator_hours", "total_cost_usd"],
-    "blank_inputs": [*_KEY, "input", "value_used", "unit", "why"],
+    "blank_inputs": [*_KEY, "input_label", "input", "value_used", "unit", "why"],
     "monthly_by_run": [*_KEY, "budget_status", "month", "share", *MONEY,
                        "total_cost_usd_p90", "contingency_usd"],
     "monthly": ["month", *MONEY, "cumulative_total_cost_usd", "total_cost_usd_p90",
@@ -351,7 +351,8 @@ def build_tables(c):
              "accelerator_hours": r.outputs["accelerator_hours"],
              "total_cost_usd": r.outputs["total_cost_usd"]} for r in c.other_runs]),
         "blank_inputs": _frame("blank_inputs", [
-            {**_key(r), "input": n.name, "value_used": n.value,
+            {**_key(r), "input_label": Q[n.name].label if n.name in Q else n.name,
+             "input": n.name, "value_used": n.value,
              "unit": Q[n.name].unit if n.name in Q else "", "why": n.why}
             for r in runs for n in r.notes]),
         "totals": _totals(c, costs, budget),

@@ -64,7 +64,12 @@ SHEETS = (
     ("Sources", "sources", 2, None, 1),
 )
 
-_COLUMNS = {"Runs": RUN_SHEET_COLUMNS, "Outputs": OUTPUT_SHEET_COLUMNS}
+_COLUMNS = {
+    "Runs": RUN_SHEET_COLUMNS,
+    "Outputs": OUTPUT_SHEET_COLUMNS,
+    # the input's label; its name (``input``) is in blank_inputs.csv
+    "Blank inputs": [n for n in TABLE_COLUMNS["blank_inputs"] if n != "input"],
+}
 
 _EMPTY = {
     "Mismatches": "No saved value differs from the engine.",
@@ -103,6 +108,8 @@ def _sheet(wb, title, df, freeze, totals, pages_wide, generated):
             cell = ws.cell(row=i, column=col)
             if unit and isinstance(cell.value, int | float):
                 cell.number_format = fmt("value", unit)
+            if unit == "fraction":  # shown as a percentage: say so
+                ws.cell(row=i, column=col + 1).value = "%"
             ws.cell(row=i, column=col + 1).alignment = Alignment(vertical="top", indent=1)
     if not len(df):
         put(ws, last + 1, 1, _EMPTY.get(title, "Nothing to show."))
