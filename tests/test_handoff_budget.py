@@ -328,6 +328,27 @@ def test_finance_reads_labels_not_code_names(template, tmp_path):
     assert "the calibrated ranges, Compute Lab methodology" in sources
 
 
+def test_text_after_a_figure_is_indented(template, tmp_path):
+    """Text right after a right-aligned figure or date never touches it: "2027-03-01" then
+    "calibrated default" on Runs, "4" then "yes" on Files, the value then its unit."""
+    plans = [dict(PLAN_C, start_date=dt.date(2027, 3, 1)), PLAN_A]
+    p = with_references(template, tmp_path / "p.xlsx", plans)
+    assert run(p, "--out", tmp_path / "h.xlsx") == 0
+    wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
+    pairs = {"Runs": ("start_date", "throughput_source"),
+             "Files": ("scenarios_read", "budget_status_row"),
+             "Blank inputs": ("value_used", "unit")}  # fmt: skip
+    for title, (left, right) in pairs.items():
+        ws = wb[title]
+        heads = [c.value for c in ws[1]]
+        j = heads.index(header(right))
+        assert heads[j - 1].startswith(header(left))
+        cells = [row[j] for row in ws.iter_rows(min_row=2) if isinstance(row[j].value, str)]
+        assert cells, title
+        for c in cells:
+            assert c.alignment.horizontal == "left" and c.alignment.indent >= 1, c.coordinate
+
+
 def _period_totals(ws):
     """(label of the last row before each "Total" row, the Total row's total cost) of every
     table with a "Total" row on ``ws``."""

@@ -110,13 +110,16 @@ def _sheet(wb, title, df, freeze, totals, pages_wide, generated):
                 cell.number_format = fmt("value", unit)
             if unit == "fraction":  # shown as a percentage: say so
                 ws.cell(row=i, column=col + 1).value = "%"
-            ws.cell(row=i, column=col + 1).alignment = Alignment(vertical="top", indent=1)
+            ws.cell(row=i, column=col + 1).alignment = Alignment(
+                horizontal="left", vertical="top", indent=1
+            )
     if not len(df):
         put(ws, last + 1, 1, _EMPTY.get(title, "Nothing to show."))
     for row in ws.iter_rows(min_row=2):  # a row grown by wrapped text reads from the top
         for cell in row:
             if cell.value is not None:
                 realign(cell, vertical="top")
+    _pad_text_after_figures(ws)
     fit_columns(ws, list(df.columns), 1, ws.max_row)
     fit_rows(ws, 2)
     fit_header_rows(ws)
@@ -131,6 +134,25 @@ def _sheet(wb, title, df, freeze, totals, pages_wide, generated):
     setup_print(ws, title, generated, pages_wide=pages_wide, header_rows="1:1",
                 title_cols=f"{letter}:{letter}" if pages_wide > 1 else None)  # fmt: skip
     return ws
+
+
+def _pad_text_after_figures(ws):
+    """Indent the text of a column that follows right-aligned figures or dates in the column
+    to its left (the whole column, so it stays aligned), so that the two never touch in
+    print ("2027-03-01 calibrated default", "4 yes")."""
+
+    def figure(value):
+        return isinstance(value, int | float | _dt.date) and not isinstance(value, bool)
+
+    for j in range(2, ws.max_column + 1):
+        rows = range(2, ws.max_row + 1)
+        if not any(isinstance(ws.cell(row=r, column=j).value, str)
+                   and figure(ws.cell(row=r, column=j - 1).value) for r in rows):  # fmt: skip
+            continue
+        for r in rows:
+            cell = ws.cell(row=r, column=j)
+            if isinstance(cell.value, str):
+                realign(cell, horizontal="left", indent=max(1, cell.alignment.indent or 0))
 
 
 def _chart(ws, df):
