@@ -17,12 +17,14 @@ import subprocess
 
 import openpyxl
 import pytest
+from helpers_report import run_report
 from test_report_fixtures import PLAN_A, PLAN_B, PLAN_C, PLANNER, fill, set_cell
 
 from udfs import plan
 from udfs.quantities import PLAN_INPUTS
 from workbook_templates import report
 from workbook_templates.recalc import convert, find_soffice
+from workbook_templates.report.layout import header
 
 needs_soffice = pytest.mark.skipif(find_soffice() is None, reason="LibreOffice not installed")
 #: The planner's preloaded columns: Llama 3.1 405B, DeepSeek-V3, the example plan.
@@ -216,6 +218,176 @@ def test_the_handoff_total_is_the_engine_total(template, tmp_path):
     for q in ("total_cost_usd", "electricity_cost_usd", "electricity_kwh"):
         want = sum(expected(x)[q] for x in plans)
         assert math.isclose(float(totals[q]), want, rel_tol=1e-9)
+
+
+def test_a_value_typed_over_an_output_of_an_unsaved_planner_is_a_warn(template, tmp_path):
+    """Reviewer's case: never recalculated, one value typed over Calculations!G40 (custom
+    column 1's total cost). The console, Mismatches and Checks all say one value differs."""
+    p = with_references(template, tmp_path / "p.xlsx", [PLAN_B])
+    wb = openpyxl.load_workbook(p)
+    where = set_cell(wb, "total_cost_usd", PRESET, 12345)
+    wb.save(p)
+    assert where == "Calculations!G40"
+    code, out, err = run_report(p, "--csv", tmp_path / "csv")
+    assert code == 0 and "1 saved value(s) differ" in out
+    assert [m["cell"] for m in read_csv(tmp_path / "csv", "mismatches")] == ["G40"]
+    checks = read_csv(tmp_path / "csv", "checks")
+    saved = [r for r in checks if r["check"] == "Saved values agree with the engine"]
+    assert [r["status"] for r in saved] == ["WARN"]
+    assert "1 saved value(s) differ" in saved[0]["detail"] and "Mismatches" in saved[0]["detail"]
+    assert "checks WARN" in out
+
+
+def test_each_warn_item_is_one_warning_line(template, tmp_path, capsys):
+    """Every WARN of the Checks sheet (calibrated MFU, typed override, blank status, no start
+    date, a value typed over a formula...) is one ``warning:`` line on stderr; exit 0."""
+    plans = [dict(PLAN_A, budget_status="Approved"), PLAN_C]  # override; blank status, MFU
+    p = with_references(template, tmp_path / "p.xlsx", plans)
+    wb = openpyxl.load_workbook(p)
+    set_cell(wb, "total_cost_usd", PRESET, 12345)
+    wb.save(p)
+    code, out, err = run_report(p, "--csv", tmp_path / "csv")
+    assert code == 0
+    warns = [r for r in read_csv(tmp_path / "csv", "checks") if r["status"] == "WARN"]
+    checks = {r["check"] for r in warns}
+    assert {
+        "Throughput",
+        "Budget status",
+        "Run scheduled by month",
+        "Saved values agree with the engine",
+        "Output cells hold formulas",
+    } <= checks
+    lines = err.splitlines()
+    assert all(line.startswith("compute-lab report: warning: ") for line in lines)
+    for r in warns:
+        (line,) = [x for x in lines if x.endswith(f"{r['check']}: {r['detail']}")]
+        assert str(p) in line
+    mismatch = [x for x in lines if "saved 12,345 but the engine gives" in x]
+    assert len(mismatch) == 1 and len(lines) == len(warns) + 1
+    assert "checks WARN" in out
+
+
+def test_every_input_column_of_runs_shows_the_value_used(template, tmp_path):
+    """A blank input (the throughput uncertainty, 41.7% with the calibrated MFU) shows the
+    value the engine used on the Runs sheet and in runs.csv, as on Blank inputs."""
+    p = with_references(template, tmp_path / "p.xlsx", [PLAN_C])
+    assert run(p, "--csv", tmp_path / "csv", "--out", tmp_path / "h.xlsx") == 0
+    blanks = read_csv(tmp_path / "csv", "blank_inputs")
+    names = {b["input"] for b in blanks}
+    assert {"throughput_range_pct", "mfu", "peak_tflops", "watts_per_accelerator"} <= names
+    (runs,) = read_csv(tmp_path / "csv", "runs")
+    wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
+    ws = wb["Runs"]
+    heads = [c.value for c in ws[1]]
+    for b in blanks:
+        if b["input"] == "budget_status":
+            continue
+        assert runs[b["input"]] == b["value_used"], b["input"]
+        (j,) = [j for j, h in enumerate(heads) if h.startswith(header(b["input"]))]
+        cell = ws.cell(row=2, column=j + 1).value
+        assert cell is not None, b["input"]
+        assert math.isclose(float(cell), float(b["value_used"]), rel_tol=1e-12), b["input"]
+    spread = float(runs["throughput_range_pct"])
+    assert math.isclose(spread, 0.4168, abs_tol=5e-4)  # the calibrated spread
+
+
+def test_finance_reads_labels_not_code_names(template, tmp_path):
+    """Blank inputs, Checks and Sources say what a finance reader knows: the inputs' labels,
+    fractions as %, the methodology in words; the CSV keeps the input's name too."""
+    p = with_references(template, tmp_path / "p.xlsx", [PLAN_C])
+    wb = openpyxl.load_workbook(p)
+    set_cell(wb, "total_cost_usd", PRESET, 12345)
+    wb.save(p)
+    assert run(p, "--csv", tmp_path / "csv", "--out", tmp_path / "h.xlsx") == 0
+    blanks = read_csv(tmp_path / "csv", "blank_inputs")
+    label = {q.name: q.label for q in PLAN_INPUTS}
+    assert all(b["input_label"] == label[b["input"]] for b in blanks)
+    wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
+    sheets = {}
+    for title in ("Blank inputs", "Checks", "Sources"):
+        sheets[title] = [[c for c in row if c.value is not None] for row in wb[title].iter_rows()]
+    names = {q.name for q in PLAN_INPUTS if "_" in q.name} | {"total_cost_usd"}  # code names
+    code = re.compile(r"\b(udfs\.\w+|\w+\.md)\b")
+    for title, rows in sheets.items():
+        for row in rows:
+            for c in row:
+                if isinstance(c.value, str):
+                    assert c.value not in names, (title, c.coordinate, c.value)
+                    assert not re.search(r"\b(" + "|".join(names) + r")\b", c.value) or (
+                        "budget_status row" in c.value
+                    ), (title, c.coordinate, c.value)
+                    assert not code.search(c.value), (title, c.coordinate, c.value)
+    units = {row[0].row: row for row in sheets["Blank inputs"][1:] if row}
+    spread = [r for r in units.values() if r[3].value == label["throughput_range_pct"]]
+    assert spread and all("%" in c.number_format for r in spread for c in r if c.column == 5)
+    assert all(c.value != "fraction" for row in sheets["Blank inputs"] + sheets["Sources"]
+               for c in row)  # fmt: skip
+    text = " ".join(str(c.value) for row in sheets["Checks"] for c in row)
+    assert "Calculations!G40 (Total cost)" in text
+    sources = " ".join(str(c.value) for row in sheets["Sources"] for c in row)
+    assert "the calibrated ranges, Compute Lab methodology" in sources
+
+
+def test_text_after_a_figure_is_indented(template, tmp_path):
+    """Text right after a right-aligned figure or date never touches it: "2027-03-01" then
+    "calibrated default" on Runs, "4" then "yes" on Files, the value then its unit."""
+    plans = [dict(PLAN_C, start_date=dt.date(2027, 3, 1)), PLAN_A]
+    p = with_references(template, tmp_path / "p.xlsx", plans)
+    assert run(p, "--out", tmp_path / "h.xlsx") == 0
+    wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
+    pairs = {"Runs": ("start_date", "throughput_source"),
+             "Files": ("scenarios_read", "budget_status_row"),
+             "Blank inputs": ("value_used", "unit")}  # fmt: skip
+    for title, (left, right) in pairs.items():
+        ws = wb[title]
+        heads = [c.value for c in ws[1]]
+        j = heads.index(header(right))
+        assert heads[j - 1].startswith(header(left))
+        cells = [row[j] for row in ws.iter_rows(min_row=2) if isinstance(row[j].value, str)]
+        assert cells, title
+        for c in cells:
+            assert c.alignment.horizontal == "left" and c.alignment.indent >= 1, c.coordinate
+
+
+def _period_totals(ws):
+    """(label of the last row before each "Total" row, the Total row's total cost) of every
+    table with a "Total" row on ``ws``."""
+    found, head, previous = [], None, None
+    for row in ws.iter_rows():
+        first = row[0].value
+        if row[0].fill.fgColor.rgb == "001F3864":  # a header row
+            head = [c.value for c in row]
+        elif first == "Total" and head:
+            found.append((previous, row[head.index("Total cost (US$)")].value))
+        previous = first
+    return found
+
+
+def test_every_period_table_adds_up_to_the_budget_total(template, tmp_path):
+    """Reviewer's case: a budget run without a start date is in the budget total; each
+    period table has an "Unscheduled (no start date)" row so that its total is that total."""
+    plans = [dict(PLAN_A, budget_status="Approved"), PLAN_C]  # PLAN_C: no start date
+    p = with_references(template, tmp_path / "p.xlsx", plans)
+    assert run(p, "--csv", tmp_path / "csv", "--out", tmp_path / "h.xlsx") == 0
+    budget_total = float(read_csv(tmp_path / "csv", "totals")[0]["total_cost_usd"])
+    want = expected(PLAN_A)["total_cost_usd"] + expected(PLAN_C)["total_cost_usd"]
+    assert math.isclose(budget_total, want, rel_tol=1e-9)
+    wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
+    summary = _period_totals(wb["Summary"])  # by fiscal year (page 1), month, quarter, year
+    monthly = _period_totals(wb["Monthly"])
+    assert len(summary) == 4 and len(monthly) == 1
+    for label, total in summary + monthly:
+        assert label == "Unscheduled (no start date)"
+        assert math.isclose(total, budget_total, rel_tol=1e-9)
+    unscheduled = [r for r in wb["Summary"].iter_rows() if r[0].value == label]
+    for r in unscheduled:
+        shown = [c.value for c in r if isinstance(c.value, float)]
+        assert any(math.isclose(v, expected(PLAN_C)["total_cost_usd"]) for v in shown)
+        assert math.isclose(shown[-1], budget_total, rel_tol=1e-9)  # cumulative
+    # the CSV period tables hold the scheduled months only; totals.csv says what is not
+    totals = read_csv(tmp_path / "csv", "totals")[0]
+    years = sum(float(y["total_cost_usd"]) for y in read_csv(tmp_path / "csv", "fiscal_years"))
+    assert math.isclose(years + float(totals["unscheduled_total_cost_usd"]), budget_total)
 
 
 # ---------------------------------------------------------------------------------------------

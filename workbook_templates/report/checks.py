@@ -13,7 +13,7 @@ import pandas as pd
 
 from udfs import plan
 
-from .consolidate import UNKNOWN_STATUS
+from .consolidate import UNKNOWN_STATUS, Q
 
 __all__ = ["checks_table", "duplicate_text"]
 
@@ -28,6 +28,11 @@ def duplicate_text(group):
            else "counted once in the budget" if counted else "not in the budget")  # fmt: skip
     return (f"scenario {group[0].scenario.name!r} (same name and inputs) is in {len(group)} "
             f"files: {files}; {how}")  # fmt: skip
+
+
+def _labels(names):
+    """The inputs' or outputs' labels, as a finance reader knows them ("Total cost")."""
+    return ", ".join(Q[n].label if n in Q else n for n in names)
 
 
 class _Rows(list):
@@ -99,19 +104,24 @@ def _throughput(rows, c):
 
 def _saved_values(rows, c, mismatches):
     for p in c.planners:
-        if not p.has_cached_values:
+        n = int((mismatches["file"] == str(p.path)).sum()) if len(mismatches) else 0
+        if not p.has_cached_values and n:  # values typed over formulas are saved values
+            rows.add("Saved values agree with the engine", "WARN",
+                     f"{n} saved value(s) differ from the engine: values typed over output "
+                     "formulas (the file was never recalculated by a spreadsheet, so no other "
+                     "output cell has a saved value): see Mismatches", p.path)  # fmt: skip
+        elif not p.has_cached_values:
             rows.add("Saved values agree with the engine", "INFO",
                      "no saved values (never recalculated by a spreadsheet): nothing to "
                      "compare; figures come from the engine", p.path)  # fmt: skip
-            continue
-        n = int((mismatches["file"] == str(p.path)).sum()) if len(mismatches) else 0
-        rows.add("Saved values agree with the engine", "OK" if n == 0 else "WARN",
-                 "every output cell within the tolerance" if n == 0
-                 else f"{n} output cell(s) differ: see Mismatches", p.path)  # fmt: skip
-        if p.skipped_columns:
+        else:
+            rows.add("Saved values agree with the engine", "OK" if n == 0 else "WARN",
+                     "every output cell within the tolerance" if n == 0
+                     else f"{n} output cell(s) differ: see Mismatches", p.path)  # fmt: skip
+        if p.has_cached_values and p.skipped_columns:  # as before: a recalculated file
             shown = ", ".join(f"{col} ({name})" if name else col for col, name in p.skipped_columns)
             rows.add("Scenario columns without inputs", "INFO",
-                     f"not consolidated, no required input ({', '.join(plan.REQUIRED)}) "
+                     f"not consolidated, no required input ({_labels(plan.REQUIRED)}) "
                      f"filled: {shown}", p.path)  # fmt: skip
 
 
@@ -122,7 +132,7 @@ def _formulas(rows, c):
         typed = [n for n, f in sc.formulas.items() if not f]
         if typed:
             typed_over = True
-            cells = ", ".join(f"{sc.cells[n]} ({n})" for n in typed)
+            cells = ", ".join(f"{sc.cells[n]} ({_labels([n])})" for n in typed)
             rows.add("Output cells hold formulas", "WARN",
                      f"scenario {sc.name!r}: typed values instead of formulas at {cells}",
                      sc.path)  # fmt: skip
@@ -135,7 +145,7 @@ def _schedule(rows, c):
         sc = r.scenario
         rows.add("Run scheduled by month", "WARN",
                  f"scenario {sc.name!r} has no start date ({sc.cells['start_date']} is blank): "
-                 f"in the totals, left out of the monthly schedule "
+                 f"in the totals and the period tables' 'Unscheduled' row, not in any month "
                  f"(US$ {r.outputs['total_cost_usd']:,.0f})", sc.path)  # fmt: skip
     if c.budget_runs and not c.unscheduled:
         rows.add("Run scheduled by month", "OK", "every budget run has a start date")

@@ -14,7 +14,6 @@ import numpy as np
 from udfs.validation import CommandError
 
 from ..reader import DEFAULT_MAX_BYTES
-from .checks import duplicate_text
 from .consolidate import DEFAULT_TOLERANCE, consolidate
 from .csv_files import CSV_FILES
 from .output import check_in_range, write_outputs
@@ -216,6 +215,8 @@ def _bad_files(c, args):
 
 
 def _warnings(c):
+    """One ``warning:`` line per saved value that differs (both values), then one per WARN
+    item of the Checks table (its file, check and detail), on stderr."""
     for m in c.mismatches.itertuples(index=False):
         engine_value = "(none)" if m.engine_value is None else f"{m.engine_value:,.10g}"
         cached = m.cached_value if isinstance(m.cached_value, str) else f"{m.cached_value:,.10g}"
@@ -223,19 +224,10 @@ def _warnings(c):
             f"warning: {m.file}: {m.sheet}!{m.cell}: {m.name} (scenario {m.scenario!r}) "
             f"saved {cached} but the engine gives {engine_value}"
         )
-    for r in c.unscheduled:
-        sc = r.scenario
-        _err(
-            f"warning: {sc.path}: scenario {sc.name!r} has no start date "
-            f"({sc.cells['start_date']}): left out of the monthly schedule"
-        )
-    for group in c.duplicates:
-        if any(r.in_budget for r in group):
-            _err(f"warning: {duplicate_text(group)}")
-    for p in c.planners:
-        if "budget_status" in p.missing_optional:
-            _err(f"warning: {p.path}: no budget_status row (an older planner): every "
-                 "scenario is listed as 'status unknown' and counted in the budget")  # fmt: skip
+    checks = c.tables["checks"]
+    for item in checks[checks["status"] == "WARN"].itertuples(index=False):
+        where = f"{item.file}: " if item.file else ""
+        _err(f"warning: {where}{item.check}: {item.detail}")
 
 
 def _run(args):
@@ -250,8 +242,8 @@ def _run(args):
     if code is not None:
         return code
     check_in_range(c)  # before any warning: a refused run is one line
-    _warnings(c)
     written = write_outputs(c, out=args.out, csv_dir=args.csv, force=args.force)
+    _warnings(c)  # after the write: a failed write is one line too
     t = c.tables["totals"].iloc[0]
     print(
         f"Consolidated {len(c.budget_runs)} budget run(s) from {len(c.planners)} file(s): total "

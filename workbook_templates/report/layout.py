@@ -100,7 +100,8 @@ _EXTRA = {
     "item": ("Item", None),
     "value": ("Value", "General"),
     "unit": ("Unit", None),
-    "input": ("Input", None),
+    "input": ("Input name", None),
+    "input_label": ("Input", None),
     "value_used": ("Value used", "General"),
     "why": ("Why", None),
 }
@@ -108,7 +109,7 @@ _EXTRA = {
 #: Widest a column gets (longer text wraps, and its row grows).
 WIDE = {"file": 24, "detail": 80, "defaults_used": 40, "sha256": 34, "item": 34,
         "scenario": 28, "owner": 16, "check": 22, "section": 14,
-        "why": 80, "input": 28}  # fmt: skip
+        "why": 80, "input": 28, "input_label": 42}  # fmt: skip
 
 
 def realign(cell, **changes):

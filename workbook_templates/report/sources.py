@@ -30,11 +30,11 @@ _METHOD = (
      "column counts as Proposed; an older planner's columns as 'status unknown'); Reference "
      "and Excluded scenarios are listed as not in the budget"),
     ("P50, P90", "P50 is the point estimate; P90 = P50 x EXP(NORM.S.INV(0.9) x sigma), "
-     "sigma from the throughput and price uncertainties (udfs.ranges); the P90 of a sum is "
-     "the sum of the P90s (errors taken as correlated)"),
+     "sigma from the throughput and price uncertainties (the calibrated ranges, Compute Lab "
+     "methodology); the P90 of a sum is the sum of the P90s (errors taken as correlated)"),
     ("Contingency", "P90 - P50 of the total cost"),
     ("Monthly schedule", "each run's costs spread evenly over its wall-clock time from its "
-     "start date, split by calendar month (udfs.engine.month_shares, as the planner does)"),
+     "start date, split by calendar month (as the planner's monthly schedule does)"),
 )  # fmt: skip
 
 
@@ -64,7 +64,8 @@ def sources_table(c):
     )
     add("Assumption", "Calibrated throughput uncertainty", calibration.default_range_pct(),
         "fraction", "P90 / P50 - 1 of accelerator-hours with the calibrated default MFU "
-        "(leave-one-out over the disclosed runs; docs/methodology-calibration.md)")  # fmt: skip
+        "(leave-one-out over the disclosed runs; the calibrated ranges, Compute Lab "
+        "methodology)")  # fmt: skip
     for q in PLAN_INPUTS:
         if q.name in ("scenario_name", "budget_status", "owner"):
             continue

@@ -25,6 +25,7 @@ from .layout import (
     setup_print,
     write_table,
 )
+from .tables import UNSCHEDULED, with_unscheduled
 
 __all__ = ["write_summary", "SHEET_GUIDE"]
 
@@ -108,14 +109,16 @@ def _management(ws, c, generated):
     unscheduled = t["unscheduled_total_cost_usd"]
     put(ws, 4, 3, f"P90 ${t['total_cost_usd_p90']:,.0f}, contingency "
         f"${t['contingency_usd']:,.0f}; {int(t['runs'])} run(s) in the budget from "
-        f"{int(t['files'])} file(s)" + (f"; ${unscheduled:,.0f} without a start date (not in "
-        "the periods below)" if unscheduled else "")).alignment = Alignment(indent=1)  # fmt: skip
+        f"{int(t['files'])} file(s)" + (f"; ${unscheduled:,.0f} without a start date (the "
+        "'Unscheduled' row of the period tables)" if unscheduled else "")
+        ).alignment = Alignment(indent=1)  # fmt: skip
     row = _status_line(ws, 5, c) + 1
     row = _section(ws, row, "Budget by status")
     row = write_table(ws, c.tables["status_totals"][["budget_status", "runs", *_MONEY]], row)
     _bold_last(ws, row, 5)
     row = _section(ws, row + 2, "By fiscal year")
-    years = c.tables["fiscal_years"][["fiscal_year", *_MONEY, "cumulative_total_cost_usd"]]
+    years = with_unscheduled(c, "fiscal_years")
+    years = years[["fiscal_year", *_MONEY, "cumulative_total_cost_usd"]]
     row = write_table(ws, years, row, totals="Total", additive=_MONEY) if len(years) else (
         put(ws, row, 1, _unscheduled_text(c)).row)  # fmt: skip
     return _not_in_budget_line(ws, row + 2, c)
@@ -155,7 +158,7 @@ def _budget_view(ws, c, row):
         ("Budget by fiscal year", "fiscal_years", ["fiscal_year", "first_month"]),
     ):
         row = _section(ws, row + 2, title)
-        df = tables[name][[*cols, *_MONEY, "cumulative_total_cost_usd"]]
+        df = with_unscheduled(c, name)[[*cols, *_MONEY, "cumulative_total_cost_usd"]]
         more = ("rental_cost_usd", "electricity_cost_usd", *_MONEY)
         row = (write_table(ws, df, row, totals="Total", additive=more) if len(df)
                else put(ws, row, 1, _unscheduled_text(c)).row)  # fmt: skip
@@ -194,6 +197,9 @@ def write_summary(ws, c, generated):
             if cell.value is not None and cell.fill != STYLES["header_fill"]:
                 realign(cell, vertical="top")
     _wrap_long_text(ws, last)
+    for (cell,) in ws.iter_rows(min_row=1, max_row=last, max_col=1):
+        if cell.value == UNSCHEDULED:  # wraps in its column, its neighbour holds a figure
+            realign(cell, wrap_text=True)
     fit_rows(ws, 1)
     fit_header_rows(ws)
     setup_print(ws, "Summary", generated, pages_wide=1)
@@ -204,7 +210,8 @@ def _wrap_long_text(ws, last):
     for r in range(1, last + 1):
         for col in (1, 3):
             cell = ws.cell(row=r, column=col)
+            alone = all(ws.cell(row=r, column=j).value is None for j in range(col + 1, 13))
             if isinstance(cell.value, str) and len(cell.value) > 20 and cell.font != STYLES[
-                    "header_font"] and ws.cell(row=r, column=col + 1).value is None:  # fmt: skip
+                    "header_font"] and alone:  # fmt: skip
                 ws.merge_cells(start_row=r, start_column=col, end_row=r, end_column=12)
                 realign(cell, wrap_text=True, vertical="top")

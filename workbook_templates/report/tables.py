@@ -21,11 +21,20 @@ from .checks import checks_table
 from .consolidate import INPUT_NAMES, OUTPUT_NAMES, UNKNOWN_STATUS, Q, shown
 from .sources import sources_table
 
-__all__ = ["build_tables", "TABLE_COLUMNS", "STATUS_ORDER", "MONEY"]
+__all__ = [
+    "build_tables",
+    "with_unscheduled",
+    "TABLE_COLUMNS",
+    "STATUS_ORDER",
+    "MONEY",
+    "UNSCHEDULED",
+]
 
 #: The order budget runs are listed in (and subtotalled by).
 STATUS_ORDER = ("Approved", "Proposed", UNKNOWN_STATUS)
 MONEY = ("rental_cost_usd", "electricity_cost_usd", "other_costs_usd", "total_cost_usd")
+#: The label of the period tables' row for the budget runs without a start date.
+UNSCHEDULED = "Unscheduled (no start date)"
 _KEY = ["file", "column", "scenario"]
 
 TABLE_COLUMNS = {
@@ -48,7 +57,7 @@ TABLE_COLUMNS = {
     "assumptions": [*_KEY, "budget_status", "usd_per_accelerator_hour", "throughput_source",
                     "effective_tflops", "mfu", "pue", "usd_per_kwh"],
     "not_in_budget": [*_KEY, "budget_status", "owner", "accelerator_hours", "total_cost_usd"],
-    "blank_inputs": [*_KEY, "input", "value_used", "unit", "why"],
+    "blank_inputs": [*_KEY, "input_label", "input", "value_used", "unit", "why"],
     "monthly_by_run": [*_KEY, "budget_status", "month", "share", *MONEY,
                        "total_cost_usd_p90", "contingency_usd"],
     "monthly": ["month", *MONEY, "cumulative_total_cost_usd", "total_cost_usd_p90",
@@ -91,6 +100,9 @@ def _run_row(r):
     for name in ("peak_tflops", "mfu", "goodput", *plan.PASS_THROUGH):
         if name in kw:
             row[name] = kw[name]
+    for n in r.notes:  # every other blank input: the value used (throughput uncertainty...)
+        if n.name in row and row[n.name] is None:
+            row[n.name] = n.value
     for name in OUTPUT_NAMES:
         row[name] = num(out[name])
     row["throughput_source"] = r.resolved.throughput_source
@@ -276,6 +288,34 @@ def _totals(c, costs, budget):
     }])  # fmt: skip
 
 
+def with_unscheduled(c, name):
+    """The period table ``name`` (monthly, quarterly or fiscal_years) with a last row,
+    :data:`UNSCHEDULED`, for the budget runs without a start date, so that the table adds
+    up to the budget total (its cumulative column ends at it). The table itself (and its
+    CSV file) holds scheduled months only; ``totals`` has the unscheduled total."""
+    df = c.tables[name]
+    runs = c.unscheduled
+    if not runs:
+        return df
+    label_columns = {"monthly": ("month",), "quarterly": ("fiscal_year", "quarter"),
+                     "fiscal_years": ("fiscal_year",)}[name]  # fmt: skip
+    row = dict.fromkeys(df.columns)
+    row.update(dict.fromkeys(label_columns, UNSCHEDULED))
+    sums = {
+        "rental_cost_usd": sum(float(r.outputs["rental_cost_usd"]) for r in runs),
+        "electricity_cost_usd": sum(float(r.outputs["electricity_cost_usd"]) for r in runs),
+        "other_costs_usd": sum(float(r.arguments.get("other_costs_usd", 0.0)) for r in runs),
+        "total_cost_usd": sum(float(r.outputs["total_cost_usd"]) for r in runs),
+        "total_cost_usd_p90": sum(r.ranges["total_cost_usd"][1] for r in runs),
+        "contingency_usd": sum(contingency(r) for r in runs),
+        "runs": len(runs),
+    }
+    row.update({k: v for k, v in sums.items() if k in df.columns})
+    before = float(df["cumulative_total_cost_usd"].iloc[-1]) if len(df) else 0.0
+    row["cumulative_total_cost_usd"] = before + sums["total_cost_usd"]
+    return pd.DataFrame([*df.to_dict("records"), row], columns=df.columns)
+
+
 def _files(c):
     rows = []
     for p in c.planners:
@@ -311,7 +351,8 @@ def build_tables(c):
              "accelerator_hours": r.outputs["accelerator_hours"],
              "total_cost_usd": r.outputs["total_cost_usd"]} for r in c.other_runs]),
         "blank_inputs": _frame("blank_inputs", [
-            {**_key(r), "input": n.name, "value_used": n.value,
+            {**_key(r), "input_label": Q[n.name].label if n.name in Q else n.name,
+             "input": n.name, "value_used": n.value,
              "unit": Q[n.name].unit if n.name in Q else "", "why": n.why}
             for r in runs for n in r.notes]),
         "totals": _totals(c, costs, budget),

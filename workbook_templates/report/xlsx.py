@@ -31,7 +31,7 @@ from .layout import (
     write_table,
 )
 from .summary import SHEET_GUIDE, write_summary
-from .tables import TABLE_COLUMNS
+from .tables import TABLE_COLUMNS, UNSCHEDULED, with_unscheduled
 
 __all__ = ["build_workbook", "write_workbook", "ADDITIVE", "SHEETS"]
 
@@ -64,7 +64,12 @@ SHEETS = (
     ("Sources", "sources", 2, None, 1),
 )
 
-_COLUMNS = {"Runs": RUN_SHEET_COLUMNS, "Outputs": OUTPUT_SHEET_COLUMNS}
+_COLUMNS = {
+    "Runs": RUN_SHEET_COLUMNS,
+    "Outputs": OUTPUT_SHEET_COLUMNS,
+    # the input's label; its name (``input``) is in blank_inputs.csv
+    "Blank inputs": [n for n in TABLE_COLUMNS["blank_inputs"] if n != "input"],
+}
 
 _EMPTY = {
     "Mismatches": "No saved value differs from the engine.",
@@ -103,26 +108,51 @@ def _sheet(wb, title, df, freeze, totals, pages_wide, generated):
             cell = ws.cell(row=i, column=col)
             if unit and isinstance(cell.value, int | float):
                 cell.number_format = fmt("value", unit)
-            ws.cell(row=i, column=col + 1).alignment = Alignment(vertical="top", indent=1)
+            if unit == "fraction":  # shown as a percentage: say so
+                ws.cell(row=i, column=col + 1).value = "%"
+            ws.cell(row=i, column=col + 1).alignment = Alignment(
+                horizontal="left", vertical="top", indent=1
+            )
     if not len(df):
         put(ws, last + 1, 1, _EMPTY.get(title, "Nothing to show."))
     for row in ws.iter_rows(min_row=2):  # a row grown by wrapped text reads from the top
         for cell in row:
             if cell.value is not None:
                 realign(cell, vertical="top")
+    _pad_text_after_figures(ws)
     fit_columns(ws, list(df.columns), 1, ws.max_row)
     fit_rows(ws, 2)
     fit_header_rows(ws)
     ws.freeze_panes = ws.cell(row=2, column=freeze + 1)
     if len(df):
         ws.auto_filter.ref = f"A1:{ws.cell(row=last, column=len(df.columns)).coordinate}"
-    if title == "Monthly" and len(df):
-        _chart(ws, df)
+    months = df[df["month"] != UNSCHEDULED] if title == "Monthly" else df
+    if title == "Monthly" and len(months):  # the months only, not the Unscheduled row
+        _chart(ws, months)
     key = list(df.columns).index("scenario") + 1 if "scenario" in df.columns else 1
     letter = ws.cell(row=1, column=key).column_letter
     setup_print(ws, title, generated, pages_wide=pages_wide, header_rows="1:1",
                 title_cols=f"{letter}:{letter}" if pages_wide > 1 else None)  # fmt: skip
     return ws
+
+
+def _pad_text_after_figures(ws):
+    """Indent the text of a column that follows right-aligned figures or dates in the column
+    to its left (the whole column, so it stays aligned), so that the two never touch in
+    print ("2027-03-01 calibrated default", "4 yes")."""
+
+    def figure(value):
+        return isinstance(value, int | float | _dt.date) and not isinstance(value, bool)
+
+    for j in range(2, ws.max_column + 1):
+        rows = range(2, ws.max_row + 1)
+        if not any(isinstance(ws.cell(row=r, column=j).value, str)
+                   and figure(ws.cell(row=r, column=j - 1).value) for r in rows):  # fmt: skip
+            continue
+        for r in rows:
+            cell = ws.cell(row=r, column=j)
+            if isinstance(cell.value, str):
+                realign(cell, horizontal="left", indent=max(1, cell.alignment.indent or 0))
 
 
 def _chart(ws, df):
@@ -156,7 +186,7 @@ def build_workbook(c, generated=None):
     wb = Workbook()
     write_summary(wb.active, c, generated)
     for title, table, freeze, totals, pages_wide in SHEETS:
-        df = c.tables[table]
+        df = with_unscheduled(c, table) if title == "Monthly" else c.tables[table]
         if title in _COLUMNS:
             df = df[_COLUMNS[title]]
         _sheet(wb, title, df, freeze, totals, pages_wide, generated)
