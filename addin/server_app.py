@@ -258,15 +258,10 @@ class ScriptGuard:
         kind = headers.get(b"content-type", b"application/json").split(b";")[0].strip()
         if kind != b"application/json":
             return await _reply(send, 415, "the request body must be JSON (application/json)")
-        raw = await _read_body(receive, self.max_bytes)
-        if raw is None:
+        got = await _read_json(receive, send, self.max_bytes)
+        if got is None:
             return None
-        if raw is _TOO_LARGE:
-            return await _reply(send, 413, "request body too large")
-        try:
-            body = json.loads(raw)
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            return await _reply(send, 400, "the request body is not valid JSON")
+        raw, body = got
         problem = check_script_call(body)
         if problem:
             return await _reply(send, 400, problem)
@@ -290,6 +285,22 @@ async def _read_body(receive, max_bytes):
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+async def _read_json(receive, send, max_bytes):
+    """(raw bytes, parsed body) of a JSON request; None when the client left or when a 413
+    (too large) or 400 (not JSON) has been sent."""
+    raw = await _read_body(receive, max_bytes)
+    if raw is None:
+        return None
+    if raw is _TOO_LARGE:
+        await _reply(send, 413, "request body too large")
+        return None
+    try:
+        return raw, json.loads(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        await _reply(send, 400, "the request body is not valid JSON")
+        return None
 
 
 def _replay(raw, receive):
@@ -319,37 +330,14 @@ class CallGuard:
             scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == self.path
         ):
             return await self.app(scope, receive, send)
-        chunks, size = [], 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_bytes:
-                return await _reply(send, 413, "request body too large")
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        raw = b"".join(chunks)
-        try:
-            body = json.loads(raw)
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            return await _reply(send, 400, "the request body is not valid JSON")
+        got = await _read_json(receive, send, self.max_bytes)
+        if got is None:
+            return None
+        raw, body = got
         problem = check_call(body, self._signatures)
         if problem:
             return await _reply(send, 400, problem)
-
-        replayed = False
-
-        async def replay():
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": raw, "more_body": False}
-            return await receive()
-
-        return await self.app(scope, replay, send)
+        return await self.app(scope, _replay(raw, receive), send)
 
 
 async def _reply(send, status, text):
