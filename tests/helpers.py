@@ -186,6 +186,28 @@ def row_values(wb, name):
     return [c.value for row in got for c in row]
 
 
+def run_cli(argv):
+    """``compute-lab`` run in this process: (status, stdout, stderr, warnings raised)."""
+    import contextlib
+    import io
+    import warnings
+
+    from udfs.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+        warnings.catch_warnings(record=True) as caught,
+    ):
+        warnings.simplefilter("always")
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as stop:  # main returns statuses; this would be a defect
+            code = f"SystemExit({stop.code})"
+    return code, out.getvalue(), err.getvalue(), caught
+
+
 def require_soffice():
     """The path of ``soffice``; without it, fail when ``CI`` is set, else skip the test.
 

@@ -8,21 +8,19 @@ handful run the real command in a subprocess with ``python -W error``.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 import os
 import re
 import subprocess
 import sys
-import warnings
 
 import pytest
+from helpers import run_cli as _run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from udfs.cli import _ESTIMATE_FLAGS, main
+from udfs.cli import _ESTIMATE_FLAGS
 
 #: Every numeric flag of `estimate`, with the hidden aliases and --target-days.
 NUMBER_FLAGS = [flag for flag, _, _ in _ESTIMATE_FLAGS] + [
@@ -87,22 +85,6 @@ NOT_NUMBERS = [
 
 #: Numbers too close to 0 to compute with: denormals, and one that underflows to 0.
 DENORMALS = ["5e-324", "1e-320", "2e-308", "-1e-315", "1e-400", "4.9e-324k"]
-
-
-def _run(argv):
-    """``main(argv)`` in-process: (status, stdout, stderr, warnings raised)."""
-    out, err = io.StringIO(), io.StringIO()
-    with (
-        contextlib.redirect_stdout(out),
-        contextlib.redirect_stderr(err),
-        warnings.catch_warnings(record=True) as caught,
-    ):
-        warnings.simplefilter("always")
-        try:
-            code = main(argv)
-        except SystemExit as stop:  # main returns statuses; this would be a defect
-            code = f"SystemExit({stop.code})"
-    return code, out.getvalue(), err.getvalue(), caught
 
 
 def _refused(code, out, err, caught, *needles):

@@ -11,18 +11,16 @@ inputs; either the run is refused as above, or every figure it writes is in rang
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import io
 import math
 import os
 import random
-import warnings
 import zipfile
 from pathlib import Path
 
 import openpyxl
 import pytest
+from helpers import run_cli
 from helpers_report import (
     CLI,
     can_make_immutable,
@@ -38,7 +36,6 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill, rezip, set_cell, sheet_member
 
-from udfs.cli import main
 from udfs.quantities import PLAN_INPUTS
 
 PROG = "compute-lab report: error: "
@@ -282,15 +279,7 @@ def test_csv_under_a_read_only_parent(good, tmp_path):
 
 def _in_process(args):
     """Run the report in this process: (exit code, stdout, stderr, warnings raised)."""
-    out, err = io.StringIO(), io.StringIO()
-    with (
-        contextlib.redirect_stdout(out),
-        contextlib.redirect_stderr(err),
-        warnings.catch_warnings(record=True) as caught,
-    ):
-        warnings.simplefilter("always")
-        rc = main(["report", *map(str, args)])
-    return rc, out.getvalue(), err.getvalue(), caught
+    return run_cli(["report", *args])
 
 
 def _check_run(path, out_dir, before):
