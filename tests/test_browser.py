@@ -399,42 +399,17 @@ def test_custom_scripts_meta_lists_our_scripts(base):
 def test_missing_browser_fails_under_ci(tmp_path):
     import subprocess
 
+    def one_browser_test(env):
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__,
+             "-k", "every_function_is_associated"],
+            capture_output=True, text=True, env=env, timeout=300,
+        )  # fmt: skip
+
     env = {**os.environ, "CI": "true", "COMPUTE_LAB_CHROMIUM": str(tmp_path / "no-chromium")}
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            __file__,
-            "-k",
-            "every_function_is_associated",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    out = one_browser_test(env)
     assert out.returncode != 0
     assert "browser test cannot run in CI: chromium is not installed" in out.stdout
     env.pop("CI")
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            __file__,
-            "-k",
-            "every_function_is_associated",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    out = one_browser_test(env)
     assert out.returncode == 0 and "skipped" in out.stdout
