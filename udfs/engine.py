@@ -1353,7 +1353,7 @@ def _energy_and_costs(a, hours, price, nan):
         co2 = _spec("co2_tonnes", electricity_kwh=kwh, grams_co2_per_kwh=grams)
     other = check_non_negative("other_costs_usd", a["other_costs_usd"])
     total = _spec("total_cost_usd", rental_cost_usd=rental,
-                  electricity_cost_usd=np.nan_to_num(kwh_cost, nan=0.0))  # fmt: skip
+                  electricity_cost_usd=unpriced_as_zero(kwh_cost))  # fmt: skip
     return {
         "rental_cost_usd": rental,
         "electricity_kwh": kwh,
@@ -1361,6 +1361,12 @@ def _energy_and_costs(a, hours, price, nan):
         "co2_tonnes": co2,
         "total_cost_usd": np.asarray(total) + other,
     }
+
+
+def unpriced_as_zero(value):
+    """An unpriced (NaN) figure adds 0 to a total; an overflow stays infinite, for the checks."""
+    value = np.asarray(value, dtype=float)
+    return np.where(np.isnan(value), 0.0, value)
 
 
 def _one_shape(out):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import model
+from .engine import unpriced_as_zero
 from .formula import norm_s_inv
 from .quantities import RANGE_FORMULAS, RANGE_QUANTITIES
 
@@ -160,8 +161,8 @@ def estimate_ranges(point, throughput_sigma, price_sigma=0.0, ps=DEFAULT_PS):
         parts = model.evaluate(values, list(formulas), formulas)
         # the total: point total plus the parts' moves; an unpriced electricity moves nothing
         elec = f"electricity_cost_usd_{ident}"
-        priced = {"electricity_cost_usd": np.nan_to_num(point["electricity_cost_usd"]),
-                  elec: np.nan_to_num(parts[elec])}  # fmt: skip
+        priced = {"electricity_cost_usd": unpriced_as_zero(point["electricity_cost_usd"]),
+                  elec: unpriced_as_zero(parts[elec])}  # fmt: skip
         total_name = f"total_cost_usd_{ident}"
         total = model.evaluate(
             {**values, **parts, **priced},
