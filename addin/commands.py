@@ -118,7 +118,7 @@ def _configure_serve(parser):
 
 
 def _run_serve(args):
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     if importlib.util.find_spec("xlwings_server") is None:
         raise CommandError(
@@ -194,7 +194,7 @@ def _no_password():
 
 def check_tls_files(certfile, keyfile):
     """Raise ``CommandError`` naming the flag unless the files are a usable certificate and key."""
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     for flag, path in (("--certfile", certfile), ("--keyfile", keyfile)):
         if not Path(path).exists():
@@ -219,7 +219,7 @@ def check_tls_files(certfile, keyfile):
 
 def check_port_free(host, port):
     """Raise ``CommandError`` naming ``--port`` if nothing can listen on ``host:port`` now."""
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from addin import lite
+from compute_lab.cli import main
 from udfs import excel
-from udfs.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -115,7 +115,7 @@ def test_bundle_carries_the_source_files_verbatim(bundle):
     for needed in ("excel", "_cells", "engine", "validation", "catalogue", "quantities"):
         assert f"udfs/{needed}.py" in files
     assert "udfs/data/accelerators.toml" in files and "udfs/data/runs.toml" in files
-    assert "udfs/cli.py" not in files  # only what the Excel functions import
+    assert "compute_lab/cli.py" not in files  # only what the Excel functions import
 
 
 def test_bundle_is_current(bundle):

@@ -32,8 +32,8 @@ from test_report_fixtures import (
     sheet_member,
 )
 
+from compute_lab.cli import main
 from udfs import engine, plan
-from udfs.cli import main
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
 from workbook_templates import report
 from workbook_templates.recalc import find_soffice, recalculate

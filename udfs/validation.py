@@ -42,7 +42,7 @@ class CommandError(Exception):
 
     The command line prints it as ``compute-lab COMMAND: error: ...`` and exits with status 2.
     It lives in the core, beside :class:`InputError`, so that a face raises it without
-    importing another face (``udfs.cli`` re-exports it for the faces that import it there).
+    importing another face or the command line (:mod:`compute_lab`).
     """
 
 

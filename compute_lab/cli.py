@@ -38,9 +38,9 @@ import warnings
 
 import numpy as np
 
-from . import __version__
-from .quantities import SEED_PLAN
-from .validation import (
+from udfs import __version__
+from udfs.quantities import SEED_PLAN
+from udfs.validation import (
     SMALLEST_NORMAL,
     CommandError,
     InputError,
@@ -225,7 +225,7 @@ _PLAN_NAME = {**{n: n for n in _SAME_NAME}, "effective_tflops": "effective_tflop
 
 def _blank_rule_text(dest):
     """What a planner input left out takes, in words, from the one rule table."""
-    from .plan import RULES
+    from udfs.plan import RULES
 
     rule = RULES[_PLAN_NAME[dest]]
     if dest == "watts_per_accelerator":
@@ -243,7 +243,7 @@ def _engine_default(dest):
     """The engine's default for an engine-only input (None when the input is off when left out)."""
     import inspect
 
-    from . import engine
+    from udfs import engine
 
     if dest == "accelerators_per_node":
         fn = engine.failure_rate_from_node_days
@@ -254,7 +254,7 @@ def _engine_default(dest):
 
 
 def _help(dest, text):
-    from .plan import REQUIRED
+    from udfs.plan import REQUIRED
 
     if dest in _PLAN_NAME and _PLAN_NAME[dest] not in REQUIRED:
         return f"{text} (not given: {_blank_rule_text(dest)})"
@@ -364,7 +364,7 @@ _SILENT_NOTES = ("budget_status", "owner")
 
 def _note(name, value, why):
     """A :class:`udfs.plan.Note` (imported when an estimate is run: start-up stays light)."""
-    from .plan import Note
+    from udfs.plan import Note
 
     return Note(name, value, why)
 
@@ -380,7 +380,7 @@ def _verb(keys, singular, plural):
 
 def _preset_plan(args, given, notes):
     """The planner inputs of ``--preset``: the reference run's disclosed figures."""
-    from . import calibration, catalogue
+    from udfs import calibration, catalogue
 
     if not args.preset.strip():
         raise CommandError("--preset must name a reference run (see `compute-lab runs`)")
@@ -639,8 +639,8 @@ def _plan_from_args(args):
     beside resolve's arguments. Nothing is filled in silently, a flag that does not change
     the result says so in a note, and flags that contradict each other are an error.
     """
-    from . import catalogue
-    from .plan import resolve
+    from udfs import catalogue
+    from udfs.plan import resolve
 
     given = _given_flags(args)
     notes = []
@@ -738,7 +738,7 @@ def _unused_flag_notes(args, given, plan):
 
 
 def _node_rate_to_accelerator_rate(plan):
-    from . import engine
+    from udfs import engine
 
     per_node = plan.pop("failures_per_1000_node_days", None)
     per_node_size = plan.pop("accelerators_per_node", None)
@@ -840,7 +840,7 @@ RANGE_LINES = {
 
 def _ranges(plan, result):
     """P10 / P50 / P90 of the range quantities (udfs.ranges), or None when no range applies."""
-    from .ranges import estimate_ranges
+    from udfs.ranges import estimate_ranges
 
     r = plan.resolved
     if not (r.throughput_sigma > 0 or r.price_sigma > 0):
@@ -937,7 +937,7 @@ def _estimate_json(plan, result, ranges):
 
 
 def _run_estimate(args):
-    from . import engine
+    from udfs import engine
 
     plan = _plan_from_args(args)
     result = engine.estimate(**plan.arguments)  # every output finite, or OutOfRangeError
@@ -1032,14 +1032,14 @@ def runs_table():
     when fitted without it, the disclosed and predicted accelerator-hours, the error
     (predicted / disclosed - 1, in %) and whether the disclosed hours fall inside P10..P90.
     """
-    from . import calibration
+    from udfs import calibration
 
     return calibration.leave_one_out()[list(RUNS_COLUMNS)].reset_index(drop=True)
 
 
 def runs_summary():
     """The figures printed under the runs table: the default's and the former constant's."""
-    from . import calibration
+    from udfs import calibration
 
     chosen = calibration.loo_summary()
     legacy = calibration.model_comparison().loc[
@@ -1059,7 +1059,7 @@ def runs_summary():
 
 
 def _run_runs(args):
-    from . import calibration
+    from udfs import calibration
 
     df = runs_table()
     if args.json or args.csv:
@@ -1098,7 +1098,7 @@ def _run_runs(args):
 
 
 def _run_accelerators(args):
-    from . import catalogue
+    from udfs import catalogue
 
     df = catalogue.accelerators()
     if not (args.json or args.csv):
