@@ -20,10 +20,10 @@ from helpers import run_cli as _run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compute_lab.cli import _ESTIMATE_FLAGS
+from compute_lab.flags import ESTIMATE_FLAGS
 
 #: Every numeric flag of `estimate`, with the hidden aliases and --target-days.
-NUMBER_FLAGS = [flag for flag, _, _ in _ESTIMATE_FLAGS] + [
+NUMBER_FLAGS = [flag for flag, _, _ in ESTIMATE_FLAGS] + [
     "--training-tokens",
     "--usd-per-accelerator-hour",
     "--target-days",
