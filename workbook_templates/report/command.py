@@ -14,9 +14,10 @@ import numpy as np
 from udfs.validation import CommandError
 
 from ..reader import DEFAULT_MAX_BYTES
-from .consolidate import DEFAULT_TOLERANCE, consolidate
+from .consolidate import DEFAULT_TOLERANCE
 from .csv_files import CSV_FILES
 from .output import check_in_range, write_outputs
+from .tables import consolidate
 
 __all__ = ["PROG", "configure_parser", "run"]
 

@@ -34,7 +34,7 @@ __all__ = [
     "UNKNOWN_STATUS",
     "Run",
     "Consolidation",
-    "consolidate",
+    "consolidate_files",
     "out_of_range",
     "RANGE_RULE",
 ]
@@ -367,18 +367,17 @@ def _read_one(path, max_bytes):
     return planner, runs
 
 
-def consolidate(
+def consolidate_files(
     paths, *, max_bytes=DEFAULT_MAX_BYTES, tolerance=DEFAULT_TOLERANCE, fiscal_year_start=1
 ):
-    """Read, recompute and consolidate ``paths``.
+    """Read and recompute ``paths``: a :class:`Consolidation` without its tables yet.
 
     A file that cannot be read, or any of whose scenarios the engine rejects, is left out
     and its :class:`~workbook_templates.reader.PlannerError` (every problem in it) is in
     ``.bad``; the caller decides whether that stops the run. ``fiscal_year_start`` (1-12) is
-    the first month of the fiscal year of the period tables.
+    the first month of the fiscal year of the period tables. The checks and the tables come
+    next (:func:`workbook_templates.report.tables.consolidate` does all of it).
     """
-    from .tables import build_tables  # the pandas tables of the consolidation
-
     planners, runs, bad, mismatch_rows = [], [], [], []
     for path in paths:
         try:
@@ -394,7 +393,6 @@ def consolidate(
                            fiscal_year_start=fiscal_year_start,
                            mismatch_rows=mismatch_rows)  # fmt: skip
     result.duplicates = duplicates(runs)
-    result.tables = build_tables(result)
     return result
 
 
