@@ -114,27 +114,29 @@ def _base_plan(args, given, notes):
     return plan, args.accelerator
 
 
-class _Plan:
-    """One command line's plan: the planner inputs, resolve's answer, the engine's arguments.
+class _Estimate:
+    """One command line's plan: the planner inputs, resolve's answer, the notes.
 
     Attributes
     ----------
     inputs : dict
         Planner inputs (``PLAN_INPUTS`` names) handed to :func:`udfs.plan.resolve`.
     resolved : udfs.plan.Resolved
-        What resolve made of them.
-    arguments : dict
-        Keyword arguments for :func:`udfs.engine.estimate`: resolve's, with the engine-only
-        flags (failures, scaling, ownership, memory, other costs) on top.
+        What resolve made of them, with the engine-only flags (failures, scaling, ownership,
+        memory, other costs): ``resolved.plan`` is the :class:`udfs.engine.Plan` estimated.
     notes : list of Note
         Every default applied (resolve's) and every note of the command line's own.
     """
 
-    def __init__(self, inputs, resolved, arguments, notes):
+    def __init__(self, inputs, resolved, notes):
         self.inputs = inputs
         self.resolved = resolved
-        self.arguments = arguments
         self.notes = notes
+
+    @property
+    def arguments(self):
+        """The plan's inputs set, by engine name (``--json``'s ``"inputs"``)."""
+        return self.resolved.arguments
 
 
 def _given_flags(args):
@@ -203,8 +205,8 @@ def _plan_from_args(args):
 
     The flags, a preset or the DeepSeek-V3-like example plan give the planner inputs;
     ``udfs.plan.resolve`` fills every input left out by its one rule table (``RULES``) and
-    says so in a note; the engine-only flags (failures, scaling, ownership) go to the engine
-    beside resolve's arguments. Nothing is filled in silently, a flag that does not change
+    says so in a note, and adds the engine-only flags (failures, scaling, ownership) to the
+    :class:`udfs.engine.Plan` it builds. Nothing is filled in silently, a flag that does not change
     the result says so in a note, and flags that contradict each other are an error.
     """
     from udfs import catalogue
@@ -220,16 +222,9 @@ def _plan_from_args(args):
         accel = catalogue.accelerator(accel_name, argument="--accelerator")
         inputs["accelerator_name"] = accel["name"]
     example_throughput = _throughput_inputs(args, given, inputs, accel)
-    resolved = resolve(inputs, precision=args.precision or "bf16")
-    arguments = dict(resolved.arguments)
+    resolved = resolve(inputs, precision=args.precision or "bf16", engine_inputs=extras)
+    arguments = resolved.arguments
     applied = [n for n in resolved.notes if n.name not in _SILENT_NOTES]
-    if "failures_per_accelerator_day" in extras and "goodput" not in given:
-        arguments.pop("goodput", None)  # derived from the failure rate instead
-        applied = [n for n in applied if n.name != "goodput"]
-    if "purchase_usd_per_accelerator" in extras:
-        arguments.pop("usd_per_accelerator_hour", None)  # the ownership price instead
-        applied = [n for n in applied if n.name != "usd_per_accelerator_hour"]
-    arguments.update(extras)
     example_model = args.preset is None and not any(k in given for k in _MODEL_KEYS)
     if example_model and accel is None and "watts_per_accelerator" not in given:
         # The example plan's own draw (its planner column names an H800 SXM, whose TDP is not
@@ -249,7 +244,7 @@ def _plan_from_args(args):
         args.engine_flags.setdefault("active_params", "--total-params")
     notes = [*notes, *([example_throughput] if example_throughput else []), *applied]
     notes.extend(_unused_flag_notes(args, given, arguments))
-    return _Plan(inputs, resolved, arguments, notes)
+    return _Estimate(inputs, resolved, notes)
 
 
 def _check_batch_within_run(arguments):
@@ -331,7 +326,7 @@ def run_estimate(args):
     from udfs import engine
 
     plan = _plan_from_args(args)
-    result = engine.estimate(**plan.arguments)  # every output finite, or OutOfRangeError
+    result = engine.estimate(plan.resolved.plan)  # every output finite, or OutOfRangeError
     if args.target_days is not None:
         days = args.target_days
         result["accelerators_for_target_days"] = check_result(

@@ -923,7 +923,7 @@ def _plan_quantiles(function, quantity, p, values):
         try:
             resolved = plan.resolve(inputs)
             with np.errstate(all="ignore"):  # every output is checked by the engine
-                point = engine.estimate(**resolved.arguments)
+                point = engine.estimate(resolved.plan)
         except InputError as err:
             raise _plan_error(function, err, cells, shape, i) from None
         points.append([float(point[q]) for q in QUANTILE_QUANTITIES])

@@ -39,10 +39,12 @@ import math
 from dataclasses import dataclass, field
 
 from . import calibration, catalogue, engine, model
+from .engine import Plan
 from .quantities import BUDGET_STATUSES, PLAN_INPUTS
 from .validation import InputError, is_blank
 
 __all__ = [
+    "Plan",
     "Note",
     "Rule",
     "Resolved",
@@ -190,12 +192,15 @@ RULES = _rules()
 
 @dataclass
 class Resolved:
-    """Engine keyword arguments for :func:`udfs.engine.estimate`, and the defaults applied.
+    """One plan, resolved: the engine's :class:`~udfs.engine.Plan`, and the defaults applied.
 
     Attributes
     ----------
+    plan : udfs.engine.Plan
+        The frozen record :func:`udfs.engine.estimate` takes.
     arguments : dict
-        Keyword arguments for :func:`udfs.engine.estimate`.
+        The same inputs as keyword arguments (those set; the others take the engine's
+        defaults).
     notes : list of Note
         One per blank input that took a default, in input order.
     throughput_source : str
@@ -207,6 +212,7 @@ class Resolved:
         One of :data:`udfs.quantities.BUDGET_STATUSES` ("Proposed" when blank).
     """
 
+    plan: Plan
     arguments: dict
     notes: list = field(default_factory=list)
     throughput_source: str = THROUGHPUT_SOURCES[2]
@@ -279,8 +285,9 @@ def _blank_value(name, kwargs, accel, precision="bf16"):
     return RULES[name].default
 
 
-def resolve(inputs, precision="bf16"):
-    """Engine arguments for one plan, and a :class:`Note` for every default applied.
+def resolve(inputs, precision="bf16", engine_inputs=None):
+    """The engine's :class:`~udfs.engine.Plan` for one plan, and a :class:`Note` for every
+    default applied.
 
     Parameters
     ----------
@@ -288,11 +295,17 @@ def resolve(inputs, precision="bf16"):
         Input name (as in ``PLAN_INPUTS``) to value; blank cells are None or "".
     precision : {"bf16", "fp8"}
         Which catalogue peak a blank ``peak_tflops`` takes (the planner: always BF16).
+    engine_inputs : mapping, optional
+        The engine's own inputs beyond the planner's (failures, scaling, ownership, memory,
+        other costs: the command line's flags), by :class:`~udfs.engine.Plan` field name.
+        A failure rate derives the goodput, so a blank goodput takes no default; a purchase
+        price gives the hourly price, so the plan's price per accelerator-hour is left out.
 
     Returns
     -------
     Resolved
-        ``arguments`` for :func:`udfs.engine.estimate`; ``notes`` in input order;
+        ``plan`` for :func:`udfs.engine.estimate` (and the same as keyword ``arguments``);
+        ``notes`` in input order;
         ``throughput_source``; ``throughput_sigma`` and ``price_sigma`` for
         :func:`udfs.ranges.estimate_ranges`; ``budget_status``.
 
@@ -344,9 +357,21 @@ def resolve(inputs, precision="bf16"):
     if spreads["price_range_pct"] is None:
         spreads["price_range_pct"] = use("price_range_pct", into=False)
     notes.sort(key=lambda n: _ORDER[n.name])
+    kwargs, notes = _with_engine_inputs(kwargs, notes, inputs, engine_inputs or {})
     sigmas = model.evaluate(spreads, ["throughput_sigma", "price_sigma"])
-    return Resolved(kwargs, notes, source, sigmas["throughput_sigma"], sigmas["price_sigma"],
-                    status)  # fmt: skip
+    return Resolved(Plan(**kwargs), kwargs, notes, source, sigmas["throughput_sigma"],
+                    sigmas["price_sigma"], status)  # fmt: skip
+
+
+def _with_engine_inputs(kwargs, notes, inputs, engine_inputs):
+    """The plan's arguments with the engine-only inputs on top, and the notes still true."""
+    dropped = set()
+    if "failures_per_accelerator_day" in engine_inputs and is_blank(inputs.get("goodput")):
+        dropped.add("goodput")  # derived from the failure rate instead
+    if "purchase_usd_per_accelerator" in engine_inputs:
+        dropped.add("usd_per_accelerator_hour")  # the ownership price instead
+    kwargs = {k: v for k, v in kwargs.items() if k not in dropped} | dict(engine_inputs)
+    return kwargs, [n for n in notes if n.name not in dropped]
 
 
 _ORDER = {q.name: i for i, q in enumerate(PLAN_INPUTS)}
@@ -392,4 +417,4 @@ def estimate_scenario(inputs):
     >>> round(r["rental_cost_usd"])
     4563333
     """
-    return engine.estimate(**engine_arguments(inputs))
+    return engine.estimate(resolve(inputs).plan)

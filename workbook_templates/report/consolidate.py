@@ -164,7 +164,7 @@ def _estimate(inputs):
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         resolved = plan.resolve(inputs)
-        return resolved, engine.estimate(**resolved.arguments)
+        return resolved, engine.estimate(resolved.plan)
 
 
 def _bad_outputs(outputs):
