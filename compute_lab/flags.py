@@ -6,6 +6,16 @@ from __future__ import annotations
 
 import re
 
+from udfs import quantities
+from udfs.quantities import (
+    ENGINE_INPUTS,
+    MAX_AMORTISATION_YEARS,
+    MIN_AMORTISATION_YEARS,
+    MIN_UTILISATION,
+    MODEL_CONSTANTS,
+    MODEL_INPUTS,
+    PLAN_INPUTS,
+)
 from udfs.validation import (
     InputError,
     OutOfRangeError,
@@ -19,104 +29,19 @@ from udfs.validation import (
 
 from .numbers import accelerator_count, fraction, parse_number
 
-# ---------------------------------------------------------------------------------------------
-# estimate
-# ---------------------------------------------------------------------------------------------
+SPEC_FLAGS = quantities.ESTIMATE_FLAGS
+_SPEC_BY_NAME = {f.name: f for f in SPEC_FLAGS}
 
-#: (flag, engine argument, help). Numbers accept 671B / 14.8T forms. What a flag left out
-#: takes is not written here: ``_help`` adds it from udfs.plan.RULES (the planner's inputs)
-#: or from the engine's own defaults (the engine-only inputs).
-ESTIMATE_FLAGS = [
-    ("--total-params", "total_params", "all parameters, e.g. 671B"),
-    ("--active-params", "active_params", "parameters active per token"),
-    ("--tokens", "training_tokens", "training tokens, e.g. 14.8T"),
-    ("--accelerators", "accelerators", "accelerators in the job, a whole number up to 1e9"),
-    (
-        "--effective-tflops",
-        "effective_tflops",
-        "sustained TFLOP/s per accelerator, used as is (at most 1e6)",
-    ),
-    ("--peak-tflops", "peak_tflops", "peak TFLOP/s per accelerator (at most 1e6)"),
-    ("--mfu", "mfu", "model FLOPs utilisation, (0, 1] or 40%%"),
-    ("--goodput", "goodput", "share of time training, (0, 1]"),
-    (
-        "--throughput-range",
-        "throughput_range_pct",
-        "uncertainty of the throughput: P90 / P50 - 1 of accelerator-hours, e.g. 15%% "
-        "(P90 15%% above P50, P10 at P50 / 1.15)",
-    ),
-    ("--usd-per-hour", "usd_per_accelerator_hour", "US$ per accelerator-hour"),
-    (
-        "--price-range",
-        "price_range_pct",
-        "uncertainty of the price per accelerator-hour, P90 / P50 - 1, e.g. 10%%",
-    ),
-    ("--watts", "watts_per_accelerator", "W per accelerator"),
-    ("--server-overhead", "server_overhead", "server power / accelerator power, >= 1"),
-    ("--pue", "pue", "data-centre PUE, >= 1"),
-    ("--usd-per-kwh", "usd_per_kwh", "electricity price, US$/kWh"),
-    ("--grams-co2-per-kwh", "grams_co2_per_kwh", "grid carbon intensity, gCO2/kWh"),
-    ("--checkpoint-bytes-per-param", "checkpoint_bytes_per_param", "2 = BF16 weights only"),
-    (
-        "--failures-per-accelerator-day",
-        "failures_per_accelerator_day",
-        "failure rate; derives goodput from Young/Daly checkpointing",
-    ),
-    (
-        "--failures-per-1000-node-days",
-        "failures_per_1000_node_days",
-        "failure rate per 1,000 node-days instead (Meta RSC: 2.34 and 6.50)",
-    ),
-    ("--accelerators-per-node", "accelerators_per_node", "for the node-day rate, a whole number"),
-    ("--checkpoint-write-minutes", "checkpoint_write_minutes", "stall per checkpoint"),
-    ("--restart-minutes", "restart_minutes", "failure to training again"),
-    (
-        "--global-batch-tokens",
-        "global_batch_tokens",
-        "tokens per step, at most the training tokens; enables sub-linear scaling",
-    ),
-    (
-        "--tensor-parallel",
-        "tensor_parallel",
-        "tensor-parallel degree, a whole number (scaling model)",
-    ),
-    (
-        "--pipeline-parallel",
-        "pipeline_parallel",
-        "pipeline-parallel degree, a whole number (scaling model)",
-    ),
-    (
-        "--sequence-tokens",
-        "sequence_tokens",
-        "sequence length in tokens, a whole number (scaling model)",
-    ),
-    ("--pipeline-interleave", "pipeline_interleave", "virtual pipeline stages, a whole number"),
-    ("--interconnect-gb-per-s", "interconnect_gb_per_s", "scale-out GB/s per accelerator"),
-    ("--comm-overlap", "comm_overlap", "share of all-reduce hidden, [0, 1)"),
-    ("--hbm-gb", "hbm_gb", "HBM per accelerator, GB"),
-    (
-        "--training-state-bytes-per-param",
-        "training_state_bytes_per_param",
-        "16 = mixed-precision Adam",
-    ),
-    (
-        "--purchase-usd-per-accelerator",
-        "purchase_usd_per_accelerator",
-        "owned hardware: capital cost per accelerator, at most US$1e9 (instead of --usd-per-hour)",
-    ),
-    ("--amortisation-years", "amortisation_years", "owned hardware: years, 1/365 (a day) to 100"),
-    ("--utilisation", "utilisation", "owned hardware: busy share, 0.01 (1%%) to 1"),
-    ("--other-costs-usd", "other_costs_usd", "other costs added to the total, US$, at most 1e15"),
-]
+#: (flag, engine argument, help) of every number flag, from the quantities spec
+#: (:data:`udfs.quantities.ESTIMATE_FLAGS`). Numbers accept 671B / 14.8T forms. What a flag
+#: left out takes is not written there: ``_help`` adds it from udfs.plan.RULES (the planner's
+#: inputs) or from the spec's defaults (the engine's own inputs).
+ESTIMATE_FLAGS = [(f.flag, f.name, f.help) for f in SPEC_FLAGS]
 
+_QUANTITIES = {q.name: q for q in (*PLAN_INPUTS, *MODEL_INPUTS, *MODEL_CONSTANTS, *ENGINE_INPUTS)}
 #: Flag destination -> the planner input (udfs.quantities.PLAN_INPUTS) it fills; the other
 #: flags are the engine's own inputs, beyond the planner (failures, scaling, ownership...).
-_SAME_NAME = ("total_params", "active_params", "training_tokens", "accelerators",
-              "peak_tflops", "mfu", "goodput", "throughput_range_pct",
-              "usd_per_accelerator_hour", "price_range_pct", "watts_per_accelerator",
-              "server_overhead", "pue", "usd_per_kwh", "grams_co2_per_kwh",
-              "checkpoint_bytes_per_param")  # fmt: skip
-PLAN_NAME = {**{n: n for n in _SAME_NAME}, "effective_tflops": "effective_tflops_input"}
+PLAN_NAME = {f.name: f.quantity for f in SPEC_FLAGS if f.quantity in {q.name for q in PLAN_INPUTS}}
 
 
 def _blank_rule_text(dest):
@@ -135,18 +60,9 @@ def _blank_rule_text(dest):
     return f"{rule.default:g}"
 
 
-def _engine_default(dest):
-    """The engine's default for an engine-only input (None when the input is off when left out)."""
-    import inspect
-
-    from udfs import engine
-
-    if dest == "accelerators_per_node":
-        fn = engine.failure_rate_from_node_days
-    else:
-        fn = engine.estimate
-    param = inspect.signature(fn).parameters.get(dest)
-    return None if param is None else param.default
+def _spec_default(dest):
+    """The spec's default of an input beyond the planner's (None when it is off when left out)."""
+    return _QUANTITIES[_SPEC_BY_NAME[dest].quantity].default
 
 
 def _help(dest, text):
@@ -154,7 +70,7 @@ def _help(dest, text):
 
     if dest in PLAN_NAME and PLAN_NAME[dest] not in REQUIRED:
         return f"{text} (not given: {_blank_rule_text(dest)})"
-    default = _engine_default(dest)
+    default = _spec_default(dest)
     if isinstance(default, int | float) and not isinstance(default, bool) and default != 0:
         return f"{text} (not given: {default:g})"
     return text
@@ -213,7 +129,8 @@ def configure_estimate(p):
         kind = accelerator_count if dest == "accelerators" else parse_number
         kind = fraction if dest.endswith("_pct") else kind
         metavar = "PCT" if dest.endswith("_pct") else "N"
-        p.add_argument(flag, dest=dest, metavar=metavar, help=_help(dest, help_text), type=kind)
+        help_text = _help(dest, help_text.replace("%", "%%"))
+        p.add_argument(flag, dest=dest, metavar=metavar, help=help_text, type=kind)
     # Aliases, listed in --help: the planner's names. Giving both names of one setting is
     # refused ("set the same thing"), like a repeated flag.
     p.add_argument(
@@ -252,17 +169,6 @@ def _range_pct(name, value):
         )
 
 
-#: Bounds of the command line beyond the engine's rules: a value past them is a typo or a test
-#: of the tool, never a plan, and would print figures of hundreds of digits (docs/refused.md).
-MAX_COUNT = 1e9  # accelerators, parallel degrees, sequence tokens, accelerators per node
-MAX_TFLOPS = 1e6  # per accelerator: an H100 SXM peaks at 989 dense BF16 TFLOP/s
-MAX_PURCHASE_USD = 1e9  # per accelerator
-MAX_OTHER_COSTS_USD = 1e15
-MIN_AMORTISATION_YEARS = 1 / 365  # one day
-MAX_AMORTISATION_YEARS = 100.0
-MIN_UTILISATION = 0.01  # 1%
-
-
 def _at_most(check, maximum, text=None):
     """``check``, then at most ``maximum`` ("must be at most 1e+09 ...")."""
 
@@ -271,12 +177,6 @@ def _at_most(check, maximum, text=None):
             raise InputError(name, f"must be at most {text or format(maximum, 'g')}", value=value)
 
     return rule
-
-
-def _count(name, value):
-    """A count: a whole number from 1 to 1e9 (``check_count``, ``check_whole``)."""
-    check = check_whole if name == "accelerators" else check_count
-    _at_most(check, MAX_COUNT, "1e9")(name, value)
 
 
 def _amortisation_years(name, value):
@@ -290,62 +190,33 @@ def _utilisation(name, value):
         raise InputError(name, "must be at least 0.01 (1%) and at most 1", value=value)
 
 
-#: The range rule of each number flag (the engine's, and the command line's bounds above),
-#: checked before anything else so that a bad value is named even where the flag would not
-#: apply.
-FLAG_RULES = {
-    **dict.fromkeys(
-        (
-            "total_params",
-            "active_params",
-            "training_tokens",
-            "watts_per_accelerator",
-            "checkpoint_bytes_per_param",
-            "failures_per_accelerator_day",
-            "checkpoint_write_minutes",
-            "global_batch_tokens",
-            "interconnect_gb_per_s",
-            "hbm_gb",
-            "training_state_bytes_per_param",
-            "target_days",
-        ),
-        check_positive,
-    ),
-    **dict.fromkeys(
-        (
-            "usd_per_accelerator_hour",
-            "usd_per_kwh",
-            "grams_co2_per_kwh",
-            "failures_per_1000_node_days",
-            "restart_minutes",
-        ),
-        check_non_negative,
-    ),
-    **dict.fromkeys(("mfu", "goodput"), check_fraction),
-    **dict.fromkeys(
-        ("server_overhead", "pue"), lambda name, value: check_at_least(name, value, 1.0)
-    ),
-    **dict.fromkeys(("throughput_range_pct", "price_range_pct"), _range_pct),
-    **dict.fromkeys(
-        (
-            "accelerators",
-            "tensor_parallel",
-            "pipeline_parallel",
-            "pipeline_interleave",
-            "sequence_tokens",
-            "accelerators_per_node",
-        ),
-        _count,
-    ),
-    **dict.fromkeys(
-        ("effective_tflops", "peak_tflops"),
-        _at_most(check_positive, MAX_TFLOPS, "1e6 TFLOP/s per accelerator"),
-    ),
-    "purchase_usd_per_accelerator": _at_most(
-        check_non_negative, MAX_PURCHASE_USD, "US$1e9 per accelerator"
-    ),
-    "other_costs_usd": _at_most(check_non_negative, MAX_OTHER_COSTS_USD, "US$1e15"),
-    "amortisation_years": _amortisation_years,
+def _at_least_one(name, value):
+    return check_at_least(name, value, 1.0)
+
+
+#: The spec's rule names (:class:`udfs.quantities.Flag`'s ``check``) and their functions.
+CHECKS = {
+    "positive": check_positive,
+    "non_negative": check_non_negative,
+    "fraction": check_fraction,
+    "at_least_one": _at_least_one,
+    "below_one": _below_one,
+    "range_pct": _range_pct,
+    "count": check_count,
+    "whole": check_whole,
+    "years": _amortisation_years,
     "utilisation": _utilisation,
-    "comm_overlap": _below_one,
 }
+
+
+def _rule(flag):
+    check = CHECKS[flag.check]
+    if flag.maximum is None:
+        return check
+    return _at_most(check, flag.maximum, flag.maximum_text)
+
+
+#: The range rule of each number flag (the engine's, and the command line's bounds of the
+#: spec), checked before anything else so that a bad value is named even where the flag
+#: would not apply.
+FLAG_RULES = {f.name: _rule(f) for f in SPEC_FLAGS} | {"target_days": check_positive}

@@ -36,6 +36,9 @@ import numpy as np
 
 from . import formula as _formula
 from . import model as _model
+from .quantities import ENGINE_INPUTS as _ENGINE_INPUTS
+from .quantities import MODEL_CONSTANTS as _MODEL_CONSTANTS
+from .quantities import MODEL_INPUTS as _MODEL_INPUTS
 from .validation import (
     InputError,
     OutOfRangeError,
@@ -1073,6 +1076,10 @@ def _checked_results(function):
     return checked
 
 
+#: The defaults of the engine's own inputs (and its constants), from the quantities spec.
+_DEFAULT = {q.name: q.default for q in (*_ENGINE_INPUTS, *_MODEL_INPUTS, *_MODEL_CONSTANTS)}
+
+
 @dataclass(frozen=True, eq=False)
 class Plan:
     """One training plan as the engine reads it: one field per input of :func:`estimate`.
@@ -1082,7 +1089,8 @@ class Plan:
     NaN, or another input stands in for it: see :func:`estimate`). The record is frozen:
     :func:`udfs.plan.resolve` builds it from any face's inputs (a planner column, an Excel
     formula's arguments, the command line's flags), and :func:`estimate` reads it, step by
-    step. The fields' defaults are the engine's.
+    step. The defaults of the engine's own inputs (failures, scaling, ownership, memory, other
+    costs) are the quantities spec's (:data:`udfs.quantities.ENGINE_INPUTS`).
     """
 
     total_params: object
@@ -1100,22 +1108,22 @@ class Plan:
     usd_per_kwh: object = None
     grams_co2_per_kwh: object = None
     checkpoint_bytes_per_param: object = 2.0
-    failures_per_accelerator_day: object = None
-    checkpoint_write_minutes: object = 1.0
-    restart_minutes: object = 10.0
-    global_batch_tokens: object = None
-    tensor_parallel: object = 1.0
-    pipeline_parallel: object = 1.0
-    sequence_tokens: object = 8192.0
-    pipeline_interleave: object = 1.0
-    interconnect_gb_per_s: object = 50.0
-    comm_overlap: object = 0.0
-    hbm_gb: object = None
-    training_state_bytes_per_param: object = 16.0
-    purchase_usd_per_accelerator: object = None
-    amortisation_years: object = 4.0
-    utilisation: object = 1.0
-    other_costs_usd: object = 0.0
+    failures_per_accelerator_day: object = _DEFAULT["failures_per_accelerator_day"]
+    checkpoint_write_minutes: object = _DEFAULT["checkpoint_write_minutes"]
+    restart_minutes: object = _DEFAULT["restart_minutes"]
+    global_batch_tokens: object = _DEFAULT["global_batch_tokens"]
+    tensor_parallel: object = _DEFAULT["tensor_parallel"]
+    pipeline_parallel: object = _DEFAULT["pipeline_parallel"]
+    sequence_tokens: object = _DEFAULT["sequence_tokens"]
+    pipeline_interleave: object = _DEFAULT["pipeline_interleave"]
+    interconnect_gb_per_s: object = _DEFAULT["interconnect_gb_per_s"]
+    comm_overlap: object = _DEFAULT["comm_overlap"]
+    hbm_gb: object = _DEFAULT["hbm_gb"]
+    training_state_bytes_per_param: object = _DEFAULT["training_state_bytes_per_param"]
+    purchase_usd_per_accelerator: object = _DEFAULT["purchase_usd_per_accelerator"]
+    amortisation_years: object = _DEFAULT["amortisation_years"]
+    utilisation: object = _DEFAULT["utilisation"]
+    other_costs_usd: object = _DEFAULT["other_costs_usd"]
 
 
 def estimate(*args, **kwargs):
@@ -1161,7 +1169,12 @@ def estimate(*args, **kwargs):
     return _estimate(Plan(*args, **kwargs))
 
 
-estimate.__signature__ = inspect.signature(Plan)
+estimate.__signature__ = inspect.Signature(  # Plan's fields, as estimate's parameters
+    [
+        q.replace(annotation=inspect.Parameter.empty)
+        for q in inspect.signature(Plan).parameters.values()
+    ]
+)
 
 
 @_checked_results
