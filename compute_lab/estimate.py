@@ -5,12 +5,7 @@ printed (:mod:`compute_lab.figures`)."""
 from __future__ import annotations
 
 from udfs.quantities import SEED_PLAN
-from udfs.validation import (
-    CommandError,
-    InputError,
-    check_result,
-    is_blank,
-)
+from udfs.validation import CommandError, InputError, check_result, is_blank
 
 from .figures import (
     estimate_json,

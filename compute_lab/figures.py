@@ -12,8 +12,6 @@ import numpy as np
 
 from .flags import FLAG_OF
 
-# -- notes, ranges and the printed figures ----------------------------------------------------
-
 _PERCENT_NOTES = ("mfu", "goodput", "throughput_range_pct", "price_range_pct")
 
 

@@ -7,9 +7,7 @@ import argparse
 import math
 import re
 
-from udfs.validation import (
-    SMALLEST_NORMAL,
-)
+from udfs.validation import SMALLEST_NORMAL
 
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
 # ASCII only (re.ASCII: \d is 0-9, not every Unicode digit). Thousands grouped by three with

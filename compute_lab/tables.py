@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from udfs.validation import (
-    is_blank,
-)
-
-# ---------------------------------------------------------------------------------------------
-# runs, accelerators
-# ---------------------------------------------------------------------------------------------
+from udfs.validation import is_blank
 
 
 def configure_table(p):
