@@ -783,10 +783,10 @@ def test_an_engine_input_error_names_the_input_cell(good, tmp_path, monkeypatch,
 
     real = _real_estimate()
 
-    def estimate(**kwargs):
-        if kwargs.get("usd_per_kwh", 0) > 0.09:  # PLAN_B's 0.1, not PLAN_A's 0.08
+    def estimate(plan):  # the report hands the engine one Plan
+        if (plan.usd_per_kwh or 0) > 0.09:  # PLAN_B's 0.1, not PLAN_A's 0.08
             raise InputError("usd_per_kwh", "drives electricity_cost_usd to infinity")
-        return real(**kwargs)
+        return real(plan)
 
     monkeypatch.setattr(engine, "estimate", estimate)
     assert report_cli(good, "--out", tmp_path / "h.xlsx") == 2
@@ -806,8 +806,8 @@ def test_an_engine_input_error_on_an_output_finds_the_driving_input(
 
     real = _real_estimate()
 
-    def estimate(**kwargs):
-        out = real(**kwargs)
+    def estimate(plan):  # the report hands the engine one Plan
+        out = real(plan)
         if out["total_cost_usd"] > 1e200:
             raise InputError("total_cost_usd", "is not a finite number")
         return out
