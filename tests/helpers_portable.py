@@ -71,6 +71,21 @@ ARRAY_FORMULA = Rule(
     "an array (CSE) formula: engines differ in how they size and spill it; write one scalar "
     "formula per cell",
 )
+MISSING_IN_AN_ENGINE = Rule(
+    "function-every-engine-has",
+    "an Excel 2010 function Gnumeric 1.12 does not have (NORM.S.DIST, AGGREGATE, "
+    "CEILING.PRECISE, FLOOR.PRECISE, T.DIST: #NAME?); use an older equivalent (NORMSDIST...)",
+)
+STRUCTURED_REFERENCE = Rule(
+    "no-structured-reference",
+    "a Table reference (Table[column]) or an external-book reference: Gnumeric 1.12 cannot "
+    "read it (the cell becomes an error) and drops the Table; refer to the cell range",
+)
+SUBTOTAL_NUMBER = Rule(
+    "subtotal-function-number",
+    "SUBTOTAL's function number must be a literal 1 to 11: Gnumeric gives #NUM! for the "
+    "101-111 forms (those that skip hidden rows, Excel's Table default)",
+)
 TEXT_ARITHMETIC = Rule(
     "no-text-arithmetic",
     'text in arithmetic ("5"*1): Excel converts it, LibreOffice converts it or gives #VALUE! '
@@ -82,12 +97,16 @@ RULES = (
     EXCEL_2010,
     XLFN_PREFIX,
     ENGINE_SPECIFIC,
+    MISSING_IN_AN_ENGINE,
+    STRUCTURED_REFERENCE,
+    SUBTOTAL_NUMBER,
     ARRAY_FORMULA,
     TEXT_ARITHMETIC,
 )
 
-#: Functions Excel 2010 added, stored in the file as ``_xlfn.NAME`` (the ones a spec formula
-#: may use, and their siblings).
+#: Functions Excel 2010 added, stored in the file as ``_xlfn.NAME``. Each was recalculated in
+#: LibreOffice and Gnumeric 1.12.55 (the same value to 1e-15), except those in
+#: :data:`MISSING_IN_GNUMERIC`.
 XLFN_2010 = {
     "NORM.S.INV", "NORM.S.DIST", "NORM.INV", "NORM.DIST", "LOGNORM.INV", "LOGNORM.DIST",
     "PERCENTILE.INC", "PERCENTILE.EXC", "QUARTILE.INC", "QUARTILE.EXC", "STDEV.S", "STDEV.P",
@@ -95,6 +114,8 @@ XLFN_2010 = {
     "AGGREGATE", "T.DIST", "T.INV", "CHISQ.DIST", "EXPON.DIST", "GAMMA.DIST", "BINOM.DIST",
     "CONFIDENCE.NORM",
 }  # fmt: skip
+#: Excel 2010 functions Gnumeric 1.12.55 answers with #NAME?.
+MISSING_IN_GNUMERIC = {"NORM.S.DIST", "AGGREGATE", "CEILING.PRECISE", "FLOOR.PRECISE", "T.DIST"}
 #: Functions that exist only after Excel 2010, or only as dynamic arrays.
 LATE_FUNCTIONS = {
     "XLOOKUP", "XMATCH", "LET", "LAMBDA", "FILTER", "SORT", "SORTBY", "UNIQUE", "SEQUENCE",
@@ -188,6 +209,11 @@ def _is_range(item, ranges):
     return False
 
 
+def _check_operand(item, found):
+    if item.type == "OPERAND" and item.subtype == "RANGE" and "[" in item.value:
+        found.add(STRUCTURED_REFERENCE)
+
+
 def _takes_range(call, position):
     spec = RANGE_ARGUMENTS.get(call.name.removeprefix("_XLFN."))
     if spec == "all":
@@ -208,6 +234,9 @@ def _walk(call, ranges, found):
             elif _is_range(item, ranges) or (built and item.value == ":"):
                 if not (alone and _takes_range(call, position)):
                     found.add(RANGE_AS_VALUE)
+                _check_operand(item, found)
+            elif isinstance(item, _Token) and item.subtype == "RANGE":
+                _check_operand(item, found)
             elif isinstance(item, _Token) and item.subtype == "TEXT":
                 near = [arg[j] for j in (i - 1, i + 1) if 0 <= j < len(arg)]
                 if any(isinstance(n, _Token) and n.value in _ARITHMETIC for n in near):
@@ -221,9 +250,16 @@ def _check_call(call, found):
     bare = name.removeprefix("_XLFN.")
     if bare in _ENGINE_SPECIFIC:
         found.add(ENGINE_SPECIFIC)
+    if name == "SUBTOTAL":
+        first = call.args[0]
+        number = first[0].value if len(first) == 1 and isinstance(first[0], _Token) else ""
+        if not (number.isdigit() and 1 <= int(number) <= 11):
+            found.add(SUBTOTAL_NUMBER)
     if name.startswith("_XLFN."):
         if bare not in XLFN_2010:
             found.add(EXCEL_2010)
+        elif bare in MISSING_IN_GNUMERIC:
+            found.add(MISSING_IN_AN_ENGINE)
     elif name in XLFN_2010:
         found.add(XLFN_PREFIX)
     elif name in LATE_FUNCTIONS or name not in FORMULAE:

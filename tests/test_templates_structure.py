@@ -80,6 +80,18 @@ LINT_CASES = {
     ),
     "xlfn-prefix": (["=NORM.S.INV(0.9)"], ["=_xlfn.NORM.S.INV(0.9)"]),
     "engine-specific-function": (['=INDIRECT("A1")', "=OFFSET(A1,1,0)"], ["=A2"]),
+    "function-every-engine-has": (
+        ["=_xlfn.NORM.S.DIST(1,TRUE)", "=_xlfn.AGGREGATE(9,5,A1:A3)"],
+        ["=NORMSDIST(1)", "=_xlfn.NORM.S.INV(0.9)"],
+    ),
+    "no-structured-reference": (
+        ["=SUBTOTAL(9,Runs[Amount])", "=SUM(Runs[Amount])", "=[1]Sheet1!A1"],
+        ["=SUBTOTAL(9,B2:B4)", "=SUM(Runs!B2:B4)"],
+    ),
+    "subtotal-function-number": (
+        ["=SUBTOTAL(109,B2:B4)", "=SUBTOTAL(A1,B2:B4)", "=SUBTOTAL(12,B2:B4)"],
+        ["=SUBTOTAL(9,B2:B4)", "=SUBTOTAL(1,B2:B4)"],
+    ),
     "no-text-arithmetic": (['="5"*2', '=1+"2"'], ['="a"&A1', '=IF(A1="OK",1,2)']),
 }  # fmt: skip
 
