@@ -4,7 +4,8 @@ The three templates, the example plan and the planner filled as a user would (tw
 random plans, a fully typed plan, inputs that slip past validation: ``helpers.VARIANTS``) are
 recalculated by LibreOffice (conftest ``_recalculated_all``) and by Gnumeric
 (``ssconvert --recalc``, conftest ``gnumeric_recalculated``), and every formula cell of the
-generated file is compared between the two by what it means:
+generated file is compared between the two by what it means (so are the budget-state and
+range planners of tests/helpers_planner.py, recalculated in their own calls):
 
 - numbers to a relative 1e-12 (``REL``); 0 only equals 0;
 - text equal; an empty text result equals an empty cell (LibreOffice saves ``""`` as a cell
@@ -155,6 +156,27 @@ def test_gnumeric_master_checks(gnumeric_recalculated):
     for name, path in gnumeric_recalculated.items():
         got = row_values(openpyxl.load_workbook(path, data_only=True), "master_check")
         assert got == [name != "planner-bad.xlsx"], name
+
+
+@pytest.mark.gnumeric
+@pytest.mark.libreoffice
+def test_the_budget_state_and_range_variants_agree_too(generated_templates, tmp_path):
+    """The planners of tests/helpers_planner.py (two plans in the budget, each master-check
+    state, every uncertainty source) agree cell by cell too, and their ranges, default MFU and
+    budget rows equal the engine in Gnumeric's copy."""
+    from helpers_planner import assert_ranges_match_engine, filled_columns, make_variants
+
+    from workbook_templates.recalc import recalculate, recalculate_gnumeric
+
+    made = make_variants(generated_templates[PLANNER], tmp_path)
+    lo = {p.name: p for p in recalculate(list(made.values()), tmp_path / "lo")}
+    gn = {p.name: p for p in recalculate_gnumeric(list(made.values()), tmp_path / "gn")}
+    for name, source in made.items():
+        n, differ = compare(source, lo[name], gn[name])
+        assert not differ, (name, f"{len(differ)} of {n} formula cells differ", differ[:8])
+    ranges = openpyxl.load_workbook(gn["planner-ranges.xlsx"], data_only=True)
+    for k in filled_columns(ranges):
+        assert_ranges_match_engine(ranges, k)
 
 
 # -- the hand-off ----------------------------------------------------------------------------
