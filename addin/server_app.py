@@ -7,9 +7,14 @@ project in ``addin/server``: its ``custom_functions`` are :mod:`udfs.excel`, its
 Importing this module sets ``XLWINGS_ON_SERVER=true`` before anything imports xlwings (so the
 ``@xw.func`` decorators register the functions) and ``XLWINGS_PROJECT_DIR`` (unless given).
 
-Three guards sit in front of xlwings Server, each answering 4xx with a one-line reason:
+Four guards sit in front of xlwings Server, each answering 4xx with a one-line reason:
 
 - :class:`HostGuard`: a request whose ``Host`` is not loopback:our-port (DNS rebinding);
+- :class:`StaticGuard`: a request under a static-file route (``/static``) that does not name a
+  regular file inside that route's folders, whatever its encoding (404). xlwings Server 1.20.0's
+  ``OverridableStaticFiles`` joins the path to our ``addin/server/static`` folder without
+  checking that it stays inside, so ``/static/..%2f..%2fserver_app.py`` would read any file
+  (an upstream defect, issue 22);
 - :class:`ScriptGuard`: ``/xlwings/custom-scripts-call/NAME`` for an unknown script (404), a
   non-JSON body (400/415), or a body that is not the task pane's workbook payload (400);
 - :class:`CallGuard`: a ``POST /xlwings/custom-functions-call`` body that is not a well-formed
@@ -38,9 +43,12 @@ __all__ = [
     "CallGuard",
     "HostGuard",
     "ScriptGuard",
+    "StaticGuard",
     "check_call",
     "check_host",
     "check_script_call",
+    "check_static",
+    "static_mounts",
     "app",
 ]
 
@@ -170,6 +178,80 @@ class HostGuard:
                 if scope["type"] == "websocket":
                     return await send({"type": "websocket.close", "code": 1008})
                 return await _reply(send, 400, problem)
+        return await self.app(scope, receive, send)
+
+
+def static_mounts(app):
+    """``(prefix, folders)`` of every static-file route of the Starlette ``app``.
+
+    ``folders`` are in the order the route looks in them: xlwings Server's
+    ``OverridableStaticFiles`` tries the project's folder (``user_dir``) first, then its
+    package's; a plain ``StaticFiles`` has only its own directories.
+    """
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+
+    mounts = []
+    for route in app.routes:
+        if isinstance(route, Mount) and isinstance(route.app, StaticFiles):
+            files = route.app
+            user = getattr(files, "user_dir", None)
+            folders = ([Path(user)] if user is not None else []) + [
+                Path(d) for d in files.all_directories
+            ]
+            mounts.append((route.path, tuple(folders)))
+    return mounts
+
+
+def check_static(path, folders):
+    """The file a static route serves for ``path`` (decoded, after the route's prefix), or None.
+
+    None unless ``path`` names, without ``.``/``..`` segments, backslashes or NUL, a regular
+    file that lies inside its folder once every symbolic link is followed. The folders are
+    tried in the route's own order, so the file checked is the file that would be served.
+    """
+    parts = [part for part in path.split("/") if part]
+    if not parts or any(p in (".", "..") or "\\" in p or "\x00" in p for p in parts):
+        return None
+    for folder in folders:
+        candidate = folder.joinpath(*parts)
+        try:
+            if not candidate.is_file():
+                continue  # the route tries its next folder (or answers 404)
+            real = candidate.resolve(strict=True)
+            inside = real.is_relative_to(folder.resolve(strict=True))
+        except (OSError, RuntimeError, ValueError):
+            return None
+        return real if inside and real.is_file() else None
+    return None
+
+
+class StaticGuard:
+    """ASGI middleware: 404 for a static-file request that is not a regular file inside its folder.
+
+    xlwings Server 1.20.0 serves ``/static/PATH`` from the project's ``static`` folder when
+    ``folder / PATH`` is a file, without checking that the joined path stays in the folder
+    (Starlette's own ``StaticFiles`` does check): ``/static/..%2f..%2fserver_app.py``,
+    ``/static/%2e%2e/...`` or a raw ``/static/../..`` then read any file the process can. Every
+    static-file route of the app (``static_mounts``) is guarded, whatever the encoding: the
+    path checked is the decoded one the route itself uses.
+    """
+
+    def __init__(self, app, mounts):
+        self.app = app
+        self.mounts = [(prefix.rstrip("/"), folders) for prefix, folders in mounts]
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            path = scope["path"]
+            root = scope.get("root_path") or ""
+            if root and path.startswith(root):
+                path = path[len(root) :]
+            for prefix, folders in self.mounts:
+                if path == prefix or path.startswith(prefix + "/"):
+                    if check_static(path[len(prefix) :], folders) is None:
+                        return await _reply(send, 404, "not found")
+                    break
         return await self.app(scope, receive, send)
 
 
@@ -369,10 +451,12 @@ def _create_app():
 
     speedups.skip_pyodide_probe(xlwings)  # the is_jsnull patch, pinned xlwings only
     from xlwings_server.config import settings
+    from xlwings_server.main import app as fastapi_app
     from xlwings_server.main import main_app
 
     guarded = CallGuard(main_app, path=f"{settings.app_path}/xlwings/custom-functions-call")
     guarded = ScriptGuard(guarded, prefix=f"{settings.app_path}/xlwings/custom-scripts-call/")
+    guarded = StaticGuard(guarded, static_mounts(fastapi_app))
     guarded = HostGuard(guarded)
     speedups.freeze_startup_objects()  # gc.freeze(): later collections skip them
     return guarded

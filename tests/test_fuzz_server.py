@@ -21,7 +21,7 @@ if importlib.util.find_spec("xlwings_server") is None:
     pytest.skip("needs the server extra (xlwings-server)", allow_module_level=True)
 httpx = pytest.importorskip("httpx")
 
-from addin.local_server import local_server  # noqa: E402
+from addin.local_server import local_server, raw_request  # noqa: E402
 
 SCRIPTS = ["insert_train_plan", "insert_reference_runs", "insert_accelerators"]
 
@@ -218,3 +218,26 @@ def test_no_route_answers_500_to_a_malformed_request(server, route, body, kind):
     assert response.status_code < 500, (route, body, response.status_code, response.text)
     if response.status_code >= 400:
         assert "Traceback" not in response.text
+
+
+# Path traversal (issue 22, row 1): whatever the encoding, a path that climbs out of a static
+# folder is 404 and never a file's content.
+DOT_DOTS = ["..", "%2e%2e", "%2E%2e", ".%2e", "%2e.", "%252e%252e", "%c0%ae%c0%ae", "..%00", "."]
+SEPARATORS = ["/", "%2f", "%2F", "//", "%5c", "\\", "%252f", "%c0%af"]
+TARGETS = ["server_app.py", "pyproject.toml", "certs/README.md", "etc/passwd", "etc%2fpasswd"]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    route=st.sampled_from(["/static/", "/static/js/", "/static//", "/static/css/"]),
+    climbs=st.lists(st.sampled_from(DOT_DOTS), min_size=1, max_size=9),
+    separator=st.sampled_from(SEPARATORS),
+    target=st.sampled_from(TARGETS),
+)
+def test_no_encoding_of_dot_dot_leaves_the_static_folder(server, route, climbs, separator, target):
+    path = route + separator.join(climbs) + separator + target
+    status, body = raw_request(server.base_url.port, path)
+    assert status == 404, (path, status, body[:120])
+    assert b"root:" not in body and b"xlwings" not in body and b"Compute Lab" not in body

@@ -1,0 +1,146 @@
+"""The server under hostile requests (issue 22): path traversal, oversized calls, slow clients.
+
+Real servers (``uvicorn addin.server_app:app`` or ``compute-lab serve`` in a subprocess on a free
+loopback port); requests are sent byte for byte over a socket (``raw_request``) so that no
+client normalises ``..`` or re-encodes the path on the way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+
+import pytest
+
+if importlib.util.find_spec("xlwings_server") is None:
+    pytest.skip("needs the server extra (xlwings-server)", allow_module_level=True)
+
+from addin.commands import PROJECT_DIR  # noqa: E402  (addin.server_app would start the app)
+from addin.local_server import local_server, raw_request  # noqa: E402
+
+SECRET = b"COMPUTE-LAB-SECRET-MARKER"
+
+
+def server_env(tmp, **extra):
+    env = {
+        **os.environ,
+        "XLWINGS_LICENSE_KEY": "noncommercial",
+        "XLWINGS_ENVIRONMENT": "prod",
+        "DOTENV_PATH": str(tmp / "no.env"),
+        **extra,
+    }
+    env.pop("XLWINGS_ON_SERVER", None)
+    if "XLWINGS_PROJECT_DIR" not in extra:
+        env.pop("XLWINGS_PROJECT_DIR", None)
+    return env
+
+
+# ---------------------------------------------------------------------------------------------
+# Row 1: every path outside a static folder is 404, whatever its encoding
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def static_server(tmp_path_factory):
+    """The app on a copy of the project folder with secrets next to it and symbolic links out
+    of ``static``; the wasm routes (``/wasm``, ``/custom_functions``...) switched on too."""
+    tmp = tmp_path_factory.mktemp("static")
+    project = tmp / "project"
+    shutil.copytree(PROJECT_DIR, project, ignore=shutil.ignore_patterns("certs", "__pycache__"))
+    (project / "wasm").mkdir()
+    (project / "secret.txt").write_bytes(SECRET + b" inside the project\n")
+    (tmp / "secret.txt").write_bytes(SECRET + b" outside the project\n")
+    (project / "static" / "leak.txt").symlink_to(project / "secret.txt")
+    (project / "static" / "up").symlink_to(project, target_is_directory=True)
+    (project / "static" / "js" / "fifo").mkdir()  # a folder is not a file either
+    env = server_env(tmp, XLWINGS_PROJECT_DIR=str(project), XLWINGS_ENABLE_WASM="true")
+    with local_server(env=env, log=tmp / "server.log") as base:
+        yield int(base.rsplit(":", 1)[1])
+
+
+#: Paths that reach ``secret.txt`` (next to ``static``) or ``/etc/passwd``, one per encoding.
+TRAVERSALS = [
+    "/static/..%2fsecret.txt",  # an encoded slash
+    "/static/..%2Fsecret.txt",
+    "/static/../secret.txt",  # raw (curl --path-as-is)
+    "/static/js/../../secret.txt",
+    "/static/%2e%2e/secret.txt",  # encoded dots
+    "/static/%2E%2e/secret.txt",  # mixed case
+    "/static/.%2e/secret.txt",
+    "/static/%2e%2e%2fsecret.txt",
+    "/static/./../secret.txt",
+    "/static/js/..%2f..%2fsecret.txt",
+    "/static/..%2f..%2fsecret.txt",  # outside the project
+    "/static/" + "..%2f" * 12 + "etc%2fpasswd",
+    "/static/" + "../" * 12 + "etc/passwd",
+    "/static/%252e%252e/secret.txt",  # double-encoded: a file named '%2e%2e'
+    "/static/%252e%252e%252fsecret.txt",
+    "/static/..%5csecret.txt",  # backslashes
+    "/static/..\\secret.txt",
+    "/static/%c0%ae%c0%ae/secret.txt",  # overlong UTF-8 dots
+    "/static/%c0%ae%c0%ae%c0%afsecret.txt",
+    "/static/..%00/secret.txt",  # NUL
+    "/static/js/compute-lab.js%00",
+    "/static//etc/passwd",  # absolute paths
+    "/static/%2fetc%2fpasswd",
+    "/static///etc/passwd",
+    "/static/leak.txt",  # a symbolic link inside static pointing out
+    "/static/up/secret.txt",  # a linked folder pointing out
+    "/static/js/fifo",  # a folder
+    "/static/",
+    "/static",
+    "/wasm/..%2fsecret.txt",  # xlwings Server's other static routes
+    "/custom_functions/..%2fsecret.txt",
+    "/custom_scripts/..%2fsecret.txt",
+    "/custom_functions/%2e%2e/secret.txt",
+    "/custom_functions/__init__.py/..%2f..%2fsecret.txt",
+]
+
+
+@pytest.mark.parametrize("target", TRAVERSALS)
+def test_a_path_out_of_a_static_folder_is_404(static_server, target):
+    status, body = raw_request(static_server, target)
+    assert status == 404, (target, status, body[:200])
+    assert SECRET not in body and b"root:" not in body
+    assert len(body.decode().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "target, fragment",
+    [
+        ("/static/js/compute-lab.js", b"Compute Lab"),  # ours
+        ("/static/css/compute-lab.css", b""),
+        ("/static/css/core.css", b""),  # xlwings Server's own, behind ours
+        ("/static/images/favicon.png", b"PNG"),
+        ("/custom_functions/__init__.py", b"udfs.excel"),  # the wasm routes still serve
+    ],
+)
+def test_files_inside_the_static_folders_are_served(static_server, target, fragment):
+    status, body = raw_request(static_server, target)
+    assert status == 200, (target, status, body[:200])
+    assert fragment in body
+
+
+def test_every_static_route_of_the_app_is_guarded():
+    """The guard finds xlwings Server's static routes itself: no route is left unguarded."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, addin.server_app as s\n"
+        "from xlwings_server.main import app\n"
+        "print(json.dumps([p for p, _ in s.static_mounts(app)]))"
+    )
+    env = server_env(PROJECT_DIR, DOTENV_PATH=os.devnull, XLWINGS_ENABLE_WASM="true")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert sorted(json.loads(out.stdout.splitlines()[-1])) == [
+        "/custom_functions",
+        "/custom_scripts",
+        "/static",
+        "/wasm",
+    ]
