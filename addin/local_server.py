@@ -122,9 +122,12 @@ def local_server(
 
 def raw_request(port, target, *, host=HOST, method=b"GET", headers=(), body=b"", timeout=30):
     """Send one HTTP/1.1 request with ``target`` byte for byte (no client normalises ``..`` or
-    re-encodes it) and return ``(status, body)``; ``(None, b"")`` if the server closed first."""
+    re-encodes it) and return ``(status, body)``; ``(None, b"")`` if the server closed first.
+    ``headers`` are lines such as ``b"Host: x"`` (a Host given there replaces the default)."""
     target = target.encode("latin-1") if isinstance(target, str) else target
-    lines = [method + b" " + target + b" HTTP/1.1", f"Host: {host}:{port}".encode()]
+    lines = [method + b" " + target + b" HTTP/1.1"]
+    if not any(h.lower().startswith(b"host:") for h in headers):
+        lines.append(f"Host: {host}:{port}".encode())
     lines += [*headers, b"Content-Length: " + str(len(body)).encode(), b"Connection: close"]
     with socket.create_connection((host, port), timeout=timeout) as conn:
         conn.sendall(b"\r\n".join(lines) + b"\r\n\r\n" + body)

@@ -29,6 +29,7 @@ noncommercial use) must be set before this module is imported.
 from __future__ import annotations
 
 import inspect
+import ipaddress
 import itertools
 import json
 import numbers
@@ -52,8 +53,9 @@ __all__ = [
     "app",
 ]
 
-#: Host names that mean this machine; with the server's own port they are the only Host
-#: headers answered (a DNS-rebinding page sends its own domain name).
+#: Host names that mean this machine; with the server's own port they (and the loopback address
+#: the server is bound to, see ``_bound_names``) are the only Host headers answered (a
+#: DNS-rebinding page sends its own domain name).
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
 
@@ -151,13 +153,27 @@ def check_host(scope):
     name, sep, given_port = host.rpartition(":")
     if not sep or name.endswith(":"):  # no port, or a bare IPv6 address
         name, given_port = host, ""
-    names = LOOPBACK_NAMES | ({str(server[0])} if server[0] in LOOPBACK_NAMES else set())
+    names = LOOPBACK_NAMES | _bound_names(server[0])
     if name.lower() not in names or given_port != str(port):
+        bound = "".join(f"{n}:{port}, " for n in sorted(_bound_names(server[0]) - LOOPBACK_NAMES))
         return (
-            f"Host {host!r} is not this server's loopback address (127.0.0.1:{port}, "
+            f"Host {host!r} is not this server's loopback address ({bound}127.0.0.1:{port}, "
             f"localhost:{port} or [::1]:{port}); requests through other names are refused"
         )
     return None
+
+
+def _bound_names(address):
+    """The Host names of the loopback address the server is bound to (``serve --host
+    127.0.0.2`` is answered at ``127.0.0.2:PORT``): an IP literal, never a DNS name, so a
+    rebinding page cannot send it."""
+    try:
+        ip = ipaddress.ip_address(str(address))
+    except ValueError:
+        return frozenset()
+    if not ip.is_loopback:
+        return frozenset()
+    return frozenset({f"[{ip}]" if ip.version == 6 else str(ip)})
 
 
 class HostGuard:

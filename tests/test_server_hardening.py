@@ -144,3 +144,48 @@ def test_every_static_route_of_the_app_is_guarded():
         "/static",
         "/wasm",
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Row 14: `serve --host 127.0.0.2` answers at the URL it prints
+# ---------------------------------------------------------------------------------------------
+
+
+def serve_command(*flags, prelude=""):
+    """``compute-lab serve --port PORT FLAGS`` as a function of the port, for local_server."""
+    import sys
+
+    code = prelude + "import sys; from udfs.cli import main; sys.exit(main())"
+
+    def command(port):
+        return [sys.executable, "-c", code, "serve", "--port", str(port)] + [
+            "--license-key",
+            "noncommercial",
+            *flags,
+        ]
+
+    return command
+
+
+def test_serve_on_another_loopback_address_answers_at_the_printed_url(tmp_path):
+    log = tmp_path / "serve.log"
+    command = serve_command("--host", "127.0.0.2")
+    env = server_env(tmp_path)
+    with local_server(command, env=env, log=log, host="127.0.0.2") as base:
+        port = int(base.rsplit(":", 1)[1])
+        assert f"Compute Lab functions on {base} " in log.read_text()
+        status, body = raw_request(port, "/manifest.xml", host="127.0.0.2")
+        assert status == 200 and b"Compute Lab" in body
+        # The names of this machine stay accepted; another loopback address or a DNS name not.
+        for host, expected in [
+            (f"localhost:{port}", 200),
+            (f"127.0.0.3:{port}", 400),
+            (f"evil.example:{port}", 400),
+            ("127.0.0.2", 400),
+        ]:
+            status, body = raw_request(
+                port, "/manifest.xml", host="127.0.0.2", headers=[f"Host: {host}".encode()]
+            )
+            assert status == expected, (host, status, body[:200])
+            if status == 400:
+                assert f"127.0.0.2:{port}".encode() in body and len(body.splitlines()) == 1
