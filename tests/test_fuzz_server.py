@@ -241,3 +241,55 @@ def test_no_encoding_of_dot_dot_leaves_the_static_folder(server, route, climbs, 
     status, body = raw_request(server.base_url.port, path)
     assert status == 404, (path, status, body[:120])
     assert b"root:" not in body and b"xlwings" not in body and b"Compute Lab" not in body
+
+
+# Oversized broadcasts (issue 22, row 3): a column against a row whose table is over the bound is
+# a one-line 400 naming MAX_CELLS_PER_CALL, on every function that broadcasts.
+def _oversized_cases():
+    import inspect
+
+    from udfs import excel
+
+    text = {"accelerator_name": "H100", "run_name": "llama-3.1-405b", "field": "hbm_gb"}
+    text["quantity"] = "days"
+    cases = {}
+    for name in excel.__all__:
+        if name in ("TRAIN_PLAN", "TRAIN_PLAN_RANGE"):  # single cells only
+            continue
+        params = list(inspect.signature(getattr(excel, name)).parameters)
+        cases[name] = [text.get(p, 0.5 if p in ("p", "mfu") else 1000.0) for p in params]
+    return cases
+
+
+OVERSIZED = _oversized_cases()
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    name=st.sampled_from(sorted(OVERSIZED)),
+    rows=st.integers(1025, 6000),
+    cols=st.integers(1025, 6000),
+    data=st.data(),
+)
+def test_an_oversized_broadcast_is_a_one_line_400(server, name, rows, cols, data):
+    args = [[[a]] for a in OVERSIZED[name]]
+    i, j = data.draw(st.lists(st.integers(0, len(args) - 1), min_size=2, max_size=2, unique=True))
+    args[i] = [[OVERSIZED[name][i]]] * rows
+    args[j] = [[OVERSIZED[name][j]] * cols]
+    body = {
+        "client": "Office.js",
+        "func_name": name,
+        "args": args,
+        "caller_address": "[Book1.xlsx]Sheet1!B2",
+        "culture_info_name": "en-US",
+        "date_format": "M/d/yyyy",
+        "version": "0.37.8",
+        "runtime": "1.4",
+    }
+    response = server.post("/xlwings/custom-functions-call", json=body)
+    assert response.status_code == 400, (name, rows, cols, response.text[:200])
+    # the cells are checked first: over 1,048,576 of them whichever arguments were the ranges
+    assert f"would produce {rows * cols:,} cells ({rows} rows x {cols} columns)" in response.text
+    assert "(MAX_CELLS_PER_CALL)" in response.text and len(response.text.splitlines()) == 1

@@ -8,6 +8,7 @@ client normalises ``..`` or re-encodes the path on the way.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 
@@ -42,7 +43,7 @@ def server_env(tmp, **extra):
 
 
 @pytest.fixture(scope="module")
-def static_server(tmp_path_factory):
+def app_port(tmp_path_factory):
     """The app on a copy of the project folder with secrets next to it and symbolic links out
     of ``static``; the wasm routes (``/wasm``, ``/custom_functions``...) switched on too."""
     tmp = tmp_path_factory.mktemp("static")
@@ -99,8 +100,8 @@ TRAVERSALS = [
 
 
 @pytest.mark.parametrize("target", TRAVERSALS)
-def test_a_path_out_of_a_static_folder_is_404(static_server, target):
-    status, body = raw_request(static_server, target)
+def test_a_path_out_of_a_static_folder_is_404(app_port, target):
+    status, body = raw_request(app_port, target)
     assert status == 404, (target, status, body[:200])
     assert SECRET not in body and b"root:" not in body
     assert len(body.decode().splitlines()) == 1
@@ -116,8 +117,8 @@ def test_a_path_out_of_a_static_folder_is_404(static_server, target):
         ("/custom_functions/__init__.py", b"udfs.excel"),  # the wasm routes still serve
     ],
 )
-def test_files_inside_the_static_folders_are_served(static_server, target, fragment):
-    status, body = raw_request(static_server, target)
+def test_files_inside_the_static_folders_are_served(app_port, target, fragment):
+    status, body = raw_request(app_port, target)
     assert status == 200, (target, status, body[:200])
     assert fragment in body
 
@@ -144,6 +145,80 @@ def test_every_static_route_of_the_app_is_guarded():
         "/static",
         "/wasm",
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Row 3: an oversized call is a one-line 400 naming the bound, before any work
+# ---------------------------------------------------------------------------------------------
+
+
+def call_body(func_name, *args):
+    return json.dumps(
+        {
+            "client": "Office.js",
+            "func_name": func_name,
+            "args": [a if isinstance(a, list) else [[a]] for a in args],
+            "caller_address": "[Book1.xlsx]Sheet1!B2",
+            "culture_info_name": "en-US",
+            "date_format": "M/d/yyyy",
+            "version": "0.37.8",
+            "runtime": "1.4",
+        }
+    ).encode()
+
+
+def post_call(port, func_name, *args):
+    return raw_request(
+        port,
+        "/xlwings/custom-functions-call",
+        method=b"POST",
+        headers=[b"Content-Type: application/json"],
+        body=call_body(func_name, *args),
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    "func_name, args, fragment",
+    [
+        # the issue's example: a column of 8,000 against a row of 8,000 (258 KB)
+        (
+            "TRAIN_DAYS",
+            (
+                37e9,
+                14.8e12,
+                [[2048.0 + i] for i in range(8000)],
+                [[400.0 + i for i in range(8000)]],
+            ),
+            b"TRAIN_DAYS: the call would produce 64,000,000 cells (8000 rows x 8000 columns), "
+            b"over the limit of 1,048,576 cells per call (MAX_CELLS_PER_CALL)",
+        ),
+        # the issue's 50,000-plan TRAIN_QUANTILE (2 MB)
+        (
+            "TRAIN_QUANTILE",
+            ("days", 0.9, 671e9, 37e9, 14.8e12, [[2048.0 + i] for i in range(50_000)], "H100"),
+            b"TRAIN_QUANTILE: the call would compute 50,000 plans (50000 rows x 1 column), over "
+            b"the limit of 1,024 plans per call (MAX_PLANS_PER_CALL)",
+        ),
+        (
+            "ACCEL_SPEC",
+            ([["H100"]] * 1025, [["hbm_gb"] * 1024]),
+            b"ACCEL_SPEC: the call would produce 1,049,600 cells",
+        ),
+        (
+            "TRAIN_PLAN",
+            (671e9, 37e9, 14.8e12, [[2048.0]] * (2**20 + 1), 400, 2),
+            b"TRAIN_PLAN: accelerators is a range of 1,048,577 cells",
+        ),
+    ],
+)
+def test_an_oversized_call_is_a_one_line_400_naming_the_bound(app_port, func_name, args, fragment):
+    status, body = post_call(app_port, func_name, *args)
+    assert status == 400, (status, body[:300])
+    assert fragment in body and len(body.splitlines()) == 1
+    # and the server answers the next call as usual
+    status, body = post_call(app_port, "TRAIN_DAYS", 37e9, 14.8e12, 2048, 400)
+    assert status == 200 and json.loads(body)["result"][0][0] > 0
 
 
 # ---------------------------------------------------------------------------------------------
