@@ -43,8 +43,12 @@ def free_port(host=HOST):
 
 
 def uvicorn_command(port, host=HOST, app="addin.server_app:app", *extra):
-    """``python -m uvicorn APP --host HOST --port PORT`` with this Python."""
-    return [sys.executable, "-m", "uvicorn", app, "--host", host, "--port", str(port), *extra]
+    """``python -m uvicorn APP --host HOST --port PORT`` with this Python, with the time limits
+    and the connection limit ``compute-lab serve`` uses (``addin.connections``)."""
+    from addin.connections import UVICORN_FLAGS
+
+    command = [sys.executable, "-m", "uvicorn", app, "--host", host, "--port", str(port)]
+    return command + [*UVICORN_FLAGS, *extra]
 
 
 def stop(proc, timeout=15):

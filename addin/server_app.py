@@ -28,6 +28,7 @@ noncommercial use) must be set before this module is imported.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import ipaddress
 import itertools
@@ -367,13 +368,24 @@ class ScriptGuard:
 
 
 _TOO_LARGE = object()
+_TOO_SLOW = object()
 
 
 async def _read_body(receive, max_bytes):
-    """The whole request body; None if the client left, ``_TOO_LARGE`` past ``max_bytes``."""
+    """The whole request body; None if the client left, ``_TOO_LARGE`` past ``max_bytes``,
+    ``_TOO_SLOW`` if it has not all arrived within ``BODY_TIMEOUT_SECONDS`` (the protocol of
+    ``addin.connections`` enforces that too; this holds when uvicorn runs without it)."""
+    from addin import connections
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + connections.BODY_TIMEOUT_SECONDS
     chunks, size = [], 0
     while True:
-        message = await receive()
+        try:
+            async with asyncio.timeout_at(deadline):
+                message = await receive()
+        except TimeoutError:
+            return _TOO_SLOW
         if message["type"] == "http.disconnect":
             return None
         chunk = message.get("body", b"")
@@ -393,6 +405,12 @@ async def _read_json(receive, send, max_bytes):
         return None
     if raw is _TOO_LARGE:
         await _reply(send, 413, "request body too large")
+        return None
+    if raw is _TOO_SLOW:
+        from addin import connections
+
+        seconds = connections.BODY_TIMEOUT_SECONDS
+        await _reply(send, 408, f"request body not received within {seconds:g} s")
         return None
     try:
         return raw, json.loads(raw)

@@ -74,6 +74,31 @@ def timed(port, label, payload):
     return status
 
 
+def slow_clients(port, n=600):
+    """A one-cell call while ``n`` clients hold half-sent requests (slowloris)."""
+    import socket
+
+    from addin.connections import connection_limit
+
+    held = []
+    try:
+        start = time.perf_counter()
+        for _ in range(n):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+            sock.sendall(b"GET /manifest.xml HT")
+            held.append(sock)
+        opened = time.perf_counter() - start
+        start = time.perf_counter()
+        status, _ = post(port, SMALL)
+        seconds = time.perf_counter() - start
+    finally:
+        for sock in held:
+            sock.close()
+    print(f"Slow clients (connection limit {connection_limit()} here)")
+    print(f"  {n} clients holding half a request line, opened in {opened:5.2f} s")
+    print(f"  a one-cell call meanwhile                                  {status} {seconds:7.2f} s")
+
+
 def main():
     side = int(MAX_CELLS_PER_CALL**0.5)
     col = [[2048.0 + i] for i in range(side)]
@@ -135,6 +160,7 @@ def main():
             for kind, label, payload in cases:
                 status = timed(port, f"{kind}: {label}", payload)
                 assert status == (200 if kind == "allowed" else 400), (label, status)
+            slow_clients(port)
     except ServerStartError as err:
         raise SystemExit(str(err)) from None
 

@@ -7,10 +7,14 @@ client normalises ``..`` or re-encodes the path on the way.
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import importlib.util
 import json
 import os
 import shutil
+import socket
+import time
 
 import pytest
 
@@ -264,3 +268,140 @@ def test_serve_on_another_loopback_address_answers_at_the_printed_url(tmp_path):
             assert status == expected, (host, status, body[:200])
             if status == 400:
                 assert f"127.0.0.2:{port}".encode() in body and len(body.splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Row 8: slow clients (slowloris) are timed out; past the connection limit the longest waiting
+# is closed; a request received in full is never cut
+# ---------------------------------------------------------------------------------------------
+
+# Shortened limits for the test (the real ones are 10 s and 30 s); harmless where
+# addin.connections does not exist.
+SHORT_LIMITS = (
+    "try:\n"
+    "    import addin.connections as c\n"
+    "    c.HEADER_TIMEOUT_SECONDS = c.BODY_TIMEOUT_SECONDS = 1.0\n"
+    "except ImportError:\n"
+    "    pass\n"
+)
+
+
+@pytest.fixture(scope="module")
+def short_limits_port(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("slow")
+    command = serve_command(prelude=SHORT_LIMITS)
+    with local_server(command, env=server_env(tmp), log=tmp / "serve.log") as base:
+        yield int(base.rsplit(":", 1)[1])
+
+
+def read_until_closed(sock):
+    """Everything the server sends until it closes the connection (or 30 s of silence)."""
+    sock.settimeout(30)
+    chunks = []
+    while chunk := sock.recv(65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_a_client_sending_headers_too_slowly_is_cut_off(short_limits_port):
+    with socket.create_connection(("127.0.0.1", short_limits_port)) as sock:
+        sock.sendall(b"GET /manifest.xml HTTP/1.1\r\n")
+        try:
+            for _ in range(100):  # one header byte every 0.1 s: 10 s in all
+                sock.sendall(b"X")
+                time.sleep(0.1)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # closed by the server while we were still sending
+        answer = read_until_closed(sock)
+    assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+    assert answer.endswith(b"request headers not received within 1 s")
+
+
+def test_a_client_sending_its_body_too_slowly_is_cut_off(short_limits_port):
+    with socket.create_connection(("127.0.0.1", short_limits_port)) as sock:
+        sock.sendall(
+            b"POST /xlwings/custom-functions-call HTTP/1.1\r\n"
+            + f"Host: 127.0.0.1:{short_limits_port}\r\n".encode()
+            + b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+        )
+        answer = read_until_closed(sock)
+    assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+    assert answer.endswith(b"request body not received within 1 s")
+
+
+def test_headers_over_the_bound_are_431(short_limits_port):
+    with socket.create_connection(("127.0.0.1", short_limits_port)) as sock:
+        sock.sendall(b"GET /manifest.xml HTTP/1.1\r\nX-Big: " + b"a" * (66 * 1024))
+        answer = read_until_closed(sock)
+    assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+
+
+def test_a_request_received_in_full_is_answered_however_long_it_computes(short_limits_port):
+    # about 1 to 2 s of work: past the shortened limits, which only count the receiving
+    plans = [[2048.0 + i] for i in range(1024)]
+    status, body = post_call(
+        short_limits_port, "TRAIN_QUANTILE", "days", 0.9, 671e9, 37e9, 14.8e12, plans, "H100"
+    )
+    assert status == 200 and len(json.loads(body)["result"]) == 1024
+    # and keep-alive requests on one connection are answered one after the other
+    conn = http.client.HTTPConnection("127.0.0.1", short_limits_port, timeout=30)
+    for _ in range(3):
+        conn.request("GET", "/manifest.xml")
+        response = conn.getresponse()
+        assert response.status == 200 and b"Compute Lab" in response.read()
+    conn.close()
+
+
+def test_slow_clients_past_the_open_file_limit_do_not_stop_a_normal_request(tmp_path):
+    # The server may open 100 files: 36 connections (100 - FD_HEADROOM). 150 clients each send
+    # half a request line and wait (the real 10 s header limit); a normal request is then
+    # answered, by closing the client that has waited longest. Without the limit, the server
+    # ran out of files and the normal request waited in the kernel's queue.
+    prelude = "import resource; resource.setrlimit(resource.RLIMIT_NOFILE, (100, 100))\n"
+    command = serve_command(prelude=prelude)
+    slow = []
+    with local_server(command, env=server_env(tmp_path), log=tmp_path / "serve.log") as base:
+        port = int(base.rsplit(":", 1)[1])
+        try:
+            for _ in range(150):
+                sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+                sock.sendall(b"GET /manifest.xml HT")
+                slow.append(sock)
+            status, body = raw_request(port, "/manifest.xml", timeout=30)
+            assert status == 200 and b"Compute Lab" in body
+            made_room = 0
+            for sock in slow[:50]:  # the oldest were closed to make room, with a reason
+                sock.settimeout(0.5)
+                with contextlib.suppress(TimeoutError, ConnectionResetError):
+                    made_room += b"to make room for another connection" in sock.recv(4096)
+            assert made_room > 0
+        finally:
+            for sock in slow:
+                sock.close()
+
+
+def test_the_app_times_out_a_slow_body_without_our_protocol_too(tmp_path):
+    # `python -m uvicorn addin.server_app:app` run by hand, without addin.connections' protocol:
+    # the guards reading a body still give up after BODY_TIMEOUT_SECONDS (1 s here).
+    import sys
+
+    code = (
+        "import sys, uvicorn\n"
+        + SHORT_LIMITS
+        + "sys.argv = ['uvicorn', 'addin.server_app:app'] + sys.argv[1:]\nuvicorn.main()\n"
+    )
+
+    def command(port):
+        return [sys.executable, "-c", code, "--host", "127.0.0.1", "--port", str(port)]
+
+    with local_server(command, env=server_env(tmp_path), log=tmp_path / "server.log") as base:
+        port = int(base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(
+                b"POST /xlwings/custom-functions-call HTTP/1.1\r\n"
+                + f"Host: 127.0.0.1:{port}\r\n".encode()
+                + b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+            )
+            answer = read_until_closed(sock)
+    assert b" 408 " in answer.split(b"\r\n", 1)[0], answer[:200]
+    assert answer.endswith(b"request body not received within 1 s")
