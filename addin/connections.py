@@ -17,6 +17,9 @@ protect the file descriptors. :func:`protocol` is uvicorn's httptools protocol w
   one that has waited longest for its request to arrive (a slow or idle client), or, if every
   connection is busy with a request received in full, is answered 503 and closed at once.
 
+Over HTTPS the TLS handshake comes first, under asyncio's own limit (60 s); these limits count
+from its end.
+
 The constants are read when used, so a test may shorten them. ``compute-lab serve`` passes
 :func:`uvicorn_options` to ``uvicorn.run``; ``python -m uvicorn addin.server_app:app`` takes
 the same as :data:`UVICORN_FLAGS` (``--http addin.connections:GuardedHttpToolsProtocol``).
@@ -153,6 +156,12 @@ class _Deadlines:
         super().on_message_complete()
         self._cancel()
         self._receiving_since = None
+
+    def handle_websocket_upgrade(self):
+        # The connection now belongs to the websocket protocol: no deadline of ours is left on it.
+        self._cancel()
+        self._receiving_since = self._head_bytes = None
+        super().handle_websocket_upgrade()
 
     def on_response_complete(self):
         super().on_response_complete()
