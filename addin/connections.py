@@ -9,7 +9,8 @@ protect the file descriptors. :func:`protocol` is uvicorn's httptools protocol w
 
 - a deadline for a request's headers (:data:`HEADER_TIMEOUT_SECONDS`, from the connection or
   from the end of the previous response) and for its body (:data:`BODY_TIMEOUT_SECONDS`, from
-  the end of the headers); past it the client gets ``408`` and the connection is closed. A
+  the end of the headers); past it the client gets ``408`` (nothing if it sent nothing: an
+  idle or pre-opened socket) and the connection is closed. A
   request received in full is never cut: computing its answer has no deadline here (the bounds
   per call in ``udfs._cells`` keep that short);
 - a bound on the bytes of a request's head (:data:`MAX_HEADER_BYTES`; 431, closed);
@@ -179,7 +180,14 @@ class _Deadlines:
     def _arm(self, seconds, what):
         self._cancel()
         text = f"{what} not received within {seconds:g} s"
-        self._deadline = self.loop.call_later(seconds, self._close, 408, "Request Timeout", text)
+        self._deadline = self.loop.call_later(seconds, self._timed_out, text)
+
+    def _timed_out(self, text):
+        if self._head_bytes == 0:  # nothing of a request sent (an idle or pre-opened socket)
+            self._deadline = None
+            self.transport.close()
+        else:
+            self._close(408, "Request Timeout", text)
 
     def _cancel(self):
         if self._deadline is not None:

@@ -317,6 +317,12 @@ def test_a_client_sending_headers_too_slowly_is_cut_off(short_limits_port):
     assert answer.endswith(b"request headers not received within 1 s")
 
 
+def test_a_connection_that_sends_nothing_is_closed_without_an_answer(short_limits_port):
+    # an idle or pre-opened socket (browsers open spare ones): closed quietly, no 408 to read
+    with socket.create_connection(("127.0.0.1", short_limits_port)) as sock:
+        assert read_until_closed(sock) == b""
+
+
 def test_a_client_sending_its_body_too_slowly_is_cut_off(short_limits_port):
     with socket.create_connection(("127.0.0.1", short_limits_port)) as sock:
         sock.sendall(
