@@ -34,7 +34,7 @@ _SPEC_BY_NAME = {f.name: f for f in SPEC_FLAGS}
 
 #: (flag, engine argument, help) of every number flag, from the quantities spec
 #: (:data:`udfs.quantities.ESTIMATE_FLAGS`). Numbers accept 671B / 14.8T forms. What a flag
-#: left out takes is not written there: ``_help`` adds it from udfs.plan.RULES (the planner's
+#: left out takes is not written there: ``_help`` adds it from udfs.plan's rule table (the planner's
 #: inputs) or from the spec's defaults (the engine's own inputs).
 ESTIMATE_FLAGS = [(f.flag, f.name, f.help) for f in SPEC_FLAGS]
 
@@ -46,18 +46,18 @@ PLAN_NAME = {f.name: f.quantity for f in SPEC_FLAGS if f.quantity in {q.name for
 
 def _blank_rule_text(dest):
     """What a planner input left out takes, in words, from the one rule table."""
-    from udfs.plan import RULES
+    from udfs.plan import RULE_BLANK_TEXT, RULE_DEFAULTS
 
-    rule = RULES[PLAN_NAME[dest]]
+    default, blank_text = RULE_DEFAULTS[PLAN_NAME[dest]], RULE_BLANK_TEXT[PLAN_NAME[dest]]
     if dest == "watts_per_accelerator":
-        return f"the --accelerator's TDP, else {rule.default:g} W"
+        return f"the --accelerator's TDP, else {default:g} W"
     if dest == "peak_tflops":
         return "the --accelerator's catalogue peak at --precision"
     if dest == "active_params":
         return "total, a dense model"
-    if rule.blank_text:
-        return rule.blank_text.replace("%", "%%")
-    return f"{rule.default:g}"
+    if blank_text:
+        return blank_text.replace("%", "%%")
+    return f"{default:g}"
 
 
 def _spec_default(dest):

@@ -14,8 +14,6 @@ import re
 import tomllib
 from importlib import resources
 
-import pandas as pd
-
 from .validation import InputError
 
 __all__ = [
@@ -105,6 +103,8 @@ def _load(kind):
 
 
 def _frame(kind):
+    import pandas as pd  # the tables only: a lookup by name (a plan's accelerator) needs none
+
     rows, _ = _load(kind)
     fields = ACCELERATOR_FIELDS if kind == "accelerator" else RUN_FIELDS
     data = [

@@ -51,7 +51,9 @@ from .validation import (
     check_whole,
 )
 from .validation import check_result as _check_result
+from .validation import checks_remembered as _checks_remembered
 from .validation import out_of_range as _out_of_range
+from .validation import result_usable as _result_usable
 
 __all__ = [
     "Plan",
@@ -128,11 +130,34 @@ def _spec(name, **values):
     (scalars) it calls :func:`udfs.model.function` itself. The spec's constants
     (:data:`udfs.model.CONSTANTS`) fill in the names not given.
     """
-    if all(np.ndim(v) == 0 for v in values.values()):  # one plan: the rendering itself
+    size = 0
+    for v in values.values():
+        if type(v) not in _PLAIN:
+            size = max(size, np.size(v) or 1)
+    if size == 0:  # one plan of plain numbers: on numpy scalars
+        function, names = _scalar_rendered(name)
+    elif size <= _SMALL:  # one plan, or a few: the rendering itself
         function, names = _rendered(name)
-        return function(*(values[n] if n in values else _model.CONSTANTS[n] for n in names))
-    value, _ = _evaluate(_model.tree(name), values)
-    return _ret(value)
+    else:
+        value, _ = _evaluate(_model.tree(name), values)
+        return _ret(value)
+    constants = _model.CONSTANTS
+    return function(*[values[n] if n in values else constants[n] for n in names])
+
+
+#: Up to this many plans, :func:`_spec` calls the formula's plain rendering (the same
+#: operations in the same order: the same bits) rather than reusing intermediate arrays.
+_SMALL = 4096
+
+
+_PLAIN = frozenset({float, int, np.float64})
+
+
+@functools.cache
+def _scalar_rendered(name):
+    """The spec's formula of ``name`` on numpy float64 scalars and the names it reads."""
+    names = _model.inputs_of(name)
+    return _formula.to_scalar(_model.tree(name), name, names), names
 
 
 @functools.cache
@@ -1041,7 +1066,7 @@ def _checked_results(function):
 
     @functools.wraps(function)
     def checked(p):
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), _checks_remembered():
             try:
                 out = function(p)
             except OutOfRangeError:
@@ -1060,10 +1085,12 @@ def _checked_results(function):
                     position=err.position,
                     result_label=_RESULT_LABELS[key],
                 ) from None
-            depends = _result_inputs(p)
-            for key, value in out.items():
-                if _absent(key, p):
-                    continue
+            present = [key for key in out if not _absent(key, p)]
+            if _all_usable([out[key] for key in present]):
+                return out
+            depends = _result_inputs(p)  # an output is out of range: the error names inputs
+            for key in present:
+                value = out[key]
                 _check_result(
                     key,
                     value,
@@ -1074,6 +1101,23 @@ def _checked_results(function):
         return out
 
     return checked
+
+
+def _all_usable(values):
+    """True when every element of every value is a usable figure (:func:`_result_usable`):
+    plain numbers by comparison, the arrays together in two reductions."""
+    arrays = []
+    for value in values:
+        if type(value) in _PLAIN:
+            if not _result_usable(value):
+                return False
+        else:
+            arrays.append(np.ravel(value))
+    if not arrays:
+        return True
+    if not all(a.size for a in arrays):  # an empty figure: the checks one by one decide
+        return False
+    return _result_usable(np.concatenate(arrays, dtype=float, casting="unsafe"))
 
 
 #: The defaults of the engine's own inputs (and its constants), from the quantities spec.
@@ -1181,7 +1225,7 @@ estimate.__signature__ = inspect.Signature(  # Plan's fields, as estimate's para
 def _estimate(p):
     """:func:`estimate` of the :class:`Plan` ``p``, in named steps."""
     total, active, tokens, n = _checked_arguments(p)
-    nan = np.full(np.broadcast_shapes(np.shape(total), np.shape(active), np.shape(n)), np.nan)
+    nan = np.full(_shape_of((total, active, n)), np.nan)
     through = _throughput(p, n, active, total, nan)
     flops = training_flops(active, tokens)
     hours = np.asarray(accelerator_hours(flops, through["effective_tflops"]))
@@ -1408,7 +1452,26 @@ def unpriced_as_zero(value):
 
 def _one_shape(out):
     """Floats for a scalar plan; arrays of one broadcast shape for arrays of plans."""
-    shape = np.broadcast_shapes(*(np.shape(v) for v in out.values()))
+    shape = _shape_of(out.values())
     if shape == ():
         return {k: float(v) for k, v in out.items()}
-    return {k: np.broadcast_to(np.asarray(v, float), shape) for k, v in out.items()}
+    return {k: _read_only(v, shape) for k, v in out.items()}
+
+
+def _shape_of(values):
+    """The broadcast shape of ``values`` (numbers and arrays), quickly when they agree."""
+    shapes = {getattr(v, "shape", None) if type(v) is np.ndarray else np.shape(v) for v in values}
+    if len(shapes) > 1:
+        shapes.discard(())
+    if len(shapes) == 1:
+        return shapes.pop()
+    return np.broadcast_shapes(*shapes)
+
+
+def _read_only(value, shape):
+    """``value`` as a read-only float array of ``shape`` (a view, never a copy of the data)."""
+    if type(value) is np.ndarray and value.dtype == float and value.shape == shape:
+        view = value.view()
+        view.flags.writeable = False
+        return view
+    return np.broadcast_to(np.asarray(value, float), shape)

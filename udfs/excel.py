@@ -81,8 +81,8 @@ NOT_AVAILABLE = "#N/A"
 
 #: What a blank electricity price and grid carbon intensity take: the planner's defaults, from
 #: the one rule table (udfs.plan.RULES), so every face prices electricity the same way.
-_BLANK_USD_PER_KWH = plan.RULES["usd_per_kwh"].default
-_BLANK_GRAMS_CO2_PER_KWH = plan.RULES["grams_co2_per_kwh"].default
+_BLANK_USD_PER_KWH = plan.RULE_DEFAULTS["usd_per_kwh"]
+_BLANK_GRAMS_CO2_PER_KWH = plan.RULE_DEFAULTS["grams_co2_per_kwh"]
 _GRID_NOTE = next(q.note for q in quantities.PLAN_INPUTS if q.name == "grams_co2_per_kwh")
 _USD_PER_KWH_DOC = (
     f"Electricity price, US$ per kWh. >= 0. Blank: US${_BLANK_USD_PER_KWH:g} (the planner's "

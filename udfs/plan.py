@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from . import calibration, catalogue, engine, model
+from . import catalogue, engine, model
 from .engine import Plan
 from .quantities import BUDGET_STATUSES, PLAN_INPUTS
 from .validation import InputError, is_blank
@@ -48,7 +48,9 @@ __all__ = [
     "Note",
     "Rule",
     "Resolved",
-    "RULES",
+    "RULES",  # noqa: F822 (built on first use: __getattr__)
+    "RULE_DEFAULTS",
+    "RULE_BLANK_TEXT",
     "REQUIRED",
     "PASS_THROUGH",
     "THROUGHPUT_SOURCES",
@@ -145,9 +147,20 @@ _MFU_BLANK = model.excel(
 )
 
 
-def _rules():
+def _calibration():
+    """:mod:`udfs.calibration`, imported when a plan needs the calibrated default (the MFU, its
+    spread): a plan with a typed throughput or MFU (the example plan) starts without it."""
+    from . import calibration
+
+    return calibration
+
+
+def _rules(spread=None):
+    """The rule table; ``spread`` (the calibrated throughput spread, shown in a rule's text)
+    is computed when not given."""
     watts = float(_Q["watts_per_accelerator"].default)
-    spread = calibration.default_range_pct()
+    if spread is None:
+        spread = _calibration().default_range_pct()
     rules = [
         Rule("budget_status", None, "Proposed", '""', "Typed, or Proposed in a filled column",
              text=True),
@@ -186,8 +199,20 @@ def _rules():
     return {r.name: r for r in rules}
 
 
-#: Input name -> its blank rule.
-RULES = _rules()
+_LIGHT_RULES = _rules(spread=0.0)  # the table but for one note's figure (no calibration)
+#: Input name -> the fixed default a blank takes (:data:`RULES`' ``default``); available
+#: without the calibration, which :data:`RULES`' notes need (RULES is built on first use).
+RULE_DEFAULTS = {name: rule.default for name, rule in _LIGHT_RULES.items()}
+#: Input name -> what a blank means in words (:data:`RULES`' ``blank_text``), likewise.
+RULE_BLANK_TEXT = {name: rule.blank_text for name, rule in _LIGHT_RULES.items()}
+
+
+def __getattr__(name):
+    """``RULES`` (input name -> its blank rule), built on first use (PEP 562)."""
+    if name == "RULES":
+        globals()["RULES"] = rules = _rules()
+        return rules
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -228,7 +253,7 @@ def _why(name, value, accel, precision="bf16", active=None):
     if name == "peak_tflops":
         return f"blank: the {accel['name']}'s dense {precision.upper()} peak from the catalogue"
     if name == "mfu":
-        gen = calibration.generation_of(accel["name"]) if accel is not None else "other"
+        gen = _calibration().generation_of(accel["name"]) if accel is not None else "other"
         size = f"at {active / 1e9:,.4g}B active parameters"
         if gen != "other":
             return f"blank: the calibrated default for the {gen} generation {size}"
@@ -266,8 +291,8 @@ def _blank_value(name, kwargs, accel, precision="bf16"):
     if name == "active_params":
         return kwargs["total_params"]
     if name == "mfu":
-        gen = calibration.generation_of(accel["name"]) if accel is not None else "other"
-        return calibration.default_mfu_model().predict(gen, kwargs["active_params"])
+        gen = _calibration().generation_of(accel["name"]) if accel is not None else "other"
+        return _calibration().default_mfu_model().predict(gen, kwargs["active_params"])
     if name == "budget_status":
         return "Proposed"
     if name == "peak_tflops":
@@ -282,7 +307,7 @@ def _blank_value(name, kwargs, accel, precision="bf16"):
     if name == "watts_per_accelerator" and accel is not None:
         if not math.isnan(accel["tdp_watts"]):
             return float(accel["tdp_watts"])
-    return RULES[name].default
+    return RULE_DEFAULTS[name]
 
 
 def resolve(inputs, precision="bf16", engine_inputs=None):
@@ -349,7 +374,7 @@ def resolve(inputs, precision="bf16", engine_inputs=None):
     spreads = {n: _range_pct(inputs, n) for n in ("throughput_range_pct", "price_range_pct")}
     if spreads["throughput_range_pct"] is None:
         exact = source != THROUGHPUT_SOURCES[2]
-        value = 0.0 if exact else calibration.default_range_pct()
+        value = 0.0 if exact else _calibration().default_range_pct()
         why = (f"blank: 0, a {source} is taken as exact" if exact
                else "blank: the calibrated spread of the default MFU")  # fmt: skip
         notes.append(Note("throughput_range_pct", value, why))
