@@ -222,11 +222,12 @@ def _check(name, value, bad_of, rule, low_ok, high_ok):
         return arr
     if arr.size:
         lo, hi = _min_max(arr)  # NaN propagates into both and fails the fast path
+        lo, hi = float(lo), float(hi)
         if (
             low_ok(lo)
             and high_ok(hi)
-            and np.isfinite(lo)
-            and np.isfinite(hi)
+            and -LARGEST <= lo  # finite: NaN fails every comparison
+            and hi <= LARGEST
             and (lo >= SMALLEST_NORMAL or hi <= -SMALLEST_NORMAL)
         ):
             if memo is not None:
@@ -482,7 +483,7 @@ def result_usable(value):
     arr = np.asarray(value, dtype=float)
     if arr.size:
         lo, hi = _min_max(arr)
-        return bool(lo >= SMALLEST_NORMAL and hi <= LARGEST)  # NaN fails both comparisons
+        return float(lo) >= SMALLEST_NORMAL and float(hi) <= LARGEST  # NaN fails both
     return False
 
 
