@@ -171,7 +171,7 @@ def generation_of(accelerator):
 
     def one(name):
         try:
-            canonical = catalogue.accelerator(name)["name"]
+            canonical = catalogue.accelerator_record(name)["name"]
         except InputError:  # not in the catalogue (or not a name): no calibrated generation
             return "other"
         return GENERATIONS.get(canonical, "other")

@@ -754,11 +754,12 @@ QUANTILE_QUANTITIES = tuple(ranges.QUANTITIES)
 #: The most plans one call of TRAIN_QUANTILE may compute: the cells of its broadcast plan
 #: inputs (every argument but quantity and p), counted from their shapes before any work.
 #: Each distinct plan is resolved and estimated on its own (the planner's blank rules, the
-#: engine's checks), about 0.7 to 2 ms a plan: issue 22 measured 50,000 plans holding the
-#: server for 37 s. 1,024 plans (a 32 x 32 table of plans) take about 1 to 2 s
+#: engine's checks), about 0.25 ms a plan since issue 19's small-call path (0.7 to 2 ms
+#: before, when issue 22 measured 50,000 plans holding the server for 37 s and set 1,024).
+#: 4,096 plans (a 64 x 64 table of plans) take about 1 s, as 1,024 did then
 #: (benchmarks/bench_server.py). Ranges of p and quantity only repeat the plans; they are
 #: bounded by MAX_CELLS_PER_CALL like every result.
-MAX_PLANS_PER_CALL = 1024
+MAX_PLANS_PER_CALL = 4096
 
 #: Short names TRAIN_QUANTILE accepts for its quantities (any case; spaces or hyphens for "_").
 QUANTITY_ALIASES = {
@@ -828,7 +829,7 @@ def _accelerator_names(function, value):
         if cell in known:
             continue
         try:
-            catalogue.accelerator(cell, argument="accelerator_name")
+            catalogue.accelerator_record(cell, argument="accelerator_name")
         except InputError as err:
             raise CellError(function, "accelerator_name", rule_of(err), index or None) from None
         known.add(cell)

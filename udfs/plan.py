@@ -280,7 +280,7 @@ def _accelerator(inputs, kwargs):
     name = inputs.get("accelerator_name")
     if is_blank(name):
         return None
-    accel = catalogue.accelerator(name, argument="accelerator_name")
+    accel = catalogue.accelerator_record(name, argument="accelerator_name")
     if not math.isnan(accel["hbm_gb"]):
         kwargs["hbm_gb"] = float(accel["hbm_gb"])
     return accel
