@@ -125,3 +125,66 @@ def test_bad_plain_number_is_refused_as_on_the_array_path(name, bad):
     with pytest.raises(InputError) as zero_d:
         engine.estimate(**{**kw, name: as_array})
     assert str(plain.value) == str(zero_d.value)
+
+
+# -- TRAIN_QUANTILE: the engine once over the plans against one plan at a time ------------------
+
+_ACCELERATORS = ("H100", "A100", "TPU v4", "B200", "MI300X")
+_MAYBE = {
+    "mfu": st.floats(0.05, 0.6),
+    "usd_per_accelerator_hour": st.floats(0.5, 8.0),
+    "throughput_range_pct": st.floats(0.0, 0.8, allow_subnormal=False),
+    "watts_per_accelerator": st.floats(300, 1500),
+    "usd_per_kwh": st.floats(0.0, 0.4, allow_subnormal=False),
+}
+
+
+@st.composite
+def quantile_rows(draw):
+    """Rows of TRAIN_QUANTILE's plan arguments; each optional argument blank (left out) for
+    the whole call or typed on every row (a blank cell inside a range is refused)."""
+    n = draw(st.integers(2, 12))
+    typed = [name for name in _MAYBE if draw(st.booleans())]
+    rows = []
+    for _ in range(n):
+        total = draw(st.floats(1e9, 2e12))
+        row = {
+            "total_params": total,
+            "active_params": total * draw(st.floats(0.02, 1.0)),
+            "tokens": draw(st.floats(1e10, 3e13)),
+            "accelerators": draw(st.integers(8, 50_000)),
+            "accelerator_name": draw(st.sampled_from(_ACCELERATORS)),
+        }
+        row.update({name: draw(_MAYBE[name]) for name in typed})
+        rows.append(row)
+    return rows
+
+
+def _one_plan_at_a_time(quantity, p, row):
+    """The quantile of one plan as TRAIN_QUANTILE computed it before issue 19: resolve, then
+    the engine on the plan's plain numbers."""
+    from udfs import excel, plan
+
+    inputs = {excel._PLAN_INPUT_OF[k]: v for k, v in row.items()}
+    resolved = plan.resolve(inputs)
+    point = engine.estimate(resolved.plan)
+    got = excel._quantiles(
+        {q: np.array([point[q]]) for q in excel.QUANTILE_QUANTITIES},
+        np.array([resolved.throughput_sigma]),
+        np.array([resolved.price_sigma]),
+        np.array([p]),
+    )
+    return float(got[quantity][0])
+
+
+@settings(max_examples=30, deadline=None)
+@given(quantile_rows(), st.sampled_from(["hours", "days", "kwh", "cost"]), st.floats(0.05, 0.95))
+def test_train_quantile_over_a_range_equals_each_plan_alone(rows, quantity, p):
+    from udfs import excel
+
+    arguments = {k: [[row[k]] for row in rows] for k in rows[0]}
+    got = excel.TRAIN_QUANTILE(quantity, p, **arguments)
+    key = {"hours": "accelerator_hours", "days": "wall_clock_days", "kwh": "electricity_kwh",
+           "cost": "total_cost_usd"}[quantity]  # fmt: skip
+    for i, row in enumerate(rows):
+        _same(got[i][0], _one_plan_at_a_time(key, p, row))

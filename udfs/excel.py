@@ -27,6 +27,7 @@ ISNUMBER() and IFERROR(cell * 1, fallback) behave the same on every route.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import numpy as np
@@ -880,6 +881,66 @@ def _plan_error(function, err, cells, shape, flat_index):
     return input_error(function, err, _RANGE_LABELS)
 
 
+def _plan_points(keys, fail):
+    """(points (plans x QUANTILE_QUANTITIES), throughput sigmas, price sigmas) of the distinct
+    plans ``keys`` (tuples of the _PLAN_INPUT_OF cells).
+
+    Each plan is resolved on its own (:func:`udfs.plan.resolve`), then the engine runs once
+    over the resolved plans as arrays (one call per pattern of inputs given), which gives the
+    figures of one plan at a time (``tests/test_speed_paths.py``). A bad plan raises
+    ``fail(err, k)`` for the first plan ``k`` that fails, as one plan at a time did: the
+    engine's error is found again plan by plan, in order.
+    """
+    names = tuple(_PLAN_INPUT_OF.values())
+    resolved, error = [], None
+    for k, key in enumerate(keys):
+        try:
+            resolved.append(plan.resolve(dict(zip(names, key, strict=True))))
+        except InputError as err:
+            error = (err, k)
+            break
+    plans = [r.plan for r in resolved]
+    points = _estimate_together(plans)
+    if points is None:  # a plan the engine refuses: the first such, one plan at a time
+        for k, one in enumerate(plans):
+            try:
+                with np.errstate(all="ignore"):  # every output is checked by the engine
+                    engine.estimate(one)
+            except InputError as err:
+                raise fail(err, k) from None
+    if error is not None:
+        raise fail(*error) from None
+    tp = np.array([r.throughput_sigma for r in resolved], dtype=float)
+    price = np.array([r.price_sigma for r in resolved], dtype=float)
+    return points, tp, price
+
+
+_PLAN_FIELDS = tuple(f.name for f in dataclasses.fields(engine.Plan))
+
+
+def _estimate_together(plans):
+    """``QUANTILE_QUANTITIES`` of each plan (rows), the engine run once per pattern of inputs
+    given (None or not); None when the engine refuses one of them."""
+    out = np.empty((len(plans), len(QUANTILE_QUANTITIES)))
+    groups = {}
+    for k, one in enumerate(plans):
+        pattern = tuple(getattr(one, f) is None for f in _PLAN_FIELDS)
+        groups.setdefault(pattern, []).append(k)
+    for pattern, rows in groups.items():
+        fields = {
+            f: None if none else np.array([getattr(plans[k], f) for k in rows], dtype=float)
+            for f, none in zip(_PLAN_FIELDS, pattern, strict=True)
+        }
+        try:
+            with np.errstate(all="ignore"):  # every output is checked by the engine
+                got = engine.estimate(engine.Plan(**fields))
+        except (InputError, TypeError, ValueError):
+            return None
+        for j, q in enumerate(QUANTILE_QUANTITIES):
+            out[rows, j] = got[q]
+    return out
+
+
 def _quantiles(point, throughput_sigma, price_sigma, p):
     """:func:`udfs.ranges.estimate_ranges` with an array of probabilities ``p``.
 
@@ -952,22 +1013,14 @@ def _plan_quantiles(function, quantity, p, values):
             first.append(i)
         plan_of_cell[i] = j
     plan_index = np.broadcast_to(plan_of_cell.reshape(plan_shape), shape).ravel()
-    points, throughput_sigma, price_sigma = [], [], []
-    for key, i in zip(plans, first, strict=True):
-        inputs = dict(zip((_PLAN_INPUT_OF[a] for a in _PLAN_INPUT_OF), key, strict=True))
-        try:
-            resolved = plan.resolve(inputs)
-            with np.errstate(all="ignore"):  # every output is checked by the engine
-                point = engine.estimate(resolved.plan)
-        except InputError as err:
-            first_cell = _first_cell(i, plan_shape, shape)
-            raise _plan_error(function, err, cells, shape, first_cell) from None
-        points.append([float(point[q]) for q in QUANTILE_QUANTITIES])
-        throughput_sigma.append(resolved.throughput_sigma)
-        price_sigma.append(resolved.price_sigma)
-    point = np.asarray(points, dtype=float)[plan_index]  # (n, quantities)
-    tp = np.asarray(throughput_sigma, dtype=float)[plan_index]
-    price = np.asarray(price_sigma, dtype=float)[plan_index]
+
+    def fail(err, k):  # the error of distinct plan k, named at its first cell
+        return _plan_error(function, err, cells, shape, _first_cell(first[k], plan_shape, shape))
+
+    points, throughput_sigma, price_sigma = _plan_points(list(plans), fail)
+    point = points[plan_index]  # (n, quantities)
+    tp = throughput_sigma[plan_index]
+    price = price_sigma[plan_index]
 
     # The quantiles.
     ps = np.broadcast_to(arrays["p"], shape).ravel()
