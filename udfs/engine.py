@@ -894,12 +894,13 @@ def month_shares(start_date, wall_clock_days):
         raise InputError("start_date", "must be a date", value=start_date)
     days = float(check_positive("wall_clock_days", wall_clock_days))
     start = start_date.toordinal()
-    end = start + days
     month = _dt.date(start_date.year, start_date.month, 1)
     shares = []
-    while month.toordinal() < end:
+    # Days counted from the start, so that a run far shorter than a day (1e-10 days, whose
+    # end as an ordinal rounds back to its start) still falls in its first month.
+    while month.toordinal() - start < days or not shares:
         nxt = _dt.date(month.year + month.month // 12, month.month % 12 + 1, 1)
-        overlap = min(end, nxt.toordinal()) - max(start, month.toordinal())
+        overlap = min(days, nxt.toordinal() - start) - max(0, month.toordinal() - start)
         shares.append((month, max(0.0, overlap) / days))
         month = nxt
     return shares

@@ -1,0 +1,123 @@
+"""``compute-lab report`` against issue 22's crafted inputs: bounds on scenario columns and text,
+runs shorter than a day, counts typed in billions, odd names and interrupted runs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+
+import openpyxl
+import pandas as pd
+import pytest
+from helpers import planner_cell
+from helpers_report import tree
+from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill
+
+from udfs import engine
+from udfs.cli import main
+from workbook_templates.reader import MAX_TEXT_CHARS
+
+consolidate_module = importlib.import_module("workbook_templates.report.consolidate")
+
+
+@pytest.fixture(scope="module")
+def template(generated_templates):
+    return generated_templates[PLANNER]
+
+
+def report(*args):
+    return main(["report", *map(str, args)])
+
+
+def one_line(err):
+    lines = [line for line in err.splitlines() if line]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_scenario_columns_over_the_run_total_are_refused_at_once(
+    template, tmp_path, monkeypatch, capsys
+):
+    """The file that takes the run past MAX_TOTAL_SCENARIO_COLUMNS refuses it (one line,
+    nothing written), before its cells are read; --skip-bad does not skip past it."""
+    files = [fill(template, tmp_path / f"team-{i}.xlsx", [dict(PLAN_A, scenario_name=f"r{i}")])
+             for i in range(3)]  # fmt: skip
+    monkeypatch.setattr(consolidate_module, "MAX_TOTAL_SCENARIO_COLUMNS", 16)
+    before = tree(tmp_path)
+    rc = report(*files, "--out", tmp_path / "h.xlsx", "--skip-bad")
+    line = one_line(capsys.readouterr().err)
+    assert rc == 2 and tree(tmp_path) == before
+    assert str(files[2]) in line and "limit of 16 scenario columns" in line
+    assert "16 read before it" in line and "nothing written" in line
+    monkeypatch.setattr(consolidate_module, "MAX_TOTAL_SCENARIO_COLUMNS", 24)
+    assert report(*files, "--out", tmp_path / "h.xlsx") == 0
+
+
+def test_the_run_total_of_scenario_columns_is_a_documented_constant():
+    assert consolidate_module.MAX_TOTAL_SCENARIO_COLUMNS == 4_000
+
+
+def _typed_over_output(template, path, text):
+    fill(template, path, [PLAN_A])
+    wb = openpyxl.load_workbook(path)
+    ws, coord = planner_cell(wb, "rental_cost_usd", 0)
+    ws[coord] = text
+    ws[coord].data_type = "s"
+    wb.save(path)
+    return f"{ws.title}!{coord}"
+
+
+def test_a_long_text_typed_over_an_output_is_cut_the_same_in_every_output(
+    template, tmp_path, capsys
+):
+    text = "y" * 5000
+    _typed_over_output(template, tmp_path / "p.xlsx", text)
+    rc = report(tmp_path / "p.xlsx", "--out", tmp_path / "h.xlsx", "--csv", tmp_path / "csv")
+    assert rc == 0
+    shown = pd.read_csv(tmp_path / "csv" / "mismatches.csv")["cached_value"].tolist()
+    assert len(shown) == 1 and shown[0].startswith("y" * (MAX_TEXT_CHARS - 1) + "\u2026")
+    assert f"cut at {MAX_TEXT_CHARS} of 5,000 characters" in shown[0]
+    ws = openpyxl.load_workbook(tmp_path / "h.xlsx")["Mismatches"]
+    cells = [c.value for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
+    assert shown[0] in cells and text not in cells
+    for line in capsys.readouterr().err.splitlines():
+        assert len(line) < 600
+
+
+@pytest.mark.parametrize("accelerators", [1e15, 1e17])
+def test_a_run_shorter_than_a_day_starting_on_the_first_gets_its_month(
+    template, tmp_path, accelerators
+):
+    p = dict(PLAN_A, accelerators=accelerators, start_date=dt.date(2026, 3, 1))
+    path = fill(template, tmp_path / "fast.xlsx", [p])
+    assert report(path, "--csv", tmp_path / "csv") == 0
+    monthly = pd.read_csv(tmp_path / "csv" / "monthly_by_run.csv")
+    assert monthly["month"].tolist() == ["2026-03-01"] and monthly["share"].tolist() == [1.0]
+
+
+def test_month_shares_of_a_run_far_shorter_than_a_day():
+    assert engine.month_shares(dt.date(2026, 3, 1), 1e-12) == [(dt.date(2026, 3, 1), 1.0)]
+    shares = engine.month_shares(dt.date(2026, 3, 31), 1.5)
+    assert [m for m, _ in shares] == [dt.date(2026, 3, 1), dt.date(2026, 4, 1)]
+    assert sum(s for _, s in shares) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    "name, value, unit",
+    [("total_params", 70, "billions"), ("active_params", 37, "billions"),
+     ("training_tokens", 2000, "trillions")],
+)  # fmt: skip
+def test_counts_typed_in_billions_are_refused_at_their_cell(
+    template, tmp_path, capsys, name, value, unit
+):
+    p = {**PLAN_B, "active_params": PLAN_B["total_params"], name: value}
+    if name == "total_params":
+        p["active_params"] = value
+    path = fill(template, tmp_path / "units.xlsx", [p])
+    wb = openpyxl.load_workbook(path)
+    ws, coord = planner_cell(wb, name, 0)
+    assert report(path, "--out", tmp_path / "h.xlsx") == 2
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if f"{ws.title}!{coord}" in x)
+    assert f"{name}" in line and f"typed in {unit}" in line
+    assert not (tmp_path / "h.xlsx").exists()
