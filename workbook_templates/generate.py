@@ -156,6 +156,11 @@ def _convert_pdfs(paths, folder):
 
 def run(args):
     """Run ``compute-lab templates``; print each written path; return the exit code."""
+    from udfs.validation import CommandError, check_name
+
+    if not str(args.out).strip():  # Path("") is the current folder: never meant
+        raise CommandError(f"--out is empty; give a folder, e.g. --out {DEFAULT_OUT}")
+    check_name(args.out, "--out")
     for path in write_templates(args.out, force=args.force, pdf=args.pdf):
         print(path)
     return 0
