@@ -488,7 +488,7 @@ def echo(value, limit=MAX_ECHO_CHARS):
 _QUOTED = re.compile(
     r"(?:(?<=[\s(\[=])|^)(?P<q>['\"])(?P<inner>[^\n]{"
     + str(MAX_ECHO_CHARS + 1)
-    + r",}?)(?P=q)(?=$|[\s),;:.\]])"
+    + r",}?)(?P=q)(?=$|[\s),;:.\]\\])"
 )
 
 

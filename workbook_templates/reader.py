@@ -651,10 +651,21 @@ def _number(value):
     return None, f"must be a number (got {type(value).__name__})"
 
 
+#: Control characters a worksheet cannot hold (openpyxl's ILLEGAL_CHARACTERS_RE): tab,
+#: newline and carriage return are text.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
 def _text(value):
     if isinstance(value, bool):
         return None, "must be text, not TRUE/FALSE"
     if isinstance(value, str):
+        bad = _CONTROL.search(value)
+        if bad:  # a workbook cannot hold it (Excel writes it as _x0001_; openpyxl refuses it)
+            return None, (
+                f"holds the control character \\x{ord(bad.group()):02x}, which a workbook "
+                "cannot hold; retype the text"
+            )
         if len(value.strip()) > MAX_TEXT_CHARS:
             return None, (
                 f"is {len(value.strip()):,} characters long, over the limit of "

@@ -24,7 +24,7 @@ import numpy as np
 
 from udfs import engine, plan, ranges
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_QUANTITIES, SEED_PLAN
-from udfs.validation import CommandError, InputError
+from udfs.validation import CommandError, InputError, printable
 
 from ..reader import (
     DEFAULT_MAX_BYTES,
@@ -61,6 +61,9 @@ MAX_TOTAL_SCENARIO_COLUMNS = 4_000
 MIN_PLAUSIBLE = {"total_params": 1e6, "active_params": 1e6, "training_tokens": 1e9}
 _UNITS = {"total_params": ("billions", 1e9, "70e9"), "active_params": ("billions", 1e9, "37e9"),
           "training_tokens": ("trillions", 1e12, "14.8e12")}  # fmt: skip
+
+#: Control characters a worksheet cannot hold (tab, newline and carriage return are text).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 #: Relative tolerance of the cached-value check.
 DEFAULT_TOLERANCE = 1e-9
@@ -394,6 +397,8 @@ def shown(value):
     if isinstance(value, int | float):
         return value
     text = str(value)
+    if _CONTROL.search(text):  # as the console shows it: a workbook cannot hold them
+        text = _CONTROL.sub(lambda m: printable(m.group()), text)
     if len(text) > MAX_TEXT_CHARS:  # the same cut text in the workbook and the CSV files
         cut = f"(cut at {MAX_TEXT_CHARS} of {len(text):,} characters)"
         return f"{text[: MAX_TEXT_CHARS - 1]}… {cut}"
