@@ -4,13 +4,18 @@ runs shorter than a day, counts typed in billions, odd names and interrupted run
 from __future__ import annotations
 
 import datetime as dt
+import errno
+import gc
 import importlib
+import os
+import subprocess
+import sys
 
 import openpyxl
 import pandas as pd
 import pytest
 from helpers import planner_cell
-from helpers_report import tree
+from helpers_report import digest, run_report, tree
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill
 
 from udfs import engine
@@ -121,3 +126,69 @@ def test_counts_typed_in_billions_are_refused_at_their_cell(
     line = next(x for x in err.splitlines() if f"{ws.title}!{coord}" in x)
     assert f"{name}" in line and f"typed in {unit}" in line
     assert not (tmp_path / "h.xlsx").exists()
+
+
+# --- row 10: a full disk ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 300 kB tmpfs (root only), unmounted afterwards; skipped where it cannot be made."""
+    folder = tmp_path / "full"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(folder)], capture_output=True
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {made.stderr.decode().strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def _fill(folder, leave_kb):
+    st = os.statvfs(folder)
+    free = st.f_bavail * st.f_frsize
+    (folder / "filler").write_bytes(b"\0" * max(0, free - leave_kb * 1024))
+
+
+def test_a_full_disk_during_report_force_is_one_line_and_keeps_the_old_file(
+    template, tmp_path, full_disk
+):
+    good = fill(template, tmp_path / "good.xlsx", [PLAN_A, PLAN_B])
+    old = full_disk / "h.xlsx"
+    assert run_report(good, "--out", old)[0] == 0
+    before = digest(old)
+    _fill(full_disk, 8)
+    rc, out, err = run_report(good, "--out", old, "--force")
+    assert rc == 2 and out == ""
+    lines = err.splitlines()
+    assert lines[-1].startswith("compute-lab report: error: could not write")
+    assert "No space left on device; nothing written" in lines[-1]
+    assert all(x.startswith("compute-lab report: ") for x in lines), err
+    assert "Exception ignored" not in err and "Traceback" not in err
+    assert digest(old) == before
+    assert sorted(p.name for p in full_disk.iterdir()) == ["filler", "h.xlsx"]
+
+
+def test_a_failed_workbook_write_closes_its_zip(tmp_path, monkeypatch):
+    """In process: a write failing midway leaves no open zip for a finaliser to retry."""
+    from openpyxl import Workbook
+    from openpyxl.writer.excel import ExcelWriter
+
+    from workbook_templates.files import save_workbook
+
+    def full(self):
+        self._archive.writestr("xl/a.xml", b"<a/>")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    monkeypatch.setattr(ExcelWriter, "write_data", full)
+    with pytest.raises(OSError, match="No space left"):
+        save_workbook(Workbook(), tmp_path / "w.xlsx")
+    gc.collect()
+    assert unraisable == []

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from udfs.validation import CommandError
 
-__all__ = ["temp_beside", "place", "Staging"]
+__all__ = ["temp_beside", "place", "Staging", "save_workbook"]
 
 
 def temp_beside(target):
@@ -59,6 +59,33 @@ def place(tmp, target, force):
         os.replace(tmp, target)
         return
     tmp.unlink()
+
+
+def save_workbook(wb, path):
+    """Save the openpyxl workbook ``wb`` to ``path``, its zip closed whatever happens.
+
+    openpyxl's own ``save`` leaves the zip open when a write fails (a full disk): the zip's
+    finaliser then retries the write and prints ``Exception ignored in ZipFile.__del__`` and
+    a traceback after our one-line message. Here the file and the zip are closed in order,
+    and an error closing them is the error raised (an ``OSError``, turned into one line by
+    the caller).
+    """
+    import datetime
+    import zipfile
+
+    from openpyxl.writer.excel import ExcelWriter
+
+    now = datetime.datetime.now(tz=datetime.UTC).replace(tzinfo=None)
+    wb.properties.modified = now  # as openpyxl's save does
+    with open(path, "wb") as fh:
+        archive = zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED, allowZip64=True)
+        try:
+            ExcelWriter(wb, archive).write_data()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                archive.close()  # writes the central directory; may fail again on a full disk
+            raise
+        archive.close()
 
 
 def _reason(exc):

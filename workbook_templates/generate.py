@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .files import Staging
+from .files import Staging, save_workbook
 
 __all__ = ["TEMPLATES", "configure_parser", "run", "build_all", "write_templates"]
 
@@ -134,7 +134,7 @@ def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None):
 def _save(wb, path, force):
     """Save one workbook to ``path``, its staged copy (``force`` applies when it is moved)."""
     del force
-    wb.save(path)
+    save_workbook(wb, path)  # the zip closed even on a full disk: no finaliser traceback
 
 
 def _ordinary_permissions(path):
