@@ -8,8 +8,11 @@ import errno
 import gc
 import importlib
 import os
+import signal
 import subprocess
 import sys
+import time
+import zipfile
 
 import openpyxl
 import pandas as pd
@@ -192,3 +195,92 @@ def test_a_failed_workbook_write_closes_its_zip(tmp_path, monkeypatch):
         save_workbook(Workbook(), tmp_path / "w.xlsx")
     gc.collect()
     assert unraisable == []
+
+
+# --- row 7: Ctrl-C while reading ----------------------------------------------------------------
+
+#: compute-lab, saying "ready" once everything is imported (Ctrl-C during Python's own start-up
+#: is Python's: a traceback and status -2).
+_READY = (
+    "import sys; from udfs.cli import main, _commands; _commands(); "
+    "import workbook_templates.report; print('ready', file=sys.stderr, flush=True); "
+    "sys.exit(main())"
+)
+
+
+@pytest.fixture(scope="module")
+def two_hundred(template, tmp_path_factory):
+    """200 distinct planners (the scenario name differs), made by rewriting one's zip."""
+    folder = tmp_path_factory.mktemp("two-hundred")
+    base = fill(template, folder / "base.xlsx", [dict(PLAN_A, scenario_name="NAME0000"), PLAN_B])
+    with zipfile.ZipFile(base) as z:
+        parts = {i.filename: z.read(i.filename) for i in z.infolist()}
+    base.unlink()
+    paths = []
+    for i in range(200):
+        path = folder / f"team-{i:03d}.xlsx"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+            for name, data in parts.items():
+                z.writestr(name, data.replace(b"NAME0000", f"NAME{i:04d}".encode()))
+        paths.append(path)
+    return paths
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.4, 1.1, 2.3, 3.7])
+def test_ctrl_c_while_reading_exits_130_and_keeps_the_old_outputs(two_hundred, tmp_path, delay):
+    old = tmp_path / "h.xlsx"
+    old.write_bytes(b"the old hand-off")
+    (tmp_path / "csv").mkdir()
+    (tmp_path / "csv" / "runs.csv").write_text("old\n")
+    before = tree(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _READY, "report", *map(str, two_hundred), "--out", str(old),
+         "--csv", str(tmp_path / "csv"), "--force"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stderr.readline().strip() == "ready"
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert err.splitlines() == ["compute-lab report: interrupted"] and out == ""
+    assert tree(tmp_path) == before
+
+
+def test_deferred_interrupts_restore_the_handler():
+    from workbook_templates import files
+
+    previous = signal.getsignal(signal.SIGINT)
+    with files.deferred_interrupts():
+        files.check_interrupt()  # nothing pressed: no-op
+        os.kill(os.getpid(), signal.SIGINT)
+        with pytest.raises(KeyboardInterrupt):
+            files.check_interrupt()
+    assert signal.getsignal(signal.SIGINT) is previous
+    files.check_interrupt()  # outside the block: no-op
+
+
+def test_ctrl_c_inside_a_finaliser_is_not_lost(template, tmp_path, monkeypatch, capsys):
+    """The issue's failure, made certain: Ctrl-C arriving while a finaliser runs (as in
+    ``ZipFile.__del__``) was printed as "Exception ignored" and the run replaced its output."""
+    paths = [fill(template, tmp_path / f"t{i}.xlsx", [dict(PLAN_A, scenario_name=f"r{i}")])
+             for i in range(3)]  # fmt: skip
+    old = tmp_path / "h.xlsx"
+    old.write_bytes(b"the old hand-off")
+
+    class Finaliser:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            sum(range(1000))  # the handler runs here, inside the finaliser
+
+    real = consolidate_module.read_planner
+
+    def read_planner(*args, **kwargs):
+        Finaliser()  # collected at once: its __del__ runs now
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(consolidate_module, "read_planner", read_planner)
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: None)  # main's: would print it
+    rc = report(*paths, "--out", old, "--force")
+    assert rc == 130 and old.read_bytes() == b"the old hand-off"
+    assert capsys.readouterr().err.strip() == "compute-lab report: interrupted"

@@ -1282,6 +1282,14 @@ def _subparser_chain(parser, args):
 
 def main(argv=None):
     """Run the command line; returns the exit status (0, 1 internal error, 2 bad input)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C while the parser and the commands load
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv):
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     parser, handlers = build_parser(command if command in _commands() else None)

@@ -17,13 +17,25 @@ import contextlib
 import os
 import secrets
 import shutil
+import signal
 import stat
 import tempfile
+import threading
 from pathlib import Path
 
 from udfs.validation import CommandError
 
-__all__ = ["temp_beside", "place", "Staging", "save_workbook"]
+__all__ = [
+    "temp_beside",
+    "place",
+    "Staging",
+    "save_workbook",
+    "deferred_interrupts",
+    "check_interrupt",
+]
+
+#: The Ctrl-C count of the running :func:`deferred_interrupts` block (None outside one).
+_INTERRUPTS = None
 
 
 def temp_beside(target):
@@ -86,6 +98,49 @@ def save_workbook(wb, path):
                 archive.close()  # writes the central directory; may fail again on a full disk
             raise
         archive.close()
+
+
+@contextlib.contextmanager
+def deferred_interrupts():
+    """Within the block, Ctrl-C (SIGINT) is noted, and :func:`check_interrupt` raises it.
+
+    Python runs a signal handler between any two bytecodes, finalisers included; a
+    ``KeyboardInterrupt`` raised inside one (a ``ZipFile.__del__`` while reading planners) is
+    printed as "Exception ignored" and lost, and the run went on to replace its outputs.
+    Here the first Ctrl-C only sets a flag, turned into ``KeyboardInterrupt`` at the next
+    safe point (between files, before each output is written and before they are moved into
+    place); a second Ctrl-C interrupts at once. The previous handler is restored on the way
+    out; outside the main thread, or when SIGINT is ignored, nothing changes.
+    """
+    global _INTERRUPTS
+    if threading.current_thread() is not threading.main_thread() or _INTERRUPTS is not None:
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous in (signal.SIG_IGN, None):
+        yield
+        return
+    count = [0]
+
+    def note(signum, frame):
+        count[0] += 1
+        if count[0] > 1:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, note)
+    _INTERRUPTS = count
+    try:
+        yield
+    finally:
+        _INTERRUPTS = None
+        signal.signal(signal.SIGINT, previous)
+
+
+def check_interrupt():
+    """Raise ``KeyboardInterrupt`` if Ctrl-C was pressed in the :func:`deferred_interrupts`
+    block (a no-op outside one)."""
+    if _INTERRUPTS is not None and _INTERRUPTS[0]:
+        raise KeyboardInterrupt
 
 
 def _reason(exc):
@@ -180,6 +235,7 @@ class Staging:
         target then holds what it held before.
         """
         self.check()
+        check_interrupt()  # a Ctrl-C while staging: nothing is moved
         done = []  # (target, kept copy of what it held, or None when it was new)
         target = None
         try:

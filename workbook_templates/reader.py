@@ -350,6 +350,15 @@ def _check_zip(path, data):
         )
     except Exception as exc:  # noqa: BLE001 - any failure here means an unreadable zip
         _fail(path, f"is not a valid .xlsx workbook ({_one_line(exc)})")
+    try:
+        _check_members(path, zf)
+    except BaseException:
+        zf.close()  # closed here, not by a finaliser
+        raise
+    return zf
+
+
+def _check_members(path, zf):
     infos = zf.infolist()
     if len(infos) > MAX_PARTS:
         _fail(
@@ -384,7 +393,6 @@ def _check_zip(path, data):
         _fail(path, f"is a corrupt or truncated .xlsx ({_one_line(exc)})")
     if bad is not None:
         _fail(path, f"is a corrupt .xlsx: member {bad} fails its CRC check")
-    return zf
 
 
 def _looks_like_xml(zf, info):
@@ -735,8 +743,9 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False, columns_left=
     with zf:
         _check_xml_parts(path, zf)
     formulas_wb = _load(path, data, data_only=False)
-    values_wb = _load(path, data, data_only=True)
-    try:
+    values_wb = None
+    try:  # both workbooks closed here, whatever happens: never by a finaliser
+        values_wb = _load(path, data, data_only=True)
         planner = _read(path, formulas_wb, values_wb, len(data), collect, columns_left)
         planner.sha256 = hashlib.sha256(data).hexdigest()
         return planner
@@ -748,7 +757,8 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False, columns_left=
         _fail(path, f"could not be read as a workbook ({_one_line(exc)})")
     finally:
         formulas_wb.close()
-        values_wb.close()
+        if values_wb is not None:
+            values_wb.close()
 
 
 def _check_names(path, wb):

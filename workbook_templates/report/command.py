@@ -14,6 +14,7 @@ import numpy as np
 
 from udfs.validation import CommandError, check_name, console_line, echo
 
+from ..files import deferred_interrupts
 from ..reader import DEFAULT_MAX_BYTES, MAX_UNCOMPRESSED_BYTES
 from .consolidate import DEFAULT_TOLERANCE, consolidate
 from .csv_files import CSV_FILES
@@ -198,9 +199,11 @@ def run(args):
     """Run ``compute-lab report``; return the exit code (2 for anything refused).
 
     numpy's floating-point warnings are off for the whole run: every figure is checked for
-    range instead, and no Python warning reaches the user.
+    range instead, and no Python warning reaches the user. Ctrl-C is taken between files and
+    before the outputs move into place (:func:`workbook_templates.files.deferred_interrupts`):
+    exit 130, the old outputs untouched.
     """
-    with np.errstate(all="ignore"), warnings.catch_warnings():
+    with np.errstate(all="ignore"), warnings.catch_warnings(), deferred_interrupts():
         warnings.simplefilter("ignore")
         return _run(args)
 

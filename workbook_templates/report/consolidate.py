@@ -26,6 +26,7 @@ from udfs import engine, plan, ranges
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_QUANTITIES, SEED_PLAN
 from udfs.validation import CommandError, InputError, printable
 
+from ..files import check_interrupt
 from ..reader import (
     DEFAULT_MAX_BYTES,
     MAX_SCENARIO_COLUMNS,
@@ -436,6 +437,7 @@ def consolidate(
     planners, runs, bad, mismatch_rows = [], [], [], []
     columns = 0  # scenario columns read so far
     for path in paths:
+        check_interrupt()  # Ctrl-C is taken between files (report's deferred_interrupts)
         try:
             planner, file_runs = _read_one(path, max_bytes, MAX_TOTAL_SCENARIO_COLUMNS - columns)
         except ColumnBudgetError as err:
