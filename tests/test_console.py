@@ -249,3 +249,37 @@ def test_no_traceback_in_a_real_subprocess_for_a_control_character(good, tmp_pat
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, proc.stderr
+
+
+# --- row 18: the real cause named ----------------------------------------------------------------
+
+
+def test_a_one_parameter_plan_names_total_params_not_the_hbm():
+    rc, _, err, _ = run_cli(["estimate", "--total-params", "1", "--tokens", "14.8T",
+                             "--accelerators", "2048", "--accelerator", "H100"])  # fmt: skip
+    (line,) = err.splitlines()
+    assert rc == 2 and "--total-params" in line and "typed in billions" in line
+    assert "--hbm-gb" not in line and "2.2e-308" not in line
+
+
+def test_a_one_parameter_plan_in_the_engine_names_total_params():
+    from udfs import engine
+    from udfs.validation import InputError
+
+    with pytest.raises(InputError) as info:
+        engine.estimate(1, 14.8e12, 2048, peak_tflops=989, mfu=0.4, hbm_gb=80)
+    assert info.value.argument == "total_params"
+
+
+@pytest.mark.parametrize(
+    "interval, words",
+    [(1e308, "is too long for an MTBF of 100 h"), (1e-300, "is too short for checkpoint writes")],
+)
+def test_train_goodput_names_the_interval_it_is_given(interval, words):
+    from udfs import excel
+    from udfs._cells import CellError
+
+    with pytest.raises(CellError) as info:
+        excel.TRAIN_GOODPUT(100, 1 / 60, 0.1, interval)
+    assert str(info.value).startswith(f"TRAIN_GOODPUT: interval_hours {words}")
+    assert "optimum is about 1.83 h" in str(info.value) and "mtbf_hours" not in str(info.value)
