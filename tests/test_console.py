@@ -176,6 +176,9 @@ def test_console_line_escapes_and_cuts():
     assert console_line("the planner's names and the users' files") == (
         "the planner's names and the users' files"
     )
+    prose = ("scenario 'Small, defaults' has no start date (Inputs!H25 is blank): in the "
+             "totals and the period tables' 'Unscheduled' row, not in any month")  # fmt: skip
+    assert console_line(prose) == prose
 
 
 # --- row 16: huge dollar figures in the summary line -------------------------------------------

@@ -484,11 +484,11 @@ def echo(value, limit=MAX_ECHO_CHARS):
 
 
 #: A quoted echo in a message: a quote opening after a space, "(", "[" or "=" (not an
-#: apostrophe inside a word) and closing before a space, punctuation or the end.
+#: apostrophe inside a word), then no quote of its kind (except escaped, as ``repr`` writes
+#: it), then the closing quote before a space, punctuation or the end.
 _QUOTED = re.compile(
-    r"(?:(?<=[\s(\[=])|^)(?P<q>['\"])(?P<inner>[^\n]{"
-    + str(MAX_ECHO_CHARS + 1)
-    + r",}?)(?P=q)(?=$|[\s),;:.\]\\])"
+    r"(?:(?<=[\s(\[=])|^)(?:'(?P<single>(?:[^'\\\n]|\\.){N,})'|\"(?P<double>(?:[^\"\\\n]|\\.){N,})\")"
+    r"(?=$|[\s),;:.\]\\])".replace("N", str(MAX_ECHO_CHARS + 1))
 )
 
 
@@ -497,7 +497,9 @@ def console_line(message):
     echo longer than :data:`MAX_ECHO_CHARS` cut (``'aaaa...' (10,000 characters)``)."""
 
     def cut(m):
-        q, inner = m.group("q"), m.group("inner")
+        q, inner = (
+            ("'", m.group("single")) if m.group("single") is not None else ('"', m.group("double"))
+        )
         return f"{q}{inner[: MAX_ECHO_CHARS - 3]}...{q} ({len(inner):,} characters)"
 
     return _QUOTED.sub(cut, printable(message))
