@@ -834,8 +834,10 @@ class _Cells:
             wanted.setdefault(sheet, set()).update(cells)
         for sheet, cell in self.extras.values():
             wanted.setdefault(sheet, set()).add(cell)
-        self.formulas = _grab(formulas_wb, wanted, formulas=True)
-        self.values = _grab(values_wb, wanted)
+        with warnings.catch_warnings():  # "marked as a date but ... outside the limits"
+            warnings.simplefilter("ignore")  # such a cell reads #VALUE!, refused by name
+            self.formulas = _grab(formulas_wb, wanted, formulas=True)
+            self.values = _grab(values_wb, wanted)
 
     def value(self, name, k, cached=False):
         """The cell's value: typed (formula text for a formula), or as last saved."""
