@@ -20,6 +20,8 @@ import pandas as pd
 import pytest
 from helpers import planner_cell, run_cli
 from helpers_report import CLI, tree
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill, rezip, sheet_member
 
 from udfs.validation import MAX_ECHO_CHARS, MAX_NAME_BYTES, console_line
@@ -286,3 +288,21 @@ def test_train_goodput_names_the_interval_it_is_given(interval, words):
         excel.TRAIN_GOODPUT(100, 1 / 60, 0.1, interval)
     assert str(info.value).startswith(f"TRAIN_GOODPUT: interval_hours {words}")
     assert "optimum is about 1.83 h" in str(info.value) and "mtbf_hours" not in str(info.value)
+
+
+def test_an_output_name_at_the_name_bound_is_written_and_replaced(good, tmp_path):
+    """The temporary and kept-aside files beside a 255-byte name have names of their own
+    that the file system allows."""
+    out = tmp_path / ("h" * (MAX_NAME_BYTES - len(".xlsx")) + ".xlsx")
+    assert run_cli(["report", good, "--out", out])[0] == 0
+    assert run_cli(["report", good, "--out", out, "--force"])[0] == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["good.xlsx", out.name])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_console_line_is_always_one_clean_line(text):
+    line = console_line(f"compute-lab report: error: {text}")
+    assert "\n" not in line and "\r" not in line
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in line)
+    assert not any(c in line for c in "\u2028\u2029\u202e\u2066")

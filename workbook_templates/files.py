@@ -41,12 +41,18 @@ _INTERRUPTS = None
 def temp_beside(target):
     """A new, empty temporary file in ``target``'s folder, readable as the umask allows."""
     target = Path(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{_short(target.name)}.", suffix=".part", dir=target.parent)
     os.close(fd)
     mask = os.umask(0o022)
     os.umask(mask)
     os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; these files are meant to be shared
     return Path(tmp)
+
+
+def _short(name):
+    """``name`` cut to 200 bytes of UTF-8: a temporary or kept-aside name beside a target whose
+    own name is up to 255 bytes stays a name the file system allows."""
+    return name.encode("utf-8", "surrogateescape")[:200].decode("utf-8", "ignore")
 
 
 def place(tmp, target, force):
@@ -297,7 +303,7 @@ def _keep_aside(target):
     """A hard link (else a copy) of ``target`` beside it, to restore it from on failure."""
     target = Path(target)
     for _ in range(100):
-        kept = target.with_name(f".{target.name}.{secrets.token_hex(4)}.old")
+        kept = target.with_name(f".{_short(target.name)}.{secrets.token_hex(4)}.old")
         try:
             os.link(target, kept, follow_symlinks=False)
             return kept
