@@ -16,8 +16,16 @@ on), so it is treated as untrusted input:
    entity is refused before openpyxl sees the file; the parse clears elements as it goes and
    refuses a part past :data:`MAX_PART_ELEMENTS` elements, so memory stays flat; openpyxl
    itself must be using ``defusedxml`` too (:func:`check_defusedxml`);
+   A text (``<t>``) over Excel's cell limit, :data:`MAX_CELL_TEXT_CHARS`, is refused too;
 5. openpyxl loads it read-only twice: once for the formulas (to see which cells hold
-   formulas) and once for the values a spreadsheet last saved (``data_only=True``).
+   formulas) and once for the values a spreadsheet last saved (``data_only=True``); both are
+   closed by the reader, never left to a finaliser;
+6. before any cell is read, the defined names' references are bounded: one name spans at most
+   :data:`MAX_SCENARIO_COLUMNS` cells, all of them together at most :data:`MAX_CELLS_READ`
+   (the box the reader walks), and a caller may bound the scenario columns left in a run
+   (``columns_left``, :class:`ColumnBudgetError`). Text inputs are at most
+   :data:`MAX_TEXT_CHARS` characters without control characters; dates lie from
+   :data:`FIRST_DATE` to :data:`LAST_DATE`.
 
 The planner's contract is in :mod:`udfs.quantities`: one workbook-scoped defined name per
 input and output, named as the quantity, each spanning one row across the scenario columns.
