@@ -931,9 +931,10 @@ def _estimate_together(plans):
             f: None if none else np.array([getattr(plans[k], f) for k in rows], dtype=float)
             for f, none in zip(_PLAN_FIELDS, pattern, strict=True)
         }
+        together = plans[rows[0]] if len(rows) == 1 else engine.Plan(**fields)  # one: as is
         try:
             with np.errstate(all="ignore"):  # every output is checked by the engine
-                got = engine.estimate(engine.Plan(**fields))
+                got = engine.estimate(together)
         except (InputError, TypeError, ValueError):
             return None
         for j, q in enumerate(QUANTILE_QUANTITIES):
