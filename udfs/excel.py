@@ -754,8 +754,8 @@ QUANTILE_QUANTITIES = tuple(ranges.QUANTITIES)
 
 #: The most plans one call of TRAIN_QUANTILE may compute: the cells of its broadcast plan
 #: inputs (every argument but quantity and p), counted from their shapes before any work.
-#: Each distinct plan is resolved and estimated on its own (the planner's blank rules, the
-#: engine's checks), about 0.25 ms a plan since issue 19's small-call path (0.7 to 2 ms
+#: Each distinct plan is resolved on its own (the planner's blank rules), then the engine runs
+#: once over them, about 0.1 to 0.25 ms a plan since issue 19's small-call path (0.7 to 2 ms
 #: before, when issue 22 measured 50,000 plans holding the server for 37 s and set 1,024).
 #: 4,096 plans (a 64 x 64 table of plans) take about 1 s, as 1,024 did then
 #: (benchmarks/bench_server.py). Ranges of p and quantity only repeat the plans; they are
