@@ -214,7 +214,7 @@ def _plan_from_args(args):
     extras = _engine_only(args, given)
     accel = None
     if not is_blank(accel_name):
-        accel = catalogue.accelerator(accel_name, argument="--accelerator")
+        accel = catalogue.accelerator_record(accel_name, argument="--accelerator")
         inputs["accelerator_name"] = accel["name"]
     example_throughput = _throughput_inputs(args, given, inputs, accel)
     resolved = resolve(inputs, precision=args.precision or "bf16", engine_inputs=extras)

@@ -1,18 +1,30 @@
 """A fast start (issue 19): what ``compute-lab estimate`` and ``import udfs.excel`` import.
 
 Each runs in a fresh interpreter under ``python -X importtime``; the modules it imports are
-listed (printed with ``-s``) and the test fails when pandas, openpyxl or the calibration
-(whose default-MFU fit the example plan does not need) is among them. ``udfs.excel`` needs
-xlwings, which itself imports pandas when it is installed: that import is made first, so the
-list is what ``udfs.excel`` adds.
+listed (printed with ``-s``) and the test fails when pandas or openpyxl is among them.
+``udfs.excel`` needs xlwings, which itself imports pandas when it is installed: that import is
+made first, so the list is what ``udfs.excel`` adds. No fit runs either: the default-MFU fit's
+least-squares solver (``numpy.linalg.lstsq``) is counted and must not be called.
 """
 
+import importlib.util
 import subprocess
 import sys
 
 import pytest
 
-HEAVY = ("pandas", "openpyxl", "udfs.calibration", "scipy", "matplotlib")
+HEAVY = ("pandas", "openpyxl", "scipy", "matplotlib")
+
+#: Runs ``code`` with numpy.linalg.lstsq counted; prints the count last.
+_COUNT_FITS = """
+import contextlib, io, numpy.linalg
+calls = []
+_lstsq = numpy.linalg.lstsq
+numpy.linalg.lstsq = lambda *a, **k: calls.append(1) or _lstsq(*a, **k)
+with contextlib.redirect_stdout(io.StringIO()):
+{body}
+print(len(calls))
+"""
 
 
 def _imported(code):
@@ -61,6 +73,16 @@ def test_estimate_json_imports_no_pandas_openpyxl_or_fit():
     assert _heavy(_imported(code)) == []
 
 
+def test_estimate_on_a_catalogue_accelerator_imports_no_pandas_or_openpyxl():
+    code = (
+        "import contextlib, io\n"
+        "from compute_lab.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['estimate', '--accelerator', 'H100', '--mfu', '0.4', '--json'])\n"
+    )
+    assert _heavy(_imported(code)) == []
+
+
 def test_import_udfs_excel_adds_no_pandas_openpyxl_or_fit():
     pytest.importorskip("xlwings")
     names = _imported("import xlwings\nimport sys\nn = len(sys.modules)\nimport udfs.excel\n")
@@ -71,7 +93,27 @@ def test_import_udfs_excel_adds_no_pandas_openpyxl_or_fit():
     assert _heavy(added) == []
 
 
-def test_the_check_sees_a_heavy_import():
-    """The check itself: a path that does need the calibration lists it."""
-    names = _imported("from udfs import calibration\ncalibration.default_range_pct()\n")
-    assert "udfs.calibration" in _heavy(names)
+def _fits(body):
+    """How many least-squares solves ``body`` (indented code) makes."""
+    code = _COUNT_FITS.format(body=body)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, check=False)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    return int(run.stdout.split()[-1])
+
+
+def test_no_fit_runs_for_an_estimate_nor_on_importing_udfs_excel():
+    body = "    from compute_lab.cli import main\n    main(['estimate'])\n"
+    assert _fits(body) == 0
+    typed_mfu = "    from compute_lab.cli import main\n    main(['estimate', '--mfu', '0.4',"
+    typed_mfu += " '--accelerator', 'H100'])\n"
+    assert _fits(typed_mfu) == 0
+    if importlib.util.find_spec("xlwings") is not None:
+        assert _fits("    import udfs.excel\n") == 0
+
+
+def test_the_checks_see_a_heavy_import_and_a_fit():
+    """The checks themselves: the calibration's tables import pandas; its fit solves."""
+    names = _imported("from udfs import calibration\ncalibration.calibration_set()\n")
+    assert "pandas" in _heavy(names)
+    assert _fits("    from udfs import calibration\n    calibration.fit()\n") > 0

@@ -24,11 +24,13 @@ import dataclasses
 import functools
 
 import numpy as np
-import pandas as pd
 
 from . import catalogue, engine, model
+from ._lazy import lazy_module
 from .formula import norm_s_inv
 from .validation import InputError
+
+pd = lazy_module("pandas")  # the tables and the fit only: a calibrated default needs none
 
 __all__ = [
     "CANDIDATES",
