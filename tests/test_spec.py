@@ -175,7 +175,7 @@ def test_month_share_equals_engine_month_shares(start, days):
     nxt = [dt.date(m.year + m.month // 12, m.month % 12 + 1, 1) for m in months]
     t0 = start.toordinal()
     ours = model.evaluate(
-        {"run_start": t0, "run_end": t0 + days, "wall_clock_days": days,
+        {"run_start": t0, "wall_clock_days": days,
          "month_start": np.array([m.toordinal() for m in months], float),
          "next_month": np.array([m.toordinal() for m in nxt], float)},
         ["month_share"],

@@ -279,8 +279,10 @@ MODEL_EXTRAS = (
          "implied_effective_tflops / peak_tflops", "Implied TFLOP/s / peak TFLOP/s"),
     # One calendar month of the spend schedule (udfs.engine.month_shares), dates as day numbers.
     _out("run_days_in_month", "Run days in month", "days",
-         "maximum(0, minimum(run_end, next_month) - maximum(run_start, month_start))",
-         "Overlap of the run [start, end) with the month [month, next month)"),
+         "maximum(0, minimum(wall_clock_days, next_month - run_start)"
+         " - maximum(0, month_start - run_start))",
+         "Overlap of the run [start, start + days) with the month [month, next month), "
+         "in days counted from the start"),
     _out("month_share", "Share of run", "fraction", "run_days_in_month / wall_clock_days",
          "Run days in the month / wall-clock days"),
     # The calibrated default MFU (udfs.calibration.predicted_mfu), for a blank MFU.
@@ -342,7 +344,6 @@ MODEL_INPUTS = (
     Quantity("hbm_gb", "HBM per accelerator", "GB", None, "> 0", "From the catalogue"),
     Quantity("target_days", "Target wall-clock days", "days", None, "> 0"),
     Quantity("run_start", "Run start (midnight)", "date", kind="date"),
-    Quantity("run_end", "Run end", "date", kind="date"),
     Quantity("month_start", "First day of a month", "date", kind="date"),
     Quantity("next_month", "First day of the next month", "date", kind="date"),
     Quantity(
