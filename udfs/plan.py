@@ -14,8 +14,9 @@ gives the planner workbook its "Used when blank" column and its "as used" formul
   (:func:`udfs.calibration.predicted_mfu`: by the accelerator's generation and the active
   parameters, the spec's ``calibrated_mfu``) and a blank ``goodput`` is 1;
 - ``throughput_range_pct`` blank: the calibrated spread
-  (:func:`udfs.calibration.default_range_pct`) when the MFU is the calibrated default, else 0
-  (a typed MFU or throughput is taken as exact); ``price_range_pct`` blank: 0;
+  (:func:`udfs.calibration.default_range_pct`), with the calibrated default MFU and with a
+  typed MFU or throughput alike (a typed number is an estimate too; the team types its own
+  range to change the spread); ``price_range_pct`` blank: 0;
 - ``budget_status`` blank: counts as "Proposed"; ``owner`` blank: none;
 - ``hbm_gb`` (for the memory fit) comes from the catalogue accelerator, when there is one;
 - ``watts_per_accelerator`` blank is the catalogue accelerator's TDP where published, else
@@ -51,6 +52,7 @@ __all__ = [
     "PASS_THROUGH",
     "THROUGHPUT_SOURCES",
     "THROUGHPUT_SOURCE_EXCEL",
+    "CALIBRATED_MFU_EXCEL",
     "resolve",
     "engine_arguments",
     "estimate_scenario",
@@ -142,6 +144,10 @@ _MFU_BLANK = model.excel(
     },
 )
 
+#: Excel text of the calibrated default MFU of a column (placeholders as in the rules), for
+#: the planner check of a typed MFU against the calibrated P90 MFU.
+CALIBRATED_MFU_EXCEL = _MFU_BLANK
+
 
 def _rules():
     watts = float(_Q["watts_per_accelerator"].default)
@@ -172,10 +178,10 @@ def _rules():
         Rule(
             "throughput_range_pct",
             None,
-            "calibrated or 0",
-            f'IF({{throughput_source}}="{THROUGHPUT_SOURCES[2]}",{{calibrated_range_pct}},0)',
-            f"Typed, or the calibrated spread ({spread:.1%}) with the calibrated default MFU, "
-            "else 0 (a typed MFU or throughput is taken as exact)",
+            "calibrated",
+            "{calibrated_range_pct}",
+            f"Typed (your own P90 / P50 - 1), or the calibrated spread ({spread:.1%}), also "
+            "with a typed MFU or throughput: a typed number is an estimate too",
         ),
         Rule("price_range_pct", float(_Q["price_range_pct"].default)),
         Rule("accelerator_name", None, "none"),
@@ -335,10 +341,12 @@ def resolve(inputs, precision="bf16"):
         use(name)
     spreads = {n: _range_pct(inputs, n) for n in ("throughput_range_pct", "price_range_pct")}
     if spreads["throughput_range_pct"] is None:
-        exact = source != THROUGHPUT_SOURCES[2]
-        value = 0.0 if exact else calibration.default_range_pct()
-        why = (f"blank: 0, a {source} is taken as exact" if exact
-               else "blank: the calibrated spread of the default MFU")  # fmt: skip
+        value = calibration.default_range_pct()
+        why = (
+            "blank: the calibrated spread of the default MFU"
+            if source == THROUGHPUT_SOURCES[2]
+            else f"blank: the calibrated spread, kept with a {source} (an estimate too)"
+        )
         notes.append(Note("throughput_range_pct", value, why))
         spreads["throughput_range_pct"] = value
     if spreads["price_range_pct"] is None:
