@@ -1018,7 +1018,7 @@ RUNS_COLUMNS = {
     # column: (format in the text table, header lines)
     "run": (None, ("run",)),
     "organisation": (None, ("organisation",)),
-    "accelerator": (None, ("accelerator",)),
+    "generation": (None, ("gen.",)),
     "implied_mfu": ("{:.1%}", ("implied", "MFU")),
     "predicted_mfu": ("{:.1%}", ("predicted", "MFU")),
     "disclosed_accelerator_hours": ("{:,.0f}", ("disclosed", "hours")),
