@@ -18,20 +18,21 @@ from udfs.quantities import PLAN_INPUTS, RANGE_OUTPUTS, RANGE_QUANTITIES
 
 REL = 1e-9
 
-#: Required inputs and a typed MFU: nothing for a human to look at.
-TYPED_MFU = {**CUSTOM_PLAN, "mfu": 0.35}
+#: Required inputs and a typed MFU below the calibrated P90 MFU: nothing for a human to look at.
+TYPED_MFU = {**CUSTOM_PLAN, "mfu": 0.30}
 
 #: Variant file -> (column k -> plan typed there, expected master status, warning rows that fail
 #: as {label start: [columns]}). Columns 0-2 are the references and the example.
 STATE_VARIANTS = {
     "state-ok.xlsx": (
         {3: {**TYPED_MFU, "budget_status": "Approved", "owner": "Team A"},
-         4: {**CUSTOM_PLAN, "scenario_name": "Not in the budget", "budget_status": "Excluded"}},
+         4: {**CUSTOM_PLAN, "scenario_name": "Not in the budget", "budget_status": "Excluded"},
+         5: {**CUSTOM_PLAN, "scenario_name": "Calibrated", "budget_status": "Proposed"}},
         "OK", {},
     ),
-    "state-warn-calibrated.xlsx": (
-        {3: {**CUSTOM_PLAN, "budget_status": "Proposed"}},
-        "WARN", {"In the budget: MFU or throughput typed": [3]},
+    "state-warn-typed-mfu.xlsx": (
+        {3: {**CUSTOM_PLAN, "mfu": 0.6, "budget_status": "Proposed"}},
+        "WARN", {"In the budget: a typed MFU is not above the calibrated P90 MFU": [3]},
     ),
     "state-warn-override.xlsx": (
         {5: {**TYPED_MFU, "mfu": None, "effective_tflops_input": 450.0,

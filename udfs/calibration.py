@@ -476,8 +476,16 @@ def _summary(table, n_params):
         "mean_log_error": float(np.mean(e)),
         "sigma_ln": sigma,
         "share_inside_p10_p90": float(np.mean(np.abs(e) <= _Z90 * sigma)),
+        "nested_share_inside_p10_p90": _nested_share(e, table["organisation"].to_numpy()),
         "mean_log_score": log_score,
     }
+
+
+def _nested_share(e, orgs):
+    """Share of runs inside a P10..P90 whose sigma comes from the other organisations' errors
+    only (sigma is sized on the errors, so the plain share is ~80% by construction)."""
+    inside = [abs(e[i]) <= _Z90 * _spread(e[orgs != orgs[i]]) for i in range(len(e))]
+    return float(np.mean(inside))
 
 
 def grouped_summary(model=None):

@@ -1059,6 +1059,7 @@ def runs_summary():
         "median_abs_error_pct": grouped["median_abs_error_pct"],
         "mean_log_error": grouped["mean_log_error"],
         "share_inside_p10_p90": grouped["share_inside_p10_p90"],
+        "nested_share_inside_p10_p90": grouped["nested_share_inside_p10_p90"],
         "mean_log_score": grouped["mean_log_score"],
         "throughput_sigma": grouped["sigma_ln"],
         "loo_median_abs_error_pct": loo["median_abs_error_pct"],
@@ -1081,7 +1082,9 @@ def _runs_paragraphs(s):
         f"Default MFU, grouped validation: median |error| {s['median_abs_error_pct']:.1f}%, "
         f"mean ln(disclosed / predicted) {s['mean_log_error']:+.3f}, disclosed hours inside "
         f"P10..P90 for {s['share_inside_p10_p90']:.0%} of the {s['runs']} runs from "
-        f"{s['organisations']} organisations, mean log score {s['mean_log_score']:.3f}. "
+        f"{s['organisations']} organisations ({s['nested_share_inside_p10_p90']:.0%} with the "
+        "spread sized without the run's organisation), mean log score "
+        f"{s['mean_log_score']:.3f}. "
         f"Leave-one-out (a run's organisation stays in the fit): median |error| "
         f"{s['loo_median_abs_error_pct']:.1f}%, inside P10..P90 "
         f"{s['loo_share_inside_p10_p90']:.0%}.",

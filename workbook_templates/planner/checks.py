@@ -59,9 +59,9 @@ _IN_BUDGET = (
 #: Warnings per scenario (TRUE = nothing to look at): a FALSE makes the master check WARN.
 _WARNINGS = (
     ("In the budget: a typed MFU is not above the calibrated P90 MFU (one run in ten)",
-     f'=OR(NOT({_IN_BUDGET}),{{throughput_source}}<>"{THROUGHPUT_SOURCES[1]}",'
-     f"NOT(ISNUMBER({{active_params_used}})),"
-     f"{{mfu_used}}<=({CALIBRATED_MFU_EXCEL})*(1+{{calibrated_range_pct}}))"),
+     f'=IF(AND({_IN_BUDGET},{{throughput_source}}="{THROUGHPUT_SOURCES[1]}",'
+     f"ISNUMBER({{active_params_used}}),ISNUMBER({{mfu_used}})),"
+     f"{{mfu_used}}<=({CALIBRATED_MFU_EXCEL})*(1+{{calibrated_range_pct}}),TRUE)"),
     ("In the budget: no effective TFLOP/s override",
      f"=OR(NOT({_IN_BUDGET}),NOT(ISNUMBER({{effective_tflops_input}})))"),
     ("Filled column has a budget status (a blank counts as Proposed)",
