@@ -142,7 +142,7 @@ PLAN_INPUTS = (
         None,
         ">= 0",
         "Spread of accelerator-hours: 0.15 puts P90 15% above P50 and P10 at P50 / 1.15. "
-        "Blank: the calibrated spread with the default MFU, else 0 (typed = exact)",
+        "Blank: the calibrated spread, with a typed MFU or throughput too (0 = exact)",
     ),
     Quantity(
         "usd_per_accelerator_hour",
@@ -367,7 +367,7 @@ MODEL_INPUTS = (
         "ln units",
         None,
         "",
-        "Leave-one-out sigma of ln hours (udfs.calibration.throughput_sigma)",
+        "Grouped-validation sigma of ln hours (udfs.calibration.throughput_sigma)",
     ),
 )
 

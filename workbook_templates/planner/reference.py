@@ -55,8 +55,11 @@ def _calibration(book, ws, r):
         "MFU = MIN(max, MAX(min, EXP(intercept + slope x LN(active parameters / 1E9)))): the "
         "intercept of the accelerator's generation (column H; accelerators outside the "
         "calibrated A100, H100 and TPU generations, or a name not listed, take the 'other' "
-        "intercept), fitted on the disclosed runs (Reference runs; the methodology in "
-        "docs/methodology-calibration.md). Min and max are on Inputs (model constants).",
+        "intercept, the shared mean), fitted on the runs with public accelerator-hours, each "
+        "generation pulled toward the shared mean by how many organisations support it, and "
+        "validated with each organisation left out (docs/methodology-calibration.md). The "
+        "spread below comes from those errors and applies to a typed MFU or throughput too, "
+        "unless the column types its own uncertainty. Min and max are on Inputs.",
         8,
     )
     items = (
