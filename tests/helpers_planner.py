@@ -50,13 +50,15 @@ STATE_VARIANTS = {
     ),
 }  # fmt: skip
 
-#: Typed uncertainties, every throughput source, the first custom column left empty: the
+#: Typed uncertainties, every throughput source, a small model on an uncalibrated accelerator
+#: (the widest calibrated spread), the first custom column left empty: the
 #: Summary's blank switch shows the first filled custom column (Custom 2, scenario 5).
 RANGES_PLANS = {
     4: {**CUSTOM_PLAN, "scenario_name": "Calibrated, price range", "price_range_pct": 0.2,
         "accelerator_name": "TPU v5p", "budget_status": "Approved"},
-    5: {**TYPED_MFU, "scenario_name": "Typed MFU and range", "throughput_range_pct": 0.15,
-        "price_range_pct": 0.1, "accelerator_name": "MI300X"},
+    5: {**TYPED_MFU, "scenario_name": "Small model, uncalibrated accelerator, typed MFU",
+        "total_params": 3e9, "active_params": None, "price_range_pct": 0.1,
+        "accelerator_name": "MI300X"},
     6: {**CUSTOM_PLAN, "scenario_name": "Override and range", "effective_tflops_input": 380.0,
         "throughput_range_pct": 0.3, "accelerator_name": None},
     7: {**CUSTOM_PLAN, "scenario_name": "Calibrated, typed range", "throughput_range_pct": 0.05,

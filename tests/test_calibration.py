@@ -70,6 +70,31 @@ def test_derived_hours_are_count_times_days():
 # -- the model choice ----------------------------------------------------------------------------
 
 
+def _generation_sd_by_hand(cal):
+    """SD of the generations' own means of ln MFU around the shared mean (organisations once)."""
+    cells = {}
+    for (org, gen), d in cal.groupby(["organisation", "generation"]):
+        cells[org, gen] = np.average(d["ln_mfu"], weights=d["weight"])
+    orgs = {}
+    for (org, _), v in cells.items():
+        orgs.setdefault(org, []).append(v)
+    mu = np.mean([np.mean(v) for v in orgs.values()])
+    own = [
+        np.mean([v for (_, g), v in cells.items() if g == gen]) for gen in ("A100", "H100", "TPU")
+    ]
+    return math.sqrt(np.mean((np.array(own) - mu) ** 2))
+
+
+def _sigmas(e, active, gen, share=0.85):
+    """Per-run sigma: the base spread, wider below 5B active and off the calibrated generations."""
+    small, known = active < 5e9, gen != "other"
+    base = np.quantile(np.abs(e[~small & known]), share) / Z90
+    wide = np.quantile(np.abs(e[small & known]), share) / Z90
+    extra = math.sqrt(max(0.0, wide**2 - base**2))
+    other = _generation_sd_by_hand(calibration.calibration_set())
+    return np.sqrt(base**2 + small * extra**2 + (~known) * other**2), base, extra
+
+
 def _recomputed(table, cal):
     """The summary figures of a validation table, recomputed from its predicted MFUs."""
     hours = cal["model_training_flops"] / (
@@ -80,17 +105,26 @@ def _recomputed(table, cal):
     np.testing.assert_allclose(table["error_pct"], 100 * (1 / ratio - 1), rtol=1e-9)
     e = np.log(ratio)
     np.testing.assert_allclose(table["log_error"], e, rtol=1e-12)
-    sigma = float(np.quantile(np.abs(e), 0.8)) / Z90
-    inside = [abs(x) <= Z90 * sigma for x in e]
+    active, gen = cal["active_params"].to_numpy(), cal["generation"].to_numpy()
+    sigma, base, extra = _sigmas(e, active, gen)
+    inside = list(np.abs(e) <= Z90 * sigma)
     assert list(table["inside_p10_p90"]) == inside
-    score = np.mean([-0.5 * math.log(2 * math.pi * sigma**2) - x * x / (2 * sigma**2) for x in e])
+    score = np.mean(-0.5 * np.log(2 * np.pi * sigma**2) - e**2 / (2 * sigma**2))
     orgs = cal["organisation"].to_numpy()
-    nested = np.mean([abs(e[i]) <= Z90 * np.quantile(np.abs(e[orgs != orgs[i]]), 0.8) / Z90
-                      for i in range(len(e))])  # fmt: skip
+    nested = []
+    for i in range(len(e)):
+        rest = orgs != orgs[i]
+        # the run's own sigma sized on the other organisations only
+        b = np.quantile(np.abs(e[rest & (active >= 5e9) & (gen != "other")]), 0.85) / Z90
+        w = np.quantile(np.abs(e[rest & (active < 5e9) & (gen != "other")]), 0.85) / Z90
+        x = math.sqrt(max(0.0, w**2 - b**2))
+        o = _generation_sd_by_hand(cal)
+        mine = math.sqrt(b**2 + (active[i] < 5e9) * x**2 + (gen[i] == "other") * o**2)
+        nested.append(abs(e[i]) <= Z90 * mine)
     return {"runs": len(e), "median_abs_error_pct": float(np.median(np.abs(100 * (1 / ratio - 1)))),
-            "mean_log_error": float(np.mean(e)), "sigma_ln": sigma,
-            "share_inside_p10_p90": sum(inside) / len(e), "mean_log_score": score,
-            "nested_share_inside_p10_p90": nested}  # fmt: skip
+            "mean_log_error": float(np.mean(e)), "sigma_ln": base, "small_model_sigma": extra,
+            "share_inside_p10_p90": float(np.mean(inside)), "mean_log_score": score,
+            "nested_share_inside_p10_p90": float(np.mean(nested))}  # fmt: skip
 
 
 def _assert_same(summary, want):
@@ -245,10 +279,37 @@ def test_predicted_mfu_is_the_spreadsheet_formula_and_stays_clamped():
     assert c["z_p90"] == pytest.approx(Z90)
 
 
+def test_the_spread_is_wider_where_less_is_known():
+    base = calibration.throughput_sigma()
+    f = calibration.fitted()
+    assert calibration.throughput_sigma_for("H100 SXM", 70e9) == pytest.approx(base, rel=1e-12)
+    small = calibration.throughput_sigma_for("H100 SXM", 1e9)
+    other = calibration.throughput_sigma_for("MI300X", 70e9)
+    both = calibration.throughput_sigma_for("no such chip", 1e9)
+    assert small == pytest.approx(math.hypot(base, f["small_model_sigma"]), rel=1e-12)
+    assert other == pytest.approx(math.hypot(base, f["other_accelerator_sigma"]), rel=1e-12)
+    assert base < min(small, other) and max(small, other) < both
+    assert f["other_accelerator_sigma"] == pytest.approx(
+        _generation_sd_by_hand(calibration.calibration_set()), rel=1e-12
+    )
+    got = calibration.throughput_sigma_for(np.array(["A100", "B200 (HGX)"]), np.array([7e9, 3e9]))
+    assert got.shape == (2,) and got[0] == pytest.approx(base) and got[1] > other
+    # a blank uncertainty in a plan takes the plan's own calibrated spread
+    from udfs.plan import resolve
+
+    r = resolve({"total_params": 3e9, "training_tokens": 1e12, "accelerators": 64,
+                 "accelerator_name": "MI300X", "mfu": 0.3})  # fmt: skip
+    assert r.throughput_sigma == pytest.approx(
+        calibration.throughput_sigma_for("MI300X", 3e9), rel=1e-12
+    )
+
+
 def test_a_typed_mfu_above_the_calibrated_p90_is_flagged_by_its_threshold():
     p50 = calibration.predicted_mfu("H100 SXM", 70e9)
     p90 = calibration.mfu_p90("H100 SXM", 70e9)
     assert p90 == pytest.approx(p50 * (1 + calibration.default_range_pct()), rel=1e-12)
+    small = calibration.mfu_p90("H100 SXM", 1e9) / calibration.predicted_mfu("H100 SXM", 1e9)
+    assert small > p90 / p50  # less is known about a small model: a higher P90 MFU
     assert p90 > p50
 
 

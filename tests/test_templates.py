@@ -620,11 +620,27 @@ def test_a_calibrated_column_spreads_by_the_calibration(recalculated_variants):
     assert row_values(wb, "budget_status_used")[k] == "Proposed"  # blank counts as Proposed
 
 
+def test_a_small_model_on_an_uncalibrated_accelerator_gets_the_widest_spread(state_variants):
+    """Natively computed: the small-model and 'other'-accelerator spreads add in quadrature,
+    with a typed MFU too (issue 17); equal to the engine's."""
+    wb = state_variants["planner-ranges.xlsx"]
+    k = 5  # 3B dense on an MI300X, typed MFU, blank throughput uncertainty
+    assert row_values(wb, "throughput_source")[k] == "typed MFU"
+    want = calibration.throughput_sigma_for("MI300X", 3e9)
+    assert close(row_values(wb, "throughput_sigma")[k], want)
+    assert want > calibration.throughput_sigma_for("H100 SXM", 70e9)
+    assert close(row_values(wb, "throughput_range_pct_used")[k],
+                 calibration.default_range_pct("MI300X", 3e9))  # fmt: skip
+
+
 def test_accelerators_sheet_holds_each_intercept(planner_values):
     names = row_values(planner_values, "accel_names")
     got = row_values(planner_values, "accel_mfu_intercept")
     for name, value in zip(names, got, strict=True):
         assert value == pytest.approx(calibration.mfu_intercept(name), rel=1e-14), name
+    extra = row_values(planner_values, "accel_sigma_extra")
+    for name, value in zip(names, extra, strict=True):
+        assert value == pytest.approx(calibration.accelerator_extra_sigma(name), abs=1e-15), name
     assert close(row_values(planner_values, "calibrated_range_pct")[0],
                  calibration.default_range_pct())  # fmt: skip
 

@@ -64,6 +64,9 @@ __all__ = [
     "default_mfu_model",
     "predicted_mfu",
     "throughput_sigma",
+    "small_model_sigma",
+    "accelerator_extra_sigma",
+    "throughput_sigma_for",
     "default_range_pct",
     "mfu_intercept",
     "mfu_p90",
@@ -117,8 +120,11 @@ CANDIDATES = {
     "pooled generation+size": ("pooled", "within"),
 }
 
-#: Share of the grouped-validation log errors the P10..P90 range is sized to hold.
-SPREAD_SHARE = 0.8
+#: Share of the grouped-validation log errors the P10..P90 range is sized to hold. A spread
+#: sized on some organisations holds fewer of another's runs (a quantile estimated from a few
+#: dozen errors): sized at 85%, it holds ~80% of each organisation's runs when sized without
+#: that organisation (the "nested" share of the summaries).
+SPREAD_SHARE = 0.85
 
 _Z90 = norm_s_inv(0.9)
 _DATA_FILE = "calibration.toml"
@@ -397,9 +403,9 @@ def _predict_rows(m, t):
     return m.predict(t["generation"].to_numpy(), t["active_params"].to_numpy(float))
 
 
-def _table_for(t, predicted, sigma=None):
+def _table_for(t, predicted):
     out = t[["run", "organisation", "accelerator", "generation", "architecture", "confidence",
-             "implied_mfu"]].copy()  # fmt: skip
+             "active_params", "implied_mfu"]].copy()  # fmt: skip
     out["predicted_mfu"] = predicted
     out["disclosed_accelerator_hours"] = t["disclosed_accelerator_hours"]
     out["predicted_accelerator_hours"] = engine.accelerator_hours(
@@ -408,9 +414,8 @@ def _table_for(t, predicted, sigma=None):
     ratio = out["disclosed_accelerator_hours"] / out["predicted_accelerator_hours"]
     out["error_pct"] = 100.0 * (1.0 / ratio - 1.0)
     out["log_error"] = np.log(ratio)
-    if sigma is None:
-        sigma = _spread(out["log_error"].to_numpy())
-    out["inside_p10_p90"] = np.abs(out["log_error"]) <= _Z90 * sigma
+    out["sigma"] = _run_sigmas(out, _spread_parts(out))
+    out["inside_p10_p90"] = np.abs(out["log_error"]) <= _Z90 * out["sigma"]
     return out
 
 
@@ -443,9 +448,10 @@ def grouped_validation(model=None):
     ``architecture``, ``confidence``, ``implied_mfu``, ``predicted_mfu`` (the model fitted
     without every run of the run's organisation), ``disclosed_accelerator_hours``,
     ``predicted_accelerator_hours``, ``error_pct`` (predicted / disclosed - 1, in %),
-    ``log_error`` (ln(disclosed / predicted)) and ``inside_p10_p90`` (the disclosed hours
-    inside P50 x exp(+-1.2816 x sigma), sigma from the column's log errors, see
-    :data:`SPREAD_SHARE`).
+    ``log_error`` (ln(disclosed / predicted)), ``sigma`` (the run's spread: see
+    :func:`throughput_sigma_for`, its parts sized on the column's log errors, see
+    :data:`SPREAD_SHARE`) and ``inside_p10_p90`` (the disclosed hours inside
+    P50 x exp(+-1.2816 x sigma)).
     """
     return _grouped(chosen_model() if model is None else model).copy()
 
@@ -459,14 +465,53 @@ def leave_one_out(model=None):
 
 def _spread(log_errors):
     """sigma whose P10..P90 (P50 x exp(+-1.2816 sigma)) holds :data:`SPREAD_SHARE` of the
-    log errors: their 80th percentile of |log error| over NORM.S.INV(0.9). Heavy tails (a few
-    runs far off) do not inflate it the way a root mean square would."""
+    log errors: that percentile of |log error| over NORM.S.INV(0.9). Heavy tails (a few runs
+    far off) do not inflate it the way a root mean square would."""
     return float(np.quantile(np.abs(log_errors), SPREAD_SHARE) / _Z90)
+
+
+def _small(active_params):
+    return np.asarray(active_params, dtype=float) < model.CONSTANTS["small_model_active_params"]
+
+
+def _spread_parts(table):
+    """(sigma, small-model extra sigma) sized on a validation table's log errors.
+
+    sigma: :func:`_spread` of the runs of at least ``small_model_active_params`` on a
+    calibrated generation; the extra: what the small runs' spread adds in quadrature (0 if
+    nothing). Accelerators outside the calibrated generations add :func:`_generation_sd`.
+    """
+    e = table["log_error"].to_numpy()
+    small = _small(table["active_params"])
+    known = (table["generation"] != "other").to_numpy()
+    base = _spread(e[~small & known])
+    wide = _spread(e[small & known]) if (small & known).any() else base
+    return base, float(np.sqrt(max(0.0, wide**2 - base**2)))
+
+
+def _run_sigmas(table, parts):
+    base, extra = parts
+    small = _small(table["active_params"]).astype(float)
+    other = (table["generation"] == "other").to_numpy(float)
+    return np.sqrt(base**2 + small * extra**2 + other * _generation_sd() ** 2)
+
+
+@functools.cache
+def _generation_sd():
+    """Spread of the calibrated generations' own means around the shared mean (ln MFU): what
+    not knowing an accelerator's generation adds to the spread (organisations counted once)."""
+    t = _calibration_frame()
+    cells = _organisation_means(t, t["ln_mfu"].to_numpy())
+    orgs = cells.groupby("org")["mean"].mean()
+    mu = float(orgs.mean())
+    own = [cells.loc[cells["gen"] == g, "mean"].mean() for g in _FITTED_GENERATIONS]
+    return float(np.sqrt(np.mean((np.array(own) - mu) ** 2)))
 
 
 def _summary(table, n_params):
     e = table["log_error"].to_numpy()
-    sigma = _spread(e)
+    parts = _spread_parts(table)
+    sigma = _run_sigmas(table, parts)
     log_score = float(np.mean(-0.5 * np.log(2 * np.pi * sigma**2) - e**2 / (2 * sigma**2)))
     return {
         "runs": len(e),
@@ -474,17 +519,24 @@ def _summary(table, n_params):
         "fitted_numbers": n_params,
         "median_abs_error_pct": float(np.median(np.abs(table["error_pct"]))),
         "mean_log_error": float(np.mean(e)),
-        "sigma_ln": sigma,
+        "sigma_ln": parts[0],
+        "small_model_sigma": parts[1],
         "share_inside_p10_p90": float(np.mean(np.abs(e) <= _Z90 * sigma)),
-        "nested_share_inside_p10_p90": _nested_share(e, table["organisation"].to_numpy()),
+        "nested_share_inside_p10_p90": _nested_share(table),
         "mean_log_score": log_score,
     }
 
 
-def _nested_share(e, orgs):
-    """Share of runs inside a P10..P90 whose sigma comes from the other organisations' errors
-    only (sigma is sized on the errors, so the plain share is ~80% by construction)."""
-    inside = [abs(e[i]) <= _Z90 * _spread(e[orgs != orgs[i]]) for i in range(len(e))]
+def _nested_share(table):
+    """Share of runs inside a P10..P90 whose spread is sized on the other organisations'
+    errors only (sized on all of them, the plain share is ~80% by construction)."""
+    orgs = table["organisation"].to_numpy()
+    e = table["log_error"].to_numpy()
+    inside = np.empty(len(e), dtype=bool)
+    for org in np.unique(orgs):
+        mine = orgs == org
+        sigma = _run_sigmas(table[mine], _spread_parts(table[~mine]))
+        inside[mine] = np.abs(e[mine]) <= _Z90 * sigma
     return float(np.mean(inside))
 
 
@@ -493,9 +545,11 @@ def grouped_summary(model=None):
 
     ``runs``; ``organisations``; ``fitted_numbers``; ``median_abs_error_pct`` (median
     |predicted / disclosed hours - 1|, %); ``mean_log_error`` (mean ln(disclosed / predicted):
-    0 is unbiased, > 0 too few hours predicted); ``sigma_ln`` (the spread used for ranges:
-    the 80th percentile of |log error| / NORM.S.INV(0.9)); ``share_inside_p10_p90`` (share
-    of runs inside P50 x exp(+-1.2816 x sigma_ln)); ``mean_log_score`` (mean log density
+    0 is unbiased, > 0 too few hours predicted); ``sigma_ln`` (the spread used for ranges of
+    a model of at least ``small_model_active_params`` on a calibrated generation: the
+    :data:`SPREAD_SHARE` percentile of those runs' |log error| / NORM.S.INV(0.9));
+    ``small_model_sigma`` (what a smaller model adds, in quadrature);
+    ``share_inside_p10_p90`` (share of runs inside P50 x exp(+-1.2816 x their sigma)); ``mean_log_score`` (mean log density
     of ln hours under the lognormal range, higher is better).
     """
     model = chosen_model() if model is None else model
@@ -574,6 +628,8 @@ def refit():
         "intercepts": dict(m.intercepts),
         "slope": m.slope,
         "throughput_sigma": grouped["sigma_ln"],
+        "small_model_sigma": grouped["small_model_sigma"],
+        "other_accelerator_sigma": _generation_sd(),
         "organisation_sd": _organisation_sd(m),
         "grouped": grouped,
         "leave_one_out": loo,
@@ -596,7 +652,14 @@ def write_fitted(path=None):
     lines = ["# Fitted default-MFU numbers (udfs.calibration.refit): data, not a fit at import.",
              "# Regenerate with udfs.calibration.write_fitted(); tests/test_calibration.py refits",
              "# and compares. See docs/methodology-calibration.md.", ""]  # fmt: skip
-    for key in ("model", "slope", "throughput_sigma", "organisation_sd"):
+    for key in (
+        "model",
+        "slope",
+        "throughput_sigma",
+        "small_model_sigma",
+        "other_accelerator_sigma",
+        "organisation_sd",
+    ):
         lines.append(f"{key} = {_toml_value(f[key])}")
     for table in ("intercepts", "grouped", "leave_one_out"):
         lines += ["", f"[{table}]"]
@@ -640,29 +703,66 @@ def predicted_mfu(accelerator, active_params, architecture="dense"):
 
 
 def throughput_sigma():
-    """Spread (sigma of ln hours) of the calibrated default, from the chosen model's
+    """Spread (sigma of ln hours) of the calibrated default for a model of at least
+    ``small_model_active_params`` on a calibrated generation, from the chosen model's
     leave-one-organisation-out log errors (stored; see :data:`SPREAD_SHARE`)."""
     return float(fitted()["throughput_sigma"])
 
 
-def default_range_pct():
+def small_model_sigma():
+    """What a model below ``small_model_active_params`` adds to the spread (in quadrature)."""
+    return float(fitted()["small_model_sigma"])
+
+
+def accelerator_extra_sigma(accelerator):
+    """What an accelerator adds to the spread (in quadrature): 0 on a calibrated generation,
+    else the spread of the generations' means (stored); vectorised over names. The planner's
+    Accelerators column ``accel_sigma_extra``."""
+    other = np.asarray(generation_of(accelerator)) == "other"
+    out = np.where(other, float(fitted()["other_accelerator_sigma"]), 0.0)
+    return float(out) if out.ndim == 0 else out
+
+
+def _values(accelerator, active_params):
+    small = np.asarray(active_params, dtype=float) < model.CONSTANTS["small_model_active_params"]
+    return {"calibrated_throughput_sigma": throughput_sigma(),
+            "calibrated_small_model_sigma": small_model_sigma(),
+            "small_model": small.astype(float),
+            "accelerator_extra_sigma": accelerator_extra_sigma(accelerator)}  # fmt: skip
+
+
+def throughput_sigma_for(accelerator, active_params):
+    """The calibrated spread (sigma of ln hours) of a plan: wider for a model below
+    ``small_model_active_params`` and for an accelerator outside the calibrated generations
+    (the spec's ``calibrated_plan_sigma``); vectorised."""
+    return model.evaluate(_values(accelerator, active_params),
+                          ["calibrated_plan_sigma"])["calibrated_plan_sigma"]  # fmt: skip
+
+
+def default_range_pct(accelerator=None, active_params=None):
     """The throughput uncertainty (P90 / P50 - 1) of the calibrated default.
 
-    The spec's ``calibrated_range_pct``, EXP(NORM.S.INV(0.9) x :func:`throughput_sigma`) - 1:
-    what a blank ``throughput_range_pct`` takes (:mod:`udfs.plan`), with the calibrated
-    default MFU and with a typed MFU or throughput alike.
+    The spec's ``calibrated_range_pct``: what a blank ``throughput_range_pct`` takes
+    (:mod:`udfs.plan`), with the calibrated default MFU and with a typed MFU or throughput
+    alike. Without arguments: a model of at least ``small_model_active_params`` on a
+    calibrated generation; with them, :func:`throughput_sigma_for` the plan.
     """
-    values = {"calibrated_throughput_sigma": throughput_sigma()}
+    if accelerator is None and active_params is None:
+        values = {"calibrated_throughput_sigma": throughput_sigma(), "small_model": 0.0,
+                  "calibrated_small_model_sigma": 0.0, "accelerator_extra_sigma": 0.0}  # fmt: skip
+    else:
+        values = _values(accelerator, active_params)
     return model.evaluate(values, ["calibrated_range_pct"])["calibrated_range_pct"]
 
 
 def mfu_p90(accelerator, active_params):
-    """The calibrated P90 MFU: the default MFU x (1 + :func:`default_range_pct`).
+    """The calibrated P90 MFU: the default MFU x (1 + :func:`default_range_pct` of the plan).
 
-    One run in ten of comparable disclosed runs reached more; a typed MFU above it is a WARN
+    About one comparable disclosed run in ten reached more; a typed MFU above it is a WARN
     (planner Checks, hand-off report).
     """
-    return predicted_mfu(accelerator, active_params) * (1.0 + default_range_pct())
+    pct = default_range_pct(accelerator, active_params)
+    return predicted_mfu(accelerator, active_params) * (1.0 + pct)
 
 
 def mfu_intercept(accelerator):

@@ -13,8 +13,9 @@ gives the planner workbook its "Used when blank" column and its "as used" formul
   of ``accelerator_name``, a blank ``mfu`` is the calibrated default
   (:func:`udfs.calibration.predicted_mfu`: by the accelerator's generation and the active
   parameters, the spec's ``calibrated_mfu``) and a blank ``goodput`` is 1;
-- ``throughput_range_pct`` blank: the calibrated spread
-  (:func:`udfs.calibration.default_range_pct`), with the calibrated default MFU and with a
+- ``throughput_range_pct`` blank: the calibrated spread of the plan
+  (:func:`udfs.calibration.default_range_pct`: wider for a small model and for an
+  accelerator outside the calibrated generations), with the calibrated default MFU and with a
   typed MFU or throughput alike (a typed number is an estimate too; the team types its own
   range to change the spread); ``price_range_pct`` blank: 0;
 - ``budget_status`` blank: counts as "Proposed"; ``owner`` blank: none;
@@ -53,6 +54,7 @@ __all__ = [
     "THROUGHPUT_SOURCES",
     "THROUGHPUT_SOURCE_EXCEL",
     "CALIBRATED_MFU_EXCEL",
+    "CALIBRATED_RANGE_EXCEL",
     "resolve",
     "engine_arguments",
     "estimate_scenario",
@@ -147,6 +149,18 @@ _MFU_BLANK = model.excel(
 #: Excel text of the calibrated default MFU of a column (placeholders as in the rules), for
 #: the planner check of a typed MFU against the calibrated P90 MFU.
 CALIBRATED_MFU_EXCEL = _MFU_BLANK
+#: Excel text of the calibrated spread (P90 / P50 - 1) of a column: the spec's
+#: calibrated_range_pct, wider for a small model and an accelerator outside the calibrated
+#: generations (Accelerators sheet, ``accel_sigma_extra``; the 'other' one without a row).
+CALIBRATED_RANGE_EXCEL = model.excel(
+    "calibrated_range_pct",
+    through=("calibrated_plan_sigma",),
+    bind={
+        "small_model": "IF({active_params_used}<{small_model_active_params},1,0)",
+        "accelerator_extra_sigma": "IF({catalogue_row}>0,INDEX(accel_sigma_extra,"
+        "{catalogue_row}),{accelerator_extra_sigma_other})",
+    },
+)
 
 
 def _rules():
@@ -179,9 +193,10 @@ def _rules():
             "throughput_range_pct",
             None,
             "calibrated",
-            "{calibrated_range_pct}",
-            f"Typed (your own P90 / P50 - 1), or the calibrated spread ({spread:.1%}), also "
-            "with a typed MFU or throughput: a typed number is an estimate too",
+            f'IF(ISNUMBER({{active_params_used}}),{CALIBRATED_RANGE_EXCEL},"")',
+            f"Typed (your own P90 / P50 - 1), or the calibrated spread ({spread:.1%}; wider for "
+            "a small model or an uncalibrated accelerator), also with a typed MFU or "
+            "throughput: a typed number is an estimate too",
         ),
         Rule("price_range_pct", float(_Q["price_range_pct"].default)),
         Rule("accelerator_name", None, "none"),
@@ -341,7 +356,8 @@ def resolve(inputs, precision="bf16"):
         use(name)
     spreads = {n: _range_pct(inputs, n) for n in ("throughput_range_pct", "price_range_pct")}
     if spreads["throughput_range_pct"] is None:
-        value = calibration.default_range_pct()
+        name = "" if accel is None else accel["name"]
+        value = float(calibration.default_range_pct(name, kwargs["active_params"]))
         why = (
             "blank: the calibrated spread of the default MFU"
             if source == THROUGHPUT_SOURCES[2]

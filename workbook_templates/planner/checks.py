@@ -13,7 +13,7 @@ from __future__ import annotations
 from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
-from udfs.plan import CALIBRATED_MFU_EXCEL, THROUGHPUT_SOURCES
+from udfs.plan import CALIBRATED_MFU_EXCEL, CALIBRATED_RANGE_EXCEL, THROUGHPUT_SOURCES
 from udfs.quantities import BUDGET_STATUSES, PLAN_INPUTS
 
 from ..sheetkit import CHECK_WARN_FILL, Book, bold, check_colours, put_text
@@ -61,7 +61,7 @@ _WARNINGS = (
     ("In the budget: a typed MFU is not above the calibrated P90 MFU (one run in ten)",
      f'=IF(AND({_IN_BUDGET},{{throughput_source}}="{THROUGHPUT_SOURCES[1]}",'
      f"ISNUMBER({{active_params_used}}),ISNUMBER({{mfu_used}})),"
-     f"{{mfu_used}}<=({CALIBRATED_MFU_EXCEL})*(1+{{calibrated_range_pct}}),TRUE)"),
+     f"{{mfu_used}}<=({CALIBRATED_MFU_EXCEL})*(1+{CALIBRATED_RANGE_EXCEL}),TRUE)"),
     ("In the budget: no effective TFLOP/s override",
      f"=OR(NOT({_IN_BUDGET}),NOT(ISNUMBER({{effective_tflops_input}})))"),
     ("Filled column has a budget status (a blank counts as Proposed)",
