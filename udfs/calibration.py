@@ -549,8 +549,10 @@ def grouped_summary(model=None):
     a model of at least ``small_model_active_params`` on a calibrated generation: the
     :data:`SPREAD_SHARE` percentile of those runs' |log error| / NORM.S.INV(0.9));
     ``small_model_sigma`` (what a smaller model adds, in quadrature);
-    ``share_inside_p10_p90`` (share of runs inside P50 x exp(+-1.2816 x their sigma)); ``mean_log_score`` (mean log density
-    of ln hours under the lognormal range, higher is better).
+    ``share_inside_p10_p90`` (share of runs inside P50 x exp(+-1.2816 x their sigma));
+    ``nested_share_inside_p10_p90`` (the same with the spread sized without the run's
+    organisation: the honest coverage); ``mean_log_score`` (mean log density of ln hours
+    under the lognormal range, higher is better).
     """
     model = chosen_model() if model is None else model
     return _summary(_grouped(model), _n_params(model))
