@@ -7,7 +7,7 @@ STAMP_DEMO := $(VENV)/.installed-demo
 STAMP_TEST := $(VENV)/.installed-test
 DEMO_OUT ?= out
 
-.PHONY: demo test lint format bench libreoffice chromium docs-browser-shot pictures clean
+.PHONY: demo test lint format bench libreoffice gnumeric chromium docs-browser-shot pictures clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,18 @@ libreoffice:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	else \
 		echo "missing:$$missing (tests that need them skip, and fail under CI)"; \
+	fi
+
+# Gnumeric is the third spreadsheet engine: the tests recalculate every workbook with its
+# `ssconvert --recalc` too and compare each formula cell with LibreOffice (tests/test_engines.py).
+gnumeric:
+	@if command -v ssconvert >/dev/null 2>&1; then \
+		echo "ssconvert found: $$(command -v ssconvert)"; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing gnumeric"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnumeric >/dev/null; \
+	else \
+		echo "gnumeric is missing: install it (tests that need ssconvert skip, and fail under CI)"; \
 	fi
 
 # Chromium is the real browser the Office.js route is tested in (tests/test_browser.py, driven
@@ -79,7 +91,7 @@ format: $(STAMP_TEST)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: $(STAMP_TEST) libreoffice chromium lint
+test: $(STAMP_TEST) libreoffice gnumeric chromium lint
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP_TEST) libreoffice

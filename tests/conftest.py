@@ -9,6 +9,10 @@ a user would (``helpers.VARIANTS``); they are recalculated in the same LibreOffi
 
 A test that needs LibreOffice carries the ``libreoffice`` marker (added here to every test that
 uses a recalculated fixture); without ``soffice`` it fails when ``CI`` is set, else skips.
+``example_plan`` is the example plan (``python -m workbook_templates.example``), recalculated in
+the same LibreOffice call (``recalculated_example``). ``gnumeric_recalculated`` (file name ->
+Path) is every template, variant and the example plan recalculated by Gnumeric instead; a
+test using it carries the ``gnumeric`` marker (no ``ssconvert``: fails under CI, else skips).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import PLANNER, VARIANTS, require_soffice
+from helpers import PLANNER, VARIANTS, require_soffice, require_ssconvert
 
 #: Fixtures that run LibreOffice: a test using one of them is marked ``libreoffice``.
 _LIBREOFFICE_FIXTURES = {
@@ -25,18 +29,25 @@ _LIBREOFFICE_FIXTURES = {
     "recalculated_variants",
     "state_variants",  # test_templates.py
     "pdfs",  # test_print.py
+    "recalculated_example",
 }
+#: Fixtures that run Gnumeric: a test using one of them is marked ``gnumeric``.
+_GNUMERIC_FIXTURES = {"gnumeric_recalculated"}
 
 
 def pytest_collection_modifyitems(items):
     for item in items:
         if _LIBREOFFICE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.libreoffice)
+        if _GNUMERIC_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.gnumeric)
 
 
 def pytest_runtest_setup(item):
     if item.get_closest_marker("libreoffice"):
         require_soffice()
+    if item.get_closest_marker("gnumeric"):
+        require_ssconvert()
 
 
 @pytest.fixture(scope="session")
@@ -61,13 +72,38 @@ def template_variants(generated_templates, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def _recalculated_all(generated_templates, template_variants, tmp_path_factory):
+def example_plan(tmp_path_factory):
+    """The example plan as ``python -m workbook_templates.example`` writes it (not recalculated)."""
+    from workbook_templates.example import write_example
+
+    return Path(write_example(tmp_path_factory.mktemp("example") / "team-a-plan.xlsx"))
+
+
+@pytest.fixture(scope="session")
+def _recalculated_all(generated_templates, template_variants, example_plan, tmp_path_factory):
     from workbook_templates.recalc import recalculate
 
     require_soffice()
     out = tmp_path_factory.mktemp("recalculated")
-    paths = [*generated_templates.values(), *template_variants.values()]
+    paths = [*generated_templates.values(), *template_variants.values(), example_plan]
     return {p.name: p for p in recalculate(paths, out)}
+
+
+@pytest.fixture(scope="session")
+def recalculated_example(_recalculated_all, example_plan):
+    """The example plan after a forced LibreOffice recalculation."""
+    return _recalculated_all[example_plan.name]
+
+
+@pytest.fixture(scope="session")
+def gnumeric_recalculated(generated_templates, template_variants, example_plan, tmp_path_factory):
+    """Every template, variant and the example plan recalculated by Gnumeric: name -> Path."""
+    from workbook_templates.recalc import recalculate_gnumeric
+
+    require_ssconvert()
+    out = tmp_path_factory.mktemp("gnumeric")
+    paths = [*generated_templates.values(), *template_variants.values(), example_plan]
+    return {p.name: p for p in recalculate_gnumeric(paths, out)}
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ import random
 import openpyxl
 import pytest
 
-from workbook_templates.recalc import find_soffice
+from workbook_templates.recalc import find_soffice, find_ssconvert
 
 PLANNER = "training-run-planner.xlsx"
 
@@ -219,4 +219,18 @@ def require_soffice():
         if os.environ.get("CI"):
             pytest.fail("LibreOffice (soffice) is required when CI is set: run `make libreoffice`")
         pytest.skip("LibreOffice (soffice) is not installed")
+    return path
+
+
+def require_ssconvert():
+    """The path of Gnumeric's ``ssconvert``; without it, fail when ``CI`` is set, else skip.
+
+    Every test that recalculates with Gnumeric uses a fixture that calls this and carries the
+    ``gnumeric`` marker, so CI can never pass by skipping them.
+    """
+    path = find_ssconvert()
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("Gnumeric (ssconvert) is required when CI is set: run `make gnumeric`")
+        pytest.skip("Gnumeric (ssconvert) is not installed")
     return path

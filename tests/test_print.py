@@ -206,7 +206,7 @@ def test_monthly_spend_month_format_and_one_printed_page(planner):
         c for row in ws.iter_rows(max_row=12) for c in row if "total_cost_usd_p90" in str(c.value)
     ]
     ((sheet, switch),) = planner.defined_names["active_scenario"].destinations
-    assert ratio and f"INDEX(total_cost_usd,'{sheet}'!{switch})" in str(ratio[0].value)
+    assert ratio and f"INDEX(total_cost_usd,1,'{sheet}'!{switch})" in str(ratio[0].value)
     # labels never share a cell's width with the next column (merged over two columns)
     merged = {str(m) for m in ws.merged_cells.ranges}
     assert {"A5:B5", "A6:B6", "A7:B7"} <= merged

@@ -10,18 +10,11 @@ import zipfile
 
 import openpyxl
 import pytest
-from openpyxl.utils import FORMULAE, column_index_from_string
+from helpers_portable import RULES, lint, lint_rules_of_sheets, lint_workbook
+from openpyxl.utils import column_index_from_string
 
 from workbook_templates import generate
 from workbook_templates.sheetkit import TEMPLATE_VERSION, put_text, safe_text
-
-#: Functions that exist only after Excel 2010, or only as dynamic arrays.
-LATE_FUNCTIONS = {
-    "XLOOKUP", "XMATCH", "LET", "LAMBDA", "FILTER", "SORT", "SORTBY", "UNIQUE", "SEQUENCE",
-    "RANDARRAY", "IFS", "SWITCH", "MAXIFS", "MINIFS", "CONCAT", "TEXTJOIN", "IFNA",
-}  # fmt: skip
-_STRING = re.compile(r'"[^"]*"')
-_FUNCTION = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)\(")
 
 
 def _formulas(wb):
@@ -57,14 +50,69 @@ def test_command_writes_every_template(generated_templates):
     assert "training-run-planner.xlsx" in generated_templates
 
 
-def test_only_excel_2010_functions(workbook):
+def test_only_portable_excel_2010_formulas(workbook):
+    """Every formula, conditional format and custom validation passes the portable-forms lint
+    (tests/helpers_portable.py: Excel 2010 functions with the _xlfn. prefix where Excel needs
+    it, INDEX with row and column, no range where one value is wanted...)."""
     path, wb = workbook
     for sheet, coord, formula in _formulas(wb):
-        assert len(formula) <= 8192
-        for fn in _FUNCTION.findall(_STRING.sub('""', formula)):
-            name = fn.upper()
-            assert name not in LATE_FUNCTIONS, (path.name, sheet, coord, name)
-            assert name.startswith("_XLFN.") or name in FORMULAE, (path.name, sheet, coord, fn)
+        assert len(formula) <= 8192, (path.name, sheet, coord)
+    broken = lint_workbook(wb) + lint_rules_of_sheets(wb)
+    assert not broken, (path.name, len(broken), broken[:5])
+
+
+#: Rule name -> (formulas it refuses, the portable forms it lets through).
+LINT_CASES = {
+    "index-row-and-column": (
+        ["=INDEX(scenario_name,2)", "=IF(x,INDEX(total_cost_usd,$C$5),0)",
+         "=COUNTIF(INDEX(scenario_ready,1):INDEX(scenario_ready,3),TRUE)"],
+        ["=INDEX(scenario_name,1,2)", "=INDEX(accel_names,MATCH(A1,accel_names,0),1)"],
+    ),
+    "range-where-one-value-is-wanted": (
+        ["=total_cost_usd*2", "=Calculations!$D$5:$K$5", "=SUM(IF(A1:A3>0,1,0))",
+         "=ABS(scenario_name)", "=MATCH(A1:A2,accel_names,0)", "=N(A1:B1)"],
+        ["=SUM(total_cost_usd)*2", "=MATCH(TRUE,$D$5:$K$5,0)", "=COUNTIF(A1:A3,TRUE)",
+         "=COUNTIF(INDEX(scenario_ready,1,1):INDEX(scenario_ready,1,3),TRUE)", "=N($D14)"],
+    ),
+    "excel-2010-functions": (
+        ["=XLOOKUP(A1,B1,C1)", "=_xlfn.XLOOKUP(A1,B1,C1)", "=IFNA(A1,0)", "=FOO(1)"],
+        ["=IFERROR(A1,0)", "=_xlfn.NORM.S.INV(0.9)"],
+    ),
+    "xlfn-prefix": (["=NORM.S.INV(0.9)"], ["=_xlfn.NORM.S.INV(0.9)"]),
+    "engine-specific-function": (['=INDIRECT("A1")', "=OFFSET(A1,1,0)"], ["=A2"]),
+    "function-every-engine-has": (
+        ["=_xlfn.NORM.S.DIST(1,TRUE)", "=_xlfn.AGGREGATE(9,5,A1:A3)"],
+        ["=NORMSDIST(1)", "=_xlfn.NORM.S.INV(0.9)"],
+    ),
+    "no-structured-reference": (
+        ["=SUBTOTAL(9,Runs[Amount])", "=SUM(Runs[Amount])", "=[1]Sheet1!A1"],
+        ["=SUBTOTAL(9,B2:B4)", "=SUM(Runs!B2:B4)"],
+    ),
+    "subtotal-function-number": (
+        ["=SUBTOTAL(109,B2:B4)", "=SUBTOTAL(A1,B2:B4)", "=SUBTOTAL(12,B2:B4)"],
+        ["=SUBTOTAL(9,B2:B4)", "=SUBTOTAL(1,B2:B4)"],
+    ),
+    "no-text-arithmetic": (['="5"*2', '=1+"2"'], ['="a"&A1', '=IF(A1="OK",1,2)']),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("rule", sorted(LINT_CASES))
+def test_the_lint_refuses_each_non_portable_form_by_name(rule):
+    ranges = {"scenario_name", "total_cost_usd", "scenario_ready", "accel_names"}
+    bad, good = LINT_CASES[rule]
+    for formula in bad:
+        assert rule in [r.name for r in lint(formula, ranges)], formula
+    for formula in good:
+        assert rule not in [r.name for r in lint(formula, ranges)], formula
+    assert rule in {r.name for r in RULES}
+
+
+def test_the_lint_refuses_an_array_formula(tmp_path):
+    from openpyxl.worksheet.formula import ArrayFormula
+
+    wb = openpyxl.Workbook()
+    wb.active["A1"] = ArrayFormula("A1", "=SUM(B1:B3*C1:C3)")
+    assert [line.split(": ")[1] for line in lint_workbook(wb)] == ["no-array-formula"]
 
 
 def test_names_excel_accepts(workbook):
@@ -322,3 +370,12 @@ def test_cover_says_what_the_checks_read(generated_templates, name):
     assert '"OK: every check passes"' in line
     master = openpyxl.load_workbook(generated_templates[name])["Checks"]
     assert "must be TRUE" in master["A2"].value
+
+
+def test_the_published_calibrated_mfu_formula_is_portable():
+    """The formula docs/methodology-calibration.md gives for a hand-built workbook (over a
+    two-column generation -> intercept table) passes the same lint."""
+    from udfs import calibration
+
+    text = calibration.excel_coefficients()["formula"]
+    assert lint(text, {"mfu_ln_intercepts", "mfu_generations"}) == [], text

@@ -786,7 +786,7 @@ def excel_coefficients():
     """
     m = default_mfu_model()
     bind = {
-        "mfu_ln_intercept": "INDEX(mfu_ln_intercepts,MATCH(generation,mfu_generations,0))",
+        "mfu_ln_intercept": "INDEX(mfu_ln_intercepts,MATCH(generation,mfu_generations,0),1)",
         "mfu_ln_slope": "mfu_ln_slope_per_ln_active_billions",
         **{n: n for n in ("mfu_min", "mfu_max", "active_params")},
     }

@@ -134,13 +134,13 @@ class Rule:
         return f"IF({typed},{{{self.name}}},{blank})"
 
 
-_TDP = "INDEX(accel_tdp_watts,{catalogue_row})"
+_TDP = "INDEX(accel_tdp_watts,{catalogue_row},1)"
 #: Excel text of the blank MFU: the spec's calibrated_mfu over the accelerator's intercept
 #: (Accelerators sheet, ``accel_mfu_intercept``; the "other" one without a catalogue row).
 _MFU_BLANK = model.excel(
     "calibrated_mfu",
     bind={
-        "mfu_ln_intercept": "IF({catalogue_row}>0,INDEX(accel_mfu_intercept,{catalogue_row}),"
+        "mfu_ln_intercept": "IF({catalogue_row}>0,INDEX(accel_mfu_intercept,{catalogue_row},1),"
         "{mfu_ln_intercept_other})",
         "active_params": "{active_params_used}",
     },
@@ -173,7 +173,7 @@ def _rules():
         Rule("active_params", None, "= total (dense)", "{total_params_used}",
              "Blank: dense, = total parameters"),
         Rule("peak_tflops", None, "catalogue",
-             'IF({catalogue_row}>0,INDEX(accel_bf16_tflops,{catalogue_row}),"")',
+             'IF({catalogue_row}>0,INDEX(accel_bf16_tflops,{catalogue_row},1),"")',
              "Typed, or the catalogue's dense BF16 peak"),
         Rule("mfu", None, "calibrated",
              f'IF(ISNUMBER({{active_params_used}}),{_MFU_BLANK},"")',

@@ -217,7 +217,7 @@ def _comparison_rows():
         Row("iterations_per_year", "Back-to-back runs per year", "runs/year",
             "=" + model.excel("iterations_per_year"), "", "Calc", True),
         Row("flops_vs_moe", "Compute relative to the MoE model", "x",
-            "={training_flops}/INDEX(training_flops,1)", "", "Calc", True),
+            "={training_flops}/INDEX(training_flops,1,1)", "", "Calc", True),
         Row("implied_effective_tflops", "Implied TFLOP/s from disclosed hours", "TFLOP/s",
             f'=IF(ISNUMBER({{disclosed_accelerator_hours}}),{_IMPLIED},"")',
             "What the real runs sustained per accelerator", "Calc", True),
@@ -229,7 +229,7 @@ def _savings(book, ws, r):
     ws.cell(r, 1, "What the activation ratio saves (MoE vs the same model dense)").style = "Section"
 
     def diff(name):  # same model dense (column 2) minus MoE (column 1)
-        return f"=INDEX({name},2)-INDEX({name},1)"
+        return f"=INDEX({name},1,2)-INDEX({name},1,1)"
 
     r = output_block(
         book,
@@ -238,7 +238,7 @@ def _savings(book, ws, r):
         [
             ("flops_saved", "Training FLOPs saved", "FLOPs", diff("training_flops"), ""),
             ("flops_saved_share", "Share of FLOPs saved", "%",
-             "=1-INDEX(training_flops,1)/INDEX(training_flops,2)", "= 1 - active / total"),
+             "=1-INDEX(training_flops,1,1)/INDEX(training_flops,1,2)", "= 1 - active / total"),
             ("accelerator_hours_saved", "Accelerator-hours saved", "accelerator-hours",
              diff("accelerator_hours"), ""),
             ("wall_clock_days_saved", "Wall-clock days saved", "days", diff("wall_clock_days"),
@@ -257,12 +257,12 @@ def _savings(book, ws, r):
         r + 1,
         [
             ("disclosed_hours_ratio", "MoE / dense disclosed accelerator-hours", "%",
-             "=INDEX(disclosed_accelerator_hours,1)/INDEX(disclosed_accelerator_hours,3)",
+             "=INDEX(disclosed_accelerator_hours,1,1)/INDEX(disclosed_accelerator_hours,1,3)",
              "DeepSeek-V3 trained in under a tenth of Llama 3.1 405B's GPU-hours"),
             ("model_flops_ratio", "MoE / dense training FLOPs (6ND)", "%",
-             "=INDEX(training_flops,1)/INDEX(training_flops,3)", ""),
+             "=INDEX(training_flops,1,1)/INDEX(training_flops,1,3)", ""),
             ("total_params_ratio", "MoE / dense total parameters", "x",
-             "=INDEX(total_params,1)/INDEX(total_params,3)", "A larger model in total"),
+             "=INDEX(total_params,1,1)/INDEX(total_params,1,3)", "A larger model in total"),
         ],
         note_col=NOTE_COL,
         value_col=FIRST_COL,
@@ -307,22 +307,22 @@ def _paradox(book):
         5,
         [
             ("dense_budget_flops", "Compute budget (the same model run dense)", "FLOPs",
-             "=INDEX(training_flops,2)", "Link to Comparison"),
+             "=INDEX(training_flops,1,2)", "Link to Comparison"),
             ("tokens_affordable", "Training tokens it buys for the MoE model", "tokens",
-             "={dense_budget_flops}/({flops_per_param_token}*INDEX(active_params,1))",
+             "={dense_budget_flops}/({flops_per_param_token}*INDEX(active_params,1,1))",
              "More data: text, code, images, audio, video"),
             ("tokens_multiple", "Multiple of the MoE model's tokens", "x",
-             "={tokens_affordable}/INDEX(training_tokens,1)", "= total / active"),
+             "={tokens_affordable}/INDEX(training_tokens,1,1)", "= total / active"),
             ("experiments_affordable", "Full MoE training runs it buys", "x",
-             "={dense_budget_flops}/INDEX(training_flops,1)",
+             "={dense_budget_flops}/INDEX(training_flops,1,1)",
              "More experiments: ablations, data mixes, scaling-law sweeps"),
             ("moe_iterations_per_year", "MoE runs per year on the shared cluster", "runs/year",
-             "=INDEX(iterations_per_year,1)", "More research iterations"),
+             "=INDEX(iterations_per_year,1,1)", "More research iterations"),
             ("dense_iterations_per_year", "Dense-equivalent runs per year", "runs/year",
-             "=INDEX(iterations_per_year,2)", ""),
+             "=INDEX(iterations_per_year,1,2)", ""),
             ("moe_runs_in_dense_reference_hours",
              "MoE runs in the dense reference's disclosed hours", "x",
-             "=INDEX(disclosed_accelerator_hours,3)/INDEX(disclosed_accelerator_hours,1)",
+             "=INDEX(disclosed_accelerator_hours,1,3)/INDEX(disclosed_accelerator_hours,1,1)",
              "Llama 3.1 405B's 30.84M H100-hours over DeepSeek-V3's 2.788M H800-hours"),
         ],
     )  # fmt: skip
@@ -365,14 +365,14 @@ def build(generated=None):
              "=AND(COUNT(total_params,active_params,training_tokens)=9,"
              "MIN(total_params,active_params,training_tokens)>0)"),
             ("Active parameters <= total parameters",
-             "=AND(INDEX(active_params,1)<=INDEX(total_params,1),"
-             "INDEX(active_params,3)<=INDEX(total_params,3))"),
+             "=AND(INDEX(active_params,1,1)<=INDEX(total_params,1,1),"
+             "INDEX(active_params,1,3)<=INDEX(total_params,1,3))"),
             ("Throughput, accelerators and power > 0",
              "=AND({effective_tflops}>0,{accelerators}>0,{watts_per_accelerator}>0)"),
             ("Price >= 0", "={usd_per_accelerator_hour}>=0"),
             ("Savings add up: MoE FLOPs + saved = dense FLOPs",
-             "=ABS(INDEX(training_flops,1)+{flops_saved}-INDEX(training_flops,2))"
-             "<=1E-9*INDEX(training_flops,2)"),
+             "=ABS(INDEX(training_flops,1,1)+{flops_saved}-INDEX(training_flops,1,2))"
+             "<=1E-9*INDEX(training_flops,1,2)"),
         ],
     )  # fmt: skip
     add_change_log(book, generated)

@@ -1,4 +1,4 @@
-"""Headless LibreOffice: recalculate workbooks, or convert them to PDF.
+"""Headless LibreOffice: recalculate workbooks, or convert them to PDF; Gnumeric as a check.
 
 LibreOffice is the real spreadsheet engine the tests check the templates with, and what
 ``compute-lab templates --pdf`` prints through. Three traps are handled here (see the
@@ -6,6 +6,12 @@ project notes): xlsx files are not recalculated on load unless the profile says 
 run gets a fresh profile with ``OOXMLRecalcMode`` = 0 (always); ``soffice`` exits 0 even when
 it could not load a file, so every expected output is checked; and parallel runs must not
 share a profile, so each run has its own.
+
+Gnumeric (``ssconvert --recalc``, Debian package ``gnumeric``) is the third engine the tests
+recalculate every workbook with (:func:`recalculate_gnumeric`), to check that the formulas
+compute the same outside Excel and LibreOffice. Its trap: ``ssconvert`` given a file it cannot
+read as xlsx imports it as text and exits 0, so the importer is named (``-I``) and the exit
+status and every output are checked.
 """
 
 from __future__ import annotations
@@ -16,7 +22,15 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-__all__ = ["LibreOfficeError", "find_soffice", "recalculate", "convert"]
+__all__ = [
+    "LibreOfficeError",
+    "find_soffice",
+    "recalculate",
+    "convert",
+    "GnumericError",
+    "find_ssconvert",
+    "recalculate_gnumeric",
+]
 
 _REGISTRY = """<?xml version="1.0" encoding="UTF-8"?>
 <oor:items xmlns:oor="http://openoffice.org/2001/registry"
@@ -97,3 +111,46 @@ def convert(paths, outdir, target="xlsx", timeout=300):
 def recalculate(paths, outdir, timeout=300):
     """Recalculated copies of the xlsx ``paths`` in ``outdir`` (cached values filled in)."""
     return convert(paths, outdir, "xlsx", timeout)
+
+
+class GnumericError(RuntimeError):
+    """Gnumeric's ssconvert is missing, failed, or did not write an expected file."""
+
+
+def find_ssconvert():
+    """Path of Gnumeric's ``ssconvert`` program, or None."""
+    return shutil.which("ssconvert")
+
+
+def recalculate_gnumeric(paths, outdir, timeout=300):
+    """Copies of the xlsx ``paths`` in ``outdir``, every formula recalculated by Gnumeric.
+
+    One ``ssconvert --recalc`` per file (it converts one file at a time), with the xlsx
+    importer and the Excel 2010 exporter named, in a private HOME; ``timeout`` is per file.
+    """
+    ssconvert = find_ssconvert()
+    if ssconvert is None:
+        raise GnumericError("Gnumeric (ssconvert) is not installed: install gnumeric")
+    outdir = Path(outdir).resolve()
+    outdir.mkdir(parents=True, exist_ok=True)
+    outputs = []
+    with tempfile.TemporaryDirectory(prefix="compute-lab-gnumeric-") as home:
+        env = dict(os.environ, HOME=home)
+        for path in map(Path, paths):
+            out = outdir / path.name
+            out.unlink(missing_ok=True)
+            cmd = [ssconvert, "-I", "Gnumeric_Excel:xlsx", "-T", "Gnumeric_Excel:xlsx2",
+                   "--recalc", str(path.resolve()), str(out)]  # fmt: skip
+            try:
+                proc = subprocess.run(
+                    cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False
+                )
+            except subprocess.TimeoutExpired as exc:
+                raise GnumericError(f"Gnumeric took over {timeout} s converting {path}") from exc
+            if proc.returncode != 0 or not out.exists():
+                said = " ".join((proc.stderr.strip() or proc.stdout.strip()).split())[-300:]
+                raise GnumericError(
+                    f"Gnumeric did not write {out} (exit {proc.returncode}): {said}"
+                )
+            outputs.append(out)
+    return outputs

@@ -9,7 +9,7 @@ template refers to other quantities by name in braces, and :meth:`Book.formula` 
 - a *cell* quantity (one value) becomes its absolute address (``{default.mfu}`` ->
   ``Inputs!$C$12``);
 - ``{range:name}`` is the whole row of a row quantity (``Calculations!$D$30:$K$30``), for
-  ``INDEX(..., active_scenario)``.
+  ``INDEX(...,1,active_scenario)``.
 
 Workbook-scoped defined names are added with :meth:`Book.name`. Text from any data source goes
 through :func:`put_text`, so a string that starts with ``=``, ``+``, ``-``, ``@``, a tab or a

@@ -162,7 +162,7 @@ def _iterations(book):
                "=" + model.excel("iterations_per_year", {"wall_clock_days": "<wall_clock_days>"}),
                width=18),
         Column("speed_up", "Speed-up vs the first row", "x",
-               "=INDEX(wall_clock_days,1)/<wall_clock_days>", width=16),
+               "=INDEX(wall_clock_days,1,1)/<wall_clock_days>", width=16),
     ]  # fmt: skip
     first, last = write_table(book, ws, 5, columns, len(CLUSTER_SIZES), first_col=2)
     put_text(ws["B5"], "Accelerators")  # a count: no unit in brackets

@@ -53,7 +53,7 @@ def _catalogue_rows():
             "IFERROR(MATCH({accelerator_name},accel_names,0),0))",
             "0: no accelerator, or not in the catalogue", "Link", True),
         Row("hbm_gb_used", "HBM per accelerator", "GB",
-            '=IF({catalogue_row}>0,INDEX(accel_hbm_gb,{catalogue_row}),"")',
+            '=IF({catalogue_row}>0,INDEX(accel_hbm_gb,{catalogue_row},1),"")',
             "From the catalogue (memory check)", "Link", True),
     ]  # fmt: skip
 

@@ -41,14 +41,16 @@ RANGE_NOTE = (
     "No bar for a scenario: a typed MFU or throughput has no range (P10 = P50 = P90) unless you "
     "give an uncertainty on Inputs; a blank MFU takes the calibrated default and its spread."
 )
-#: Table columns: (header, defined-name source or formula, number format).
+#: Table columns: (header, defined-name source or formula, number format). The two spreads are
+#: rounded to the cent: with no range, P10 = P50 = P90 up to the last bit, and Excel and
+#: LibreOffice show such a difference as 0 while Gnumeric shows the bit (3.6E-12).
 _TABLE = (
     ("Scenario", "scenario_name", "General"),
     ("Total cost P10 (US$)", "total_cost_usd_p10", US_DOLLARS),
     ("Total cost P50 (US$)", "total_cost_usd", US_DOLLARS),
     ("Total cost P90 (US$)", "total_cost_usd_p90", US_DOLLARS),
-    ("P10 to P50 (US$)", '=IF(ISNUMBER(<D>),<D>-<C>,"")', US_DOLLARS),
-    ("Contingency, P90 - P50 (US$)", '=IF(ISNUMBER(<E>),<E>-<D>,"")', US_DOLLARS),
+    ("P10 to P50 (US$)", '=IF(ISNUMBER(<D>),ROUND(<D>-<C>,2),"")', US_DOLLARS),
+    ("Contingency, P90 - P50 (US$)", '=IF(ISNUMBER(<E>),ROUND(<E>-<D>,2),"")', US_DOLLARS),
     ("Accelerator-hours", "accelerator_hours", number_format("accelerator-hours")),
     ("Wall-clock days", "wall_clock_days", number_format("days")),
 )
@@ -135,8 +137,8 @@ def _filled_table(book, ws):
     ws.row_dimensions[RANK_ROW].hidden = True
     for j in range(N_SCENARIOS):
         cell = ws.cell(RANK_ROW, 3 + j, (
-            f'=IF(INDEX(scenario_ready,{j + 1}),'
-            f"COUNTIF(INDEX(scenario_ready,1):INDEX(scenario_ready,{j + 1}),TRUE),\"\")"
+            f'=IF(INDEX(scenario_ready,1,{j + 1}),'
+            f"COUNTIF(INDEX(scenario_ready,1,1):INDEX(scenario_ready,1,{j + 1}),TRUE),\"\")"
         ))  # fmt: skip
         cell.style = "Calc"
     ranks = f"$C${RANK_ROW}:${get_column_letter(2 + N_SCENARIOS)}${RANK_ROW}"
@@ -149,7 +151,7 @@ def _filled_table(book, ws):
                 text = source.replace("<C>", f"C{r}").replace("<D>", f"D{r}")
                 text = text.replace("<E>", f"E{r}")
             else:
-                text = f'=IF({idx}>0,INDEX({source},{idx}),"")'
+                text = f'=IF({idx}>0,INDEX({source},1,{idx}),"")'
             cell = ws.cell(r, 2 + i, text)
             cell.style = "Link" if not source.startswith("=") else "Calc"
             cell.number_format = fmt

@@ -74,7 +74,7 @@ def _single_checks(n):
     return (
         ("Active-scenario switch is a whole number 1..N and that scenario is complete",
          f"=IF(AND(ISNUMBER(active_scenario),active_scenario>=1,active_scenario<={n}),"
-         "AND(INT(active_scenario)=active_scenario,INDEX(scenario_ready,active_scenario)),"
+         "AND(INT(active_scenario)=active_scenario,INDEX(scenario_ready,1,active_scenario)),"
          "FALSE)"),
         ("Monthly schedule holds the whole run (shares add up to 100%)",
          "=OR(NOT({mon.ok}),ABS({mon.share_total}-1)<1E-9)"),
@@ -82,7 +82,7 @@ def _single_checks(n):
          "=AND(ISNUMBER({mfu_ln_slope}),COUNT(accel_mfu_intercept)=ROWS(accel_mfu_intercept))"),
         ("Summary total cost = Calculations total cost of the selected scenario",
          "=OR(NOT({sel.scenario_ready}),"
-         "{sel.total_cost_usd}=INDEX(total_cost_usd,active_scenario))"),
+         "{sel.total_cost_usd}=INDEX(total_cost_usd,1,active_scenario))"),
     )  # fmt: skip
 
 

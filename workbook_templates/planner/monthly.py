@@ -82,12 +82,12 @@ def _selected(book, ws):
     cell.style = "Section"
     put_text(ws["A4"], "Its figures at P50 (Summary)").style = "Section"
     items = (
-        ("mon.start", "Start date", "=INDEX(start_date,{active_scenario})", "date"),
+        ("mon.start", "Start date", "=INDEX(start_date,1,{active_scenario})", "date"),
         ("mon.days", "Wall-clock days", "={sel.wall_clock_days}", "days"),
         ("mon.hours", "Accelerator-hours", "={sel.accelerator_hours}", "accelerator-hours"),
         ("mon.compute", "Compute cost (US$)", "={sel.rental_cost_usd}", "US$"),
         ("mon.electricity", "Electricity cost (US$)",
-         "=INDEX(electricity_cost_usd,{active_scenario})", "US$"),
+         "=INDEX(electricity_cost_usd,1,{active_scenario})", "US$"),
         ("mon.total", "Total cost, P50 (US$)", "={sel.total_cost_usd}", "US$"),
     )  # fmt: skip
     for i, (name, label, formula, unit) in enumerate(items):
@@ -107,8 +107,8 @@ def _timing(book, ws, first, last):
         ("mon.t1", "Run end", '=IF({mon.ok},{mon.t0}+{mon.days},"")', "yyyy-mm-dd hh:mm",
          "Calc"),
         ("mon.p90_ratio", "P90 / P50 of total cost",
-         "=IFERROR(INDEX(total_cost_usd_p90,{active_scenario})"
-         '/INDEX(total_cost_usd,{active_scenario}),"")', "0.000", "Link"),
+         "=IFERROR(INDEX(total_cost_usd_p90,1,{active_scenario})"
+         '/INDEX(total_cost_usd,1,{active_scenario}),"")', "0.000", "Link"),
         ("mon.total_p90", "Total cost, P90 (US$)",
          '=IF(ISNUMBER({mon.p90_ratio}),{mon.total}*{mon.p90_ratio},"")', number_format("US$"),
          "Calc"),

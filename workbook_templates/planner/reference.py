@@ -192,7 +192,7 @@ def _run_formulas(r):
         "implied_effective_tflops", {"training_flops": f"I{r}", "accelerator_hours": f"H{r}"}
     )
     mfu = model.excel("implied_mfu", {"implied_effective_tflops": f"K{r}", "peak_tflops": f"J{r}"})
-    peak = f'IFERROR(INDEX(accel_bf16_tflops,MATCH(F{r},accel_names,0)),"")'
+    peak = f'IFERROR(INDEX(accel_bf16_tflops,MATCH(F{r},accel_names,0),1),"")'
     return {
         9: (f'=IF(COUNT(D{r},E{r})=2,{flops},"")', "FLOPs"),
         10: (f'=IF(F{r}="","",{peak})', "TFLOP/s"),

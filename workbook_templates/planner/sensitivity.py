@@ -115,7 +115,7 @@ def sensitivity_sheet(book):
     ws.merge_cells("C3:D3")
     ws["E3"] = "Goodput"
     ws["E3"].alignment = Alignment(horizontal="right")
-    ws["F3"] = book.formula("=INDEX(goodput_used,{active_scenario})", ws.title)
+    ws["F3"] = book.formula("=INDEX(goodput_used,1,{active_scenario})", ws.title)
     ws["F3"].style = "Link"
     ws["F3"].number_format = number_format("fraction")
     book.place_cell("sens.goodput", ws, "F3")

@@ -59,7 +59,7 @@ def _switch(book, ws, n):
     book.name("active_scenario", book.ref("active_scenario"))
     ws["C5"].alignment = Alignment(horizontal="left")
     single(book, ws, 6, "sel.scenario_name", "Selected scenario", "",
-           "=INDEX(scenario_name,{active_scenario})")  # fmt: skip
+           "=INDEX(scenario_name,1,{active_scenario})")  # fmt: skip
     single(book, ws, 7, "sel.checks", "Checks", "",
            '=IF(master_status="OK","OK",IF(master_status="WARN","WARN: have a look at Checks",'
            '"ERROR: see Checks"))', "Calc")  # fmt: skip
@@ -68,7 +68,7 @@ def _switch(book, ws, n):
     book.header(ws, 3, ["No.", "Scenario"], first_col=6)
     for i in range(n):
         ws.cell(4 + i, 6, i + 1)
-        ws.cell(4 + i, 7, f"=INDEX(scenario_name,{i + 1})").style = "Link"
+        ws.cell(4 + i, 7, f"=INDEX(scenario_name,1,{i + 1})").style = "Link"
 
 
 def _mfu_row(book, ws, r, label, unit):
@@ -80,7 +80,7 @@ def _mfu_row(book, ws, r, label, unit):
     )  # fmt: skip
     single(book, ws, r, "sel.mfu_used", label, unit,
            f'=IF({_OVERRIDE},IF(N({{sel.peak_tflops_used}})>0,{implied},""),'
-           "INDEX(mfu_used,{active_scenario}))")  # fmt: skip
+           "INDEX(mfu_used,1,{active_scenario}))")  # fmt: skip
     ws.cell(r, 1, book.formula(
         f'=IF({_OVERRIDE},"MFU implied by the override (override / peak)","MFU")',
         ws.title))  # fmt: skip
@@ -94,7 +94,7 @@ def _override_row(book, ws, r):
     """The effective TFLOP/s override under the peak, with notes on which one is used."""
     single(book, ws, r, "sel.effective_tflops_input_used",
            "Effective TFLOP/s (override)", "TFLOP/s",
-           "=INDEX(effective_tflops_input_used,{active_scenario})")  # fmt: skip
+           "=INDEX(effective_tflops_input_used,1,{active_scenario})")  # fmt: skip
     ws.cell(r - 1, 4, book.formula(
         f'=IF({_OVERRIDE},"For reference: the override below is used",'
         '"Typed, or the catalogue peak")', ws.title)).style = "Note"  # fmt: skip
@@ -112,10 +112,10 @@ def _inputs_as_used(book, ws, r):
         elif name == "goodput_used":
             single(book, ws, r, "sel.goodput_used", label, unit,
                    f'=IF({_OVERRIDE},"not used (override)",'
-                   "INDEX(goodput_used,{active_scenario}))")  # fmt: skip
+                   "INDEX(goodput_used,1,{active_scenario}))")  # fmt: skip
             ws.cell(r, 3).alignment = Alignment(horizontal="right")
         else:
-            single(book, ws, r, f"sel.{name}", label, unit, f"=INDEX({name},{{active_scenario}})")
+            single(book, ws, r, f"sel.{name}", label, unit, f"=INDEX({name},1,{{active_scenario}})")
         if name == "peak_tflops_used":
             r += 1
             _override_row(book, ws, r)
@@ -131,20 +131,20 @@ def _ranges(book, ws, r):
         label = {"throughput_range_pct_used": "Throughput uncertainty (P90 / P50 - 1)",
                  "price_range_pct_used": "Price uncertainty (P90 / P50 - 1)"}[name]  # fmt: skip
         single(book, ws, r, f"sel.{name}", label, "fraction",
-               f"=INDEX({name},{{active_scenario}})")  # fmt: skip
+               f"=INDEX({name},1,{{active_scenario}})")  # fmt: skip
     for q in RANGE_QUANTITIES:
         for key in ("p10", "p50", "p90"):
             r += 1
             name = q if key == "p50" else f"{q}_{key}"
             out = labels[q]
             single(book, ws, r, f"sel.{q}_{key}", f"{out.label}, {key.upper()}", out.unit,
-                   f"=INDEX({name},{{active_scenario}})", "Link",
+                   f"=INDEX({name},1,{{active_scenario}})", "Link",
                    labels[name].note if key != "p50" else "The point estimate")  # fmt: skip
     return r
 
 
 def summary_sheet(book, scen):
-    """The Summary sheet: INDEX(row, active_scenario) of every input as used and output."""
+    """The Summary sheet: INDEX(row,1,active_scenario) of every input as used and output."""
     ws = book.sheet("Summary", {"A": 38, "B": 20, "C": 22, "D": 50, "F": 6, "G": 36})
     book.title(ws, "Summary of the selected scenario", "Change the yellow switch to pick one.")
     _switch(book, ws, len(scen))
@@ -154,7 +154,7 @@ def summary_sheet(book, scen):
     for q in PLAN_OUTPUTS:
         r += 1
         single(book, ws, r, f"sel.{q.name}", q.label, q.unit,
-               f"=INDEX({q.name},{{active_scenario}})", "Link")  # fmt: skip
+               f"=INDEX({q.name},1,{{active_scenario}})", "Link")  # fmt: skip
     r = _ranges(book, ws, r + 2)
     r += 2
     paragraph(
