@@ -240,13 +240,24 @@ def test_the_cap_and_floor_are_checked_against_the_data():
 def test_fitted_numbers_are_data_that_a_refit_reproduces():
     stored, now = calibration.fitted(), calibration.refit()
     assert stored["model"] == now["model"] == calibration.chosen_model()
-    for key in ("slope", "throughput_sigma", "organisation_sd"):
+    for key in (
+        "slope",
+        "throughput_sigma",
+        "small_model_sigma",
+        "other_accelerator_sigma",
+        "organisation_sd",
+        "within_organisation_sd",
+        "between_organisation_sd",
+    ):
         assert stored[key] == pytest.approx(now[key], rel=1e-9, abs=1e-12), key
     for g, a in now["intercepts"].items():
         assert stored["intercepts"][g] == pytest.approx(a, rel=1e-9), g
     m = calibration.default_mfu_model()
     assert (m.intercepts, m.slope) == (dict(stored["intercepts"]), stored["slope"])
     assert 0.1 < stored["organisation_sd"] < stored["throughput_sigma"] * 2
+    # the organisations' means scatter no more than their runs' own scatter explains
+    within, between = stored["within_organisation_sd"], stored["between_organisation_sd"]
+    assert 0 <= between <= stored["organisation_sd"] < within
 
 
 def test_no_fit_runs_when_a_plan_is_estimated(monkeypatch):

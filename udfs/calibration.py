@@ -605,21 +605,34 @@ def chosen_model():
 # -- the fitted numbers: data, refitted only by write_fitted (and the test that checks them) ----
 
 
-def _organisation_sd(m):
-    """Standard deviation of the organisations' mean ln-MFU residuals under model ``m``."""
+def _organisation_spread(m):
+    """(raw, within, between) standard deviations of ln-MFU residuals under model ``m``.
+
+    raw: of the organisations' mean residuals; within: of the runs around their
+    organisation's mean (pooled, n - organisations degrees of freedom); between: the
+    method-of-moments organisation-to-organisation part, raw^2 minus what the within scatter
+    alone gives the means (mean of within^2 / runs), floored at 0.
+    """
     t = _calibration_frame()
     r = t["ln_mfu"].to_numpy() - m.ln_mfu(t["generation"].to_numpy(),
                                            t["active_params"].to_numpy(float))  # fmt: skip
-    cells = _organisation_means(t, r).groupby("org")["mean"].mean()
-    return float(np.std(cells.to_numpy(), ddof=1))
+    orgs = t["organisation"].to_numpy()
+    names, inverse, counts = np.unique(orgs, return_inverse=True, return_counts=True)
+    means = np.bincount(inverse, weights=r) / counts
+    within2 = float(np.sum((r - means[inverse]) ** 2) / (len(r) - len(names)))
+    raw2 = float(np.var(means, ddof=1))
+    between2 = max(0.0, raw2 - float(np.mean(within2 / counts)))
+    return float(np.sqrt(raw2)), float(np.sqrt(within2)), float(np.sqrt(between2))
 
 
 def refit():
     """The fitted numbers computed now from the catalogue (what ``calibration.toml`` holds).
 
     A dict: ``model``, ``intercepts`` (generation -> ln-MFU intercept), ``slope``,
-    ``throughput_sigma`` (grouped-validation sigma of ln hours), ``organisation_sd``
-    (organisation-to-organisation standard deviation of ln MFU around the model), and the
+    ``throughput_sigma`` (grouped-validation sigma of ln hours), ``small_model_sigma``,
+    ``other_accelerator_sigma``, ``organisation_sd`` (standard deviation of the organisations'
+    mean ln-MFU residuals), ``within_organisation_sd`` and ``between_organisation_sd`` (see
+    :func:`_organisation_spread`), and the
     ``grouped`` and ``leave_one_out`` summaries of the chosen model.
     """
     name = chosen_model()
@@ -632,7 +645,13 @@ def refit():
         "throughput_sigma": grouped["sigma_ln"],
         "small_model_sigma": grouped["small_model_sigma"],
         "other_accelerator_sigma": _generation_sd(),
-        "organisation_sd": _organisation_sd(m),
+        **dict(
+            zip(
+                ("organisation_sd", "within_organisation_sd", "between_organisation_sd"),
+                _organisation_spread(m),
+                strict=True,
+            )
+        ),
         "grouped": grouped,
         "leave_one_out": loo,
     }
@@ -661,6 +680,8 @@ def write_fitted(path=None):
         "small_model_sigma",
         "other_accelerator_sigma",
         "organisation_sd",
+        "within_organisation_sd",
+        "between_organisation_sd",
     ):
         lines.append(f"{key} = {_toml_value(f[key])}")
     for table in ("intercepts", "grouped", "leave_one_out"):

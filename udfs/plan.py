@@ -158,7 +158,7 @@ CALIBRATED_RANGE_EXCEL = model.excel(
     bind={
         "small_model": "IF({active_params_used}<{small_model_active_params},1,0)",
         "accelerator_extra_sigma": "IF({catalogue_row}>0,INDEX(accel_sigma_extra,"
-        "{catalogue_row}),{accelerator_extra_sigma_other})",
+        "{catalogue_row},1),{accelerator_extra_sigma_other})",
     },
 )
 
