@@ -605,6 +605,28 @@ def chosen_model():
 # -- the fitted numbers: data, refitted only by write_fitted (and the test that checks them) ----
 
 
+def _team_spread(m):
+    """(within, between) standard deviations of ln-MFU residuals under model ``m`` with the
+    runs grouped by organisation and model family: a team's series of runs. The pooling of a
+    team's own runs (:mod:`udfs.own_runs`) uses them: pull = n / (n + within^2 / between^2)."""
+    t = _calibration_frame()
+    family = catalogue.runs().loc[t.index, "family"].to_numpy()
+    r = t["ln_mfu"].to_numpy() - m.ln_mfu(t["generation"].to_numpy(),
+                                           t["active_params"].to_numpy(float))  # fmt: skip
+    groups = np.char.add(t["organisation"].to_numpy().astype(str), "|" + family.astype(str))
+    _, within, between = _spread_of_groups(r, groups)
+    return within, between
+
+
+def _spread_of_groups(r, groups):
+    names, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    means = np.bincount(inverse, weights=r) / counts
+    within2 = float(np.sum((r - means[inverse]) ** 2) / (len(r) - len(names)))
+    raw2 = float(np.var(means, ddof=1))
+    between2 = max(0.0, raw2 - float(np.mean(within2 / counts)))
+    return float(np.sqrt(raw2)), float(np.sqrt(within2)), float(np.sqrt(between2))
+
+
 def _organisation_spread(m):
     """(raw, within, between) standard deviations of ln-MFU residuals under model ``m``.
 
@@ -616,13 +638,7 @@ def _organisation_spread(m):
     t = _calibration_frame()
     r = t["ln_mfu"].to_numpy() - m.ln_mfu(t["generation"].to_numpy(),
                                            t["active_params"].to_numpy(float))  # fmt: skip
-    orgs = t["organisation"].to_numpy()
-    names, inverse, counts = np.unique(orgs, return_inverse=True, return_counts=True)
-    means = np.bincount(inverse, weights=r) / counts
-    within2 = float(np.sum((r - means[inverse]) ** 2) / (len(r) - len(names)))
-    raw2 = float(np.var(means, ddof=1))
-    between2 = max(0.0, raw2 - float(np.mean(within2 / counts)))
-    return float(np.sqrt(raw2)), float(np.sqrt(within2)), float(np.sqrt(between2))
+    return _spread_of_groups(r, t["organisation"].to_numpy())
 
 
 def refit():
@@ -632,7 +648,8 @@ def refit():
     ``throughput_sigma`` (grouped-validation sigma of ln hours), ``small_model_sigma``,
     ``other_accelerator_sigma``, ``organisation_sd`` (standard deviation of the organisations'
     mean ln-MFU residuals), ``within_organisation_sd`` and ``between_organisation_sd`` (see
-    :func:`_organisation_spread`), and the
+    :func:`_organisation_spread`), ``team_within_sd`` and ``team_between_sd`` (see
+    :func:`_team_spread`), and the
     ``grouped`` and ``leave_one_out`` summaries of the chosen model.
     """
     name = chosen_model()
@@ -652,6 +669,7 @@ def refit():
                 strict=True,
             )
         ),
+        **dict(zip(("team_within_sd", "team_between_sd"), _team_spread(m), strict=True)),
         "grouped": grouped,
         "leave_one_out": loo,
     }
@@ -682,6 +700,8 @@ def write_fitted(path=None):
         "organisation_sd",
         "within_organisation_sd",
         "between_organisation_sd",
+        "team_within_sd",
+        "team_between_sd",
     ):
         lines.append(f"{key} = {_toml_value(f[key])}")
     for table in ("intercepts", "grouped", "leave_one_out"):
