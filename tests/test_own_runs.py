@@ -107,3 +107,39 @@ def test_the_pull_is_the_catalogue_team_variance_ratio():
     for n in (1, 5, 50):
         assert _runs(n, 100_000).pull == pytest.approx(n / (n + k), rel=1e-12)
     assert np.isfinite(k) and k > 0
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def test_estimate_and_runs_take_own_runs(tmp_path, capsys):
+    from udfs.cli import main
+
+    path = write(tmp_path, GOOD)
+    plan = ["--accelerator", "H100", "--total-params", "70B", "--tokens", "2T",
+            "--accelerators", "1024", "--json"]  # fmt: skip
+    assert main(["estimate", *plan]) == 0
+    import json
+
+    base = json.loads(capsys.readouterr().out)
+    assert main(["estimate", *plan, "--own-runs", str(path)]) == 0
+    own = json.loads(capsys.readouterr().out)
+    runs = own_runs.read(path, parse_number)
+    assert own["inputs"]["mfu"] == pytest.approx(float(runs.mfu("H100 SXM", 70e9)), rel=1e-12)
+    assert own["inputs"]["mfu"] != base["inputs"]["mfu"]
+    assert own["throughput_sigma"] < base["throughput_sigma"]
+    assert main(["runs", "--own-runs", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Your 2 own run(s): pull toward them" in out and "Ours 13B" in out
+    assert max(map(len, out.splitlines())) <= 100
+
+
+def test_a_bad_own_runs_file_is_exit_2_and_one_line(tmp_path, capsys):
+    from udfs.cli import main
+
+    path = write(tmp_path, HEADER + "a,b,7B,7B,2T,H900,8,100\n")
+    assert main(["estimate", "--accelerator", "H100", "--own-runs", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "row 2, column accelerator" in err
+    assert main(["runs", "--json", "--own-runs", str(write(tmp_path, GOOD, "g.csv"))]) == 2
+    assert "drop --json/--csv" in capsys.readouterr().err

@@ -306,8 +306,24 @@ def _describe(err: InputError, flag_of=_flag):
     return _ENGINE_NAME.sub(lambda m: flag_of(m.group(1)), msg)
 
 
+_OWN_RUNS_HELP = (
+    "CSV of your completed runs (name,organisation,active_params,total_params,tokens,"
+    "accelerator,accelerators,accelerator_hours): a blank MFU and spread are pulled toward them"
+)
+
+
+def _own_runs(args):
+    """The ``--own-runs`` file read (udfs.own_runs), or None."""
+    if getattr(args, "own_runs", None) is None:
+        return None
+    from . import own_runs
+
+    return own_runs.read(args.own_runs, parse_number)
+
+
 def _configure_estimate(p):
     p.add_argument("--preset", metavar="NAME", help="start from a reference run (see `runs`)")
+    p.add_argument("--own-runs", metavar="FILE", help=_OWN_RUNS_HELP)
     p.add_argument("--accelerator", metavar="NAME", help="accelerator from the catalogue")
     p.add_argument(
         "--precision",
@@ -654,7 +670,7 @@ def _plan_from_args(args):
         accel = catalogue.accelerator(accel_name, argument="--accelerator")
         inputs["accelerator_name"] = accel["name"]
     example_throughput = _throughput_inputs(args, given, inputs, accel)
-    resolved = resolve(inputs, precision=args.precision or "bf16")
+    resolved = resolve(inputs, precision=args.precision or "bf16", own_runs=_own_runs(args))
     arguments = dict(resolved.arguments)
     applied = [n for n in resolved.notes if n.name not in _SILENT_NOTES]
     if "failures_per_accelerator_day" in extras and "goodput" not in given:
@@ -980,6 +996,11 @@ def _configure_table(p):
     fmt.add_argument("--csv", action="store_true", help="print CSV")
 
 
+def _configure_runs(p):
+    _configure_table(p)
+    p.add_argument("--own-runs", metavar="FILE", help=_OWN_RUNS_HELP + " (listed after)")
+
+
 #: Text tables fit a terminal this wide.
 WIDTH = 100
 
@@ -1099,6 +1120,8 @@ def _runs_paragraphs(s):
 def _run_runs(args):
     from . import calibration
 
+    if getattr(args, "own_runs", None) is not None and (args.json or args.csv):
+        raise CommandError("--own-runs lists your runs in the text table only: drop --json/--csv")
     df = runs_table()
     if args.json or args.csv:
         _print_frame(df, args)
@@ -1122,7 +1145,28 @@ def _run_runs(args):
         )
     for paragraph in paragraphs:
         print(textwrap.fill(paragraph, WIDTH))
+    own = _own_runs(args)
+    if own is not None:
+        print()
+        _print_own_runs(own, args)
     return 0
+
+
+def _print_own_runs(own, args):
+    """Each own run's implied MFU beside the calibrated default and the default pulled toward
+    the other own runs (the run itself left out)."""
+    from . import own_runs
+
+    t = own.table
+    pooled = []
+    for i in range(len(t)):
+        others = own_runs.OwnRuns(t.drop(index=t.index[i]))
+        pooled.append(float(others.mfu(t["accelerator"].iloc[i], t["active_params"].iloc[i])))
+    df = t[["name", "accelerator", "implied_mfu", "calibrated_mfu"]].assign(pooled_mfu=pooled)
+    print(f"Your {own.count} own run(s): pull toward them {own.pull:.0%} (more runs, more pull).")
+    _print_frame(df, args, {c: "{:.1%}" for c in ("implied_mfu", "calibrated_mfu", "pooled_mfu")},
+                 {"implied_mfu": ("implied", "MFU"), "calibrated_mfu": ("calibrated", "MFU"),
+                  "pooled_mfu": ("with your", "other runs")})  # fmt: skip
 
 
 def _run_accelerators(args):
@@ -1147,7 +1191,7 @@ _BUILTIN = {
     ),
     "runs": (
         "the default MFU checked run by run: disclosed accelerator-hours beside the predicted",
-        _configure_table,
+        _configure_runs,
         _run_runs,
     ),
     "accelerators": ("the accelerator catalogue", _configure_table, _run_accelerators),

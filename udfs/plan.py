@@ -276,6 +276,10 @@ def _accelerator(inputs, kwargs):
     return accel
 
 
+def _name_of(accel):
+    return "" if accel is None else accel["name"]
+
+
 def _blank_value(name, kwargs, accel, precision="bf16"):
     """The value a blank ``name`` takes (RULES, with the plan and the catalogue row)."""
     if name == "active_params":
@@ -300,7 +304,7 @@ def _blank_value(name, kwargs, accel, precision="bf16"):
     return RULES[name].default
 
 
-def resolve(inputs, precision="bf16"):
+def resolve(inputs, precision="bf16", own_runs=None):
     """Engine arguments for one plan, and a :class:`Note` for every default applied.
 
     Parameters
@@ -309,6 +313,9 @@ def resolve(inputs, precision="bf16"):
         Input name (as in ``PLAN_INPUTS``) to value; blank cells are None or "".
     precision : {"bf16", "fp8"}
         Which catalogue peak a blank ``peak_tflops`` takes (the planner: always BF16).
+    own_runs : udfs.own_runs.OwnRuns or None
+        A team's own runs: a blank MFU and a blank throughput uncertainty are pulled toward
+        them (:mod:`udfs.own_runs`).
 
     Returns
     -------
@@ -336,6 +343,9 @@ def resolve(inputs, precision="bf16"):
         if is_blank(value):
             value = _blank_value(name, kwargs, accel, precision)
             why = _why(name, value, accel, precision, kwargs.get("active_params"))
+            if name == "mfu" and own_runs is not None:
+                value = float(own_runs.mfu(_name_of(accel), kwargs["active_params"]))
+                why += f", pulled {own_runs.pull:.0%} toward your {own_runs.count} own run(s)"
             notes.append(Note(name, value, why))
         if into is not False:
             kwargs[into or name] = value
@@ -356,13 +366,18 @@ def resolve(inputs, precision="bf16"):
         use(name)
     spreads = {n: _range_pct(inputs, n) for n in ("throughput_range_pct", "price_range_pct")}
     if spreads["throughput_range_pct"] is None:
-        name = "" if accel is None else accel["name"]
-        value = float(calibration.default_range_pct(name, kwargs["active_params"]))
+        value = float(calibration.default_range_pct(_name_of(accel), kwargs["active_params"]))
+        if own_runs is not None:
+            sigma = own_runs.sigma(_name_of(accel), kwargs["active_params"])
+            pct = model.evaluate({"calibrated_plan_sigma": sigma}, ["calibrated_range_pct"])
+            value = float(pct["calibrated_range_pct"])
         why = (
             "blank: the calibrated spread of the default MFU"
             if source == THROUGHPUT_SOURCES[2]
             else f"blank: the calibrated spread, kept with a {source} (an estimate too)"
         )
+        if own_runs is not None:
+            why += f", narrowed by your {own_runs.count} own run(s)"
         notes.append(Note("throughput_range_pct", value, why))
         spreads["throughput_range_pct"] = value
     if spreads["price_range_pct"] is None:
