@@ -429,3 +429,24 @@ def test_estimate_ranges_takes_any_probability_not_only_whole_percentages():
     hours = r["accelerator_hours"]
     assert set(hours) == {"p0.1", "p12.5", "p50"}
     assert hours["p0.1"] < hours["p12.5"] < hours["p50"] == point["accelerator_hours"]
+
+
+def test_the_calibration_picture_shows_every_run_organisation_held_out():
+    import re
+
+    from workbook_templates import calibration_picture
+
+    svg = calibration_picture.calibration_svg()
+    table = calibration.grouped_validation()
+    titles = re.findall(r"<title>(.+?) \((.+?)\): ([+-]\d+)%</title>", svg)
+    assert len(titles) == len(table)
+    for (run, org, err), r in zip(titles, table.itertuples(index=False), strict=True):
+        assert (run, org, int(err)) == (r.run, r.organisation, round(r.error_pct))
+    assert svg.count('class="band"') == 1
+    for org in table["organisation"].unique():
+        assert f">{org}</text>" in svg
+    # the committed picture is the one the data draws now
+    from pathlib import Path
+
+    committed = Path(__file__).parent.parent / "docs" / "images" / "calibration.svg"
+    assert committed.read_text(encoding="utf-8") == svg
