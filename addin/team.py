@@ -202,9 +202,9 @@ class PoolFullError(Exception):
 class CallPool:
     """A bounded pool of threads for function calls (one per worker process)."""
 
-    def __init__(self, threads=POOL_THREADS, max_pending=MAX_PENDING_CALLS):
-        self.threads = threads
-        self.max_pending = max_pending
+    def __init__(self, threads=None, max_pending=None):
+        self.threads = threads or POOL_THREADS
+        self.max_pending = max_pending or MAX_PENDING_CALLS
         self.pending = 0
         self._executor = None
 
@@ -258,15 +258,13 @@ class Ops:
         return await reply(send, 200, "ok")
 
     async def _ready(self, send):
-        problem = None
-        if self.config.sign_in:
-            problem = self.store.problem()
+        pool = f"{self.pool.pending} call(s) running or waiting (limit {self.pool.max_pending})"
+        problem = self.store.problem() if self.config.sign_in else None
         if problem is None and self.pool.full():
-            problem = f"the call queue is full ({self.pool.max_pending} calls)"
+            problem = f"the call queue is full: {pool}"
         if problem:
             retry = [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())]
             return await reply(send, 503, f"not ready: {problem}", retry)
-        pool = f"{self.pool.pending} call(s) running or waiting (limit {self.pool.max_pending})"
         return await reply(send, 200, f"ready: {pool}")
 
 
@@ -278,9 +276,9 @@ class Ops:
 class RateLimiter:
     """A token bucket per token name: ``rate`` calls a second on average, ``burst`` at once."""
 
-    def __init__(self, rate, burst=RATE_LIMIT_BURST):
+    def __init__(self, rate, burst=None):
         self.rate = rate
-        self.burst = burst
+        self.burst = burst or RATE_LIMIT_BURST
         self._buckets = {}
 
     def wait(self, name, now=None):

@@ -299,3 +299,116 @@ def test_a_slow_call_does_not_delay_a_quick_one(team):
     thread.join()
     assert status == 200 and done == [200], text
     assert still_running, "the quick call was answered only after the slow one"
+
+
+# ---------------------------------------------------------------------------------------------
+# Limits: a full call queue is 503 with Retry-After, a token over its rate 429; metrics
+# ---------------------------------------------------------------------------------------------
+
+# One pool thread, one call at most in the pool, a burst of 3 calls per token.
+TIGHT = (
+    "import addin.team as t\nt.POOL_THREADS = 1\nt.MAX_PENDING_CALLS = 1\nt.RATE_LIMIT_BURST = 3\n"
+)
+
+
+@pytest.fixture(scope="module")
+def tight(tmp_path_factory):
+    pytest.importorskip("prometheus_client")
+    folder = tmp_path_factory.mktemp("tight")
+    flags = ("--workers", "1", "--rate-limit", "0.01", "--metrics")
+    with signed_in_server(folder, *flags, prelude=TIGHT, names=("alice", "bob", "ops")) as run:
+        yield run
+
+
+def test_a_token_over_its_rate_is_429_with_retry_after(tight):
+    base, _, made, _ = tight
+    statuses = [post(base, call_body(), made["alice"]) for _ in range(4)]
+    assert [s[0] for s in statuses] == [200, 200, 200, 429]
+    status, text, headers = statuses[-1]
+    assert text == "token alice is over its rate limit (0.01 calls a second); retry later"
+    assert int(headers["retry-after"]) >= 1
+    assert post(base, call_body(), made["bob"])[0] == 200  # per token
+
+
+def test_a_full_queue_is_503_with_retry_after(tight):
+    from udfs.excel import MAX_PLANS_PER_CALL
+
+    base, _, made, _ = tight
+    plans = [[2048.0 + i] for i in range(MAX_PLANS_PER_CALL)]
+    slow_body = call_body("TRAIN_QUANTILE", "days", 0.9, 671e9, 37e9, 14.8e12, plans, "H100")
+    done = []
+    thread = threading.Thread(target=lambda: done.append(post(base, slow_body, made["ops"])[0]))
+    thread.start()
+    while not done and "1 call(s) running or waiting" not in get(base, "/ready")[1]:
+        pass
+    status, text, headers = post(base, call_body(), made["ops"])
+    ready = get(base, "/ready")
+    thread.join()
+    assert done == [200]
+    assert status == 503 and headers["retry-after"] == "1"
+    assert text == "the server is busy (1 calls waiting); retry shortly"
+    assert ready[0] in (200, 503)  # the slow call may have ended meanwhile
+
+
+def test_metrics_need_an_admin_token(tight):
+    import urllib.request
+
+    base, _, made, _ = tight
+    assert post(base, b"", made["alice"], path="/metrics")[0] in (403, 405)
+    request = urllib.request.Request(base + "/metrics")
+    request.add_header("Authorization", f"Bearer {made['alice']}")
+    import ssl
+
+    context = ssl._create_unverified_context()
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, context=context)
+    assert refused.value.code == 403
+    assert refused.value.read().decode() == "/metrics needs an admin token (alice is user)"
+    request = urllib.request.Request(base + "/metrics")
+    request.add_header("Authorization", f"Bearer {made['ops']}")
+    with urllib.request.urlopen(request, context=context) as response:
+        text = response.read().decode()
+    assert 'compute_lab_calls_total{function="TRAIN_DAYS",status="200"}' in text
+    assert "compute_lab_call_seconds_bucket" in text
+    assert get(base, "/metrics")[0] == 401
+
+
+def test_graceful_shutdown_finishes_the_call_in_flight(tmp_path):
+    import signal
+    import subprocess
+
+    from addin.local_server import free_port, stop
+    from tests.helpers_team import serve_command, server_env
+    from udfs.excel import MAX_PLANS_PER_CALL
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "serve.log"
+    argv = serve_command("--license-key", "noncommercial", "--workers", "1")(port)
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, env=server_env(tmp_path)
+        )
+    try:
+        while True:
+            try:
+                if get(base, "/ready")[0] == 200:
+                    break
+            except OSError:
+                assert proc.poll() is None, log.read_text()
+        plans = [[2048.0 + i] for i in range(MAX_PLANS_PER_CALL)]
+        slow_body = call_body("TRAIN_QUANTILE", "days", 0.9, 671e9, 37e9, 14.8e12, plans, "H100")
+        done = []
+        thread = threading.Thread(target=lambda: done.append(post(base, slow_body)))
+        thread.start()
+        while not done and "1 call(s) running or waiting" not in get(base, "/ready")[1]:
+            pass
+        proc.send_signal(signal.SIGTERM)
+        thread.join()
+        # uvicorn re-raises the signal once it has shut down: the process ends by SIGTERM.
+        assert proc.wait(timeout=60) in (0, -signal.SIGTERM)
+        assert "Finished server process" in log.read_text()
+        status, text, _ = done[0]
+        assert status == 200 and len(json.loads(text)["result"]) == MAX_PLANS_PER_CALL
+    finally:
+        stop(proc)
