@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import ssl
 import stat
 import threading
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -351,14 +354,11 @@ def test_a_full_queue_is_503_with_retry_after(tight):
 
 
 def test_metrics_need_an_admin_token(tight):
-    import urllib.request
-
     base, _, made, _ = tight
+    assert post(base, call_body(), made["ops"])[0] in (200, 429)
     assert post(base, b"", made["alice"], path="/metrics")[0] in (403, 405)
     request = urllib.request.Request(base + "/metrics")
     request.add_header("Authorization", f"Bearer {made['alice']}")
-    import ssl
-
     context = ssl._create_unverified_context()
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, context=context)
@@ -368,7 +368,7 @@ def test_metrics_need_an_admin_token(tight):
     request.add_header("Authorization", f"Bearer {made['ops']}")
     with urllib.request.urlopen(request, context=context) as response:
         text = response.read().decode()
-    assert 'compute_lab_calls_total{function="TRAIN_DAYS",status="200"}' in text
+    assert 'compute_lab_calls_total{function="TRAIN_DAYS",status="' in text
     assert "compute_lab_call_seconds_bucket" in text
     assert get(base, "/metrics")[0] == 401
 
@@ -412,3 +412,40 @@ def test_graceful_shutdown_finishes_the_call_in_flight(tmp_path):
         assert status == 200 and len(json.loads(text)["result"]) == MAX_PLANS_PER_CALL
     finally:
         stop(proc)
+
+
+def options(base, origin):
+    request = urllib.request.Request(base + "/xlwings/custom-functions-call", method="OPTIONS")
+    request.add_header("Origin", origin)
+    request.add_header("Access-Control-Request-Method", "POST")
+    request.add_header("Access-Control-Request-Headers", "authorization, content-type")
+    try:
+        with urllib.request.urlopen(request, context=ssl._create_unverified_context()) as r:
+            return r.status, r.read().decode(), dict(r.headers)
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode(), dict(err.headers)
+
+
+def test_cors_preflight_only_for_office_origins(team):
+    base = team[0]
+    status, _, headers = options(base, "https://excel.officeapps.live.com")
+    assert status == 200
+    assert headers["access-control-allow-origin"] == "https://excel.officeapps.live.com"
+    status, text, headers = options(base, "https://evil.test")
+    assert status == 400 and text == "Disallowed CORS origin"
+    assert "access-control-allow-origin" not in headers
+
+
+def test_security_headers_on_every_answer(team):
+    base, _, made, _ = team
+    answers = [
+        get(base, "/manifest.xml"),
+        get(base, "/static/..%2f..%2fserver_app.py"),
+        get(base, "/health"),
+        post(base, call_body()),  # 401
+        post(base, b"{", made["alice"]),  # 400
+    ]
+    for status, _, headers in answers:
+        assert headers.get("x-content-type-options") == "nosniff", status
+        assert headers.get("referrer-policy") == "no-referrer", status
+        assert "strict-transport-security" in headers, status
