@@ -521,11 +521,28 @@ def _encode(result):
     ).encode("utf-8")
 
 
+_FAST = []
+
+
+def _fast_path():
+    """The :class:`addin.fast_path.FastPath` of our functions; None when switched off
+    (``COMPUTE_LAB_FAST_PATH=0``: every call goes through xlwings' own dispatch)."""
+    if not _FAST:
+        import custom_functions
+
+        from addin.fast_path import FastPath
+
+        on = os.environ.get("COMPUTE_LAB_FAST_PATH", "1") != "0"
+        _FAST.append(FastPath(custom_functions) if on else None)
+    return _FAST[0]
+
+
 def dispatch(body, user):
-    """``(status, bytes)`` answering the custom-function call ``body`` for ``user``, computed
-    by xlwings' own ``custom_functions_call`` (run in a pool thread, on the thread's own event
-    loop): 200 and the JSON answer, 400 and the message of an ``XlwingsError`` (bad input), or
-    500 and xlwings Server's own text for anything else (never a traceback)."""
+    """``(status, bytes)`` answering the custom-function call ``body`` for ``user``, by the
+    fast path (:mod:`addin.fast_path`) or else xlwings' own ``custom_functions_call`` (run in a
+    pool thread, on the thread's own event loop): 200 and the JSON answer, 400 and the message
+    of an ``XlwingsError`` (bad input), or 500 and xlwings Server's own text for anything else
+    (never a traceback)."""
     import custom_functions
     import xlwings as xw
     import xlwings.server
@@ -537,6 +554,11 @@ def dispatch(body, user):
     if loop is None:
         loop = _THREAD.loop = asyncio.new_event_loop()
     try:
+        fast = _fast_path()
+        if fast is not None:
+            result = fast.answer(body, loop)
+            if result is not fast.NOT_HANDLED:
+                return 200, _encode(result)
         try:
             caller = caller_from_address(body.get("caller_address"))
         except xw.XlwingsError:
