@@ -43,9 +43,7 @@ class FastPath:
 
     def __init__(self, module):
         from xlwings.pro._xlofficejs import errorstr_to_errortype
-        from xlwings.pro.udfs_officejs import to_scalar
 
-        self._to_scalar = to_scalar
         self._error = errorstr_to_errortype
         self.functions = {}
         for name, function in inspect.getmembers(module):
@@ -84,34 +82,36 @@ class FastPath:
     def _read(self, arg, default):
         if arg is None:  # an omitted optional argument
             return default
-        if not (type(arg) is list and arg and all(type(row) is list for row in arg)):
+        if type(arg) is not list or not arg or set(map(type, arg)) != {list}:
             return _FALL_BACK
-        if not set(map(type, itertools.chain.from_iterable(arg))) <= _PLAIN:
+        kinds = set(map(type, itertools.chain.from_iterable(arg)))
+        if not kinds <= _PLAIN:
             return _FALL_BACK  # an error or entity object: xlwings' own reading
-        value = self._to_scalar(arg)
+        # xlwings' to_scalar (its JsNull probe aside: no Pyodide here, JSON has no JsNull)
+        value = arg[0] if len(arg) == 1 else arg
+        if len(arg) == 1 and len(value) == 1:
+            value = value[0]
         if value is None:
             return default
         if type(value) is not list:
             return [[None if value == "" else value]]
         rows = value if type(value[0]) is list else [value]
-        if len({len(row) for row in rows}) != 1:
+        if len(set(map(len, rows))) != 1:
             return _FALL_BACK
-        if any("" in row for row in rows):
+        if str in kinds and any("" in row for row in rows):
             return [[None if cell == "" else cell for cell in row] for row in rows]
         return rows
 
     def _write(self, result, runtime):
-        if type(result) is not list or not result:
-            return _FALL_BACK
-        if not all(type(row) is list and row for row in result):
+        if type(result) is not list or not result or set(map(type, result)) != {list}:
             return _FALL_BACK
         rows = result
-        if len({len(row) for row in rows}) != 1:
+        if len(set(map(len, rows))) != 1 or not rows[0]:
             return _FALL_BACK
         kinds = set(map(type, itertools.chain.from_iterable(rows)))
         if not kinds <= _PLAIN:
             return _FALL_BACK
-        if kinds <= _NO_CHANGE and not (float in kinds and any(map(math.isnan, _floats(rows)))):
+        if kinds <= _NO_CHANGE and not _has_nan(rows, kinds):
             return rows  # the common case: numbers only, nothing to convert
         return [[self._cell(cell, runtime) for cell in row] for row in rows]
 
@@ -125,8 +125,12 @@ class FastPath:
         return cell
 
 
-def _floats(rows):
-    return (cell for row in rows for cell in row if type(cell) is float)
+def _has_nan(rows, kinds):
+    """Whether a float cell may be NaN: a sum is NaN when a cell is (when it is NaN for another
+    reason, +inf and -inf, the cell-by-cell conversion that follows is merely slower)."""
+    if float not in kinds:
+        return False
+    return math.isnan(sum(itertools.chain.from_iterable(rows)))
 
 
 _FALL_BACK = object()
