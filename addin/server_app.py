@@ -61,9 +61,7 @@ __all__ = [
 #: DNS-rebinding page sends its own domain name).
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
-#: Bytes a function or script call's body may take (413 past it). The largest call the bounds
-#: allow (MAX_CELLS_PER_CALL numbers) is about 20 MB of JSON.
-MAX_BODY_BYTES = 64 * 2**20
+from addin.team import MAX_BODY_BYTES  # noqa: E402  (bytes a call's body may take; 413 past it)
 
 
 def _signatures():

@@ -36,6 +36,7 @@ from pathlib import Path
 
 __all__ = [
     "ENV",
+    "MAX_BODY_BYTES",
     "MAX_PENDING_CALLS",
     "OFFICE_ORIGINS",
     "POOL_THREADS",
@@ -55,6 +56,9 @@ __all__ = [
     "reply",
 ]
 
+#: Bytes a function or script call's body may take (413 past it). The largest call the bounds
+#: allow (MAX_CELLS_PER_CALL numbers) is about 20 MB of JSON.
+MAX_BODY_BYTES = 64 * 2**20
 #: Threads per worker process that run function calls. numpy releases the GIL in its array
 #: work, so a second thread answers a quick call while a slow one computes.
 POOL_THREADS = 4
