@@ -622,7 +622,10 @@ def _create_app():
     pool = team.CallPool()
     base = settings.app_path
     calls = (f"{base}/xlwings/custom-functions-call", f"{base}/xlwings/custom-scripts-call/")
-    guarded = CallGuard(main_app, path=calls[0], pool=pool)
+    # Another xlwings auth provider (Entra ID) is checked by xlwings' own route only: calls go
+    # there (on its event loop, without the fast path) rather than be answered unchecked.
+    other_auth = bool(settings.auth_providers) and not config.sign_in
+    guarded = CallGuard(main_app, path=calls[0], pool=None if other_auth else pool)
     guarded = ScriptGuard(guarded, prefix=calls[1])
     metrics = team.Metrics() if config.metrics else None
     guarded = team.MetricsRoute(guarded, metrics, path=f"{base}/metrics")

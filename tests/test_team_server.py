@@ -449,3 +449,28 @@ def test_security_headers_on_every_answer(team):
         assert headers.get("x-content-type-options") == "nosniff", status
         assert headers.get("referrer-policy") == "no-referrer", status
         assert "strict-transport-security" in headers, status
+
+
+def test_with_entra_id_calls_are_left_to_xlwings_which_checks_the_token(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers_team import server_env
+
+    code = (
+        "from addin import server_app\n"
+        "from starlette.testclient import TestClient\n"
+        "c = TestClient(server_app.app, base_url='http://127.0.0.1:8000')\n"
+        "r = c.post('/xlwings/custom-functions-call', json=BODY)\n"
+        "print(r.status_code)\n"
+    ).replace("BODY", repr(call_body()))
+    env = server_env(tmp_path, XLWINGS_AUTH_PROVIDERS='["entraid"]')
+    env["XLWINGS_AUTH_ENTRAID_CLIENT_ID"] = "00000000-0000-0000-0000-000000000000"
+    env["XLWINGS_AUTH_ENTRAID_TENANT_ID"] = "00000000-0000-0000-0000-000000000000"
+    out = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, env=env,
+        timeout=120, cwd=os.getcwd(),
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == "401"  # not answered unchecked by the fast path
