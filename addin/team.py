@@ -223,13 +223,16 @@ class CallPool:
             self._executor = concurrent.futures.ThreadPoolExecutor(
                 self.threads, thread_name_prefix="compute-lab-call"
             )
+        loop = asyncio.get_running_loop()
         self.pending += 1
         future = self._executor.submit(function, *args)
-        future.add_done_callback(lambda _: self._done())
+        # Counted down on the event loop's thread when the thread's work ends (even if the
+        # client has gone), so the count is only ever changed by one thread.
+        future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._done))
         return await asyncio.wrap_future(future)
 
     def _done(self):
-        self.pending -= 1  # a CPython int decrement from the pool thread: atomic under the GIL
+        self.pending -= 1
 
     def shutdown(self):
         if self._executor is not None:

@@ -474,3 +474,44 @@ def test_with_entra_id_calls_are_left_to_xlwings_which_checks_the_token(tmp_path
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-1] == "401"  # not answered unchecked by the fast path
+
+
+# ---------------------------------------------------------------------------------------------
+# Laws: the rate limiter never lets more through than its burst plus its rate; any
+# Authorization header is 401 with one line, never a 500
+# ---------------------------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rate=st.floats(0.1, 100),
+    burst=st.integers(1, 20),
+    gaps=st.lists(st.floats(0, 2), min_size=1, max_size=80),
+)
+def test_rate_limiter_lets_through_at_most_burst_plus_rate_times_time(rate, burst, gaps):
+    from addin.team import RateLimiter
+
+    limiter = RateLimiter(rate, burst)
+    now, allowed = 1000.0, []
+    for gap in gaps:
+        now += gap
+        if limiter.wait("t", now) == 0:
+            allowed.append(now)
+    for i, start in enumerate(allowed):
+        for j in range(i, len(allowed)):
+            assert j - i + 1 <= burst + rate * (allowed[j] - start) + 1e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(header=st.text(st.characters(min_codepoint=0x20, max_codepoint=0xFF), max_size=120))
+def test_any_authorization_header_is_a_one_line_401(team, header):
+    base = team[0]
+    try:
+        header.encode("latin-1")
+    except UnicodeEncodeError:
+        return
+    status, text, _ = post(base, call_body(), headers={"Authorization": header})
+    assert status == 401 and "\n" not in text and text
