@@ -81,6 +81,22 @@ def test_signed_in_over_tls_then_revoked(team):
         assert answered["raw"][0][0] == pytest.approx(46.4206, abs=1e-4)
         assert sent[-1] == f"Bearer {made['alice']}"
 
+        # A task pane button runs a custom script: xlwings Server's own route, where its
+        # `custom` auth provider (addin/server/auth/custom) checks the same token.
+        scripts = []
+        page.on(
+            "response",
+            lambda r: "/custom-scripts-call/" in r.url and scripts.append(r.status),
+        )
+        page.evaluate(
+            "() => { const book = window.__workbook; window.__writes.length = 0; "
+            "book.selection = [2, 1]; book.sheets[0].cells.clear(); }"
+        )
+        page.click("#insert-plan")
+        page.wait_for_function("!document.querySelector('#insert-plan').hasAttribute('disabled')")
+        assert scripts == [200]
+        assert len(page.evaluate("window.__writes")) == 2
+
         tokens.revoke(token_file, "alice")
         revoked = call(page, [[[37e9]], [[14.8e12]], [[4096]], [[400]]])
         assert revoked["shows"] == "#VALUE!"
