@@ -187,7 +187,8 @@ def test_public_host_implies_sign_in(capsys, tmp_path):
 @pytest.fixture(scope="module")
 def team(tmp_path_factory):
     folder = tmp_path_factory.mktemp("team")
-    with signed_in_server(folder, "--workers", "1", names=("alice", "bob", "ops")) as running:
+    flags = ("--workers", "1", "--public-host", "lab.example.test")
+    with signed_in_server(folder, *flags, names=("alice", "bob", "ops")) as running:
         yield running
 
 
@@ -259,6 +260,16 @@ def test_access_log_names_the_token_never_the_values(team):
     assert "1234567" not in log.read_text()
     assert made["alice"] not in log.read_text()
     assert any(x["status"] == 401 and x["token"] is None for x in lines)
+
+
+def test_host_guard_takes_the_public_host_names(team):
+    base, _, made, _ = team
+    for host in ("lab.example.test", "LAB.example.test:443", "lab.example.test:8443"):
+        status, text, _ = post(base, call_body(), made["alice"], headers={"Host": host})
+        assert status == 200, (host, text)
+    status, text, _ = post(base, call_body(), made["alice"], headers={"Host": "evil.test"})
+    assert status == 400 and text.startswith("Host 'evil.test' is not this server's address")
+    assert "lab.example.test, " in text
 
 
 def test_health_and_ready(team):
@@ -478,7 +489,7 @@ def test_with_entra_id_calls_are_left_to_xlwings_which_checks_the_token(tmp_path
 
 # ---------------------------------------------------------------------------------------------
 # Laws: the rate limiter never lets more through than its burst plus its rate; any
-# Authorization header is 401 with one line, never a 500
+# Authorization header is 401 (400 if HTTP itself refuses it) with one line, never a 500
 # ---------------------------------------------------------------------------------------------
 
 from hypothesis import given, settings  # noqa: E402
@@ -514,4 +525,5 @@ def test_any_authorization_header_is_a_one_line_401(team, header):
     except UnicodeEncodeError:
         return
     status, text, _ = post(base, call_body(), headers={"Authorization": header})
-    assert status == 401 and "\n" not in text and text
+    # 400: a control character the HTTP parser itself refuses (DEL); else our 401.
+    assert status in (400, 401) and "\n" not in text.strip() and text
