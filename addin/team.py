@@ -253,6 +253,7 @@ class Ops:
         self.pool = pool
         self.store = store
         self.paths = {f"{app_path}/health": self._health, f"{app_path}/ready": self._ready}
+        self._logged = None
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and scope["path"] in self.paths:
@@ -267,6 +268,12 @@ class Ops:
     async def _ready(self, send):
         pool = f"{self.pool.pending} call(s) running or waiting (limit {self.pool.max_pending})"
         problem = self.store.problem() if self.config.sign_in else None
+        if problem is not None:
+            # The reason names a path on the server: it goes to the log, not to the caller.
+            if problem != self._logged:
+                logging.getLogger("compute_lab.ready").error("not ready: %s", problem)
+                self._logged = problem
+            problem = "the sign-in token file is unusable (the server's log says why)"
         if problem is None and self.pool.full():
             problem = f"the call queue is full: {pool}"
         if problem:

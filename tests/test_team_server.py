@@ -278,12 +278,15 @@ def test_health_and_ready(team):
     assert get(base, "/ready")[:2] == (200, "ready: 0 call(s) running or waiting (limit 64)")
 
 
-def test_server_refuses_to_start_on_a_bad_token_file_and_ready_says_why(team, tmp_path):
-    base, token_file, _, _ = team
+def test_ready_is_503_on_a_bad_token_file_and_the_log_says_why(team):
+    base, token_file, _, log = team
     token_file.chmod(0o644)
     try:
         status, text, _ = get(base, "/ready")
-        assert status == 503 and "mode 644" in text
+        assert status == 503 and text == (
+            "not ready: the sign-in token file is unusable (the server's log says why)"
+        )
+        assert str(token_file) not in text and "mode 644" in log.read_text()
     finally:
         token_file.chmod(0o600)
     assert get(base, "/ready")[0] == 200
