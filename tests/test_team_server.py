@@ -232,6 +232,15 @@ def test_a_revoked_token_is_refused_at_its_next_call(team):
     assert post(base, call_body(), made["alice"])[0] == 200  # the others still sign in
 
 
+def test_token_list_shows_last_use(team, capsys):
+    base, token_file, made, _ = team
+    assert post(base, call_body(), made["ops"])[0] == 200
+    status, out, _ = run_cli(capsys, "serve", "token", "list", "--token-file", str(token_file))
+    ops = next(line for line in out.splitlines() if line.startswith("ops "))
+    assert status == 0 and ops.split()[1] == "admin" and "last used never" not in ops
+    assert "last used 20" in ops
+
+
 def test_static_files_and_the_manifest_need_no_token(team):
     base = team[0]
     for path in ("/manifest.xml", "/taskpane.html", "/xlwings/custom-functions-meta.json"):
