@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers_team import signed_in_server
 
 from addin import tokens
-from tests.helpers_team import signed_in_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser import harness  # noqa: E402

@@ -302,7 +302,7 @@ TEAM_ROUTES = [*ROUTES, ("GET", "/health"), ("GET", "/ready"), ("GET", "/metrics
 
 @pytest.fixture(scope="module")
 def team_server(tmp_path_factory):
-    from tests.helpers_team import signed_in_server
+    from helpers_team import signed_in_server
 
     folder = tmp_path_factory.mktemp("fuzz-team")
     with signed_in_server(folder, "--workers", "2", tls=False, names=("alice",)) as running:

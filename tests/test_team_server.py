@@ -15,9 +15,9 @@ import urllib.error
 import urllib.request
 
 import pytest
+from helpers_team import call_body, get, post, signed_in_server
 
 from addin import tokens
-from tests.helpers_team import call_body, get, post, signed_in_server
 
 if importlib.util.find_spec("xlwings_server") is None:
     pytest.skip("needs the server extra (xlwings-server)", allow_module_level=True)
@@ -150,7 +150,7 @@ def test_public_address_without_tls_is_refused_before_binding(capsys):
 
 
 def test_public_address_with_tls_implies_sign_in_and_needs_a_token(capsys, tmp_path):
-    from tests.helpers_team import make_certificate
+    from helpers_team import make_certificate
 
     cert, key = make_certificate(tmp_path)
     path = tmp_path / "t.json"
@@ -400,8 +400,9 @@ def test_graceful_shutdown_finishes_the_call_in_flight(tmp_path):
     import signal
     import subprocess
 
+    from helpers_team import serve_command, server_env
+
     from addin.local_server import free_port, stop
-    from tests.helpers_team import serve_command, server_env
     from udfs.excel import MAX_PLANS_PER_CALL
 
     port = free_port()
@@ -479,7 +480,7 @@ def test_with_entra_id_calls_are_left_to_xlwings_which_checks_the_token(tmp_path
     import subprocess
     import sys
 
-    from tests.helpers_team import server_env
+    from helpers_team import server_env
 
     code = (
         "from addin import server_app\n"
