@@ -307,8 +307,10 @@ def _serve_plan(args):
     keyfile = args.keyfile or _existing(certs / "localhost+2-key.pem")
     if bool(certfile) != bool(keyfile):
         raise CommandError("give both --certfile and --keyfile")
+    certificate = None
     if certfile:
         check_tls_files(certfile, keyfile)
+        certificate = certificate_summary(certfile)  # an expired certificate is refused
     sign_in = bool(args.require_sign_in or args.public_host or not is_loopback(args.host))
     check_exposure(args.host, certfile)
     token_file = _token_file(args)
@@ -329,6 +331,7 @@ def _serve_plan(args):
         "key": key,
         "certfile": certfile,
         "keyfile": keyfile,
+        "certificate": certificate,
         "sign_in": sign_in,
         "token_file": token_file,
         "workers": workers,
@@ -416,7 +419,7 @@ def _print_start(args, plan):
 def _check_summary(args, plan):
     parts = [f"configuration OK: {_url(args, plan)}", f"{plan['workers']} worker(s)"]
     if plan["certfile"]:
-        parts.append(f"certificate {certificate_summary(plan['certfile'])}")
+        parts.append(f"certificate {plan['certificate']}")
     if plan["sign_in"]:
         from . import tokens
 

@@ -15,9 +15,9 @@ import urllib.request
 from addin.local_server import local_server
 
 
-def make_certificate(folder):
-    """A self-signed certificate and key for 127.0.0.1 and localhost, valid for a day;
-    returns ``(certfile, keyfile)``."""
+def make_certificate(folder, days=1):
+    """A self-signed certificate and key for 127.0.0.1 and localhost, valid for ``days`` from
+    now (negative: expired that long ago); returns ``(certfile, keyfile)``."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -32,8 +32,8 @@ def make_certificate(folder):
         .issuer_name(name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
+        .not_valid_before(now - dt.timedelta(days=max(1, -2 * days)))
+        .not_valid_after(now + dt.timedelta(days=days))
         .add_extension(
             x509.SubjectAlternativeName(
                 [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]

@@ -168,6 +168,17 @@ def test_public_address_with_tls_implies_sign_in_and_needs_a_token(capsys, tmp_p
     assert "sign-in with 1 token(s)" in out and "certificate valid until" in out
 
 
+def test_an_expired_certificate_is_refused(capsys, tmp_path):
+    from helpers_team import make_certificate
+
+    cert, key = make_certificate(tmp_path, days=-1)
+    flags = ["--certfile", str(cert), "--keyfile", str(key)]
+    for check in (["--check"], ["--port", "1"]):  # refused before anything binds
+        status, _, err = run_cli(capsys, "serve", "--license-key", "x", *flags, *check)
+        assert status == 2 and len(err.strip().splitlines()) == 1
+        assert f"--certfile {cert}: expired on " in err
+
+
 def test_public_host_implies_sign_in(capsys, tmp_path):
     path = tmp_path / "t.json"
     argv = ["serve", "--license-key", "x", "--public-host", "lab.example.com"]
