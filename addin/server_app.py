@@ -19,7 +19,12 @@ Four guards sit in front of xlwings Server, each answering 4xx with a one-line r
   non-JSON body (400/415), or a body that is not the task pane's workbook payload (400);
 - :class:`CallGuard`: a ``POST /xlwings/custom-functions-call`` body that is not a well-formed
   call of one of our functions; xlwings Server itself would answer 500 to, say, a missing
-  ``func_name``.
+  ``func_name``. A well-formed call is answered here, in a thread of a bounded pool, by the
+  fast path (:mod:`addin.fast_path`) or xlwings' own dispatch (:func:`dispatch`).
+
+The team server's parts (:mod:`addin.team`) wrap them: security headers on every answer,
+``/health`` and ``/ready``, the access log and metrics, and sign-in with the tokens of
+:mod:`addin.tokens` (see ``docs/team-server.md``).
 
 Licence: xlwings Server and ``xlwings.server`` are PolyForm Noncommercial 1.0.0 or a paid
 xlwings licence; a licence key (``XLWINGS_LICENSE_KEY``, ``noncommercial`` for
