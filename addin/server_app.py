@@ -57,6 +57,7 @@ __all__ = [
     "check_host",
     "check_script_call",
     "check_static",
+    "dispatch",
     "static_mounts",
     "app",
 ]
