@@ -1,4 +1,4 @@
-"""The deployment files (deploy/), tested as far as this machine allows (issue 20).
+"""The deployment files (addin/deploy/), tested as far as this machine allows (issue 20).
 
 No systemd, Docker or proxy runs here: the commands the unit and the image run are checked
 with ``compute-lab serve --check`` (the same flags, paths swapped for temporary ones), and the
@@ -17,7 +17,7 @@ import pytest
 
 from addin import tokens
 
-DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
+DEPLOY = Path(__file__).resolve().parent.parent / "addin" / "deploy"
 
 if importlib.util.find_spec("xlwings_server") is None:
     pytest.skip("needs the server extra (xlwings-server)", allow_module_level=True)
