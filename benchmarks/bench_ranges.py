@@ -62,7 +62,7 @@ def with_ranges(s):
 
 def main():
     s = sweep(N)
-    calibration.throughput_sigma()  # the calibration is loaded once, at first use
+    calibration.throughput_sigma()  # reads the stored fitted numbers once
     t0 = time.perf_counter()
     s["mfu"] = calibration.predicted_mfu(s["accelerator"], s["active"])
     t_mfu = time.perf_counter() - t0

@@ -22,7 +22,9 @@ planner's inputs and resolves them with :func:`udfs.plan.resolve`, the one rule 
 inputs left out: each default applied is a ``note:`` line (``"notes"`` in ``--json``), and the
 total equals the planner's and the hand-off's for the same inputs. P10-P90 ranges come from
 :func:`udfs.ranges.estimate_ranges` with resolve's spreads. ``runs`` prints the default MFU's
-leave-one-out table (:func:`udfs.calibration.leave_one_out`). See ``docs/command-line.md``.
+grouped-validation table (:func:`udfs.calibration.grouped_validation`: each run predicted with
+its whole organisation left out), with the leave-one-out figures below it. See
+``docs/command-line.md``.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from udfs.validation import CommandError, InputError, console_line
 from .estimate import run_estimate
 from .flags import configure_estimate, describe_error, flag_namer
 from .numbers import parse_number
-from .tables import configure_table, run_accelerators, run_runs
+from .tables import configure_runs, configure_table, run_accelerators, run_runs
 
 __all__ = ["main", "parse_number", "CommandError"]
 
@@ -60,7 +62,7 @@ _BUILTIN = {
     ),
     "runs": (
         "the default MFU checked run by run: disclosed accelerator-hours beside the predicted",
-        configure_table,
+        configure_runs,
         run_runs,
     ),
     "accelerators": ("the accelerator catalogue", configure_table, run_accelerators),

@@ -16,7 +16,7 @@ from .figures import (
     range_figures,
     range_lines,
 )
-from .flags import ESTIMATE_FLAGS, FLAG_RULES, PLAN_NAME, flag_name
+from .flags import ESTIMATE_FLAGS, FLAG_RULES, PLAN_NAME, flag_name, read_own_runs
 
 _MODEL_KEYS = ("total_params", "active_params", "training_tokens")
 # Inputs that derive throughput from a peak; the example's sustained 400 TFLOP/s cannot take them.
@@ -217,7 +217,12 @@ def _plan_from_args(args):
         accel = catalogue.accelerator_record(accel_name, argument="--accelerator")
         inputs["accelerator_name"] = accel["name"]
     example_throughput = _throughput_inputs(args, given, inputs, accel)
-    resolved = resolve(inputs, precision=args.precision or "bf16", engine_inputs=extras)
+    resolved = resolve(
+        inputs,
+        precision=args.precision or "bf16",
+        own_runs=read_own_runs(args),
+        engine_inputs=extras,
+    )
     arguments = resolved.arguments
     applied = [n for n in resolved.notes if n.name not in _SILENT_NOTES]
     example_model = args.preset is None and not any(k in given for k in _MODEL_KEYS)

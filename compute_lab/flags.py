@@ -116,8 +116,24 @@ def describe_error(err: InputError, flag_of=flag_name):
     return _ENGINE_NAME.sub(lambda m: flag_of(m.group(1)), msg)
 
 
+OWN_RUNS_HELP = (
+    "CSV of your completed runs (name,organisation,active_params,total_params,tokens,"
+    "accelerator,accelerators,accelerator_hours): a blank MFU and spread are pulled toward them"
+)
+
+
+def read_own_runs(args):
+    """The ``--own-runs`` file read (udfs.own_runs), or None."""
+    if getattr(args, "own_runs", None) is None:
+        return None
+    from udfs import own_runs
+
+    return own_runs.read(args.own_runs, parse_number)
+
+
 def configure_estimate(p):
     p.add_argument("--preset", metavar="NAME", help="start from a reference run (see `runs`)")
+    p.add_argument("--own-runs", metavar="FILE", help=OWN_RUNS_HELP)
     p.add_argument("--accelerator", metavar="NAME", help="accelerator from the catalogue")
     p.add_argument(
         "--precision",

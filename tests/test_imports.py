@@ -3,8 +3,9 @@
 Each runs in a fresh interpreter under ``python -X importtime``; the modules it imports are
 listed (printed with ``-s``) and the test fails when pandas or openpyxl is among them.
 ``udfs.excel`` needs xlwings, which itself imports pandas when it is installed: that import is
-made first, so the list is what ``udfs.excel`` adds. No fit runs either: the default-MFU fit's
-least-squares solver (``numpy.linalg.lstsq``) is counted and must not be called.
+made first, so the list is what ``udfs.excel`` adds. No fit runs either: the calibration's
+fits (``fit``, ``refit``) and numpy's least-squares solver are counted and must not be called
+(the fitted numbers are data, ``udfs/data/calibration.toml``).
 """
 
 import importlib.util
@@ -15,12 +16,18 @@ import pytest
 
 HEAVY = ("pandas", "openpyxl", "scipy", "matplotlib")
 
-#: Runs ``code`` with numpy.linalg.lstsq counted; prints the count last.
+#: Runs ``code`` with the calibration's fits (``fit``, ``refit``) and numpy's least-squares
+#: solver counted; prints the count last.
 _COUNT_FITS = """
 import contextlib, io, numpy.linalg
+from udfs import calibration
 calls = []
-_lstsq = numpy.linalg.lstsq
-numpy.linalg.lstsq = lambda *a, **k: calls.append(1) or _lstsq(*a, **k)
+def counted(owner, name):
+    original = getattr(owner, name)
+    setattr(owner, name, lambda *a, **k: calls.append(name) or original(*a, **k))
+counted(numpy.linalg, "lstsq")
+counted(calibration, "fit")
+counted(calibration, "refit")
 with contextlib.redirect_stdout(io.StringIO()):
 {body}
 print(len(calls))

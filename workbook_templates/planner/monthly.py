@@ -130,7 +130,7 @@ def _run_days(row):
     """The spec's run_days_in_month for schedule row ``row`` (A: month, B: next month)."""
     return model.excel(
         "run_days_in_month",
-        {"run_start": "{mon.t0}", "run_end": "{mon.t1}", "month_start": f"A{row}",
+        {"run_start": "{mon.t0}", "wall_clock_days": "{mon.days}", "month_start": f"A{row}",
          "next_month": f"B{row}"},
     )  # fmt: skip
 
