@@ -200,7 +200,7 @@ def default_mfu():
     Examples
     --------
     >>> round(default_mfu(), 3)
-    0.286
+    0.276
     """
     t = _table()
     return float(np.median(t.loc[np.isfinite(t["implied_mfu"]), "implied_mfu"]))
