@@ -113,13 +113,27 @@ def test_the_example_output_is_what_estimate_prints():
     assert proc.stdout.splitlines()[:6] == shown
 
 
-def test_the_readme_calibration_table_is_the_grouped_validation():
-    """Every row of the README's table, recomputed (udfs.calibration.grouped_validation)."""
+def test_the_readme_calibration_figures_are_the_grouped_validation():
+    """The README's calibration figures, recomputed (udfs.calibration); its table is in the docs."""
     from udfs import calibration
 
     text = README.read_text(encoding="utf-8")
+    flat = " ".join(text.split())
+    g, loo = calibration.grouped_summary(), calibration.loo_summary()
+    assert f"median of {g['median_abs_error_pct']:.1f}%" in flat
+    assert f"mean ln(disclosed / predicted) of {g['mean_log_error']:+.3f}" in flat
+    assert f"for {g['share_inside_p10_p90']:.0%} of the runs" in flat
+    assert f"the median is {loo['median_abs_error_pct']:.1f}%" in flat
+
+
+def test_the_docs_calibration_table_is_the_grouped_validation():
+    """Every row of docs/methodology-calibration.md's run-by-run table, recomputed."""
+    from udfs import calibration
+
+    text = (ROOT / "docs" / "methodology-calibration.md").read_text(encoding="utf-8")
     rows = re.findall(
-        r"^\| (.+?) \| (.+?) \| (.+?) \| ([\d.]+)% \| ([\d.]+)% \| ([+-]\d+)% \| (yes|no) \|$",
+        r"^\| (.+?) \| (.+?) \| (.+?) \| ([\d.]+)% \| ([\d.]+)% \| [\d,]+ \| [\d,]+ "
+        r"\| ([+-]\d+)% \| (yes|no) \|$",
         text,
         flags=re.M,
     )
@@ -133,9 +147,3 @@ def test_the_readme_calibration_table_is_the_grouped_validation():
         assert float(predicted) == round(100 * r.predicted_mfu, 1)
         assert int(error) == round(r.error_pct)
         assert (inside == "yes") == bool(r.inside_p10_p90)
-    flat = " ".join(text.split())
-    g, loo = calibration.grouped_summary(), calibration.loo_summary()
-    assert f"median of {g['median_abs_error_pct']:.1f}%" in flat
-    assert f"mean ln(disclosed / predicted) of {g['mean_log_error']:+.3f}" in flat
-    assert f"for {g['share_inside_p10_p90']:.0%} of the runs" in flat
-    assert f"the median is {loo['median_abs_error_pct']:.1f}%" in flat
