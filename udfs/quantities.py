@@ -499,8 +499,14 @@ def _flag(flag, quantity, help, check, maximum=None, maximum_text="", argument="
     return Flag(flag, quantity, help, check, maximum, maximum_text, argument)
 
 
-_COUNT = {"maximum": MAX_COUNT, "maximum_text": "1e9"}
-_TFLOPS = {"maximum": MAX_TFLOPS, "maximum_text": "1e6 TFLOP/s per accelerator"}
+def _sci(x):
+    """A bound as the help and messages spell it: 1e9, not 1e+09 or 1000000000.0."""
+    mantissa, exponent = f"{x:e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
+_COUNT = {"maximum": MAX_COUNT, "maximum_text": _sci(MAX_COUNT)}
+_TFLOPS = {"maximum": MAX_TFLOPS, "maximum_text": f"{_sci(MAX_TFLOPS)} TFLOP/s per accelerator"}
 
 #: The number flags of ``compute-lab estimate``, in the order ``--help`` lists them. Numbers
 #: accept the 671B / 14.8T forms; a ``*_pct`` quantity takes a fraction or a percentage.
@@ -508,13 +514,13 @@ ESTIMATE_FLAGS = (
     _flag("--total-params", "total_params", "all parameters, e.g. 671B", "positive"),
     _flag("--active-params", "active_params", "parameters active per token", "positive"),
     _flag("--tokens", "training_tokens", "training tokens, e.g. 14.8T", "positive"),
-    _flag("--accelerators", "accelerators", "accelerators in the job, a whole number up to 1e9",
-          "whole", **_COUNT),
+    _flag("--accelerators", "accelerators",
+          f"accelerators in the job, a whole number up to {_sci(MAX_COUNT)}", "whole", **_COUNT),
     _flag("--effective-tflops", "effective_tflops_input",
-          "sustained TFLOP/s per accelerator, used as is (at most 1e6)", "positive", **_TFLOPS,
-          argument="effective_tflops"),
-    _flag("--peak-tflops", "peak_tflops", "peak TFLOP/s per accelerator (at most 1e6)",
-          "positive", **_TFLOPS),
+          f"sustained TFLOP/s per accelerator, used as is (at most {_sci(MAX_TFLOPS)})",
+          "positive", **_TFLOPS, argument="effective_tflops"),
+    _flag("--peak-tflops", "peak_tflops",
+          f"peak TFLOP/s per accelerator (at most {_sci(MAX_TFLOPS)})", "positive", **_TFLOPS),
     _flag("--mfu", "mfu", "model FLOPs utilisation, (0, 1] or 40%", "fraction"),
     _flag("--goodput", "goodput", "share of time training, (0, 1]", "fraction"),
     _flag("--throughput-range", "throughput_range_pct",
@@ -560,15 +566,17 @@ ESTIMATE_FLAGS = (
     _flag("--training-state-bytes-per-param", "training_state_bytes_per_param",
           "16 = mixed-precision Adam", "positive"),
     _flag("--purchase-usd-per-accelerator", "purchase_usd_per_accelerator",
-          "owned hardware: capital cost per accelerator, at most US$1e9 (instead of "
-          "--usd-per-hour)", "non_negative", MAX_PURCHASE_USD, "US$1e9 per accelerator"),
+          f"owned hardware: capital cost per accelerator, at most US${_sci(MAX_PURCHASE_USD)} "
+          "(instead of --usd-per-hour)", "non_negative", MAX_PURCHASE_USD,
+          f"US${_sci(MAX_PURCHASE_USD)} per accelerator"),
     _flag("--amortisation-years", "amortisation_years",
-          "owned hardware: years, 1/365 (a day) to 100", "years"),
-    _flag("--utilisation", "utilisation", "owned hardware: busy share, 0.01 (1%) to 1",
+          f"owned hardware: years, 1/365 (a day) to {MAX_AMORTISATION_YEARS:g}", "years"),
+    _flag("--utilisation", "utilisation",
+          f"owned hardware: busy share, {MIN_UTILISATION:g} ({MIN_UTILISATION:.0%}) to 1",
           "utilisation"),
     _flag("--other-costs-usd", "other_costs_usd",
-          "other costs added to the total, US$, at most 1e15", "non_negative",
-          MAX_OTHER_COSTS_USD, "US$1e15"),
+          f"other costs added to the total, US$, at most {_sci(MAX_OTHER_COSTS_USD)}",
+          "non_negative", MAX_OTHER_COSTS_USD, f"US${_sci(MAX_OTHER_COSTS_USD)}"),
 )  # fmt: skip
 
 #: The seed's DeepSeek-V3-like configuration (shared/seeds/003): its printed output is the
