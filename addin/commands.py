@@ -434,7 +434,7 @@ def _check_summary(args, plan):
 
 def certificate_summary(certfile):
     """``valid until DATE for NAMES`` of the first certificate in ``certfile``; raises
-    ``CommandError`` if it has expired or cannot be read."""
+    ``CommandError`` if it has expired, is not yet valid or cannot be read."""
     from udfs.validation import CommandError
 
     try:
@@ -445,6 +445,11 @@ def certificate_summary(certfile):
     names = ", ".join(v for k, v in info.get("subjectAltName", ()) if k in ("DNS", "IP Address"))
     if until < time.time():
         raise CommandError(f"--certfile {certfile}: expired on {info['notAfter']}")
+    if ssl.cert_time_to_seconds(info["notBefore"]) > time.time():
+        raise CommandError(
+            f"--certfile {certfile}: not valid before {info['notBefore']} (browsers and Excel "
+            "refuse it until then; check the certificate's dates or this machine's clock)"
+        )
     return f"valid until {info['notAfter']} for {names or 'no names'}"
 
 

@@ -68,6 +68,7 @@ __all__ = [
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
 from addin.team import MAX_BODY_BYTES  # noqa: E402  (bytes a call's body may take; 413 past it)
+from udfs.validation import echo  # noqa: E402  (a value echoed back, cut to 80 characters)
 
 
 def _signatures():
@@ -127,7 +128,7 @@ def check_call(body, signatures):
             return f"'{key}' must be a string"
     name = body["func_name"]
     if name not in signatures:
-        return f"unknown function {name!r}; known: {', '.join(signatures)}"
+        return f"unknown function {echo(name)}; known: {', '.join(signatures)}"
     try:
         float(body.get("runtime"))
     except (TypeError, ValueError):
@@ -172,7 +173,7 @@ def check_host(scope, public_hosts=frozenset()):
         bound = "".join(f"{n}:{port}, " for n in sorted(_bound_names(server[0]) - LOOPBACK_NAMES))
         public = "".join(f"{h}, " for h in sorted(public_hosts))
         return (
-            f"Host {host!r} is not this server's address ({public}{bound}127.0.0.1:{port}, "
+            f"Host {echo(host)} is not this server's address ({public}{bound}127.0.0.1:{port}, "
             f"localhost:{port} or [::1]:{port}); requests through other names are refused"
         )
     return None
@@ -365,7 +366,7 @@ class ScriptGuard:
         name = scope["path"][len(self.prefix) :]
         if name not in self._names:
             known = ", ".join(self._names)
-            return await _reply(send, 404, f"unknown custom script {name!r}; known: {known}")
+            return await _reply(send, 404, f"unknown custom script {echo(name)}; known: {known}")
         if scope["method"] != "POST":
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or ())

@@ -15,9 +15,10 @@ import urllib.request
 from addin.local_server import local_server
 
 
-def make_certificate(folder, days=1):
+def make_certificate(folder, days=1, starts_in_days=None):
     """A self-signed certificate and key for 127.0.0.1 and localhost, valid for ``days`` from
-    now (negative: expired that long ago); returns ``(certfile, keyfile)``."""
+    now (negative: expired that long ago), or from ``starts_in_days`` from now on; returns
+    ``(certfile, keyfile)``."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -32,7 +33,11 @@ def make_certificate(folder, days=1):
         .issuer_name(name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(days=max(1, -2 * days)))
+        .not_valid_before(
+            now - dt.timedelta(days=max(1, -2 * days))
+            if starts_in_days is None
+            else now + dt.timedelta(days=starts_in_days)
+        )
         .not_valid_after(now + dt.timedelta(days=days))
         .add_extension(
             x509.SubjectAlternativeName(

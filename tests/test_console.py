@@ -121,6 +121,23 @@ def test_templates_out_empty_writes_nothing_in_the_current_folder(tmp_path, monk
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("flag", ["--csv", "--out"])
+def test_report_empty_output_names_write_nothing_in_the_current_folder(
+    template, tmp_path, monkeypatch, flag
+):
+    """Review of issue 22 row 15: `report --csv ""` wrote its 17 CSV files into the current
+    folder (Path("") is "."), exit 0."""
+    planner = fill(template, tmp_path / "p.xlsx", [PLAN_A])
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    other = ["--out", "h.xlsx"] if flag == "--csv" else ["--csv", "tables"]
+    code, out, err = run_cli(["report", str(planner), *other, flag, ""])[:3]
+    line = one_error(code, out, err, prog="compute-lab report")
+    assert f"{flag} is empty" in line
+    assert list(here.iterdir()) == []
+
+
 def test_lite_bundle_on_a_full_disk_leaves_no_folder(tmp_path, monkeypatch):
     import workbook_templates.files as files
 

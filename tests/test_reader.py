@@ -668,3 +668,59 @@ def test_a_start_date_outside_the_spreadsheet_dates_is_refused(filled, value, sh
     err = str(problem_of(filled))
     assert f"{ws.title}!{coord}" in err and shown in err
     assert "from 1900-01-01 to 9999-12-31" in err
+
+
+def _with_bytes(source, target, part_of, old, new):
+    """Copy ``source`` with ``old`` replaced by ``new`` in the first part ``part_of`` selects."""
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if part_of(info.filename, data):
+                data = data.replace(old, new, 1)
+            z.writestr(info, data)
+    return target
+
+
+_RUNS = {
+    "attribute": (b"<worksheet ", b'<worksheet foo="' + b"a" * 2_000_000 + b'" '),
+    "comment": (b"<sheetData>", b"<!--" + b"c" * 2_000_000 + b"--><sheetData>"),
+    "text": (b"MARKER", b"x" * 2_000_000),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_RUNS))
+def test_a_token_past_the_run_bound_is_refused_before_parsing_it(template, tmp_path, kind):
+    """Issue 22 review: expat 2.5 rescans an unfinished token on every 16 kB fed, so a
+    30-million-byte attribute or comment in a 97 kB file took 110 s (and was accepted)."""
+    source = fill(template, tmp_path / "marked.xlsx", [dict(PLAN_A, scenario_name="MARKER")])
+    old, new = _RUNS[kind]
+    path = _with_bytes(source, tmp_path / f"{kind}.xlsx", lambda n, d: b"MARKER" in d, old, new)
+    err = str(problem_of(path))
+    assert len(err.splitlines()) == 1 and "without an XML tag" in err
+    assert f"{reader.MAX_XML_RUN_BYTES:,} bytes" in err and "aaaaaaaaaa" not in err
+
+
+def test_a_long_document_property_is_refused_too(template, tmp_path):
+    source = fill(template, tmp_path / "plain.xlsx", [PLAN_A])
+    title = b"<dc:title>" + b"t" * 2_000_000 + b"</dc:title></cp:coreProperties>"
+    path = _with_bytes(
+        source,
+        tmp_path / "title.xlsx",
+        lambda n, d: n == "docProps/core.xml",
+        b"</cp:coreProperties>",
+        title,
+    )
+    err = str(problem_of(path))
+    assert "part docProps/core.xml" in err and "without an XML tag" in err
+
+
+def test_the_run_bound_leaves_room_for_the_longest_cell_text(template, tmp_path):
+    """32,768 emoji written as character references (9 bytes each, 295 kB) reach the cell
+    limit's own message, not the run bound."""
+    source = fill(template, tmp_path / "marked.xlsx", [dict(PLAN_A, scenario_name="MARKER")])
+    text = b"&#x1F600;" * (reader.MAX_CELL_TEXT_CHARS + 1)
+    path = _with_bytes(
+        source, tmp_path / "emoji.xlsx", lambda n, d: b"MARKER" in d, b"MARKER", text
+    )
+    err = str(problem_of(path))
+    assert "32,768 characters" in err and f"limit of {reader.MAX_CELL_TEXT_CHARS:,}" in err

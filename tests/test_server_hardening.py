@@ -411,3 +411,16 @@ def test_the_app_times_out_a_slow_body_without_our_protocol_too(tmp_path):
             answer = read_until_closed(sock)
     assert b" 408 " in answer.split(b"\r\n", 1)[0], answer[:200]
     assert answer.endswith(b"request body not received within 1 s")
+
+
+# ---------------------------------------------------------------------------------------------
+# Review of issues 20/22: a name the server echoes back is cut and escaped
+# ---------------------------------------------------------------------------------------------
+
+
+def test_an_unknown_function_name_is_echoed_cut_to_one_short_line(app_port):
+    """A 100,000-character `func_name` holding a newline came back whole (100 kB, two lines)."""
+    status, body = post_call(app_port, 'TRAIN_DAYS\n{"status":200}' + "Z" * 100_000, 1.0)
+    assert status == 400, (status, body[:300])
+    assert len(body.splitlines()) == 1 and len(body) < 1_000
+    assert b"unknown function 'TRAIN_DAYS\\n" in body and b"(100,025 characters)" in body

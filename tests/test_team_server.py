@@ -179,6 +179,18 @@ def test_an_expired_certificate_is_refused(capsys, tmp_path):
         assert f"--certfile {cert}: expired on " in err
 
 
+def test_a_certificate_not_yet_valid_is_refused(capsys, tmp_path):
+    """Review of issue 20: a certificate valid only from 2040 passed `serve --check`."""
+    from helpers_team import make_certificate
+
+    cert, key = make_certificate(tmp_path, days=400, starts_in_days=30)
+    flags = ["--certfile", str(cert), "--keyfile", str(key)]
+    for check in (["--check"], ["--port", "1"]):  # refused before anything binds
+        status, _, err = run_cli(capsys, "serve", "--license-key", "x", *flags, *check)
+        assert status == 2 and len(err.strip().splitlines()) == 1
+        assert f"--certfile {cert}: not valid before " in err
+
+
 def test_public_host_implies_sign_in(capsys, tmp_path):
     path = tmp_path / "t.json"
     argv = ["serve", "--license-key", "x", "--public-host", "lab.example.com"]

@@ -76,6 +76,7 @@ __all__ = [
     "MAX_CELLS_READ",
     "MAX_TEXT_CHARS",
     "MAX_CELL_TEXT_CHARS",
+    "MAX_XML_RUN_BYTES",
     "ColumnBudgetError",
     "Problem",
     "PlannerError",
@@ -119,6 +120,12 @@ MAX_TEXT_CHARS = 255
 #: limit for one cell. No spreadsheet saves a longer one; a crafted file of 30 million
 #: characters is refused while its part is scanned, before openpyxl holds it twice.
 MAX_CELL_TEXT_CHARS = 32_767
+#: Longest run of bytes in an XML part without a ``<`` or ``>``: one attribute, comment,
+#: text or processing instruction. The parser (expat 2.5) rescans an unfinished token from
+#: its start on every 16 kB it is fed, so one token of 30 million bytes (a 97 kB file) took
+#: 110 s; the longest legitimate run, a cell text of 32,767 characters written as numeric
+#: character references, is about 330 kB. Checked on the raw bytes before the parser sees them.
+MAX_XML_RUN_BYTES = 1024 * 1024
 #: The dates a start date may hold: those a spreadsheet shows as a date (serials 1 to
 #: 2,958,465); before 1900 Excel shows ``####``.
 FIRST_DATE = _dt.date(1900, 1, 1)
@@ -419,6 +426,28 @@ def _part_problem(path, name, message):
     _fail(path, f"part {name}: {message}; refused")
 
 
+class _RunBound:
+    """A part's stream that refuses a run of :data:`MAX_XML_RUN_BYTES` without ``<``/``>``."""
+
+    def __init__(self, fh, on_long_run):
+        self._fh = fh
+        self._run = 0
+        self._on_long_run = on_long_run
+
+    def read(self, size=-1):
+        chunk = self._fh.read(size)
+        first = min((i for i in (chunk.find(b"<"), chunk.find(b">")) if i >= 0), default=-1)
+        if first < 0:
+            self._run += len(chunk)
+        else:
+            self._run += first
+            if self._run <= MAX_XML_RUN_BYTES:
+                self._run = len(chunk) - 1 - max(chunk.rfind(b"<"), chunk.rfind(b">"))
+        if self._run > MAX_XML_RUN_BYTES:
+            self._on_long_run()
+        return chunk
+
+
 def _scan_part(path, zf, info):
     """Parse one XML part with defusedxml, DTDs forbidden, within the element bound.
 
@@ -431,7 +460,17 @@ def _scan_part(path, zf, info):
     ctypes = []
     count = 0
     stack = []
-    with zf.open(info) as fh:
+
+    def long_run():
+        _part_problem(
+            path,
+            name,
+            f"holds over {MAX_XML_RUN_BYTES:,} bytes without an XML tag (a text, attribute or "
+            "comment far longer than any spreadsheet writes)",
+        )
+
+    with zf.open(info) as raw:
+        fh = _RunBound(raw, long_run)
         for event, elem in DefusedET.iterparse(fh, events=("start", "end"), forbid_dtd=True):
             if event == "start":
                 count += 1

@@ -35,10 +35,9 @@ SCIENTIFIC_FROM = 1e15
 
 def configure_parser(parser):
     parser.add_argument("files", nargs="+", metavar="FILE.xlsx", help="filled planners")
-    parser.add_argument("--out", type=Path, metavar="HANDOFF.xlsx", help="hand-off workbook")
-    parser.add_argument(
-        "--csv", type=Path, metavar="DIR", help="write the tables as CSV files into DIR"
-    )
+    # Kept as text until checked: Path("") is the current folder, never meant.
+    parser.add_argument("--out", metavar="HANDOFF.xlsx", help="hand-off workbook")
+    parser.add_argument("--csv", metavar="DIR", help="write the tables as CSV files into DIR")
     parser.add_argument("--force", action="store_true", help="overwrite existing output files")
     parser.add_argument(
         "--skip-bad",
@@ -95,6 +94,11 @@ def usd(value):
 
 
 def _check_flags(args):
+    for flag, example in (("out", "handoff.xlsx"), ("csv", "handoff-csv")):
+        value = getattr(args, flag)
+        if value is not None and not str(value).strip():
+            raise CommandError(f"--{flag} is empty; give a name, e.g. --{flag} {example}")
+        setattr(args, flag, None if value is None else Path(value))
     if args.out is None and args.csv is None:
         raise CommandError("give --out HANDOFF.xlsx and/or --csv DIR")
     if args.out is not None and args.out.suffix.lower() != ".xlsx":
