@@ -10,7 +10,10 @@ protect the file descriptors. :func:`protocol` is uvicorn's httptools protocol w
 - a deadline for a request's headers (:data:`HEADER_TIMEOUT_SECONDS`, from the connection or
   from the end of the previous response) and for its body (:data:`BODY_TIMEOUT_SECONDS`, from
   the end of the headers); past it the client gets ``408`` (nothing if it sent nothing: an
-  idle or pre-opened socket) and the connection is closed. A
+  idle or pre-opened socket) and the connection is closed. The server's own delays are not
+  the client's: a pipelined request's deadline starts again while the one before it is
+  answered, and a body whose bytes wait unread in the socket (the server busy with other
+  calls) gets ``503`` with ``Retry-After`` instead of ``408``. A
   request received in full is never cut: computing its answer has no deadline here (the bounds
   per call in ``udfs._cells`` keep that short);
 - a bound on the bytes of a request's head (:data:`MAX_HEADER_BYTES`; 431, closed);
@@ -28,6 +31,9 @@ the same as :data:`UVICORN_FLAGS` (``--http addin.connections:GuardedHttpToolsPr
 
 from __future__ import annotations
 
+import array
+import fcntl
+import termios
 import time
 
 __all__ = [
@@ -47,6 +53,11 @@ __all__ = [
 #: from the end of the previous response. Excel sends them in one packet; 10 s leaves room for a
 #: slow machine and ends a slowloris connection quickly.
 HEADER_TIMEOUT_SECONDS = 10.0
+
+#: The answer when a body's deadline passes with the client's bytes waiting unread (the server,
+#: busy with other calls, is behind; not the client): 503, and Retry-After in seconds.
+BUSY_TEXT = "server busy: the request was not read in time; retry later"
+BUSY_RETRY_AFTER = 1
 
 #: Seconds a client has to send a request's body once its headers are in. The largest body the
 #: server takes (64 MB) crosses loopback in well under a second; Excel's calls are kilobytes.
@@ -80,11 +91,12 @@ def connection_limit():
     return max(1, min(MAX_CONNECTIONS, soft - FD_HEADROOM))
 
 
-def _answer(status, reason, text):
+def _answer(status, reason, text, retry_after=None):
     body = text.encode("utf-8")
+    retry = "" if retry_after is None else f"retry-after: {retry_after}\r\n"
     head = (
         f"HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain; charset=utf-8\r\n"
-        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+        f"{retry}content-length: {len(body)}\r\nconnection: close\r\n\r\n"
     )
     return head.encode("ascii") + body
 
@@ -186,21 +198,43 @@ class _Deadlines:
         if self._head_bytes == 0:  # nothing of a request sent (an idle or pre-opened socket)
             self._deadline = None
             self.transport.close()
+        elif self.pipeline:
+            # A pipelined request waits, unread, for the one before it on this connection to be
+            # answered: the wait is ours, so its deadline starts again (closing would also lose
+            # the earlier request's answer).
+            self._arm(BODY_TIMEOUT_SECONDS, "request body")
+        elif self._unread_bytes():
+            # The client sent more than we have read: the server is behind (busy with other
+            # calls), not the client. A full queue: 503 with Retry-After, not a 408 blaming it.
+            self._close(503, "Service Unavailable", BUSY_TEXT, retry_after=BUSY_RETRY_AFTER)
         else:
             self._close(408, "Request Timeout", text)
+
+    def _unread_bytes(self):
+        """Bytes the client sent that are still waiting, unread, in this socket (or in
+        uvicorn's paused flow control); 0 where the system cannot tell."""
+        if getattr(getattr(self, "flow", None), "read_paused", False):
+            return 1
+        sock = self.transport.get_extra_info("socket") if self.transport else None
+        try:
+            waiting = array.array("i", [0])
+            fcntl.ioctl(sock.fileno(), termios.FIONREAD, waiting)
+        except (AttributeError, OSError, ValueError):
+            return 0
+        return waiting[0]
 
     def _cancel(self):
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
 
-    def _close(self, status, reason, text):
+    def _close(self, status, reason, text, retry_after=None):
         """Answer ``status`` (unless a response has begun) and close the connection."""
         self._cancel()
         if self.transport is None or self.transport.is_closing():
             return
         if self.cycle is None or not self.cycle.response_started:
-            self.transport.write(_answer(status, reason, text))
+            self.transport.write(_answer(status, reason, text, retry_after))
         self.transport.close()
 
 

@@ -12,6 +12,7 @@ import http.client
 import importlib.util
 import json
 import os
+import re
 import shutil
 import socket
 import time
@@ -424,3 +425,47 @@ def test_an_unknown_function_name_is_echoed_cut_to_one_short_line(app_port):
     assert status == 400, (status, body[:300])
     assert len(body.splitlines()) == 1 and len(body) < 1_000
     assert b"unknown function 'TRAIN_DAYS\\n" in body and b"(100,025 characters)" in body
+
+
+@pytest.fixture(scope="module")
+def tight_body_port(tmp_path_factory):
+    """A server whose body deadline (0.3 s) is shorter than a 1,024 x 1,024 call takes."""
+    tmp = tmp_path_factory.mktemp("tight")
+    prelude = SHORT_LIMITS.replace("= 1.0\n", "= 1.0\n    c.BODY_TIMEOUT_SECONDS = 0.3\n")
+    command = serve_command("--workers", "1", prelude=prelude)
+    with local_server(command, env=server_env(tmp), log=tmp / "serve.log") as base:
+        yield int(base.rsplit(":", 1)[1])
+
+
+def test_a_pipelined_request_waiting_for_the_one_before_it_is_not_cut_off(tight_body_port):
+    short_limits_port = tight_body_port
+    # Two requests pipelined on one connection: uvicorn stops reading while it answers the
+    # first (a 1,024 x 1,024 call: about a second of work and encoding, past the 0.3 s
+    # deadline). The wait is the server's, not the client's: both are answered (it was a 408
+    # that also lost the first answer; review of issue 20).
+    first = call_body(
+        "TRAIN_DAYS", 37e9, 14.8e12, [[2048.0 + i] for i in range(1024)],
+        [[400.0 + i for i in range(1024)]],
+    )  # fmt: skip
+    second = call_body("TRAIN_DAYS", 37e9, 14.8e12, 2048, 400)
+    head = (
+        b"POST /xlwings/custom-functions-call HTTP/1.1\r\n"
+        + f"Host: 127.0.0.1:{short_limits_port}\r\n".encode()
+        + b"Content-Type: application/json\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", short_limits_port)) as sock:
+        sock.sendall(head + f"Content-Length: {len(first)}\r\n\r\n".encode() + first)
+        sock.sendall(head + f"Content-Length: {len(second)}\r\n\r\n".encode())
+        time.sleep(0.3)  # the second's body follows once the server has stopped reading
+        sock.sendall(second)
+        data = read_until_closed(sock)  # closed quietly once idle (the shortened 1 s)
+    answers = []
+    while data:
+        head_end = data.index(b"\r\n\r\n") + 4
+        status = int(data[9:12])
+        length = int(re.search(rb"(?im)^content-length: (\d+)", data[:head_end]).group(1))
+        answers.append((status, data[head_end : head_end + length]))
+        data = data[head_end + length :]
+    assert [status for status, _ in answers] == [200, 200], answers
+    assert len(json.loads(answers[0][1])["result"]) == 1024
+    assert json.loads(answers[1][1])["result"] == [[pytest.approx(46.4, abs=0.05)]]
