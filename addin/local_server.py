@@ -8,6 +8,7 @@ terminates the process (killing it if it does not stop). Standard library only.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import ssl
@@ -144,3 +145,20 @@ def raw_request(port, target, *, host=HOST, method=b"GET", headers=(), body=b"",
         return None, b""
     head, _, rest = answer.partition(b"\r\n\r\n")
     return int(head.split(b" ", 2)[1]), rest
+
+
+def call_body(func_name, *args):
+    """The JSON body of a custom-functions call as xlwings' Office.js code sends it (runtime
+    1.4): each argument a 2-D range, a plain value as a one-cell range."""
+    return json.dumps(
+        {
+            "client": "Office.js",
+            "func_name": func_name,
+            "args": [a if isinstance(a, list) else [[a]] for a in args],
+            "caller_address": "[Book1.xlsx]Sheet1!B2",
+            "culture_info_name": "en-US",
+            "date_format": "M/d/yyyy",
+            "version": "0.37.8",
+            "runtime": "1.4",
+        }
+    ).encode()

@@ -68,6 +68,7 @@ __all__ = [
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
 from addin.team import MAX_BODY_BYTES  # noqa: E402  (bytes a call's body may take; 413 past it)
+from addin.team import reply as _reply  # noqa: E402  (a one-line plain-text answer)
 from udfs.validation import echo  # noqa: E402  (a value echoed back, cut to 80 characters)
 
 
@@ -582,21 +583,6 @@ def dispatch(body, user):
     except Exception as err:  # as xlwings Server's own handler: logged, not shown in prod
         logging.getLogger(__name__).error("custom function call failed: %r", err)
         return 500, repr(err) if settings.environment == "dev" else "An error occurred."
-
-
-async def _reply(send, status, text):
-    body = text.encode("utf-8")
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
 
 
 def _create_app():

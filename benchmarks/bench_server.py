@@ -9,30 +9,22 @@ long call; before, one event loop made it wait the long call's whole time). Boun
 Run: ``.venv/bin/python benchmarks/bench_server.py``.
 """
 
-import json
 import os
 import tempfile
 import threading
 import time
 
-from addin.local_server import ServerStartError, local_server, raw_request, uvicorn_command
+from addin.local_server import (
+    ServerStartError,
+    call_body,
+    local_server,
+    raw_request,
+    uvicorn_command,
+)
 from udfs._cells import MAX_CELLS_PER_CALL
 from udfs.excel import MAX_PLANS_PER_CALL
 
-
-def body(func_name, *args):
-    return json.dumps(
-        {
-            "client": "Office.js",
-            "func_name": func_name,
-            "args": [a if isinstance(a, list) else [[a]] for a in args],
-            "caller_address": "[Book1.xlsx]Sheet1!B2",
-            "culture_info_name": "en-US",
-            "date_format": "M/d/yyyy",
-            "version": "0.37.8",
-            "runtime": "1.4",
-        }
-    ).encode()
+body = call_body  # the body of a call as xlwings' Office.js code sends it
 
 
 def post(port, payload):

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from addin import tokens  # noqa: E402
-from addin.local_server import ServerStartError, local_server  # noqa: E402
+from addin.local_server import ServerStartError, call_body, local_server  # noqa: E402
 
 #: Requests per level at most, and seconds per level at most.
 REQUESTS = 1500
@@ -44,19 +44,7 @@ ROWS = 10_000
 BIG_EVERY = 10
 
 
-def body(func_name, *args):
-    return json.dumps(
-        {
-            "client": "Office.js",
-            "func_name": func_name,
-            "args": [a if isinstance(a, list) else [[a]] for a in args],
-            "caller_address": "[Book1.xlsx]Sheet1!B2",
-            "culture_info_name": "en-US",
-            "date_format": "M/d/yyyy",
-            "version": "0.37.8",
-            "runtime": "1.4",
-        }
-    ).encode()
+body = call_body  # the body of a call as xlwings' Office.js code sends it
 
 
 SMALL = body("TRAIN_DAYS", 37e9, 14.8e12, 2048, 400)

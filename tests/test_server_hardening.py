@@ -23,7 +23,7 @@ if importlib.util.find_spec("xlwings_server") is None:
     pytest.skip("needs the server extra (xlwings-server)", allow_module_level=True)
 
 from addin.commands import PROJECT_DIR  # noqa: E402  (addin.server_app would start the app)
-from addin.local_server import local_server, raw_request  # noqa: E402
+from addin.local_server import call_body, local_server, raw_request  # noqa: E402
 
 SECRET = b"COMPUTE-LAB-SECRET-MARKER"
 
@@ -155,21 +155,6 @@ def test_every_static_route_of_the_app_is_guarded():
 # ---------------------------------------------------------------------------------------------
 # Row 3: an oversized call is a one-line 400 naming the bound, before any work
 # ---------------------------------------------------------------------------------------------
-
-
-def call_body(func_name, *args):
-    return json.dumps(
-        {
-            "client": "Office.js",
-            "func_name": func_name,
-            "args": [a if isinstance(a, list) else [[a]] for a in args],
-            "caller_address": "[Book1.xlsx]Sheet1!B2",
-            "culture_info_name": "en-US",
-            "date_format": "M/d/yyyy",
-            "version": "0.37.8",
-            "runtime": "1.4",
-        }
-    ).encode()
 
 
 def post_call(port, func_name, *args):
