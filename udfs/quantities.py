@@ -29,6 +29,8 @@ __all__ = [
     "RANGE_FORMULAS",
     "RANGE_OUTPUTS",
     "BUDGET_STATUSES",
+    "PLAUSIBILITY_FLOORS",
+    "MIN_PLAUSIBLE",
     "SEED_PLAN",
     "SEED_OUTPUT_LINES",
 ]
@@ -225,6 +227,25 @@ MODEL_CONSTANTS = (
     Quantity("mfu_max", "Highest calibrated default MFU", "fraction", 0.55,
              note="No large run reports above ~46% (PaLM); 55% leaves margin"),
 )  # fmt: skip
+
+
+#: The fewest parameters and tokens a plan for a cluster can hold: below, the figure was typed
+#: in the wrong unit (70 for 70 billion). An ERROR in the planner's Checks and the hand-off.
+PLAUSIBILITY_FLOORS = (
+    Quantity("min_plausible_params", "Fewest plausible parameters",
+             "parameters", 1e6,
+             note="The smallest models trained on a cluster have tens of millions; below 1E6 "
+             "the figure was typed in billions (type 70E9 for 70 billion)"),
+    Quantity("min_plausible_tokens", "Fewest plausible training tokens", "tokens", 1e9,
+             note="Runs on a cluster see billions of tokens; below 1E9 the figure was typed "
+             "in billions or trillions (type 2E12 for 2 trillion)"),
+)  # fmt: skip
+#: Input name -> its plausibility floor (the same figures, for the engine-side faces).
+MIN_PLAUSIBLE = {
+    "total_params": PLAUSIBILITY_FLOORS[0].default,
+    "active_params": PLAUSIBILITY_FLOORS[0].default,
+    "training_tokens": PLAUSIBILITY_FLOORS[1].default,
+}
 
 
 def _out(name, label, unit, formula, note):

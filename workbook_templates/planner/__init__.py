@@ -128,6 +128,6 @@ def _cover(book, generated):
                 cell.value = (
                     '=IF(master_status="OK","OK: every check passes",IF(master_status="WARN",'
                     '"WARN: every check passes; have a look at the warnings on Checks",'
-                    '"ERROR: see the Checks sheet"))'
+                    '"ERROR: "&master_cause&" (Checks sheet)"))'
                 )
     ws.page_setup.fitToHeight = 1  # the Cover prints on one page

@@ -86,6 +86,14 @@ def _calc_rows():
             "Outputs show only for complete columns", "Calc", True)
     )  # fmt: skip
     rows.append(
+        Row("plausible", "Parameters and tokens plausible", "TRUE/FALSE",
+            "=OR(NOT({scenario_ready}),AND({total_params_used}>=min_plausible_params,"
+            "{active_params_used}>=min_plausible_params,"
+            "{training_tokens_used}>=min_plausible_tokens))",
+            "At or above the plausibility floors (Inputs): below, typed in the wrong unit",
+            "Calc", True)
+    )  # fmt: skip
+    rows.append(
         Row("throughput_source", "Throughput source", "",
             f'=IF({{scenario_ready}},{THROUGHPUT_SOURCE_EXCEL},"")',
             "Typed throughput (override), typed MFU, or the calibrated default", "Link", True)

@@ -6,7 +6,7 @@ from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
 from udfs.plan import RULES
-from udfs.quantities import BUDGET_STATUSES, MODEL_CONSTANTS, PLAN_INPUTS
+from udfs.quantities import BUDGET_STATUSES, MODEL_CONSTANTS, PLAN_INPUTS, PLAUSIBILITY_FLOORS
 
 from ..sheetkit import Book, bold, number_format, put_text, validate_rule
 from .layout import (
@@ -122,9 +122,24 @@ def _input_rows(book, ws, scen):
     return r
 
 
+#: The fixed, named cells under the inputs: (section title, quantities).
+CONSTANT_SECTIONS = (
+    ("Model constants (fixed)", MODEL_CONSTANTS),
+    ("Plausibility floors", PLAUSIBILITY_FLOORS),
+)
+
+
 def _constants(book, ws, r):
-    ws.cell(r, 1, "Model constants (fixed)").style = "Section"
-    for q in MODEL_CONSTANTS:
+    for title, quantities in CONSTANT_SECTIONS:
+        if title != CONSTANT_SECTIONS[0][0]:
+            r += 2
+        r = _constant_rows(book, ws, r, title, quantities)
+    return r
+
+
+def _constant_rows(book, ws, r, title, quantities):
+    ws.cell(r, 1, title).style = "Section"
+    for q in quantities:
         r += 1
         book.label_cells(ws, r, q.label, q.unit, q.note, note_col=NOTE_COL)
         cell = ws.cell(r, DEFAULT_COL, q.default)

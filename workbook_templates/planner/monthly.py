@@ -127,11 +127,15 @@ def _timing(book, ws, first, last):
 
 
 def _run_days(row):
-    """The spec's run_days_in_month for schedule row ``row`` (A: month, B: next month)."""
+    """The spec's run_days_in_month for schedule row ``row`` (A: month, B: next month).
+
+    Dates count in days from the run's start (midnight), so the months' bounds are whole
+    numbers and a run of minutes keeps its precision (its one month holds 100% of it).
+    """
     return model.excel(
         "run_days_in_month",
-        {"run_start": "{mon.t0}", "run_end": "{mon.t1}", "month_start": f"A{row}",
-         "next_month": f"B{row}"},
+        {"run_start": "0", "run_end": "{mon.days}", "month_start": f"A{row}-{{mon.t0}}",
+         "next_month": f"B{row}-{{mon.t0}}"},
     )  # fmt: skip
 
 

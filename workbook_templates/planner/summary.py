@@ -62,7 +62,7 @@ def _switch(book, ws, n):
            "=INDEX(scenario_name,1,{active_scenario})")  # fmt: skip
     single(book, ws, 7, "sel.checks", "Checks", "",
            '=IF(master_status="OK","OK",IF(master_status="WARN","WARN: have a look at Checks",'
-           '"ERROR: see Checks"))', "Calc")  # fmt: skip
+           '"ERROR: "&master_cause&" (Checks)"))', "Calc")  # fmt: skip
     book.header(ws, 3, ["", "", "", ""])
     put_text(ws["A3"], "Selected scenario").style = "Header"
     book.header(ws, 3, ["No.", "Scenario"], first_col=6)
