@@ -31,9 +31,23 @@ SHORT = {"scenario_name": "A run of seconds", "total_params": 2e7, "training_tok
          "start_date": START}  # fmt: skip
 
 #: Variant file -> {scenario column k: plan}, and the switch (1-8) or None.
+APPROVED = {**SHORT, "scenario_name": "Approved", "total_params": 7e10,
+            "training_tokens": 2e12, "budget_status": "Approved"}  # fmt: skip
 VARIANTS = {
     "fin-billions.xlsx": ({3: BILLIONS}, 4),
     "fin-short.xlsx": ({3: SHORT}, 4),
+    "fin-approval.xlsx": (
+        {
+            3: APPROVED,
+            4: {
+                **APPROVED,
+                "approval_ref": "FIN-2027-014",
+                "approval_date": dt.datetime(2027, 1, 5),
+            },
+            5: {**APPROVED, "approval_ref": "FIN-2027-015"},
+        },
+        None,
+    ),
 }
 
 
@@ -129,3 +143,41 @@ def test_a_run_of_seconds_has_its_month_and_passes(finance_variants):
     for q in PLAN_OUTPUTS:
         if q.name != "min_accelerators_for_memory":
             assert row_values(wb, q.name)[3] == pytest.approx(want[q.name], rel=REL), q.name
+
+
+# -- 2. defaults are visibly defaults; 3. approval with a reference ---------------------------
+
+
+def test_custom_columns_start_blank_but_for_name_and_accelerator(generated_templates):
+    from udfs.quantities import PLAN_INPUTS
+
+    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    for k in range(3, 8):
+        typed = {q.name: row_values(wb, q.name)[k] for q in PLAN_INPUTS}
+        assert typed.pop("scenario_name") == f"Custom {k - 2}"
+        assert typed.pop("accelerator_name") == "H100 SXM"
+        assert all(v is None for v in typed.values()), typed  # no $2.00/h, no start date
+
+
+def test_defaults_in_use_show_greyed_on_calculations(generated_templates):
+    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    ws = wb["Calculations"]
+    grey = {}
+    for rng in ws.conditional_formatting:
+        for rule in rng.rules:
+            if rule.dxf and rule.dxf.font is not None and rule.dxf.font.i:
+                grey[str(rng.sqref).split(":")[0]] = rule.formula[0]
+    for name in ("usd_per_accelerator_hour", "pue", "usd_per_kwh", "goodput"):
+        ((_, ref),) = wb.defined_names[f"{name}_used"].destinations
+        first = ref.replace("$", "").split(":")[0]
+        ((_, inp),) = wb.defined_names[name].destinations
+        assert grey[first] == f"ISBLANK(Inputs!{inp.replace('$', '').split(':')[0]})", name
+
+
+def test_approved_without_reference_and_date_is_a_warn(finance_variants):
+    wb = finance_variants["fin-approval.xlsx"]
+    assert row_values(wb, "master_status") == ["WARN"]
+    _, cols = _check(wb, "Approved has an approval reference and date")
+    # Custom 1: Approved without either; Custom 2: with both; Custom 3: the reference only
+    assert [is_true(v) for v in cols[3:6]] == [False, True, False]
+    assert row_values(wb, "approval_ref")[4] == "FIN-2027-014"

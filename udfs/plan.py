@@ -150,6 +150,8 @@ def _rules():
         Rule("budget_status", None, "Proposed", '""', "Typed, or Proposed in a filled column",
              text=True),
         Rule("owner", None, "none", '""', "Typed, or none", text=True),
+        Rule("approval_ref", None, "none", '""', "Typed, or none", text=True),
+        Rule("approval_date", None, "none", '""', "Typed, or none"),
         Rule("active_params", None, "= total (dense)", "{total_params_used}",
              "Blank: dense, = total parameters"),
         Rule("peak_tflops", None, "catalogue",

@@ -69,6 +69,25 @@ PLAN_INPUTS = (
         "owner", "Owner", "", None, "text", "Team or person owning the plan (optional)", kind="text"
     ),
     Quantity(
+        "approval_ref",
+        "Approval reference",
+        "",
+        None,
+        "text",
+        "For Approved: the approval's reference (decision, minute, ticket); without it and the "
+        "date, Approved is a WARN",
+        kind="text",
+    ),
+    Quantity(
+        "approval_date",
+        "Approval date",
+        "date",
+        None,
+        "a date",
+        "For Approved: the day the budget was approved",
+        kind="date",
+    ),
+    Quantity(
         "total_params",
         "Total parameters",
         "parameters",

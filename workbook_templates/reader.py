@@ -115,7 +115,8 @@ _LABEL = {q.name: q.label for q in PLAN_INPUTS + PLAN_OUTPUTS}
 _WHOLE = ("accelerators",)
 #: Inputs an older planner may lack (added with the budget view and the ranges): their cells
 #: read as blank, and ``Planner.missing_optional`` names them.
-OPTIONAL_INPUTS = ("budget_status", "owner", "throughput_range_pct", "price_range_pct")
+OPTIONAL_INPUTS = ("budget_status", "owner", "throughput_range_pct", "price_range_pct",
+                   "approval_ref", "approval_date")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------

@@ -62,6 +62,8 @@ CONSTANT_FILL = "EDEDED"
 CHECK_OK_FILL = "C6EFCE"
 CHECK_BAD_FILL = "FFC7CE"
 CHECK_WARN_FILL = "FFEB9C"
+#: The font colour of a default in use (an input left blank): greyed, in italics.
+DEFAULT_GREY = "808080"
 #: Number format of a TRUE/FALSE cell: Excel shows a logical value as TRUE/FALSE whatever the
 #: format; LibreOffice can print it as 1/0, and this format prints 1 as TRUE and 0 as FALSE.
 BOOLEAN_FORMAT = '"TRUE";"TRUE";"FALSE"'

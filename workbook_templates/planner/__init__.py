@@ -91,7 +91,9 @@ def _cover(book, generated):
             "in a budget.",
             "For your own plan, use a Custom column: type the total parameters, training tokens "
             "and accelerator count (and active parameters for an MoE model). Every other input "
-            "already holds a visible default you can change; a blank input takes column C (a "
+            "starts blank: a blank input takes column C, shown greyed on Calculations until you "
+            "type your own figure (type the price and the start date: a default is a WARN in the "
+            "hand-off; a "
             "blank power takes the accelerator's TDP from the catalogue, else "
             f"{RULES['watts_per_accelerator'].default:,.0f} W; a blank MFU the calibrated default "
             "for the accelerator and the model size). Set the budget status (blank counts as "

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from openpyxl.styles import Alignment
+from openpyxl.formatting.rule import FormulaRule
+from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
 
 from udfs import model
 from udfs.plan import PASS_THROUGH, RULES, THROUGHPUT_SOURCE_EXCEL
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_OUTPUTS
 
-from ..sheetkit import Book, Row, put_text
+from ..sheetkit import DEFAULT_GREY, Book, Row, put_text
 from .layout import FIRST_COL, NOTE_COL, SCENARIO_COLUMNS, checks_flag
 
 _INPUTS = {q.name: q for q in PLAN_INPUTS}
@@ -138,6 +139,21 @@ def calculations_sheet(book, scen):
         _, row, first, last = book.rows[name]
         for c in range(first, last + 1):
             ws.cell(row, c).number_format = "0.0000"
+    _grey_defaults(book, ws)
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4",
                 pages_wide=2, title_cols="A:A")  # fmt: skip
     return ws
+
+
+def _grey_defaults(book, ws):
+    """An "as used" cell whose input is blank shows its default greyed and in italics, so a
+    default is never read as a team's figure (the Inputs cell is blank until typed)."""
+    a, b = get_column_letter(FIRST_COL), get_column_letter(SCENARIO_COLUMNS[-1])
+    for name in (*_USED, *_LATE):
+        _, row, _, _ = book.rows[f"{name}_used"]
+        _, input_row, _, _ = book.rows[name]
+        ws.conditional_formatting.add(
+            f"{a}{row}:{b}{row}",
+            FormulaRule(formula=[f"ISBLANK(Inputs!{a}{input_row})"],
+                        font=Font(color=DEFAULT_GREY, italic=True)),
+        )  # fmt: skip

@@ -73,6 +73,9 @@ _WARNINGS = (
      f"=OR(NOT({_IN_BUDGET}),NOT(ISNUMBER({{effective_tflops_input}})))"),
     ("Filled column has a budget status (a blank counts as Proposed)",
      "=OR(NOT({scenario_ready}),LEN({budget_status})>0)"),
+    ("Approved has an approval reference and date",
+     '=OR({budget_status_used}<>"Approved",AND(LEN({approval_ref})>0,'
+     "ISNUMBER({approval_date})))"),
 )  # fmt: skip
 
 

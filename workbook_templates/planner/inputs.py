@@ -170,9 +170,9 @@ def _sources(ws, r, scen):
     put_text(
         ws.cell(r, 2),
         "Type the total parameters, tokens and accelerator count (and the active parameters for "
-        "an MoE model); every other input already holds a default you can change. The power is "
-        "left blank so that it follows the accelerator (its catalogue TDP, else "
-        f"{watts:,.0f} W); the figure used is on Calculations.",
+        "an MoE model), then your price and start date. Every other input starts blank and "
+        "takes column C (the power follows the accelerator: its catalogue TDP, else "
+        f"{watts:,.0f} W); the figure used is on Calculations, greyed while it is a default.",
     ).style = "Note"
     ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=PAGE1_LAST)
 
