@@ -140,6 +140,7 @@ _MFU_BLANK = model.excel(
         "{mfu_ln_intercept_other})",
         "active_params": "{active_params_used}",
     },
+    through=("calibrated_mfu_raw",),
 )
 
 
@@ -157,8 +158,7 @@ def _rules():
         Rule("peak_tflops", None, "catalogue",
              'IF({catalogue_row}>0,INDEX(accel_bf16_tflops,{catalogue_row},1),"")',
              "Typed, or the catalogue's dense BF16 peak"),
-        Rule("mfu", None, "calibrated",
-             f'IF(ISNUMBER({{active_params_used}}),{_MFU_BLANK},"")',
+        Rule("mfu", None, "calibrated", "{calibrated_mfu}",
              "Typed, or the calibrated default for the accelerator's generation and the active "
              "parameters (Accelerators sheet)"),
         Rule("goodput", float(_Q["goodput"].default)),

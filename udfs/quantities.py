@@ -245,6 +245,10 @@ MODEL_CONSTANTS = (
              note="No disclosed run sits below 10% (Compute Lab calibration)"),
     Quantity("mfu_max", "Highest calibrated default MFU", "fraction", 0.55,
              note="No large run reports above ~46% (PaLM); 55% leaves margin"),
+    Quantity("p10_level", "Low percentile of the ranges (P10)", "fraction", 0.1,
+             note="One run in ten comes in below"),
+    Quantity("p90_level", "High percentile of the ranges (P90)", "fraction", 0.9,
+             note="One run in ten comes in above: the contingency line"),
 )  # fmt: skip
 
 
@@ -324,12 +328,14 @@ MODEL_EXTRAS = (
     _out("month_share", "Share of run", "fraction", "run_days_in_month / wall_clock_days",
          "Run days in the month / wall-clock days"),
     # The calibrated default MFU (udfs.calibration.predicted_mfu), for a blank MFU.
+    _out("calibrated_mfu_raw", "Default MFU before its bounds", "fraction",
+         "exp(mfu_ln_intercept + mfu_ln_slope * log(active_params / 1e9))",
+         "EXP(intercept of the generation + slope x LN(active / 1e9))"),
     _out("calibrated_mfu", "Calibrated default MFU", "fraction",
-         "minimum(mfu_max, maximum(mfu_min, "
-         "exp(mfu_ln_intercept + mfu_ln_slope * log(active_params / 1e9))))",
-         "MIN(max, MAX(min, EXP(intercept of the generation + slope x LN(active / 1e9))))"),
+         "minimum(mfu_max, maximum(mfu_min, calibrated_mfu_raw))",
+         "The default before its bounds, kept within the lowest and highest default MFU"),
     _out("calibrated_range_pct", "Calibrated throughput uncertainty", "fraction",
-         "exp(norm_s_inv(0.9) * calibrated_throughput_sigma) - 1",
+         "exp(norm_s_inv(p90_level) * calibrated_throughput_sigma) - 1",
          "P90 / P50 - 1 of the calibrated default: EXP(NORM.S.INV(0.9) x sigma) - 1"),
 )  # fmt: skip
 
@@ -358,10 +364,10 @@ def _range_outputs():
     labels = {q.name: (q.label, q.unit) for q in PLAN_OUTPUTS}
     out = [
         _out("throughput_sigma", "Throughput spread (sigma of ln)", "ln units",
-             "log(1 + throughput_range_pct) / norm_s_inv(0.9)",
+             "log(1 + throughput_range_pct) / norm_s_inv(p90_level)",
              "LN(1 + throughput uncertainty) / NORM.S.INV(0.9)"),
         _out("price_sigma", "Price spread (sigma of ln)", "ln units",
-             "log(1 + price_range_pct) / norm_s_inv(0.9)",
+             "log(1 + price_range_pct) / norm_s_inv(p90_level)",
              "LN(1 + price uncertainty) / NORM.S.INV(0.9)"),
     ]  # fmt: skip
     for p, k in ((0.1, "p10"), (0.9, "p90")):
@@ -370,7 +376,7 @@ def _range_outputs():
             how = ("P50 + the rental and electricity moves" if q == "total_cost_usd"
                    else f"P50 x EXP(NORM.S.INV({p:g}) x sigma)")  # fmt: skip
             out.append(_out(f"{q}_{k}", f"{label}, {k.upper()}", unit,
-                            RANGE_FORMULAS[q].format(p=p, k=k), how))  # fmt: skip
+                            RANGE_FORMULAS[q].format(p=f"{k}_level", k=k), how))  # fmt: skip
     return tuple(out)
 
 

@@ -414,7 +414,13 @@ class Book:
         return f"{quote_sheetname(title)}!${a}${row}:${b}${row}"
 
     def ref(self, name, from_sheet=None, col=None):
-        """Reference to ``name`` as seen from ``from_sheet`` (column ``col`` for row quantities)."""
+        """Reference to ``name`` as seen from ``from_sheet`` (column ``col`` for row quantities).
+
+        A single cell with a workbook-scoped defined name of its own is referred to by that
+        name (``mfu_max``, not ``'Inputs'!$C$34``): a formula reads as what it uses.
+        """
+        if name in self.cells and name in self.wb.defined_names:
+            return name
         if name in self.cells:
             title, coord = self.cells[name]
             letters = "".join(c for c in coord if c.isalpha())

@@ -59,6 +59,33 @@ def _catalogue_rows():
     ]  # fmt: skip
 
 
+def _default_mfu_rows():
+    """The calibrated default MFU in three steps: the generation's intercept, the fitted value,
+    and the value kept within its bounds (the spec's ``calibrated_mfu_raw`` and
+    ``calibrated_mfu``), so that each step can be read and audited."""
+    intercept = ("IF({catalogue_row}>0,INDEX(accel_mfu_intercept,{catalogue_row},1),"
+                 "{mfu_ln_intercept_other})")  # fmt: skip
+    raw = model.excel(
+        "calibrated_mfu_raw",
+        bind={
+            "mfu_ln_intercept": "{mfu_ln_intercept_used}",
+            "active_params": "{active_params_used}",
+        },
+    )
+    clamped = model.excel("calibrated_mfu", bind={"calibrated_mfu_raw": "{calibrated_mfu_raw}"})
+    return [
+        Row("mfu_ln_intercept_used", "Default MFU: ln intercept", "ln units", "=" + intercept,
+            "The accelerator generation's intercept (Accelerators sheet), else 'other'",
+            "Link", True),
+        Row("calibrated_mfu_raw", "Default MFU before its bounds", "fraction",
+            f'=IF(ISNUMBER({{active_params_used}}),{raw},"")',
+            "EXP(intercept + slope x LN(active parameters / 1E9))", "Calc", True),
+        Row("calibrated_mfu", "Calibrated default MFU", "fraction",
+            f'=IF(ISNUMBER({{calibrated_mfu_raw}}),{clamped},"")',
+            "Within the lowest and highest default MFU (Inputs, model constants)", "Calc", True),
+    ]  # fmt: skip
+
+
 def _output_formula(name):
     """A spec'd output for one column: blank until the scenario is complete."""
     spec = model.excel(name, bind=BIND)
@@ -79,6 +106,7 @@ def _calc_rows():
             rows.append(catalogue_row)
         if name == "peak_tflops":
             rows.append(hbm)
+            rows += _default_mfu_rows()
     rows.append(
         Row("scenario_ready", "Scenario complete", "TRUE/FALSE",
             "=AND(ISNUMBER({total_params_used}),ISNUMBER({training_tokens_used}),"
@@ -100,6 +128,11 @@ def _calc_rows():
             "Typed throughput (override), typed MFU, or the calibrated default", "Link", True)
     )  # fmt: skip
     rows += [_used(name) for name in _LATE]
+    rows.append(
+        Row("start_date_used", "Run start date", "date",
+            '=IF(ISNUMBER({start_date}),{start_date},"")',
+            "Typed, or none: no monthly schedule", "Link", True)
+    )  # fmt: skip
     rows.append("Outputs")
     for q in PLAN_OUTPUTS:
         rows.append(Row(q.name, q.label, q.unit, _output_formula(q.name), q.note, "Calc", True))

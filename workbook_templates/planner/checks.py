@@ -39,8 +39,7 @@ _PER_SCENARIO = (
      "{goodput_used}<=1))"),
     ("Budget status is " + ", ".join(BUDGET_STATUSES[:-1]) + " or " + BUDGET_STATUSES[-1]
      + " (or blank)",
-     "=OR(LEN({budget_status})=0,ISNUMBER(MATCH({budget_status},{"
-     + ",".join(f'"{s}"' for s in BUDGET_STATUSES) + "},0)))"),
+     "=OR(LEN({budget_status})=0,ISNUMBER(MATCH({budget_status},budget_statuses,0)))"),
     ("Uncertainties >= 0",
      "=AND(N({throughput_range_pct_used})>=0,N({price_range_pct_used})>=0)"),
     ("Accelerator is in the catalogue (or blank)",

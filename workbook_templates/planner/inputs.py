@@ -31,8 +31,7 @@ _ERRORS = {
 def _validation_for(book, ws, q, rng):
     """Data validation for one input row from its PLAN_INPUTS rule (sheetkit's encoding)."""
     rule = "a whole number > 0" if q.name == "accelerators" else q.rule  # whole accelerators
-    if q.name == "budget_status":  # a dropdown of the statuses (sheetkit's list encoding)
-        statuses = ",".join(BUDGET_STATUSES)
+    if q.name == "budget_status":  # a dropdown of the statuses: the named list below
         validate_rule(
             book,
             ws,
@@ -42,7 +41,7 @@ def _validation_for(book, ws, q, rng):
             "",
             q.note,
             error=f"Pick a budget status: {q.rule}.",
-            list_source=f'"{statuses}"',
+            list_source="budget_statuses",
         )
         return
     total = None  # the scenario_name row comes before total_params
@@ -137,6 +136,20 @@ def _constants(book, ws, r):
     return r
 
 
+def _lists(book, ws, r):
+    """The budget statuses, one per cell: the dropdown's source and the Checks' list
+    (``budget_statuses``), written once."""
+    ws.cell(r, 1, "Budget statuses (the list)").style = "Section"
+    for i, status in enumerate(BUDGET_STATUSES):
+        cell = put_text(ws.cell(r + 1 + i, DEFAULT_COL), status)
+        cell.style = "Constant"
+    col = get_column_letter(DEFAULT_COL)
+    book.name("budget_statuses", f"'Inputs'!${col}${r + 1}:${col}${r + len(BUDGET_STATUSES)}")
+    put_text(ws.cell(r + 1, NOTE_COL), "Blank in a filled column counts as Proposed; Reference "
+             "and Excluded are never in a budget").style = "Note"  # fmt: skip
+    return r + len(BUDGET_STATUSES)
+
+
 def _constant_rows(book, ws, r, title, quantities):
     ws.cell(r, 1, title).style = "Section"
     for q in quantities:
@@ -188,6 +201,7 @@ def inputs_sheet(book, scen):
     _header(book, ws, scen)
     r = _input_rows(book, ws, scen)
     r = _constants(book, ws, r + 2)
+    r = _lists(book, ws, r + 2)
     _sources(ws, r + 2, scen)
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}",
                 print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}", pages_wide=2,

@@ -82,7 +82,9 @@ def _selected(book, ws):
     cell.style = "Section"
     put_text(ws["A4"], "Its figures at P50 (Summary)").style = "Section"
     items = (
-        ("mon.start", "Start date", "=INDEX(start_date,1,{active_scenario})", "date"),
+        # the start date as used: "" when blank (Gnumeric's INDEX of a blank cell is 0,
+        # LibreOffice's is blank, so the blank is resolved on Calculations)
+        ("mon.start", "Start date", "=INDEX(start_date_used,1,{active_scenario})", "date"),
         ("mon.days", "Wall-clock days", "={sel.wall_clock_days}", "days"),
         ("mon.hours", "Accelerator-hours", "={sel.accelerator_hours}", "accelerator-hours"),
         ("mon.compute", "Compute cost (US$)", "={sel.rental_cost_usd}", "US$"),

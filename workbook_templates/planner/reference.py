@@ -72,7 +72,13 @@ def _calibration(book, ws, r):
         book.place_cell(name, ws, cell.coordinate, named=True)
     rr = r + 2 + len(items)
     put_text(ws.cell(rr, 1), "Calibrated throughput uncertainty (P90 / P50 - 1)")
-    cell = ws.cell(rr, 8, book.formula("=" + model.excel("calibrated_range_pct"), ws.title))
+    cell = ws.cell(
+        rr,
+        8,
+        book.formula(
+            "=" + model.excel("calibrated_range_pct", bind={"p90_level": "p90_level"}), ws.title
+        ),
+    )
     cell.style = "Calc"
     cell.number_format = "0.0%"
     book.place_cell("calibrated_range_pct", ws, cell.coordinate, named=True)
