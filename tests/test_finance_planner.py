@@ -33,7 +33,17 @@ SHORT = {"scenario_name": "A run of seconds", "total_params": 2e7, "training_tok
 #: Variant file -> {scenario column k: plan}, and the switch (1-8) or None.
 APPROVED = {**SHORT, "scenario_name": "Approved", "total_params": 7e10,
             "training_tokens": 2e12, "budget_status": "Approved"}  # fmt: skip
+PRICED = {**APPROVED, "budget_status": "Proposed", "usd_per_kwh": 0.12, "pue": 1.3}
+PRICING = {
+    3: {**PRICED, "scenario_name": "All-in", "pricing_basis": "rental all-in",
+        "other_costs_usd": 250_000},
+    4: {**PRICED, "scenario_name": "Owned", "pricing_basis": "owned"},
+    5: {**PRICED, "scenario_name": "Plus power", "pricing_basis": "rental plus power",
+        "other_costs_usd": 1e6},
+    6: {**PRICED, "scenario_name": "Basis blank"},
+}  # fmt: skip
 VARIANTS = {
+    "fin-pricing.xlsx": (PRICING, 4),
     "fin-billions.xlsx": ({3: BILLIONS}, 4),
     "fin-short.xlsx": ({3: SHORT}, 4),
     "fin-approval.xlsx": (
@@ -181,3 +191,106 @@ def test_approved_without_reference_and_date_is_a_warn(finance_variants):
     # Custom 1: Approved without either; Custom 2: with both; Custom 3: the reference only
     assert [is_true(v) for v in cols[3:6]] == [False, True, False]
     assert row_values(wb, "approval_ref")[4] == "FIN-2027-014"
+
+
+# -- 9. no hard-coded figures in the planner's formulas ----------------------------------------
+
+
+def _formulas(wb):
+    return [(ws.title, c.coordinate, c.value) for ws in wb.worksheets for row in ws.iter_rows()
+            for c in row if isinstance(c.value, str) and c.value.startswith("=")]  # fmt: skip
+
+
+def test_percentiles_statuses_and_steps_are_named_cells(generated_templates):
+    import re
+
+    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    formulas = _formulas(wb)
+    for sheet, where, f in formulas:
+        assert not re.search(r"NORM\.S\.INV\(0\.\d", f), (sheet, where, f)
+        assert '"Reference"' not in f and "Proposed,Approved" not in f, (sheet, where, f)
+    assert sum("NORM.S.INV(p90_level)" in f for _, _, f in formulas) >= 8
+    assert sum("NORM.S.INV(p10_level)" in f for _, _, f in formulas) >= 8
+    assert row_values(wb, "p10_level") == [0.1] and row_values(wb, "p90_level") == [0.9]
+    assert row_values(wb, "budget_statuses") == ["Reference", "Proposed", "Approved", "Excluded"]
+    (dv,) = [d for d in wb["Inputs"].data_validations.dataValidation if d.type == "list"
+             and d.formula1 == "budget_statuses"]  # fmt: skip
+    assert dv
+    from workbook_templates.planner import SENS_ACCELERATORS, SENS_MFU, SENS_PRICE
+
+    named = {"sens_steps_accelerators": SENS_ACCELERATORS, "sens_steps_mfu": SENS_MFU,
+             "sens_steps_price": SENS_PRICE}  # fmt: skip
+    for name, steps in named.items():
+        assert tuple(row_values(wb, name)) == steps
+    axes = [f for s, _, f in formulas if s == "Sensitivity" and "INDEX(sens_steps_" in f]
+    assert len(axes) == 4 * 14
+    assert not any(re.search(r"\*(0\.\d+|1\.\d+|2|4|8)\b", f) for s, _, f in formulas
+                   if s == "Sensitivity" and "sens_steps" in f)  # fmt: skip
+
+
+def test_the_default_mfu_is_three_rows_over_named_constants(generated_templates):
+    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    ws, coord = planner_cell(wb, "calibrated_mfu", 0)
+    assert ws[coord].value.startswith("=IF(ISNUMBER(") and "MIN(mfu_max,MAX(mfu_min," in (
+        ws[coord].value
+    )
+    ws, coord = planner_cell(wb, "calibrated_mfu_raw", 0)
+    assert "mfu_ln_slope*LN(" in ws[coord].value
+    ws, coord = planner_cell(wb, "mfu_ln_intercept_used", 0)
+    assert "mfu_ln_intercept_other" in ws[coord].value
+    ws, coord = planner_cell(wb, "mfu_used", 0)
+    assert len(ws[coord].value) < 80, ws[coord].value  # typed, else the calibrated_mfu row
+
+
+# -- 4. cost scope: the pricing basis and other costs ------------------------------------------
+
+
+def test_the_pricing_basis_and_other_costs_equal_the_engine(finance_variants):
+    wb = finance_variants["fin-pricing.xlsx"]
+    assert row_values(wb, "master_status")[0] != "ERROR", row_values(wb, "master_cause")
+    for k, plan in PRICING.items():
+        want = estimate_scenario(plan)
+        for q in PLAN_OUTPUTS:
+            if q.name != "min_accelerators_for_memory":
+                got = row_values(wb, q.name)[k]
+                assert got == pytest.approx(want[q.name], rel=REL, abs=1e-9), (k, q.name)
+        kwh_cost = row_values(wb, "electricity_cost_usd")[k]
+        other = plan.get("other_costs_usd", 0)
+        compute = row_values(wb, "rental_cost_usd")[k]
+        assert row_values(wb, "total_cost_usd")[k] == pytest.approx(compute + kwh_cost + other)
+        if plan.get("pricing_basis") == "rental all-in":  # the power is in the price
+            assert kwh_cost == 0 and row_values(wb, "usd_per_kwh_used")[k] == 0
+            assert row_values(wb, "electricity_kwh")[k] > 0  # still used, and its CO2
+        else:
+            assert kwh_cost == pytest.approx(row_values(wb, "electricity_kwh")[k] * 0.12)
+    assert row_values(wb, "pricing_basis_used")[6] == "rental plus power"  # blank
+    # P90 of the total: the point total (other costs included) plus the parts' moves
+    from udfs import ranges
+    from udfs.plan import resolve
+
+    r = resolve(PRICING[5])
+    point = estimate_scenario(PRICING[5])
+    want = ranges.estimate_ranges(point, r.throughput_sigma, r.price_sigma)
+    assert row_values(wb, "total_cost_usd_p90")[5] == pytest.approx(
+        float(want["total_cost_usd"]["p90"]), rel=REL
+    )
+
+
+def test_an_unknown_pricing_basis_is_refused_and_an_error():
+    from udfs.plan import resolve
+    from udfs.validation import InputError
+
+    with pytest.raises(InputError, match="pricing_basis must be one of rental all-in"):
+        resolve({**PRICED, "pricing_basis": "leased"})
+    with pytest.raises(InputError, match="other_costs_usd must be a number >= 0"):
+        resolve({**PRICED, "other_costs_usd": -5})
+
+
+def test_price_pue_overhead_and_kwh_defaults_say_their_source_or_bound():
+    from udfs.quantities import PLAN_INPUTS
+
+    notes = {q.name: q.note for q in PLAN_INPUTS}
+    assert "arXiv 2412.19437, Dec 2024" in notes["usd_per_accelerator_hour"]
+    assert "a lower bound" in notes["pue"] and "1.56 (2024)" in notes["pue"]
+    assert "a lower bound" in notes["server_overhead"] and "1.82" in notes["server_overhead"]
+    assert "without a source" in notes["usd_per_kwh"]

@@ -221,16 +221,16 @@ def test_the_handoff_total_is_the_engine_total(template, tmp_path):
 
 
 def test_a_value_typed_over_an_output_of_an_unsaved_planner_is_a_warn(template, tmp_path):
-    """Reviewer's case: never recalculated, one value typed over Calculations!G45 (custom
+    """Reviewer's case: never recalculated, one value typed over Calculations!G47 (custom
     column 1's total cost). The console, Mismatches and Checks all say one value differs."""
     p = with_references(template, tmp_path / "p.xlsx", [PLAN_B])
     wb = openpyxl.load_workbook(p)
     where = set_cell(wb, "total_cost_usd", PRESET, 12345)
     wb.save(p)
-    assert where == "Calculations!G45"
+    assert where == "Calculations!G47"
     code, out, err = run_report(p, "--csv", tmp_path / "csv")
     assert code == 0 and "1 saved value(s) differ" in out
-    assert [m["cell"] for m in read_csv(tmp_path / "csv", "mismatches")] == ["G45"]
+    assert [m["cell"] for m in read_csv(tmp_path / "csv", "mismatches")] == ["G47"]
     checks = read_csv(tmp_path / "csv", "checks")
     saved = [r for r in checks if r["check"] == "Saved values agree with the engine"]
     assert [r["status"] for r in saved] == ["WARN"]
@@ -323,7 +323,7 @@ def test_finance_reads_labels_not_code_names(template, tmp_path):
     assert all(c.value != "fraction" for row in sheets["Blank inputs"] + sheets["Sources"]
                for c in row)  # fmt: skip
     text = " ".join(str(c.value) for row in sheets["Checks"] for c in row)
-    assert "Calculations!G45 (Total cost)" in text
+    assert "Calculations!G47 (Total cost)" in text
     sources = " ".join(str(c.value) for row in sheets["Sources"] for c in row)
     assert "the calibrated ranges, Compute Lab methodology" in sources
 

@@ -39,7 +39,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import calibration, catalogue, engine, model
-from .quantities import BUDGET_STATUSES, PLAN_INPUTS
+from .quantities import BUDGET_STATUSES, PLAN_INPUTS, PRICING_BASES
 from .validation import InputError, is_blank
 
 __all__ = [
@@ -180,6 +180,15 @@ def _rules():
             "else 0 (a typed MFU or throughput is taken as exact)",
         ),
         Rule("price_range_pct", float(_Q["price_range_pct"].default)),
+        Rule(
+            "pricing_basis",
+            None,
+            PRICING_BASES[1],
+            f'"{PRICING_BASES[1]}"',
+            f"Typed, or {PRICING_BASES[1]} (electricity added)",
+            text=True,
+        ),
+        Rule("other_costs_usd", float(_Q["other_costs_usd"].default)),
         Rule("accelerator_name", None, "none"),
         Rule("start_date", None, "no schedule"),
     ]
@@ -335,6 +344,7 @@ def resolve(inputs, precision="bf16"):
             use(name)
     for name in PASS_THROUGH:
         use(name)
+    _pricing(inputs, kwargs, notes)
     spreads = {n: _range_pct(inputs, n) for n in ("throughput_range_pct", "price_range_pct")}
     if spreads["throughput_range_pct"] is None:
         exact = source != THROUGHPUT_SOURCES[2]
@@ -352,6 +362,27 @@ def resolve(inputs, precision="bf16"):
 
 
 _ORDER = {q.name: i for i, q in enumerate(PLAN_INPUTS)}
+
+
+def _pricing(inputs, kwargs, notes):
+    """The pricing basis and the other costs: a rental all-in price includes the power, so no
+    electricity is added (``usd_per_kwh`` 0, with a note); other costs go to the total."""
+    basis = inputs.get("pricing_basis")
+    if not is_blank(basis):
+        typed = [b for b in PRICING_BASES if isinstance(basis, str) and basis.strip().lower() == b]
+        if not typed:
+            raise InputError("pricing_basis", f"must be one of {', '.join(PRICING_BASES)}")
+        if typed[0] == PRICING_BASES[0]:
+            notes[:] = [n for n in notes if n.name != "usd_per_kwh"]
+            notes.append(Note("usd_per_kwh", 0.0, "pricing basis rental all-in: the power is "
+                              "in the price, no electricity added"))  # fmt: skip
+            kwargs["usd_per_kwh"] = 0.0
+    other = inputs.get("other_costs_usd")
+    if not is_blank(other):
+        ok = isinstance(other, (int, float)) and not isinstance(other, bool)
+        if not ok or not math.isfinite(other) or other < 0:
+            raise InputError("other_costs_usd", "must be a number >= 0 (US$)")
+        kwargs["other_costs_usd"] = float(other)
 
 
 def _budget_status(value):

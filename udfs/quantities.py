@@ -29,6 +29,7 @@ __all__ = [
     "RANGE_FORMULAS",
     "RANGE_OUTPUTS",
     "BUDGET_STATUSES",
+    "PRICING_BASES",
     "PLAUSIBILITY_FLOORS",
     "MIN_PLAUSIBLE",
     "SEED_PLAN",
@@ -51,6 +52,9 @@ class Quantity:
 
 #: The budget_status dropdown's values; a blank in a filled column counts as "Proposed".
 BUDGET_STATUSES = ("Reference", "Proposed", "Approved", "Excluded")
+#: The pricing_basis dropdown's values: what the price per accelerator-hour covers. Only a
+#: rental all-in price includes the power (no electricity is added); blank: rental plus power.
+PRICING_BASES = ("rental all-in", "rental plus power", "owned")
 
 PLAN_INPUTS = (
     Quantity(
@@ -171,7 +175,19 @@ PLAN_INPUTS = (
         "US$/accelerator-hour",
         2.0,
         ">= 0",
-        "Rental, or the ownership equivalent",
+        "Rental, or the ownership equivalent (see the pricing basis). Blank: US$2.00, the H800 "
+        "rental price the DeepSeek-V3 report assumed (arXiv 2412.19437, Dec 2024), not a quote",
+    ),
+    Quantity(
+        "pricing_basis",
+        "Pricing basis",
+        "",
+        None,
+        "rental all-in, rental plus power or owned",
+        "What the price covers. Rental all-in: power included, no electricity added. Rental "
+        "plus power, or owned (the price is the ownership equivalent): electricity added. "
+        "Blank: rental plus power",
+        kind="text",
     ),
     Quantity(
         "price_range_pct",
@@ -195,7 +211,8 @@ PLAN_INPUTS = (
         "ratio",
         1.0,
         ">= 1",
-        "Server power over accelerator power (Epoch AI uses ~1.82 for H100 servers)",
+        "Server power over accelerator power. Blank: 1.00, a lower bound (the accelerators "
+        "only); Epoch AI uses ~1.82 for H100 servers",
     ),
     Quantity(
         "pue",
@@ -203,9 +220,27 @@ PLAN_INPUTS = (
         "ratio",
         1.0,
         ">= 1",
-        "Power usage effectiveness (Uptime Institute average 1.56 in 2024)",
+        "Power usage effectiveness. Blank: 1.00, a lower bound (no cooling); Uptime Institute "
+        "average 1.56 (2024), hyperscalers ~1.1",
     ),
-    Quantity("usd_per_kwh", "Electricity price", "US$/kWh", 0.08, ">= 0"),
+    Quantity(
+        "usd_per_kwh",
+        "Electricity price",
+        "US$/kWh",
+        0.08,
+        ">= 0",
+        "Blank: US$0.08, a placeholder without a source: type your contract's price. Not "
+        "used with a rental all-in price",
+    ),
+    Quantity(
+        "other_costs_usd",
+        "Other costs of the run",
+        "US$",
+        0.0,
+        ">= 0",
+        "Storage, data, networking, staff... added to the total as they are (no range). "
+        "Blank: none",
+    ),
     Quantity(
         "grams_co2_per_kwh",
         "Grid carbon intensity",

@@ -116,7 +116,7 @@ _WHOLE = ("accelerators",)
 #: Inputs an older planner may lack (added with the budget view and the ranges): their cells
 #: read as blank, and ``Planner.missing_optional`` names them.
 OPTIONAL_INPUTS = ("budget_status", "owner", "throughput_range_pct", "price_range_pct",
-                   "approval_ref", "approval_date")  # fmt: skip
+                   "approval_ref", "approval_date", "pricing_basis", "other_costs_usd")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------

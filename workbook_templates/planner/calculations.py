@@ -8,7 +8,7 @@ from openpyxl.utils import get_column_letter
 
 from udfs import model
 from udfs.plan import PASS_THROUGH, RULES, THROUGHPUT_SOURCE_EXCEL
-from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_OUTPUTS
+from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, PRICING_BASES, RANGE_OUTPUTS
 
 from ..sheetkit import DEFAULT_GREY, Book, Row, put_text
 from .layout import FIRST_COL, NOTE_COL, SCENARIO_COLUMNS, checks_flag
@@ -18,7 +18,8 @@ _INPUTS = {q.name: q for q in PLAN_INPUTS}
 
 #: Inputs in the order of the "as used" rows (hbm_gb_used and catalogue_row go after peak).
 _USED = ("total_params", "active_params", "training_tokens", "accelerators", "peak_tflops",
-         "mfu", "goodput", "effective_tflops_input", *PASS_THROUGH)  # fmt: skip
+         "mfu", "goodput", "effective_tflops_input", "pricing_basis", *PASS_THROUGH,
+         "other_costs_usd")  # fmt: skip
 #: Rows after scenario_ready and throughput_source, which their formulas read.
 _LATE = ("budget_status", "owner", "throughput_range_pct", "price_range_pct")
 #: Spec name -> the planner's row for it: a formula reads the inputs as used.
@@ -44,6 +45,9 @@ def _used(name):
         formula, note = rule.excel_used(f"{{default.{name}}}"), rule.sheet_note
     if name == "budget_status":  # a blank counts as Proposed in a filled column only
         formula = f'IF(LEN({{{name}}})>0,{{{name}}},IF({{scenario_ready}},"Proposed",""))'
+    if name == "usd_per_kwh":  # a rental all-in price includes the power (udfs.plan)
+        formula = f'IF({{pricing_basis_used}}="{PRICING_BASES[0]}",0,{formula})'
+        note = "Typed, or column C; 0 with a rental all-in price (the power is in the price)"
     return Row(f"{name}_used", q.label, q.unit, "=" + formula, note, "Link", True)
 
 
@@ -92,6 +96,8 @@ def _output_formula(name):
     if name == "effective_tflops":  # the override, when typed, is used as is (udfs.plan)
         override = "{effective_tflops_input_used}"
         spec = f"IF(ISNUMBER({override}),{override},{spec})"
+    if name == "total_cost_usd":  # other costs added as they are, as the engine does
+        spec = f"{spec}+{{other_costs_usd_used}}"
     if name == "min_accelerators_for_memory":  # needs the catalogue's HBM
         return f'=IF(AND({{scenario_ready}},N({{hbm_gb_used}})>0),{spec},"")'
     return f'{_READY}{spec},"")'

@@ -26,7 +26,7 @@ _PER_SCENARIO = (
      "=OR({scenario_ready},COUNT({total_params},{active_params},{training_tokens},"
      "{accelerators})=0)"),
     ("Number inputs hold numbers (no text such as '405B')",
-     "=COUNTA({numeric_inputs})-COUNTA({accelerator_name})=COUNT({numeric_inputs})"),
+     "=COUNTA({numeric_inputs})-{text_inputs}=COUNT({numeric_inputs})"),
     ("Active parameters <= total parameters",
      "=OR(NOT({scenario_ready}),{active_params_used}<={total_params_used})"),
     ("Accelerators is a whole number",
@@ -44,10 +44,13 @@ _PER_SCENARIO = (
      "=AND(N({throughput_range_pct_used})>=0,N({price_range_pct_used})>=0)"),
     ("Accelerator is in the catalogue (or blank)",
      "=OR(ISBLANK({accelerator_name}),{catalogue_row}>0)"),
-    ("Prices >= 0, power > 0, overhead and PUE >= 1, bytes > 0",
+    ("Prices and other costs >= 0, power > 0, overhead and PUE >= 1, bytes > 0",
      "=AND({usd_per_accelerator_hour_used}>=0,{watts_per_accelerator_used}>0,"
      "{server_overhead_used}>=1,{pue_used}>=1,{usd_per_kwh_used}>=0,"
-     "{grams_co2_per_kwh_used}>=0,{checkpoint_bytes_per_param_used}>0)"),
+     "{grams_co2_per_kwh_used}>=0,{checkpoint_bytes_per_param_used}>0,"
+     "{other_costs_usd_used}>=0)"),
+    ("Pricing basis is rental all-in, rental plus power or owned (or blank)",
+     "=OR(LEN({pricing_basis})=0,ISNUMBER(MATCH({pricing_basis},pricing_bases,0)))"),
     ("Total and active parameters >= 1E6 (Inputs rows {row:total_params} and "
      "{row:active_params}); below, typed in billions? Type 70E9 for 70 billion",
      "=OR(NOT({scenario_ready}),AND({total_params_used}>=min_plausible_params,"
@@ -97,16 +100,18 @@ def _single_checks(n):
 
 
 def _numeric_span(book):
-    """First and last Inputs row of the number inputs (only the accelerator name between)."""
+    """First and last Inputs row of the number inputs, and the text inputs between them."""
     numeric = [q.name for q in PLAN_INPUTS if q.kind != "text"]
     top, bottom = book.rows[numeric[0]][1], book.rows[numeric[-1]][1]
-    text_rows = [book.rows[q.name][1] for q in PLAN_INPUTS if q.kind == "text"]
-    assert all(not top < t < bottom for t in text_rows if t != book.rows["accelerator_name"][1])
-    return top, bottom
+    inside = [
+        q.name for q in PLAN_INPUTS if q.kind == "text" and top < book.rows[q.name][1] < bottom
+    ]
+    return top, bottom, inside
 
 
 def _per_scenario_rows(book, ws, r, table=_PER_SCENARIO):
-    top, bottom = _numeric_span(book)
+    top, bottom, inside = _numeric_span(book)
+    texts = "(" + "+".join(f"COUNTA({{{n}}})" for n in inside) + ")"
     a, b = get_column_letter(FIRST_COL), get_column_letter(LAST_COL)
     for label, formula in table:
         for name in ("total_params", "active_params", "training_tokens"):
@@ -115,6 +120,7 @@ def _per_scenario_rows(book, ws, r, table=_PER_SCENARIO):
         for c in SCENARIO_COLUMNS:
             letter = get_column_letter(c)
             text = formula.replace("{numeric_inputs}", f"Inputs!{letter}{top}:{letter}{bottom}")
+            text = text.replace("{text_inputs}", texts)
             ws.cell(r, c, book.formula(text, ws.title, letter))
         ws.cell(r, 3, f"=AND({a}{r}:{b}{r})")
         first_bad = ws.cell(r, CAUSE_COL, f'=IFERROR(MATCH(FALSE,{a}{r}:{b}{r},0),"")')

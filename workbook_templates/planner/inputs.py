@@ -6,7 +6,13 @@ from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
 from udfs.plan import RULES
-from udfs.quantities import BUDGET_STATUSES, MODEL_CONSTANTS, PLAN_INPUTS, PLAUSIBILITY_FLOORS
+from udfs.quantities import (
+    BUDGET_STATUSES,
+    MODEL_CONSTANTS,
+    PLAN_INPUTS,
+    PLAUSIBILITY_FLOORS,
+    PRICING_BASES,
+)
 
 from ..sheetkit import Book, bold, number_format, put_text, validate_rule
 from .layout import (
@@ -31,7 +37,7 @@ _ERRORS = {
 def _validation_for(book, ws, q, rng):
     """Data validation for one input row from its PLAN_INPUTS rule (sheetkit's encoding)."""
     rule = "a whole number > 0" if q.name == "accelerators" else q.rule  # whole accelerators
-    if q.name == "budget_status":  # a dropdown of the statuses: the named list below
+    if q.name in _LISTS:  # a dropdown: the named list under the inputs
         validate_rule(
             book,
             ws,
@@ -40,8 +46,8 @@ def _validation_for(book, ws, q, rng):
             q.label,
             "",
             q.note,
-            error=f"Pick a budget status: {q.rule}.",
-            list_source="budget_statuses",
+            error=f"Pick a {q.label.lower()}: {q.rule}.",
+            list_source=_LISTS[q.name][0],
         )
         return
     total = None  # the scenario_name row comes before total_params
@@ -136,18 +142,29 @@ def _constants(book, ws, r):
     return r
 
 
+#: Input -> (the named list of its dropdown, section title, note): each list written once,
+#: the dropdown's source and the Checks' list.
+_LISTS = {
+    "budget_status": ("budget_statuses", "Budget statuses (the list)", BUDGET_STATUSES,
+                      "Blank in a filled column counts as Proposed; Reference and Excluded are "
+                      "never in a budget"),
+    "pricing_basis": ("pricing_bases", "Pricing bases (the list)", PRICING_BASES,
+                      "Only a rental all-in price includes the power: no electricity is added. "
+                      "Blank: rental plus power"),
+}  # fmt: skip
+
+
 def _lists(book, ws, r):
-    """The budget statuses, one per cell: the dropdown's source and the Checks' list
-    (``budget_statuses``), written once."""
-    ws.cell(r, 1, "Budget statuses (the list)").style = "Section"
-    for i, status in enumerate(BUDGET_STATUSES):
-        cell = put_text(ws.cell(r + 1 + i, DEFAULT_COL), status)
-        cell.style = "Constant"
+    """The dropdowns' lists, one value per cell, each a defined name."""
     col = get_column_letter(DEFAULT_COL)
-    book.name("budget_statuses", f"'Inputs'!${col}${r + 1}:${col}${r + len(BUDGET_STATUSES)}")
-    put_text(ws.cell(r + 1, NOTE_COL), "Blank in a filled column counts as Proposed; Reference "
-             "and Excluded are never in a budget").style = "Note"  # fmt: skip
-    return r + len(BUDGET_STATUSES)
+    for name, title, values, note in _LISTS.values():
+        ws.cell(r, 1, title).style = "Section"
+        for i, value in enumerate(values):
+            put_text(ws.cell(r + 1 + i, DEFAULT_COL), value).style = "Constant"
+        book.name(name, f"'Inputs'!${col}${r + 1}:${col}${r + len(values)}")
+        put_text(ws.cell(r + 1, NOTE_COL), note).style = "Note"
+        r += len(values) + 2
+    return r - 2
 
 
 def _constant_rows(book, ws, r, title, quantities):

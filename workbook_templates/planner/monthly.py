@@ -33,7 +33,7 @@ _COLUMNS = (
     ("Accelerator-hours", 15, number_format("accelerator-hours")),
     ("Compute cost (US$)", 15, number_format("US$")),
     ("Electricity cost (US$)", 15, number_format("US$")),
-    ("Total cost, P50 (US$)", 15, number_format("US$")),
+    ("Total cost with other costs, P50 (US$)", 15, number_format("US$")),
     ("Total cost, P90 (US$)", 15, number_format("US$")),
     ("Cumulative total cost, P50 (US$)", 17, number_format("US$")),
 )
@@ -169,7 +169,7 @@ def _schedule(book, ws, head):
             g + f'D{row}*{{mon.hours}},"")',
             g + f'D{row}*{{mon.compute}},"")',
             g + f'D{row}*{{mon.electricity}},"")',
-            g + f'F{row}+G{row},"")',
+            g + f'D{row}*{{mon.total}},"")',
             f'=IF(AND({{mon.ok}},ISNUMBER({{mon.p90_ratio}})),H{row}*{{mon.p90_ratio}},"")',
             g + f'SUM(H${first}:H{row}),"")',
         )

@@ -25,7 +25,10 @@ _RESOLVED = (
     ("goodput_used", "Goodput", "fraction"),
     ("throughput_source", "Throughput source", ""),
     ("usd_per_accelerator_hour_used", "Price per accelerator-hour", "US$/accelerator-hour"),
-    ("start_date", "Run start date", "date"),
+    ("pricing_basis_used", "Pricing basis", ""),
+    ("usd_per_kwh_used", "Electricity price (0: in the price)", "US$/kWh"),
+    ("other_costs_usd_used", "Other costs of the run", "US$"),
+    ("start_date_used", "Run start date", "date"),
     ("scenario_ready", "Scenario complete", "TRUE/FALSE"),
 )
 
