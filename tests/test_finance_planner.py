@@ -294,3 +294,30 @@ def test_price_pue_overhead_and_kwh_defaults_say_their_source_or_bound():
     assert "a lower bound" in notes["pue"] and "1.56 (2024)" in notes["pue"]
     assert "a lower bound" in notes["server_overhead"] and "1.82" in notes["server_overhead"]
     assert "without a source" in notes["usd_per_kwh"]
+
+
+# -- 11. one set of states, colours and units ---------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [PLANNER, "cluster-sizing.xlsx", "dense-vs-moe.xlsx"])
+def test_units_match_the_format_and_states_are_coloured(generated_templates, name):
+    wb = openpyxl.load_workbook(generated_templates[name])
+    for ws in wb.worksheets:
+        for row in ws.iter_rows(max_col=2):
+            for c in row:
+                assert c.value != "fraction", (ws.title, c.coordinate)  # shown as %
+    # every cell that shows the master check in words turns amber on WARN and red on ERROR
+    shown = [(ws, c.coordinate) for ws in wb.worksheets if ws.title != "Checks"
+             for row in ws.iter_rows() for c in row
+             if isinstance(c.value, str) and ("master_status" in c.value or
+                                              '"Checks: "&' in c.value)]  # fmt: skip
+    assert shown, name
+    for ws, coord in shown:
+        rules = [r.formula[0] for rng in ws.conditional_formatting for r in rng.rules
+                 if coord in str(rng.sqref)]  # fmt: skip
+        assert any('SEARCH("WARN"' in f for f in rules), (ws.title, coord)
+        assert any('SEARCH("ERROR"' in f for f in rules), (ws.title, coord)
+    assert "master_status" in wb.defined_names
+    cover = [c.value for row in wb["Cover"].iter_rows(max_col=1) for c in row]
+    for word in ("MFU", "TFLOP/s", "Goodput", "P50 / P90", "Contingency"):
+        assert word in cover, (name, word)

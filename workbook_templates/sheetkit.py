@@ -47,6 +47,8 @@ __all__ = [
     "used_area",
     "bold",
     "number_format",
+    "state_colours",
+    "GLOSSARY",
     "FORMULA_LEADS",
 ]
 
@@ -62,6 +64,24 @@ CONSTANT_FILL = "EDEDED"
 CHECK_OK_FILL = "C6EFCE"
 CHECK_BAD_FILL = "FFC7CE"
 CHECK_WARN_FILL = "FFEB9C"
+#: A unit as the unit column shows it, to match the cell's format (a fraction shows as %).
+DISPLAY_UNITS = {"fraction": "%"}
+#: The one set of states of every workbook: OK, WARN (something to look at), ERROR.
+STATES = ("OK", "WARN", "ERROR")
+#: The five words a finance reader meets, in five lines (the Cover of every workbook and the
+#: hand-off's page 1).
+GLOSSARY = (
+    ("MFU", "Model FLOPs utilisation: the share of the accelerators' peak speed a training run "
+     "turns into useful model arithmetic (typically 30-45%)."),
+    ("TFLOP/s", "Trillions of arithmetic operations per second, per accelerator: its peak, or "
+     "the effective speed = peak x MFU x goodput."),
+    ("Goodput", "The share of the run's time spent training, after failures, restarts and "
+     "checkpoints (1 = no time lost)."),
+    ("P50 / P90", "P50: the estimate, as likely to be exceeded as not. P90: exceeded by one "
+     "run in ten; the budget's cautious line."),
+    ("Contingency", "P90 - P50 of the total cost: what to hold back above the estimate to "
+     "cover nine runs in ten."),
+)  # fmt: skip
 #: The font colour of a default in use (an input left blank): greyed, in italics.
 DEFAULT_GREY = "808080"
 #: Number format of a TRUE/FALSE cell: Excel shows a logical value as TRUE/FALSE whatever the
@@ -452,7 +472,7 @@ class Book:
         """Write a row's label, unit and note (all plain text; code names left out of notes)."""
         put_text(ws.cell(row, label_col), label)
         if unit_col:
-            put_text(ws.cell(row, unit_col), unit)
+            put_text(ws.cell(row, unit_col), DISPLAY_UNITS.get(unit, unit))
         if note_col and note:
             put_text(ws.cell(row, note_col), reader_text(note)).style = "Note"
 
@@ -561,8 +581,8 @@ COLOUR_LEGEND = (
 #: The Cover's how-to step on the checks of a template with :func:`add_checks`: the master
 #: check on the Checks sheet shows TRUE, the Cover's own Checks line shows OK.
 CHECKS_STEP = (
-    "Checks: every check must pass: the master check on the Checks sheet then reads TRUE and "
-    "the Checks line on this Cover reads OK."
+    "Checks: every check must pass: the master check on the Checks sheet then reads OK, as "
+    "does the Checks line on this Cover (ERROR otherwise, in red)."
 )
 
 
@@ -606,7 +626,8 @@ def add_cover(book, title, purpose, how_to, sheets, sources, generated):
     ws.cell(r, 2, "compute-lab templates (Compute Lab)")
     r += 1
     ws.cell(r, 1, "Checks")
-    ws.cell(r, 2, '=IF(master_check,"OK: every check passes","ERROR: see the Checks sheet")')
+    ws.cell(r, 2, '=IF(master_status="OK","OK: every check passes","ERROR: see the Checks sheet")')
+    state_colours(ws, f"B{r}")
     r += 1
     r += 1
     ws.cell(r, 1, "Sheets").style = "Section"
@@ -619,6 +640,12 @@ def add_cover(book, title, purpose, how_to, sheets, sources, generated):
         put_text(ws.cell(r, 2), what).alignment = Alignment(wrap_text=True)
         r += 1
     r += 1
+    ws.cell(r, 1, "Words").style = "Section"
+    for word, meaning in GLOSSARY:
+        r += 1
+        put_text(ws.cell(r, 1), word).alignment = Alignment(vertical="top")
+        put_text(ws.cell(r, 2), meaning).alignment = Alignment(wrap_text=True)
+    r += 2
     ws.cell(r, 1, "Sources").style = "Section"
     r += 1
     for src in sources:
@@ -832,20 +859,35 @@ def check_colours(ws, rng, bad_fill=CHECK_BAD_FILL):
 def add_checks(book, checks, widths=None):
     """A Checks sheet: (label, formula template) rows, TRUE = pass, and ``master_check``."""
     ws = book.sheet("Checks", widths or {"A": 70, "B": 4, "C": 12})
-    book.title(ws, "Checks", "TRUE = passes. The master check must be TRUE.")
+    book.title(ws, "Checks", "TRUE = passes. The master check reads OK or ERROR.")
     book.header(ws, 4, ["Check", "", "Result"])
     r = 5
     for label, formula in checks:
         put_text(ws.cell(r, 1), label)
         ws.cell(r, 3, book.formula(formula, ws.title))
         r += 1
-    put_text(ws.cell(r + 1, 1), "Master check (every check above)").style = "Section"
-    cell = ws.cell(r + 1, 3, f"=AND(C5:C{r - 1})")
-    bold(cell)
+    put_text(ws.cell(r + 1, 1), "No check fails (every check above)").style = "Section"
+    cell = ws.cell(r + 1, 3, f"=IFERROR(AND(C5:C{r - 1}),FALSE)")
     book.place_cell("master_check", ws, cell.coordinate, named=True)
-    check_colours(ws, f"C5:C{r + 1}")
+    put_text(ws.cell(r + 2, 1), "Master check: OK or ERROR").style = "Section"
+    cell = ws.cell(r + 2, 3, f'=IF(C{r + 1},"{STATES[0]}","{STATES[2]}")')
+    bold(cell)
+    book.place_cell("master_status", ws, cell.coordinate, named=True)
+    check_colours(ws, f"C5:C{r + 2}")
     Book.finish(ws, freeze="A5")
     return ws
+
+
+def state_colours(ws, rng):
+    """Colour a cell that shows a state in words: amber when it says WARN, red when it says
+    ERROR (the same colours as the Checks sheet); OK stays plain."""
+    from openpyxl.formatting.rule import FormulaRule
+
+    first = rng.split(":")[0].replace("$", "")
+    for word, fill in (("ERROR", CHECK_BAD_FILL), ("WARN", CHECK_WARN_FILL)):
+        ws.conditional_formatting.add(rng, FormulaRule(
+            formula=[f'AND(ISTEXT({first}),ISNUMBER(SEARCH("{word}",{first})))'],
+            fill=PatternFill("solid", fgColor=fill), stopIfTrue=True))  # fmt: skip
 
 
 def paragraph(ws, row, col, text, last_col):

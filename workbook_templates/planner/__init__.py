@@ -126,7 +126,7 @@ def _cover(book, generated):
     ws = book.wb["Cover"]
     for row in ws.iter_rows(max_col=2):
         for cell in row:  # the master check in three states (sheetkit's cover reads TRUE/FALSE)
-            if isinstance(cell.value, str) and cell.value.startswith("=IF(master_check,"):
+            if isinstance(cell.value, str) and cell.value.startswith('=IF(master_status="OK",'):
                 cell.value = (
                     '=IF(master_status="OK","OK: every check passes",IF(master_status="WARN",'
                     '"WARN: every check passes; have a look at the warnings on Checks",'

@@ -16,7 +16,7 @@ from openpyxl.utils import get_column_letter
 
 from udfs import model
 
-from ..sheetkit import BOOLEAN_FORMAT, Book, bold, number_format, put_text
+from ..sheetkit import BOOLEAN_FORMAT, Book, bold, number_format, put_text, state_colours
 from .layout import MONTHS
 
 #: Months of the schedule on the printed page (the rest stays on the sheet).
@@ -101,6 +101,7 @@ def _timing(book, ws, first, last):
     """Right block (E:H): the run's start and end, the P90 ratio, spend after the page."""
     put_text(ws["E4"], "Schedule").style = "Section"
     _value(book, ws, 4, 8, "mon.checks", '="Checks: "&{sel.checks}', "General", "Link")
+    state_colours(ws, "H4")
     rows = (
         ("mon.ok", "Schedule ready", "=AND(ISNUMBER({mon.start}),N({mon.days})>0)", BOOLEAN_FORMAT,
          "Calc"),

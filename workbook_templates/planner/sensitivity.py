@@ -9,7 +9,7 @@ from openpyxl.worksheet.pagebreak import Break
 
 from udfs import model
 
-from ..sheetkit import Book, bold, number_format, paragraph, put_text
+from ..sheetkit import Book, bold, number_format, paragraph, put_text, state_colours
 
 #: The selected scenario's figures the grids vary around (spec name -> Excel text).
 _SELECTED = {
@@ -124,6 +124,7 @@ def sensitivity_sheet(book):
     ws["G3"].style = "Link"
     ws["G3"].alignment = Alignment(horizontal="left", indent=1, shrink_to_fit=True)
     ws.merge_cells("G3:I3")
+    state_colours(ws, "G3")
     warn = ws.cell(4, 2, book.formula(
         '=IF(ISNUMBER({sel.effective_tflops_input_used}),"This scenario uses a typed effective '
         'TFLOP/s override ("&TEXT({sel.effective_tflops_input_used},"#,##0.0")&"). The days, '

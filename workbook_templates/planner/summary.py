@@ -8,7 +8,7 @@ from openpyxl.utils import get_column_letter
 from udfs import model
 from udfs.quantities import PLAN_OUTPUTS, RANGE_OUTPUTS, RANGE_QUANTITIES
 
-from ..sheetkit import Book, bold, paragraph, put_text
+from ..sheetkit import Book, bold, paragraph, put_text, state_colours
 from .layout import FIRST_COL, LAST_COL, single
 
 _OVERRIDE = "ISNUMBER({sel.effective_tflops_input_used})"
@@ -66,6 +66,7 @@ def _switch(book, ws, n):
     single(book, ws, 7, "sel.checks", "Checks", "",
            '=IF(master_status="OK","OK",IF(master_status="WARN","WARN: have a look at Checks",'
            '"ERROR: "&master_cause&" (Checks)"))', "Calc")  # fmt: skip
+    state_colours(ws, "C7")
     book.header(ws, 3, ["", "", "", ""])
     put_text(ws["A3"], "Selected scenario").style = "Header"
     book.header(ws, 3, ["No.", "Scenario"], first_col=6)
