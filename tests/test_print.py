@@ -20,7 +20,7 @@ from workbook_templates.sheetkit import BOOLEAN_FORMAT, TEMPLATE_VERSION
 
 PLANNER = "training-run-planner.xlsx"
 #: Most pages each workbook may print to (LibreOffice, A4 landscape).
-MAX_PAGES = {PLANNER: 24, "cluster-sizing.xlsx": 6, "dense-vs-moe.xlsx": 6}
+MAX_PAGES = {PLANNER: 17, "cluster-sizing.xlsx": 6, "dense-vs-moe.xlsx": 6}
 #: Sheets whose words this work owns: none of them may say "seed" or "source project".
 OWNED = {
     PLANNER: ("Sensitivity", "Monthly spend", "Charts"),

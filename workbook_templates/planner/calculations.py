@@ -180,7 +180,7 @@ def calculations_sheet(book, scen):
             ws.cell(row, c).number_format = "0.0000"
     _grey_defaults(book, ws)
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4",
-                pages_wide=2, title_cols="A:A")  # fmt: skip
+                pages_wide=2, title_cols="A:A", pages_tall=1)  # fmt: skip
     return ws
 
 

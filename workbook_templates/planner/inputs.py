@@ -7,11 +7,9 @@ from openpyxl.utils import get_column_letter
 
 from udfs.plan import RULES
 from udfs.quantities import (
-    BUDGET_STATUSES,
     MODEL_CONSTANTS,
     PLAN_INPUTS,
     PLAUSIBILITY_FLOORS,
-    PRICING_BASES,
 )
 
 from ..sheetkit import Book, bold, number_format, put_text, validate_rule
@@ -25,6 +23,7 @@ from .layout import (
     RULE_COL,
     SCENARIO_COLUMNS,
 )
+from .reference import LISTS
 
 #: Alert texts of the rules whose "<label> must be <rule>." reads badly.
 _ERRORS = {
@@ -37,7 +36,7 @@ _ERRORS = {
 def _validation_for(book, ws, q, rng):
     """Data validation for one input row from its PLAN_INPUTS rule (sheetkit's encoding)."""
     rule = "a whole number > 0" if q.name == "accelerators" else q.rule  # whole accelerators
-    if q.name in _LISTS:  # a dropdown: the named list under the inputs
+    if q.name in LISTS:  # a dropdown: the named list on the Accelerators sheet
         validate_rule(
             book,
             ws,
@@ -47,7 +46,7 @@ def _validation_for(book, ws, q, rng):
             "",
             q.note,
             error=f"Pick a {q.label.lower()}: {q.rule}.",
-            list_source=_LISTS[q.name][0],
+            list_source=LISTS[q.name][0],
         )
         return
     total = None  # the scenario_name row comes before total_params
@@ -142,31 +141,6 @@ def _constants(book, ws, r):
     return r
 
 
-#: Input -> (the named list of its dropdown, section title, note): each list written once,
-#: the dropdown's source and the Checks' list.
-_LISTS = {
-    "budget_status": ("budget_statuses", "Budget statuses (the list)", BUDGET_STATUSES,
-                      "Blank in a filled column counts as Proposed; Reference and Excluded are "
-                      "never in a budget"),
-    "pricing_basis": ("pricing_bases", "Pricing bases (the list)", PRICING_BASES,
-                      "Only a rental all-in price includes the power: no electricity is added. "
-                      "Blank: rental plus power"),
-}  # fmt: skip
-
-
-def _lists(book, ws, r):
-    """The dropdowns' lists, one value per cell, each a defined name."""
-    col = get_column_letter(DEFAULT_COL)
-    for name, title, values, note in _LISTS.values():
-        ws.cell(r, 1, title).style = "Section"
-        for i, value in enumerate(values):
-            put_text(ws.cell(r + 1 + i, DEFAULT_COL), value).style = "Constant"
-        book.name(name, f"'Inputs'!${col}${r + 1}:${col}${r + len(values)}")
-        put_text(ws.cell(r + 1, NOTE_COL), note).style = "Note"
-        r += len(values) + 2
-    return r - 2
-
-
 def _constant_rows(book, ws, r, title, quantities):
     ws.cell(r, 1, title).style = "Section"
     for q in quantities:
@@ -218,7 +192,6 @@ def inputs_sheet(book, scen):
     _header(book, ws, scen)
     r = _input_rows(book, ws, scen)
     r = _constants(book, ws, r + 2)
-    r = _lists(book, ws, r + 2)
     _sources(ws, r + 2, scen)
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}",
                 print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}", pages_wide=2,

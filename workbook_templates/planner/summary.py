@@ -169,5 +169,5 @@ def summary_sheet(book, scen):
         "shown (C5). A blank figure means the scenario's required inputs are not typed yet.",
         4,
     )
-    Book.finish(ws, freeze="A4")
+    Book.finish(ws, freeze="A4", pages_tall=1)  # one page: the selected scenario at a glance
     return ws
