@@ -72,10 +72,16 @@ def finance_variants(generated_templates, tmp_path_factory):
     from workbook_templates.recalc import recalculate
 
     require_soffice()
-    folder = tmp_path_factory.mktemp("finance")
+    made = make_variants(generated_templates[PLANNER], tmp_path_factory.mktemp("finance"))
+    done = recalculate(made, tmp_path_factory.mktemp("finance-out"))
+    return {p.name: _values(p) for p in done}
+
+
+def make_variants(src, folder):
+    """Every variant of :data:`VARIANTS`, typed into copies of the planner ``src``: paths."""
     made = []
     for name, (plans, switch) in VARIANTS.items():
-        wb = openpyxl.load_workbook(generated_templates[PLANNER])
+        wb = openpyxl.load_workbook(src)
         for k, plan in plans.items():
             type_plan(wb, k, plan)
         if switch is not None:
@@ -83,8 +89,27 @@ def finance_variants(generated_templates, tmp_path_factory):
             ws[coord].value = switch
         wb.save(folder / name)
         made.append(folder / name)
-    done = recalculate(made, tmp_path_factory.mktemp("finance-out"))
-    return {p.name: _values(p) for p in done}
+    return made
+
+
+@pytest.mark.gnumeric
+@pytest.mark.libreoffice
+def test_the_finance_variants_compute_the_same_in_gnumeric(generated_templates, tmp_path):
+    """The billions slip, a run of seconds, the approvals and the pricing bases: every formula
+    cell equals LibreOffice's in Gnumeric (tests/test_engines.py's comparison)."""
+    from helpers import require_soffice, require_ssconvert
+    from test_engines import compare
+
+    from workbook_templates.recalc import recalculate, recalculate_gnumeric
+
+    require_soffice()
+    require_ssconvert()
+    made = make_variants(generated_templates[PLANNER], tmp_path)
+    lo = {p.name: p for p in recalculate(made, tmp_path / "lo")}
+    gn = {p.name: p for p in recalculate_gnumeric(made, tmp_path / "gn")}
+    for path in made:
+        n, differ = compare(path, lo[path.name], gn[path.name])
+        assert n > 50 and not differ, (path.name, len(differ), differ[:6])
 
 
 def _checks(wb):
@@ -321,3 +346,31 @@ def test_units_match_the_format_and_states_are_coloured(generated_templates, nam
     cover = [c.value for row in wb["Cover"].iter_rows(max_col=1) for c in row]
     for word in ("MFU", "TFLOP/s", "Goodput", "P50 / P90", "Contingency"):
         assert word in cover, (name, word)
+
+
+# -- 10. printing: the paper from a setting -----------------------------------------------------
+
+
+def test_the_paper_follows_the_setting_then_the_locale():
+    from workbook_templates.sheetkit import PAPER_ENV, paper_size
+
+    assert paper_size({}) == "a4"
+    assert paper_size({"LANG": "en_US.UTF-8"}) == "letter"
+    assert paper_size({"LANG": "en_GB.UTF-8"}) == "a4"
+    assert paper_size({"LC_PAPER": "fr_CA.UTF-8", "LANG": "de_DE.UTF-8"}) == "letter"
+    assert paper_size({PAPER_ENV: "A4", "LANG": "en_US.UTF-8"}) == "a4"
+    assert paper_size({PAPER_ENV: "letter"}) == "letter"
+
+
+def test_templates_print_on_letter_when_asked(tmp_path, monkeypatch):
+    from helpers import run_cli
+
+    monkeypatch.setenv("COMPUTE_LAB_PAPER", "letter")
+    code, _, err, _ = run_cli(["templates", "--out", str(tmp_path / "t")])
+    assert code == 0, err
+    wb = openpyxl.load_workbook(tmp_path / "t" / PLANNER)
+    assert {int(ws.page_setup.paperSize) for ws in wb.worksheets} == {1}  # Letter
+    monkeypatch.setenv("COMPUTE_LAB_PAPER", "legal")
+    code, _, err, _ = run_cli(["templates", "--out", str(tmp_path / "u")])
+    assert code == 2 and err.count("\n") == 1 and "COMPUTE_LAB_PAPER must be a4 or letter" in err
+    assert not (tmp_path / "u").exists()

@@ -21,6 +21,7 @@ formula-injection guard (:data:`FORMULA_LEADS`) and validation encodings
 
 from __future__ import annotations
 
+import os
 import re
 from copy import copy
 from dataclasses import dataclass
@@ -162,10 +163,39 @@ def safe_text(value):
     return value
 
 
+#: Paper sizes a workbook can print on (openpyxl's paperSize codes).
+PAPER_SIZES = {"a4": 9, "letter": 1}
+#: Territories whose locale default is US Letter (the others print on A4).
+LETTER_TERRITORIES = ("US", "CA", "MX", "PH", "CL", "CO", "VE", "PR", "GT", "SV", "CR", "PA")
+#: The environment variable that chooses the paper ("a4" or "letter") over the locale.
+PAPER_ENV = "COMPUTE_LAB_PAPER"
+
+
+def paper_size(environ=None):
+    """The paper every workbook prints on: ``COMPUTE_LAB_PAPER`` (a4 or letter) when set,
+    else the locale's (``LC_PAPER``, ``LC_ALL`` or ``LANG``: Letter in the US, Canada and the
+    other Letter countries), else A4. An unknown value of the variable is refused."""
+    env = os.environ if environ is None else environ
+    chosen = env.get(PAPER_ENV, "").strip().lower()
+    if chosen:
+        if chosen not in PAPER_SIZES:
+            from udfs.validation import CommandError
+
+            raise CommandError(f"{PAPER_ENV} must be a4 or letter, not {chosen[:20]!r}")
+        return chosen
+    for var in ("LC_PAPER", "LC_ALL", "LANG"):
+        value = env.get(var, "")
+        if value:
+            territory = value.split(".")[0].split("_")[-1].upper() if "_" in value else ""
+            return "letter" if territory in LETTER_TERRITORIES else "a4"
+    return "a4"
+
+
 def print_setup(
     ws, pages_wide=1, print_titles=None, title_cols=None, print_area=None, pages_tall=0
 ):
-    """Landscape A4, ``pages_wide`` pages across, ``pages_tall`` down (0: as tall as it needs).
+    """Landscape A4 or Letter (:func:`paper_size`), ``pages_wide`` pages across,
+    ``pages_tall`` down (0: as tall as it needs).
 
     ``print_titles`` rows (``"4:4"``) and ``title_cols`` columns (``"A:B"``) repeat on every
     page. The print area is ``print_area`` (``"A1:J40"``), else every filled cell and every
@@ -174,7 +204,7 @@ def print_setup(
     header and footer once the workbook is complete.
     """
     ws.page_setup.orientation = "landscape"
-    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    ws.page_setup.paperSize = PAPER_SIZES[paper_size()]
     ws.page_setup.fitToWidth = pages_wide
     ws.page_setup.fitToHeight = pages_tall
     ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
