@@ -157,6 +157,8 @@ def _run_serve(args):
     print(licence_line(key, from_flag=bool(args.license_key)), flush=True)
     import uvicorn
 
+    from addin.connections import uvicorn_options
+
     try:
         uvicorn.run(
             "addin.server_app:app",
@@ -164,6 +166,7 @@ def _run_serve(args):
             port=args.port,
             ssl_certfile=certfile,
             ssl_keyfile=keyfile,
+            **uvicorn_options(),  # time limits for slow clients, a connection limit
         )
     except SystemExit as stop:  # uvicorn exits when it cannot start; its log says why
         if stop.code not in (0, None):

@@ -12,6 +12,7 @@ is how Lite finds them. Nothing is copied by hand: regenerate with
 from __future__ import annotations
 
 import ast
+import contextlib
 from importlib import resources
 from pathlib import Path
 
@@ -122,10 +123,12 @@ def write_bundle(out_dir, *, force=False):
     alone. Every problem is a :class:`udfs.cli.CommandError` naming ``--out``.
     """
     from udfs.cli import CommandError
+    from udfs.validation import check_name
     from workbook_templates.files import place, temp_beside
 
     if not str(out_dir).strip():
         raise CommandError("--out is empty; give a directory, e.g. --out lite")
+    check_name(out_dir, "--out")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise CommandError(f"--out {out}: is a file, not a directory")
@@ -137,7 +140,7 @@ def write_bundle(out_dir, *, force=False):
     if existing and not force:
         verb = "already exists" if len(existing) == 1 else "already exist"
         raise CommandError(f"{' and '.join(existing)} {verb}; use --force to overwrite")
-    temps = []
+    temps, made = [], _missing_folders(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         for path, text in targets.items():
@@ -147,9 +150,24 @@ def write_bundle(out_dir, *, force=False):
         for tmp, path in zip(temps, targets, strict=True):
             place(tmp, path, force)
     except OSError as err:
+        for tmp in temps:
+            tmp.unlink(missing_ok=True)
+        for folder in made:  # innermost first: a failed run leaves no folder behind
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         what = f"{err.strerror}: {err.filename}" if err.filename else str(err)
         raise CommandError(f"--out {out}: cannot write the bundle ({what})") from None
     finally:
         for tmp in temps:
             tmp.unlink(missing_ok=True)
     return list(targets)
+
+
+def _missing_folders(out):
+    """The folders ``out.mkdir(parents=True)`` would create, innermost first."""
+    missing = []
+    p = Path(out)
+    while not p.exists() and not p.is_symlink() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    return missing

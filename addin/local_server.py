@@ -19,7 +19,14 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-__all__ = ["free_port", "uvicorn_command", "local_server", "stop", "ServerStartError"]
+__all__ = [
+    "free_port",
+    "uvicorn_command",
+    "local_server",
+    "raw_request",
+    "stop",
+    "ServerStartError",
+]
 
 HOST = "127.0.0.1"
 
@@ -36,8 +43,12 @@ def free_port(host=HOST):
 
 
 def uvicorn_command(port, host=HOST, app="addin.server_app:app", *extra):
-    """``python -m uvicorn APP --host HOST --port PORT`` with this Python."""
-    return [sys.executable, "-m", "uvicorn", app, "--host", host, "--port", str(port), *extra]
+    """``python -m uvicorn APP --host HOST --port PORT`` with this Python, with the time limits
+    and the connection limit ``compute-lab serve`` uses (``addin.connections``)."""
+    from addin.connections import UVICORN_FLAGS
+
+    command = [sys.executable, "-m", "uvicorn", app, "--host", host, "--port", str(port)]
+    return command + [*UVICORN_FLAGS, *extra]
 
 
 def stop(proc, timeout=15):
@@ -72,16 +83,17 @@ def local_server(
     ready_path="/xlwings/custom-functions-meta.json",
     startup_seconds=60,
     scheme="http",
+    host=HOST,
 ):
     """Run ``command`` (default: uvicorn with the xlwings Server app) and yield its base URL.
 
     ``command`` is a list, or a function of the port returning one; ``port`` defaults to a
-    free one; ``scheme`` is "https" for a server started with a certificate (the readiness
-    probe does not verify it). Output goes to ``log`` (a path; default a temporary file).
+    free one on ``host``; ``scheme`` is "https" for a server started with a certificate (the
+    readiness probe does not verify it). Output goes to ``log`` (a path; default a temporary file).
     Raises :class:`ServerStartError`, with the output, if the process exits or ``ready_path``
     does not answer 200 within ``startup_seconds``. The process is stopped on leaving, always.
     """
-    port = port or free_port()
+    port = port or free_port(host)
     command = command or uvicorn_command
     argv = command(port) if callable(command) else list(command)
     with contextlib.ExitStack() as stack:
@@ -94,7 +106,7 @@ def local_server(
                 argv, stdout=out, stderr=subprocess.STDOUT, env=dict(env or os.environ)
             )
         try:
-            base = f"{scheme}://{HOST}:{port}"
+            base = f"{scheme}://{host}:{port}"
             deadline = time.monotonic() + startup_seconds
             while not _answers(base + ready_path):
                 if proc.poll() is not None:
@@ -110,3 +122,25 @@ def local_server(
             yield base
         finally:
             stop(proc)
+
+
+def raw_request(port, target, *, host=HOST, method=b"GET", headers=(), body=b"", timeout=30):
+    """Send one HTTP/1.1 request with ``target`` byte for byte (no client normalises ``..`` or
+    re-encodes it) and return ``(status, body)``; ``(None, b"")`` if the server closed first.
+    ``headers`` are lines such as ``b"Host: x"`` (a Host given there replaces the default)."""
+    target = target.encode("latin-1") if isinstance(target, str) else target
+    lines = [method + b" " + target + b" HTTP/1.1"]
+    if not any(h.lower().startswith(b"host:") for h in headers):
+        lines.append(f"Host: {host}:{port}".encode())
+    lines += [*headers, b"Content-Length: " + str(len(body)).encode(), b"Connection: close"]
+    with socket.create_connection((host, port), timeout=timeout) as conn:
+        conn.sendall(b"\r\n".join(lines) + b"\r\n\r\n" + body)
+        chunks = []
+        with contextlib.suppress(ConnectionResetError):  # a server that hung up
+            while chunk := conn.recv(65536):
+                chunks.append(chunk)
+    answer = b"".join(chunks)
+    if not answer:
+        return None, b""
+    head, _, rest = answer.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), rest

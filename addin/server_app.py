@@ -7,9 +7,14 @@ project in ``addin/server``: its ``custom_functions`` are :mod:`udfs.excel`, its
 Importing this module sets ``XLWINGS_ON_SERVER=true`` before anything imports xlwings (so the
 ``@xw.func`` decorators register the functions) and ``XLWINGS_PROJECT_DIR`` (unless given).
 
-Three guards sit in front of xlwings Server, each answering 4xx with a one-line reason:
+Four guards sit in front of xlwings Server, each answering 4xx with a one-line reason:
 
 - :class:`HostGuard`: a request whose ``Host`` is not loopback:our-port (DNS rebinding);
+- :class:`StaticGuard`: a request under a static-file route (``/static``) that does not name a
+  regular file inside that route's folders, whatever its encoding (404). xlwings Server 1.20.0's
+  ``OverridableStaticFiles`` joins the path to our ``addin/server/static`` folder without
+  checking that it stays inside, so ``/static/..%2f..%2fserver_app.py`` would read any file
+  (an upstream defect, issue 22);
 - :class:`ScriptGuard`: ``/xlwings/custom-scripts-call/NAME`` for an unknown script (404), a
   non-JSON body (400/415), or a body that is not the task pane's workbook payload (400);
 - :class:`CallGuard`: a ``POST /xlwings/custom-functions-call`` body that is not a well-formed
@@ -23,7 +28,9 @@ noncommercial use) must be set before this module is imported.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import ipaddress
 import itertools
 import json
 import numbers
@@ -38,14 +45,18 @@ __all__ = [
     "CallGuard",
     "HostGuard",
     "ScriptGuard",
+    "StaticGuard",
     "check_call",
     "check_host",
     "check_script_call",
+    "check_static",
+    "static_mounts",
     "app",
 ]
 
-#: Host names that mean this machine; with the server's own port they are the only Host
-#: headers answered (a DNS-rebinding page sends its own domain name).
+#: Host names that mean this machine; with the server's own port they (and the loopback address
+#: the server is bound to, see ``_bound_names``) are the only Host headers answered (a
+#: DNS-rebinding page sends its own domain name).
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
 
@@ -143,13 +154,27 @@ def check_host(scope):
     name, sep, given_port = host.rpartition(":")
     if not sep or name.endswith(":"):  # no port, or a bare IPv6 address
         name, given_port = host, ""
-    names = LOOPBACK_NAMES | ({str(server[0])} if server[0] in LOOPBACK_NAMES else set())
+    names = LOOPBACK_NAMES | _bound_names(server[0])
     if name.lower() not in names or given_port != str(port):
+        bound = "".join(f"{n}:{port}, " for n in sorted(_bound_names(server[0]) - LOOPBACK_NAMES))
         return (
-            f"Host {host!r} is not this server's loopback address (127.0.0.1:{port}, "
+            f"Host {host!r} is not this server's loopback address ({bound}127.0.0.1:{port}, "
             f"localhost:{port} or [::1]:{port}); requests through other names are refused"
         )
     return None
+
+
+def _bound_names(address):
+    """The Host names of the loopback address the server is bound to (``serve --host
+    127.0.0.2`` is answered at ``127.0.0.2:PORT``): an IP literal, never a DNS name, so a
+    rebinding page cannot send it."""
+    try:
+        ip = ipaddress.ip_address(str(address))
+    except ValueError:
+        return frozenset()
+    if not ip.is_loopback:
+        return frozenset()
+    return frozenset({f"[{ip}]" if ip.version == 6 else str(ip)})
 
 
 class HostGuard:
@@ -170,6 +195,80 @@ class HostGuard:
                 if scope["type"] == "websocket":
                     return await send({"type": "websocket.close", "code": 1008})
                 return await _reply(send, 400, problem)
+        return await self.app(scope, receive, send)
+
+
+def static_mounts(app):
+    """``(prefix, folders)`` of every static-file route of the Starlette ``app``.
+
+    ``folders`` are in the order the route looks in them: xlwings Server's
+    ``OverridableStaticFiles`` tries the project's folder (``user_dir``) first, then its
+    package's; a plain ``StaticFiles`` has only its own directories.
+    """
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+
+    mounts = []
+    for route in app.routes:
+        if isinstance(route, Mount) and isinstance(route.app, StaticFiles):
+            files = route.app
+            user = getattr(files, "user_dir", None)
+            folders = ([Path(user)] if user is not None else []) + [
+                Path(d) for d in files.all_directories
+            ]
+            mounts.append((route.path, tuple(folders)))
+    return mounts
+
+
+def check_static(path, folders):
+    """The file a static route serves for ``path`` (decoded, after the route's prefix), or None.
+
+    None unless ``path`` names, without ``.``/``..`` segments, backslashes or NUL, a regular
+    file that lies inside its folder once every symbolic link is followed. The folders are
+    tried in the route's own order, so the file checked is the file that would be served.
+    """
+    parts = [part for part in path.split("/") if part]
+    if not parts or any(p in (".", "..") or "\\" in p or "\x00" in p for p in parts):
+        return None
+    for folder in folders:
+        candidate = folder.joinpath(*parts)
+        try:
+            if not candidate.is_file():
+                continue  # the route tries its next folder (or answers 404)
+            real = candidate.resolve(strict=True)
+            inside = real.is_relative_to(folder.resolve(strict=True))
+        except (OSError, RuntimeError, ValueError):
+            return None
+        return real if inside and real.is_file() else None
+    return None
+
+
+class StaticGuard:
+    """ASGI middleware: 404 for a static-file request that is not a regular file inside its folder.
+
+    xlwings Server 1.20.0 serves ``/static/PATH`` from the project's ``static`` folder when
+    ``folder / PATH`` is a file, without checking that the joined path stays in the folder
+    (Starlette's own ``StaticFiles`` does check): ``/static/..%2f..%2fserver_app.py``,
+    ``/static/%2e%2e/...`` or a raw ``/static/../..`` then read any file the process can. Every
+    static-file route of the app (``static_mounts``) is guarded, whatever the encoding: the
+    path checked is the decoded one the route itself uses.
+    """
+
+    def __init__(self, app, mounts):
+        self.app = app
+        self.mounts = [(prefix.rstrip("/"), folders) for prefix, folders in mounts]
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            path = scope["path"]
+            root = scope.get("root_path") or ""
+            if root and path.startswith(root):
+                path = path[len(root) :]
+            for prefix, folders in self.mounts:
+                if path == prefix or path.startswith(prefix + "/"):
+                    if check_static(path[len(prefix) :], folders) is None:
+                        return await _reply(send, 404, "not found")
+                    break
         return await self.app(scope, receive, send)
 
 
@@ -269,13 +368,24 @@ class ScriptGuard:
 
 
 _TOO_LARGE = object()
+_TOO_SLOW = object()
 
 
 async def _read_body(receive, max_bytes):
-    """The whole request body; None if the client left, ``_TOO_LARGE`` past ``max_bytes``."""
+    """The whole request body; None if the client left, ``_TOO_LARGE`` past ``max_bytes``,
+    ``_TOO_SLOW`` if it has not all arrived within ``BODY_TIMEOUT_SECONDS`` (the protocol of
+    ``addin.connections`` enforces that too; this holds when uvicorn runs without it)."""
+    from addin import connections
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + connections.BODY_TIMEOUT_SECONDS
     chunks, size = [], 0
     while True:
-        message = await receive()
+        try:
+            async with asyncio.timeout_at(deadline):
+                message = await receive()
+        except TimeoutError:
+            return _TOO_SLOW
         if message["type"] == "http.disconnect":
             return None
         chunk = message.get("body", b"")
@@ -295,6 +405,12 @@ async def _read_json(receive, send, max_bytes):
         return None
     if raw is _TOO_LARGE:
         await _reply(send, 413, "request body too large")
+        return None
+    if raw is _TOO_SLOW:
+        from addin import connections
+
+        seconds = connections.BODY_TIMEOUT_SECONDS
+        await _reply(send, 408, f"request body not received within {seconds:g} s")
         return None
     try:
         return raw, json.loads(raw)
@@ -369,10 +485,12 @@ def _create_app():
 
     speedups.skip_pyodide_probe(xlwings)  # the is_jsnull patch, pinned xlwings only
     from xlwings_server.config import settings
+    from xlwings_server.main import app as fastapi_app
     from xlwings_server.main import main_app
 
     guarded = CallGuard(main_app, path=f"{settings.app_path}/xlwings/custom-functions-call")
     guarded = ScriptGuard(guarded, prefix=f"{settings.app_path}/xlwings/custom-scripts-call/")
+    guarded = StaticGuard(guarded, static_mounts(fastapi_app))
     guarded = HostGuard(guarded)
     speedups.freeze_startup_objects()  # gc.freeze(): later collections skip them
     return guarded

@@ -4,7 +4,8 @@ Run: ``.venv/bin/python benchmarks/bench_reader.py`` (``make bench`` runs every 
 Each file is read by ``workbook_templates.reader.read_planner`` in a fresh Python process
 (imports included, about 80 MB and 0.5 s of the figures), measured from the outside: peak
 resident memory is that process's ``ru_maxrss`` (``RUSAGE_CHILDREN`` of this one, which runs
-one child at a time), time is its wall clock, best of 3. The files:
+one child at a time), time is its wall clock, best of 3, followed by the time spent in
+``read_planner`` itself (imports excluded). The files:
 
 - the generated planner with two plans typed in (a normal file, about 45 kB);
 - the same plus ``customXml/item1.xml`` holding 190 MB of ``<a/>`` (issue 8's file: before
@@ -13,7 +14,12 @@ one child at a time), time is its wall clock, best of 3. The files:
   at the element bound, after 1,000,000 elements);
 - 1,000,000 nested ``<a>`` (every open element stays alive: refused at the depth bound);
 - ``xl/workbook.xml`` padded with 999,000 ``<a/>`` (just under the element bound, so openpyxl
-  parses it too: the worst a file can do and still be read).
+  parses it too: the worst a file can do and still be read);
+- issue 22's crafted planners, each to be refused in under a second at under 150 MB: every
+  defined name spanning columns A:XFD (row 2: before the bounds, 43 s at row 20,000);
+  ``scenario_name`` moved to row 1,048,576 (row 2, the cells-read bound); 10,699 scenario
+  columns (row 4: 118 s and 1.1 GB before); a scenario name of 30 million characters (row 5:
+  546 MB of CSV before).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from helpers_report import xml_flood  # noqa: E402
+from helpers_report import long_text, spread_names, xml_flood  # noqa: E402
 from test_report_fixtures import PLAN_A, PLAN_B, fill, rezip  # noqa: E402
 
 from workbook_templates import generate  # noqa: E402
@@ -44,13 +50,15 @@ from workbook_templates.reader import (  # noqa: E402
 _DEEP = b"<a>" * 10**6 + b"</a>" * 10**6
 
 _READ = """
-import sys
+import sys, time
 from workbook_templates.reader import PlannerError, read_planner
+t0 = time.perf_counter()
 try:
     p = read_planner(sys.argv[1])
-    print(f"read: {len(p.scenarios)} scenario(s)")
+    said = f"read: {len(p.scenarios)} scenario(s)"
 except PlannerError as err:
-    print("refused: " + str(err).split(": ", 1)[1][:90])
+    said = "refused: " + str(err).split(": ", 1)[1][:90]
+print(f"{time.perf_counter() - t0:.2f} s in read_planner; {said}")
 """
 
 
@@ -82,6 +90,16 @@ def padded_workbook(source, target, elements):
     return target
 
 
+def _issue22_files(template, normal, tmp):
+    marked = fill(template, tmp / "marked.xlsx", [dict(PLAN_A, scenario_name="MARKER"), PLAN_B])
+    return [
+        ("names spanning A:XFD", spread_names(normal, tmp / "wide.xlsx", columns=("A", "XFD"))),
+        ("a name on row 1,048,576", spread_names(normal, tmp / "tall.xlsx", last_row=2**20)),
+        ("10,699 scenario columns", spread_names(normal, tmp / "many.xlsx", columns=("D", "OUP"))),
+        ("a 30-million-character name", long_text(marked, tmp / "long.xlsx", "MARKER", 30 * 10**6)),
+    ]
+
+
 def main():
     print(
         f"bounds: {MAX_PART_BYTES / 2**20:.0f} MiB expanded, {MAX_PART_ELEMENTS:,} "
@@ -105,6 +123,7 @@ def main():
                 "999,000 <a/> in workbook.xml",
                 padded_workbook(normal, tmp / "wb.xlsx", MAX_PART_ELEMENTS - 1000),
             ),
+            *_issue22_files(template, normal, tmp),
         ]
         results = []
         for label, path in files:

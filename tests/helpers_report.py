@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -155,3 +156,73 @@ def can_make_immutable(path):
 
 def immutable(path, on=True):
     subprocess.run(["chattr", "+i" if on else "-i", str(path)], check=True)
+
+
+_DEFINED_NAME = re.compile(rb'(<definedName name="([^"]+)"[^>]*>)([^<]*)(</definedName>)')
+
+
+def redefine_names(source, target, rewrite, sheet_titles=None):
+    """Copy the .xlsx ``source`` to ``target`` with defined names rewritten.
+
+    ``rewrite(name, reference)`` returns the new reference text (as Excel writes it, e.g.
+    ``'Inputs'!$D$4:$K$4``), or None to keep it. ``sheet_titles`` ({old: new}) renames sheets
+    in ``xl/workbook.xml`` too (the cells are not touched: the reader reads by names).
+    """
+
+    def one(m):
+        new = rewrite(m.group(2).decode(), m.group(3).decode())
+        if new is None:
+            return m.group(0)
+        return m.group(1) + new.replace("&", "&amp;").replace("<", "&lt;").encode() + m.group(4)
+
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename == "xl/workbook.xml":
+                data = _DEFINED_NAME.sub(one, data)
+                for old, new in (sheet_titles or {}).items():
+                    escaped = new.replace("&", "&amp;").replace('"', "&quot;")
+                    data = data.replace(f'name="{old}"'.encode(), f'name="{escaped}"'.encode())
+            z.writestr(info, data)
+    return Path(target)
+
+
+_ROW_RANGE = re.compile(r"^(?P<sheet>.*!)\$[A-Z]+\$(?P<row>\d+):\$[A-Z]+\$(?P=row)$")
+
+
+def spread_names(source, target, columns=None, last_row=None):
+    """A planner whose one-row defined names are stretched: each spans ``columns`` (e.g.
+    ``("A", "XFD")``), and/or ``scenario_name`` moves to row ``last_row`` (the sheets are
+    untouched): the crafted files of issue 22 rows 2 and 4."""
+
+    def rewrite(name, ref):
+        m = _ROW_RANGE.match(ref)
+        if m is None:
+            return None
+        first, last = columns or re.findall(r"\$([A-Z]+)\$", ref)
+        row = last_row if (last_row and name == "scenario_name") else m.group("row")
+        return f"{m.group('sheet')}${first}${row}:${last}${row}"
+
+    return redefine_names(source, target, rewrite)
+
+
+def long_text(source, target, marker, chars):
+    """Copy ``source`` with the text ``marker`` (in the part that holds it: openpyxl writes
+    inline strings) replaced by ``chars`` x's, streamed into the zip: a 30-million-character
+    name is a file of about 30 kB more."""
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if marker.encode() not in data:
+                z.writestr(info, data)
+                continue
+            head, tail = data.split(marker.encode(), 1)
+            with z.open(info.filename, "w", force_zip64=True) as fh:
+                fh.write(head)
+                chunk = b"x" * (1 << 20)
+                left = chars
+                while left > 0:
+                    fh.write(chunk[: min(left, len(chunk))])
+                    left -= len(chunk)
+                fh.write(tail)
+    return Path(target)

@@ -21,7 +21,7 @@ if importlib.util.find_spec("xlwings_server") is None:
     pytest.skip("needs the server extra (xlwings-server)", allow_module_level=True)
 httpx = pytest.importorskip("httpx")
 
-from addin.local_server import local_server  # noqa: E402
+from addin.local_server import local_server, raw_request  # noqa: E402
 
 SCRIPTS = ["insert_train_plan", "insert_reference_runs", "insert_accelerators"]
 
@@ -218,3 +218,78 @@ def test_no_route_answers_500_to_a_malformed_request(server, route, body, kind):
     assert response.status_code < 500, (route, body, response.status_code, response.text)
     if response.status_code >= 400:
         assert "Traceback" not in response.text
+
+
+# Path traversal (issue 22, row 1): whatever the encoding, a path that climbs out of a static
+# folder is 404 and never a file's content.
+DOT_DOTS = ["..", "%2e%2e", "%2E%2e", ".%2e", "%2e.", "%252e%252e", "%c0%ae%c0%ae", "..%00", "."]
+SEPARATORS = ["/", "%2f", "%2F", "//", "%5c", "\\", "%252f", "%c0%af"]
+TARGETS = ["server_app.py", "pyproject.toml", "certs/README.md", "etc/passwd", "etc%2fpasswd"]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    route=st.sampled_from(["/static/", "/static/js/", "/static//", "/static/css/"]),
+    climbs=st.lists(st.sampled_from(DOT_DOTS), min_size=1, max_size=9),
+    separator=st.sampled_from(SEPARATORS),
+    target=st.sampled_from(TARGETS),
+)
+def test_no_encoding_of_dot_dot_leaves_the_static_folder(server, route, climbs, separator, target):
+    path = route + separator.join(climbs) + separator + target
+    status, body = raw_request(server.base_url.port, path)
+    assert status == 404, (path, status, body[:120])
+    assert b"root:" not in body and b"xlwings" not in body and b"Compute Lab" not in body
+
+
+# Oversized broadcasts (issue 22, row 3): a column against a row whose table is over the bound is
+# a one-line 400 naming MAX_CELLS_PER_CALL, on every function that broadcasts.
+def _oversized_cases():
+    import inspect
+
+    from udfs import excel
+
+    text = {"accelerator_name": "H100", "run_name": "llama-3.1-405b", "field": "hbm_gb"}
+    text["quantity"] = "days"
+    cases = {}
+    for name in excel.__all__:
+        if name in ("TRAIN_PLAN", "TRAIN_PLAN_RANGE"):  # single cells only
+            continue
+        params = list(inspect.signature(getattr(excel, name)).parameters)
+        cases[name] = [text.get(p, 0.5 if p in ("p", "mfu") else 1000.0) for p in params]
+    return cases
+
+
+OVERSIZED = _oversized_cases()
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    name=st.sampled_from(sorted(OVERSIZED)),
+    rows=st.integers(1025, 6000),
+    cols=st.integers(1025, 6000),
+    data=st.data(),
+)
+def test_an_oversized_broadcast_is_a_one_line_400(server, name, rows, cols, data):
+    args = [[[a]] for a in OVERSIZED[name]]
+    i, j = data.draw(st.lists(st.integers(0, len(args) - 1), min_size=2, max_size=2, unique=True))
+    args[i] = [[OVERSIZED[name][i]]] * rows
+    args[j] = [[OVERSIZED[name][j]] * cols]
+    body = {
+        "client": "Office.js",
+        "func_name": name,
+        "args": args,
+        "caller_address": "[Book1.xlsx]Sheet1!B2",
+        "culture_info_name": "en-US",
+        "date_format": "M/d/yyyy",
+        "version": "0.37.8",
+        "runtime": "1.4",
+    }
+    response = server.post("/xlwings/custom-functions-call", json=body)
+    assert response.status_code == 400, (name, rows, cols, response.text[:200])
+    # the cells are checked first: over 1,048,576 of them whichever arguments were the ranges
+    assert f"would produce {rows * cols:,} cells ({rows} rows x {cols} columns)" in response.text
+    assert "(MAX_CELLS_PER_CALL)" in response.text and len(response.text.splitlines()) == 1

@@ -58,6 +58,9 @@ RUN_BUNDLE = textwrap.dedent(
                          671e9, 37e9, 14.8e12, 2048, "H100"),
         "plan_range": call("TRAIN_PLAN_RANGE", 671e9, 37e9, 14.8e12, 2048, "A100"),
         "bad_p": call("TRAIN_QUANTILE", "days", 0, 671e9, 37e9, 14.8e12, 2048, "H100"),
+        "too_big": call("TRAIN_DAYS", 37e9, 14.8e12, [[1.0]] * 1025, [[1.0] * 1024]),
+        "too_many_plans": call("TRAIN_QUANTILE", "days", 0.5, 671e9, 37e9, 14.8e12,
+                               [[1.0]] * 1025, "H100"),
     }))
     """
 )
@@ -234,6 +237,18 @@ def test_bundle_bad_input_is_an_xlwings_error(executed):
         "TRAIN_DAYS: accelerators at row 2, column 1 is an Excel error (#N/A)"
     )
     assert "known:" in executed["unknown"]["error"]
+
+
+def test_bundle_refuses_an_oversized_call_naming_the_bound(executed):
+    # issue 22 row 3: the same bounds as the module, from the bundle's own copy of udfs
+    assert executed["too_big"]["error"] == (
+        "TRAIN_DAYS: the call would produce 1,049,600 cells (1025 rows x 1024 columns), over "
+        "the limit of 1,048,576 cells per call (MAX_CELLS_PER_CALL); split it into smaller ranges"
+    )
+    assert (
+        "over the limit of 1,024 plans per call (MAX_PLANS_PER_CALL)"
+        in (executed["too_many_plans"]["error"])
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,7 +10,13 @@ import zipfile
 import openpyxl
 import pytest
 from helpers import planner_cell
-from helpers_report import encrypted_workbook, xml_flood
+from helpers_report import (
+    encrypted_workbook,
+    long_text,
+    redefine_names,
+    spread_names,
+    xml_flood,
+)
 from test_report_fixtures import (
     PLAN_A,
     PLAN_B,
@@ -558,3 +564,107 @@ def test_a_package_of_too_many_parts(filled, tmp_path, monkeypatch):
     monkeypatch.setattr(reader, "MAX_PARTS", 40)
     (line,) = str(problem_of(path)).splitlines()
     assert "parts, over the limit of 40" in line
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 22: names spread over a sheet, too many columns, long texts, renamed sheets, dates
+# ---------------------------------------------------------------------------------------------
+
+
+def _no_cell_read(monkeypatch):
+    def grab(*args, **kwargs):
+        raise AssertionError("cells were read before the names' bounds were checked")
+
+    monkeypatch.setattr(reader, "_grab", grab)
+
+
+def test_names_spanning_every_column_are_refused_before_any_cell_is_read(
+    filled, tmp_path, monkeypatch
+):
+    path = spread_names(filled, tmp_path / "wide.xlsx", columns=("A", "XFD"))
+    _no_cell_read(monkeypatch)
+    err = problem_of(path)
+    assert len(str(err).splitlines()) == 1
+    assert "'scenario_name'" in str(err) and "$A$4:$XFD$4" in str(err)
+    assert f"limit of {reader.MAX_SCENARIO_COLUMNS}" in str(err) and "16,384" in str(err)
+
+
+def test_a_name_on_the_last_row_is_refused_before_any_cell_is_read(filled, tmp_path, monkeypatch):
+    path = spread_names(filled, tmp_path / "tall.xlsx", last_row=1_048_576)
+    _no_cell_read(monkeypatch)
+    err = str(problem_of(path))
+    assert len(err.splitlines()) == 1
+    assert "'scenario_name'" in err and "$D$1048576:$K$1048576" in err
+    assert f"limit of {reader.MAX_CELLS_READ:,} cells" in err
+
+
+def test_the_cell_bounds_leave_room_for_a_widened_planner(filled, tmp_path):
+    """Every name stretched to MAX_SCENARIO_COLUMNS columns still reads."""
+    last = openpyxl.utils.get_column_letter(4 + reader.MAX_SCENARIO_COLUMNS - 1)
+    path = spread_names(filled, tmp_path / "widest.xlsx", columns=("D", last))
+    planner = read_planner(path, collect=True)  # the notes column L reads as a scenario
+    assert planner.width == reader.MAX_SCENARIO_COLUMNS
+    assert [s.name for s in planner.scenarios[:2]] == [PLAN_A["scenario_name"], "Dense 70B"]
+
+
+def test_ten_thousand_scenario_columns_are_refused_at_once(filled, tmp_path, monkeypatch):
+    path = spread_names(filled, tmp_path / "many.xlsx", columns=("D", "OUP"))  # 10,699
+    _no_cell_read(monkeypatch)
+    err = str(problem_of(path))
+    assert "10,699 scenario columns" in err and f"limit of {reader.MAX_SCENARIO_COLUMNS}" in err
+
+
+def test_a_text_over_excels_cell_limit_is_refused_while_scanning(template, tmp_path):
+    source = fill(template, tmp_path / "marked.xlsx", [dict(PLAN_A, scenario_name="MARKER")])
+    path = long_text(source, tmp_path / "long.xlsx", "MARKER", reader.MAX_CELL_TEXT_CHARS + 1)
+    err = str(problem_of(path))
+    assert len(err.splitlines()) == 1 and "32,768 characters" in err
+    assert f"limit of {reader.MAX_CELL_TEXT_CHARS:,}" in err and "xxxxxxxxxx" not in err
+
+
+def test_a_text_input_over_the_text_bound_is_refused_at_its_cell(template, tmp_path):
+    name = "x" * (reader.MAX_TEXT_CHARS + 1)
+    path = fill(template, tmp_path / "long.xlsx", [dict(PLAN_A, owner=name)])
+    err = str(problem_of(path))
+    sheet, cell = where(path, "owner", 0)
+    assert f"{sheet}!{cell}" in err and f"limit of {reader.MAX_TEXT_CHARS}" in err
+    assert len(err) < 300
+    ok = fill(template, tmp_path / "ok.xlsx", [dict(PLAN_A, owner="y" * reader.MAX_TEXT_CHARS)])
+    assert read_planner(ok).scenarios[0].inputs["owner"] == "y" * reader.MAX_TEXT_CHARS
+
+
+def test_a_renamed_inputs_sheet_with_a_quote_is_read(filled, tmp_path):
+    title = "Team's = plan"
+    quoted = "'Team''s = plan'!"
+
+    def rewrite(name, ref):
+        for old in ("'Inputs'!", "Inputs!"):
+            if ref.startswith(old):
+                return quoted + ref[len(old) :]
+        return None
+
+    path = redefine_names(filled, tmp_path / "renamed.xlsx", rewrite, {"Inputs": title})
+    planner = read_planner(path)
+    assert [s.name for s in planner.scenarios] == [PLAN_A["scenario_name"], PLAN_B["scenario_name"]]
+    assert planner.scenarios[0].cells["total_params"].sheet == title
+    assert str(planner.scenarios[0].cells["total_params"]) == "'Team''s = plan'!D7"
+
+
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        (-5, "1899-12-25"),
+        (dt.date(1899, 12, 31), "serial number below 1"),
+        (1e15, "#VALUE!"),
+        (0.5, "0.5"),
+    ],
+)
+def test_a_start_date_outside_the_spreadsheet_dates_is_refused(filled, value, shown):
+    wb = openpyxl.load_workbook(filled)
+    ws, coord = planner_cell(wb, "start_date", 0)
+    ws[coord].value = value
+    ws[coord].number_format = "yyyy-mm-dd" if not isinstance(value, float) or value > 1 else "0.0"
+    wb.save(filled)
+    err = str(problem_of(filled))
+    assert f"{ws.title}!{coord}" in err and shown in err
+    assert "from 1900-01-01 to 9999-12-31" in err

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import numbers
 
 import numpy as np
@@ -30,6 +31,9 @@ __all__ = [
     "to_array",
     "to_text",
     "broadcast_shape",
+    "MAX_CELLS_PER_CALL",
+    "check_call_size",
+    "shape_of",
     "to_cells",
     "describe_position",
     "input_error",
@@ -251,6 +255,79 @@ def to_text(function, argument, value):
                 _reject(function, argument, "must be text (a name)", pos)
             out[r, c] = cell.strip()
     return out.reshape(()) if out.size == 1 else out
+
+
+#: The most cells one call of an Excel function may take in one argument or produce (its
+#: broadcast result): 2**20 = 1,048,576, one full column of an Excel sheet, so any one-column
+#: spill fits. A call of that size takes about 0.15 s and 60 MB for the point functions
+#: (TRAIN_DAYS over a 1,024 x 1,024 table); without a bound a column of 8,000 against a row of
+#: 8,000 asked for 64 million cells (143 s, 5.5 GB; issue 22). Checked from the arguments'
+#: shapes before any cell is read. The range functions also have a bound on plans
+#: (``udfs.excel.MAX_PLANS_PER_CALL``).
+MAX_CELLS_PER_CALL = 2**20
+
+
+def shape_of(value):
+    """The shape ``to_array``/``to_text`` will give ``value``, read without converting a cell.
+
+    ``()`` for one cell (or a 1 x 1 range), ``(rows, columns)`` for a range (a flat list is a
+    column), None for what the conversion will refuse anyway (a ragged or empty range).
+    """
+    if isinstance(value, np.ndarray):
+        shape = value.shape if value.ndim != 1 else (value.shape[0], 1)
+    elif isinstance(value, list | tuple):
+        if not value:
+            return None
+        if set(map(type, value)) <= _ROW_TYPES or all(
+            isinstance(row, list | tuple) for row in value
+        ):
+            widths = set(map(len, value))
+            if len(widths) != 1:
+                return None
+            shape = (len(value), widths.pop())
+        else:
+            shape = (len(value), 1)
+    else:
+        return ()
+    return () if math.prod(shape) == 1 else tuple(shape)
+
+
+def _cells_phrase(shape):
+    return f"{math.prod(shape):,} cells ({_size(shape)})"
+
+
+def check_call_size(function, values, *, limit=MAX_CELLS_PER_CALL, what="cells", bound=None):
+    """Refuse a call whose arguments or broadcast result hold over ``limit`` cells, at once.
+
+    ``values`` maps argument names to the raw cell values (before any conversion). The shape
+    of the result is computed from the arguments' shapes (Excel-style broadcasting); sizes
+    that do not match are left to :func:`broadcast_shape` to report. The error names the bound:
+    ``MAX_CELLS_PER_CALL``, or ``bound`` (with ``what`` the thing counted, e.g. "plans").
+    Returns the broadcast shape (None if the sizes do not match).
+    """
+    bound = bound or "MAX_CELLS_PER_CALL"
+    rule = f"over the limit of {limit:,} {what} per call ({bound}); split it into smaller ranges"
+    shapes = {}
+    for name, value in values.items():
+        shape = shape_of(value)
+        if shape is None:
+            continue
+        if math.prod(shape) > MAX_CELLS_PER_CALL:
+            limit_rule = (
+                f"over the limit of {MAX_CELLS_PER_CALL:,} cells per call (MAX_CELLS_PER_CALL); "
+                "split it into smaller ranges"
+            )
+            raise CellError(function, name, f"is a range of {_cells_phrase(shape)}, {limit_rule}")
+        shapes[name] = shape
+    try:
+        shape = np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        return None
+    if math.prod(shape) > limit:
+        verb = "produce" if what == "cells" else "compute"
+        count = f"{math.prod(shape):,} {what} ({_size(shape)})"
+        raise CellError(function, None, f"the call would {verb} {count}, {rule}")
+    return shape
 
 
 def broadcast_shape(function, arrays):

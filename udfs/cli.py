@@ -52,6 +52,7 @@ from .validation import (
     check_positive,
     check_result,
     check_whole,
+    console_line,
     is_blank,
 )
 
@@ -1195,7 +1196,7 @@ class _Parser(argparse.ArgumentParser):
             message = (
                 f"{flag} takes no value (got {flag}={m.group(2).strip(chr(39))}): give {flag} alone"
             )
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, console_line(f"{self.prog}: error: {message}") + "\n")
 
     def parse_known_args(self, args=None, namespace=None):
         self.given_flags = {}
@@ -1281,20 +1282,28 @@ def _subparser_chain(parser, args):
 
 def main(argv=None):
     """Run the command line; returns the exit status (0, 1 internal error, 2 bad input)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C while the parser and the commands load
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv):
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     parser, handlers = build_parser(command if command in _commands() else None)
     if command is not None and command not in handlers and not argv[0].startswith("-"):
         close = difflib.get_close_matches(command, list(handlers), n=1)
         hint = f"; did you mean {close[0]}?" if close else f" (commands: {', '.join(handlers)})"
-        print(f"{PROG}: error: unknown command {command!r}{hint}", file=sys.stderr)
+        print(console_line(f"{PROG}: error: unknown command {command!r}{hint}"), file=sys.stderr)
         return 2
     try:
         args, extras = parser.parse_known_args(argv)
     except SystemExit as exc:  # --help, --version, or a one-line usage error already printed
         return exc.code if isinstance(exc.code, int) else 2
     if extras:
-        print(_unknown(_subparser_chain(parser, args), extras), file=sys.stderr)
+        print(console_line(_unknown(_subparser_chain(parser, args), extras)), file=sys.stderr)
         return 2
     if args.command is None:
         parser.print_help()
@@ -1308,9 +1317,9 @@ def main(argv=None):
             warnings.simplefilter("ignore")  # never a Python warning in front of a user
             return handlers[args.command](args) or 0
     except InputError as err:
-        print(f"{prog}: error: {_describe(err, _flag_namer(args))}", file=sys.stderr)
+        print(console_line(f"{prog}: error: {_describe(err, _flag_namer(args))}"), file=sys.stderr)
     except CommandError as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
+        print(console_line(f"{prog}: error: {err}"), file=sys.stderr)
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -1322,8 +1331,8 @@ def main(argv=None):
         if os.environ.get("COMPUTE_LAB_DEBUG"):
             raise
         print(
-            f"{prog}: internal error: {type(err).__name__}: {err} "
-            "(set COMPUTE_LAB_DEBUG=1 for details)",
+            console_line(f"{prog}: internal error: {type(err).__name__}: {err} ")
+            + "(set COMPUTE_LAB_DEBUG=1 for details)",
             file=sys.stderr,
         )
         return 1

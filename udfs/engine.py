@@ -539,6 +539,8 @@ def goodput(mtbf_hours, checkpoint_write_hours, restart_hours, interval_hours=No
     waste = d / tau + (tau / 2.0 + r) / m
     if np.any(waste >= 1.0):
         pos = None if np.ndim(waste) == 0 else tuple(int(i) for i in np.argwhere(waste >= 1)[0])
+        if interval_hours is not None:
+            _blame_interval(m, d, r, tau, pos)
         raise InputError(
             "mtbf_hours",
             "is too short: checkpoint writes, redone work and restarts leave no time to train",
@@ -862,6 +864,31 @@ def implied_mfu(training_flops, accelerator_hours, peak_tflops):
     return _ret(mfu)
 
 
+def _blame_interval(m, d, r, tau, pos):
+    """Raise the InputError naming a typed checkpoint interval when it is the largest waste
+    term: far too long (the work redone after each failure) or too short (all the time spent
+    writing). Returns when the restarts weigh more (the caller names mtbf_hours)."""
+    shape = np.broadcast_shapes(*(np.shape(x) for x in (m, d, r, tau)))
+
+    def at(x):
+        x = np.asarray(x, dtype=float)
+        return float(np.broadcast_to(x, shape)[pos] if pos is not None else x)
+
+    m_, d_, tau_ = at(m), at(d), at(tau)
+    writing, redone, restart = d_ / tau_, tau_ / 2.0 / m_, at(r) / m_
+    best = float(np.sqrt(2.0 * d_ * m_))
+    if restart > max(writing, redone):
+        return  # the MTBF against the write time, or the restarts: mtbf_hours names all three
+    if redone >= writing:
+        rule = (f"is too long for an MTBF of {m_:.4g} h: half an interval of work is redone "
+                f"after each failure, leaving no time to train (the optimum is about "
+                f"{best:.3g} h)")  # fmt: skip
+    else:
+        rule = (f"is too short for checkpoint writes of {d_:.4g} h: writing takes all the "
+                f"time (the optimum is about {best:.3g} h)")  # fmt: skip
+    raise InputError("interval_hours", rule, pos, value=tau_)
+
+
 def month_shares(start_date, wall_clock_days):
     """How a run's spend falls into calendar months, spread evenly over its wall-clock time.
 
@@ -894,12 +921,13 @@ def month_shares(start_date, wall_clock_days):
         raise InputError("start_date", "must be a date", value=start_date)
     days = float(check_positive("wall_clock_days", wall_clock_days))
     start = start_date.toordinal()
-    end = start + days
     month = _dt.date(start_date.year, start_date.month, 1)
     shares = []
-    while month.toordinal() < end:
+    # Days counted from the start, so that a run far shorter than a day (1e-10 days, whose
+    # end as an ordinal rounds back to its start) still falls in its first month.
+    while month.toordinal() - start < days or not shares:
         nxt = _dt.date(month.year + month.month // 12, month.month % 12 + 1, 1)
-        overlap = min(end, nxt.toordinal()) - max(start, month.toordinal())
+        overlap = min(days, nxt.toordinal() - start) - max(0, month.toordinal() - start)
         shares.append((month, max(0.0, overlap) / days))
         month = nxt
     return shares
@@ -1151,6 +1179,7 @@ def estimate(
     memory = nan
     if hbm_gb is not None:
         memory = min_accelerators_for_memory(total, hbm_gb, training_state_bytes_per_param)
+        _check_some_memory(memory, total)
     out = {
         "effective_tflops": through["effective_tflops"],
         "training_flops": flops,
@@ -1172,6 +1201,24 @@ def estimate(
 
 
 _goodput = goodput  # estimate() has an argument of the same name
+
+
+def _check_some_memory(memory, total):
+    """A training state that rounds to no accelerator at all (a model of a few parameters:
+    under a billionth of one accelerator's memory) is a problem of ``total_params``, not of
+    the HBM: it is named, with the likely unit slip."""
+    zero = np.asarray(memory) == 0
+    if not np.any(zero):
+        return
+    pos = None if np.ndim(memory) == 0 else tuple(int(i) for i in np.argwhere(zero)[0])
+    value = np.broadcast_to(total, np.shape(memory))[pos] if pos is not None else total
+    raise InputError(
+        "total_params",
+        "is too few parameters for a training run: their training state is under a "
+        "billionth of one accelerator's memory (was it typed in billions? 70B is 70e9)",
+        pos,
+        value=float(value),
+    )
 
 
 # -- estimate(), step by step -----------------------------------------------------------------

@@ -36,6 +36,7 @@ from . import catalogue, engine, model, plan, quantities, ranges
 from ._cells import (
     CellError,
     broadcast_shape,
+    check_call_size,
     input_error,
     rule_of,
     to_array,
@@ -255,6 +256,7 @@ def _compute(function, compute, values, labels=None):
     arguments that drove it there; numpy's floating-point warnings are silenced, as every
     result is checked.
     """
+    check_call_size(function, values)
     arrays = _numbers(function, values)
     shape = broadcast_shape(function, arrays)
     names = {name: name for name in values}
@@ -595,6 +597,7 @@ def TRAIN_CO2_T(electricity_kwh, grams_co2_per_kwh):
 
 def _lookup(function, look_up, name_argument, name, field):
     """Broadcast look-ups over a range of names and a range of fields."""
+    check_call_size(function, {name_argument: name, "field": field})
     names = to_text(function, name_argument, name)
     fields = to_text(function, "field", field)
     broadcast_shape(function, {name_argument: names, "field": fields})
@@ -721,6 +724,7 @@ def TRAIN_PLAN(
         "grams_co2_per_kwh": grams_co2_per_kwh,
         "hbm_gb": hbm_gb,
     }
+    check_call_size(function, values)
     arrays = _numbers(function, values)
     for name, arr in arrays.items():
         if arr is not None and arr.ndim:
@@ -746,6 +750,15 @@ def TRAIN_PLAN(
 
 #: The quantities TRAIN_QUANTILE returns: those with a range (:data:`udfs.ranges.QUANTITIES`).
 QUANTILE_QUANTITIES = tuple(ranges.QUANTITIES)
+
+#: The most plans one call of TRAIN_QUANTILE may compute: the cells of its broadcast plan
+#: inputs (every argument but quantity and p), counted from their shapes before any work.
+#: Each distinct plan is resolved and estimated on its own (the planner's blank rules, the
+#: engine's checks), about 0.7 to 2 ms a plan: issue 22 measured 50,000 plans holding the
+#: server for 37 s. 1,024 plans (a 32 x 32 table of plans) take about 1 to 2 s
+#: (benchmarks/bench_server.py). Ranges of p and quantity only repeat the plans; they are
+#: bounded by MAX_CELLS_PER_CALL like every result.
+MAX_PLANS_PER_CALL = 1024
 
 #: Short names TRAIN_QUANTILE accepts for its quantities (any case; spaces or hyphens for "_").
 QUANTITY_ALIASES = {
@@ -887,6 +900,13 @@ def _quantiles(point, throughput_sigma, price_sigma, p):
     return {q: out[f"{q}_at_p"] for q in QUANTILE_QUANTITIES}
 
 
+def _first_cell(i, plan_shape, shape):
+    """The flat index in the result ``shape`` of the first cell of plan cell ``i``."""
+    index = np.unravel_index(i, plan_shape) if plan_shape else ()
+    padded = (0,) * (len(shape) - len(index)) + tuple(int(k) for k in index)
+    return int(np.ravel_multi_index(padded, shape)) if shape else 0
+
+
 def _plan_quantiles(function, quantity, p, values):
     """The p-quantiles of the quantities of the plans in ``values`` (Excel cells), broadcast.
 
@@ -894,6 +914,14 @@ def _plan_quantiles(function, quantity, p, values):
     rules, the calibrated MFU and spreads) and estimated (:func:`udfs.engine.estimate`); the
     quantiles are those of :func:`udfs.ranges.estimate_ranges` (see :func:`_quantiles`).
     """
+    check_call_size(function, {"quantity": quantity, "p": p, **values})
+    check_call_size(
+        function,
+        {name: values[name] for name in _PLAN_INPUT_OF},
+        limit=MAX_PLANS_PER_CALL,
+        what="plans",
+        bound="MAX_PLANS_PER_CALL",
+    )
     names = _quantity_names(function, quantity)
     values = dict(values)
     accel = _accelerator_names(function, values.pop("accelerator_name"))
@@ -906,17 +934,23 @@ def _plan_quantiles(function, quantity, p, values):
     shape = tuple(broadcast_shape(function, cells))
     n = int(np.prod(shape, dtype=np.int64))
 
-    # One plan per distinct combination of the plan's cells.
+    # One plan per distinct combination of the plan's cells, over the plan inputs' own shape
+    # (at most MAX_PLANS_PER_CALL cells; p and quantity only repeat the plans).
+    plan_shape = np.broadcast_shapes(*(np.shape(cells[a]) for a in _PLAN_INPUT_OF))
+    m = int(np.prod(plan_shape, dtype=np.int64))
     columns = []
     for name in _PLAN_INPUT_OF:
         arr = cells[name]
-        columns.append([None] * n if arr is None else np.broadcast_to(arr, shape).ravel().tolist())
-    plans, first, plan_index = {}, [], np.empty(n, dtype=np.intp)
+        columns.append(
+            [None] * m if arr is None else np.broadcast_to(arr, plan_shape).ravel().tolist()
+        )
+    plans, first, plan_of_cell = {}, [], np.empty(m, dtype=np.intp)
     for i, key in enumerate(zip(*columns, strict=True)):
         j = plans.setdefault(key, len(plans))
         if j == len(first):
             first.append(i)
-        plan_index[i] = j
+        plan_of_cell[i] = j
+    plan_index = np.broadcast_to(plan_of_cell.reshape(plan_shape), shape).ravel()
     points, throughput_sigma, price_sigma = [], [], []
     for key, i in zip(plans, first, strict=True):
         inputs = dict(zip((_PLAN_INPUT_OF[a] for a in _PLAN_INPUT_OF), key, strict=True))
@@ -925,7 +959,8 @@ def _plan_quantiles(function, quantity, p, values):
             with np.errstate(all="ignore"):  # every output is checked by the engine
                 point = engine.estimate(**resolved.arguments)
         except InputError as err:
-            raise _plan_error(function, err, cells, shape, i) from None
+            first_cell = _first_cell(i, plan_shape, shape)
+            raise _plan_error(function, err, cells, shape, first_cell) from None
         points.append([float(point[q]) for q in QUANTILE_QUANTITIES])
         throughput_sigma.append(resolved.throughput_sigma)
         price_sigma.append(resolved.price_sigma)
@@ -1080,6 +1115,7 @@ def TRAIN_PLAN_RANGE(
         "usd_per_kwh": usd_per_kwh,
         "effective_tflops": effective_tflops,
     }
+    check_call_size(function, values)
     for name, value in values.items():
         if name == "accelerator_name":
             cells = to_text(function, name, value)

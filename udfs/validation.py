@@ -8,6 +8,8 @@ a cell, an Excel argument).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 __all__ = [
@@ -27,6 +29,12 @@ __all__ = [
     "check_at_most",
     "check_whole",
     "check_count",
+    "MAX_ECHO_CHARS",
+    "MAX_NAME_BYTES",
+    "printable",
+    "echo",
+    "console_line",
+    "check_name",
 ]
 
 
@@ -418,3 +426,107 @@ def check_result(result, value, inputs, *, allow_zero=False, result_label=None):
     raise out_of_range(
         result, got, inputs, shape=arr.shape, position=pos, result_label=result_label
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# What the command line prints and accepts as a name (issue 22)
+# ---------------------------------------------------------------------------------------------
+
+#: Longest value echoed back in a message (``(got '…')``): enough to recognise what was
+#: typed; a 10 kB flag value is not repeated in full (the rest is counted).
+MAX_ECHO_CHARS = 80
+#: Longest file or folder name (one path component), in bytes of UTF-8: what Linux, macOS
+#: and Windows file systems allow (NAME_MAX).
+MAX_NAME_BYTES = 255
+#: Characters written as escapes in a console line: control characters (a newline would
+#: start a forged line), line and paragraph separators, and the bidirectional overrides that
+#: reorder what a terminal shows.
+_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(ch):
+    code = ord(ch)
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a file name that is not UTF-8 (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _needs_escape(ch):
+    code = ord(ch)
+    return (
+        code < 0x20
+        or 0x7F <= code < 0xA0
+        or ch in "\u2028\u2029"
+        or ch in _BIDI
+        or (0xD800 <= code <= 0xDFFF)
+    )
+
+
+def printable(text):
+    """``text`` with control characters, separators, bidirectional overrides and undecodable
+    bytes written as escapes (``\\n``, ``\\x01``, ``\\xff``, ``\\u202e``): one line, as typed."""
+    text = str(text)
+    if not any(_needs_escape(ch) for ch in text):
+        return text
+    return "".join(_escape(ch) if _needs_escape(ch) else ch for ch in text)
+
+
+def echo(value, limit=MAX_ECHO_CHARS):
+    """``repr(value)`` for a message, cut to about ``limit`` characters: ``'99999…' (10,000
+    characters)``."""
+    text = str(value)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[: limit - 3]!r}... ({len(text):,} characters)"
+
+
+#: A quoted echo in a message: a quote opening after a space, "(", "[" or "=" (not an
+#: apostrophe inside a word), then no quote of its kind (except escaped, as ``repr`` writes
+#: it), then the closing quote before a space, punctuation or the end.
+_QUOTED = re.compile(
+    r"(?:(?<=[\s(\[=])|^)(?:'(?P<single>(?:[^'\\\n]|\\.){N,})'|\"(?P<double>(?:[^\"\\\n]|\\.){N,})\")"
+    r"(?=$|[\s),;:.\]\\])".replace("N", str(MAX_ECHO_CHARS + 1))
+)
+
+
+def console_line(message):
+    """A message as the command line prints it: one line (:func:`printable`), any quoted
+    echo longer than :data:`MAX_ECHO_CHARS` cut (``'aaaa...' (10,000 characters)``)."""
+
+    def cut(m):
+        q, inner = (
+            ("'", m.group("single")) if m.group("single") is not None else ('"', m.group("double"))
+        )
+        return f"{q}{inner[: MAX_ECHO_CHARS - 3]}...{q} ({len(inner):,} characters)"
+
+    return _QUOTED.sub(cut, printable(message))
+
+
+def check_name(path, flag):
+    """Refuse (:class:`CommandError`) a path the tools cannot name faithfully: a control
+    character (a newline would forge lines in every message and table), bytes that are not
+    UTF-8 (they cannot be written in a workbook or a UTF-8 CSV), or a component over
+    :data:`MAX_NAME_BYTES` bytes. ``flag`` names the argument (``FILE``, ``--out``)."""
+    text = str(path)
+    shown = printable(text)
+    if len(shown) > MAX_ECHO_CHARS:
+        shown = shown[: MAX_ECHO_CHARS - 3] + "..."
+    if any(0xDC80 <= ord(ch) <= 0xDCFF for ch in text):
+        raise CommandError(
+            f"{flag} {shown}: the name is not valid UTF-8 text (a byte shown as \\xNN); rename it"
+        )
+    bad = next((ch for ch in text if _needs_escape(ch)), None)
+    if bad is not None:
+        raise CommandError(
+            f"{flag} {shown}: the name holds the control character {_escape(bad)}; rename it"
+        )
+    for part in text.replace("\\", "/").split("/"):
+        size = len(part.encode("utf-8", "surrogateescape"))
+        if size > MAX_NAME_BYTES:
+            raise CommandError(
+                f"{flag} {shown}: a name of {size:,} bytes, over the limit of "
+                f"{MAX_NAME_BYTES} bytes a file system allows for one file or folder name"
+            )

@@ -17,24 +17,42 @@ import contextlib
 import os
 import secrets
 import shutil
+import signal
 import stat
 import tempfile
+import threading
 from pathlib import Path
 
 from udfs.validation import CommandError
 
-__all__ = ["temp_beside", "place", "Staging"]
+__all__ = [
+    "temp_beside",
+    "place",
+    "Staging",
+    "save_workbook",
+    "deferred_interrupts",
+    "check_interrupt",
+]
+
+#: The Ctrl-C count of the running :func:`deferred_interrupts` block (None outside one).
+_INTERRUPTS = None
 
 
 def temp_beside(target):
     """A new, empty temporary file in ``target``'s folder, readable as the umask allows."""
     target = Path(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{_short(target.name)}.", suffix=".part", dir=target.parent)
     os.close(fd)
     mask = os.umask(0o022)
     os.umask(mask)
     os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; these files are meant to be shared
     return Path(tmp)
+
+
+def _short(name):
+    """``name`` cut to 200 bytes of UTF-8: a temporary or kept-aside name beside a target whose
+    own name is up to 255 bytes stays a name the file system allows."""
+    return name.encode("utf-8", "surrogateescape")[:200].decode("utf-8", "ignore")
 
 
 def place(tmp, target, force):
@@ -59,6 +77,76 @@ def place(tmp, target, force):
         os.replace(tmp, target)
         return
     tmp.unlink()
+
+
+def save_workbook(wb, path):
+    """Save the openpyxl workbook ``wb`` to ``path``, its zip closed whatever happens.
+
+    openpyxl's own ``save`` leaves the zip open when a write fails (a full disk): the zip's
+    finaliser then retries the write and prints ``Exception ignored in ZipFile.__del__`` and
+    a traceback after our one-line message. Here the file and the zip are closed in order,
+    and an error closing them is the error raised (an ``OSError``, turned into one line by
+    the caller).
+    """
+    import datetime
+    import zipfile
+
+    from openpyxl.writer.excel import ExcelWriter
+
+    now = datetime.datetime.now(tz=datetime.UTC).replace(tzinfo=None)
+    wb.properties.modified = now  # as openpyxl's save does
+    with open(path, "wb") as fh:
+        archive = zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED, allowZip64=True)
+        try:
+            ExcelWriter(wb, archive).write_data()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                archive.close()  # writes the central directory; may fail again on a full disk
+            raise
+        archive.close()
+
+
+@contextlib.contextmanager
+def deferred_interrupts():
+    """Within the block, Ctrl-C (SIGINT) is noted, and :func:`check_interrupt` raises it.
+
+    Python runs a signal handler between any two bytecodes, finalisers included; a
+    ``KeyboardInterrupt`` raised inside one (a ``ZipFile.__del__`` while reading planners) is
+    printed as "Exception ignored" and lost, and the run went on to replace its outputs.
+    Here the first Ctrl-C only sets a flag, turned into ``KeyboardInterrupt`` at the next
+    safe point (between files, before each output is written and before they are moved into
+    place); a second Ctrl-C interrupts at once. The previous handler is restored on the way
+    out; outside the main thread, or when SIGINT is ignored, nothing changes.
+    """
+    global _INTERRUPTS
+    if threading.current_thread() is not threading.main_thread() or _INTERRUPTS is not None:
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous in (signal.SIG_IGN, None):
+        yield
+        return
+    count = [0]
+
+    def note(signum, frame):
+        count[0] += 1
+        if count[0] > 1:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, note)
+    _INTERRUPTS = count
+    try:
+        yield
+    finally:
+        _INTERRUPTS = None
+        signal.signal(signal.SIGINT, previous)
+
+
+def check_interrupt():
+    """Raise ``KeyboardInterrupt`` if Ctrl-C was pressed in the :func:`deferred_interrupts`
+    block (a no-op outside one)."""
+    if _INTERRUPTS is not None and _INTERRUPTS[0]:
+        raise KeyboardInterrupt
 
 
 def _reason(exc):
@@ -153,6 +241,7 @@ class Staging:
         target then holds what it held before.
         """
         self.check()
+        check_interrupt()  # a Ctrl-C while staging: nothing is moved
         done = []  # (target, kept copy of what it held, or None when it was new)
         target = None
         try:
@@ -214,7 +303,7 @@ def _keep_aside(target):
     """A hard link (else a copy) of ``target`` beside it, to restore it from on failure."""
     target = Path(target)
     for _ in range(100):
-        kept = target.with_name(f".{target.name}.{secrets.token_hex(4)}.old")
+        kept = target.with_name(f".{_short(target.name)}.{secrets.token_hex(4)}.old")
         try:
             os.link(target, kept, follow_symlinks=False)
             return kept

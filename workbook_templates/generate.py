@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .files import Staging
+from .files import Staging, save_workbook
 
 __all__ = ["TEMPLATES", "configure_parser", "run", "build_all", "write_templates"]
 
@@ -134,7 +134,7 @@ def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None):
 def _save(wb, path, force):
     """Save one workbook to ``path``, its staged copy (``force`` applies when it is moved)."""
     del force
-    wb.save(path)
+    save_workbook(wb, path)  # the zip closed even on a full disk: no finaliser traceback
 
 
 def _ordinary_permissions(path):
@@ -156,6 +156,11 @@ def _convert_pdfs(paths, folder):
 
 def run(args):
     """Run ``compute-lab templates``; print each written path; return the exit code."""
+    from udfs.validation import CommandError, check_name
+
+    if not str(args.out).strip():  # Path("") is the current folder: never meant
+        raise CommandError(f"--out is empty; give a folder, e.g. --out {DEFAULT_OUT}")
+    check_name(args.out, "--out")
     for path in write_templates(args.out, force=args.force, pdf=args.pdf):
         print(path)
     return 0

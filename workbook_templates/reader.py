@@ -16,8 +16,16 @@ on), so it is treated as untrusted input:
    entity is refused before openpyxl sees the file; the parse clears elements as it goes and
    refuses a part past :data:`MAX_PART_ELEMENTS` elements, so memory stays flat; openpyxl
    itself must be using ``defusedxml`` too (:func:`check_defusedxml`);
+   A text (``<t>``) over Excel's cell limit, :data:`MAX_CELL_TEXT_CHARS`, is refused too;
 5. openpyxl loads it read-only twice: once for the formulas (to see which cells hold
-   formulas) and once for the values a spreadsheet last saved (``data_only=True``).
+   formulas) and once for the values a spreadsheet last saved (``data_only=True``); both are
+   closed by the reader, never left to a finaliser;
+6. before any cell is read, the defined names' references are bounded: one name spans at most
+   :data:`MAX_SCENARIO_COLUMNS` cells, all of them together at most :data:`MAX_CELLS_READ`
+   (the box the reader walks), and a caller may bound the scenario columns left in a run
+   (``columns_left``, :class:`ColumnBudgetError`). Text inputs are at most
+   :data:`MAX_TEXT_CHARS` characters without control characters; dates lie from
+   :data:`FIRST_DATE` to :data:`LAST_DATE`.
 
 The planner's contract is in :mod:`udfs.quantities`: one workbook-scoped defined name per
 input and output, named as the quantity, each spanning one row across the scenario columns.
@@ -64,6 +72,11 @@ __all__ = [
     "MAX_PART_ELEMENTS",
     "MAX_XML_DEPTH",
     "MAX_PARTS",
+    "MAX_SCENARIO_COLUMNS",
+    "MAX_CELLS_READ",
+    "MAX_TEXT_CHARS",
+    "MAX_CELL_TEXT_CHARS",
+    "ColumnBudgetError",
     "Problem",
     "PlannerError",
     "CellRef",
@@ -86,6 +99,31 @@ MAX_PART_ELEMENTS = 1_000_000
 MAX_XML_DEPTH = 256
 #: Most members (parts) in the package. A planner has about 30.
 MAX_PARTS = 10_000
+#: Most scenario columns in one planner (cells one defined name spans). The planner has 8; a
+#: team that widens its copy has room for twelve times as many. Checked from the defined
+#: names' references before any cell is read (a planner of 10,000 columns took 118 s and
+#: 1.1 GB to consolidate).
+MAX_SCENARIO_COLUMNS = 100
+#: Most cells read from one planner: the area, sheet by sheet, from the first named cell to
+#: the last (the reader walks that box, twice). A planner's is about 300 cells; one widened
+#: to :data:`MAX_SCENARIO_COLUMNS` columns about 3,500. Checked from the defined names'
+#: references before any cell is read (names spread from row 1 to row 1,048,576 made the
+#: reader walk millions of empty cells: 43 s at row 20,000).
+MAX_CELLS_READ = 20_000
+#: Longest text of one input cell (scenario name, owner, accelerator name, status), in
+#: characters: a name is a few words; 255 is what Excel allows in a sheet name's cousins (a
+#: defined name, a chart title) and keeps every table of the hand-off readable. A longer text
+#: is refused at its cell, so the workbook and every CSV file carry the same text.
+MAX_TEXT_CHARS = 255
+#: Longest text in any ``<t>`` element of a part (a shared or inline string): Excel's own
+#: limit for one cell. No spreadsheet saves a longer one; a crafted file of 30 million
+#: characters is refused while its part is scanned, before openpyxl holds it twice.
+MAX_CELL_TEXT_CHARS = 32_767
+#: The dates a start date may hold: those a spreadsheet shows as a date (serials 1 to
+#: 2,958,465); before 1900 Excel shows ``####``.
+FIRST_DATE = _dt.date(1900, 1, 1)
+LAST_DATE = _dt.date(9999, 12, 31)
+DATE_RANGE = f"from {FIRST_DATE.isoformat()} to {LAST_DATE.isoformat()}"
 
 _MACRO_SUFFIXES = {".xlsm", ".xltm", ".xlam"}
 _OTHER_SUFFIXES = {
@@ -157,6 +195,10 @@ class PlannerError(Exception):
             message = " ".join(str(p.message).splitlines())  # one line per problem, always
             lines.append(f"{self.path}: {where}{message}")
         return "\n".join(lines)
+
+
+class ColumnBudgetError(PlannerError):
+    """A file whose scenario columns would take a run over its total (``columns_left``)."""
 
 
 def _flat(exc, limit=200):
@@ -244,6 +286,7 @@ class Planner:
     sha256: str  # of the bytes read, for the audit trail
     problems: list = field(default_factory=list)  # bad cells, with collect=True
     missing_optional: list = field(default_factory=list)  # OPTIONAL_INPUTS without a name
+    width: int = 0  # scenario columns (cells scenario_name spans)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,6 +359,15 @@ def _check_zip(path, data):
         )
     except Exception as exc:  # noqa: BLE001 - any failure here means an unreadable zip
         _fail(path, f"is not a valid .xlsx workbook ({_one_line(exc)})")
+    try:
+        _check_members(path, zf)
+    except BaseException:
+        zf.close()  # closed here, not by a finaliser
+        raise
+    return zf
+
+
+def _check_members(path, zf):
     infos = zf.infolist()
     if len(infos) > MAX_PARTS:
         _fail(
@@ -350,7 +402,6 @@ def _check_zip(path, data):
         _fail(path, f"is a corrupt or truncated .xlsx ({_one_line(exc)})")
     if bad is not None:
         _fail(path, f"is a corrupt .xlsx: member {bad} fails its CRC check")
-    return zf
 
 
 def _looks_like_xml(zf, info):
@@ -404,6 +455,13 @@ def _scan_part(path, zf, info):
                 stack.append(elem)
                 continue
             stack.pop()
+            if elem.tag.endswith("}t") and elem.text and len(elem.text) > MAX_CELL_TEXT_CHARS:
+                _part_problem(
+                    path,
+                    name,
+                    f"holds a text of {len(elem.text):,} characters, over Excel's limit of "
+                    f"{MAX_CELL_TEXT_CHARS:,} for one cell (no spreadsheet saves one)",
+                )
             elem.clear()
             if stack:
                 # Drop the parent's children: the finished ones, and those the parser has
@@ -470,15 +528,30 @@ def _load(path, data, data_only):
 # ---------------------------------------------------------------------------------------------
 
 
+def _destination(dn):
+    """(sheet title, reference) of a defined name pointing at one range, else None.
+
+    A quote in a sheet's title is doubled in the reference, as Excel writes it
+    (``'Team''s = plan'!$D$4``); openpyxl leaves it doubled.
+    """
+    dests = list(dn.destinations) if dn is not None and dn.type == "RANGE" else []
+    if len(dests) != 1:
+        return None
+    sheet, ref = dests[0]
+    return sheet.replace("''", "'"), ref
+
+
 def _name_cells(path, wb, name):
-    """(sheet title, [(row, col), ...]) of a one-row defined name, or None if missing."""
+    """(sheet title, [(row, col), ...]) of a one-row defined name, or None if missing.
+
+    The span is bounded (:data:`MAX_SCENARIO_COLUMNS`) before the cells are listed."""
     dn = wb.defined_names.get(name)
     if dn is None:
         return None
-    dests = list(dn.destinations) if dn.type == "RANGE" else []
-    if len(dests) != 1:
+    found = _destination(dn)
+    if found is None:
         _fail(path, f"defined name {name!r} does not point at one range ({dn.attr_text})")
-    sheet, ref = dests[0]
+    sheet, ref = found
     if sheet not in wb.sheetnames:
         _fail(path, f"defined name {name!r} points at a missing sheet {sheet!r}")
     try:
@@ -487,7 +560,45 @@ def _name_cells(path, wb, name):
         _fail(path, f"defined name {name!r} has an unreadable range {ref!r}")
     if None in (min_col, min_row, max_col, max_row) or min_row != max_row:
         _fail(path, f"defined name {name!r} must span one row ({dn.attr_text})", sheet)
+    if max_col - min_col + 1 > MAX_SCENARIO_COLUMNS:
+        _fail(
+            path,
+            f"defined name {name!r} ({dn.attr_text}) spans {max_col - min_col + 1:,} "
+            f"scenario columns, over the limit of {MAX_SCENARIO_COLUMNS} per planner; "
+            "refused before reading",
+        )
     return sheet, [(min_row, c) for c in range(min_col, max_col + 1)]
+
+
+def _check_area(path, wb, named):
+    """Refuse, before any cell is read, names whose cells span more than
+    :data:`MAX_CELLS_READ` cells in all (the box of each sheet, from the first named cell
+    to the last). ``named`` is ``{name: (sheet, [(row, col), ...])}``; the message names the
+    name farthest from the others and its reference."""
+    boxes = {}
+    for name, (sheet, cells) in named.items():
+        boxes.setdefault(sheet, []).extend((name, r, c) for r, c in cells)
+    total = sum(_box_area(cells) for cells in boxes.values())
+    if total <= MAX_CELLS_READ:
+        return
+    sheet, cells = max(boxes.items(), key=lambda kv: _box_area(kv[1]))
+    mid_row = sorted(r for _, r, _ in cells)[len(cells) // 2]
+    mid_col = sorted(c for _, _, c in cells)[len(cells) // 2]
+    far = max(cells, key=lambda x: abs(x[1] - mid_row) + abs(x[2] - mid_col))[0]
+    dn = wb.defined_names.get(far)
+    ref = dn.attr_text if dn is not None else far
+    _fail(
+        path,
+        f"defined name {far!r} ({ref}) makes the named cells span {total:,} cells, over the "
+        f"limit of {MAX_CELLS_READ:,} cells read per planner (a planner's named cells sit "
+        "within about 300); refused before reading",
+    )
+
+
+def _box_area(cells):
+    rows = [r for _, r, _ in cells]
+    cols = [c for _, _, c in cells]
+    return (max(rows) - min(rows) + 1) * (max(cols) - min(cols) + 1)
 
 
 def _grab(wb, wanted, formulas=False):
@@ -557,10 +668,26 @@ def _number(value):
     return None, f"must be a number (got {type(value).__name__})"
 
 
+#: Control characters a worksheet cannot hold (openpyxl's ILLEGAL_CHARACTERS_RE): tab,
+#: newline and carriage return are text.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
 def _text(value):
     if isinstance(value, bool):
         return None, "must be text, not TRUE/FALSE"
     if isinstance(value, str):
+        bad = _CONTROL.search(value)
+        if bad:  # a workbook cannot hold it (Excel writes it as _x0001_; openpyxl refuses it)
+            return None, (
+                f"holds the control character \\x{ord(bad.group()):02x}, which a workbook "
+                "cannot hold; retype the text"
+            )
+        if len(value.strip()) > MAX_TEXT_CHARS:
+            return None, (
+                f"is {len(value.strip()):,} characters long, over the limit of "
+                f"{MAX_TEXT_CHARS} for a text input (starts {value.strip()[:20]!r})"
+            )
         return value.strip(), None
     if isinstance(value, int | float):
         return f"{value:g}", None
@@ -568,23 +695,33 @@ def _text(value):
 
 
 def _date(value, epoch):
+    """(date, error message): a date from :data:`FIRST_DATE` to :data:`LAST_DATE`."""
+    rule = f"must be a date {DATE_RANGE}"
     if isinstance(value, _dt.datetime):
-        return value.date(), None
+        value = value.date()
     if isinstance(value, _dt.date):
+        if not FIRST_DATE <= value <= LAST_DATE:
+            return None, f"{rule}, the dates a spreadsheet shows (got {value.isoformat()})"
         return value, None
     if isinstance(value, bool):
-        return None, "must be a date, not TRUE/FALSE"
+        return None, f"{rule}, not TRUE/FALSE"
+    if isinstance(value, _dt.time | _dt.timedelta):  # a serial number below 1: no date
+        return None, f"{rule}, not a time of day (got {value}: a serial number below 1)"
     if isinstance(value, int | float):  # a serial number without a date format
         try:
             converted = from_excel(value, epoch)
         except (ValueError, OverflowError, TypeError):
-            return None, f"must be a date (got the number {value:g})"
+            return None, f"{rule} (got the number {value:g})"
         if isinstance(converted, _dt.datetime) and 1 <= value < 2958466:
-            return converted.date(), None
-        return None, f"must be a date (got the number {value:g})"
+            return _date(converted, epoch)
+        return None, f"{rule} (got the number {value:g})"
     if isinstance(value, str):
+        if value.strip() == "#VALUE!":  # how openpyxl reads a date cell past 9999-12-31
+            return None, (
+                f"{rule} (got #VALUE!: an error value, or a serial number outside that range)"
+            )
         return None, f"must be a date, not text (got {value[:40]!r}); type it as a date"
-    return None, "must be a date"
+    return None, rule
 
 
 # ---------------------------------------------------------------------------------------------
@@ -592,12 +729,15 @@ def _date(value, epoch):
 # ---------------------------------------------------------------------------------------------
 
 
-def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False):
+def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False, columns_left=None):
     """Read one filled planner: its scenarios with inputs, located and type-checked.
 
     With ``collect``, bad cells (a blank required cell, a value of the wrong kind) do not
     raise: they are in ``Planner.problems`` and their columns are left out of ``scenarios``,
     so that a caller can add the engine's objections to the other columns and report all.
+    ``columns_left`` (a run's total bound on scenario columns, less those already read):
+    a file with more scenario columns raises :class:`ColumnBudgetError` before any cell is
+    read.
 
     Raises
     ------
@@ -612,9 +752,10 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False):
     with zf:
         _check_xml_parts(path, zf)
     formulas_wb = _load(path, data, data_only=False)
-    values_wb = _load(path, data, data_only=True)
-    try:
-        planner = _read(path, formulas_wb, values_wb, len(data), collect)
+    values_wb = None
+    try:  # both workbooks closed here, whatever happens: never by a finaliser
+        values_wb = _load(path, data, data_only=True)
+        planner = _read(path, formulas_wb, values_wb, len(data), collect, columns_left)
         planner.sha256 = hashlib.sha256(data).hexdigest()
         return planner
     except PlannerError:
@@ -625,7 +766,8 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False):
         _fail(path, f"could not be read as a workbook ({_one_line(exc)})")
     finally:
         formulas_wb.close()
-        values_wb.close()
+        if values_wb is not None:
+            values_wb.close()
 
 
 def _check_names(path, wb):
@@ -664,21 +806,26 @@ def _extras(wb):
     """{name: (sheet, (row, col))} of the single-cell names template_version, active_scenario."""
     extras = {}
     for name in ("template_version", "active_scenario"):
-        dn = wb.defined_names.get(name)
-        dests = list(dn.destinations) if dn is not None and dn.type == "RANGE" else []
-        if len(dests) == 1 and dests[0][0] in wb.sheetnames:
-            sheet, ref = dests[0]
-            min_col, min_row, _, _ = range_boundaries(ref.replace("$", ""))
-            extras[name] = (sheet, (min_row, min_col))
+        found = _destination(wb.defined_names.get(name))
+        if found is not None and found[0] in wb.sheetnames:
+            sheet, ref = found
+            try:
+                min_col, min_row, _, _ = range_boundaries(ref.replace("$", ""))
+            except (TypeError, ValueError):
+                continue
+            if min_col is not None and min_row is not None:
+                extras[name] = (sheet, (min_row, min_col))
     return extras
 
 
 class _Cells:
     """The planner's named cells: typed values and formulas, and the values last saved."""
 
-    def __init__(self, path, formulas_wb, values_wb, names):
+    def __init__(self, path, formulas_wb, values_wb, names, columns_left=None):
         self.locations = {name: _name_cells(path, formulas_wb, name) for name in names}
         self.width = len(self.locations["scenario_name"][1])
+        if columns_left is not None and self.width > columns_left:
+            raise ColumnBudgetError(path, [Problem(f"has {self.width} scenario columns")])
         for name, (sheet, cells) in self.locations.items():
             if len(cells) != self.width:
                 _fail(
@@ -688,13 +835,18 @@ class _Cells:
                     sheet,
                 )
         self.extras = _extras(formulas_wb)
+        named = dict(self.locations)
+        named.update({n: (sheet, [cell]) for n, (sheet, cell) in self.extras.items()})
+        _check_area(path, formulas_wb, named)
         wanted = {}
         for sheet, cells in self.locations.values():
             wanted.setdefault(sheet, set()).update(cells)
         for sheet, cell in self.extras.values():
             wanted.setdefault(sheet, set()).add(cell)
-        self.formulas = _grab(formulas_wb, wanted, formulas=True)
-        self.values = _grab(values_wb, wanted)
+        with warnings.catch_warnings():  # "marked as a date but ... outside the limits"
+            warnings.simplefilter("ignore")  # such a cell reads #VALUE!, refused by name
+            self.formulas = _grab(formulas_wb, wanted, formulas=True)
+            self.values = _grab(values_wb, wanted)
 
     def value(self, name, k, cached=False):
         """The cell's value: typed (formula text for a formula), or as last saved."""
@@ -786,10 +938,10 @@ def _inputs(raw, refs, epoch):
     return inputs, problems
 
 
-def _read(path, formulas_wb, values_wb, size, collect):
+def _read(path, formulas_wb, values_wb, size, collect, columns_left=None):
     optional = _check_names(path, formulas_wb)
     present = [n for n in (*INPUT_NAMES, *OUTPUT_NAMES) if n not in optional]
-    cells = _Cells(path, formulas_wb, values_wb, present)
+    cells = _Cells(path, formulas_wb, values_wb, present, columns_left)
     epoch = getattr(values_wb, "epoch", None)
     problems, scenarios, skipped = [], [], []
     any_cached = False
@@ -831,4 +983,5 @@ def _read(path, formulas_wb, values_wb, size, collect):
         sha256="",
         problems=problems,
         missing_optional=optional,
+        width=cells.width,
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from copy import copy
 from dataclasses import dataclass
 
@@ -51,11 +52,23 @@ __all__ = [
     "state_colours",
     "GLOSSARY",
     "FORMULA_LEADS",
+    "FORMULA_LOOKALIKES",
 ]
 
 #: Characters that make a spreadsheet treat a typed string as a formula (OWASP's CSV
 #: injection list): the one formula-injection guard of every workbook and CSV writer.
 FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+#: Lookalikes of :data:`FORMULA_LEADS` that a spreadsheet with East Asian input may read as
+#: them: every character whose compatibility form (NFKC) is one (fullwidth ``＝＋－＠``, the
+#: small forms ``﹦﹢﹣﹫``), and the minus sign U+2212. Escaped the same way.
+FORMULA_LOOKALIKES = tuple(
+    sorted(
+        {chr(c) for c in range(0x80, 0x10000)
+         if chr(c) not in FORMULA_LEADS
+         and unicodedata.normalize("NFKC", chr(c)) in FORMULA_LEADS[:4]}
+        | {"\u2212"}
+    )
+)  # fmt: skip
 
 INPUT_BLUE = "0000FF"
 INPUT_FILL = "FFF2CC"
@@ -140,7 +153,7 @@ def put_text(cell, value):
     """
     text = "" if value is None else str(value)
     cell.value = text
-    if text.startswith(FORMULA_LEADS):
+    if text.startswith(FORMULA_LEADS + FORMULA_LOOKALIKES):
         cell.data_type = "s"
         cell.quotePrefix = True
     return cell
@@ -158,7 +171,7 @@ def reader_text(text):
 
 def safe_text(value):
     """``value`` with a leading apostrophe when a spreadsheet would read it as a formula (CSV)."""
-    if isinstance(value, str) and value.startswith(FORMULA_LEADS):
+    if isinstance(value, str) and value.startswith(FORMULA_LEADS + FORMULA_LOOKALIKES):
         return "'" + value
     return value
 

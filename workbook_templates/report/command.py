@@ -5,15 +5,17 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-from udfs.validation import CommandError
+from udfs.validation import CommandError, check_name, console_line, echo
 
-from ..reader import DEFAULT_MAX_BYTES
+from ..files import deferred_interrupts
+from ..reader import DEFAULT_MAX_BYTES, MAX_UNCOMPRESSED_BYTES
 from .consolidate import DEFAULT_TOLERANCE, consolidate
 from .csv_files import CSV_FILES
 from .output import check_in_range, write_outputs
@@ -21,6 +23,13 @@ from .output import check_in_range, write_outputs
 __all__ = ["PROG", "configure_parser", "run"]
 
 PROG = "compute-lab report"
+#: Largest --max-size-mb: the reader's bound on a planner's unpacked size (a zip is never
+#: larger than what it unpacks to, beyond a few bytes per part), and the file is read into
+#: memory.
+MAX_SIZE_MB = MAX_UNCOMPRESSED_BYTES // 2**20
+#: From this dollar figure up, the summary line writes scientific notation (``$1e+297``), as
+#: ``estimate`` does: never a number of hundreds of digits.
+SCIENTIFIC_FROM = 1e15
 
 
 def configure_parser(parser):
@@ -58,20 +67,30 @@ def configure_parser(parser):
 
 
 def _err(message):
-    print(f"{PROG}: {message}", file=sys.stderr)
+    print(console_line(f"{PROG}: {message}"), file=sys.stderr)
 
 
 def _fiscal_year_start(text):
-    """The month number of --fiscal-year-start (a whole number 1-12), else CommandError."""
-    try:
-        month = int(str(text).strip())
-    except ValueError:
-        month = None
+    """The month number of --fiscal-year-start (1-12 in ASCII digits), else CommandError.
+
+    ``int()`` would take ``1_2``, Arabic-Indic and mathematical digits: refused, as the
+    estimate flags refuse them."""
+    cleaned = str(text).strip()
+    month = int(cleaned) if re.fullmatch(r"[0-9]{1,2}", cleaned, re.ASCII) else None
     if month is None or not 1 <= month <= 12:
         raise CommandError(
-            f"--fiscal-year-start must be a month number from 1 to 12 (got {text!r})"
+            "--fiscal-year-start must be a month number from 1 to 12, in ASCII digits 0-9 "
+            f"(got {echo(text)})"
         )
     return month
+
+
+def usd(value):
+    """A dollar figure of the summary line: ``$6,511,894``, from 1e15 ``$1e+297``."""
+    value = float(value)
+    if math.isfinite(value) and abs(value) >= SCIENTIFIC_FROM:
+        return f"${value:.4g}"
+    return f"${value:,.0f}"
 
 
 def _check_flags(args):
@@ -79,8 +98,16 @@ def _check_flags(args):
         raise CommandError("give --out HANDOFF.xlsx and/or --csv DIR")
     if args.out is not None and args.out.suffix.lower() != ".xlsx":
         raise CommandError(f"--out must name an .xlsx file (got {args.out})")
-    if not (args.max_size_mb > 0 and math.isfinite(args.max_size_mb)):
-        raise CommandError(f"--max-size-mb must be greater than 0 (got {args.max_size_mb:g})")
+    if not (0 < args.max_size_mb <= MAX_SIZE_MB):
+        raise CommandError(
+            f"--max-size-mb must be greater than 0 and at most {MAX_SIZE_MB}, the largest "
+            f"planner the reader unpacks (got {args.max_size_mb:g})"
+        )
+    for f in args.files:
+        check_name(f, "FILE")
+    for flag, path in (("--out", args.out), ("--csv", args.csv)):
+        if path is not None:
+            check_name(path, flag)
     if not (0 <= args.tolerance < 1):
         raise CommandError(f"--tolerance must be at least 0 and below 1 (got {args.tolerance:g})")
     args.fiscal_year_start = _fiscal_year_start(args.fiscal_year_start)
@@ -172,9 +199,11 @@ def run(args):
     """Run ``compute-lab report``; return the exit code (2 for anything refused).
 
     numpy's floating-point warnings are off for the whole run: every figure is checked for
-    range instead, and no Python warning reaches the user.
+    range instead, and no Python warning reaches the user. Ctrl-C is taken between files and
+    before the outputs move into place (:func:`workbook_templates.files.deferred_interrupts`):
+    exit 130, the old outputs untouched.
     """
-    with np.errstate(all="ignore"), warnings.catch_warnings():
+    with np.errstate(all="ignore"), warnings.catch_warnings(), deferred_interrupts():
         warnings.simplefilter("ignore")
         return _run(args)
 
@@ -247,9 +276,9 @@ def _run(args):
     t = c.tables["totals"].iloc[0]
     print(
         f"Consolidated {len(c.budget_runs)} budget run(s) from {len(c.planners)} file(s): total "
-        f"${t['total_cost_usd']:,.0f} (Approved ${t['approved_total_cost_usd']:,.0f}, Proposed "
-        f"${t['proposed_total_cost_usd']:,.0f}; compute ${t['rental_cost_usd']:,.0f}, "
-        f"electricity ${t['electricity_cost_usd']:,.0f}), P90 ${t['total_cost_usd_p90']:,.0f}; "
+        f"{usd(t['total_cost_usd'])} (Approved {usd(t['approved_total_cost_usd'])}, Proposed "
+        f"{usd(t['proposed_total_cost_usd'])}; compute {usd(t['rental_cost_usd'])}, "
+        f"electricity {usd(t['electricity_cost_usd'])}), P90 {usd(t['total_cost_usd_p90'])}; "
         f"{len(c.other_runs)} not in the budget; checks {c.master_status}; "
         f"{len(c.mismatches)} saved value(s) differ from the engine; {len(c.unscheduled)} "
         f"run(s) unscheduled; {len(c.bad)} bad file(s) skipped."

@@ -24,12 +24,22 @@ import numpy as np
 
 from udfs import engine, plan, ranges
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_QUANTITIES, SEED_PLAN
-from udfs.validation import InputError
+from udfs.validation import CommandError, InputError, printable
 
-from ..reader import DEFAULT_MAX_BYTES, PlannerError, read_planner
+from ..files import check_interrupt
+from ..reader import (
+    DEFAULT_MAX_BYTES,
+    MAX_SCENARIO_COLUMNS,
+    MAX_TEXT_CHARS,
+    ColumnBudgetError,
+    PlannerError,
+    read_planner,
+)
 
 __all__ = [
     "DEFAULT_TOLERANCE",
+    "MAX_TOTAL_SCENARIO_COLUMNS",
+    "MIN_PLAUSIBLE",
     "IN_BUDGET",
     "UNKNOWN_STATUS",
     "Run",
@@ -38,6 +48,23 @@ __all__ = [
     "out_of_range",
     "RANGE_RULE",
 ]
+
+#: Most scenario columns one run reads, over all its files: 500 planners of 8 columns (a
+#: company's year of plans), about a minute of recomputation at worst. The file that would
+#: pass it refuses the run before its cells are read (a file has at most
+#: :data:`~workbook_templates.reader.MAX_SCENARIO_COLUMNS`).
+MAX_TOTAL_SCENARIO_COLUMNS = 4_000
+
+#: The fewest parameters (total or active) and training tokens a plan may have: the smallest
+#: models trained on a cluster have tens of millions of parameters and see billions of
+#: tokens. Below them a figure was almost surely typed in billions or trillions (70 for 70B):
+#: refused at its cell, naming the likely slip, rather than costed at a few cents.
+MIN_PLAUSIBLE = {"total_params": 1e6, "active_params": 1e6, "training_tokens": 1e9}
+_UNITS = {"total_params": ("billions", 1e9, "70e9"), "active_params": ("billions", 1e9, "37e9"),
+          "training_tokens": ("trillions", 1e12, "14.8e12")}  # fmt: skip
+
+#: Control characters a worksheet cannot hold (tab, newline and carriage return are text).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 #: Relative tolerance of the cached-value check.
 DEFAULT_TOLERANCE = 1e-9
@@ -259,6 +286,25 @@ def _check_end(scenario, outputs):
         )
 
 
+def _implausible(scenario):
+    """Problems of the counts below :data:`MIN_PLAUSIBLE` (a unit slip: 70 for 70 billion)."""
+    problems = []
+    for name, least in MIN_PLAUSIBLE.items():
+        value = scenario.inputs.get(name)
+        if isinstance(value, int | float) and 0 < value < least:
+            unit, scale, example = _UNITS[name]
+            least_text = f"{least:.0e}".replace("e+0", "e")
+            problems.append(
+                scenario.problem(
+                    name,
+                    f"{label(name)} = {value:g} is below {least_text}, too few for a run "
+                    f"planned on a cluster: was it typed in {unit}? ({value:g} {unit[:-1]} is "
+                    f"{value * scale:g}; type the full number, e.g. {example})",
+                )
+            )
+    return problems
+
+
 def _ranges(resolved, outputs):
     """{quantity: (P10, P90)} from the resolved spreads (udfs.ranges.estimate_ranges)."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -277,6 +323,9 @@ def recompute(scenario, has_status=True):
     output or returned the figure. ``has_status`` False (an older planner without the
     ``budget_status`` row) gives the run the status :data:`UNKNOWN_STATUS`.
     """
+    implausible = _implausible(scenario)
+    if implausible:
+        raise PlannerError(scenario.path, implausible)
     try:
         resolved, outputs = _estimate(scenario.inputs)
     except InputError as err:
@@ -348,12 +397,18 @@ def shown(value):
         return "TRUE" if value else "FALSE"
     if isinstance(value, int | float):
         return value
-    return str(value)
+    text = str(value)
+    if _CONTROL.search(text):  # as the console shows it: a workbook cannot hold them
+        text = _CONTROL.sub(lambda m: printable(m.group()), text)
+    if len(text) > MAX_TEXT_CHARS:  # the same cut text in the workbook and the CSV files
+        cut = f"(cut at {MAX_TEXT_CHARS} of {len(text):,} characters)"
+        return f"{text[: MAX_TEXT_CHARS - 1]}… {cut}"
+    return text
 
 
-def _read_one(path, max_bytes):
+def _read_one(path, max_bytes, columns_left=None):
     """(planner, runs) of one file; PlannerError with every problem in it."""
-    planner = read_planner(path, max_bytes=max_bytes, collect=True)
+    planner = read_planner(path, max_bytes=max_bytes, collect=True, columns_left=columns_left)
     has_status = "budget_status" not in planner.missing_optional
     runs, problems = [], list(planner.problems)
     for sc in planner.scenarios:  # every scenario's problem, not just the first
@@ -380,12 +435,22 @@ def consolidate(
     from .tables import build_tables  # the pandas tables of the consolidation
 
     planners, runs, bad, mismatch_rows = [], [], [], []
+    columns = 0  # scenario columns read so far
     for path in paths:
+        check_interrupt()  # Ctrl-C is taken between files (report's deferred_interrupts)
         try:
-            planner, file_runs = _read_one(path, max_bytes)
+            planner, file_runs = _read_one(path, max_bytes, MAX_TOTAL_SCENARIO_COLUMNS - columns)
+        except ColumnBudgetError as err:
+            raise CommandError(
+                f"{path}: {err.problems[0].message}, taking the run over the limit of "
+                f"{MAX_TOTAL_SCENARIO_COLUMNS:,} scenario columns in all files ({columns:,} "
+                f"read before it; up to {MAX_SCENARIO_COLUMNS} per planner): consolidate "
+                "fewer files at a time; nothing written"
+            ) from None
         except PlannerError as err:
             bad.append(err)
             continue
+        columns += planner.width
         planners.append(planner)
         runs.extend(file_runs)
         for r in file_runs:

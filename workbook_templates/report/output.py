@@ -17,7 +17,7 @@ import pandas as pd
 
 from udfs.validation import CommandError
 
-from ..files import Staging
+from ..files import Staging, check_interrupt
 from .consolidate import RANGE_RULE, out_of_range
 from .csv_files import csv_frames, csv_writer
 from .xlsx import ADDITIVE, write_workbook
@@ -91,6 +91,7 @@ def write_outputs(c, out=None, csv_dir=None, force=False):
             for name, df in csv_frames(c).items():
                 jobs.append((csv_dir / f"{name}.csv", csv_writer(df)))
         for target, writer in jobs:
+            check_interrupt()
             tmp = staging.new(target)
             try:
                 writer(tmp)

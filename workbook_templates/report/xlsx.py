@@ -15,6 +15,7 @@ from openpyxl.styles import Alignment
 
 from udfs.quantities import RANGE_QUANTITIES
 
+from ..files import save_workbook
 from .consolidate import OUTPUT_NAMES
 from .layout import (
     BILLIONS,
@@ -198,4 +199,4 @@ def build_workbook(c, generated=None):
 
 def write_workbook(c, path):
     """Write the hand-off workbook of ``c`` to ``path`` (any existing file is replaced)."""
-    build_workbook(c).save(path)
+    save_workbook(build_workbook(c), path)

@@ -1,0 +1,236 @@
+"""Slow and idle clients: time limits and a connection limit for ``compute-lab serve``.
+
+uvicorn closes an idle keep-alive connection after ``timeout_keep_alive`` seconds, but has no
+time limit on receiving a request: a client that sends its headers (or its body) one byte at a
+time holds a connection, and a file descriptor, for ever. 1,100 such clients (slowloris) used up
+the usual 1,024 open files and every other request failed for 70 s (issue 22). Its
+``limit_concurrency`` answers 503 past the limit but keeps the sockets open, so it does not
+protect the file descriptors. :func:`protocol` is uvicorn's httptools protocol with:
+
+- a deadline for a request's headers (:data:`HEADER_TIMEOUT_SECONDS`, from the connection or
+  from the end of the previous response) and for its body (:data:`BODY_TIMEOUT_SECONDS`, from
+  the end of the headers); past it the client gets ``408`` (nothing if it sent nothing: an
+  idle or pre-opened socket) and the connection is closed. A
+  request received in full is never cut: computing its answer has no deadline here (the bounds
+  per call in ``udfs._cells`` keep that short);
+- a bound on the bytes of a request's head (:data:`MAX_HEADER_BYTES`; 431, closed);
+- a limit on open connections (:func:`connection_limit`): a new connection past it closes the
+  one that has waited longest for its request to arrive (a slow or idle client), or, if every
+  connection is busy with a request received in full, is answered 503 and closed at once.
+
+Over HTTPS the TLS handshake comes first, under asyncio's own limit (60 s); these limits count
+from its end.
+
+The constants are read when used, so a test may shorten them. ``compute-lab serve`` passes
+:func:`uvicorn_options` to ``uvicorn.run``; ``python -m uvicorn addin.server_app:app`` takes
+the same as :data:`UVICORN_FLAGS` (``--http addin.connections:GuardedHttpToolsProtocol``).
+"""
+
+from __future__ import annotations
+
+import time
+
+__all__ = [
+    "BODY_TIMEOUT_SECONDS",
+    "FD_HEADROOM",
+    "HEADER_TIMEOUT_SECONDS",
+    "KEEP_ALIVE_SECONDS",
+    "MAX_CONNECTIONS",
+    "MAX_HEADER_BYTES",
+    "UVICORN_FLAGS",
+    "connection_limit",
+    "protocol",
+    "uvicorn_options",
+]
+
+#: Seconds a client has to send a request's line and headers, counted from the connection or
+#: from the end of the previous response. Excel sends them in one packet; 10 s leaves room for a
+#: slow machine and ends a slowloris connection quickly.
+HEADER_TIMEOUT_SECONDS = 10.0
+
+#: Seconds a client has to send a request's body once its headers are in. The largest body the
+#: server takes (64 MB) crosses loopback in well under a second; Excel's calls are kilobytes.
+BODY_TIMEOUT_SECONDS = 30.0
+
+#: Seconds an idle keep-alive connection is kept open (uvicorn's ``timeout_keep_alive``).
+KEEP_ALIVE_SECONDS = 5
+
+#: Bytes a request's line and headers may take. Excel's are under 2 KB; browsers and proxies
+#: cap headers at 8 to 64 KB.
+MAX_HEADER_BYTES = 64 * 1024
+
+#: Open connections at most. Excel (and a browser) open a handful per server; 256 stays far
+#: below the usual limit of 1,024 open files.
+MAX_CONNECTIONS = 256
+
+#: File descriptors the server keeps for itself (modules, logs, the listening socket) when the
+#: open-file limit is lower than MAX_CONNECTIONS plus this.
+FD_HEADROOM = 64
+
+
+def connection_limit():
+    """MAX_CONNECTIONS, lowered to leave FD_HEADROOM files under the open-file limit."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return MAX_CONNECTIONS
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return MAX_CONNECTIONS
+    return max(1, min(MAX_CONNECTIONS, soft - FD_HEADROOM))
+
+
+def _answer(status, reason, text):
+    body = text.encode("utf-8")
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+_PROTOCOL = None
+
+
+def protocol():
+    """uvicorn's httptools protocol with the deadlines and the connection limit (one class)."""
+    global _PROTOCOL
+    if _PROTOCOL is None:
+        _PROTOCOL = _make_protocol()
+    return _PROTOCOL
+
+
+def _make_protocol():
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class GuardedHttpToolsProtocol(_Deadlines, HttpToolsProtocol):
+        """HttpToolsProtocol with the limits of :mod:`addin.connections`."""
+
+    return GuardedHttpToolsProtocol
+
+
+class _Deadlines:
+    """The hooks, mixed into uvicorn's HttpToolsProtocol (see :func:`protocol`)."""
+
+    _deadline = None  # the TimerHandle of the current deadline
+    _receiving_since = None  # when the wait for the current request began; None when received
+    _head_bytes = None  # bytes of the current request's head so far; None once it is in
+    _refused = False
+
+    def connection_made(self, transport):
+        if len(self.connections) >= connection_limit() and not _make_room(self.connections):
+            self._refused = True
+            transport.write(_answer(503, "Service Unavailable", "too many connections"))
+            transport.close()
+            return
+        super().connection_made(transport)
+        self._waiting()
+
+    def connection_lost(self, exc):
+        self._cancel()
+        if self._refused:
+            return
+        super().connection_lost(exc)
+
+    def data_received(self, data):
+        if self._head_bytes is not None:
+            self._head_bytes += len(data)
+        super().data_received(data)
+        if (
+            self._head_bytes is not None
+            and self._head_bytes > MAX_HEADER_BYTES
+            and not self.transport.is_closing()
+        ):
+            self._close(431, "Request Header Fields Too Large", "request headers too large")
+
+    def on_message_begin(self):
+        super().on_message_begin()
+        if self._receiving_since is None:
+            self._waiting()
+
+    def on_headers_complete(self):
+        self._head_bytes = None
+        super().on_headers_complete()
+        self._arm(BODY_TIMEOUT_SECONDS, "request body")
+
+    def on_message_complete(self):
+        super().on_message_complete()
+        self._cancel()
+        self._receiving_since = None
+
+    def handle_websocket_upgrade(self):
+        # The connection now belongs to the websocket protocol: no deadline of ours is left on it.
+        self._cancel()
+        self._receiving_since = self._head_bytes = None
+        super().handle_websocket_upgrade()
+
+    def on_response_complete(self):
+        super().on_response_complete()
+        if self._receiving_since is None and (self.cycle is None or self.cycle.response_complete):
+            self._waiting()
+
+    # -----------------------------------------------------------------------------------------
+
+    def _waiting(self):
+        """The wait for a request's head begins (a new connection, or after a response)."""
+        self._receiving_since = time.monotonic()
+        self._head_bytes = 0
+        self._arm(HEADER_TIMEOUT_SECONDS, "request headers")
+
+    def _arm(self, seconds, what):
+        self._cancel()
+        text = f"{what} not received within {seconds:g} s"
+        self._deadline = self.loop.call_later(seconds, self._timed_out, text)
+
+    def _timed_out(self, text):
+        if self._head_bytes == 0:  # nothing of a request sent (an idle or pre-opened socket)
+            self._deadline = None
+            self.transport.close()
+        else:
+            self._close(408, "Request Timeout", text)
+
+    def _cancel(self):
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _close(self, status, reason, text):
+        """Answer ``status`` (unless a response has begun) and close the connection."""
+        self._cancel()
+        if self.transport is None or self.transport.is_closing():
+            return
+        if self.cycle is None or not self.cycle.response_started:
+            self.transport.write(_answer(status, reason, text))
+        self.transport.close()
+
+
+def _make_room(connections):
+    """Close the connection that has waited longest for its request; False if none waits."""
+    waiting = [c for c in connections if getattr(c, "_receiving_since", None) is not None]
+    if not waiting:
+        return False
+    oldest = min(waiting, key=lambda c: c._receiving_since)
+    oldest._close(503, "Service Unavailable", "closed to make room for another connection")
+    return True
+
+
+def uvicorn_options():
+    """Keyword arguments for ``uvicorn.run``: the protocol and the keep-alive time."""
+    return {"http": protocol(), "timeout_keep_alive": KEEP_ALIVE_SECONDS}
+
+
+#: The same for uvicorn's command line (``python -m uvicorn addin.server_app:app ...``).
+UVICORN_FLAGS = (
+    "--http",
+    "addin.connections:GuardedHttpToolsProtocol",
+    "--timeout-keep-alive",
+    str(KEEP_ALIVE_SECONDS),
+)
+
+
+def __getattr__(name):
+    # ``addin.connections:GuardedHttpToolsProtocol`` for uvicorn's --http, built on first use so
+    # that importing this module does not import uvicorn.
+    if name == "GuardedHttpToolsProtocol":
+        return protocol()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

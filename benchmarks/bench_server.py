@@ -1,0 +1,169 @@
+"""The server under the bounds of issue 22: the largest allowed calls, the refused ones, and
+how long they hold a small request sent meanwhile.
+
+Starts ``uvicorn addin.server_app:app`` on a free loopback port and prints, for each call, its
+time through the server and the time a one-cell TRAIN_DAYS sent while it runs waits for its
+answer (one worker: a long call holds every other request). Bounds:
+``udfs._cells.MAX_CELLS_PER_CALL`` and ``udfs.excel.MAX_PLANS_PER_CALL``.
+Run: ``.venv/bin/python benchmarks/bench_server.py``.
+"""
+
+import json
+import os
+import tempfile
+import threading
+import time
+
+from addin.local_server import ServerStartError, local_server, raw_request, uvicorn_command
+from udfs._cells import MAX_CELLS_PER_CALL
+from udfs.excel import MAX_PLANS_PER_CALL
+
+
+def body(func_name, *args):
+    return json.dumps(
+        {
+            "client": "Office.js",
+            "func_name": func_name,
+            "args": [a if isinstance(a, list) else [[a]] for a in args],
+            "caller_address": "[Book1.xlsx]Sheet1!B2",
+            "culture_info_name": "en-US",
+            "date_format": "M/d/yyyy",
+            "version": "0.37.8",
+            "runtime": "1.4",
+        }
+    ).encode()
+
+
+def post(port, payload):
+    return raw_request(
+        port,
+        "/xlwings/custom-functions-call",
+        method=b"POST",
+        headers=[b"Content-Type: application/json"],
+        body=payload,
+        timeout=600,
+    )
+
+
+SMALL = body("TRAIN_DAYS", 37e9, 14.8e12, 2048, 400)
+
+
+def timed(port, label, payload):
+    """Time ``payload``; meanwhile time a small request sent 0.05 s after it."""
+    small = {}
+
+    def meanwhile():
+        time.sleep(0.05)
+        start = time.perf_counter()
+        small["status"] = post(port, SMALL)[0]
+        small["seconds"] = time.perf_counter() - start
+
+    thread = threading.Thread(target=meanwhile)
+    start = time.perf_counter()
+    thread.start()
+    status, answer = post(port, payload)
+    seconds = time.perf_counter() - start
+    thread.join()
+    size = len(payload) / 1e6
+    answer_size = len(answer) / 1e6
+    print(
+        f"  {label:<58} {status} {seconds:7.2f} s  body {size:5.1f} MB  out {answer_size:5.1f} MB"
+    )
+    waited = "  a one-cell call sent meanwhile waited"
+    print(f"  {waited:<58} {small['status']} {small['seconds']:7.2f} s")
+    return status
+
+
+def slow_clients(port, n=600):
+    """A one-cell call while ``n`` clients hold half-sent requests (slowloris)."""
+    import socket
+
+    from addin.connections import connection_limit
+
+    held = []
+    try:
+        start = time.perf_counter()
+        for _ in range(n):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+            sock.sendall(b"GET /manifest.xml HT")
+            held.append(sock)
+        opened = time.perf_counter() - start
+        start = time.perf_counter()
+        status, _ = post(port, SMALL)
+        seconds = time.perf_counter() - start
+    finally:
+        for sock in held:
+            sock.close()
+    print(f"Slow clients (connection limit {connection_limit()} here)")
+    print(f"  {n} clients holding half a request line, opened in {opened:5.2f} s")
+    print(f"  a one-cell call meanwhile                                  {status} {seconds:7.2f} s")
+
+
+def main():
+    side = int(MAX_CELLS_PER_CALL**0.5)
+    col = [[2048.0 + i] for i in range(side)]
+    row = [[400.0 + i for i in range(side)]]
+    plans = [[2048.0 + i] for i in range(MAX_PLANS_PER_CALL)]
+    ps = [[0.001 + 0.998 * j / (side - 1) for j in range(side)]]
+    big_col = [[2048.0 + i] for i in range(8000)]
+    big_row = [[400.0 + i for i in range(8000)]]
+    cases = [
+        (
+            "allowed",
+            f"TRAIN_DAYS {side} x {side} (MAX_CELLS_PER_CALL)",
+            body("TRAIN_DAYS", 37e9, 14.8e12, col, row),
+        ),
+        (
+            "allowed",
+            f"TRAIN_QUANTILE {MAX_PLANS_PER_CALL:,} plans x 1 p",
+            body("TRAIN_QUANTILE", "days", 0.9, 671e9, 37e9, 14.8e12, plans, "H100"),
+        ),
+        (
+            "allowed",
+            f"TRAIN_QUANTILE {MAX_PLANS_PER_CALL:,} plans x {side} p (both bounds)",
+            body("TRAIN_QUANTILE", "days", ps, 671e9, 37e9, 14.8e12, plans, "H100"),
+        ),
+        (
+            "refused",
+            "TRAIN_DAYS 8000 x 8000 (issue 22)",
+            body("TRAIN_DAYS", 37e9, 14.8e12, big_col, big_row),
+        ),
+        (
+            "refused",
+            "TRAIN_QUANTILE 50,000 plans (issue 22)",
+            body(
+                "TRAIN_QUANTILE",
+                "days",
+                0.9,
+                671e9,
+                37e9,
+                14.8e12,
+                [[2048.0 + i] for i in range(50_000)],
+                "H100",
+            ),
+        ),
+    ]
+    env = {
+        **os.environ,
+        "XLWINGS_LICENSE_KEY": os.environ.get("XLWINGS_LICENSE_KEY", "noncommercial"),
+        "XLWINGS_ENVIRONMENT": "prod",
+        "XLWINGS_LOG_LEVEL": "WARNING",
+        "DOTENV_PATH": os.path.join(tempfile.gettempdir(), "compute-lab-bench-no.env"),
+    }
+    env.pop("XLWINGS_ON_SERVER", None)
+    command = lambda port: uvicorn_command(port) + ["--log-level", "warning"]  # noqa: E731
+    try:
+        with local_server(command, env=env) as base:
+            port = int(base.rsplit(":", 1)[1])
+            bounds = f"{MAX_CELLS_PER_CALL:,} cells, {MAX_PLANS_PER_CALL:,} plans per call"
+            print(f"Calls through xlwings Server (bounds: {bounds})")
+            for kind, label, payload in cases:
+                status = timed(port, f"{kind}: {label}", payload)
+                assert status == (200 if kind == "allowed" else 400), (label, status)
+            slow_clients(port)
+    except ServerStartError as err:
+        raise SystemExit(str(err)) from None
+
+
+if __name__ == "__main__":
+    main()
