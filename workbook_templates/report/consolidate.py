@@ -139,6 +139,7 @@ class Consolidation:
     fiscal_year_start: int = 1
     duplicates: list = field(default_factory=list)  # lists of Runs: one scenario, several files
     mismatch_rows: list = field(default_factory=list)
+    as_of: object = None  # the hand-off's date and time (UTC), set once when it is written
 
     @property
     def mismatches(self):

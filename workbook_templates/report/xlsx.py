@@ -183,7 +183,10 @@ def _chart(ws, df):
 
 def build_workbook(c, generated=None):
     """The hand-off workbook of ``c`` (an openpyxl Workbook)."""
-    generated = generated or _dt.datetime.now(_dt.UTC)
+    if generated is None:  # the same date as the CSV files of the same run
+        if getattr(c, "as_of", None) is None:
+            c.as_of = _dt.datetime.now(_dt.UTC).replace(tzinfo=None, microsecond=0)
+        generated = c.as_of
     wb = Workbook()
     write_summary(wb.active, c, generated)
     for title, table, freeze, totals, pages_wide in SHEETS:
