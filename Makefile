@@ -18,7 +18,7 @@ $(STAMP_DEMO): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,server]'
+	$(BIN)/python -m pip install --quiet -e '.[test,server,metrics]'
 	touch $@ $(STAMP_DEMO)
 
 # LibreOffice is the real spreadsheet engine the tests recalculate and print workbooks with;

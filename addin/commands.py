@@ -11,9 +11,11 @@ import errno
 import importlib.util
 import ipaddress
 import os
+import re
 import socket
 import ssl
 import sys
+import time
 from pathlib import Path
 
 #: The xlwings Server project (the same path as ``addin.server_app.PROJECT_DIR``).
@@ -74,29 +76,81 @@ def _port(text):
     return port
 
 
-def _loopback(text):
-    """``--host``: a loopback address (the server has no access control of its own)."""
-    host = text.strip()
+def _address(text):
+    """``--host``: an IP address or ``localhost`` (any address; a non-loopback one needs TLS
+    and sign-in, see :func:`check_exposure`)."""
+    host = text.strip().strip("[]")
     if host.lower() == "localhost":
         return host
     try:
-        loopback = ipaddress.ip_address(host.strip("[]")).is_loopback
+        ipaddress.ip_address(host)
     except ValueError:
-        loopback = False
-    if not loopback:
         raise argparse.ArgumentTypeError(
-            f"must be a loopback address such as 127.0.0.1, ::1 or localhost (got {text!r}); "
-            "the server is for this machine's Excel only"
+            f"must be an IP address such as 127.0.0.1, ::1, 0.0.0.0 or localhost (got {text!r})"
+        ) from None
+    return host
+
+
+def is_loopback(host):
+    """True for ``localhost`` and loopback IP addresses (127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+_HOST_NAME = re.compile(
+    r"(?=.{1,253}(:\d{1,5})?$)[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?"
+)
+
+
+def _public_host(text):
+    """``--public-host``: a DNS name (optionally with :PORT) the server is reached by."""
+    name = text.strip().lower()
+    if not _HOST_NAME.fullmatch(name):
+        raise argparse.ArgumentTypeError(
+            f"must be a host name such as excel-lab.example.com or excel-lab.example.com:8443 "
+            f"(got {text!r})"
         )
-    return host.strip("[]")
+    return name
+
+
+def _workers(text):
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number (got {text!r})") from None
+    if not 1 <= n <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_WORKERS} (got {n})")
+    return n
+
+
+def _rate(text):
+    try:
+        rate = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number (got {text!r})") from None
+    if not 0 < rate <= 1e6:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1e6 (got {text!r})")
+    return rate
+
+
+#: ``--workers`` at most (each worker is a process with its own copy of the functions).
+MAX_WORKERS = 64
 
 
 def _configure_serve(parser):
+    from . import team
+
     parser.add_argument(
         "--host",
-        type=_loopback,
+        type=_address,
         default="127.0.0.1",
-        help="loopback address to bind: 127.0.0.1 (default), ::1 or localhost",
+        help="address to bind: 127.0.0.1 (default) or another loopback address; any other "
+        "address (0.0.0.0, a LAN address) needs --certfile/--keyfile and implies "
+        "--require-sign-in",
     )
     parser.add_argument("--port", type=_port, default=8000, help="port, 1-65535 (default 8000)")
     parser.add_argument(
@@ -115,10 +169,131 @@ def _configure_serve(parser):
         default=None,
         help="xlwings Server environment (dev: namespace LAB_DEV, error details shown)",
     )
+    parser.add_argument(
+        "--require-sign-in",
+        action="store_true",
+        help="every function and script call needs a token from `serve token create` "
+        "(implied by a non-loopback --host or a --public-host)",
+    )
+    parser.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="the sign-in token file (default $COMPUTE_LAB_TOKEN_FILE or "
+        "~/.config/compute-lab/serve-tokens.json)",
+    )
+    parser.add_argument(
+        "--public-host",
+        type=_public_host,
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name clients reach the server by (behind a reverse proxy, say); repeatable; "
+        "implies --require-sign-in",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_workers,
+        default=None,
+        help=f"worker processes, 1-{MAX_WORKERS} (default: the number of cores, "
+        f"{os.cpu_count() or 1} here)",
+    )
+    parser.add_argument(
+        "--rate-limit",
+        type=_rate,
+        default=team.RATE_LIMIT_PER_SECOND,
+        metavar="CALLS",
+        help=f"calls a second per token with sign-in (default {team.RATE_LIMIT_PER_SECOND:g}; "
+        f"bursts of {team.RATE_LIMIT_BURST})",
+    )
+    parser.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve Prometheus metrics at /metrics (needs prometheus-client; an admin token "
+        "with sign-in)",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="check the configuration, certificate and token file, then exit without serving",
+    )
+    _configure_tokens(parser)
 
 
-def _run_serve(args):
+def _configure_tokens(parser):
+    sub = parser.add_subparsers(dest="serve_command", metavar="token")
+    token = sub.add_parser(
+        "token",
+        help="manage sign-in tokens: create NAME, revoke NAME, list",
+        description="Sign-in tokens for `serve --require-sign-in`; stored hashed in the token "
+        "file (mode 600).",
+    )
+    actions = token.add_subparsers(dest="token_action", metavar="ACTION", required=True)
+    create = actions.add_parser("create", help="create a token; printed once, on its own line")
+    create.add_argument("name", help="who the token is for: 1-64 letters, digits, . _ -")
+    create.add_argument("--role", choices=("user", "admin"), default="user")
+    revoke = actions.add_parser("revoke", help="revoke a token (refused from its next call on)")
+    revoke.add_argument("name")
+    listing = actions.add_parser("list", help="list tokens: name, role, created, last used")
+    for p in (create, revoke, listing):
+        p.add_argument(
+            "--token-file", dest="action_token_file", metavar="PATH", help="the token file"
+        )
+
+
+def _token_file(args):
+    from . import tokens
+
+    given = getattr(args, "action_token_file", None) or getattr(args, "token_file", None)
+    return Path(given) if given else tokens.default_path()
+
+
+def _run_tokens(args):
     from udfs.cli import CommandError
+
+    from . import tokens
+
+    path = _token_file(args)
+    try:
+        if args.token_action == "create":
+            token = tokens.create(path, args.name, role=args.role)
+            print(
+                f"token for {args.name} ({args.role}), shown only now; give it to them:",
+                file=sys.stderr,
+            )
+            print(token, flush=True)
+        elif args.token_action == "revoke":
+            tokens.revoke(path, args.name)
+            print(f"revoked {args.name}; refused from its next call on")
+        else:
+            rows = tokens.list_tokens(path)
+            if not rows:
+                print(f"no tokens in {path}")
+            for name, role, created, last in rows:
+                print(f"{name:<24} {role:<6} created {created}  last used {last or 'never'}")
+    except tokens.TokenFileError as err:
+        raise CommandError(str(err)) from None
+    return 0
+
+
+def check_exposure(host, certfile):
+    """Raise ``CommandError`` with one line unless the exposure is safe: loopback is always
+    allowed; any other address needs TLS (and sign-in, which it implies)."""
+    from udfs.cli import CommandError
+
+    if is_loopback(host):
+        return
+    if not certfile:
+        raise CommandError(
+            f"--host {host} is not a loopback address: other machines could reach the server, "
+            "so it needs TLS (--certfile/--keyfile) and sign-in; refusing to start on plain HTTP"
+        )
+
+
+def _serve_plan(args):
+    """Check everything ``serve`` needs; return what it will run (raises ``CommandError``)."""
+    from udfs.cli import CommandError
+
+    from . import tokens
 
     if importlib.util.find_spec("xlwings_server") is None:
         raise CommandError(
@@ -132,28 +307,64 @@ def _run_serve(args):
     keyfile = args.keyfile or _existing(certs / "localhost+2-key.pem")
     if bool(certfile) != bool(keyfile):
         raise CommandError("give both --certfile and --keyfile")
+    certificate = None
     if certfile:
         check_tls_files(certfile, keyfile)
+        certificate = certificate_summary(certfile)  # an expired certificate is refused
+    sign_in = bool(args.require_sign_in or args.public_host or not is_loopback(args.host))
+    check_exposure(args.host, certfile)
+    token_file = _token_file(args)
+    if sign_in:
+        try:
+            count = len(tokens.load(token_file))
+        except tokens.TokenFileError as err:
+            raise CommandError(str(err)) from None
+        if count == 0:
+            raise CommandError(
+                f"sign-in is on but {token_file} holds no tokens: create one with "
+                "`compute-lab serve token create NAME`"
+            )
+    if args.metrics and importlib.util.find_spec("prometheus_client") is None:
+        raise CommandError("--metrics needs prometheus-client: pip install prometheus-client")
+    workers = args.workers or os.cpu_count() or 1
+    return {
+        "key": key,
+        "certfile": certfile,
+        "keyfile": keyfile,
+        "certificate": certificate,
+        "sign_in": sign_in,
+        "token_file": token_file,
+        "workers": workers,
+    }
+
+
+def _run_serve(args):
+    from udfs.cli import CommandError
+
+    from . import team
+
+    if getattr(args, "serve_command", None) == "token":
+        return _run_tokens(args)
+    plan = _serve_plan(args)
+    if args.check:
+        print(_check_summary(args, plan))
+        return 0
     check_port_free(args.host, args.port)
     if "xlwings" in sys.modules and os.environ.get("XLWINGS_ON_SERVER") != "true":
         raise CommandError("xlwings was already imported without XLWINGS_ON_SERVER=true")
+    key, certfile, keyfile = plan["key"], plan["certfile"], plan["keyfile"]
     os.environ["XLWINGS_LICENSE_KEY"] = key
     os.environ["XLWINGS_ON_SERVER"] = "true"
     os.environ.setdefault("XLWINGS_PROJECT_DIR", str(PROJECT_DIR))
     if args.environment:
         os.environ["XLWINGS_ENVIRONMENT"] = args.environment
-    scheme = "https" if certfile else "http"
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    print(
-        f"Compute Lab functions on {scheme}://{host}:{args.port} (manifest: /manifest.xml)",
-        flush=True,
-    )
-    if not certfile:
-        print(
-            "note: plain HTTP (no certificate): Excel's Office.js add-ins need HTTPS, so Excel "
-            "will not load the add-in from this address; give --certfile/--keyfile",
-            flush=True,
-        )
+    os.environ[team.ENV["sign_in"]] = "1" if plan["sign_in"] else "0"
+    os.environ[team.ENV["token_file"]] = str(plan["token_file"])
+    os.environ[team.ENV["public_hosts"]] = ",".join(args.public_host)
+    os.environ[team.ENV["workers"]] = str(plan["workers"])
+    os.environ[team.ENV["rate_limit"]] = repr(args.rate_limit)
+    os.environ[team.ENV["metrics"]] = "1" if args.metrics else "0"
+    _print_start(args, plan)
     print(licence_line(key, from_flag=bool(args.license_key)), flush=True)
     import uvicorn
 
@@ -166,14 +377,75 @@ def _run_serve(args):
             port=args.port,
             ssl_certfile=certfile,
             ssl_keyfile=keyfile,
+            workers=plan["workers"],
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
             **uvicorn_options(),  # time limits for slow clients, a connection limit
         )
     except SystemExit as stop:  # uvicorn exits when it cannot start; its log says why
         if stop.code not in (0, None):
             raise CommandError(
-                f"the server did not start on {host}:{args.port} (see the message above)"
+                f"the server did not start on {args.host}:{args.port} (see the message above)"
             ) from None
     return 0
+
+
+#: Seconds ``serve`` waits, on SIGTERM or Ctrl-C, for the calls in flight to finish.
+GRACEFUL_SHUTDOWN_SECONDS = 30
+
+
+def _url(args, plan):
+    scheme = "https" if plan["certfile"] else "http"
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    return f"{scheme}://{host}:{args.port}"
+
+
+def _print_start(args, plan):
+    sign_in = "no sign-in"
+    if plan["sign_in"]:
+        sign_in = f"sign-in required (tokens: {plan['token_file']})"
+    print(
+        f"Compute Lab functions on {_url(args, plan)} (manifest: /manifest.xml); "
+        f"{plan['workers']} worker(s); {sign_in}",
+        flush=True,
+    )
+    if not plan["certfile"]:
+        print(
+            "note: plain HTTP (no certificate): Excel's Office.js add-ins need HTTPS, so Excel "
+            "will not load the add-in from this address; give --certfile/--keyfile",
+            flush=True,
+        )
+
+
+def _check_summary(args, plan):
+    parts = [f"configuration OK: {_url(args, plan)}", f"{plan['workers']} worker(s)"]
+    if plan["certfile"]:
+        parts.append(f"certificate {plan['certificate']}")
+    if plan["sign_in"]:
+        from . import tokens
+
+        count = len(tokens.load(plan["token_file"]))
+        parts.append(f"sign-in with {count} token(s) in {plan['token_file']}")
+    else:
+        parts.append("no sign-in (loopback only)")
+    if args.public_host:
+        parts.append("public host(s) " + ", ".join(args.public_host))
+    return "; ".join(parts)
+
+
+def certificate_summary(certfile):
+    """``valid until DATE for NAMES`` of the first certificate in ``certfile``; raises
+    ``CommandError`` if it has expired or cannot be read."""
+    from udfs.cli import CommandError
+
+    try:
+        info = ssl._ssl._test_decode_cert(str(certfile))  # the standard library's own parser
+    except (ssl.SSLError, OSError, AttributeError) as err:
+        return f"(not decoded: {err})"
+    until = ssl.cert_time_to_seconds(info["notAfter"])
+    names = ", ".join(v for k, v in info.get("subjectAltName", ()) if k in ("DNS", "IP Address"))
+    if until < time.time():
+        raise CommandError(f"--certfile {certfile}: expired on {info['notAfter']}")
+    return f"valid until {info['notAfter']} for {names or 'no names'}"
 
 
 def licence_line(key, *, from_flag):

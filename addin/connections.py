@@ -215,8 +215,12 @@ def _make_room(connections):
 
 
 def uvicorn_options():
-    """Keyword arguments for ``uvicorn.run``: the protocol and the keep-alive time."""
-    return {"http": protocol(), "timeout_keep_alive": KEEP_ALIVE_SECONDS}
+    """Keyword arguments for ``uvicorn.run``: the protocol and the keep-alive time. The protocol
+    is named by its import string, which worker processes (``--workers``) can import."""
+    return {
+        "http": "addin.connections:GuardedHttpToolsProtocol",
+        "timeout_keep_alive": KEEP_ALIVE_SECONDS,
+    }
 
 
 #: The same for uvicorn's command line (``python -m uvicorn addin.server_app:app ...``).

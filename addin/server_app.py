@@ -19,7 +19,12 @@ Four guards sit in front of xlwings Server, each answering 4xx with a one-line r
   non-JSON body (400/415), or a body that is not the task pane's workbook payload (400);
 - :class:`CallGuard`: a ``POST /xlwings/custom-functions-call`` body that is not a well-formed
   call of one of our functions; xlwings Server itself would answer 500 to, say, a missing
-  ``func_name``.
+  ``func_name``. A well-formed call is answered here, in a thread of a bounded pool, by the
+  fast path (:mod:`addin.fast_path`) or xlwings' own dispatch (:func:`dispatch`).
+
+The team server's parts (:mod:`addin.team`) wrap them: security headers on every answer,
+``/health`` and ``/ready``, the access log and metrics, and sign-in with the tokens of
+:mod:`addin.tokens` (see ``docs/team-server.md``).
 
 Licence: xlwings Server and ``xlwings.server`` are PolyForm Noncommercial 1.0.0 or a paid
 xlwings licence; a licence key (``XLWINGS_LICENSE_KEY``, ``noncommercial`` for
@@ -33,8 +38,10 @@ import inspect
 import ipaddress
 import itertools
 import json
+import logging
 import numbers
 import os
+import threading
 from pathlib import Path
 
 #: The xlwings Server project directory (custom_functions, custom_scripts, settings).
@@ -50,6 +57,7 @@ __all__ = [
     "check_host",
     "check_script_call",
     "check_static",
+    "dispatch",
     "static_mounts",
     "app",
 ]
@@ -58,6 +66,8 @@ __all__ = [
 #: the server is bound to, see ``_bound_names``) are the only Host headers answered (a
 #: DNS-rebinding page sends its own domain name).
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+
+from addin.team import MAX_BODY_BYTES  # noqa: E402  (bytes a call's body may take; 413 past it)
 
 
 def _signatures():
@@ -139,8 +149,9 @@ def check_call(body, signatures):
     return None
 
 
-def check_host(scope):
-    """Why this request's ``Host`` header is not this server's loopback host:port, or None."""
+def check_host(scope, public_hosts=frozenset()):
+    """Why this request's ``Host`` header is not this server's loopback host:port (or one of
+    ``public_hosts``, the names given to ``serve --public-host``), or None."""
     host = None
     for key, value in scope.get("headers") or ():
         if key == b"host":
@@ -154,11 +165,14 @@ def check_host(scope):
     name, sep, given_port = host.rpartition(":")
     if not sep or name.endswith(":"):  # no port, or a bare IPv6 address
         name, given_port = host, ""
+    if public_hosts and (host.lower() in public_hosts or name.lower() in public_hosts):
+        return None
     names = LOOPBACK_NAMES | _bound_names(server[0])
     if name.lower() not in names or given_port != str(port):
         bound = "".join(f"{n}:{port}, " for n in sorted(_bound_names(server[0]) - LOOPBACK_NAMES))
+        public = "".join(f"{h}, " for h in sorted(public_hosts))
         return (
-            f"Host {host!r} is not this server's loopback address ({bound}127.0.0.1:{port}, "
+            f"Host {host!r} is not this server's address ({public}{bound}127.0.0.1:{port}, "
             f"localhost:{port} or [::1]:{port}); requests through other names are refused"
         )
     return None
@@ -185,12 +199,13 @@ class HostGuard:
     rebinding). Such a request carries that name in its Host header and is refused here.
     """
 
-    def __init__(self, app):
+    def __init__(self, app, public_hosts=frozenset()):
         self.app = app
+        self.public_hosts = frozenset(h.lower() for h in public_hosts)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] in ("http", "websocket"):
-            problem = check_host(scope)
+            problem = check_host(scope, self.public_hosts)
             if problem:
                 if scope["type"] == "websocket":
                     return await send({"type": "websocket.close", "code": 1008})
@@ -338,7 +353,7 @@ def check_script_call(body):
 class ScriptGuard:
     """ASGI middleware: 4xx for a custom-script call that is not one of ours or is malformed."""
 
-    def __init__(self, app, prefix="/xlwings/custom-scripts-call/", max_bytes=64 * 2**20):
+    def __init__(self, app, prefix="/xlwings/custom-scripts-call/", max_bytes=MAX_BODY_BYTES):
         self.app = app
         self.prefix = prefix
         self.max_bytes = max_bytes
@@ -433,12 +448,21 @@ def _replay(raw, receive):
 
 
 class CallGuard:
-    """ASGI middleware: reject malformed custom-function calls with 400 before xlwings sees them."""
+    """ASGI middleware: reject malformed custom-function calls with 400; answer the rest itself.
 
-    def __init__(self, app, path="/xlwings/custom-functions-call", max_bytes=64 * 2**20):
+    A well-formed call is dispatched by xlwings' own ``custom_functions_call`` in a thread of
+    ``pool`` (:class:`addin.team.CallPool`), never on the event loop, so a slow call does not
+    hold a quick one; a full queue is 503 with ``Retry-After``. With ``pool=None`` the call is
+    passed on to xlwings Server's route (on its event loop), as before issue 20.
+    """
+
+    def __init__(
+        self, app, path="/xlwings/custom-functions-call", max_bytes=MAX_BODY_BYTES, pool=None
+    ):
         self.app = app
         self.path = path
         self.max_bytes = max_bytes
+        self.pool = pool
         self._signatures = _signatures()
 
     async def __call__(self, scope, receive, send):
@@ -453,7 +477,110 @@ class CallGuard:
         problem = check_call(body, self._signatures)
         if problem:
             return await _reply(send, 400, problem)
-        return await self.app(scope, _replay(raw, receive), send)
+        state = scope.setdefault("state", {})
+        state["function"] = body["func_name"]
+        state["rows"] = max((len(a) for a in body["args"] if isinstance(a, list)), default=1)
+        if self.pool is None:
+            return await self.app(scope, _replay(raw, receive), send)
+        from addin import team
+
+        user = _user(state.get("token"))
+        try:
+            status, answer = await self.pool.run(dispatch, body, user)
+        except team.PoolFullError:
+            retry = [(b"retry-after", str(team.RETRY_AFTER_SECONDS).encode())]
+            busy = f"the server is busy ({self.pool.max_pending} calls waiting); retry shortly"
+            return await team.reply(send, 503, busy, retry)
+        if status != 200:
+            return await _reply(send, status, answer)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(answer)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": answer})
+        return None
+
+
+_THREAD = threading.local()
+
+
+def _user(token_name):
+    from xlwings_server.models import CurrentUser
+
+    if token_name is None:
+        return CurrentUser(id="n/a", name="Anonymous")
+    return CurrentUser(id=token_name, name=token_name)
+
+
+def _encode(result):
+    # As FastAPI answers xlwings Server's route: compact JSON, no NaN (a NaN is a 500).
+    return json.dumps(
+        {"result": result}, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+    ).encode("utf-8")
+
+
+_FAST = []
+
+
+def _fast_path():
+    """The :class:`addin.fast_path.FastPath` of our functions; None when switched off
+    (``COMPUTE_LAB_FAST_PATH=0``: every call goes through xlwings' own dispatch)."""
+    if not _FAST:
+        import custom_functions
+
+        from addin.fast_path import FastPath
+
+        on = os.environ.get("COMPUTE_LAB_FAST_PATH", "1") != "0"
+        _FAST.append(FastPath(custom_functions) if on else None)
+    return _FAST[0]
+
+
+def dispatch(body, user):
+    """``(status, bytes)`` answering the custom-function call ``body`` for ``user``, by the
+    fast path (:mod:`addin.fast_path`) or else xlwings' own ``custom_functions_call`` (run in a
+    pool thread, on the thread's own event loop): 200 and the JSON answer, 400 and the message
+    of an ``XlwingsError`` (bad input), or 500 and xlwings Server's own text for anything else
+    (never a traceback)."""
+    import custom_functions
+    import xlwings as xw
+    import xlwings.server
+    from xlwings.server import Caller, caller_from_address
+    from xlwings_server.config import settings
+    from xlwings_server.models import CurrentUser
+
+    loop = getattr(_THREAD, "loop", None)
+    if loop is None:
+        loop = _THREAD.loop = asyncio.new_event_loop()
+    try:
+        fast = _fast_path()
+        if fast is not None:
+            result = fast.answer(body, loop)
+            if result is not fast.NOT_HANDLED:
+                return 200, _encode(result)
+        try:
+            caller = caller_from_address(body.get("caller_address"))
+        except xw.XlwingsError:
+            caller = None
+        result = loop.run_until_complete(
+            xlwings.server.custom_functions_call(
+                body,
+                custom_functions,
+                user,
+                typehint_to_value={CurrentUser: user, Caller: caller},
+            )
+        )
+        return 200, _encode(result)
+    except xw.XlwingsError as err:
+        return 400, str(err)
+    except Exception as err:  # as xlwings Server's own handler: logged, not shown in prod
+        logging.getLogger(__name__).error("custom function call failed: %r", err)
+        return 500, repr(err) if settings.environment == "dev" else "An error occurred."
 
 
 async def _reply(send, status, text):
@@ -472,8 +599,16 @@ async def _reply(send, status, text):
 
 
 def _create_app():
+    from addin import team, tokens
+
+    config = team.config_from_env()
     os.environ["XLWINGS_ON_SERVER"] = "true"
     os.environ.setdefault("XLWINGS_PROJECT_DIR", str(PROJECT_DIR))
+    os.environ.setdefault("XLWINGS_CORS_ALLOW_ORIGINS", json.dumps(team.OFFICE_ORIGINS))
+    if config.sign_in:
+        # xlwings Server's own `custom` auth provider (addin/server/auth/custom) checks the
+        # token on its routes too; our SignIn guard checks it first, for every call route.
+        os.environ["XLWINGS_AUTH_PROVIDERS"] = '["custom"]'
     import xlwings
 
     if not getattr(xlwings, "on_server", False):
@@ -487,11 +622,29 @@ def _create_app():
     from xlwings_server.config import settings
     from xlwings_server.main import app as fastapi_app
     from xlwings_server.main import main_app
+    from xlwings_server.security_headers import resolve_security_headers
 
-    guarded = CallGuard(main_app, path=f"{settings.app_path}/xlwings/custom-functions-call")
-    guarded = ScriptGuard(guarded, prefix=f"{settings.app_path}/xlwings/custom-scripts-call/")
+    store = tokens.TokenStore(config.token_file)
+    pool = team.CallPool()
+    base = settings.app_path
+    calls = (f"{base}/xlwings/custom-functions-call", f"{base}/xlwings/custom-scripts-call/")
+    # Another xlwings auth provider (Entra ID) is checked by xlwings' own route only: calls go
+    # there (on its event loop, without the fast path) rather than be answered unchecked.
+    other_auth = bool(settings.auth_providers) and not config.sign_in
+    guarded = CallGuard(main_app, path=calls[0], pool=None if other_auth else pool)
+    guarded = ScriptGuard(guarded, prefix=calls[1])
+    metrics = team.Metrics() if config.metrics else None
+    guarded = team.MetricsRoute(guarded, metrics, path=f"{base}/metrics")
+    guarded = team.SignIn(guarded, config, store, calls, metrics_path=f"{base}/metrics")
+    guarded = team.AccessLog(guarded, config, calls, metrics)
     guarded = StaticGuard(guarded, static_mounts(fastapi_app))
-    guarded = HostGuard(guarded)
+    guarded = HostGuard(guarded, config.public_hosts)
+    guarded = team.Ops(guarded, config, pool, store, app_path=base)
+    if settings.add_security_headers:
+        headers = resolve_security_headers(
+            excel_online=settings.enable_excel_online, cdn_officejs=settings.cdn_officejs
+        )
+        guarded = team.SecurityHeaders(guarded, headers)
     speedups.freeze_startup_objects()  # gc.freeze(): later collections skip them
     return guarded
 

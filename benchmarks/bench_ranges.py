@@ -57,7 +57,7 @@ def with_ranges(s):
 
 def main():
     s = sweep(N)
-    calibration.throughput_sigma()  # the leave-one-out fit runs once, at first use
+    calibration.throughput_sigma()  # reads the stored fitted numbers once
     t_point, p = best_of(point, s, 3)
     t_ranges, (p2, r) = best_of(with_ranges, s, 3)
     # Same point, P50 equal to it, P10 <= P50 <= P90: or the timing means nothing.

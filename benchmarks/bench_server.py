@@ -3,7 +3,8 @@ how long they hold a small request sent meanwhile.
 
 Starts ``uvicorn addin.server_app:app`` on a free loopback port and prints, for each call, its
 time through the server and the time a one-cell TRAIN_DAYS sent while it runs waits for its
-answer (one worker: a long call holds every other request). Bounds:
+answer (calls run in the server's thread pool since issue 20, so it should not wait for the
+long call; before, one event loop made it wait the long call's whole time). Bounds:
 ``udfs._cells.MAX_CELLS_PER_CALL`` and ``udfs.excel.MAX_PLANS_PER_CALL``.
 Run: ``.venv/bin/python benchmarks/bench_server.py``.
 """

@@ -19,8 +19,8 @@ from udfs.quantities import PLAN_INPUTS, RANGE_OUTPUTS, RANGE_QUANTITIES
 
 REL = 1e-9
 
-#: Required inputs and a typed MFU: nothing for a human to look at.
-TYPED_MFU = {**CUSTOM_PLAN, "mfu": 0.35}
+#: Required inputs and a typed MFU below the calibrated P90 MFU: nothing for a human to look at.
+TYPED_MFU = {**CUSTOM_PLAN, "mfu": 0.30}
 
 #: Variant file -> (column k -> plan typed there, expected master status, warning rows that fail
 #: as {label start: [columns]}). Columns 0-2 are the references and the example.
@@ -28,12 +28,13 @@ STATE_VARIANTS = {
     "state-ok.xlsx": (
         {3: {**TYPED_MFU, "budget_status": "Approved", "owner": "Team A",
              "approval_ref": "CFO-2027-03", "approval_date": dt.datetime(2027, 1, 5)},
-         4: {**CUSTOM_PLAN, "scenario_name": "Not in the budget", "budget_status": "Excluded"}},
+         4: {**CUSTOM_PLAN, "scenario_name": "Not in the budget", "budget_status": "Excluded"},
+         5: {**CUSTOM_PLAN, "scenario_name": "Calibrated", "budget_status": "Proposed"}},
         "OK", {},
     ),
-    "state-warn-calibrated.xlsx": (
-        {3: {**CUSTOM_PLAN, "budget_status": "Proposed"}},
-        "WARN", {"In the budget: MFU or throughput typed": [3]},
+    "state-warn-typed-mfu.xlsx": (
+        {3: {**CUSTOM_PLAN, "mfu": 0.6, "budget_status": "Proposed"}},
+        "WARN", {"In the budget: a typed MFU is not above the calibrated P90 MFU": [3]},
     ),
     "state-warn-override.xlsx": (
         {5: {**TYPED_MFU, "mfu": None, "effective_tflops_input": 450.0,
@@ -52,13 +53,15 @@ STATE_VARIANTS = {
     ),
 }  # fmt: skip
 
-#: Typed uncertainties, every throughput source, the first custom column left empty: the
+#: Typed uncertainties, every throughput source, a small model on an uncalibrated accelerator
+#: (the widest calibrated spread), the first custom column left empty: the
 #: Summary's blank switch shows the first filled custom column (Custom 2, scenario 5).
 RANGES_PLANS = {
     4: {**CUSTOM_PLAN, "scenario_name": "Calibrated, price range", "price_range_pct": 0.2,
         "accelerator_name": "TPU v5p", "budget_status": "Approved"},
-    5: {**TYPED_MFU, "scenario_name": "Typed MFU and range", "throughput_range_pct": 0.15,
-        "price_range_pct": 0.1, "accelerator_name": "MI300X"},
+    5: {**TYPED_MFU, "scenario_name": "Small model, uncalibrated accelerator, typed MFU",
+        "total_params": 3e9, "active_params": None, "price_range_pct": 0.1,
+        "accelerator_name": "MI300X"},
     6: {**CUSTOM_PLAN, "scenario_name": "Override and range", "effective_tflops_input": 380.0,
         "throughput_range_pct": 0.3, "accelerator_name": None},
     7: {**CUSTOM_PLAN, "scenario_name": "Calibrated, typed range", "throughput_range_pct": 0.05,

@@ -113,12 +113,30 @@ def test_implied_mfu_of_reference_runs():
 def test_default_mfu_is_the_median_of_every_run_with_hours():
     t = calibration.reference_table()
     mfus = t["implied_mfu"].dropna()
-    assert len(mfus) == 29  # 28 calibration runs and GPT-3's third-party estimate
+    assert len(mfus) == 46
     assert calibration.default_mfu() == pytest.approx(np.median(mfus))
-    # GPT-3's V100-hours are Epoch AI's estimate, not OpenAI's: out of the calibration set
-    assert not t.loc["GPT-3 175B", "in_calibration"]
-    assert not catalogue.runs().loc["GPT-3 175B", "in_calibration"]
-    assert t["in_calibration"].sum() == 28
+    # GPT-3's V100-hours come from a third party's table (arXiv 2104.10350): in, at low weight
+    assert t.loc["GPT-3 175B", "in_calibration"]
+    assert catalogue.runs().loc["GPT-3 175B", "confidence"] == "low"
+    assert t["in_calibration"].sum() == 46
+
+
+def test_every_run_with_hours_says_who_trained_it_how_the_hours_are_known_and_how_sure():
+    runs = catalogue.runs()
+    with_hours = runs[runs["accelerator_hours"].notna()]
+    assert with_hours["organisation"].notna().all() and with_hours["family"].notna().all()
+    assert set(with_hours["hours_basis"]) <= {"stated", "count_x_wallclock", "derived"}
+    assert set(with_hours["confidence"]) <= {"high", "medium", "low"}
+    assert runs["organisation"].notna().all()
+    # the issue's breadth: many organisations, and several per accelerator family
+    assert with_hours["organisation"].nunique() >= 15
+    for family, names in {
+        "A100": ("A100 SXM 80GB", "A100 SXM 40GB"),
+        "H100": ("H100 SXM", "H800 SXM"),
+        "TPU": ("TPU v3", "TPU v4"),
+    }.items():
+        on = with_hours[with_hours["accelerator"].isin(names)]
+        assert len(on) >= 3 and on["organisation"].nunique() >= 2, family  # fmt: skip
 
 
 def test_a100_40gb_is_its_own_accelerator_with_the_a100_peak():

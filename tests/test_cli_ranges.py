@@ -5,8 +5,9 @@
   same planner inputs;
 - P10-P90 lines and ``"ranges"`` equal ``udfs.ranges.estimate_ranges`` of the point estimate
   with resolve's spreads; P10 <= P50 <= P90 and P50 is the point estimate (hypothesis);
-- ``runs`` prints the default MFU's leave-one-out table, and its figures are recomputed here
-  from ``udfs.calibration.fit`` without the module's own leave-one-out code.
+- ``runs`` prints the default MFU's grouped-validation table (each organisation left out in
+  turn), and its figures are recomputed here from ``udfs.calibration.fit`` without the
+  module's own validation code.
 """
 
 import csv
@@ -122,10 +123,14 @@ def test_the_calibrated_default_has_ranges(capsys):
         assert line in lines, line
 
 
-def test_a_typed_throughput_has_no_range_unless_one_is_given(capsys):
+def test_a_typed_throughput_keeps_the_calibrated_range_unless_one_is_given(capsys):
     d = estimate_json(capsys, *ISSUE_ARGV, "--mfu", "0.4")
+    assert d["throughput_sigma"] == pytest.approx(calibration.throughput_sigma(), rel=1e-12)
+    assert d["ranges"] == _want_ranges(d)
+    assert d["ranges"]["total_cost_usd"]["p90"] > d["total_cost_usd"]  # never a silent $0
+    assert ", P10-P90" in estimate_text(capsys, *ISSUE_ARGV, "--mfu", "0.4")
+    d = estimate_json(capsys, *ISSUE_ARGV, "--mfu", "0.4", "--throughput-range", "0")
     assert d["throughput_sigma"] == 0 and d["price_sigma"] == 0 and "ranges" not in d
-    assert ", P10-P90" not in estimate_text(capsys, *ISSUE_ARGV, "--mfu", "0.4")
     d = estimate_json(capsys, *ISSUE_ARGV, "--mfu", "0.4", "--throughput-range", "15%")
     hours = d["ranges"]["accelerator_hours"]
     assert hours["p90"] / hours["p50"] == pytest.approx(1.15, rel=1e-12)
@@ -134,7 +139,8 @@ def test_a_typed_throughput_has_no_range_unless_one_is_given(capsys):
 
 
 def test_the_price_range_widens_the_cost_only(capsys):
-    d = estimate_json(capsys, "--effective-tflops", "400", "--price-range", "0.2")
+    d = estimate_json(capsys, "--effective-tflops", "400", "--price-range", "0.2",
+                      "--throughput-range", "0")  # fmt: skip
     assert d["throughput_sigma"] == 0 and d["price_sigma"] > 0
     r = d["ranges"]
     assert r["accelerator_hours"]["p10"] == r["accelerator_hours"]["p90"]
@@ -142,12 +148,12 @@ def test_the_price_range_widens_the_cost_only(capsys):
     assert r == _want_ranges(d)
 
 
-def test_the_example_plan_keeps_its_six_lines_and_has_no_range(capsys):
+def test_the_example_plan_keeps_its_six_lines_and_its_typed_throughput_keeps_a_range(capsys):
     from udfs.quantities import SEED_OUTPUT_LINES
 
     out = estimate_text(capsys)
     assert out.splitlines()[:6] == list(SEED_OUTPUT_LINES)
-    assert "P10-P90" not in out
+    assert "Accelerator-hours, P10-P90: " in out  # the example's 400 TFLOP/s is an estimate
     out = estimate_text(capsys, "--throughput-range", "10%")
     assert out.splitlines()[:6] == list(SEED_OUTPUT_LINES)
     assert "Accelerator-hours, P10-P90: 2,074,242 to 2,509,833" in out
@@ -203,7 +209,7 @@ def test_ranges_are_ordered_around_the_point(
     d = estimate_json(capsys, *argv)
     applies = d["throughput_sigma"] > 0 or d["price_sigma"] > 0
     assert ("ranges" in d) == applies
-    spread = (mfu is None) if throughput_range is None else throughput_range > 0
+    spread = True if throughput_range is None else throughput_range > 0  # typed MFU too
     assert applies == (spread or bool(price_range))
     if not applies:
         return
@@ -217,30 +223,44 @@ def test_ranges_are_ordered_around_the_point(
 # -- the runs table -----------------------------------------------------------------------------
 
 
-def _recomputed_loo():
-    """Leave-one-out of the chosen default, from calibration.fit and the 6N formula only."""
+def _recomputed_grouped():
+    """Grouped validation of the chosen default, from calibration.fit and the 6N formula only."""
     t = calibration.calibration_set()
     model = calibration.chosen_model()
     rows = []
     for i in range(len(t)):
-        m = calibration.fit(model, t.drop(index=t.index[i]))
         run = t.iloc[i]
-        mfu = float(m.predict(run["generation"], run["active_params"], run["moe"]))
+        m = calibration.fit(model, t[t["organisation"] != run["organisation"]])
+        mfu = float(m.predict(run["generation"], run["active_params"]))
         hours = run["model_training_flops"] / (run["peak_tflops"] * mfu * 1e12) / 3600
         rows.append((run["run"], run["implied_mfu"], mfu, run["disclosed_accelerator_hours"],
                      hours, 100 * (hours / run["disclosed_accelerator_hours"] - 1)))  # fmt: skip
     return rows
 
 
-def test_runs_prints_the_leave_one_out_table_recomputed(capsys):
+def _sigma(log_errors):
+    return float(np.quantile(np.abs(log_errors), 0.85)) / 1.2815515655446004
+
+
+def _run_sigmas(log_errors):
+    """Each run's spread: wider below 5B active and off the calibrated generations."""
+    t = calibration.calibration_set()
+    small = (t["active_params"] < 5e9).to_numpy()
+    known = (t["generation"] != "other").to_numpy()
+    base = _sigma(log_errors[~small & known])
+    extra = math.sqrt(max(0.0, _sigma(log_errors[small & known]) ** 2 - base**2))
+    other = calibration.fitted()["other_accelerator_sigma"]
+    return np.sqrt(base**2 + small * extra**2 + ~known * other**2)
+
+
+def test_runs_prints_the_grouped_validation_table_recomputed(capsys):
     assert main(["runs"]) == 0
     out = capsys.readouterr().out
     assert max(map(len, out.splitlines())) <= 100
-    rows = _recomputed_loo()
+    rows = _recomputed_grouped()
     errors = np.array([r[5] for r in rows])
     log_errors = np.log(np.array([r[3] / r[4] for r in rows]))
-    sigma = math.sqrt(np.mean(log_errors**2))
-    inside = np.abs(log_errors) <= 1.2815515655446004 * sigma
+    inside = np.abs(log_errors) <= 1.2815515655446004 * _run_sigmas(log_errors)
     for (run, implied, mfu, disclosed, hours, error), ok in zip(rows, inside, strict=True):
         cells = (f"{implied:.1%}", f"{mfu:.1%}", f"{disclosed:,.0f}", f"{hours:,.0f}",
                  f"{error:+.0f}%", "yes" if ok else "no")  # fmt: skip
@@ -248,19 +268,25 @@ def test_runs_prints_the_leave_one_out_table_recomputed(capsys):
         assert re.search(pattern, out, re.M), (run, cells)
     text = " ".join(out.split())
     assert f"median |error| {np.median(np.abs(errors)):.1f}%" in text
+    assert f"mean ln(disclosed / predicted) {np.mean(log_errors):+.3f}" in text
     assert f"inside P10..P90 for {np.mean(inside):.0%} of the {len(rows)} runs" in text
+    orgs = calibration.calibration_set()["organisation"].nunique()
+    assert f"of the {len(rows)} runs from {orgs} organisations" in text
     legacy = []
     t = calibration.calibration_set()
     for _, run in t.iterrows():
         hours = run["model_training_flops"] / (run["peak_tflops"] * 0.304 * 1e12) / 3600
         legacy.append(hours / run["disclosed_accelerator_hours"] - 1)
     legacy = np.array(legacy)
-    legacy_sigma = math.sqrt(np.mean(np.log(1 + legacy) ** 2))
-    legacy_inside = np.mean(np.abs(np.log(1 + legacy)) <= 1.2815515655446004 * legacy_sigma)
+    legacy_log = -np.log(1 + legacy)
+    legacy_inside = np.mean(np.abs(legacy_log) <= 1.2815515655446004 * _run_sigmas(legacy_log))
     assert (
         f"The former constant MFU 30.4%: median |error| {np.median(np.abs(legacy)) * 100:.1f}%, "
         f"inside P10..P90 {legacy_inside:.0%}" in text
     )
+    loo = calibration.loo_summary()
+    assert f"Leave-one-out (a run's organisation stays in the fit): median |error| " \
+           f"{loo['median_abs_error_pct']:.1f}%" in text  # fmt: skip
 
 
 def test_runs_json_and_csv_carry_the_same_columns(capsys):
@@ -272,7 +298,7 @@ def test_runs_json_and_csv_carry_the_same_columns(capsys):
     table = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [list(r) for r in records] == [list(RUNS_COLUMNS)] * len(records)
     assert list(table[0]) == list(RUNS_COLUMNS) and len(table) == len(records)
-    rows = {r[0]: r for r in _recomputed_loo()}
+    rows = {r[0]: r for r in _recomputed_grouped()}
     for rec in records:
         _, implied, mfu, disclosed, hours, error = rows[rec["run"]]
         assert rec["predicted_mfu"] == pytest.approx(mfu, rel=1e-9)

@@ -54,6 +54,12 @@ def test_every_picture_the_docs_show_exists():
             shown += 1
             path = (page.parent / target).resolve()
             assert path.is_file(), f"{page.name} shows {target}, which does not exist"
+            if path.suffix == ".svg":  # drawn, not printed: a well-formed SVG with content
+                import xml.etree.ElementTree as ET
+
+                root = ET.parse(path).getroot()
+                assert root.tag.endswith("svg") and len(list(root.iter())) > 50, target
+                continue
             assert path.stat().st_size > 10_000, f"{target} is too small to be a picture"
     assert shown >= 4
 
@@ -107,23 +113,37 @@ def test_the_example_output_is_what_estimate_prints():
     assert proc.stdout.splitlines()[:6] == shown
 
 
-def test_the_readme_calibration_table_is_the_leave_one_out():
-    """Every row of the README's table, recomputed (udfs.calibration.leave_one_out)."""
+def test_the_readme_calibration_figures_are_the_grouped_validation():
+    """The README's calibration figures, recomputed (udfs.calibration); its table is in the docs."""
     from udfs import calibration
 
     text = README.read_text(encoding="utf-8")
-    rows = re.findall(r"^\| (.+?) \| (.+?) \| ([\d.]+)% \| ([\d.]+)% \| ([+-]\d+)% \| (yes|no) \|$",
-                      text, flags=re.M)  # fmt: skip
-    table = calibration.leave_one_out()
-    assert len(rows) == len(table) >= 20
-    for (run, accel, implied, predicted, error, inside), r in zip(
+    flat = " ".join(text.split())
+    g, loo = calibration.grouped_summary(), calibration.loo_summary()
+    assert f"median of {g['median_abs_error_pct']:.1f}%" in flat
+    assert f"mean ln(disclosed / predicted) of {g['mean_log_error']:+.3f}" in flat
+    assert f"for {g['share_inside_p10_p90']:.0%} of the runs" in flat
+    assert f"the median is {loo['median_abs_error_pct']:.1f}%" in flat
+
+
+def test_the_docs_calibration_table_is_the_grouped_validation():
+    """Every row of docs/methodology-calibration.md's run-by-run table, recomputed."""
+    from udfs import calibration
+
+    text = (ROOT / "docs" / "methodology-calibration.md").read_text(encoding="utf-8")
+    rows = re.findall(
+        r"^\| (.+?) \| (.+?) \| (.+?) \| ([\d.]+)% \| ([\d.]+)% \| [\d,]+ \| [\d,]+ "
+        r"\| ([+-]\d+)% \| (yes|no) \|$",
+        text,
+        flags=re.M,
+    )
+    table = calibration.grouped_validation()
+    assert len(rows) == len(table) >= 45
+    for (run, org, accel, implied, predicted, error, inside), r in zip(
         rows, table.itertuples(index=False), strict=True
     ):
-        assert (run, accel) == (r.run, r.accelerator)
+        assert (run, org, accel) == (r.run, r.organisation, r.accelerator)
         assert float(implied) == round(100 * r.implied_mfu, 1)
         assert float(predicted) == round(100 * r.predicted_mfu, 1)
         assert int(error) == round(r.error_pct)
         assert (inside == "yes") == bool(r.inside_p10_p90)
-    summary = calibration.loo_summary()
-    assert f"median of {summary['median_abs_error_pct']:.1f}%" in text
-    assert f"for {summary['share_inside_p10_p90']:.0%} of the runs" in " ".join(text.split())

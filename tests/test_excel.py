@@ -804,11 +804,15 @@ def test_quantile_functions_are_exported_with_their_quantities():
     ) and "total_cost_usd" in RANGE_QUANTITIES
 
 
-def test_quantile_with_a_typed_throughput_is_exact_unless_a_range_is_given():
+def test_quantile_with_a_typed_throughput_keeps_the_calibrated_spread_unless_a_range_is_given():
     typed = dict(effective_tflops=400, usd_per_accelerator_hour=2, watts_per_accelerator=700)
+    spread = calibration.default_range_pct()
+    assert round(quantile("hours", 0.5, **typed)) == 2_281_667
+    assert quantile("hours", 0.9, **typed) == pytest.approx(2_281_667 * (1 + spread), rel=1e-6)
+    exact = dict(typed, throughput_range_pct=0)  # the team's own range: 0, exact
     for p in (0.01, 0.1, 0.5, 0.9, 0.99):
-        assert round(quantile("hours", p, **typed)) == 2_281_667
-        assert round(quantile("days", p, **typed), 1) == 46.4
+        assert round(quantile("hours", p, **exact)) == 2_281_667
+        assert round(quantile("days", p, **exact), 1) == 46.4
     # 15% throughput uncertainty: P90 is 15% above P50 and P10 is P50 / 1.15.
     assert quantile("days", 0.9, throughput_range_pct=0.15, **typed) == pytest.approx(
         46.420627 * 1.15, rel=1e-7
@@ -832,7 +836,8 @@ def test_blank_mfu_takes_the_calibrated_default_and_its_spread():
     mfu = calibration.predicted_mfu("H100 SXM", 37e9)
     typed = quantile("hours", 0.5, mfu=float(mfu))
     assert typed == pytest.approx(point["accelerator_hours"], rel=1e-12)
-    assert quantile("hours", 0.9, mfu=float(mfu)) == typed  # a typed MFU is exact
+    # a typed MFU is an estimate too: it keeps the calibrated spread
+    assert quantile("hours", 0.9, mfu=float(mfu)) == pytest.approx(typed * (1 + spread), rel=1e-12)
 
 
 def test_price_range_widens_the_costs_only():

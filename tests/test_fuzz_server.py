@@ -293,3 +293,37 @@ def test_an_oversized_broadcast_is_a_one_line_400(server, name, rows, cols, data
     # the cells are checked first: over 1,048,576 of them whichever arguments were the ranges
     assert f"would produce {rows * cols:,} cells ({rows} rows x {cols} columns)" in response.text
     assert "(MAX_CELLS_PER_CALL)" in response.text and len(response.text.splitlines()) == 1
+
+
+# The team server (issue 20): signed in (a valid token on every request, so malformed bodies
+# reach the guards, the pool and the fast path), two workers, with the health routes.
+TEAM_ROUTES = [*ROUTES, ("GET", "/health"), ("GET", "/ready"), ("GET", "/metrics")]
+
+
+@pytest.fixture(scope="module")
+def team_server(tmp_path_factory):
+    from helpers_team import signed_in_server
+
+    folder = tmp_path_factory.mktemp("fuzz-team")
+    with signed_in_server(folder, "--workers", "2", tls=False, names=("alice",)) as running:
+        base, _, made, _ = running
+        headers = {"authorization": f"Bearer {made['alice']}"}
+        with httpx.Client(base_url=base, timeout=60, headers=headers) as client:
+            yield client
+
+
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    route=st.sampled_from(TEAM_ROUTES), body=bodies, kind=st.sampled_from(["json", "none", "text"])
+)
+def test_no_route_of_the_team_server_answers_500(team_server, route, body, kind):
+    method, path = route
+    headers = {"json": {"content-type": "application/json"}, "none": {}}.get(
+        kind, {"content-type": "text/plain"}
+    )
+    response = team_server.request(method, path, content=body, headers=headers)
+    assert response.status_code < 500, (route, body, response.status_code, response.text)
+    if response.status_code >= 400:
+        assert "Traceback" not in response.text

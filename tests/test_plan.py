@@ -122,12 +122,15 @@ def test_the_blank_mfu_is_the_calibrated_default_by_generation_and_size():
     assert "'other' generation (the B200 (HGX) is uncalibrated)" in why
     why = notes_by_name({**BASE, "peak_tflops": 500.0})["mfu"].why
     assert "no accelerator named" in why
-    big = resolve({**BASE, "accelerator_name": "H100 SXM", "active_params": 1e6})
-    assert big.arguments["mfu"] in (calibration.MFU_MIN, calibration.MFU_MAX)  # clamped
+    tiny = resolve({**BASE, "accelerator_name": "H100 SXM", "active_params": 1e6})
+    mfu = tiny.arguments["mfu"]
+    assert calibration.MFU_MIN <= mfu <= calibration.MFU_MAX  # clamped into the sane range
+    assert mfu == calibration.predicted_mfu("H100 SXM", 1e6)
 
 
 def test_range_rules_follow_the_throughput_source():
-    """Blank throughput uncertainty: the calibrated spread with the default MFU, else 0."""
+    """Blank throughput uncertainty: the calibrated spread, with a typed MFU or throughput too
+    (a typed number is an estimate, never a zero-width range); a typed range replaces it."""
     h100 = {**BASE, "accelerator_name": "H100 SXM"}
     r = resolve(h100)
     assert r.throughput_source == THROUGHPUT_SOURCES[2]
@@ -136,10 +139,14 @@ def test_range_rules_follow_the_throughput_source():
     for extra, source in (({"mfu": 0.4}, "typed MFU"),
                           ({"effective_tflops_input": 400.0}, "typed throughput")):  # fmt: skip
         r = resolve({**h100, **extra})
-        assert (r.throughput_source, r.throughput_sigma) == (source, 0.0)
-        assert notes_by_name({**h100, **extra})["throughput_range_pct"].why == (
-            f"blank: 0, a {source} is taken as exact"
-        )
+        assert r.throughput_source == source
+        assert r.throughput_sigma == pytest.approx(calibration.throughput_sigma(), rel=1e-12)
+        assert r.throughput_sigma > 0  # contingency is never silently $0
+        note = notes_by_name({**h100, **extra})["throughput_range_pct"]
+        assert note.why == f"blank: the calibrated spread, kept with a {source} (an estimate too)"
+        point = engine.estimate(**r.arguments)
+        got = ranges.estimate_ranges(point, r.throughput_sigma, r.price_sigma)
+        assert got["total_cost_usd"]["p90"] > point["total_cost_usd"]
     r = resolve({**h100, "mfu": 0.4, "throughput_range_pct": 0.15, "price_range_pct": 0.1})
     assert r.throughput_sigma == pytest.approx(math.log(1.15) / 1.2815515655446004, rel=1e-12)
     assert r.price_sigma == pytest.approx(math.log(1.10) / 1.2815515655446004, rel=1e-12)

@@ -289,7 +289,7 @@ SHORT_LIMITS = (
 @pytest.fixture(scope="module")
 def short_limits_port(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("slow")
-    command = serve_command(prelude=SHORT_LIMITS)
+    command = serve_command("--workers", "1", prelude=SHORT_LIMITS)  # one process: the prelude
     with local_server(command, env=server_env(tmp), log=tmp / "serve.log") as base:
         yield int(base.rsplit(":", 1)[1])
 
@@ -364,7 +364,7 @@ def test_slow_clients_past_the_open_file_limit_do_not_stop_a_normal_request(tmp_
     # answered, by closing the client that has waited longest. Without the limit, the server
     # ran out of files and the normal request waited in the kernel's queue.
     prelude = "import resource; resource.setrlimit(resource.RLIMIT_NOFILE, (100, 100))\n"
-    command = serve_command(prelude=prelude)
+    command = serve_command("--workers", "1", prelude=prelude)
     slow = []
     with local_server(command, env=server_env(tmp_path), log=tmp_path / "serve.log") as base:
         port = int(base.rsplit(":", 1)[1])

@@ -58,7 +58,8 @@ VIA_ESTIMATE = ("total_cost_usd",)
 VIA_MONTH_SHARES = ("run_days_in_month", "month_share")
 #: The ranges (udfs.ranges evaluates these) and the calibrated default (udfs.calibration).
 VIA_RANGES = tuple(q.name for q in RANGE_OUTPUTS)
-VIA_CALIBRATION = ("calibrated_mfu", "calibrated_mfu_raw", "calibrated_range_pct")
+VIA_CALIBRATION = ("calibrated_mfu", "calibrated_mfu_raw", "calibrated_plan_sigma",
+                   "calibrated_range_pct")  # fmt: skip
 
 
 def _pos(lo, hi):
@@ -175,7 +176,7 @@ def test_month_share_equals_engine_month_shares(start, days):
     nxt = [dt.date(m.year + m.month // 12, m.month % 12 + 1, 1) for m in months]
     t0 = start.toordinal()
     ours = model.evaluate(
-        {"run_start": t0, "run_end": t0 + days, "wall_clock_days": days,
+        {"run_start": t0, "wall_clock_days": days,
          "month_start": np.array([m.toordinal() for m in months], float),
          "next_month": np.array([m.toordinal() for m in nxt], float)},
         ["month_share"],
@@ -265,6 +266,8 @@ def _random_leaves(rng):
     # uncertainties and the calibrated default's coefficients in their own ranges
     for name, (lo, hi) in {"throughput_range_pct": (0, 1.5), "price_range_pct": (0, 1.5),
                            "calibrated_throughput_sigma": (0, 1), "mfu_ln_intercept": (-3, 0),
+                           "calibrated_small_model_sigma": (0, 1), "small_model": (0, 1),
+                           "accelerator_extra_sigma": (0, 0.5),
                            "mfu_ln_slope": (-0.3, 0.3), "mfu_min": (0.05, 0.15),
                            "mfu_max": (0.4, 0.7)}.items():  # fmt: skip
         out[name] = rng.uniform(lo, hi, N_PLANS)

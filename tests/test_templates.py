@@ -559,8 +559,9 @@ def test_a_blank_plan_totals_the_same_in_the_planner_and_the_engine(generated_te
     (done,) = recalculate([tmp_path / "issue.xlsx"], tmp_path / "out")
     got = values(done)
     want = estimate_scenario(ISSUE_PLAN)
-    # US$1,596,470.42 with the former constant MFU (30.4%); the calibrated H100 default at 70B
-    assert round(want["total_cost_usd"], 2) == 1_918_932.31
+    # US$1,596,470.42 with the former constant MFU (30.4%), US$1,918,932.31 with the
+    # leave-one-out generation+size default; the pooled H100 default (issue 17):
+    assert round(want["total_cost_usd"], 2) == 2_196_263.78
     for q in PLAN_OUTPUTS:
         assert close(row_values(got, q.name)[k], want[q.name]), q.name
     assert row_values(got, "usd_per_kwh_used")[k] == 0.08
@@ -601,10 +602,12 @@ def test_ranges_default_mfu_and_budget_rows_equal_the_engine(planner_values,
             checked += 1
     assert sources == {"typed throughput", "typed MFU", "calibrated default"}
     assert checked >= 20
-    # the references and the example are exact (typed MFU or throughput): P10 = P50 = P90
+    # the references are disclosed runs, typed exact (0%): P10 = P50 = P90; the example's
+    # typed throughput is an estimate and keeps the calibrated spread (issue 17)
     for k in range(3):
-        assert row_values(planner_values, "throughput_sigma")[k] == 0
         assert row_values(planner_values, "budget_status_used")[k] == "Reference"
+    assert row_values(planner_values, "throughput_sigma")[:2] == [0, 0]
+    assert close(row_values(planner_values, "throughput_sigma")[2], calibration.throughput_sigma())
 
 
 def test_a_calibrated_column_spreads_by_the_calibration(recalculated_variants):
@@ -619,11 +622,27 @@ def test_a_calibrated_column_spreads_by_the_calibration(recalculated_variants):
     assert row_values(wb, "budget_status_used")[k] == "Proposed"  # blank counts as Proposed
 
 
+def test_a_small_model_on_an_uncalibrated_accelerator_gets_the_widest_spread(state_variants):
+    """Natively computed: the small-model and 'other'-accelerator spreads add in quadrature,
+    with a typed MFU too (issue 17); equal to the engine's."""
+    wb = state_variants["planner-ranges.xlsx"]
+    k = 5  # 3B dense on an MI300X, typed MFU, blank throughput uncertainty
+    assert row_values(wb, "throughput_source")[k] == "typed MFU"
+    want = calibration.throughput_sigma_for("MI300X", 3e9)
+    assert close(row_values(wb, "throughput_sigma")[k], want)
+    assert want > calibration.throughput_sigma_for("H100 SXM", 70e9)
+    assert close(row_values(wb, "throughput_range_pct_used")[k],
+                 calibration.default_range_pct("MI300X", 3e9))  # fmt: skip
+
+
 def test_accelerators_sheet_holds_each_intercept(planner_values):
     names = row_values(planner_values, "accel_names")
     got = row_values(planner_values, "accel_mfu_intercept")
     for name, value in zip(names, got, strict=True):
         assert value == pytest.approx(calibration.mfu_intercept(name), rel=1e-14), name
+    extra = row_values(planner_values, "accel_sigma_extra")
+    for name, value in zip(names, extra, strict=True):
+        assert value == pytest.approx(calibration.accelerator_extra_sigma(name), abs=1e-15), name
     assert close(row_values(planner_values, "calibrated_range_pct")[0],
                  calibration.default_range_pct())  # fmt: skip
 

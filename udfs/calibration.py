@@ -4,17 +4,22 @@
   FLOPs, the implied effective TFLOP/s and the implied MFU.
 - :func:`default_mfu`: the legacy constant default MFU, the median implied MFU of every
   catalogue run with accelerator-hours (what the planner's Reference runs sheet shows).
-- :func:`calibration_set`: the runs whose accelerator-hours the developer disclosed.
-- :func:`fit` / :class:`MfuModel`: a default-MFU model fitted in log space, robustly (least
-  absolute deviations), on a handful of numbers; :data:`CANDIDATES` are the models compared.
-- :func:`leave_one_out`, :func:`loo_summary`, :func:`model_comparison`: how well each
-  candidate predicts a run's accelerator-hours when that run is left out of the fit.
-- :func:`chosen_model`, :func:`default_mfu_model`, :func:`predicted_mfu`,
-  :func:`throughput_sigma`, :func:`excel_coefficients`: the chosen default (the candidate with
-  the smallest leave-one-out log error), its spread for ranges (:mod:`udfs.ranges`) and its
-  coefficients for native spreadsheet formulas.
+- :func:`calibration_set`: the runs whose accelerator-hours are in the public record, with
+  their ``organisation`` and the weight their ``confidence`` gives them in a fit.
+- :func:`fit` / :class:`MfuModel`: the candidate default-MFU models (:data:`CANDIDATES`), each
+  a handful of numbers: ``ln MFU = intercept[generation] + slope x ln(active / 1e9)``.
+  The pooled ones pull each generation's intercept toward the shared mean by how many
+  organisations support it, and take the size slope within organisations, shrunk.
+- :func:`grouped_validation` (leave-one-organisation-out: every run of the held-out
+  organisation out of the fit) drives the model choice (:func:`chosen_model`), the published
+  error and the range's spread (:func:`throughput_sigma`); :func:`leave_one_out` is the second,
+  labelled figure. :func:`model_comparison` lists every candidate under both.
+- The fitted numbers are data (``udfs/data/calibration.toml``, written by
+  :func:`write_fitted` and checked by a test that refits them): :func:`default_mfu_model`,
+  :func:`predicted_mfu`, :func:`throughput_sigma`, :func:`default_range_pct` and
+  :func:`excel_coefficients` read them, so no fit runs when a plan is estimated.
 
-The chosen model is ``MFU = MIN(mfu_max, MAX(mfu_min, EXP(intercept[generation] +
+The default is ``MFU = MIN(mfu_max, MAX(mfu_min, EXP(intercept[generation] +
 slope * LN(active_params / 1E9))))``; see ``docs/methodology-calibration.md``.
 """
 
@@ -22,6 +27,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import tomllib
+from importlib import resources
 
 import numpy as np
 import pandas as pd
@@ -32,29 +39,41 @@ from .validation import InputError
 
 __all__ = [
     "CANDIDATES",
+    "CONFIDENCE_WEIGHTS",
     "GENERATIONS",
     "MFU_MIN",
     "MFU_MAX",
     "LEGACY_DEFAULT_MFU",
+    "POOLING_ORGANISATIONS",
+    "SLOPE_RIDGE",
+    "SPREAD_SHARE",
     "MfuModel",
     "reference_table",
     "default_mfu",
     "calibration_set",
     "generation_of",
     "fit",
+    "grouped_validation",
+    "grouped_summary",
     "leave_one_out",
     "loo_summary",
     "model_comparison",
     "chosen_model",
+    "fitted",
+    "write_fitted",
     "default_mfu_model",
     "predicted_mfu",
     "throughput_sigma",
+    "small_model_sigma",
+    "accelerator_extra_sigma",
+    "throughput_sigma_for",
     "default_range_pct",
     "mfu_intercept",
+    "mfu_p90",
     "excel_coefficients",
 ]
 
-#: Accelerator generation of each calibrated accelerator: one fitted intercept per generation.
+#: Accelerator generation of each calibrated accelerator: one intercept per generation.
 #: H800 and H200 carry the H100's compute die; TPU v5p joins the TPU generations. Any other
 #: accelerator (V100, B200, GB200, MI300X, MI325X, Gaudi 3, ...) is "other" (see :class:`MfuModel`).
 GENERATIONS = {
@@ -69,26 +88,46 @@ GENERATIONS = {
 }
 _FITTED_GENERATIONS = ("A100", "H100", "TPU")
 
-#: Sane range of a predicted MFU (fraction): no disclosed run sits below 10%, and no paper
-#: reports a large-run MFU above ~46% (PaLM); 55% leaves margin. Applied to every prediction.
-#: The spec's constants (udfs.quantities ``mfu_min``, ``mfu_max``), one definition.
+#: Sane range of a predicted MFU (fraction), the spec's constants (udfs.quantities ``mfu_min``,
+#: ``mfu_max``), applied to every prediction. Checked against the data by a test: no
+#: prediction of the chosen model comes near either bound, and only one run in the set (Phi-2,
+#: hours derived from a rounded "14 days") implies more than 55%.
 MFU_MIN = model.CONSTANTS["mfu_min"]
 MFU_MAX = model.CONSTANTS["mfu_max"]
 
 #: The constant default MFU before the calibration set grew (median of 7 runs), for comparison.
 LEGACY_DEFAULT_MFU = 0.304
 
-#: The candidate default-MFU models: name -> the terms in ln(MFU) besides an intercept.
+#: Weight of a run in a fit by its ``confidence`` (udfs/data/runs.toml): a run whose hours
+#: rest on a rounded duration, a plan or a third party counts less; every run is still scored.
+CONFIDENCE_WEIGHTS = {"high": 1.0, "medium": 0.75, "low": 0.35}
+
+#: Partial pooling: a generation's intercept moves from the shared mean toward its own
+#: organisations' mean by n / (n + POOLING_ORGANISATIONS), n its (weighted) organisations.
+POOLING_ORGANISATIONS = 2.0
+
+#: Ridge on the size slope (in units of the within-organisation sum of squares of
+#: ln(active billions)): the slope is learnt only from differences inside an organisation and
+#: generation, and shrunk toward 0.
+SLOPE_RIDGE = 10.0
+
+#: The candidate default-MFU models: name -> (intercepts, size term).
 CANDIDATES = {
-    "constant": (),
-    "generation": ("generation",),
-    "size": ("size",),
-    "generation+size": ("generation", "size"),
-    "generation+size+moe": ("generation", "size", "moe"),
+    "constant": ("one", "none"),
+    "constant (organisations)": ("one-pooled", "none"),
+    "generation+size (free)": ("free", "free"),
+    "pooled generation": ("pooled", "none"),
+    "pooled generation+size": ("pooled", "within"),
 }
 
-_Z90 = norm_s_inv(0.9)
+#: Share of the grouped-validation log errors the P10..P90 range is sized to hold. A spread
+#: sized on some organisations holds fewer of another's runs (a quantile estimated from a few
+#: dozen errors): sized at 85%, it holds ~80% of each organisation's runs when sized without
+#: that organisation (the "nested" share of the summaries).
+SPREAD_SHARE = 0.85
 
+_Z90 = norm_s_inv(0.9)
+_DATA_FILE = "calibration.toml"
 
 # -- the reference table (all runs) -------------------------------------------------------------
 
@@ -153,13 +192,13 @@ def default_mfu():
     Examples
     --------
     >>> round(default_mfu(), 3)
-    0.304
+    0.286
     """
     t = _table()
     return float(np.median(t.loc[np.isfinite(t["implied_mfu"]), "implied_mfu"]))
 
 
-# -- the calibration set and the candidate models ----------------------------------------------
+# -- the calibration set -----------------------------------------------------------------------
 
 
 def generation_of(accelerator):
@@ -195,6 +234,11 @@ def _lookup(values, fn, dtype):
 def _calibration_frame():
     t = _table()
     t = t[t["in_calibration"]].copy()
+    runs = catalogue.runs().loc[t.index]
+    t["organisation"] = runs["organisation"]
+    t["confidence"] = runs["confidence"]
+    t["hours_basis"] = runs["hours_basis"]
+    t["weight"] = [CONFIDENCE_WEIGHTS[c] for c in t["confidence"]]
     t["generation"] = [GENERATIONS.get(a, "other") for a in t["accelerator"]]
     t["moe"] = (t["architecture"] == "moe").astype(float)
     t["ln_mfu"] = np.log(t["implied_mfu"].astype(float))
@@ -202,38 +246,40 @@ def _calibration_frame():
 
 
 def calibration_set():
-    """The calibration runs: developer-disclosed hours, FLOPs and peak known.
+    """The calibration runs: accelerator-hours in the public record, FLOPs and peak known.
 
-    Columns as :func:`reference_table` plus ``generation``, ``moe`` (1.0 for MoE) and
-    ``ln_mfu`` (natural log of the implied MFU).
+    Columns as :func:`reference_table` plus ``organisation``, ``confidence``,
+    ``hours_basis``, ``weight`` (:data:`CONFIDENCE_WEIGHTS`), ``generation``, ``moe`` (1.0
+    for MoE) and ``ln_mfu`` (natural log of the implied MFU).
     """
     return _calibration_frame().copy()
 
 
+# -- the candidate models ------------------------------------------------------------------------
+
+
 @dataclasses.dataclass(frozen=True)
 class MfuModel:
-    """A fitted default-MFU model: ``ln MFU = intercept[generation] + slope x ln(active / 1e9)
-    (+ moe_shift for MoE)``, clamped into [``mfu_min``, ``mfu_max``].
+    """A default-MFU model: ``ln MFU = intercept[generation] + slope x ln(active / 1e9)``,
+    clamped into [``mfu_min``, ``mfu_max``].
 
-    ``intercepts`` maps "A100", "H100", "TPU" and "other" to an intercept (a model without the
-    generation term has the same number for all four); "other" is the mean of the fitted
-    generations' intercepts, an uncalibrated guess for accelerators outside the set.
+    ``intercepts`` maps "A100", "H100", "TPU" and "other" to an intercept; "other" (any
+    accelerator outside the calibrated generations) is the shared mean across organisations.
     """
 
     name: str
     intercepts: dict
     slope: float = 0.0
-    moe_shift: float = 0.0
     mfu_min: float = MFU_MIN
     mfu_max: float = MFU_MAX
 
-    def ln_mfu(self, generation, active_params, moe=0.0):
-        """Unclamped ln(MFU) for generation label(s), active parameters and MoE flag(s)."""
+    def ln_mfu(self, generation, active_params):
+        """Unclamped ln(MFU) for generation label(s) and active parameters."""
         x = np.log(np.asarray(active_params, dtype=float) / 1e9)
-        return self.intercept(generation, moe) + self.slope * x
+        return self.intercept(generation) + self.slope * x
 
-    def intercept(self, generation, moe=0.0):
-        """ln-MFU intercept of generation label(s), with the MoE shift for MoE flag(s)."""
+    def intercept(self, generation):
+        """ln-MFU intercept of generation label(s)."""
         gen = np.asarray(generation, dtype=object)
 
         def one(g):
@@ -241,76 +287,125 @@ class MfuModel:
                 raise ValueError(f"unknown generation {g!r}; known: {', '.join(self.intercepts)}")
             return self.intercepts[g]
 
-        return _lookup(gen, one, float) + self.moe_shift * np.asarray(moe, dtype=float)
+        return _lookup(gen, one, float)
 
-    def predict(self, generation, active_params, moe=0.0):
+    def predict(self, generation, active_params):
         """Predicted MFU (fraction), clamped; vectorised over all arguments.
 
         The spec's ``calibrated_mfu`` formula (udfs.quantities), the planner's too.
         """
-        values = {"mfu_ln_intercept": self.intercept(generation, moe),
+        values = {"mfu_ln_intercept": self.intercept(generation),
                   "mfu_ln_slope": self.slope, "active_params": active_params,
                   "mfu_min": self.mfu_min, "mfu_max": self.mfu_max}  # fmt: skip
         return model.evaluate(values, ["calibrated_mfu"])["calibrated_mfu"]
 
 
-def _l1_fit(X, y, iterations=100):
-    """Least absolute deviations by iteratively reweighted least squares (deterministic)."""
-    b = np.linalg.lstsq(X, y, rcond=None)[0]
+def _l1_fit(X, y, w, iterations=100):
+    """Weighted least absolute deviations by iteratively reweighted least squares."""
+    b = np.linalg.lstsq(X * np.sqrt(w)[:, None], y * np.sqrt(w), rcond=None)[0]
     for _ in range(iterations):
-        w = np.sqrt(1.0 / np.maximum(np.abs(y - X @ b), 1e-6))
-        b = np.linalg.lstsq(X * w[:, None], y * w, rcond=None)[0]
+        s = np.sqrt(w / np.maximum(np.abs(y - X @ b), 1e-6))
+        b = np.linalg.lstsq(X * s[:, None], y * s, rcond=None)[0]
     return b
 
 
-def fit(model="generation+size", runs=None):
+def _free_fit(t):
+    """The former default: free intercept per generation and a free slope (weighted LAD)."""
+    gens = [g for g in _FITTED_GENERATIONS if (t["generation"] == g).any()]
+    cols = [(t["generation"] == g).to_numpy(float) for g in gens]
+    other = ~t["generation"].isin(gens).to_numpy()
+    x = np.column_stack([*cols, np.log(t["active_params"].to_numpy(float) / 1e9)])
+    keep = ~other  # runs on "other" accelerators have no intercept of their own here
+    b = _l1_fit(x[keep], t["ln_mfu"].to_numpy()[keep], t["weight"].to_numpy()[keep])
+    fitted = dict(zip(gens, b[:-1].tolist(), strict=True))
+    mean = float(np.mean(list(fitted.values())))
+    return {g: fitted.get(g, mean) for g in _FITTED_GENERATIONS} | {"other": mean}, float(b[-1])
+
+
+def _within_slope(t):
+    """Size slope from differences inside each (organisation, generation) cell, ridge-shrunk."""
+    x = np.log(t["active_params"].to_numpy(float) / 1e9)
+    y, w = t["ln_mfu"].to_numpy(), t["weight"].to_numpy()
+    cell = (t["organisation"] + "|" + t["generation"]).to_numpy()
+    xd, yd = np.empty_like(x), np.empty_like(y)
+    for c in np.unique(cell):
+        m = cell == c
+        xd[m] = x[m] - np.average(x[m], weights=w[m])
+        yd[m] = y[m] - np.average(y[m], weights=w[m])
+    sxx = float(np.sum(w * xd**2))
+    return float(np.sum(w * xd * yd) / (sxx + SLOPE_RIDGE)) if sxx > 0 else 0.0
+
+
+def _organisation_means(t, residual):
+    """Per (organisation, generation): weighted mean residual and the organisation's weight."""
+    df = pd.DataFrame({"org": t["organisation"].to_numpy(), "gen": t["generation"].to_numpy(),
+                       "r": residual, "w": t["weight"].to_numpy()})  # fmt: skip
+    df["wr"] = df["w"] * df["r"]
+    g = df.groupby(["org", "gen"])[["wr", "w"]].sum()
+    n = df.groupby(["org", "gen"])["w"].mean()  # an organisation counts once, at its runs' weight
+    return pd.DataFrame({"mean": g["wr"] / g["w"], "weight": n}).reset_index()
+
+
+def _pooled_intercepts(t, residual, pooled=True):
+    """Intercepts pulled toward the organisations' shared mean (see POOLING_ORGANISATIONS)."""
+    cells = _organisation_means(t, residual)
+    orgs = cells.groupby("org").apply(
+        lambda d: pd.Series({"mean": np.average(d["mean"], weights=d["weight"]),
+                             "weight": d["weight"].max()}), include_groups=False)  # fmt: skip
+    mu = float(np.average(orgs["mean"], weights=orgs["weight"]))
+    out = {}
+    for g in _FITTED_GENERATIONS:
+        d = cells[cells["gen"] == g]
+        if d.empty or not pooled:
+            out[g] = mu
+            continue
+        n = float(d["weight"].sum())
+        own = float(np.average(d["mean"], weights=d["weight"]))
+        out[g] = mu + n / (n + POOLING_ORGANISATIONS) * (own - mu)
+    return out | {"other": mu}
+
+
+def fit(model="pooled generation+size", runs=None):
     """Fit candidate ``model`` (a key of :data:`CANDIDATES`) on ``runs`` (default: the set).
 
-    ``runs`` is a frame like :func:`calibration_set`. "constant" is the median of ln(MFU);
-    the others are least-absolute-deviation fits in log space.
+    ``runs`` is a frame like :func:`calibration_set`. "constant" is the median ln MFU of the
+    runs; "constant (organisations)" the weighted mean of the organisations' means; the free
+    model is the former weighted least-absolute-deviation fit; the pooled ones are described
+    in :data:`POOLING_ORGANISATIONS` and :data:`SLOPE_RIDGE`.
     """
     if model not in CANDIDATES:
         raise ValueError(f"model must be one of {list(CANDIDATES)}, not {model!r}")
     t = _calibration_frame() if runs is None else runs
-    terms = CANDIDATES[model]
+    intercepts, size = CANDIDATES[model]
     y = t["ln_mfu"].to_numpy()
-    if not terms:
+    if intercepts == "one":
         c = float(np.median(y))
         return MfuModel(model, {g: c for g in (*_FITTED_GENERATIONS, "other")})
-    gens = [g for g in _FITTED_GENERATIONS if (t["generation"] == g).any()]
-    cols, names = [], []
-    if "generation" in terms:
-        for g in gens:
-            cols.append((t["generation"] == g).to_numpy(float))
-            names.append(g)
-    else:
-        cols.append(np.ones(len(t)))
-        names.append("all")
-    if "size" in terms:
-        cols.append(np.log(t["active_params"].to_numpy(float) / 1e9))
-        names.append("slope")
-    if "moe" in terms:
-        cols.append(t["moe"].to_numpy(float))
-        names.append("moe")
-    b = dict(zip(names, _l1_fit(np.column_stack(cols), y), strict=True))
-    if "all" in b:
-        intercepts = {g: float(b["all"]) for g in (*_FITTED_GENERATIONS, "other")}
-    else:
-        fitted = {g: float(b[g]) for g in gens}
-        other = float(np.mean(list(fitted.values())))
-        intercepts = {g: fitted.get(g, other) for g in _FITTED_GENERATIONS} | {"other": other}
-    return MfuModel(
-        model, intercepts, slope=float(b.get("slope", 0.0)), moe_shift=float(b.get("moe", 0.0))
-    )
+    if intercepts == "free":
+        icpt, slope = _free_fit(t)
+        return MfuModel(model, icpt, slope)
+    slope = _within_slope(t) if size == "within" else 0.0
+    x = np.log(t["active_params"].to_numpy(float) / 1e9)
+    icpt = _pooled_intercepts(t, y - slope * x, pooled=intercepts == "pooled")
+    return MfuModel(model, icpt, slope)
+
+
+def _n_params(model):
+    intercepts, size = CANDIDATES[model]
+    n = len(_FITTED_GENERATIONS) + 1 if intercepts in ("free", "pooled") else 1
+    return n + (size != "none")
+
+
+# -- validation: leave one organisation out, and leave one run out --------------------------------
 
 
 def _predict_rows(m, t):
-    return m.predict(t["generation"].to_numpy(), t["active_params"].to_numpy(float),
-                     t["moe"].to_numpy(float))  # fmt: skip
+    return m.predict(t["generation"].to_numpy(), t["active_params"].to_numpy(float))
 
 
-def _table_for(t, predicted, sigma):
-    out = t[["run", "accelerator", "generation", "architecture", "implied_mfu"]].copy()
+def _table_for(t, predicted):
+    out = t[["run", "organisation", "accelerator", "generation", "architecture", "confidence",
+             "active_params", "implied_mfu"]].copy()  # fmt: skip
     out["predicted_mfu"] = predicted
     out["disclosed_accelerator_hours"] = t["disclosed_accelerator_hours"]
     out["predicted_accelerator_hours"] = engine.accelerator_hours(
@@ -319,10 +414,21 @@ def _table_for(t, predicted, sigma):
     ratio = out["disclosed_accelerator_hours"] / out["predicted_accelerator_hours"]
     out["error_pct"] = 100.0 * (1.0 / ratio - 1.0)
     out["log_error"] = np.log(ratio)
-    if sigma is None:
-        sigma = float(np.sqrt(np.mean(out["log_error"] ** 2)))
-    out["inside_p10_p90"] = np.abs(out["log_error"]) <= _Z90 * sigma
+    out["sigma"] = _run_sigmas(out, _spread_parts(out))
+    out["inside_p10_p90"] = np.abs(out["log_error"]) <= _Z90 * out["sigma"]
     return out
+
+
+@functools.cache
+def _grouped(model):
+    t = _calibration_frame()
+    predicted = np.empty(len(t))
+    orgs = t["organisation"].to_numpy()
+    for org in np.unique(orgs):
+        out = orgs == org
+        m = fit(model, t[~out])
+        predicted[out] = _predict_rows(m, t[out])
+    return _table_for(t, predicted)
 
 
 @functools.cache
@@ -331,68 +437,153 @@ def _loo(model):
     predicted = np.empty(len(t))
     for i in range(len(t)):
         keep = np.arange(len(t)) != i
-        m = fit(model, t.iloc[keep])
-        predicted[i] = _predict_rows(m, t.iloc[[i]])[0]
-    return _table_for(t, predicted, None)
+        predicted[i] = _predict_rows(fit(model, t.iloc[keep]), t.iloc[[i]])[0]
+    return _table_for(t, predicted)
+
+
+def grouped_validation(model=None):
+    """Leave-one-organisation-out table of candidate ``model`` (default: the chosen one).
+
+    One row per calibration run: ``run``, ``organisation``, ``accelerator``, ``generation``,
+    ``architecture``, ``confidence``, ``implied_mfu``, ``predicted_mfu`` (the model fitted
+    without every run of the run's organisation), ``disclosed_accelerator_hours``,
+    ``predicted_accelerator_hours``, ``error_pct`` (predicted / disclosed - 1, in %),
+    ``log_error`` (ln(disclosed / predicted)), ``sigma`` (the run's spread: see
+    :func:`throughput_sigma_for`, its parts sized on the column's log errors, see
+    :data:`SPREAD_SHARE`) and ``inside_p10_p90`` (the disclosed hours inside
+    P50 x exp(+-1.2816 x sigma)).
+    """
+    return _grouped(chosen_model() if model is None else model).copy()
 
 
 def leave_one_out(model=None):
-    """Leave-one-out table of candidate ``model`` (default: :func:`chosen_model`).
-
-    One row per calibration run: ``run``, ``accelerator``, ``generation``, ``architecture``,
-    ``implied_mfu``, ``predicted_mfu`` (the model fitted without the run, clamped),
-    ``disclosed_accelerator_hours``, ``predicted_accelerator_hours``, ``error_pct``
-    (predicted / disclosed - 1, in %), ``log_error`` (ln(disclosed / predicted)) and
-    ``inside_p10_p90`` (the disclosed hours inside the predicted P10..P90, with the sigma of
-    :func:`loo_summary`). Wall-clock days have the same relative error as hours.
-    """
+    """Leave-one-out table of candidate ``model`` (default: the chosen one): as
+    :func:`grouped_validation`, each run predicted by a fit without that run only (its
+    organisation's other runs stay in: the second, more optimistic figure)."""
     return _loo(chosen_model() if model is None else model).copy()
+
+
+def _spread(log_errors):
+    """sigma whose P10..P90 (P50 x exp(+-1.2816 sigma)) holds :data:`SPREAD_SHARE` of the
+    log errors: that percentile of |log error| over NORM.S.INV(0.9). Heavy tails (a few runs
+    far off) do not inflate it the way a root mean square would."""
+    return float(np.quantile(np.abs(log_errors), SPREAD_SHARE) / _Z90)
+
+
+def _small(active_params):
+    return np.asarray(active_params, dtype=float) < model.CONSTANTS["small_model_active_params"]
+
+
+def _spread_parts(table):
+    """(sigma, small-model extra sigma) sized on a validation table's log errors.
+
+    sigma: :func:`_spread` of the runs of at least ``small_model_active_params`` on a
+    calibrated generation; the extra: what the small runs' spread adds in quadrature (0 if
+    nothing). Accelerators outside the calibrated generations add :func:`_generation_sd`.
+    """
+    e = table["log_error"].to_numpy()
+    small = _small(table["active_params"])
+    known = (table["generation"] != "other").to_numpy()
+    base = _spread(e[~small & known])
+    wide = _spread(e[small & known]) if (small & known).any() else base
+    return base, float(np.sqrt(max(0.0, wide**2 - base**2)))
+
+
+def _run_sigmas(table, parts):
+    base, extra = parts
+    small = _small(table["active_params"]).astype(float)
+    other = (table["generation"] == "other").to_numpy(float)
+    return np.sqrt(base**2 + small * extra**2 + other * _generation_sd() ** 2)
+
+
+@functools.cache
+def _generation_sd():
+    """Spread of the calibrated generations' own means around the shared mean (ln MFU): what
+    not knowing an accelerator's generation adds to the spread (organisations counted once)."""
+    t = _calibration_frame()
+    cells = _organisation_means(t, t["ln_mfu"].to_numpy())
+    orgs = cells.groupby("org")["mean"].mean()
+    mu = float(orgs.mean())
+    own = [cells.loc[cells["gen"] == g, "mean"].mean() for g in _FITTED_GENERATIONS]
+    return float(np.sqrt(np.mean((np.array(own) - mu) ** 2)))
 
 
 def _summary(table, n_params):
     e = table["log_error"].to_numpy()
-    sigma = float(np.sqrt(np.mean(e**2)))
+    parts = _spread_parts(table)
+    sigma = _run_sigmas(table, parts)
+    log_score = float(np.mean(-0.5 * np.log(2 * np.pi * sigma**2) - e**2 / (2 * sigma**2)))
     return {
         "runs": len(e),
+        "organisations": int(table["organisation"].nunique()),
         "fitted_numbers": n_params,
         "median_abs_error_pct": float(np.median(np.abs(table["error_pct"]))),
-        "sigma_ln": sigma,
+        "mean_log_error": float(np.mean(e)),
+        "sigma_ln": parts[0],
+        "small_model_sigma": parts[1],
         "share_inside_p10_p90": float(np.mean(np.abs(e) <= _Z90 * sigma)),
+        "nested_share_inside_p10_p90": _nested_share(table),
+        "mean_log_score": log_score,
     }
 
 
-def _n_params(model):
-    terms = CANDIDATES[model]
-    n = len(_FITTED_GENERATIONS) if "generation" in terms else 1
-    return n + ("size" in terms) + ("moe" in terms)
+def _nested_share(table):
+    """Share of runs inside a P10..P90 whose spread is sized on the other organisations'
+    errors only (sized on all of them, the plain share is ~80% by construction)."""
+    orgs = table["organisation"].to_numpy()
+    e = table["log_error"].to_numpy()
+    inside = np.empty(len(e), dtype=bool)
+    for org in np.unique(orgs):
+        mine = orgs == org
+        sigma = _run_sigmas(table[mine], _spread_parts(table[~mine]))
+        inside[mine] = np.abs(e[mine]) <= _Z90 * sigma
+    return float(np.mean(inside))
+
+
+def grouped_summary(model=None):
+    """Leave-one-organisation-out summary of ``model`` (default: the chosen one), a dict.
+
+    ``runs``; ``organisations``; ``fitted_numbers``; ``median_abs_error_pct`` (median
+    |predicted / disclosed hours - 1|, %); ``mean_log_error`` (mean ln(disclosed / predicted):
+    0 is unbiased, > 0 too few hours predicted); ``sigma_ln`` (the spread used for ranges of
+    a model of at least ``small_model_active_params`` on a calibrated generation: the
+    :data:`SPREAD_SHARE` percentile of those runs' |log error| / NORM.S.INV(0.9));
+    ``small_model_sigma`` (what a smaller model adds, in quadrature);
+    ``share_inside_p10_p90`` (share of runs inside P50 x exp(+-1.2816 x their sigma));
+    ``nested_share_inside_p10_p90`` (the same with the spread sized without the run's
+    organisation: the honest coverage); ``mean_log_score`` (mean log density of ln hours
+    under the lognormal range, higher is better).
+    """
+    model = chosen_model() if model is None else model
+    return _summary(_grouped(model), _n_params(model))
 
 
 def loo_summary(model=None):
-    """Leave-one-out summary of ``model`` (default: the chosen one), a dict.
-
-    ``runs``; ``fitted_numbers``; ``median_abs_error_pct`` (median |predicted / disclosed
-    hours - 1|, %); ``sigma_ln`` (root mean square of ln(disclosed / predicted hours), the
-    spread used for ranges); ``share_inside_p10_p90`` (share of runs whose disclosed hours
-    fall inside P50 x exp(+-1.2816 x sigma_ln)).
-    """
+    """Leave-one-out summary of ``model`` (default: the chosen one): as :func:`grouped_summary`."""
     model = chosen_model() if model is None else model
     return _summary(_loo(model), _n_params(model))
 
 
 def _legacy_table():
     t = _calibration_frame()
-    return _table_for(t, np.full(len(t), LEGACY_DEFAULT_MFU), None)
+    return _table_for(t, np.full(len(t), LEGACY_DEFAULT_MFU))
 
 
 def model_comparison():
-    """Every candidate's leave-one-out summary, and the legacy constant's (not refitted).
+    """Every candidate under grouped validation and leave-one-out, and the legacy constant.
 
-    A DataFrame indexed by model name with the columns of :func:`loo_summary` and
-    ``chosen`` (True for the default). The row "legacy constant 30.4%" applies the former
-    default to every run as it is (it was fitted on seven runs, some of them in the set).
+    A DataFrame indexed by model name: the :func:`grouped_summary` columns, the same under
+    leave-one-out prefixed ``loo_``, and ``chosen``. The row "legacy constant 30.4%" applies
+    the former default to every run as it is (not refitted).
     """
-    rows = {m: loo_summary(m) for m in CANDIDATES}
-    rows["legacy constant 30.4%"] = _summary(_legacy_table(), 1)
+    rows = {}
+    for m in CANDIDATES:
+        loo = {f"loo_{k}": v for k, v in loo_summary(m).items() if k not in ("runs",)}
+        rows[m] = grouped_summary(m) | loo
+    legacy = _summary(_legacy_table(), 1)
+    rows[f"legacy constant {LEGACY_DEFAULT_MFU:.1%}"] = legacy | {
+        f"loo_{k}": v for k, v in legacy.items()
+    }
     df = pd.DataFrame.from_dict(rows, orient="index")
     df["chosen"] = df.index == chosen_model()
     return df
@@ -400,63 +591,221 @@ def model_comparison():
 
 @functools.cache
 def chosen_model():
-    """The candidate with the smallest leave-one-out ``sigma_ln`` (ties: fewer numbers).
+    """The candidate with the highest grouped-validation mean log score (ties: fewer numbers).
 
-    Examples
-    --------
-    >>> chosen_model()
-    'generation+size'
+    The log score (lognormal density of each run's disclosed hours under the candidate's
+    range, its organisation held out) rewards a central estimate near the runs and a spread
+    that is neither too narrow nor too wide.
     """
-    return min(CANDIDATES, key=lambda m: (round(loo_summary(m)["sigma_ln"], 12), _n_params(m)))
+    return min(
+        CANDIDATES, key=lambda m: (-round(grouped_summary(m)["mean_log_score"], 12), _n_params(m))
+    )
+
+
+# -- the fitted numbers: data, refitted only by write_fitted (and the test that checks them) ----
+
+
+def _team_spread(m):
+    """(within, between) standard deviations of ln-MFU residuals under model ``m`` with the
+    runs grouped by organisation and model family: a team's series of runs. The pooling of a
+    team's own runs (:mod:`udfs.own_runs`) uses them: pull = n / (n + within^2 / between^2)."""
+    t = _calibration_frame()
+    family = catalogue.runs().loc[t.index, "family"].to_numpy()
+    r = t["ln_mfu"].to_numpy() - m.ln_mfu(t["generation"].to_numpy(),
+                                           t["active_params"].to_numpy(float))  # fmt: skip
+    groups = np.char.add(t["organisation"].to_numpy().astype(str), "|" + family.astype(str))
+    _, within, between = _spread_of_groups(r, groups)
+    return within, between
+
+
+def _spread_of_groups(r, groups):
+    names, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    means = np.bincount(inverse, weights=r) / counts
+    within2 = float(np.sum((r - means[inverse]) ** 2) / (len(r) - len(names)))
+    raw2 = float(np.var(means, ddof=1))
+    between2 = max(0.0, raw2 - float(np.mean(within2 / counts)))
+    return float(np.sqrt(raw2)), float(np.sqrt(within2)), float(np.sqrt(between2))
+
+
+def _organisation_spread(m):
+    """(raw, within, between) standard deviations of ln-MFU residuals under model ``m``.
+
+    raw: of the organisations' mean residuals; within: of the runs around their
+    organisation's mean (pooled, n - organisations degrees of freedom); between: the
+    method-of-moments organisation-to-organisation part, raw^2 minus what the within scatter
+    alone gives the means (mean of within^2 / runs), floored at 0.
+    """
+    t = _calibration_frame()
+    r = t["ln_mfu"].to_numpy() - m.ln_mfu(t["generation"].to_numpy(),
+                                           t["active_params"].to_numpy(float))  # fmt: skip
+    return _spread_of_groups(r, t["organisation"].to_numpy())
+
+
+def refit():
+    """The fitted numbers computed now from the catalogue (what ``calibration.toml`` holds).
+
+    A dict: ``model``, ``intercepts`` (generation -> ln-MFU intercept), ``slope``,
+    ``throughput_sigma`` (grouped-validation sigma of ln hours), ``small_model_sigma``,
+    ``other_accelerator_sigma``, ``organisation_sd`` (standard deviation of the organisations'
+    mean ln-MFU residuals), ``within_organisation_sd`` and ``between_organisation_sd`` (see
+    :func:`_organisation_spread`), ``team_within_sd`` and ``team_between_sd`` (see
+    :func:`_team_spread`), and the
+    ``grouped`` and ``leave_one_out`` summaries of the chosen model.
+    """
+    name = chosen_model()
+    m = fit(name)
+    grouped, loo = grouped_summary(name), loo_summary(name)
+    return {
+        "model": name,
+        "intercepts": dict(m.intercepts),
+        "slope": m.slope,
+        "throughput_sigma": grouped["sigma_ln"],
+        "small_model_sigma": grouped["small_model_sigma"],
+        "other_accelerator_sigma": _generation_sd(),
+        **dict(
+            zip(
+                ("organisation_sd", "within_organisation_sd", "between_organisation_sd"),
+                _organisation_spread(m),
+                strict=True,
+            )
+        ),
+        **dict(zip(("team_within_sd", "team_between_sd"), _team_spread(m), strict=True)),
+        "grouped": grouped,
+        "leave_one_out": loo,
+    }
+
+
+def _toml_value(v):
+    if isinstance(v, str):
+        return f'"{v}"'
+    return repr(int(v)) if isinstance(v, int) else repr(float(v))
+
+
+def write_fitted(path=None):
+    """Refit and write the fitted numbers to ``udfs/data/calibration.toml`` (or ``path``).
+
+    Run after the catalogue's runs change: ``python -c "from udfs import calibration;
+    calibration.write_fitted()"``; a test fails until the file matches a refit.
+    """
+    f = refit()
+    lines = ["# Fitted default-MFU numbers (udfs.calibration.refit): data, not a fit at import.",
+             "# Regenerate with udfs.calibration.write_fitted(); tests/test_calibration.py refits",
+             "# and compares. See docs/methodology-calibration.md.", ""]  # fmt: skip
+    for key in (
+        "model",
+        "slope",
+        "throughput_sigma",
+        "small_model_sigma",
+        "other_accelerator_sigma",
+        "organisation_sd",
+        "within_organisation_sd",
+        "between_organisation_sd",
+        "team_within_sd",
+        "team_between_sd",
+    ):
+        lines.append(f"{key} = {_toml_value(f[key])}")
+    for table in ("intercepts", "grouped", "leave_one_out"):
+        lines += ["", f"[{table}]"]
+        lines += [f'"{k}" = {_toml_value(v)}' for k, v in f[table].items()]
+    target = path or resources.files("udfs").joinpath("data", _DATA_FILE)
+    with open(target, "w", encoding="utf-8") as out:
+        out.write("\n".join(lines) + "\n")
+    fitted.cache_clear()
+    default_mfu_model.cache_clear()
+    return f
+
+
+@functools.cache
+def fitted():
+    """The fitted numbers as stored in ``udfs/data/calibration.toml`` (see :func:`refit`)."""
+    text = resources.files("udfs").joinpath("data", _DATA_FILE).read_text(encoding="utf-8")
+    return tomllib.loads(text)
 
 
 @functools.cache
 def default_mfu_model():
-    """The chosen model fitted on the whole calibration set (an :class:`MfuModel`)."""
-    return fit(chosen_model())
+    """The chosen model with the stored fitted numbers (an :class:`MfuModel`)."""
+    f = fitted()
+    return MfuModel(f["model"], dict(f["intercepts"]), float(f["slope"]))
 
 
 def predicted_mfu(accelerator, active_params, architecture="dense"):
     """Default MFU (fraction) for accelerator name(s) and active parameters; vectorised.
 
-    The chosen model fitted on the whole set, clamped into [:data:`MFU_MIN`,
-    :data:`MFU_MAX`]. ``architecture`` ("dense" or "moe") only matters for a model with the
-    MoE term. An accelerator outside the calibrated generations uses the "other" intercept.
+    The chosen model with the stored numbers, clamped into [:data:`MFU_MIN`,
+    :data:`MFU_MAX`]. ``architecture`` is accepted for compatibility: no candidate has an MoE
+    term. An accelerator outside the calibrated generations uses the "other" intercept.
 
     Examples
     --------
-    >>> round(predicted_mfu("H100", 405e9), 3)
-    0.309
+    >>> 0.2 < predicted_mfu("H100", 405e9) < 0.45
+    True
     """
-    moe = np.asarray(np.char.lower(np.asarray(architecture, dtype=str)) == "moe", dtype=float)
-    return default_mfu_model().predict(generation_of(accelerator), active_params, moe)
+    del architecture
+    return default_mfu_model().predict(generation_of(accelerator), active_params)
 
 
-@functools.cache
 def throughput_sigma():
-    """Spread (sigma of ln hours) of the default throughput: the chosen model's LOO sigma.
-
-    Examples
-    --------
-    >>> round(throughput_sigma(), 3)
-    0.272
-    """
-    return loo_summary()["sigma_ln"]
+    """Spread (sigma of ln hours) of the calibrated default for a model of at least
+    ``small_model_active_params`` on a calibrated generation, from the chosen model's
+    leave-one-organisation-out log errors (stored; see :data:`SPREAD_SHARE`)."""
+    return float(fitted()["throughput_sigma"])
 
 
-def default_range_pct():
+def small_model_sigma():
+    """What a model below ``small_model_active_params`` adds to the spread (in quadrature)."""
+    return float(fitted()["small_model_sigma"])
+
+
+def accelerator_extra_sigma(accelerator):
+    """What an accelerator adds to the spread (in quadrature): 0 on a calibrated generation,
+    else the spread of the generations' means (stored); vectorised over names. The planner's
+    Accelerators column ``accel_sigma_extra``."""
+    other = np.asarray(generation_of(accelerator)) == "other"
+    out = np.where(other, float(fitted()["other_accelerator_sigma"]), 0.0)
+    return float(out) if out.ndim == 0 else out
+
+
+def _values(accelerator, active_params):
+    small = np.asarray(active_params, dtype=float) < model.CONSTANTS["small_model_active_params"]
+    return {"calibrated_throughput_sigma": throughput_sigma(),
+            "calibrated_small_model_sigma": small_model_sigma(),
+            "small_model": small.astype(float),
+            "accelerator_extra_sigma": accelerator_extra_sigma(accelerator)}  # fmt: skip
+
+
+def throughput_sigma_for(accelerator, active_params):
+    """The calibrated spread (sigma of ln hours) of a plan: wider for a model below
+    ``small_model_active_params`` and for an accelerator outside the calibrated generations
+    (the spec's ``calibrated_plan_sigma``); vectorised."""
+    return model.evaluate(_values(accelerator, active_params),
+                          ["calibrated_plan_sigma"])["calibrated_plan_sigma"]  # fmt: skip
+
+
+def default_range_pct(accelerator=None, active_params=None):
     """The throughput uncertainty (P90 / P50 - 1) of the calibrated default.
 
-    The spec's ``calibrated_range_pct``, EXP(NORM.S.INV(0.9) x :func:`throughput_sigma`) - 1:
-    what a blank ``throughput_range_pct`` takes with the default MFU (:mod:`udfs.plan`).
-
-    Examples
-    --------
-    >>> round(default_range_pct(), 3)
-    0.417
+    The spec's ``calibrated_range_pct``: what a blank ``throughput_range_pct`` takes
+    (:mod:`udfs.plan`), with the calibrated default MFU and with a typed MFU or throughput
+    alike. Without arguments: a model of at least ``small_model_active_params`` on a
+    calibrated generation; with them, :func:`throughput_sigma_for` the plan.
     """
-    values = {"calibrated_throughput_sigma": throughput_sigma()}
+    if accelerator is None and active_params is None:
+        values = {"calibrated_throughput_sigma": throughput_sigma(), "small_model": 0.0,
+                  "calibrated_small_model_sigma": 0.0, "accelerator_extra_sigma": 0.0}  # fmt: skip
+    else:
+        values = _values(accelerator, active_params)
     return model.evaluate(values, ["calibrated_range_pct"])["calibrated_range_pct"]
+
+
+def mfu_p90(accelerator, active_params):
+    """The calibrated P90 MFU: the default MFU x (1 + :func:`default_range_pct` of the plan).
+
+    About one comparable disclosed run in ten reached more; a typed MFU above it is a WARN
+    (planner Checks, hand-off report).
+    """
+    pct = default_range_pct(accelerator, active_params)
+    return predicted_mfu(accelerator, active_params) * (1.0 + pct)
 
 
 def mfu_intercept(accelerator):
@@ -488,8 +837,6 @@ def excel_coefficients():
     for g, a in m.intercepts.items():
         out[f"mfu_ln_intercept_{g}"] = a
     out["mfu_ln_slope_per_ln_active_billions"] = m.slope
-    if m.moe_shift:
-        out["mfu_ln_moe_shift"] = m.moe_shift
     out["mfu_min"] = m.mfu_min
     out["mfu_max"] = m.mfu_max
     out["throughput_sigma_ln"] = throughput_sigma()

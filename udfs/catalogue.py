@@ -47,6 +47,10 @@ RUN_FIELDS = {
     "name": "",
     "architecture": "",
     "role": "",
+    "organisation": "",
+    "family": "",
+    "hours_basis": "",
+    "confidence": "",
     "total_params": "parameters",
     "active_params": "parameters",
     "training_tokens": "tokens",
@@ -63,7 +67,16 @@ RUN_FIELDS = {
     "tco2e": "tCO2e",
 }
 
-_TEXT_FIELDS = {"name", "architecture", "role", "accelerator"}
+_TEXT_FIELDS = {
+    "name",
+    "architecture",
+    "role",
+    "accelerator",
+    "organisation",
+    "family",
+    "hours_basis",
+    "confidence",
+}
 
 #: Keys a data-file row may carry besides its figures. A run's ``calibration = false`` keeps
 #: it out of the calibration set (its hours are not the developer's own disclosure).

@@ -20,7 +20,9 @@ planner's inputs and resolves them with :func:`udfs.plan.resolve`, the one rule 
 inputs left out: each default applied is a ``note:`` line (``"notes"`` in ``--json``), and the
 total equals the planner's and the hand-off's for the same inputs. P10-P90 ranges come from
 :func:`udfs.ranges.estimate_ranges` with resolve's spreads. ``runs`` prints the default MFU's
-leave-one-out table (:func:`udfs.calibration.leave_one_out`). See ``docs/command-line.md``.
+grouped-validation table (:func:`udfs.calibration.grouped_validation`: each run predicted with
+its whole organisation left out), with the leave-one-out figures below it. See
+``docs/command-line.md``.
 """
 
 from __future__ import annotations
@@ -305,8 +307,24 @@ def _describe(err: InputError, flag_of=_flag):
     return _ENGINE_NAME.sub(lambda m: flag_of(m.group(1)), msg)
 
 
+_OWN_RUNS_HELP = (
+    "CSV of your completed runs (name,organisation,active_params,total_params,tokens,"
+    "accelerator,accelerators,accelerator_hours): a blank MFU and spread are pulled toward them"
+)
+
+
+def _own_runs(args):
+    """The ``--own-runs`` file read (udfs.own_runs), or None."""
+    if getattr(args, "own_runs", None) is None:
+        return None
+    from . import own_runs
+
+    return own_runs.read(args.own_runs, parse_number)
+
+
 def _configure_estimate(p):
     p.add_argument("--preset", metavar="NAME", help="start from a reference run (see `runs`)")
+    p.add_argument("--own-runs", metavar="FILE", help=_OWN_RUNS_HELP)
     p.add_argument("--accelerator", metavar="NAME", help="accelerator from the catalogue")
     p.add_argument(
         "--precision",
@@ -653,7 +671,7 @@ def _plan_from_args(args):
         accel = catalogue.accelerator(accel_name, argument="--accelerator")
         inputs["accelerator_name"] = accel["name"]
     example_throughput = _throughput_inputs(args, given, inputs, accel)
-    resolved = resolve(inputs, precision=args.precision or "bf16")
+    resolved = resolve(inputs, precision=args.precision or "bf16", own_runs=_own_runs(args))
     arguments = dict(resolved.arguments)
     applied = [n for n in resolved.notes if n.name not in _SILENT_NOTES]
     if "failures_per_accelerator_day" in extras and "goodput" not in given:
@@ -979,6 +997,11 @@ def _configure_table(p):
     fmt.add_argument("--csv", action="store_true", help="print CSV")
 
 
+def _configure_runs(p):
+    _configure_table(p)
+    p.add_argument("--own-runs", metavar="FILE", help=_OWN_RUNS_HELP + " (listed after)")
+
+
 #: Text tables fit a terminal this wide.
 WIDTH = 100
 
@@ -1012,11 +1035,12 @@ def _print_frame(df, args, formats=None, headers=None):
         print("  ".join(line).rstrip())
 
 
-#: The columns of ``runs`` (all three formats): the leave-one-out table of the default MFU.
+#: The columns of ``runs`` (all three formats): the grouped-validation table of the default MFU.
 RUNS_COLUMNS = {
     # column: (format in the text table, header lines)
     "run": (None, ("run",)),
-    "accelerator": (None, ("accelerator",)),
+    "organisation": (None, ("organisation",)),
+    "generation": (None, ("gen.",)),
     "implied_mfu": ("{:.1%}", ("implied", "MFU")),
     "predicted_mfu": ("{:.1%}", ("predicted", "MFU")),
     "disclosed_accelerator_hours": ("{:,.0f}", ("disclosed", "hours")),
@@ -1027,41 +1051,78 @@ RUNS_COLUMNS = {
 
 
 def runs_table():
-    """The leave-one-out table ``compute-lab runs`` prints (a DataFrame, RUNS_COLUMNS).
+    """The grouped-validation table ``compute-lab runs`` prints (a DataFrame, RUNS_COLUMNS).
 
-    One row per calibration run: its implied MFU, the MFU the default model predicts for it
-    when fitted without it, the disclosed and predicted accelerator-hours, the error
-    (predicted / disclosed - 1, in %) and whether the disclosed hours fall inside P10..P90.
+    One row per calibration run: its organisation, implied MFU, the MFU the default model
+    predicts for it when fitted without every run of its organisation, the disclosed and
+    predicted accelerator-hours, the error (predicted / disclosed - 1, in %) and whether the
+    disclosed hours fall inside P10..P90.
     """
     from . import calibration
 
-    return calibration.leave_one_out()[list(RUNS_COLUMNS)].reset_index(drop=True)
+    return calibration.grouped_validation()[list(RUNS_COLUMNS)].reset_index(drop=True)
 
 
 def runs_summary():
-    """The figures printed under the runs table: the default's and the former constant's."""
+    """The figures printed under the runs table: the default's under grouped validation and
+    leave-one-out, the best constant's and the former constant's (grouped validation)."""
     from . import calibration
 
-    chosen = calibration.loo_summary()
-    legacy = calibration.model_comparison().loc[
-        f"legacy constant {calibration.LEGACY_DEFAULT_MFU:.1%}"
-    ]
+    table = calibration.model_comparison()
+    grouped, loo = calibration.grouped_summary(), calibration.loo_summary()
+    constants = table.loc[["constant", "constant (organisations)"]]
+    best = constants["mean_log_score"].idxmax()
+    legacy = table.loc[f"legacy constant {calibration.LEGACY_DEFAULT_MFU:.1%}"]
     return {
         "model": calibration.chosen_model(),
-        "runs": chosen["runs"],
-        "fitted_numbers": chosen["fitted_numbers"],
-        "median_abs_error_pct": chosen["median_abs_error_pct"],
-        "share_inside_p10_p90": chosen["share_inside_p10_p90"],
-        "throughput_sigma": chosen["sigma_ln"],
+        "runs": grouped["runs"],
+        "organisations": grouped["organisations"],
+        "fitted_numbers": grouped["fitted_numbers"],
+        "median_abs_error_pct": grouped["median_abs_error_pct"],
+        "mean_log_error": grouped["mean_log_error"],
+        "share_inside_p10_p90": grouped["share_inside_p10_p90"],
+        "nested_share_inside_p10_p90": grouped["nested_share_inside_p10_p90"],
+        "mean_log_score": grouped["mean_log_score"],
+        "throughput_sigma": grouped["sigma_ln"],
+        "loo_median_abs_error_pct": loo["median_abs_error_pct"],
+        "loo_share_inside_p10_p90": loo["share_inside_p10_p90"],
+        "constant_model": best,
+        "constant_median_abs_error_pct": float(constants.loc[best, "median_abs_error_pct"]),
+        "constant_mean_log_score": float(constants.loc[best, "mean_log_score"]),
         "legacy_mfu": calibration.LEGACY_DEFAULT_MFU,
         "legacy_median_abs_error_pct": float(legacy["median_abs_error_pct"]),
         "legacy_share_inside_p10_p90": float(legacy["share_inside_p10_p90"]),
     }
 
 
+def _runs_paragraphs(s):
+    return [
+        "Grouped validation (leave one organisation out): each run's accelerator-hours "
+        f"predicted at the default MFU ({s['model']} model, {s['fitted_numbers']} fitted "
+        "numbers) fitted without every run of its organisation; error: predicted over "
+        "disclosed hours, minus 1.",
+        f"Default MFU, grouped validation: median |error| {s['median_abs_error_pct']:.1f}%, "
+        f"mean ln(disclosed / predicted) {s['mean_log_error']:+.3f}, disclosed hours inside "
+        f"P10..P90 for {s['share_inside_p10_p90']:.0%} of the {s['runs']} runs from "
+        f"{s['organisations']} organisations ({s['nested_share_inside_p10_p90']:.0%} with the "
+        "spread sized without the run's organisation), mean log score "
+        f"{s['mean_log_score']:.3f}. "
+        f"Leave-one-out (a run's organisation stays in the fit): median |error| "
+        f"{s['loo_median_abs_error_pct']:.1f}%, inside P10..P90 "
+        f"{s['loo_share_inside_p10_p90']:.0%}.",
+        f"Best constant MFU ({s['constant_model']}), grouped validation: median |error| "
+        f"{s['constant_median_abs_error_pct']:.1f}%, mean log score "
+        f"{s['constant_mean_log_score']:.3f}. The former constant MFU {s['legacy_mfu']:.1%}: "
+        f"median |error| {s['legacy_median_abs_error_pct']:.1f}%, inside P10..P90 "
+        f"{s['legacy_share_inside_p10_p90']:.0%}.",
+    ]
+
+
 def _run_runs(args):
     from . import calibration
 
+    if getattr(args, "own_runs", None) is not None and (args.json or args.csv):
+        raise CommandError("--own-runs lists your runs in the text table only: drop --json/--csv")
     df = runs_table()
     if args.json or args.csv:
         _print_frame(df, args)
@@ -1074,20 +1135,10 @@ def _run_runs(args):
         {c: fmt for c, (fmt, _) in RUNS_COLUMNS.items() if fmt},
         {c: head for c, (_, head) in RUNS_COLUMNS.items()},
     )
-    s = runs_summary()
     others = calibration.reference_table()
     others = others.loc[~others["in_calibration"], "run"].tolist()
     print()
-    paragraphs = [
-        "Leave-one-out: each run's accelerator-hours predicted at the default MFU "
-        f"({s['model']} model, {s['fitted_numbers']} fitted numbers) fitted without that run; "
-        "hours are accelerator-hours; error: predicted over disclosed hours, minus 1.",
-        f"Default MFU: median |error| {s['median_abs_error_pct']:.1f}%, disclosed hours inside "
-        f"P10..P90 for {s['share_inside_p10_p90']:.0%} of the {s['runs']} runs. "
-        f"The former constant MFU {s['legacy_mfu']:.1%}: median |error| "
-        f"{s['legacy_median_abs_error_pct']:.1f}%, inside P10..P90 "
-        f"{s['legacy_share_inside_p10_p90']:.0%}.",
-    ]
+    paragraphs = _runs_paragraphs(runs_summary())
     if others:
         paragraphs.append(
             "Also presets (estimate --preset NAME), not in the calibration set: "
@@ -1095,7 +1146,28 @@ def _run_runs(args):
         )
     for paragraph in paragraphs:
         print(textwrap.fill(paragraph, WIDTH))
+    own = _own_runs(args)
+    if own is not None:
+        print()
+        _print_own_runs(own, args)
     return 0
+
+
+def _print_own_runs(own, args):
+    """Each own run's implied MFU beside the calibrated default and the default pulled toward
+    the other own runs (the run itself left out)."""
+    from . import own_runs
+
+    t = own.table
+    pooled = []
+    for i in range(len(t)):
+        others = own_runs.OwnRuns(t.drop(index=t.index[i]))
+        pooled.append(float(others.mfu(t["accelerator"].iloc[i], t["active_params"].iloc[i])))
+    df = t[["name", "accelerator", "implied_mfu", "calibrated_mfu"]].assign(pooled_mfu=pooled)
+    print(f"Your {own.count} own run(s): pull toward them {own.pull:.0%} (more runs, more pull).")
+    _print_frame(df, args, {c: "{:.1%}" for c in ("implied_mfu", "calibrated_mfu", "pooled_mfu")},
+                 {"implied_mfu": ("implied", "MFU"), "calibrated_mfu": ("calibrated", "MFU"),
+                  "pooled_mfu": ("with your", "other runs")})  # fmt: skip
 
 
 def _run_accelerators(args):
@@ -1120,7 +1192,7 @@ _BUILTIN = {
     ),
     "runs": (
         "the default MFU checked run by run: disclosed accelerator-hours beside the predicted",
-        _configure_table,
+        _configure_runs,
         _run_runs,
     ),
     "accelerators": ("the accelerator catalogue", _configure_table, _run_accelerators),

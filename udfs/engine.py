@@ -894,7 +894,8 @@ def month_shares(start_date, wall_clock_days):
 
     The run occupies ``[start, start + days)`` from midnight of ``start_date``; each month's
     share is its overlap with that interval over ``days``:
-    ``max(0, min(end, next_month) - max(start, month)) / days``. The planner workbook's
+    ``max(0, min(days, next_month - start) - max(0, month - start)) / days``, in days counted
+    from the start (so a run far shorter than a day still has its month). The planner workbook's
     monthly schedule uses the same formula.
 
     Parameters

@@ -133,7 +133,8 @@ ARG_DOCS = {
     "p": "Probability of the quantile, strictly between 0 and 1: 0.1 for P10, 0.5 for P50 (the "
     "point estimate), 0.9 for P90.",
     "throughput_range_pct": "Throughput uncertainty, a fraction >= 0: P90 / P50 - 1 of the "
-    "hours (0.15: P90 15% above P50). Blank: the calibrated spread with a blank MFU, else 0.",
+    "hours (0.15: P90 15% above P50). Blank: the calibrated spread, also with a typed MFU or "
+    "throughput (an estimate too); 0 makes it exact.",
     "price_range_pct": "Price uncertainty, a fraction >= 0: P90 / P50 - 1 of the price per "
     "accelerator-hour, independent of the throughput uncertainty. Blank: 0 (exact).",
 }
@@ -161,15 +162,17 @@ _FUNCTION_ARG_DOCS = {
 _RANGE_ARG_DOCS = {
     "accelerator_name": 'Accelerator name or alias, e.g. "H100" (any case): its peak TFLOP/s, '
     "TDP and calibrated MFU.",
-    "mfu": "Model FLOPs utilisation, in (0, 1], e.g. 0.4 (taken as exact). Blank: the "
-    "calibrated default for the accelerator and the active parameters, with its spread.",
+    "mfu": "Model FLOPs utilisation, in (0, 1], e.g. 0.4 (it keeps the calibrated spread unless "
+    "throughput_range_pct is given). Blank: the calibrated default for the accelerator and the "
+    "active parameters, with its spread.",
     "usd_per_accelerator_hour": "Price of one accelerator for one hour, US$. >= 0. Blank: "
     "US$2 (the planner's default).",
     "watts_per_accelerator": "Average draw of one accelerator, W. > 0. Blank: the "
     "accelerator's TDP from the catalogue, else 700 W.",
     "usd_per_kwh": _USD_PER_KWH_DOC,
     "effective_tflops": "Sustained TFLOP/s per accelerator; when given, used instead of peak x "
-    "MFU and taken as exact (see throughput_range_pct). > 0. Blank: peak x MFU.",
+    "MFU, with the calibrated spread unless throughput_range_pct is given. > 0. Blank: peak "
+    "x MFU.",
 }
 for _function in ("TRAIN_QUANTILE", "TRAIN_PLAN_RANGE"):
     _FUNCTION_ARG_DOCS.update({(_function, k): v for k, v in _RANGE_ARG_DOCS.items()})
@@ -1011,14 +1014,14 @@ def TRAIN_QUANTILE(
 
     Lognormal around the point estimate (P50 = the estimate): P = P50 x EXP(NORM.S.INV(p) x
     sigma). A blank MFU takes the calibrated default (by the accelerator's generation and the
-    active parameters) and its calibrated spread; a typed MFU or throughput is exact unless
-    throughput_range_pct says otherwise. Blank inputs follow the planner's rules. Every
-    argument broadcasts: a column of p gives a column of quantiles, a row of quantities a
-    table.
+    active parameters) and its calibrated spread; a typed MFU or throughput keeps the
+    calibrated spread (an estimate too) unless throughput_range_pct says otherwise. Blank
+    inputs follow the planner's rules. Every argument broadcasts: a column of p gives a
+    column of quantiles, a row of quantities a table.
 
     Examples
     --------
-    The DeepSeek-V3-like example plan at 400 TFLOP/s, exact, then with 15% throughput
+    The DeepSeek-V3-like example plan at 400 TFLOP/s (P50), then with 15% throughput
     uncertainty (P90 15% above P50):
 
     >>> round(TRAIN_QUANTILE("hours", 0.5, 671e9, 37e9, 14.8e12, 2048, "H100", None, 2,

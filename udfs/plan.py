@@ -13,9 +13,11 @@ gives the planner workbook its "Used when blank" column and its "as used" formul
   of ``accelerator_name``, a blank ``mfu`` is the calibrated default
   (:func:`udfs.calibration.predicted_mfu`: by the accelerator's generation and the active
   parameters, the spec's ``calibrated_mfu``) and a blank ``goodput`` is 1;
-- ``throughput_range_pct`` blank: the calibrated spread
-  (:func:`udfs.calibration.default_range_pct`) when the MFU is the calibrated default, else 0
-  (a typed MFU or throughput is taken as exact); ``price_range_pct`` blank: 0;
+- ``throughput_range_pct`` blank: the calibrated spread of the plan
+  (:func:`udfs.calibration.default_range_pct`: wider for a small model and for an
+  accelerator outside the calibrated generations), with the calibrated default MFU and with a
+  typed MFU or throughput alike (a typed number is an estimate too; the team types its own
+  range to change the spread); ``price_range_pct`` blank: 0;
 - ``budget_status`` blank: counts as "Proposed"; ``owner`` blank: none;
 - ``hbm_gb`` (for the memory fit) comes from the catalogue accelerator, when there is one;
 - ``watts_per_accelerator`` blank is the catalogue accelerator's TDP where published, else
@@ -51,6 +53,8 @@ __all__ = [
     "PASS_THROUGH",
     "THROUGHPUT_SOURCES",
     "THROUGHPUT_SOURCE_EXCEL",
+    "CALIBRATED_MFU_EXCEL",
+    "CALIBRATED_RANGE_EXCEL",
     "resolve",
     "engine_arguments",
     "estimate_scenario",
@@ -143,6 +147,22 @@ _MFU_BLANK = model.excel(
     through=("calibrated_mfu_raw",),
 )
 
+#: Excel text of the calibrated default MFU of a column (placeholders as in the rules), for
+#: the planner check of a typed MFU against the calibrated P90 MFU.
+CALIBRATED_MFU_EXCEL = _MFU_BLANK
+#: Excel text of the calibrated spread (P90 / P50 - 1) of a column: the spec's
+#: calibrated_range_pct, wider for a small model and an accelerator outside the calibrated
+#: generations (Accelerators sheet, ``accel_sigma_extra``; the 'other' one without a row).
+CALIBRATED_RANGE_EXCEL = model.excel(
+    "calibrated_range_pct",
+    through=("calibrated_plan_sigma",),
+    bind={
+        "small_model": "IF({active_params_used}<{small_model_active_params},1,0)",
+        "accelerator_extra_sigma": "IF({catalogue_row}>0,INDEX(accel_sigma_extra,"
+        "{catalogue_row},1),{accelerator_extra_sigma_other})",
+    },
+)
+
 
 def _rules():
     watts = float(_Q["watts_per_accelerator"].default)
@@ -174,10 +194,11 @@ def _rules():
         Rule(
             "throughput_range_pct",
             None,
-            "calibrated or 0",
-            f'IF({{throughput_source}}="{THROUGHPUT_SOURCES[2]}",{{calibrated_range_pct}},0)',
-            f"Typed, or the calibrated spread ({spread:.1%}) with the calibrated default MFU, "
-            "else 0 (a typed MFU or throughput is taken as exact)",
+            "calibrated",
+            f'IF(ISNUMBER({{active_params_used}}),{CALIBRATED_RANGE_EXCEL},"")',
+            f"Typed (your own P90 / P50 - 1), or the calibrated spread ({spread:.1%}; wider for "
+            "a small model or an uncalibrated accelerator), also with a typed MFU or "
+            "throughput: a typed number is an estimate too",
         ),
         Rule("price_range_pct", float(_Q["price_range_pct"].default)),
         Rule(
@@ -266,6 +287,10 @@ def _accelerator(inputs, kwargs):
     return accel
 
 
+def _name_of(accel):
+    return "" if accel is None else accel["name"]
+
+
 def _blank_value(name, kwargs, accel, precision="bf16"):
     """The value a blank ``name`` takes (RULES, with the plan and the catalogue row)."""
     if name == "active_params":
@@ -290,7 +315,7 @@ def _blank_value(name, kwargs, accel, precision="bf16"):
     return RULES[name].default
 
 
-def resolve(inputs, precision="bf16"):
+def resolve(inputs, precision="bf16", own_runs=None):
     """Engine arguments for one plan, and a :class:`Note` for every default applied.
 
     Parameters
@@ -299,6 +324,9 @@ def resolve(inputs, precision="bf16"):
         Input name (as in ``PLAN_INPUTS``) to value; blank cells are None or "".
     precision : {"bf16", "fp8"}
         Which catalogue peak a blank ``peak_tflops`` takes (the planner: always BF16).
+    own_runs : udfs.own_runs.OwnRuns or None
+        A team's own runs: a blank MFU and a blank throughput uncertainty are pulled toward
+        them (:mod:`udfs.own_runs`).
 
     Returns
     -------
@@ -326,6 +354,9 @@ def resolve(inputs, precision="bf16"):
         if is_blank(value):
             value = _blank_value(name, kwargs, accel, precision)
             why = _why(name, value, accel, precision, kwargs.get("active_params"))
+            if name == "mfu" and own_runs is not None:
+                value = float(own_runs.mfu(_name_of(accel), kwargs["active_params"]))
+                why += f", pulled {own_runs.pull:.0%} toward your {own_runs.count} own run(s)"
             notes.append(Note(name, value, why))
         if into is not False:
             kwargs[into or name] = value
@@ -347,10 +378,18 @@ def resolve(inputs, precision="bf16"):
     _pricing(inputs, kwargs, notes)
     spreads = {n: _range_pct(inputs, n) for n in ("throughput_range_pct", "price_range_pct")}
     if spreads["throughput_range_pct"] is None:
-        exact = source != THROUGHPUT_SOURCES[2]
-        value = 0.0 if exact else calibration.default_range_pct()
-        why = (f"blank: 0, a {source} is taken as exact" if exact
-               else "blank: the calibrated spread of the default MFU")  # fmt: skip
+        value = float(calibration.default_range_pct(_name_of(accel), kwargs["active_params"]))
+        if own_runs is not None:
+            sigma = own_runs.sigma(_name_of(accel), kwargs["active_params"])
+            pct = model.evaluate({"calibrated_plan_sigma": sigma}, ["calibrated_range_pct"])
+            value = float(pct["calibrated_range_pct"])
+        why = (
+            "blank: the calibrated spread of the default MFU"
+            if source == THROUGHPUT_SOURCES[2]
+            else f"blank: the calibrated spread, kept with a {source} (an estimate too)"
+        )
+        if own_runs is not None:
+            why += f", narrowed by your {own_runs.count} own run(s)"
         notes.append(Note("throughput_range_pct", value, why))
         spreads["throughput_range_pct"] = value
     if spreads["price_range_pct"] is None:

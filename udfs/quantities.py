@@ -167,7 +167,7 @@ PLAN_INPUTS = (
         None,
         ">= 0",
         "Spread of accelerator-hours: 0.15 puts P90 15% above P50 and P10 at P50 / 1.15. "
-        "Blank: the calibrated spread with the default MFU, else 0 (typed = exact)",
+        "Blank: the calibrated spread, with a typed MFU or throughput too (0 = exact)",
     ),
     Quantity(
         "usd_per_accelerator_hour",
@@ -277,9 +277,12 @@ MODEL_CONSTANTS = (
     Quantity("days_per_year", "Days per year", "days", 365.0,
              note="For research iterations per year"),
     Quantity("mfu_min", "Lowest calibrated default MFU", "fraction", 0.10,
-             note="No disclosed run sits below 10% (Compute Lab calibration)"),
+             note="One calibration run sits below 10% (Llama 3.2 1B, distilled; Compute Lab "
+             "calibration)"),
     Quantity("mfu_max", "Highest calibrated default MFU", "fraction", 0.55,
-             note="No large run reports above ~46% (PaLM); 55% leaves margin"),
+             note="No large run reports above ~46% (PaLM); one small run implies 63% (Phi-2)"),
+    Quantity("small_model_active_params", "Small model: active parameters below", "parameters",
+             5e9, note="Below it the calibrated spread widens (Compute Lab calibration)"),
     Quantity("p10_level", "Low percentile of the ranges (P10)", "fraction", 0.1,
              note="One run in ten comes in below"),
     Quantity("p90_level", "High percentile of the ranges (P90)", "fraction", 0.9,
@@ -358,8 +361,10 @@ MODEL_EXTRAS = (
          "implied_effective_tflops / peak_tflops", "Implied TFLOP/s / peak TFLOP/s"),
     # One calendar month of the spend schedule (udfs.engine.month_shares), dates as day numbers.
     _out("run_days_in_month", "Run days in month", "days",
-         "maximum(0, minimum(run_end, next_month) - maximum(run_start, month_start))",
-         "Overlap of the run [start, end) with the month [month, next month)"),
+         "maximum(0, minimum(wall_clock_days, next_month - run_start)"
+         " - maximum(0, month_start - run_start))",
+         "Overlap of the run [start, start + days) with the month [month, next month), "
+         "in days counted from the start"),
     _out("month_share", "Share of run", "fraction", "run_days_in_month / wall_clock_days",
          "Run days in the month / wall-clock days"),
     # The calibrated default MFU (udfs.calibration.predicted_mfu), for a blank MFU.
@@ -369,8 +374,14 @@ MODEL_EXTRAS = (
     _out("calibrated_mfu", "Calibrated default MFU", "fraction",
          "minimum(mfu_max, maximum(mfu_min, calibrated_mfu_raw))",
          "The default before its bounds, kept within the lowest and highest default MFU"),
+    # Its spread: wider for a small model and for an accelerator outside the calibrated
+    # generations (udfs.calibration.throughput_sigma_for).
+    _out("calibrated_plan_sigma", "Calibrated throughput spread of the plan", "ln units",
+         "sqrt(calibrated_throughput_sigma ** 2 + small_model * calibrated_small_model_sigma ** 2"
+         " + accelerator_extra_sigma ** 2)",
+         "SQRT(sigma^2 + small model (0/1) x small-model sigma^2 + accelerator's extra sigma^2)"),
     _out("calibrated_range_pct", "Calibrated throughput uncertainty", "fraction",
-         "exp(norm_s_inv(p90_level) * calibrated_throughput_sigma) - 1",
+         "exp(norm_s_inv(p90_level) * calibrated_plan_sigma) - 1",
          "P90 / P50 - 1 of the calibrated default: EXP(NORM.S.INV(0.9) x sigma) - 1"),
 )  # fmt: skip
 
@@ -423,7 +434,6 @@ MODEL_INPUTS = (
     Quantity("hbm_gb", "HBM per accelerator", "GB", None, "> 0", "From the catalogue"),
     Quantity("target_days", "Target wall-clock days", "days", None, "> 0"),
     Quantity("run_start", "Run start (midnight)", "date", kind="date"),
-    Quantity("run_end", "Run end", "date", kind="date"),
     Quantity("month_start", "First day of a month", "date", kind="date"),
     Quantity("next_month", "First day of the next month", "date", kind="date"),
     Quantity(
@@ -448,7 +458,33 @@ MODEL_INPUTS = (
         "ln units",
         None,
         "",
-        "Leave-one-out sigma of ln hours (udfs.calibration.throughput_sigma)",
+        "Grouped-validation sigma of ln hours, a model of at least small_model_active_params "
+        "on a calibrated generation (udfs.calibration.throughput_sigma)",
+    ),
+    Quantity(
+        "calibrated_small_model_sigma",
+        "Extra spread of a small model",
+        "ln units",
+        None,
+        "",
+        "Added in quadrature below small_model_active_params (udfs.calibration)",
+    ),
+    Quantity(
+        "small_model",
+        "Small model (1) or not (0)",
+        "",
+        None,
+        "",
+        "1 when active parameters < small_model_active_params",
+    ),
+    Quantity(
+        "accelerator_extra_sigma",
+        "Extra spread of the accelerator",
+        "ln units",
+        None,
+        "",
+        "0 on a calibrated generation; outside them the spread of the generations' intercepts "
+        "(udfs.calibration)",
     ),
 )
 

@@ -6,10 +6,11 @@ workbook computes the same numbers with ``EXP``, ``LN``, ``SQRT`` and ``NORM.S.I
 2010, LibreOffice). How the spreads combine (see ``docs/methodology-calibration.md``):
 
 - ``throughput_sigma`` (ln units) drives accelerator-hours, wall-clock days, electricity (kWh)
-  and electricity cost, fully correlated: they all scale with 1 / throughput. With the
-  calibrated default throughput it is :func:`udfs.calibration.throughput_sigma`; with a typed
-  throughput or MFU it is 0 unless the user gives a low/high (read as P10/P90), converted by
-  :func:`sigma_from_p10_p90`.
+  and electricity cost, fully correlated: they all scale with 1 / throughput. It is
+  :func:`udfs.calibration.throughput_sigma` with the calibrated default throughput and with a
+  typed throughput or MFU alike (a typed number is an estimate too), unless the user gives a
+  range: a low/high (read as P10/P90, converted by :func:`sigma_from_p10_p90`) or a
+  ``throughput_range_pct`` (0 for a throughput that is known).
 - ``price_sigma`` (the price per accelerator-hour, from a user low/high) is independent of the
   throughput error: rental cost has ``sigma = SQRT(throughput_sigma^2 + price_sigma^2)``.
 - Total cost = rental + electricity cost + other costs is taken comonotone: its p-quantile is

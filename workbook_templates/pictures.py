@@ -3,7 +3,8 @@
 ``python -m workbook_templates.pictures [--out docs/images]`` writes the example team plan
 (:mod:`workbook_templates.example`), recalculates it with headless
 LibreOffice, builds the finance hand-off from it, prints both workbooks to PDF and turns the
-pages the docs show into PNG files with poppler's ``pdftoppm``. ``make pictures`` runs it.
+pages the docs show into PNG files with poppler's ``pdftoppm``; it also draws the calibration
+picture (:mod:`workbook_templates.calibration_picture`, SVG). ``make pictures`` runs it.
 
 Each picture is found by the title its page shows, not by a page
 number, so a sheet that grows or moves does not silently change what a picture shows.
@@ -67,7 +68,7 @@ def make_pictures(out):
     """Write every picture in :data:`PICTURES` into ``out``; return their paths."""
     from udfs import cli
 
-    from . import example, recalc
+    from . import calibration_picture, example, recalc
 
     for tool in ("pdftoppm", "pdftotext", "pdfinfo"):
         if shutil.which(tool) is None:
@@ -88,7 +89,7 @@ def make_pictures(out):
                 strict=True,
             )
         )
-        written = []
+        written = [calibration_picture.write(out)]  # docs/methodology-calibration.md
         for book, title, name, _ in PICTURES:
             page = _page_of(pdfs[book], title)
             written.append(_png(pdfs[book], page, out / name))

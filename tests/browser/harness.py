@@ -42,8 +42,9 @@ def chromium_path():
 
 
 @contextlib.contextmanager
-def browser():
-    """A persistent headless Chromium context with a fresh profile; closed on leaving."""
+def browser(ignore_https_errors=False):
+    """A persistent headless Chromium context with a fresh profile; closed on leaving.
+    ``ignore_https_errors`` accepts a test's self-signed certificate."""
     from playwright.sync_api import sync_playwright
 
     with (
@@ -56,6 +57,7 @@ def browser():
             headless=True,
             args=CHROMIUM_ARGS,  # the fresh profile is playwright's --user-data-dir
             viewport={"width": 1000, "height": 900},
+            ignore_https_errors=ignore_https_errors,
         )
         try:
             yield context

@@ -118,8 +118,9 @@ def _cover(book, generated):
             "Accelerators and further runs: the Accelerators and Reference runs sheets, a source "
             "beside every figure",
             "Defaults: world-average grid intensity 481 gCO2/kWh (Ember 2023); MFU default = "
-            "calibrated on the disclosed runs by accelerator generation and model size "
-            "(Accelerators sheet; docs/methodology-calibration.md)",
+            "calibrated on runs with public accelerator-hours by accelerator generation, "
+            "validated with each organisation left out (Accelerators sheet; "
+            "docs/methodology-calibration.md)",
         ],
         generated,
     )

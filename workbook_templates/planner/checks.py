@@ -1,10 +1,11 @@
 """The Checks sheet: input and consistency checks, warnings, and the three-state master check.
 
 Every check cell is TRUE (passes) or FALSE. A failed check is an ERROR (a number would be
-wrong); a failed warning is a WARN (something needs a human look: a calibrated default
-throughput or an override in a column counted in the budget, a filled column without a
-budget status). ``master_check`` is TRUE when nothing fails (OK or WARN); ``master_status``
-reads "OK", "WARN" or "ERROR"; only FALSE and error cells are coloured as failures.
+wrong); a failed warning is a WARN (something needs a human look: a typed MFU above the
+calibrated P90 MFU or a throughput override in a column counted in the budget, a filled
+column without a budget status). ``master_check`` is TRUE when nothing fails (OK or WARN);
+``master_status`` reads "OK", "WARN" or "ERROR"; only FALSE and error cells are coloured
+as failures.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
-from udfs.plan import THROUGHPUT_SOURCES
+from udfs.plan import CALIBRATED_RANGE_EXCEL, THROUGHPUT_SOURCES
 from udfs.quantities import BUDGET_STATUSES, PLAN_INPUTS
 
 from ..sheetkit import CHECK_WARN_FILL, Book, bold, check_colours, put_text
@@ -69,8 +70,10 @@ _IN_BUDGET = (
 )
 #: Warnings per scenario (TRUE = nothing to look at): a FALSE makes the master check WARN.
 _WARNINGS = (
-    ("In the budget: MFU or throughput typed (not the calibrated default)",
-     f'=OR(NOT({_IN_BUDGET}),{{throughput_source}}<>"{THROUGHPUT_SOURCES[2]}")'),
+    ("In the budget: a typed MFU is not above the calibrated P90 MFU (one run in ten)",
+     f'=IF(AND({_IN_BUDGET},{{throughput_source}}="{THROUGHPUT_SOURCES[1]}",'
+     f"ISNUMBER({{active_params_used}}),ISNUMBER({{mfu_used}})),"
+     f"{{mfu_used}}<={{calibrated_mfu}}*(1+{CALIBRATED_RANGE_EXCEL}),TRUE)"),
     ("In the budget: no effective TFLOP/s override",
      f"=OR(NOT({_IN_BUDGET}),NOT(ISNUMBER({{effective_tflops_input}})))"),
     ("Filled column has a budget status (a blank counts as Proposed)",

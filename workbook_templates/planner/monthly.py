@@ -137,8 +137,8 @@ def _run_days(row):
     """
     return model.excel(
         "run_days_in_month",
-        {"run_start": "0", "run_end": "{mon.days}", "month_start": f"A{row}-{{mon.t0}}",
-         "next_month": f"B{row}-{{mon.t0}}"},
+        {"run_start": "{mon.t0}", "wall_clock_days": "{mon.days}", "month_start": f"A{row}",
+         "next_month": f"B{row}"},
     )  # fmt: skip
 
 

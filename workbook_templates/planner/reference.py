@@ -16,7 +16,7 @@ from .layout import constant_cell
 def accelerators_sheet(book):
     df = catalogue.accelerators()
     ws = book.sheet("Accelerators", {"A": 20, "B": 15, "C": 14, "D": 10, "E": 10, "F": 15,
-                                     "G": 10, "H": 14, "I": 80})  # fmt: skip
+                                     "G": 10, "H": 14, "I": 14, "J": 80})  # fmt: skip
     book.title(ws, "Accelerator catalogue", "Dense peak figures (vendor 'with sparsity' = 2x).")
     cols = (
         ("name", "Accelerator", ""),
@@ -27,7 +27,8 @@ def accelerators_sheet(book):
         ("scale_up_gb_per_s", "Scale-up GB/s", "W"),
         ("tdp_watts", "TDP W", "W"),
     )
-    book.header(ws, 4, [c[1] for c in cols] + ["ln-MFU intercept", "Source"])
+    book.header(ws, 4, [c[1] for c in cols] + ["ln-MFU intercept", "Extra spread (ln)",
+                                                "Source"])  # fmt: skip
     ws.row_dimensions[4].height = 30
     for i, (_, row) in enumerate(df.iterrows()):
         r = 5 + i
@@ -35,10 +36,14 @@ def accelerators_sheet(book):
             constant_cell(ws, r, 1 + j, row[field], unit)
         constant_cell(ws, r, len(cols) + 1, calibration.mfu_intercept(row["name"]), "ratio")
         ws.cell(r, len(cols) + 1).number_format = "0.0000"
-        put_text(ws.cell(r, len(cols) + 2), row["source"]).style = "Note"
+        constant_cell(ws, r, len(cols) + 2, calibration.accelerator_extra_sigma(row["name"]),
+                      "ratio")  # fmt: skip
+        ws.cell(r, len(cols) + 2).number_format = "0.0000"
+        put_text(ws.cell(r, len(cols) + 3), row["source"]).style = "Note"
     last = 4 + len(df)
     for field, letter in (("names", "A"), ("bf16_tflops", "B"), ("hbm_gb", "D"),
-                          ("tdp_watts", "G"), ("mfu_intercept", "H")):  # fmt: skip
+                          ("tdp_watts", "G"), ("mfu_intercept", "H"),
+                          ("sigma_extra", "I")):  # fmt: skip
         book.name(f"accel_{field}", f"Accelerators!${letter}$5:${letter}${last}")
     r = _calibration(book, ws, last + 2)
     _lists(book, ws, r + 2)
@@ -81,8 +86,11 @@ def _calibration(book, ws, r):
         "MFU = MIN(max, MAX(min, EXP(intercept + slope x LN(active parameters / 1E9)))): the "
         "intercept of the accelerator's generation (column H; accelerators outside the "
         "calibrated A100, H100 and TPU generations, or a name not listed, take the 'other' "
-        "intercept), fitted on the disclosed runs (Reference runs; the methodology in "
-        "docs/methodology-calibration.md). Min and max are on Inputs (model constants).",
+        "intercept, the shared mean), fitted on the runs with public accelerator-hours, each "
+        "generation pulled toward the shared mean by how many organisations support it, and "
+        "validated with each organisation left out (docs/methodology-calibration.md). The "
+        "spread below comes from those errors and applies to a typed MFU or throughput too, "
+        "unless the column types its own uncertainty. Min and max are on Inputs.",
         8,
     )
     items = (
@@ -90,6 +98,10 @@ def _calibration(book, ws, r):
         ("mfu_ln_slope", "Slope per LN(active billions)", m.slope, "0.0000"),
         ("calibrated_throughput_sigma", "Spread (sigma of ln hours)",
          calibration.throughput_sigma(), "0.0000"),
+        ("calibrated_small_model_sigma", "Extra spread below the small-model size (Inputs)",
+         calibration.small_model_sigma(), "0.0000"),
+        ("accelerator_extra_sigma_other", "Extra spread of an accelerator not listed",
+         calibration.accelerator_extra_sigma(""), "0.0000"),
     )  # fmt: skip
     for i, (name, label, value, fmt) in enumerate(items):
         put_text(ws.cell(r + 2 + i, 1), label)
@@ -97,14 +109,15 @@ def _calibration(book, ws, r):
         cell.number_format = fmt
         book.place_cell(name, ws, cell.coordinate, named=True)
     rr = r + 2 + len(items)
-    put_text(ws.cell(rr, 1), "Calibrated throughput uncertainty (P90 / P50 - 1)")
-    cell = ws.cell(
-        rr,
-        8,
-        book.formula(
-            "=" + model.excel("calibrated_range_pct", bind={"p90_level": "p90_level"}), ws.title
-        ),
+    put_text(
+        ws.cell(rr, 1),
+        "Calibrated throughput uncertainty (P90 / P50 - 1) of a model "
+        "above the small-model size on a calibrated generation",
     )
+    base = model.excel("calibrated_range_pct", through=("calibrated_plan_sigma",),
+                       bind={"small_model": "0", "accelerator_extra_sigma": "0",
+                             "p90_level": "p90_level"})  # fmt: skip
+    cell = ws.cell(rr, 8, book.formula("=" + base, ws.title))
     cell.style = "Calc"
     cell.number_format = "0.0%"
     book.place_cell("calibrated_range_pct", ws, cell.coordinate, named=True)

@@ -51,6 +51,7 @@ def _reference(run_name, kind, arch, defaults, ref):
         accelerators=float(r["accelerators"]),
         accelerator_name=r["accelerator"],
         mfu=float(ref.loc[r["name"], "implied_mfu"]),
+        throughput_range_pct=0.0,  # a disclosed run: its hours are known, not estimated
     )
     for field in ("usd_per_accelerator_hour", "watts_per_accelerator"):
         if blank_if_nan(r[field]) is not None:
@@ -70,7 +71,8 @@ def _reference(run_name, kind, arch, defaults, ref):
         f"{'; '.join(sources)}; MFU is the implied MFU "
         f"({values['mfu']:.4f}) that reproduces the disclosed "
         f"{r['accelerator_hours']:,.0f} accelerator-hours "
-        f"({catalogue.source('run', r['name'], 'accelerator_hours')}). "
+        f"({catalogue.source('run', r['name'], 'accelerator_hours')}), so its throughput "
+        "uncertainty is typed as 0%. "
         f"{_power_text(values, r['accelerator'], tdp)} Price, "
         "overhead, PUE, electricity price, grid intensity and start date are the planner's "
         "defaults unless the run disclosed them."

@@ -2,8 +2,8 @@
 
 The master check (:attr:`Consolidation.master_status`) is the worst of them. WARN whenever
 something needs a human look: a column without a budget status (an older planner), a blank
-status counted as Proposed, the same scenario in two files, a calibrated default throughput
-or a typed throughput override in a budget run, a saved value that differs from the engine,
+status counted as Proposed, the same scenario in two files, a typed MFU above the calibrated
+P90 MFU or a typed throughput override in a budget run, a saved value that differs from the engine,
 a value typed over a formula, a budget run without a start date. ERROR: a file left out.
 """
 
@@ -13,7 +13,8 @@ import re
 
 import pandas as pd
 
-from udfs import plan
+from udfs import calibration, plan
+from udfs.validation import is_blank
 
 from .consolidate import UNKNOWN_STATUS, Q
 
@@ -88,20 +89,35 @@ def _throughput(rows, c):
     for r in c.budget_runs:
         sc, source = r.scenario, r.resolved.throughput_source
         kw = r.arguments
+        spread = (f"P90 hours {r.ranges['accelerator_hours'][1]:,.0f} vs P50 "
+                  f"{r.outputs['accelerator_hours']:,.0f}")  # fmt: skip
         if source == plan.THROUGHPUT_SOURCES[2]:
-            rows.add("Throughput", "WARN",
-                     f"scenario {sc.name!r}: MFU blank, the calibrated default "
-                     f"{kw['mfu']:.1%} is used (P90 hours {r.ranges['accelerator_hours'][1]:,.0f}"
-                     f" vs P50 {r.outputs['accelerator_hours']:,.0f}): confirm or type the MFU",
-                     sc.path)  # fmt: skip
+            rows.add("Throughput", "INFO",
+                     f"scenario {sc.name!r}: MFU blank, the calibrated default {kw['mfu']:.1%} "
+                     f"with its spread ({spread}): one comparable run in ten needed more "
+                     "than P90", sc.path)  # fmt: skip
         elif source == plan.THROUGHPUT_SOURCES[0]:
             rows.add("Throughput", "WARN",
                      f"scenario {sc.name!r}: effective TFLOP/s override "
                      f"{kw['effective_tflops']:,.4g} typed at {sc.cells['effective_tflops_input']}"
-                     ", used instead of peak x MFU x goodput", sc.path)  # fmt: skip
+                     f", used instead of peak x MFU x goodput ({spread})", sc.path)  # fmt: skip
         else:
-            rows.add("Throughput", "OK", f"scenario {sc.name!r}: typed MFU {kw['mfu']:.1%}",
-                     sc.path)  # fmt: skip
+            _typed_mfu(rows, sc, r, kw, spread)
+
+
+def _typed_mfu(rows, sc, r, kw, spread):
+    """WARN when a typed MFU is above the calibrated P90 MFU (one comparable run in ten)."""
+    name = sc.inputs.get("accelerator_name")
+    p90 = calibration.mfu_p90("" if is_blank(name) else str(name), kw["active_params"])
+    if kw["mfu"] > p90:
+        rows.add("Throughput", "WARN",
+                 f"scenario {sc.name!r}: typed MFU {kw['mfu']:.1%} is above the calibrated P90 "
+                 f"MFU {p90:.1%} (fewer than one comparable disclosed run in ten reached it); "
+                 f"the spread is kept ({spread})", sc.path)  # fmt: skip
+    else:
+        rows.add("Throughput", "OK",
+                 f"scenario {sc.name!r}: typed MFU {kw['mfu']:.1%} (calibrated P90 MFU "
+                 f"{p90:.1%}); the spread is kept ({spread})", sc.path)  # fmt: skip
 
 
 def _saved_values(rows, c, mismatches):

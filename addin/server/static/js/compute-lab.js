@@ -38,7 +38,26 @@ function filterFunctions(container, text) {
   }
 }
 
+function startSignIn() {
+  const form = document.getElementById("sign-in");
+  if (!form || !globalThis.computeLabToken) return;
+  const status = document.getElementById("sign-in-status");
+  const show = () => {
+    status.textContent = globalThis.computeLabToken.get() ? "Signed in (token saved)." : "Not signed in.";
+  };
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = document.getElementById("sign-in-token");
+    if (input.value.trim()) globalThis.computeLabToken.set(input.value);
+    else globalThis.computeLabToken.clear();
+    input.value = "";
+    show();
+  });
+  show();
+}
+
 async function start() {
+  startSignIn();
   const pane = document.getElementById("compute-lab");
   const container = document.getElementById("function-list");
   if (!pane || !container) return;

@@ -1,0 +1,474 @@
+"""The team server's parts: sign-in, limits, a bounded pool of call threads, health and logs.
+
+``compute-lab serve`` passes its settings to every worker process through environment
+variables (:func:`config_from_env` reads them; :data:`ENV` names them), and
+:mod:`addin.server_app` puts these ASGI middlewares in front of xlwings Server:
+
+- :class:`SecurityHeaders`: xlwings Server's own security headers on every answer, ours too;
+- :class:`Ops`: ``GET /health`` (the process answers) and ``GET /ready`` (it can take calls:
+  the token file is usable and the call queue is not full), outside the Host guard so a load
+  balancer's probe by IP address is answered;
+- :class:`AccessLog`: one JSON line per function or script call on stderr (time, token name,
+  function, rows, status, ms; never an argument's value), and the Prometheus metrics when on;
+- :class:`SignIn`: on the call routes, an ``Origin`` that is neither the server's own nor an
+  Office origin is 403; with sign-in on, a missing, malformed, unknown or revoked token is
+  401 and a token over its rate is 429 with ``Retry-After``; ``/metrics`` needs an admin token;
+- :class:`CallPool`: function calls run in :data:`POOL_THREADS` threads, off the event loop, so
+  a slow call never holds a quick one; past :data:`MAX_PENDING_CALLS` waiting or running
+  calls a new one is answered 503 with ``Retry-After`` instead of piling up.
+
+Each bound is a named constant here; every refusal is 4xx (503 for a full queue) with one line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import datetime as dt
+import json
+import logging
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "ENV",
+    "MAX_BODY_BYTES",
+    "MAX_PENDING_CALLS",
+    "OFFICE_ORIGINS",
+    "POOL_THREADS",
+    "RATE_LIMIT_BURST",
+    "RATE_LIMIT_PER_SECOND",
+    "RETRY_AFTER_SECONDS",
+    "AccessLog",
+    "CallPool",
+    "Config",
+    "Metrics",
+    "MetricsRoute",
+    "Ops",
+    "PoolFullError",
+    "SecurityHeaders",
+    "SignIn",
+    "config_from_env",
+    "reply",
+]
+
+#: Bytes a function or script call's body may take (413 past it). The largest call the bounds
+#: allow (MAX_CELLS_PER_CALL numbers) is about 20 MB of JSON.
+MAX_BODY_BYTES = 64 * 2**20
+#: Threads per worker process that run function calls. numpy releases the GIL in its array
+#: work, so a second thread answers a quick call while a slow one computes.
+POOL_THREADS = 4
+#: Calls waiting or running per worker process; one more is answered 503 with Retry-After.
+MAX_PENDING_CALLS = 64
+#: Seconds a client told 503 (queue full) or 429 (rate) waits at least before trying again.
+RETRY_AFTER_SECONDS = 1
+#: Calls per second a token may make (summed over the worker processes), on average...
+RATE_LIMIT_PER_SECOND = 50.0
+#: ...and at once: Excel recalculating a sheet sends one call per formula cell together.
+RATE_LIMIT_BURST = 500
+#: Origins besides the server's own whose browser calls are taken (Excel on the web's
+#: hosts); the add-in itself calls from the server's own origin.
+OFFICE_ORIGINS = (
+    "https://excel.officeapps.live.com",
+    "https://excel.cloud.microsoft",
+    "https://www.office.com",
+)
+
+#: Environment variables by which ``serve`` configures every worker process.
+ENV = {
+    "sign_in": "COMPUTE_LAB_SIGN_IN",
+    "token_file": "COMPUTE_LAB_TOKEN_FILE",
+    "public_hosts": "COMPUTE_LAB_PUBLIC_HOSTS",
+    "workers": "COMPUTE_LAB_WORKERS",
+    "rate_limit": "COMPUTE_LAB_RATE_LIMIT",
+    "metrics": "COMPUTE_LAB_METRICS",
+    "access_log": "COMPUTE_LAB_ACCESS_LOG",
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """What ``serve`` was told, as every worker process sees it."""
+
+    sign_in: bool = False
+    token_file: Path | None = None
+    public_hosts: frozenset = field(default_factory=frozenset)
+    workers: int = 1
+    rate_limit: float = RATE_LIMIT_PER_SECOND
+    metrics: bool = False
+    access_log: bool = True
+
+
+def _flag(value):
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def config_from_env(environ=None):
+    """The :class:`Config` in ``environ`` (default ``os.environ``); ValueError naming the
+    variable if one is malformed."""
+    env = os.environ if environ is None else environ
+    from addin import tokens
+
+    hosts = frozenset(
+        h.strip().lower() for h in env.get(ENV["public_hosts"], "").split(",") if h.strip()
+    )
+    try:
+        workers = int(env.get(ENV["workers"], "1"))
+        rate = float(env.get(ENV["rate_limit"], RATE_LIMIT_PER_SECOND))
+    except ValueError:
+        raise ValueError(
+            f"{ENV['workers']} must be a whole number and {ENV['rate_limit']} a number"
+        ) from None
+    if workers < 1 or not (rate > 0 and math.isfinite(rate)):
+        raise ValueError(f"{ENV['workers']} must be >= 1 and {ENV['rate_limit']} above 0")
+    return Config(
+        sign_in=_flag(env.get(ENV["sign_in"])),
+        token_file=Path(env[ENV["token_file"]])
+        if env.get(ENV["token_file"])
+        else (tokens.default_path()),
+        public_hosts=hosts,
+        workers=workers,
+        rate_limit=rate,
+        metrics=_flag(env.get(ENV["metrics"])),
+        access_log=env.get(ENV["access_log"], "1") != "0",
+    )
+
+
+async def reply(send, status, text, headers=()):
+    """A one-line plain-text answer."""
+    body = text.encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _state(scope):
+    return scope.setdefault("state", {})
+
+
+def _header(scope, name):
+    for key, value in scope.get("headers") or ():
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Security headers
+# ---------------------------------------------------------------------------------------------
+
+
+class SecurityHeaders:
+    """ASGI middleware: xlwings Server's security headers on every answer, our guards' too
+    (xlwings adds them only to the answers of its own routes)."""
+
+    def __init__(self, app, headers):
+        self.app = app
+        self.headers = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                have = {k.lower() for k, _ in message.get("headers") or ()}
+                extra = [(k, v) for k, v in self.headers if k not in have]
+                if extra:
+                    message = {**message, "headers": [*message.get("headers", ()), *extra]}
+            await send(message)
+
+        return await self.app(scope, receive, send_with_headers)
+
+
+# ---------------------------------------------------------------------------------------------
+# The pool
+# ---------------------------------------------------------------------------------------------
+
+
+class PoolFullError(Exception):
+    """More than MAX_PENDING_CALLS calls are waiting or running in this worker."""
+
+
+class CallPool:
+    """A bounded pool of threads for function calls (one per worker process)."""
+
+    def __init__(self, threads=None, max_pending=None):
+        self.threads = threads or POOL_THREADS
+        self.max_pending = max_pending or MAX_PENDING_CALLS
+        self.pending = 0
+        self._executor = None
+
+    def full(self):
+        return self.pending >= self.max_pending
+
+    async def run(self, function, *args):
+        """``function(*args)`` in a pool thread; :class:`PoolFullError` if the queue is full."""
+        if self.full():
+            raise PoolFullError
+        if self._executor is None:
+            self._executor = concurrent.futures.ThreadPoolExecutor(
+                self.threads, thread_name_prefix="compute-lab-call"
+            )
+        loop = asyncio.get_running_loop()
+        self.pending += 1
+        future = self._executor.submit(function, *args)
+        # Counted down on the event loop's thread when the thread's work ends (even if the
+        # client has gone), so the count is only ever changed by one thread.
+        future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._done))
+        return await asyncio.wrap_future(future)
+
+    def _done(self):
+        self.pending -= 1
+
+    def shutdown(self):
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Health, readiness
+# ---------------------------------------------------------------------------------------------
+
+
+class Ops:
+    """ASGI middleware: ``GET /health`` and ``GET /ready`` (answered before the Host guard)."""
+
+    def __init__(self, app, config, pool, store, app_path=""):
+        self.app = app
+        self.config = config
+        self.pool = pool
+        self.store = store
+        self.paths = {f"{app_path}/health": self._health, f"{app_path}/ready": self._ready}
+        self._logged = None
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["path"] in self.paths:
+            if scope["method"] not in ("GET", "HEAD"):
+                return await reply(send, 405, "use GET", [(b"allow", b"GET, HEAD")])
+            return await self.paths[scope["path"]](send)
+        return await self.app(scope, receive, send)
+
+    async def _health(self, send):
+        return await reply(send, 200, "ok")
+
+    async def _ready(self, send):
+        pool = f"{self.pool.pending} call(s) running or waiting (limit {self.pool.max_pending})"
+        problem = self.store.problem() if self.config.sign_in else None
+        if problem is not None:
+            # The reason names a path on the server: it goes to the log, not to the caller.
+            if problem != self._logged:
+                logging.getLogger("compute_lab.ready").error("not ready: %s", problem)
+                self._logged = problem
+            problem = "the sign-in token file is unusable (the server's log says why)"
+        if problem is None and self.pool.full():
+            problem = f"the call queue is full: {pool}"
+        if problem:
+            retry = [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())]
+            return await reply(send, 503, f"not ready: {problem}", retry)
+        return await reply(send, 200, f"ready: {pool}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sign-in, origins, rate limits
+# ---------------------------------------------------------------------------------------------
+
+
+class RateLimiter:
+    """A token bucket per token name: ``rate`` calls a second on average, ``burst`` at once."""
+
+    def __init__(self, rate, burst=None):
+        self.rate = rate
+        self.burst = burst or RATE_LIMIT_BURST
+        self._buckets = {}
+
+    def wait(self, name, now=None):
+        """0 if ``name`` may call now (and counts the call); else seconds until it may."""
+        now = time.monotonic() if now is None else now
+        level, then = self._buckets.get(name, (self.burst, now))
+        level = min(self.burst, level + (now - then) * self.rate)
+        if level >= 1:
+            self._buckets[name] = (level - 1, now)
+            return 0.0
+        self._buckets[name] = (level, now)
+        return (1 - level) / self.rate
+
+
+class SignIn:
+    """ASGI middleware on the call routes (and ``/metrics``): origins, tokens, rate limits."""
+
+    def __init__(self, app, config, store, call_prefixes, metrics_path=None):
+        self.app = app
+        self.config = config
+        self.store = store
+        self.call_prefixes = tuple(call_prefixes)
+        self.metrics_path = metrics_path
+        # Each worker process takes its share of a token's rate.
+        self.limiter = RateLimiter(config.rate_limit / config.workers)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path = scope["path"]
+        is_call = scope["method"] == "POST" and path.startswith(self.call_prefixes)
+        is_metrics = path == self.metrics_path
+        if not (is_call or is_metrics):
+            return await self.app(scope, receive, send)
+        problem = self._origin_problem(scope)
+        if problem:
+            return await reply(send, 403, problem)
+        if self.config.sign_in:
+            name, role = self.store.check(_header(scope, b"authorization"))
+            if name is None:
+                _state(scope)["token"] = None
+                status = 503 if self.store.problem() else 401
+                return await reply(send, status, role, [(b"www-authenticate", b"Bearer")])
+            _state(scope)["token"] = name
+            if is_metrics and role != "admin":
+                return await reply(send, 403, f"/metrics needs an admin token ({name} is {role})")
+            wait = self.limiter.wait(name) if is_call else 0.0
+            if wait:
+                seconds = max(RETRY_AFTER_SECONDS, math.ceil(wait))
+                rate = f"{self.config.rate_limit:g}"
+                return await reply(
+                    send,
+                    429,
+                    f"token {name} is over its rate limit ({rate} calls a second); retry later",
+                    [(b"retry-after", str(seconds).encode())],
+                )
+        return await self.app(scope, receive, send)
+
+    def _origin_problem(self, scope):
+        origin = _header(scope, b"origin")
+        if origin is None or origin in OFFICE_ORIGINS:
+            return None
+        host = (_header(scope, b"host") or "").lower()
+        _, sep, netloc = origin.lower().partition("://")
+        if sep and netloc == host:
+            return None
+        return f"Origin {origin!r} may not call this server (only its own and Office's)"
+
+
+# ---------------------------------------------------------------------------------------------
+# Access log and metrics
+# ---------------------------------------------------------------------------------------------
+
+
+def _access_logger():
+    logger = logging.getLogger("compute_lab.access")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+    return logger
+
+
+class Metrics:
+    """Prometheus counters and a histogram of calls (``prometheus-client``, optional)."""
+
+    def __init__(self):
+        import prometheus_client as prom
+
+        self.prom = prom
+        self.registry = prom.CollectorRegistry()
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            from prometheus_client import multiprocess
+
+            multiprocess.MultiProcessCollector(self.registry)
+            kwargs = {}
+        else:
+            kwargs = {"registry": self.registry}
+        self.calls = prom.Counter(
+            "compute_lab_calls", "Function and script calls", ["function", "status"], **kwargs
+        )
+        self.seconds = prom.Histogram(
+            "compute_lab_call_seconds", "Time to answer a call", ["function"], **kwargs
+        )
+
+    def observe(self, function, status, seconds):
+        self.calls.labels(function or "-", str(status)).inc()
+        self.seconds.labels(function or "-").observe(seconds)
+
+    def render(self):
+        return self.prom.generate_latest(self.registry), self.prom.CONTENT_TYPE_LATEST
+
+
+class MetricsRoute:
+    """ASGI middleware: ``GET /metrics`` in Prometheus' text format (behind :class:`SignIn`)."""
+
+    def __init__(self, app, metrics, path="/metrics"):
+        self.app = app
+        self.metrics = metrics
+        self.path = path
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] != self.path or self.metrics is None:
+            return await self.app(scope, receive, send)
+        body, kind = self.metrics.render()
+        headers = [(b"content-type", kind.encode()), (b"content-length", b"%d" % len(body))]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+        return None
+
+
+class AccessLog:
+    """ASGI middleware: one JSON line per call on the call routes, and the metrics when on."""
+
+    def __init__(self, app, config, call_prefixes, metrics=None):
+        self.app = app
+        self.config = config
+        self.call_prefixes = tuple(call_prefixes)
+        self.logger = _access_logger() if config.access_log else None
+        self.metrics = metrics
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        if not (scope["method"] == "POST" and scope["path"].startswith(self.call_prefixes)):
+            return await self.app(scope, receive, send)
+        start = time.perf_counter()
+        status = [None]
+
+        async def recording_send(message):
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            return await self.app(scope, receive, recording_send)
+        finally:
+            self._record(scope, status[0] or 500, time.perf_counter() - start)
+
+    def _record(self, scope, status, seconds):
+        state = scope.get("state") or {}
+        function = state.get("function")
+        if function is None and "custom-scripts-call/" in scope["path"]:
+            function = "script:" + scope["path"].rsplit("/", 1)[-1][:64]
+        if self.metrics is not None:
+            self.metrics.observe(function, status, seconds)
+        if self.logger is None:
+            return
+        line = {
+            "time": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
+            "token": state.get("token"),
+            "function": function,
+            "rows": state.get("rows"),
+            "status": status,
+            "ms": round(seconds * 1000, 1),
+        }
+        self.logger.info(json.dumps(line, separators=(",", ":")))

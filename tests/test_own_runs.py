@@ -1,0 +1,145 @@
+"""A team's own runs (issue 17 item 6): the file, its refusals, and the pooling toward them."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from udfs import calibration, engine, own_runs
+from udfs.cli import parse_number
+from udfs.validation import CommandError
+
+HEADER = "name,organisation,active_params,total_params,tokens,accelerator,accelerators,"
+HEADER += "accelerator_hours\n"
+GOOD = (
+    HEADER + "Ours 7B,Acme,7B,7B,2T,H100,512,120000\nOurs 13B,Acme,13B,13B,2T,H100 SXM,512,250000\n"
+)
+
+
+def write(tmp_path, text, name="runs.csv"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_good_file_gives_each_run_its_implied_mfu(tmp_path):
+    runs = own_runs.read(write(tmp_path, GOOD), parse_number)
+    t = runs.table
+    assert list(t["name"]) == ["Ours 7B", "Ours 13B"]
+    assert list(t["accelerator"]) == ["H100 SXM", "H100 SXM"]  # aliases resolved
+    flops = engine.training_flops(7e9, 2e12)
+    assert t.loc[0, "implied_mfu"] == pytest.approx(engine.implied_mfu(flops, 120000, 989.4))
+    want = math.log(t.loc[0, "implied_mfu"] / calibration.predicted_mfu("H100 SXM", 7e9))
+    assert t.loc[0, "residual"] == pytest.approx(want, rel=1e-12)
+    assert 0 < runs.pull < 1
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        (HEADER.replace(",tokens", "") + "a,b,7B,7B,H100,8,100\n", "row 1, column tokens: missing"),
+        (HEADER + "a,b,7B,7B,2T,H900,8,100\n", "row 2, column accelerator: unknown accelerator"),
+        (
+            HEADER + "a,b,7B,7B,2T,H100,8,100\nA,b,7B,7B,2T,H100,8,100\n",
+            "row 3, column name: duplicate name 'A' (also row 2)",
+        ),
+        (HEADER + "a,b,7B,7B,0,H100,8,100\n", "row 2, column tokens: must be a finite number"),
+        (HEADER + "a,b,7B,7B,2T,H100,8,-5\n", "row 2, column accelerator_hours: must be a"),
+        (HEADER + "a,b,7B,7B,inf,H100,8,100\n", "row 2, column tokens: must be a"),
+        (HEADER + "a,b,7B,7B,lots,H100,8,100\n", "row 2, column tokens: must be a number"),
+        (HEADER + "a,b,9B,7B,2T,H100,8,100\n", "row 2, column active_params: must be at most"),
+        (HEADER, "row 2: no runs"),
+        (HEADER + ",b,7B,7B,2T,H100,8,100\n", "row 2, column name: is blank"),
+        (
+            HEADER + "a,b,7B,7B,2T,H100,8,1000000\nc,b,7B,7B,2T,H100,8,100\n",
+            "row 3, column accelerator_hours: is too few",
+        ),
+    ],
+)
+def test_a_bad_file_is_one_line_naming_file_row_and_column(tmp_path, text, needle):
+    path = write(tmp_path, text)
+    with pytest.raises(CommandError) as err:
+        own_runs.read(path, parse_number)
+    line = str(err.value)
+    assert line.startswith(f"{path}: ") and needle in line, line
+    assert "\n" not in line
+
+
+def test_a_missing_a_huge_and_a_binary_file_are_refused(tmp_path):
+    with pytest.raises(CommandError, match="cannot read the own-runs file"):
+        own_runs.read(tmp_path / "none.csv", parse_number)
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"x" * (own_runs.MAX_FILE_BYTES + 1))
+    with pytest.raises(CommandError, match="MAX_FILE_BYTES"):
+        own_runs.read(big, parse_number)
+    binary = tmp_path / "bin.csv"
+    binary.write_bytes(b"\xff\xfe\x00\x81")
+    with pytest.raises(CommandError, match="not a UTF-8 CSV"):
+        own_runs.read(binary, parse_number)
+
+
+def _runs(n, hours):
+    rows = "".join(f"r{i},Acme,7B,7B,2T,H100,512,{hours}\n" for i in range(n))
+    return own_runs.parse(HEADER + rows, "mem.csv", parse_number)
+
+
+@settings(max_examples=30, deadline=None)
+@given(hours=st.floats(30_000, 400_000), n=st.integers(1, 30))
+def test_a_prediction_moves_toward_the_runs_monotonically_as_runs_are_added(hours, n):
+    base = float(calibration.predicted_mfu("H100 SXM", 7e9))
+    implied = float(_runs(1, hours).table.loc[0, "implied_mfu"])
+    fewer, more = _runs(n, hours), _runs(n + 1, hours)
+    a, b = float(fewer.mfu("H100 SXM", 7e9)), float(more.mfu("H100 SXM", 7e9))
+    lo, hi = sorted((base, implied))
+    assert lo - 1e-12 <= a <= hi + 1e-12 and lo - 1e-12 <= b <= hi + 1e-12  # between
+    assert abs(math.log(b / implied)) <= abs(math.log(a / implied)) + 1e-12  # closer
+    assert fewer.pull < more.pull < 1
+    # the spread narrows with them, never below 0
+    s_few, s_more = fewer.sigma("H100 SXM", 7e9), more.sigma("H100 SXM", 7e9)
+    assert 0 <= s_more <= s_few <= calibration.throughput_sigma_for("H100 SXM", 7e9)
+
+
+def test_the_pull_is_the_catalogue_team_variance_ratio():
+    f = calibration.fitted()
+    k = (f["team_within_sd"] / f["team_between_sd"]) ** 2
+    for n in (1, 5, 50):
+        assert _runs(n, 100_000).pull == pytest.approx(n / (n + k), rel=1e-12)
+    assert np.isfinite(k) and k > 0
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def test_estimate_and_runs_take_own_runs(tmp_path, capsys):
+    from udfs.cli import main
+
+    path = write(tmp_path, GOOD)
+    plan = ["--accelerator", "H100", "--total-params", "70B", "--tokens", "2T",
+            "--accelerators", "1024", "--json"]  # fmt: skip
+    assert main(["estimate", *plan]) == 0
+    import json
+
+    base = json.loads(capsys.readouterr().out)
+    assert main(["estimate", *plan, "--own-runs", str(path)]) == 0
+    own = json.loads(capsys.readouterr().out)
+    runs = own_runs.read(path, parse_number)
+    assert own["inputs"]["mfu"] == pytest.approx(float(runs.mfu("H100 SXM", 70e9)), rel=1e-12)
+    assert own["inputs"]["mfu"] != base["inputs"]["mfu"]
+    assert own["throughput_sigma"] < base["throughput_sigma"]
+    assert main(["runs", "--own-runs", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Your 2 own run(s): pull toward them" in out and "Ours 13B" in out
+    assert max(map(len, out.splitlines())) <= 100
+
+
+def test_a_bad_own_runs_file_is_exit_2_and_one_line(tmp_path, capsys):
+    from udfs.cli import main
+
+    path = write(tmp_path, HEADER + "a,b,7B,7B,2T,H900,8,100\n")
+    assert main(["estimate", "--accelerator", "H100", "--own-runs", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "row 2, column accelerator" in err
+    assert main(["runs", "--json", "--own-runs", str(write(tmp_path, GOOD, "g.csv"))]) == 2
+    assert "drop --json/--csv" in capsys.readouterr().err
