@@ -70,7 +70,9 @@ def _lists(book, ws, r):
         for i, value in enumerate(values):
             put_text(ws.cell(r + 1 + i, 1), value).style = "Constant"
         book.name(name, f"Accelerators!$A${r + 1}:$A${r + len(values)}")
-        put_text(ws.cell(r + 1, 2), note).style = "Note"
+        cell = put_text(ws.cell(r, 2), note)
+        cell.style = "Note"
+        cell.alignment = Alignment(wrap_text=False)  # one line, beside the title
         r += len(values) + 2
     return r - 2
 
@@ -182,8 +184,7 @@ def reference_sheet(book):
     book.name("ref_implied_tflops", f"'Reference runs'!$K$5:$K${last}")
     book.name("ref_implied_mfu", f"'Reference runs'!$L$5:$L${last}")
     _median(book, ws, last)
-    Book.finish(ws, freeze="B5", print_titles="4:4", pages_wide=2, title_cols="A:A",
-                pages_tall=1)  # fmt: skip
+    Book.finish(ws, freeze="B5", print_titles="4:4", pages_wide=2, title_cols="A:A")
     return ws
 
 
