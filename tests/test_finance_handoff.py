@@ -139,3 +139,20 @@ def test_the_workbook_names_the_approval_and_keeps_a_total_row(handoff):
     wb = openpyxl.load_workbook(handoff / "h.xlsx")
     texts = [c.value for row in wb["Summary"].iter_rows() for c in row if c.value is not None]
     assert "Approved (no reference)" in texts and "Total in the budget" in texts
+
+
+def test_each_sheet_is_an_excel_table_named_like_its_csv(handoff):
+    from workbook_templates.report.xlsx import TABLE_NAMES
+
+    wb = openpyxl.load_workbook(handoff / "h.xlsx")
+    for title, name in TABLE_NAMES.items():
+        ws = wb[title]
+        if ws.max_row < 2 or title == "Mismatches" and not list(ws.tables):
+            continue
+        (table,) = ws.tables.values()
+        assert table.displayName == name and table.ref.startswith("A1:"), title
+        heads = [c.value for c in ws[1]][: len(table.tableColumns)]
+        assert [c.name for c in table.tableColumns] == heads, title
+        last = int(table.ref.split(":")[1].lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+        assert ws.cell(last + 1, 1).value in (None, "Total"), title  # totals outside it
+    assert set(TABLE_NAMES.values()) - {"outputs"} <= set(report.CSV_FILES)
