@@ -673,6 +673,10 @@ def _number(value):
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
+#: The largest number a text input (a name, an owner, a reference) may hold, read as its text.
+MAX_TEXT_NUMBER = 1e15
+
+
 def _text(value):
     if isinstance(value, bool):
         return None, "must be text, not TRUE/FALSE"
@@ -690,6 +694,8 @@ def _text(value):
             )
         return value.strip(), None
     if isinstance(value, int | float):
+        if not math.isfinite(value) or abs(value) > MAX_TEXT_NUMBER:  # no name, a slip
+            return None, f"must be text, not the number {value:g}"
         return f"{value:g}", None
     return str(value), None
 
