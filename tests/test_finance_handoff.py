@@ -156,3 +156,42 @@ def test_each_sheet_is_an_excel_table_named_like_its_csv(handoff):
         last = int(table.ref.split(":")[1].lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
         assert ws.cell(last + 1, 1).value in (None, "Total"), title  # totals outside it
     assert set(TABLE_NAMES.values()) - {"outputs"} <= set(report.CSV_FILES)
+
+
+@pytest.mark.gnumeric
+@pytest.mark.libreoffice
+def test_the_totals_recalculated_by_both_engines_equal_the_engine(handoff, tmp_path):
+    """Every total of the hand-off is a SUBTOTAL(9, ...) formula; LibreOffice and Gnumeric
+    compute the same, and the Costs and Monthly totals equal the engine's."""
+    from helpers import require_soffice, require_ssconvert
+    from helpers_portable import lint_workbook
+    from test_engines import compare
+
+    from workbook_templates.recalc import recalculate, recalculate_gnumeric
+
+    require_soffice()
+    require_ssconvert()
+    src = handoff / "h.xlsx"
+    wb = openpyxl.load_workbook(src)
+    formulas = [c.value for ws in wb for row in ws.iter_rows() for c in row if c.data_type == "f"]
+    assert formulas and all(f.startswith("=SUBTOTAL(9,") for f in formulas)
+    assert not lint_workbook(wb)
+    (lo,) = recalculate([src], tmp_path / "lo")
+    (gn,) = recalculate_gnumeric([src], tmp_path / "gn")
+    n, differ = compare(src, lo, gn)
+    assert n == len(formulas) and not differ, differ[:6]
+    want = sum(expected(p)["total_cost_usd"] for p in (EARLY, LATE,
+               {**LAZY, "usd_per_accelerator_hour": 2.0}))  # fmt: skip
+    from test_report import header
+
+    for path in (lo, gn):
+        values = openpyxl.load_workbook(path, data_only=True)
+        costs = values["Costs"]
+        heads = [c.value for c in costs[1]]
+        col = heads.index(header("total_cost_usd"))
+        (total,) = [r for r in costs.iter_rows(values_only=True) if r[0] == "Total"]
+        assert total[col] == pytest.approx(want, rel=1e-12), path
+        monthly = values["Monthly"]
+        heads = [c.value for c in monthly[1]]
+        (total,) = [r for r in monthly.iter_rows(values_only=True) if r[0] == "Total"]
+        assert total[heads.index(header("total_cost_usd"))] == pytest.approx(want, rel=1e-12)
