@@ -54,7 +54,7 @@ OUTPUT_SHEET_COLUMNS = [*_KEY, *OUTPUT_NAMES]
 #: (sheet, table, columns frozen at the left, totals row label, pages wide)
 SHEETS = (
     ("Runs", "runs", 3, None, 2),
-    ("Outputs", "runs", 3, "Total", 2),
+    ("Outputs", "runs", 3, "Total", 1),
     ("Blank inputs", "blank_inputs", 3, None, 1),
     ("Costs", "costs", 3, "Total", 1),
     ("Ranges", "ranges", 3, "Total", 2),
