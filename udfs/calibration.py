@@ -40,6 +40,7 @@ from .validation import InputError
 __all__ = [
     "CANDIDATES",
     "CONFIDENCE_WEIGHTS",
+    "ELIGIBLE",
     "GENERATIONS",
     "MFU_MIN",
     "MFU_MAX",
@@ -120,6 +121,13 @@ CANDIDATES = {
     "pooled generation+size": ("pooled", "within"),
 }
 
+#: The candidates the default may be chosen from: issue 17 asks for partial pooling rather than
+#: free per-generation intercepts and a free slope, so the free fit (the former default) is
+#: scored for comparison only. On the 51 runs its grouped mean log score is the best, but it
+#: predicts the 55% cap for the largest A100 runs (BLOOM) and about half GLM-130B's and GPT-3's
+#: hours: the failure the issue describes.
+ELIGIBLE = tuple(m for m, (intercepts, _) in CANDIDATES.items() if intercepts != "free")
+
 #: Share of the grouped-validation log errors the P10..P90 range is sized to hold. A spread
 #: sized on some organisations holds fewer of another's runs (a quantile estimated from a few
 #: dozen errors): sized at 85%, it holds ~80% of each organisation's runs when sized without
@@ -192,7 +200,7 @@ def default_mfu():
     Examples
     --------
     >>> round(default_mfu(), 3)
-    0.286
+    0.276
     """
     t = _table()
     return float(np.median(t.loc[np.isfinite(t["implied_mfu"]), "implied_mfu"]))
@@ -591,14 +599,15 @@ def model_comparison():
 
 @functools.cache
 def chosen_model():
-    """The candidate with the highest grouped-validation mean log score (ties: fewer numbers).
+    """The :data:`ELIGIBLE` candidate with the highest grouped-validation mean log score (ties:
+    fewer numbers).
 
     The log score (lognormal density of each run's disclosed hours under the candidate's
     range, its organisation held out) rewards a central estimate near the runs and a spread
     that is neither too narrow nor too wide.
     """
     return min(
-        CANDIDATES, key=lambda m: (-round(grouped_summary(m)["mean_log_score"], 12), _n_params(m))
+        ELIGIBLE, key=lambda m: (-round(grouped_summary(m)["mean_log_score"], 12), _n_params(m))
     )
 
 
