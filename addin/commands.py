@@ -248,7 +248,7 @@ def _token_file(args):
 
 
 def _run_tokens(args):
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     from . import tokens
 
@@ -278,7 +278,7 @@ def _run_tokens(args):
 def check_exposure(host, certfile):
     """Raise ``CommandError`` with one line unless the exposure is safe: loopback is always
     allowed; any other address needs TLS (and sign-in, which it implies)."""
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     if is_loopback(host):
         return
@@ -291,7 +291,7 @@ def check_exposure(host, certfile):
 
 def _serve_plan(args):
     """Check everything ``serve`` needs; return what it will run (raises ``CommandError``)."""
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     from . import tokens
 
@@ -339,7 +339,7 @@ def _serve_plan(args):
 
 
 def _run_serve(args):
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     from . import team
 
@@ -435,7 +435,7 @@ def _check_summary(args, plan):
 def certificate_summary(certfile):
     """``valid until DATE for NAMES`` of the first certificate in ``certfile``; raises
     ``CommandError`` if it has expired or cannot be read."""
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     try:
         info = ssl._ssl._test_decode_cert(str(certfile))  # the standard library's own parser
@@ -469,7 +469,7 @@ def _no_password():
 
 def check_tls_files(certfile, keyfile):
     """Raise ``CommandError`` naming the flag unless the files are a usable certificate and key."""
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     for flag, path in (("--certfile", certfile), ("--keyfile", keyfile)):
         if not Path(path).exists():
@@ -494,7 +494,7 @@ def check_tls_files(certfile, keyfile):
 
 def check_port_free(host, port):
     """Raise ``CommandError`` naming ``--port`` if nothing can listen on ``host:port`` now."""
-    from udfs.cli import CommandError
+    from udfs.validation import CommandError
 
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)

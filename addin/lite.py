@@ -120,10 +120,9 @@ def write_bundle(out_dir, *, force=False):
 
     Each file is written beside its target and moved into place, so a reader never sees half
     a file; without ``force`` an existing file (even one that appears meanwhile) is left
-    alone. Every problem is a :class:`udfs.cli.CommandError` naming ``--out``.
+    alone. Every problem is a :class:`udfs.validation.CommandError` naming ``--out``.
     """
-    from udfs.cli import CommandError
-    from udfs.validation import check_name
+    from udfs.validation import CommandError, check_name
     from workbook_templates.files import place, temp_beside
 
     if not str(out_dir).strip():

@@ -1,4 +1,13 @@
-"""A 1,000,000-scenario sweep through the vectorised engine against a plain-Python loop.
+"""The engine against a plain-Python loop, from 1 scenario to 1,000,000 (issue 19).
+
+The curve: for 1, 10, 100 ... 1,000,000 scenarios, ``engine.estimate`` (every output, every
+input checked; one scenario is given as plain Python numbers, the way a single-cell formula
+and ``compute-lab estimate`` call) against the floor, a plain-Python loop of the example
+plan's six formulas with no checks (what a user would otherwise write). Aims: within 10x of
+the loop at 10 scenarios, faster than it from ~100 up. Results also go to
+``benchmarks/results/bench_engine.json`` and are compared with the last run.
+
+Then the 1,000,000-scenario sweep through the vectorised engine against the same loop.
 
 The loop calls the Compute Lab methodology's six functions (those that print the
 DeepSeek-V3-like example plan's six lines) once per scenario; the engine takes the whole sweep
@@ -11,6 +20,7 @@ least 50x faster than the loop). Run: .venv/bin/python benchmarks/bench_engine.p
 import time
 
 import numpy as np
+from _results import record
 
 from udfs import engine, model
 
@@ -129,7 +139,57 @@ def best_of(fn, arg, repeat):
     return min(times), result
 
 
+def _per_call(fn, arg, budget=0.2):
+    """Best time of one ``fn(arg)`` call, in seconds, over ~``budget`` seconds of CPU time."""
+    fn(arg)
+    start = time.process_time()
+    number = 1
+    while True:  # calls per timing so that one timing lasts ~budget / 5
+        t0 = time.process_time()
+        for _ in range(number):
+            fn(arg)
+        if time.process_time() - t0 >= budget / 5 or number >= 1 << 20:
+            break
+        number *= 4
+    times = []
+    while not times or (time.process_time() - start < budget and len(times) < 7):
+        t0 = time.process_time()
+        for _ in range(number):
+            fn(arg)
+        times.append((time.process_time() - t0) / number)
+    return min(times)
+
+
+def _plain(s):
+    """One scenario as plain Python numbers (the small-call path)."""
+    return {k: v.tolist()[0] for k, v in s.items()}
+
+
+def curve(sizes=(1, 10, 100, 1_000, 10_000, 100_000, 1_000_000)):
+    """Print and return the engine / loop ratio for each number of scenarios."""
+    print("engine.estimate (all outputs, inputs checked) against its floor, a plain-Python")
+    print("loop of the example plan's six formulas (no checks); CPU time per call:")
+    print(f"{'scenarios':>10} {'loop':>12} {'estimate':>12} {'ratio':>8}")
+    figures = {}
+    for n in sizes:
+        s = sweep(n)
+        t_loop = _per_call(run_loop, s, budget=0.2 if n < 100_000 else 1.0)
+        arg = _plain(s) if n == 1 else s
+        t_est = _per_call(run_estimate, arg, budget=0.2 if n < 100_000 else 1.0)
+        print(f"{n:>10,} {t_loop * 1e6:10.1f}us {t_est * 1e6:10.1f}us {t_est / t_loop:8.2f}")
+        figures[f"loop_s_{n}"] = t_loop
+        figures[f"estimate_s_{n}"] = t_est
+        figures[f"estimate_over_loop_{n}"] = t_est / t_loop
+    ten, hundred = figures["estimate_over_loop_10"], figures["estimate_over_loop_100"]
+    print(f"aim: 10 scenarios within 10x of the loop -> {ten:.1f}x, "
+          f"{'met' if ten <= 10 else 'NOT met'}; from 100 up faster -> {hundred:.2f}x, "
+          f"{'met' if hundred < 1 else 'NOT met'}")  # fmt: skip
+    return figures
+
+
 def main():
+    figures = curve()
+    print()
     s = sweep(N)
     t_loop, loop = best_of(run_loop, s, 3)
     t_vec, vec = best_of(run_engine, s, 9)
@@ -155,6 +215,10 @@ def main():
         f"({t_loop / t_spec:,.0f}x faster; the engine takes {t_vec / t_spec:.2f}x its time)"
     )
     print(f"aim: >= 50x -> {'met' if t_loop / t_vec >= 50 else 'NOT met'}")
+    figures.update(loop_1m_s=t_loop, engine_six_1m_s=t_vec, estimate_1m_s=t_est,
+                   spec_1m_s=t_spec)  # fmt: skip
+    floor = "plain-Python loop of the example plan's six formulas, no input checks"
+    record("bench_engine", figures, {"floor": floor, "timer": "process_time, best of runs"})
 
 
 if __name__ == "__main__":

@@ -30,10 +30,12 @@ import tempfile
 import time
 
 import numpy as np
+from _results import record
 
 from udfs import excel
 
 ROWS = 10_000
+FIGURES = {}
 
 
 def best(fn, repeat=7, number=1):
@@ -98,7 +100,53 @@ def in_process():
     print(f"  {ROWS:,} single-cell calls           {fmt(singles)}")
     print(f"  wrapper / floor        {wrapper / bare:7.2f}x   (aim: within 3x)")
     print(f"  single calls / wrapper {singles / wrapper:7.1f}x")
+    FIGURES.update(
+        train_days_range_s=wrapper,
+        train_days_floor_s=bare,
+        train_days_over_floor=wrapper / bare,
+        train_days_single_cell_s=singles / ROWS,
+    )
     return wrapper
+
+
+def quantile_plans():
+    """TRAIN_QUANTILE over MAX_PLANS_PER_CALL distinct plans against numpy's floor: the same
+    arithmetic (the example plan's days at the calibrated MFU, times the P90 factor) on arrays
+    of the accelerator counts, the MFU and the spread computed beforehand."""
+    from udfs import calibration
+    from udfs.formula import norm_s_inv
+
+    m = excel.MAX_PLANS_PER_CALL
+    counts = np.arange(1024.0, 1024.0 + m)
+    cells = [[float(c)] for c in counts]
+    call = lambda: excel.TRAIN_QUANTILE("days", 0.9, 671e9, 37e9, 14.8e12, cells, "H100")  # noqa: E731
+    got = np.array(call(), dtype=float).ravel()
+    mfu = float(calibration.predicted_mfu("H100 SXM", 37e9))
+    peak = 989.4
+    factor = float(np.exp(norm_s_inv(0.9) * calibration.throughput_sigma()))
+
+    def bare():
+        n = np.asarray(counts, dtype=float)
+        return 6.0 * 37e9 * 14.8e12 / (peak * mfu * 1e12) / 3600.0 / n / 24.0 * factor
+
+    np.testing.assert_allclose(got, bare(), rtol=1e-9)
+    wrapper = best(call, repeat=3)
+    floor_s = best(bare, number=100)
+    print(
+        f"TRAIN_QUANTILE over {m:,} distinct plans (one column of accelerator counts), in-process"
+    )
+    print(
+        f"  Excel-function wrapper (range call) {fmt(wrapper)}  ({wrapper / m * 1e6:.0f} us a plan)"
+    )
+    print(f"  floor (bare numpy days x P90 factor) {fmt(floor_s)}")
+    ratio = wrapper / floor_s
+    print(f"  wrapper / floor {ratio:10,.0f}x   (aim: within 3x; each plan is resolved alone)")
+    FIGURES.update(
+        train_quantile_plans=m,
+        train_quantile_s=wrapper,
+        train_quantile_floor_s=floor_s,
+        train_quantile_over_floor=ratio,
+    )
 
 
 def through_server(wrapper_seconds):
@@ -219,6 +267,9 @@ def main(argv=None):
     parser.add_argument("--no-server", action="store_true", help="skip the server benchmark")
     args = parser.parse_args(argv)
     wrapper = in_process()
+    print()
+    quantile_plans()
+    record("bench_excel", FIGURES, {"floor": "np.array of the cells + the bare expression"})
     if args.no_server:
         return 0
     if importlib.util.find_spec("xlwings_server") is None:

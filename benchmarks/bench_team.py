@@ -223,7 +223,7 @@ def load_test(folder, workers, levels):
     made = {name: tokens.create(token_file, name) for name in names}
 
     def command(port):
-        code = "import sys; from udfs.cli import main; sys.exit(main())"
+        code = "import sys; from compute_lab.cli import main; sys.exit(main())"
         return [
             sys.executable, "-c", code, "serve", "--port", str(port), "--workers", str(workers),
             "--require-sign-in", "--token-file", str(token_file), "--rate-limit", "100000",

@@ -192,7 +192,7 @@ def run_cli(argv):
     import io
     import warnings
 
-    from udfs.cli import main
+    from compute_lab.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     with (

@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path
 
 #: ``compute-lab`` run by the interpreter running the tests.
-CLI = [sys.executable, "-c", "import sys; from udfs.cli import main; sys.exit(main())"]
+CLI = [sys.executable, "-c", "import sys; from compute_lab.cli import main; sys.exit(main())"]
 
 _MEASURE = """
 import json, resource, subprocess, sys

@@ -72,7 +72,7 @@ def server_env(folder, **extra):
 
 def serve_command(*flags, prelude=""):
     """``compute-lab serve --port PORT FLAGS`` as a function of the port (for local_server)."""
-    code = prelude + "import sys; from udfs.cli import main; sys.exit(main())"
+    code = prelude + "import sys; from compute_lab.cli import main; sys.exit(main())"
 
     def command(port):
         return [sys.executable, "-c", code, "serve", "--port", str(port), *flags]

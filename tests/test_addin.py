@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from addin import classic
+from compute_lab.cli import main
 from udfs import excel
-from udfs.cli import main
 
 CLASSIC_SCRIPT = textwrap.dedent(
     """

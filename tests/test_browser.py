@@ -54,7 +54,7 @@ def base(tmp_path_factory):
         env.pop(key, None)
 
     def serve(port):
-        code = "import sys; from udfs.cli import main; sys.exit(main())"
+        code = "import sys; from compute_lab.cli import main; sys.exit(main())"
         return [sys.executable, "-c", code, "serve", "--port", str(port)]
 
     with local_server(serve, env=env, log=log, ready_path="/manifest.xml") as url:

@@ -11,14 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from udfs.cli import main, parse_number
+from compute_lab.cli import main, parse_number
 from udfs.quantities import SEED_OUTPUT_LINES, SEED_PLAN
 
 
 def run(*argv):
     """The real command in a subprocess: (exit status, stdout, stderr)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "udfs.cli", *argv], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "compute_lab.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     return proc.returncode, proc.stdout, proc.stderr
 
@@ -412,7 +415,7 @@ def test_issue8_8_tiny_target_days_is_not_an_internal_error(capsys):
 
 
 def _known_flags():
-    from udfs.cli import build_parser
+    from compute_lab.cli import build_parser
 
     parser, _ = build_parser("estimate")
     return set(parser.commands["estimate"].known_flags())
@@ -482,7 +485,7 @@ def test_issue8_10_no_warning_reaches_stderr_even_as_errors(tmp_path):
         ["estimate", "--accelerator", "H100", "--peak-tflops", "1e-300"],
     ):
         proc = subprocess.run(
-            [sys.executable, "-W", "error", "-m", "udfs.cli", *argv],
+            [sys.executable, "-W", "error", "-m", "compute_lab.cli", *argv],
             capture_output=True,
             text=True,
             timeout=120,
@@ -591,7 +594,7 @@ def test_command_line_doc_examples_print_what_they_show(capsys, command, expecte
 
 
 def test_command_line_doc_names_every_flag_and_no_seed(capsys):
-    from udfs.cli import build_parser
+    from compute_lab.cli import build_parser
     from udfs.plan import RULES
 
     text = DOC.read_text()

@@ -22,8 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from compute_lab.cli import main
+from compute_lab.figures import RANGE_LINES
 from udfs import calibration
-from udfs.cli import RANGE_LINES, main
 from udfs.plan import estimate_scenario, resolve
 from udfs.ranges import estimate_ranges
 
@@ -290,7 +291,7 @@ def test_runs_prints_the_grouped_validation_table_recomputed(capsys):
 
 
 def test_runs_json_and_csv_carry_the_same_columns(capsys):
-    from udfs.cli import RUNS_COLUMNS
+    from compute_lab.tables import RUNS_COLUMNS
 
     assert main(["runs", "--json"]) == 0
     records = json.loads(capsys.readouterr().out, parse_constant=_refuse)

@@ -25,7 +25,7 @@ if importlib.util.find_spec("xlwings_server") is None:
 
 def check(capsys, monkeypatch, argv, tmp_path):
     """Run ``argv`` (a compute-lab serve command line) with --check, the token file swapped."""
-    from udfs.cli import main
+    from compute_lab.cli import main
 
     token_file = tmp_path / "tokens.json"
     tokens.create(token_file, "alice")
@@ -96,3 +96,15 @@ def test_proxies_forward_to_the_server_with_its_body_limit():
     assert "proxy_pass http://127.0.0.1:8000;" in nginx
     assert f"client_max_body_size {megabytes}m;" in nginx
     assert "proxy_set_header Host $host;" in nginx
+
+
+def test_the_image_copies_every_package_the_project_ships():
+    """The Dockerfile copies each top-level package pyproject's package list includes."""
+    import tomllib
+
+    root = DEPLOY.parent.parent
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    packages = {p.rstrip("*") for p in project["tool"]["setuptools"]["packages"]["find"]["include"]}
+    dockerfile = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
+    copied = set(re.findall(r"^COPY (\w+) \./\1$", dockerfile, flags=re.M))
+    assert packages <= copied, sorted(packages - copied)

@@ -7,7 +7,7 @@ import hashlib
 import pytest
 from helpers import require_soffice
 
-from udfs.cli import main
+from compute_lab.cli import main
 from udfs.plan import estimate_scenario
 from workbook_templates import example
 from workbook_templates.reader import read_planner

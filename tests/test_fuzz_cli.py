@@ -2,7 +2,7 @@
 
 Each case asserts what a user sees: exit status 2, exactly one line on stderr naming the flag
 (or the flags that drove a figure out of range), no traceback, no Python warning, nothing
-on stdout, and no file left behind. Most run in-process through ``udfs.cli.main`` (fast); a
+on stdout, and no file left behind. Most run in-process through ``compute_lab.cli.main`` (fast); a
 handful run the real command in a subprocess with ``python -W error``.
 """
 
@@ -20,10 +20,10 @@ from helpers import run_cli as _run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from udfs.cli import _ESTIMATE_FLAGS
+from compute_lab.flags import ESTIMATE_FLAGS
 
 #: Every numeric flag of `estimate`, with the hidden aliases and --target-days.
-NUMBER_FLAGS = [flag for flag, _, _ in _ESTIMATE_FLAGS] + [
+NUMBER_FLAGS = [flag for flag, _, _ in ESTIMATE_FLAGS] + [
     "--training-tokens",
     "--usd-per-accelerator-hour",
     "--target-days",
@@ -105,7 +105,7 @@ def _refused(code, out, err, caught, *needles):
 
 
 def _estimate_flags():
-    from udfs.cli import build_parser
+    from compute_lab.cli import build_parser
 
     parser, _ = build_parser("estimate")
     return frozenset(parser.commands["estimate"].known_flags())
@@ -454,7 +454,7 @@ def test_extreme_values_give_finite_figures_or_one_line(flags, as_json, empty_cw
 
 def _real(*argv, cwd):
     proc = subprocess.run(
-        [sys.executable, "-W", "error", "-m", "udfs.cli", *argv],
+        [sys.executable, "-W", "error", "-m", "compute_lab.cli", *argv],
         capture_output=True,
         text=True,
         timeout=120,

@@ -189,7 +189,7 @@ def test_fiscal_years_start_in_the_month_given(template, tmp_path):
 
 @pytest.mark.parametrize("month", ["0", "13", "April", "4.5", ""])
 def test_a_bad_fiscal_year_start_is_one_line(template, tmp_path, capsys, month):
-    from udfs.cli import main
+    from compute_lab.cli import main
 
     assert main(["report", str(template), "--csv", str(tmp_path / "c"),
                  "--fiscal-year-start", month]) == 2  # fmt: skip

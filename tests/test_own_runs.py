@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compute_lab.cli import parse_number
 from udfs import calibration, engine, own_runs
-from udfs.cli import parse_number
 from udfs.validation import CommandError
 
 HEADER = "name,organisation,active_params,total_params,tokens,accelerator,accelerators,"
@@ -113,7 +113,7 @@ def test_the_pull_is_the_catalogue_team_variance_ratio():
 
 
 def test_estimate_and_runs_take_own_runs(tmp_path, capsys):
-    from udfs.cli import main
+    from compute_lab.cli import main
 
     path = write(tmp_path, GOOD)
     plan = ["--accelerator", "H100", "--total-params", "70B", "--tokens", "2T",
@@ -135,7 +135,7 @@ def test_estimate_and_runs_take_own_runs(tmp_path, capsys):
 
 
 def test_a_bad_own_runs_file_is_exit_2_and_one_line(tmp_path, capsys):
-    from udfs.cli import main
+    from compute_lab.cli import main
 
     path = write(tmp_path, HEADER + "a,b,7B,7B,2T,H900,8,100\n")
     assert main(["estimate", "--accelerator", "H100", "--own-runs", str(path)]) == 2

@@ -32,8 +32,8 @@ from test_report_fixtures import (
     sheet_member,
 )
 
+from compute_lab.cli import main
 from udfs import engine, plan
-from udfs.cli import main
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
 from workbook_templates import report
 from workbook_templates.recalc import find_soffice, recalculate
@@ -799,10 +799,10 @@ def test_an_engine_input_error_names_the_input_cell(good, tmp_path, monkeypatch,
 
     real = _real_estimate()
 
-    def estimate(**kwargs):
-        if kwargs.get("usd_per_kwh", 0) > 0.09:  # PLAN_B's 0.1, not PLAN_A's 0.08
+    def estimate(plan):  # the report hands the engine one Plan
+        if (plan.usd_per_kwh or 0) > 0.09:  # PLAN_B's 0.1, not PLAN_A's 0.08
             raise InputError("usd_per_kwh", "drives electricity_cost_usd to infinity")
-        return real(**kwargs)
+        return real(plan)
 
     monkeypatch.setattr(engine, "estimate", estimate)
     assert report_cli(good, "--out", tmp_path / "h.xlsx") == 2
@@ -822,8 +822,8 @@ def test_an_engine_input_error_on_an_output_finds_the_driving_input(
 
     real = _real_estimate()
 
-    def estimate(**kwargs):
-        out = real(**kwargs)
+    def estimate(plan):  # the report hands the engine one Plan
+        out = real(plan)
         if out["total_cost_usd"] > 1e200:
             raise InputError("total_cost_usd", "is not a finite number")
         return out

@@ -21,8 +21,8 @@ from helpers import planner_cell
 from helpers_report import digest, run_report, tree
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill
 
+from compute_lab.cli import main
 from udfs import engine
-from udfs.cli import main
 from workbook_templates.reader import MAX_TEXT_CHARS
 
 consolidate_module = importlib.import_module("workbook_templates.report.consolidate")
@@ -202,7 +202,7 @@ def test_a_failed_workbook_write_closes_its_zip(tmp_path, monkeypatch):
 #: compute-lab, saying "ready" once everything is imported (Ctrl-C during Python's own start-up
 #: is Python's: a traceback and status -2).
 _READY = (
-    "import sys; from udfs.cli import main, _commands; _commands(); "
+    "import sys; from compute_lab.cli import main, _commands; _commands(); "
     "import workbook_templates.report; print('ready', file=sys.stderr, flush=True); "
     "sys.exit(main())"
 )

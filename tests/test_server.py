@@ -448,7 +448,7 @@ def test_server_answers_what_the_function_returns(server, column):
 
 
 def test_serve_without_a_licence_key_says_what_the_licence_is(monkeypatch, capsys):
-    from udfs.cli import main
+    from compute_lab.cli import main
 
     monkeypatch.delenv("XLWINGS_LICENSE_KEY", raising=False)
     assert main(["serve"]) == 2
@@ -463,7 +463,7 @@ def test_serve_command_starts_the_server_on_loopback(tmp_path):
     log = tmp_path / "serve.log"
 
     def serve(port):
-        code = "import sys; from udfs.cli import main; sys.exit(main())"
+        code = "import sys; from compute_lab.cli import main; sys.exit(main())"
         return [sys.executable, "-c", code, "serve", "--port", str(port)] + [
             "--license-key",
             "noncommercial",
@@ -511,7 +511,7 @@ def test_server_refuses_functions_imported_without_server_decorators(tmp_path):
 
 def serve_error(capsys, *flags):
     """Run `compute-lab serve FLAGS` in-process; its exit status and its one stderr line."""
-    from udfs.cli import main
+    from compute_lab.cli import main
 
     try:
         status = main(["serve", "--license-key", "noncommercial", *flags])
@@ -665,7 +665,7 @@ def test_serve_with_a_certificate_serves_https(tmp_path):
     log = tmp_path / "serve.log"
 
     def serve(port):
-        code = "import sys; from udfs.cli import main; sys.exit(main())"
+        code = "import sys; from compute_lab.cli import main; sys.exit(main())"
         return [sys.executable, "-c", code, "serve", "--port", str(port)] + [
             "--license-key",
             "noncommercial",

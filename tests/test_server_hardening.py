@@ -202,7 +202,7 @@ def post_call(port, func_name, *args):
             "TRAIN_QUANTILE",
             ("days", 0.9, 671e9, 37e9, 14.8e12, [[2048.0 + i] for i in range(50_000)], "H100"),
             b"TRAIN_QUANTILE: the call would compute 50,000 plans (50000 rows x 1 column), over "
-            b"the limit of 1,024 plans per call (MAX_PLANS_PER_CALL)",
+            b"the limit of 4,096 plans per call (MAX_PLANS_PER_CALL)",
         ),
         (
             "ACCEL_SPEC",
@@ -234,7 +234,7 @@ def serve_command(*flags, prelude=""):
     """``compute-lab serve --port PORT FLAGS`` as a function of the port, for local_server."""
     import sys
 
-    code = prelude + "import sys; from udfs.cli import main; sys.exit(main())"
+    code = prelude + "import sys; from compute_lab.cli import main; sys.exit(main())"
 
     def command(port):
         return [sys.executable, "-c", code, "serve", "--port", str(port)] + [

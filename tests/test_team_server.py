@@ -24,7 +24,7 @@ if importlib.util.find_spec("xlwings_server") is None:
 
 
 def run_cli(capsys, *argv):
-    from udfs.cli import main
+    from compute_lab.cli import main
 
     try:
         status = main(list(argv))

@@ -269,7 +269,7 @@ def test_one_existing_file_stops_the_whole_run(tmp_path):
 
 
 def test_cli_writes_and_prints_each_path(tmp_path, capsys):
-    from udfs.cli import main
+    from compute_lab.cli import main
 
     out = tmp_path / "t"
     assert main(["templates", "--out", str(out)]) == 0
@@ -278,7 +278,7 @@ def test_cli_writes_and_prints_each_path(tmp_path, capsys):
 
 
 def test_cli_default_folder_is_templates(tmp_path, monkeypatch, capsys):
-    from udfs.cli import main
+    from compute_lab.cli import main
 
     monkeypatch.chdir(tmp_path)
     assert main(["templates"]) == 0
@@ -287,7 +287,7 @@ def test_cli_default_folder_is_templates(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.parametrize("case", ["existing", "out-is-file"])
 def test_cli_bad_input_is_one_line_exit_2(tmp_path, capsys, case):
-    from udfs.cli import main
+    from compute_lab.cli import main
 
     if case == "existing":
         generate.write_templates(tmp_path)
@@ -348,7 +348,7 @@ def test_charts_are_schema_complete(workbook):
 
 
 def test_pdf_without_libreoffice_is_a_one_line_error_before_writing(tmp_path, monkeypatch, capsys):
-    from udfs.cli import main
+    from compute_lab.cli import main
     from workbook_templates import recalc
 
     monkeypatch.setattr(recalc, "find_soffice", lambda: None)

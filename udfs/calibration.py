@@ -31,11 +31,13 @@ import tomllib
 from importlib import resources
 
 import numpy as np
-import pandas as pd
 
 from . import catalogue, engine, model
+from ._lazy import lazy_module
 from .formula import norm_s_inv
 from .validation import InputError
+
+pd = lazy_module("pandas")  # the tables and the fit only: a calibrated default needs none
 
 __all__ = [
     "CANDIDATES",
@@ -218,7 +220,7 @@ def generation_of(accelerator):
 
     def one(name):
         try:
-            canonical = catalogue.accelerator(name)["name"]
+            canonical = catalogue.accelerator_record(name)["name"]
         except InputError:  # not in the catalogue (or not a name): no calibrated generation
             return "other"
         return GENERATIONS.get(canonical, "other")

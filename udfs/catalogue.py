@@ -12,9 +12,8 @@ import functools
 import math
 import re
 import tomllib
+import types
 from importlib import resources
-
-import pandas as pd
 
 from .validation import InputError
 
@@ -118,6 +117,8 @@ def _load(kind):
 
 
 def _frame(kind):
+    import pandas as pd  # the tables only: a lookup by name (a plan's accelerator) needs none
+
     rows, _ = _load(kind)
     fields = ACCELERATOR_FIELDS if kind == "accelerator" else RUN_FIELDS
     data = [
@@ -163,6 +164,25 @@ def _resolve(kind, name, argument):
 def accelerator(name, argument="accelerator"):
     """One accelerator's figures as a Series. ``accelerator("h100")["bf16_tflops"]`` -> 989.4."""
     return _cached_frame("accelerator").loc[_resolve("accelerator", name, argument)["name"]].copy()
+
+
+@functools.cache
+def _record(kind, canonical):
+    rows, _ = _load(kind)
+    row = next(r for r in rows if r["name"] == canonical)
+    fields = ACCELERATOR_FIELDS if kind == "accelerator" else RUN_FIELDS
+    out = {}
+    for f in fields:
+        value = row.get(f, None if f in _TEXT_FIELDS else math.nan)
+        out[f] = value if f in _TEXT_FIELDS or value is None else float(value)
+    out["source"] = row["source"]
+    return types.MappingProxyType(out)
+
+
+def accelerator_record(name, argument="accelerator"):
+    """One accelerator's figures as a read-only mapping (the fields of :func:`accelerator`,
+    numbers as floats, blank figures NaN): a lookup by name without pandas, cached."""
+    return _record("accelerator", _resolve("accelerator", name, argument)["name"])
 
 
 def run(name, argument="run"):

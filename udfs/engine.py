@@ -30,11 +30,15 @@ import ast
 import datetime as _dt
 import functools
 import inspect
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import formula as _formula
 from . import model as _model
+from .quantities import ENGINE_INPUTS as _ENGINE_INPUTS
+from .quantities import MODEL_CONSTANTS as _MODEL_CONSTANTS
+from .quantities import MODEL_INPUTS as _MODEL_INPUTS
 from .validation import (
     InputError,
     OutOfRangeError,
@@ -47,9 +51,12 @@ from .validation import (
     check_whole,
 )
 from .validation import check_result as _check_result
+from .validation import checks_remembered as _checks_remembered
 from .validation import out_of_range as _out_of_range
+from .validation import result_usable as _result_usable
 
 __all__ = [
+    "Plan",
     "FLOPS_PER_PARAM_TOKEN",
     "HOURS_PER_YEAR",
     "training_flops",
@@ -123,11 +130,34 @@ def _spec(name, **values):
     (scalars) it calls :func:`udfs.model.function` itself. The spec's constants
     (:data:`udfs.model.CONSTANTS`) fill in the names not given.
     """
-    if all(np.ndim(v) == 0 for v in values.values()):  # one plan: the rendering itself
+    size = 0
+    for v in values.values():
+        if type(v) not in _PLAIN:
+            size = max(size, np.size(v) or 1)
+    if size == 0:  # one plan of plain numbers: on numpy scalars
+        function, names = _scalar_rendered(name)
+    elif size <= _SMALL:  # one plan, or a few: the rendering itself
         function, names = _rendered(name)
-        return function(*(values[n] if n in values else _model.CONSTANTS[n] for n in names))
-    value, _ = _evaluate(_model.tree(name), values)
-    return _ret(value)
+    else:
+        value, _ = _evaluate(_model.tree(name), values)
+        return _ret(value)
+    constants = _model.CONSTANTS
+    return function(*[values[n] if n in values else constants[n] for n in names])
+
+
+#: Up to this many plans, :func:`_spec` calls the formula's plain rendering (the same
+#: operations in the same order: the same bits) rather than reusing intermediate arrays.
+_SMALL = 4096
+
+
+_PLAIN = frozenset({float, int, np.float64})
+
+
+@functools.cache
+def _scalar_rendered(name):
+    """The spec's formula of ``name`` on numpy float64 scalars and the names it reads."""
+    names = _model.inputs_of(name)
+    return _formula.to_scalar(_model.tree(name), name, names), names
 
 
 @functools.cache
@@ -988,27 +1018,27 @@ _INTERMEDIATES = {
 }
 
 
-def _result_inputs(a):
-    """For each output of estimate(), the arguments it depends on (given the arguments ``a``)."""
-    model = ("active_params" if a["active_params"] is not None else "total_params",)
+def _result_inputs(p):
+    """For each output of estimate(), the inputs it depends on (given the :class:`Plan` ``p``)."""
+    model = ("active_params" if p.active_params is not None else "total_params",)
     model += ("training_tokens",)
-    if a["effective_tflops"] is not None:
+    if p.effective_tflops is not None:
         eff = ("effective_tflops",)
         good = scale = ()
     else:
         good = ("goodput",)
-        if a["failures_per_accelerator_day"] is not None:
+        if p.failures_per_accelerator_day is not None:
             good = ("failures_per_accelerator_day", "accelerators", "checkpoint_write_minutes",
                     "restart_minutes")  # fmt: skip
         scale = ()
-        if a["global_batch_tokens"] is not None:
+        if p.global_batch_tokens is not None:
             scale = ("global_batch_tokens", "accelerators", "total_params", "tensor_parallel",
                      "pipeline_parallel", "sequence_tokens", "pipeline_interleave",
                      "interconnect_gb_per_s", "comm_overlap")  # fmt: skip
         eff = ("peak_tflops", "mfu", *good, *scale)
     hours = (*model, *eff)
     days = (*hours, "accelerators")
-    if a["usd_per_accelerator_hour"] is not None:
+    if p.usd_per_accelerator_hour is not None:
         price = ("usd_per_accelerator_hour",)
     else:
         price = ("purchase_usd_per_accelerator", "amortisation_years", "utilisation")
@@ -1037,47 +1067,44 @@ def _result_inputs(a):
     }
 
 
-def _absent(key, a):
+def _absent(key, p):
     """True when output ``key`` is NaN by design: an input it needs was not given."""
     if key in ("goodput", "scaling_efficiency"):
-        return a["effective_tflops"] is not None
+        return p.effective_tflops is not None
     if key in ("cluster_mtbf_hours", "checkpoint_interval_hours"):
-        return a["failures_per_accelerator_day"] is None
+        return p.failures_per_accelerator_day is None
     if key in ("usd_per_accelerator_hour", "rental_cost_usd", "total_cost_usd"):
-        return a["usd_per_accelerator_hour"] is None and a["purchase_usd_per_accelerator"] is None
+        return p.usd_per_accelerator_hour is None and p.purchase_usd_per_accelerator is None
     needs = {
         "electricity_cost_usd": "usd_per_kwh",
         "co2_tonnes": "grams_co2_per_kwh",
         "min_accelerators_for_memory": "hbm_gb",
     }.get(key)
-    return needs is not None and a[needs] is None
+    return needs is not None and getattr(p, needs) is None
 
 
 def _checked_results(function):
-    """Make every output of ``function`` (estimate) finite, or an error naming its inputs.
+    """Make every output of ``function(plan)`` (the estimate) finite, or an error naming its
+    inputs.
 
     An output beyond a float's range (infinity, NaN, a denormal, or 0 where it must be
     positive), or an intermediate figure that an inner check refuses, raises
-    :class:`~udfs.validation.OutOfRangeError` naming the output and the arguments that drove
+    :class:`~udfs.validation.OutOfRangeError` naming the output and the inputs that drove
     it there. numpy's floating-point warnings are silenced inside: the outputs are checked.
     """
-    signature = inspect.signature(function)
 
     @functools.wraps(function)
-    def checked(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        a = bound.arguments
-        with np.errstate(all="ignore"):
+    def checked(p):
+        with np.errstate(all="ignore"), _checks_remembered():
             try:
-                out = function(*args, **kwargs)
+                out = function(p)
             except OutOfRangeError:
                 raise
             except InputError as err:
                 key = _INTERMEDIATES.get(err.argument)
-                if key is None or a.get(err.argument) is not None or err.value is None:
+                if key is None or getattr(p, err.argument, None) is not None or err.value is None:
                     raise
-                inputs = {k: a[k] for k in _result_inputs(a)[key]}
+                inputs = {k: getattr(p, k) for k in _result_inputs(p)[key]}
                 shape = np.broadcast_shapes(*(np.shape(v) for v in inputs.values()))
                 raise _out_of_range(
                     key,
@@ -1087,14 +1114,16 @@ def _checked_results(function):
                     position=err.position,
                     result_label=_RESULT_LABELS[key],
                 ) from None
-            depends = _result_inputs(a)
-            for key, value in out.items():
-                if _absent(key, a):
-                    continue
+            present = [key for key in out if not _absent(key, p)]
+            if _all_usable([out[key] for key in present]):
+                return out
+            depends = _result_inputs(p)  # an output is out of range: the error names inputs
+            for key in present:
+                value = out[key]
                 _check_result(
                     key,
                     value,
-                    {k: a[k] for k in depends[key]},
+                    {k: getattr(p, k) for k in depends[key]},
                     allow_zero=key in _MAY_BE_ZERO,
                     result_label=_RESULT_LABELS[key],
                 )
@@ -1103,41 +1132,78 @@ def _checked_results(function):
     return checked
 
 
-@_checked_results
-def estimate(
-    total_params,
-    training_tokens,
-    accelerators,
-    active_params=None,
-    effective_tflops=None,
-    peak_tflops=None,
-    mfu=None,
-    goodput=None,
-    usd_per_accelerator_hour=None,
-    watts_per_accelerator=700.0,
-    server_overhead=1.0,
-    pue=1.0,
-    usd_per_kwh=None,
-    grams_co2_per_kwh=None,
-    checkpoint_bytes_per_param=2.0,
-    failures_per_accelerator_day=None,
-    checkpoint_write_minutes=1.0,
-    restart_minutes=10.0,
-    global_batch_tokens=None,
-    tensor_parallel=1.0,
-    pipeline_parallel=1.0,
-    sequence_tokens=8192.0,
-    pipeline_interleave=1.0,
-    interconnect_gb_per_s=50.0,
-    comm_overlap=0.0,
-    hbm_gb=None,
-    training_state_bytes_per_param=16.0,
-    purchase_usd_per_accelerator=None,
-    amortisation_years=4.0,
-    utilisation=1.0,
-    other_costs_usd=0.0,
-):
+def _all_usable(values):
+    """True when every element of every value is a usable figure (:func:`_result_usable`):
+    plain numbers by comparison, the arrays together in two reductions."""
+    arrays = []
+    for value in values:
+        if type(value) in _PLAIN:
+            if not _result_usable(value):
+                return False
+        else:
+            arrays.append(np.ravel(value))
+    if not arrays:
+        return True
+    if not all(a.size for a in arrays):  # an empty figure: the checks one by one decide
+        return False
+    return _result_usable(np.concatenate(arrays, dtype=float, casting="unsafe"))
+
+
+#: The defaults of the engine's own inputs (and its constants), from the quantities spec.
+_DEFAULT = {q.name: q.default for q in (*_ENGINE_INPUTS, *_MODEL_INPUTS, *_MODEL_CONSTANTS)}
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """One training plan as the engine reads it: one field per input of :func:`estimate`.
+
+    Each field is a number, or an array of numbers (one per plan: arrays of plans broadcast
+    together, as every engine function does); ``None`` is an input not given (its output is
+    NaN, or another input stands in for it: see :func:`estimate`). The record is frozen:
+    :func:`udfs.plan.resolve` builds it from any face's inputs (a planner column, an Excel
+    formula's arguments, the command line's flags), and :func:`estimate` reads it, step by
+    step. The defaults of the engine's own inputs (failures, scaling, ownership, memory, other
+    costs) are the quantities spec's (:data:`udfs.quantities.ENGINE_INPUTS`).
+    """
+
+    total_params: object
+    training_tokens: object
+    accelerators: object
+    active_params: object = None
+    effective_tflops: object = None
+    peak_tflops: object = None
+    mfu: object = None
+    goodput: object = None
+    usd_per_accelerator_hour: object = None
+    watts_per_accelerator: object = 700.0
+    server_overhead: object = 1.0
+    pue: object = 1.0
+    usd_per_kwh: object = None
+    grams_co2_per_kwh: object = None
+    checkpoint_bytes_per_param: object = 2.0
+    failures_per_accelerator_day: object = _DEFAULT["failures_per_accelerator_day"]
+    checkpoint_write_minutes: object = _DEFAULT["checkpoint_write_minutes"]
+    restart_minutes: object = _DEFAULT["restart_minutes"]
+    global_batch_tokens: object = _DEFAULT["global_batch_tokens"]
+    tensor_parallel: object = _DEFAULT["tensor_parallel"]
+    pipeline_parallel: object = _DEFAULT["pipeline_parallel"]
+    sequence_tokens: object = _DEFAULT["sequence_tokens"]
+    pipeline_interleave: object = _DEFAULT["pipeline_interleave"]
+    interconnect_gb_per_s: object = _DEFAULT["interconnect_gb_per_s"]
+    comm_overlap: object = _DEFAULT["comm_overlap"]
+    hbm_gb: object = _DEFAULT["hbm_gb"]
+    training_state_bytes_per_param: object = _DEFAULT["training_state_bytes_per_param"]
+    purchase_usd_per_accelerator: object = _DEFAULT["purchase_usd_per_accelerator"]
+    amortisation_years: object = _DEFAULT["amortisation_years"]
+    utilisation: object = _DEFAULT["utilisation"]
+    other_costs_usd: object = _DEFAULT["other_costs_usd"]
+
+
+def estimate(*args, **kwargs):
     """Every output of one training plan (or of arrays of plans), as a dict of floats/arrays.
+
+    ``estimate(plan)`` takes a :class:`Plan`; the keyword form, ``estimate(total_params,
+    training_tokens, accelerators, **inputs)``, builds one from :class:`Plan`'s fields.
 
     Throughput: ``effective_tflops`` when given (sustained, as in the seed, used as is);
     otherwise ``peak_tflops x mfu x goodput x scaling``, where goodput is the given value or,
@@ -1169,26 +1235,43 @@ def estimate(
     >>> round(r["wall_clock_days"], 1)
     46.4
     """
-    a = dict(locals())  # every argument by name, for the named steps below
-    total, active, tokens, n = _checked_arguments(a)
-    nan = np.full(np.broadcast_shapes(np.shape(total), np.shape(active), np.shape(n)), np.nan)
-    through = _throughput(a, n, active, total, nan)
+    if args and isinstance(args[0], Plan):
+        if len(args) > 1 or kwargs:
+            raise TypeError("estimate() takes a Plan alone, or the plan's inputs")
+        return _estimate(args[0])
+    return _estimate(Plan(*args, **kwargs))
+
+
+estimate.__signature__ = inspect.Signature(  # Plan's fields, as estimate's parameters
+    [
+        q.replace(annotation=inspect.Parameter.empty)
+        for q in inspect.signature(Plan).parameters.values()
+    ]
+)
+
+
+@_checked_results
+def _estimate(p):
+    """:func:`estimate` of the :class:`Plan` ``p``, in named steps."""
+    total, active, tokens, n = _checked_arguments(p)
+    nan = np.full(_shape_of((total, active, n)), np.nan)
+    through = _throughput(p, n, active, total, nan)
     flops = training_flops(active, tokens)
     hours = np.asarray(accelerator_hours(flops, through["effective_tflops"]))
     days = wall_clock_days(hours, n)
-    price = _hourly_price(a, nan)
+    price = _hourly_price(p, nan)
     memory = nan
-    if hbm_gb is not None:
-        memory = min_accelerators_for_memory(total, hbm_gb, training_state_bytes_per_param)
+    if p.hbm_gb is not None:
+        memory = min_accelerators_for_memory(total, p.hbm_gb, p.training_state_bytes_per_param)
         _check_some_memory(memory, total)
     out = {
         "effective_tflops": through["effective_tflops"],
         "training_flops": flops,
         "accelerator_hours": hours,
         "wall_clock_days": days,
-        "checkpoint_gb": checkpoint_gb(total, checkpoint_bytes_per_param),
+        "checkpoint_gb": checkpoint_gb(total, p.checkpoint_bytes_per_param),
         "usd_per_accelerator_hour": price,
-        **_energy_and_costs(a, hours, price, nan),
+        **_energy_and_costs(p, hours, price, nan),
         "goodput": through["goodput"],
         "scaling_efficiency": through["scaling_efficiency"],
         "cluster_mtbf_hours": through["cluster_mtbf_hours"],
@@ -1201,7 +1284,7 @@ def estimate(
     return _one_shape(out)
 
 
-_goodput = goodput  # estimate() has an argument of the same name
+_goodput = goodput  # a Plan has a field of the same name
 
 
 def _check_some_memory(memory, total):
@@ -1225,21 +1308,21 @@ def _check_some_memory(memory, total):
 # -- estimate(), step by step -----------------------------------------------------------------
 
 
-def _checked_arguments(a):
+def _checked_arguments(p):
     """Check every argument of :func:`estimate`, also one this plan does not use: a bad value
     is never ignored. Returns the model's checked arrays (total, active, tokens, accelerators)."""
-    total = check_positive("total_params", a["total_params"])
+    total = check_positive("total_params", p.total_params)
     active = total
-    if a["active_params"] is not None:
-        active = check_positive("active_params", a["active_params"])
+    if p.active_params is not None:
+        active = check_positive("active_params", p.active_params)
     check_at_most("active_params", active, "total_params", total)
-    tokens = check_positive("training_tokens", a["training_tokens"])
-    n = check_whole("accelerators", a["accelerators"])
+    tokens = check_positive("training_tokens", p.training_tokens)
+    n = check_whole("accelerators", p.accelerators)
     for name, check in _ALWAYS_CHECKS.items():
-        check(name, a[name])
+        check(name, getattr(p, name))
     for name, check in _OPTIONAL_CHECKS.items():
-        if a[name] is not None:
-            check(name, a[name])
+        if getattr(p, name) is not None:
+            check(name, getattr(p, name))
     return total, active, tokens, n
 
 
@@ -1286,7 +1369,7 @@ _OPTIONAL_CHECKS = {
 }
 
 
-def _throughput(a, n, active, total, nan):
+def _throughput(p, n, active, total, nan):
     """Sustained TFLOP/s per accelerator: ``effective_tflops`` as given, or derived.
 
     Derived: the spec's ``effective_tflops`` (peak x MFU x goodput) times the scaling
@@ -1295,45 +1378,45 @@ def _throughput(a, n, active, total, nan):
     (NaN where they do not apply).
     """
     out = {"cluster_mtbf_hours": np.asarray(nan), "checkpoint_interval_hours": np.asarray(nan)}
-    if a["effective_tflops"] is not None:
+    if p.effective_tflops is not None:
         for name in ("peak_tflops", "mfu", "goodput"):
-            if a[name] is not None:
+            if getattr(p, name) is not None:
                 raise InputError(name, "cannot be combined with effective_tflops (give one)")
-        if a["failures_per_accelerator_day"] is not None or a["global_batch_tokens"] is not None:
+        if p.failures_per_accelerator_day is not None or p.global_batch_tokens is not None:
             raise InputError(
                 "effective_tflops",
                 "is used as is; leave it out to derive throughput from failures or scaling",
             )
-        out["effective_tflops"] = check_positive("effective_tflops", a["effective_tflops"])
+        out["effective_tflops"] = check_positive("effective_tflops", p.effective_tflops)
         out["goodput"] = out["scaling_efficiency"] = np.asarray(nan)
         return out
-    if a["peak_tflops"] is None or a["mfu"] is None:
+    if p.peak_tflops is None or p.mfu is None:
         raise InputError(
             "effective_tflops", "is required (or give peak_tflops and mfu to derive it)"
         )
-    peak = check_positive("peak_tflops", a["peak_tflops"])
-    u = check_fraction("mfu", a["mfu"])
-    if a["failures_per_accelerator_day"] is not None:
-        out.update(_goodput_from_failures(a, n))
+    peak = check_positive("peak_tflops", p.peak_tflops)
+    u = check_fraction("mfu", p.mfu)
+    if p.failures_per_accelerator_day is not None:
+        out.update(_goodput_from_failures(p, n))
     else:
-        good = a["goodput"]
+        good = p.goodput
         out["goodput"] = np.asarray(1.0) if good is None else check_fraction("goodput", good)
     scale = np.asarray(1.0)
-    if a["global_batch_tokens"] is not None:
-        scale = np.asarray(_scaling(a, n, active, total, peak * u))
+    if p.global_batch_tokens is not None:
+        scale = np.asarray(_scaling(p, n, active, total, peak * u))
     out["scaling_efficiency"] = scale
     eff = _spec("effective_tflops", peak_tflops=peak, mfu=u, goodput=out["goodput"])
     out["effective_tflops"] = eff * scale
     return out
 
 
-def _goodput_from_failures(a, n):
+def _goodput_from_failures(p, n):
     """Goodput, job MTBF and checkpoint interval from the failure rate (Young/Daly)."""
-    if a["goodput"] is not None:
+    if p.goodput is not None:
         raise InputError("goodput", "cannot be combined with failures_per_accelerator_day")
-    mtbf = np.asarray(cluster_mtbf_hours(n, a["failures_per_accelerator_day"]))
-    d = check_positive("checkpoint_write_minutes", a["checkpoint_write_minutes"]) / 60.0
-    r = check_non_negative("restart_minutes", a["restart_minutes"]) / 60.0
+    mtbf = np.asarray(cluster_mtbf_hours(n, p.failures_per_accelerator_day))
+    d = check_positive("checkpoint_write_minutes", p.checkpoint_write_minutes) / 60.0
+    r = check_non_negative("restart_minutes", p.restart_minutes) / 60.0
     interval = np.asarray(checkpoint_interval_hours(d, mtbf))
     try:
         good = np.asarray(_goodput(mtbf, d, r))
@@ -1346,60 +1429,58 @@ def _goodput_from_failures(a, n):
     return {"goodput": good, "cluster_mtbf_hours": mtbf, "checkpoint_interval_hours": interval}
 
 
-def _scaling(a, n, active, total, tflops_per_accelerator):
+def _scaling(p, n, active, total, tflops_per_accelerator):
     """:func:`scaling_efficiency` of the plan's batch and parallelism."""
     return scaling_efficiency(
         n,
         active,
         total,
-        a["global_batch_tokens"],
+        p.global_batch_tokens,
         tflops_per_accelerator,
-        a["tensor_parallel"],
-        a["pipeline_parallel"],
-        a["sequence_tokens"],
-        a["pipeline_interleave"],
-        a["interconnect_gb_per_s"],
-        a["comm_overlap"],
+        p.tensor_parallel,
+        p.pipeline_parallel,
+        p.sequence_tokens,
+        p.pipeline_interleave,
+        p.interconnect_gb_per_s,
+        p.comm_overlap,
     )
 
 
-def _hourly_price(a, nan):
+def _hourly_price(p, nan):
     """US$ per accelerator-hour: the rental price, else the ownership equivalent, else NaN."""
-    if a["usd_per_accelerator_hour"] is not None:
-        if a["purchase_usd_per_accelerator"] is not None:
+    if p.usd_per_accelerator_hour is not None:
+        if p.purchase_usd_per_accelerator is not None:
             raise InputError(
                 "purchase_usd_per_accelerator",
                 "cannot be combined with usd_per_accelerator_hour (give one price)",
             )
-        return check_non_negative("usd_per_accelerator_hour", a["usd_per_accelerator_hour"])
-    if a["purchase_usd_per_accelerator"] is not None:
+        return check_non_negative("usd_per_accelerator_hour", p.usd_per_accelerator_hour)
+    if p.purchase_usd_per_accelerator is not None:
         return np.asarray(
             ownership_usd_per_accelerator_hour(
-                a["purchase_usd_per_accelerator"], a["amortisation_years"], a["utilisation"]
+                p.purchase_usd_per_accelerator, p.amortisation_years, p.utilisation
             )
         )
     return nan
 
 
-def _energy_and_costs(a, hours, price, nan):
+def _energy_and_costs(p, hours, price, nan):
     """Compute cost, electricity (kWh and US$), emissions and the total, by the spec's formulas.
 
     An unpriced electricity (``usd_per_kwh`` None) adds nothing to the total; other costs
     are added to it. The outputs are checked by :func:`estimate`'s wrapper.
     """
-    kwh = np.asarray(
-        electricity_kwh(hours, a["watts_per_accelerator"], a["server_overhead"], a["pue"])
-    )
+    kwh = np.asarray(electricity_kwh(hours, p.watts_per_accelerator, p.server_overhead, p.pue))
     rental = _spec("rental_cost_usd", accelerator_hours=hours, usd_per_accelerator_hour=price)
     kwh_cost = nan
-    if a["usd_per_kwh"] is not None:
-        usd_per_kwh = check_non_negative("usd_per_kwh", a["usd_per_kwh"])
+    if p.usd_per_kwh is not None:
+        usd_per_kwh = check_non_negative("usd_per_kwh", p.usd_per_kwh)
         kwh_cost = _spec("electricity_cost_usd", electricity_kwh=kwh, usd_per_kwh=usd_per_kwh)
     co2 = nan
-    if a["grams_co2_per_kwh"] is not None:
-        grams = check_non_negative("grams_co2_per_kwh", a["grams_co2_per_kwh"])
+    if p.grams_co2_per_kwh is not None:
+        grams = check_non_negative("grams_co2_per_kwh", p.grams_co2_per_kwh)
         co2 = _spec("co2_tonnes", electricity_kwh=kwh, grams_co2_per_kwh=grams)
-    other = check_non_negative("other_costs_usd", a["other_costs_usd"])
+    other = check_non_negative("other_costs_usd", p.other_costs_usd)
     total = _spec("total_cost_usd", rental_cost_usd=rental,
                   electricity_cost_usd=unpriced_as_zero(kwh_cost))  # fmt: skip
     return {
@@ -1419,7 +1500,26 @@ def unpriced_as_zero(value):
 
 def _one_shape(out):
     """Floats for a scalar plan; arrays of one broadcast shape for arrays of plans."""
-    shape = np.broadcast_shapes(*(np.shape(v) for v in out.values()))
+    shape = _shape_of(out.values())
     if shape == ():
         return {k: float(v) for k, v in out.items()}
-    return {k: np.broadcast_to(np.asarray(v, float), shape) for k, v in out.items()}
+    return {k: _read_only(v, shape) for k, v in out.items()}
+
+
+def _shape_of(values):
+    """The broadcast shape of ``values`` (numbers and arrays), quickly when they agree."""
+    shapes = {getattr(v, "shape", None) if type(v) is np.ndarray else np.shape(v) for v in values}
+    if len(shapes) > 1:
+        shapes.discard(())
+    if len(shapes) == 1:
+        return shapes.pop()
+    return np.broadcast_shapes(*shapes)
+
+
+def _read_only(value, shape):
+    """``value`` as a read-only float array of ``shape`` (a view, never a copy of the data)."""
+    if type(value) is np.ndarray and value.dtype == float and value.shape == shape:
+        view = value.view()
+        view.flags.writeable = False
+        return view
+    return np.broadcast_to(np.asarray(value, float), shape)

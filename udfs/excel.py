@@ -27,6 +27,7 @@ ISNUMBER() and IFERROR(cell * 1, fallback) behave the same on every route.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import numpy as np
@@ -81,8 +82,8 @@ NOT_AVAILABLE = "#N/A"
 
 #: What a blank electricity price and grid carbon intensity take: the planner's defaults, from
 #: the one rule table (udfs.plan.RULES), so every face prices electricity the same way.
-_BLANK_USD_PER_KWH = plan.RULES["usd_per_kwh"].default
-_BLANK_GRAMS_CO2_PER_KWH = plan.RULES["grams_co2_per_kwh"].default
+_BLANK_USD_PER_KWH = plan.RULE_DEFAULTS["usd_per_kwh"]
+_BLANK_GRAMS_CO2_PER_KWH = plan.RULE_DEFAULTS["grams_co2_per_kwh"]
 _GRID_NOTE = next(q.note for q in quantities.PLAN_INPUTS if q.name == "grams_co2_per_kwh")
 _USD_PER_KWH_DOC = (
     f"Electricity price, US$ per kWh. >= 0. Blank: US${_BLANK_USD_PER_KWH:g} (the planner's "
@@ -756,12 +757,13 @@ QUANTILE_QUANTITIES = tuple(ranges.QUANTITIES)
 
 #: The most plans one call of TRAIN_QUANTILE may compute: the cells of its broadcast plan
 #: inputs (every argument but quantity and p), counted from their shapes before any work.
-#: Each distinct plan is resolved and estimated on its own (the planner's blank rules, the
-#: engine's checks), about 0.7 to 2 ms a plan: issue 22 measured 50,000 plans holding the
-#: server for 37 s. 1,024 plans (a 32 x 32 table of plans) take about 1 to 2 s
+#: Each distinct plan is resolved on its own (the planner's blank rules), then the engine runs
+#: once over them, about 0.1 to 0.25 ms a plan since issue 19's small-call path (0.7 to 2 ms
+#: before, when issue 22 measured 50,000 plans holding the server for 37 s and set 1,024).
+#: 4,096 plans (a 64 x 64 table of plans) take about 1 s, as 1,024 did then
 #: (benchmarks/bench_server.py). Ranges of p and quantity only repeat the plans; they are
 #: bounded by MAX_CELLS_PER_CALL like every result.
-MAX_PLANS_PER_CALL = 1024
+MAX_PLANS_PER_CALL = 4096
 
 #: Short names TRAIN_QUANTILE accepts for its quantities (any case; spaces or hyphens for "_").
 QUANTITY_ALIASES = {
@@ -831,7 +833,7 @@ def _accelerator_names(function, value):
         if cell in known:
             continue
         try:
-            catalogue.accelerator(cell, argument="accelerator_name")
+            catalogue.accelerator_record(cell, argument="accelerator_name")
         except InputError as err:
             raise CellError(function, "accelerator_name", rule_of(err), index or None) from None
         known.add(cell)
@@ -880,6 +882,67 @@ def _plan_error(function, err, cells, shape, flat_index):
         label = _RANGE_LABELS.get(err.argument, err.argument)
         err.position = _own_position(index, np.shape(cells.get(label)))
     return input_error(function, err, _RANGE_LABELS)
+
+
+def _plan_points(keys, fail):
+    """(points (plans x QUANTILE_QUANTITIES), throughput sigmas, price sigmas) of the distinct
+    plans ``keys`` (tuples of the _PLAN_INPUT_OF cells).
+
+    Each plan is resolved on its own (:func:`udfs.plan.resolve`), then the engine runs once
+    over the resolved plans as arrays (one call per pattern of inputs given), which gives the
+    figures of one plan at a time (``tests/test_speed_paths.py``). A bad plan raises
+    ``fail(err, k)`` for the first plan ``k`` that fails, as one plan at a time did: the
+    engine's error is found again plan by plan, in order.
+    """
+    names = tuple(_PLAN_INPUT_OF.values())
+    resolved, error = [], None
+    for k, key in enumerate(keys):
+        try:
+            resolved.append(plan.resolve(dict(zip(names, key, strict=True))))
+        except InputError as err:
+            error = (err, k)
+            break
+    plans = [r.plan for r in resolved]
+    points = _estimate_together(plans)
+    if points is None:  # a plan the engine refuses: the first such, one plan at a time
+        for k, one in enumerate(plans):
+            try:
+                with np.errstate(all="ignore"):  # every output is checked by the engine
+                    engine.estimate(one)
+            except InputError as err:
+                raise fail(err, k) from None
+    if error is not None:
+        raise fail(*error) from None
+    tp = np.array([r.throughput_sigma for r in resolved], dtype=float)
+    price = np.array([r.price_sigma for r in resolved], dtype=float)
+    return points, tp, price
+
+
+_PLAN_FIELDS = tuple(f.name for f in dataclasses.fields(engine.Plan))
+
+
+def _estimate_together(plans):
+    """``QUANTILE_QUANTITIES`` of each plan (rows), the engine run once per pattern of inputs
+    given (None or not); None when the engine refuses one of them."""
+    out = np.empty((len(plans), len(QUANTILE_QUANTITIES)))
+    groups = {}
+    for k, one in enumerate(plans):
+        pattern = tuple(getattr(one, f) is None for f in _PLAN_FIELDS)
+        groups.setdefault(pattern, []).append(k)
+    for pattern, rows in groups.items():
+        fields = {
+            f: None if none else np.array([getattr(plans[k], f) for k in rows], dtype=float)
+            for f, none in zip(_PLAN_FIELDS, pattern, strict=True)
+        }
+        together = plans[rows[0]] if len(rows) == 1 else engine.Plan(**fields)  # one: as is
+        try:
+            with np.errstate(all="ignore"):  # every output is checked by the engine
+                got = engine.estimate(together)
+        except (InputError, TypeError, ValueError):
+            return None
+        for j, q in enumerate(QUANTILE_QUANTITIES):
+            out[rows, j] = got[q]
+    return out
 
 
 def _quantiles(point, throughput_sigma, price_sigma, p):
@@ -954,22 +1017,14 @@ def _plan_quantiles(function, quantity, p, values):
             first.append(i)
         plan_of_cell[i] = j
     plan_index = np.broadcast_to(plan_of_cell.reshape(plan_shape), shape).ravel()
-    points, throughput_sigma, price_sigma = [], [], []
-    for key, i in zip(plans, first, strict=True):
-        inputs = dict(zip((_PLAN_INPUT_OF[a] for a in _PLAN_INPUT_OF), key, strict=True))
-        try:
-            resolved = plan.resolve(inputs)
-            with np.errstate(all="ignore"):  # every output is checked by the engine
-                point = engine.estimate(**resolved.arguments)
-        except InputError as err:
-            first_cell = _first_cell(i, plan_shape, shape)
-            raise _plan_error(function, err, cells, shape, first_cell) from None
-        points.append([float(point[q]) for q in QUANTILE_QUANTITIES])
-        throughput_sigma.append(resolved.throughput_sigma)
-        price_sigma.append(resolved.price_sigma)
-    point = np.asarray(points, dtype=float)[plan_index]  # (n, quantities)
-    tp = np.asarray(throughput_sigma, dtype=float)[plan_index]
-    price = np.asarray(price_sigma, dtype=float)[plan_index]
+
+    def fail(err, k):  # the error of distinct plan k, named at its first cell
+        return _plan_error(function, err, cells, shape, _first_cell(first[k], plan_shape, shape))
+
+    points, throughput_sigma, price_sigma = _plan_points(list(plans), fail)
+    point = points[plan_index]  # (n, quantities)
+    tp = throughput_sigma[plan_index]
+    price = price_sigma[plan_index]
 
     # The quantiles.
     ps = np.broadcast_to(arrays["p"], shape).ravel()

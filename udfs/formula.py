@@ -201,6 +201,22 @@ def to_numpy(tree, name="formula", args=None):
     return function
 
 
+def to_scalar(tree, name="formula", args=None):
+    """:func:`to_numpy` for one plan: the same operations on numpy float64 scalars (no arrays
+    made), so the figures are the same to the bit; returns a float. For plain numbers only."""
+    args = tuple(args or names(tree))
+    body = ast.unparse(tree)
+    source = (
+        f"def {name}({', '.join(args)}):\n"
+        + "".join(f"    {a} = _float64({a})\n" for a in args)
+        + f"    return _float({body})\n"
+    )
+    namespace = {fn: numpy_fn for fn, (numpy_fn, _) in FUNCTIONS.items()}
+    namespace.update(_float64=np.float64, _float=float, __builtins__={})
+    exec(compile(source, f"<formula {name}>", "exec"), namespace)  # noqa: S102 (parsed above)
+    return namespace[name]
+
+
 def _ret(x):
     x = np.asarray(x, dtype=float)
     return float(x) if x.ndim == 0 else x

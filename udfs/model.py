@@ -78,7 +78,12 @@ def _expanded(name, through=(), fix=None):
 
 def inputs_of(name, through=()):
     """The names ``name``'s formula reads (after inlining ``through``)."""
-    return _f.names(_expanded(name, tuple(through)))
+    return _inputs_of(name, tuple(through))
+
+
+@cache
+def _inputs_of(name, through):
+    return _f.names(_expanded(name, through))
 
 
 @cache

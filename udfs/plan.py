@@ -40,15 +40,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from . import calibration, catalogue, engine, model
+from . import catalogue, engine, model
+from .engine import Plan
 from .quantities import BUDGET_STATUSES, PLAN_INPUTS, PRICING_BASES
 from .validation import InputError, is_blank
 
 __all__ = [
+    "Plan",
     "Note",
     "Rule",
     "Resolved",
-    "RULES",
+    "RULES",  # noqa: F822 (built on first use: __getattr__)
+    "RULE_DEFAULTS",
+    "RULE_BLANK_TEXT",
     "REQUIRED",
     "PASS_THROUGH",
     "THROUGHPUT_SOURCES",
@@ -164,9 +168,21 @@ CALIBRATED_RANGE_EXCEL = model.excel(
 )
 
 
-def _rules():
+def _calibration():
+    """:mod:`udfs.calibration`, imported when a plan is resolved (the calibrated MFU and
+    spread, from the stored fitted numbers: no fit, no pandas); importing this module, or
+    reading :data:`RULE_DEFAULTS`, does not import it."""
+    from . import calibration
+
+    return calibration
+
+
+def _rules(spread=None):
+    """The rule table; ``spread`` (the calibrated throughput spread, shown in a rule's text)
+    is computed when not given."""
     watts = float(_Q["watts_per_accelerator"].default)
-    spread = calibration.default_range_pct()
+    if spread is None:
+        spread = _calibration().default_range_pct()
     rules = [
         Rule("budget_status", None, "Proposed", '""', "Typed, or Proposed in a filled column",
              text=True),
@@ -216,18 +232,33 @@ def _rules():
     return {r.name: r for r in rules}
 
 
-#: Input name -> its blank rule.
-RULES = _rules()
+_LIGHT_RULES = _rules(spread=0.0)  # the table but for one note's figure (no calibration)
+#: Input name -> the fixed default a blank takes (:data:`RULES`' ``default``); available
+#: without the calibration, which :data:`RULES`' notes need (RULES is built on first use).
+RULE_DEFAULTS = {name: rule.default for name, rule in _LIGHT_RULES.items()}
+#: Input name -> what a blank means in words (:data:`RULES`' ``blank_text``), likewise.
+RULE_BLANK_TEXT = {name: rule.blank_text for name, rule in _LIGHT_RULES.items()}
+
+
+def __getattr__(name):
+    """``RULES`` (input name -> its blank rule), built on first use (PEP 562)."""
+    if name == "RULES":
+        globals()["RULES"] = rules = _rules()
+        return rules
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
 class Resolved:
-    """Engine keyword arguments for :func:`udfs.engine.estimate`, and the defaults applied.
+    """One plan, resolved: the engine's :class:`~udfs.engine.Plan`, and the defaults applied.
 
     Attributes
     ----------
+    plan : udfs.engine.Plan
+        The frozen record :func:`udfs.engine.estimate` takes.
     arguments : dict
-        Keyword arguments for :func:`udfs.engine.estimate`.
+        The same inputs as keyword arguments (those set; the others take the engine's
+        defaults).
     notes : list of Note
         One per blank input that took a default, in input order.
     throughput_source : str
@@ -239,6 +270,7 @@ class Resolved:
         One of :data:`udfs.quantities.BUDGET_STATUSES` ("Proposed" when blank).
     """
 
+    plan: Plan
     arguments: dict
     notes: list = field(default_factory=list)
     throughput_source: str = THROUGHPUT_SOURCES[2]
@@ -254,7 +286,7 @@ def _why(name, value, accel, precision="bf16", active=None):
     if name == "peak_tflops":
         return f"blank: the {accel['name']}'s dense {precision.upper()} peak from the catalogue"
     if name == "mfu":
-        gen = calibration.generation_of(accel["name"]) if accel is not None else "other"
+        gen = _calibration().generation_of(accel["name"]) if accel is not None else "other"
         size = f"at {active / 1e9:,.4g}B active parameters"
         if gen != "other":
             return f"blank: the calibrated default for the {gen} generation {size}"
@@ -281,7 +313,7 @@ def _accelerator(inputs, kwargs):
     name = inputs.get("accelerator_name")
     if is_blank(name):
         return None
-    accel = catalogue.accelerator(name, argument="accelerator_name")
+    accel = catalogue.accelerator_record(name, argument="accelerator_name")
     if not math.isnan(accel["hbm_gb"]):
         kwargs["hbm_gb"] = float(accel["hbm_gb"])
     return accel
@@ -296,8 +328,8 @@ def _blank_value(name, kwargs, accel, precision="bf16"):
     if name == "active_params":
         return kwargs["total_params"]
     if name == "mfu":
-        gen = calibration.generation_of(accel["name"]) if accel is not None else "other"
-        return calibration.default_mfu_model().predict(gen, kwargs["active_params"])
+        gen = _calibration().generation_of(accel["name"]) if accel is not None else "other"
+        return _calibration().default_mfu_model().predict(gen, kwargs["active_params"])
     if name == "budget_status":
         return "Proposed"
     if name == "peak_tflops":
@@ -312,11 +344,12 @@ def _blank_value(name, kwargs, accel, precision="bf16"):
     if name == "watts_per_accelerator" and accel is not None:
         if not math.isnan(accel["tdp_watts"]):
             return float(accel["tdp_watts"])
-    return RULES[name].default
+    return RULE_DEFAULTS[name]
 
 
-def resolve(inputs, precision="bf16", own_runs=None):
-    """Engine arguments for one plan, and a :class:`Note` for every default applied.
+def resolve(inputs, precision="bf16", own_runs=None, engine_inputs=None):
+    """The engine's :class:`~udfs.engine.Plan` for one plan, and a :class:`Note` for every
+    default applied.
 
     Parameters
     ----------
@@ -327,11 +360,17 @@ def resolve(inputs, precision="bf16", own_runs=None):
     own_runs : udfs.own_runs.OwnRuns or None
         A team's own runs: a blank MFU and a blank throughput uncertainty are pulled toward
         them (:mod:`udfs.own_runs`).
+    engine_inputs : mapping, optional
+        The engine's own inputs beyond the planner's (failures, scaling, ownership, memory,
+        other costs: the command line's flags), by :class:`~udfs.engine.Plan` field name.
+        A failure rate derives the goodput, so a blank goodput takes no default; a purchase
+        price gives the hourly price, so the plan's price per accelerator-hour is left out.
 
     Returns
     -------
     Resolved
-        ``arguments`` for :func:`udfs.engine.estimate`; ``notes`` in input order;
+        ``plan`` for :func:`udfs.engine.estimate` (and the same as keyword ``arguments``);
+        ``notes`` in input order;
         ``throughput_source``; ``throughput_sigma`` and ``price_sigma`` for
         :func:`udfs.ranges.estimate_ranges`; ``budget_status``.
 
@@ -378,26 +417,45 @@ def resolve(inputs, precision="bf16", own_runs=None):
     _pricing(inputs, kwargs, notes)
     spreads = {n: _range_pct(inputs, n) for n in ("throughput_range_pct", "price_range_pct")}
     if spreads["throughput_range_pct"] is None:
-        value = float(calibration.default_range_pct(_name_of(accel), kwargs["active_params"]))
-        if own_runs is not None:
-            sigma = own_runs.sigma(_name_of(accel), kwargs["active_params"])
-            pct = model.evaluate({"calibrated_plan_sigma": sigma}, ["calibrated_range_pct"])
-            value = float(pct["calibrated_range_pct"])
-        why = (
-            "blank: the calibrated spread of the default MFU"
-            if source == THROUGHPUT_SOURCES[2]
-            else f"blank: the calibrated spread, kept with a {source} (an estimate too)"
-        )
-        if own_runs is not None:
-            why += f", narrowed by your {own_runs.count} own run(s)"
-        notes.append(Note("throughput_range_pct", value, why))
-        spreads["throughput_range_pct"] = value
+        note = _blank_throughput_range(accel, kwargs["active_params"], source, own_runs)
+        notes.append(note)
+        spreads["throughput_range_pct"] = note.value
     if spreads["price_range_pct"] is None:
         spreads["price_range_pct"] = use("price_range_pct", into=False)
     notes.sort(key=lambda n: _ORDER[n.name])
+    kwargs, notes = _with_engine_inputs(kwargs, notes, inputs, engine_inputs or {})
     sigmas = model.evaluate(spreads, ["throughput_sigma", "price_sigma"])
-    return Resolved(kwargs, notes, source, sigmas["throughput_sigma"], sigmas["price_sigma"],
-                    status)  # fmt: skip
+    return Resolved(Plan(**kwargs), kwargs, notes, source, sigmas["throughput_sigma"],
+                    sigmas["price_sigma"], status)  # fmt: skip
+
+
+def _blank_throughput_range(accel, active, source, own_runs):
+    """The note of a blank ``throughput_range_pct``: the calibrated spread (narrowed by the
+    team's own runs, when given), and why."""
+    value = float(_calibration().default_range_pct(_name_of(accel), active))
+    if own_runs is not None:
+        sigma = own_runs.sigma(_name_of(accel), active)
+        pct = model.evaluate({"calibrated_plan_sigma": sigma}, ["calibrated_range_pct"])
+        value = float(pct["calibrated_range_pct"])
+    why = (
+        "blank: the calibrated spread of the default MFU"
+        if source == THROUGHPUT_SOURCES[2]
+        else f"blank: the calibrated spread, kept with a {source} (an estimate too)"
+    )
+    if own_runs is not None:
+        why += f", narrowed by your {own_runs.count} own run(s)"
+    return Note("throughput_range_pct", value, why)
+
+
+def _with_engine_inputs(kwargs, notes, inputs, engine_inputs):
+    """The plan's arguments with the engine-only inputs on top, and the notes still true."""
+    dropped = set()
+    if "failures_per_accelerator_day" in engine_inputs and is_blank(inputs.get("goodput")):
+        dropped.add("goodput")  # derived from the failure rate instead
+    if "purchase_usd_per_accelerator" in engine_inputs:
+        dropped.add("usd_per_accelerator_hour")  # the ownership price instead
+    kwargs = {k: v for k, v in kwargs.items() if k not in dropped} | dict(engine_inputs)
+    return kwargs, [n for n in notes if n.name not in dropped]
 
 
 _ORDER = {q.name: i for i, q in enumerate(PLAN_INPUTS)}
@@ -464,4 +522,4 @@ def estimate_scenario(inputs):
     >>> round(r["rental_cost_usd"])
     4563333
     """
-    return engine.estimate(**engine_arguments(inputs))
+    return engine.estimate(resolve(inputs).plan)

@@ -25,6 +25,16 @@ __all__ = [
     "MODEL_CONSTANTS",
     "MODEL_EXTRAS",
     "MODEL_INPUTS",
+    "ENGINE_INPUTS",
+    "Flag",
+    "ESTIMATE_FLAGS",
+    "MAX_COUNT",
+    "MAX_TFLOPS",
+    "MAX_PURCHASE_USD",
+    "MAX_OTHER_COSTS_USD",
+    "MIN_AMORTISATION_YEARS",
+    "MAX_AMORTISATION_YEARS",
+    "MIN_UTILISATION",
     "RANGE_QUANTITIES",
     "RANGE_FORMULAS",
     "RANGE_OUTPUTS",
@@ -487,6 +497,160 @@ MODEL_INPUTS = (
         "(udfs.calibration)",
     ),
 )
+
+#: The engine's inputs beyond the planner's and the formulas' (failures, scaling, ownership,
+#: other costs), with the engine's defaults: :class:`udfs.engine.Plan` takes its defaults
+#: from here, and the command line sets them with flags (``accelerators_per_node`` and the
+#: node-day rate are turned into ``failures_per_accelerator_day`` before the engine).
+ENGINE_INPUTS = (
+    Quantity("failures_per_accelerator_day", "Failures per accelerator-day",
+             "failures/accelerator-day", None, "> 0",
+             "Derives goodput from Young/Daly checkpointing"),
+    Quantity("failures_per_1000_node_days", "Failures per 1,000 node-days",
+             "failures/1,000 node-days", None, ">= 0", "Meta RSC: 2.34 and 6.50"),
+    Quantity("accelerators_per_node", "Accelerators per node", "accelerators", 8,
+             "a whole number >= 1"),
+    Quantity("checkpoint_write_minutes", "Checkpoint write", "minutes", 1.0, "> 0"),
+    Quantity("restart_minutes", "Restart", "minutes", 10.0, ">= 0"),
+    Quantity("global_batch_tokens", "Global batch", "tokens", None, "> 0",
+             "Enables the sub-linear scaling model"),
+    Quantity("tensor_parallel", "Tensor-parallel degree", "", 1.0, "a whole number >= 1"),
+    Quantity("pipeline_parallel", "Pipeline-parallel degree", "", 1.0, "a whole number >= 1"),
+    Quantity("sequence_tokens", "Sequence length", "tokens", 8192.0, "a whole number >= 1"),
+    Quantity("pipeline_interleave", "Virtual pipeline stages", "", 1.0, "a whole number >= 1"),
+    Quantity("interconnect_gb_per_s", "Scale-out bandwidth per accelerator", "GB/s", 50.0,
+             "> 0"),
+    Quantity("comm_overlap", "Share of all-reduce hidden", "fraction", 0.0, ">= 0 and < 1"),
+    Quantity("purchase_usd_per_accelerator", "Capital cost per accelerator", "US$", None,
+             ">= 0", "Owned hardware, instead of a price per accelerator-hour"),
+    Quantity("amortisation_years", "Amortisation", "years", 4.0, "1/365 to 100"),
+    Quantity("utilisation", "Utilisation of owned hardware", "fraction", 1.0, "0.01 to 1"),
+    Quantity("other_costs_usd", "Other costs", "US$", 0.0, ">= 0", "Added to the total cost"),
+)  # fmt: skip
+
+#: Bounds of the command line beyond the engine's rules: a value past them is a typo or a test
+#: of the tool, never a plan, and would print figures of hundreds of digits (docs/refused.md).
+MAX_COUNT = 1e9  # accelerators, parallel degrees, sequence tokens, accelerators per node
+MAX_TFLOPS = 1e6  # per accelerator: an H100 SXM peaks at 989 dense BF16 TFLOP/s
+MAX_PURCHASE_USD = 1e9  # per accelerator
+MAX_OTHER_COSTS_USD = 1e15
+MIN_AMORTISATION_YEARS = 1 / 365  # one day
+MAX_AMORTISATION_YEARS = 100.0
+MIN_UTILISATION = 0.01  # 1%
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One number flag of ``compute-lab estimate``: the quantity it sets and its rule.
+
+    Attributes
+    ----------
+    flag : str
+        The flag, ``--total-params``.
+    quantity : str
+        The quantity it sets (a ``PLAN_INPUTS``, ``MODEL_INPUTS``, ``MODEL_CONSTANTS`` or
+        ``ENGINE_INPUTS`` name): its default is what the flag left out takes.
+    help : str
+        The help text; the command line adds what the flag left out takes.
+    check : str
+        The range rule checked before anything else, by name: ``positive``, ``non_negative``,
+        ``fraction``, ``at_least_one``, ``below_one``, ``range_pct``, ``count``, ``whole``,
+        ``years``, ``utilisation`` (``compute_lab.flags`` holds the functions).
+    maximum : float or None
+        A bound of the command line on top (``MAX_COUNT``...), named in ``maximum_text``.
+    argument : str
+        The engine's name for it, when not the quantity's (``effective_tflops``).
+    """
+
+    flag: str
+    quantity: str
+    help: str
+    check: str
+    maximum: float | None = None
+    maximum_text: str = ""
+    argument: str = ""
+
+    @property
+    def name(self):
+        """The engine's argument (a :class:`udfs.engine.Plan` field) this flag sets."""
+        return self.argument or self.quantity
+
+
+def _flag(flag, quantity, help, check, maximum=None, maximum_text="", argument=""):
+    return Flag(flag, quantity, help, check, maximum, maximum_text, argument)
+
+
+_COUNT = {"maximum": MAX_COUNT, "maximum_text": "1e9"}
+_TFLOPS = {"maximum": MAX_TFLOPS, "maximum_text": "1e6 TFLOP/s per accelerator"}
+
+#: The number flags of ``compute-lab estimate``, in the order ``--help`` lists them. Numbers
+#: accept the 671B / 14.8T forms; a ``*_pct`` quantity takes a fraction or a percentage.
+ESTIMATE_FLAGS = (
+    _flag("--total-params", "total_params", "all parameters, e.g. 671B", "positive"),
+    _flag("--active-params", "active_params", "parameters active per token", "positive"),
+    _flag("--tokens", "training_tokens", "training tokens, e.g. 14.8T", "positive"),
+    _flag("--accelerators", "accelerators", "accelerators in the job, a whole number up to 1e9",
+          "whole", **_COUNT),
+    _flag("--effective-tflops", "effective_tflops_input",
+          "sustained TFLOP/s per accelerator, used as is (at most 1e6)", "positive", **_TFLOPS,
+          argument="effective_tflops"),
+    _flag("--peak-tflops", "peak_tflops", "peak TFLOP/s per accelerator (at most 1e6)",
+          "positive", **_TFLOPS),
+    _flag("--mfu", "mfu", "model FLOPs utilisation, (0, 1] or 40%", "fraction"),
+    _flag("--goodput", "goodput", "share of time training, (0, 1]", "fraction"),
+    _flag("--throughput-range", "throughput_range_pct",
+          "uncertainty of the throughput: P90 / P50 - 1 of accelerator-hours, e.g. 15% "
+          "(P90 15% above P50, P10 at P50 / 1.15)", "range_pct"),
+    _flag("--usd-per-hour", "usd_per_accelerator_hour", "US$ per accelerator-hour",
+          "non_negative"),
+    _flag("--price-range", "price_range_pct",
+          "uncertainty of the price per accelerator-hour, P90 / P50 - 1, e.g. 10%", "range_pct"),
+    _flag("--watts", "watts_per_accelerator", "W per accelerator", "positive"),
+    _flag("--server-overhead", "server_overhead", "server power / accelerator power, >= 1",
+          "at_least_one"),
+    _flag("--pue", "pue", "data-centre PUE, >= 1", "at_least_one"),
+    _flag("--usd-per-kwh", "usd_per_kwh", "electricity price, US$/kWh", "non_negative"),
+    _flag("--grams-co2-per-kwh", "grams_co2_per_kwh", "grid carbon intensity, gCO2/kWh",
+          "non_negative"),
+    _flag("--checkpoint-bytes-per-param", "checkpoint_bytes_per_param", "2 = BF16 weights only",
+          "positive"),
+    _flag("--failures-per-accelerator-day", "failures_per_accelerator_day",
+          "failure rate; derives goodput from Young/Daly checkpointing", "positive"),
+    _flag("--failures-per-1000-node-days", "failures_per_1000_node_days",
+          "failure rate per 1,000 node-days instead (Meta RSC: 2.34 and 6.50)", "non_negative"),
+    _flag("--accelerators-per-node", "accelerators_per_node",
+          "for the node-day rate, a whole number", "count", **_COUNT),
+    _flag("--checkpoint-write-minutes", "checkpoint_write_minutes", "stall per checkpoint",
+          "positive"),
+    _flag("--restart-minutes", "restart_minutes", "failure to training again", "non_negative"),
+    _flag("--global-batch-tokens", "global_batch_tokens",
+          "tokens per step, at most the training tokens; enables sub-linear scaling",
+          "positive"),
+    _flag("--tensor-parallel", "tensor_parallel",
+          "tensor-parallel degree, a whole number (scaling model)", "count", **_COUNT),
+    _flag("--pipeline-parallel", "pipeline_parallel",
+          "pipeline-parallel degree, a whole number (scaling model)", "count", **_COUNT),
+    _flag("--sequence-tokens", "sequence_tokens",
+          "sequence length in tokens, a whole number (scaling model)", "count", **_COUNT),
+    _flag("--pipeline-interleave", "pipeline_interleave",
+          "virtual pipeline stages, a whole number", "count", **_COUNT),
+    _flag("--interconnect-gb-per-s", "interconnect_gb_per_s", "scale-out GB/s per accelerator",
+          "positive"),
+    _flag("--comm-overlap", "comm_overlap", "share of all-reduce hidden, [0, 1)", "below_one"),
+    _flag("--hbm-gb", "hbm_gb", "HBM per accelerator, GB", "positive"),
+    _flag("--training-state-bytes-per-param", "training_state_bytes_per_param",
+          "16 = mixed-precision Adam", "positive"),
+    _flag("--purchase-usd-per-accelerator", "purchase_usd_per_accelerator",
+          "owned hardware: capital cost per accelerator, at most US$1e9 (instead of "
+          "--usd-per-hour)", "non_negative", MAX_PURCHASE_USD, "US$1e9 per accelerator"),
+    _flag("--amortisation-years", "amortisation_years",
+          "owned hardware: years, 1/365 (a day) to 100", "years"),
+    _flag("--utilisation", "utilisation", "owned hardware: busy share, 0.01 (1%) to 1",
+          "utilisation"),
+    _flag("--other-costs-usd", "other_costs_usd",
+          "other costs added to the total, US$, at most 1e15", "non_negative",
+          MAX_OTHER_COSTS_USD, "US$1e15"),
+)  # fmt: skip
 
 #: The seed's DeepSeek-V3-like configuration (shared/seeds/003): its printed output is the
 #: contract ``compute-lab estimate`` reproduces.

@@ -8,6 +8,8 @@ a cell, an Excel argument).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
 
 import numpy as np
@@ -50,7 +52,7 @@ class CommandError(Exception):
 
     The command line prints it as ``compute-lab COMMAND: error: ...`` and exits with status 2.
     It lives in the core, beside :class:`InputError`, so that a face raises it without
-    importing another face (``udfs.cli`` re-exports it for the faces that import it there).
+    importing another face or the command line (:mod:`compute_lab`).
     """
 
 
@@ -212,17 +214,31 @@ def _check(name, value, bad_of, rule, low_ok, high_ok):
     """Check ``value`` with a fast path: two reductions (min, max) decide most inputs; only a
     failing input (or one holding zeros) pays for locating the first bad element and naming
     the rule it broke. Denormal numbers (non-zero, below 2.2e-308) are refused: arithmetic on
-    them loses precision and their reciprocals overflow."""
+    them loses precision and their reciprocals overflow.
+
+    A plain number (a Python float or int, a numpy float64) that passes is checked with
+    Python comparisons and returned as a numpy float64 scalar, with no array made: the
+    small-call path (one plan, a single-cell formula). Anything else, or a failing number,
+    takes the array path and its error."""
+    x = _plain_float(value)
+    if x is not None and low_ok(x) and high_ok(x) and (x == 0.0 or _usable(x)):
+        return _float64(x)
     arr = as_array(name, value)
+    memo = _passed.get()
+    if memo is not None and (id(arr), low_ok, high_ok) in memo:
+        return arr
     if arr.size:
         lo, hi = _min_max(arr)  # NaN propagates into both and fails the fast path
+        lo, hi = float(lo), float(hi)
         if (
             low_ok(lo)
             and high_ok(hi)
-            and np.isfinite(lo)
-            and np.isfinite(hi)
+            and -LARGEST <= lo  # finite: NaN fails every comparison
+            and hi <= LARGEST
             and (lo >= SMALLEST_NORMAL or hi <= -SMALLEST_NORMAL)
         ):
+            if memo is not None:
+                memo[id(arr), low_ok, high_ok] = arr  # held: its id is not reused meanwhile
             return arr
     arr = check_finite(name, arr)
     bad = bad_of(arr)
@@ -239,6 +255,42 @@ def _check(name, value, bad_of, rule, low_ok, high_ok):
     return arr
 
 
+#: Arrays that passed a rule during one :func:`checks_remembered` block (an engine estimate
+#: checks an array once per rule, not once per function that reads it).
+_passed = contextvars.ContextVar("udfs_validation_passed", default=None)
+
+
+@contextlib.contextmanager
+def checks_remembered():
+    """Inside the block, an array that passed a rule passes it again without a second pass
+    over its elements (the arrays must not change inside the block)."""
+    token = _passed.set({})
+    try:
+        yield
+    finally:
+        _passed.reset(token)
+
+
+_float64 = np.float64
+_PLAIN_TYPES = frozenset({float, int, np.float64})
+
+
+def _plain_float(value):
+    """``value`` as a float when it is a plain number (float, int, float64), else None."""
+    if type(value) in _PLAIN_TYPES:
+        try:
+            return float(value)
+        except OverflowError:  # an int beyond a float: the array path refuses it
+            return None
+    return None
+
+
+def _usable(x):
+    """Finite and not a denormal (nor 0): what the fast path of :func:`_check` lets through."""
+    return SMALLEST_NORMAL <= abs(x) <= LARGEST
+
+
+_min_reduce, _max_reduce = np.minimum.reduce, np.maximum.reduce
 _CHUNK = 1 << 16  # 512 KiB of float64: both reductions run while the chunk is in cache
 
 
@@ -246,7 +298,7 @@ def _min_max(arr):
     """``(min, max)`` of ``arr`` with one trip through memory for large arrays (NaN propagates)."""
     flat = arr.reshape(-1)
     if flat.size <= _CHUNK:
-        return flat.min(), flat.max()
+        return _min_reduce(flat), _max_reduce(flat)
     lo, hi = flat[:1].min(), flat[:1].max()
     for start in range(0, flat.size, _CHUNK):
         chunk = flat[start : start + _CHUNK]
@@ -259,37 +311,58 @@ def _always(_):
     return True
 
 
+def _not_positive(a):
+    return a <= 0
+
+
+def _positive(lo):
+    return lo > 0
+
+
+def _negative(a):
+    return a < 0
+
+
+def _not_negative(lo):
+    return lo >= 0
+
+
 def check_positive(name, value):
     """Finite and greater than zero."""
-    return _check(
-        name, value, lambda a: a <= 0, "must be greater than 0", lambda lo: lo > 0, _always
-    )
+    return _check(name, value, _not_positive, "must be greater than 0", _positive, _always)
 
 
 def check_non_negative(name, value):
     """Finite and zero or more."""
-    return _check(name, value, lambda a: a < 0, "must be 0 or more", lambda lo: lo >= 0, _always)
+    return _check(name, value, _negative, "must be 0 or more", _not_negative, _always)
 
 
 def check_fraction(name, value, *, allow_zero=False):
     """Finite, in (0, 1] (or [0, 1] with ``allow_zero``)."""
     if allow_zero:
         return _check(
-            name,
-            value,
-            lambda a: (a < 0) | (a > 1),
-            "must be between 0 and 1",
-            lambda lo: lo >= 0,
-            lambda hi: hi <= 1,
+            name, value, _outside_closed_unit, "must be between 0 and 1", _not_negative, _at_most_1
         )
     return _check(
         name,
         value,
-        lambda a: (a <= 0) | (a > 1),
+        _outside_unit,
         "must be greater than 0 and at most 1",
-        lambda lo: lo > 0,
-        lambda hi: hi <= 1,
+        _positive,
+        _at_most_1,
     )
+
+
+def _outside_closed_unit(a):
+    return (a < 0) | (a > 1)
+
+
+def _outside_unit(a):
+    return (a <= 0) | (a > 1)
+
+
+def _at_most_1(hi):
+    return hi <= 1
 
 
 def check_at_least(name, value, minimum):
@@ -307,6 +380,8 @@ def check_at_least(name, value, minimum):
 def check_whole(name, value):
     """Finite, greater than zero and a whole number (a count of accelerators)."""
     arr = check_positive(name, value)
+    if type(arr) is _float64 and float(arr).is_integer():  # a plain whole number
+        return arr
     if arr.dtype.kind in "iu":
         return arr
     if arr.size and not np.array_equal(np.trunc(arr), arr):
@@ -329,6 +404,9 @@ def check_count(name, value):
 
 def check_at_most(name, value, other_name, other):
     """``value <= other`` element-wise, after broadcasting (both already checked)."""
+    x, y = _plain_float(value), _plain_float(other)
+    if x is not None and y is not None and x <= y:
+        return value
     a, b = np.broadcast_arrays(np.asarray(value, float), np.asarray(other, float))
     bad = a > b
     if bad.any():
@@ -403,6 +481,19 @@ def out_of_range(result, value, inputs, *, shape=(), position=None, result_label
     )
 
 
+def result_usable(value):
+    """True when every element of ``value`` is at least 2.2e-308 and at most 1.8e308 in size
+    (the fast test of :func:`check_result`; False also for an empty array, NaN or 0)."""
+    x = _plain_float(value)
+    if x is not None:
+        return _usable(x)
+    arr = np.asarray(value, dtype=float)
+    if arr.size:
+        lo, hi = _min_max(arr)
+        return float(lo) >= SMALLEST_NORMAL and float(hi) <= LARGEST  # NaN fails both
+    return False
+
+
 def check_result(result, value, inputs, *, allow_zero=False, result_label=None):
     """``value`` if every element is a usable figure, else :class:`OutOfRangeError`.
 
@@ -411,11 +502,9 @@ def check_result(result, value, inputs, *, allow_zero=False, result_label=None):
     cost that underflowed is as good as 0). The error names the ``inputs`` (argument name ->
     value) that drove the figure out of range; see :func:`drivers_of`.
     """
+    if result_usable(value):
+        return value
     arr = np.asarray(value, dtype=float)
-    if arr.size:
-        lo, hi = _min_max(arr)
-        if lo >= SMALLEST_NORMAL and hi <= LARGEST:  # NaN fails both comparisons
-            return value
     bad = ~np.isfinite(arr)
     if not allow_zero:  # a figure that must be positive, and that later figures divide by
         bad |= np.abs(arr) < SMALLEST_NORMAL

@@ -6,21 +6,27 @@ Each module below provides ``configure_parser(parser)`` and ``run(args) -> int``
 
 from __future__ import annotations
 
-import importlib
+
+def _templates():
+    from . import generate
+
+    return generate
 
 
-def _lazy(module):
+def _report():
+    from . import report
+
+    return report
+
+
+def _lazy(load):
+    """(configure, run) of the module ``load()`` imports, when a command needs it."""
+
     def configure(parser):
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:  # not built yet: the command has no flags
-            if exc.name != module:
-                raise
-            return
-        mod.configure_parser(parser)
+        load().configure_parser(parser)
 
     def run(args):
-        return importlib.import_module(module).run(args)
+        return load().run(args)
 
     return configure, run
 
@@ -28,10 +34,10 @@ def _lazy(module):
 COMMANDS = {
     "templates": (
         "write the planning workbooks (training-run planner, cluster sizing, dense vs MoE)",
-        *_lazy("workbook_templates.generate"),
+        *_lazy(_templates),
     ),
     "report": (
         "read filled planners back, recompute them and consolidate a hand-off workbook",
-        *_lazy("workbook_templates.report"),
+        *_lazy(_report),
     ),
 }

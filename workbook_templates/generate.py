@@ -21,11 +21,30 @@ from .files import Staging, save_workbook
 
 __all__ = ["TEMPLATES", "configure_parser", "run", "build_all", "write_templates"]
 
-#: File name -> "module:function" building its openpyxl Workbook.
+
+def _planner(generated):
+    from . import planner
+
+    return planner.build(generated)
+
+
+def _sizing(generated):
+    from . import sizing
+
+    return sizing.build(generated)
+
+
+def _comparison(generated):
+    from . import comparison
+
+    return comparison.build(generated)
+
+
+#: File name -> the function building its openpyxl Workbook (its module imported when called).
 TEMPLATES = {
-    "training-run-planner.xlsx": "workbook_templates.planner:build",
-    "cluster-sizing.xlsx": "workbook_templates.sizing:build",
-    "dense-vs-moe.xlsx": "workbook_templates.comparison:build",
+    "training-run-planner.xlsx": _planner,
+    "cluster-sizing.xlsx": _sizing,
+    "dense-vs-moe.xlsx": _comparison,
 }
 
 DEFAULT_OUT = "templates"
@@ -50,17 +69,10 @@ def configure_parser(parser):
     return parser
 
 
-def _builder(spec):
-    import importlib
-
-    module, func = spec.split(":")
-    return getattr(importlib.import_module(module), func)
-
-
 def build_all(generated=None):
     """Every template as an openpyxl Workbook: a dict file name -> Workbook."""
     generated = generated or _dt.datetime.now().replace(microsecond=0)
-    return {name: _builder(spec)(generated) for name, spec in TEMPLATES.items()}
+    return {name: build(generated) for name, build in TEMPLATES.items()}
 
 
 def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None):

@@ -66,9 +66,7 @@ def _png(pdf, page, target, dpi=80):
 
 def make_pictures(out):
     """Write every picture in :data:`PICTURES` into ``out``; return their paths."""
-    from udfs import cli
-
-    from . import calibration_picture, example, recalc
+    from . import calibration_picture, example, recalc, report
 
     for tool in ("pdftoppm", "pdftotext", "pdfinfo"):
         if shutil.which(tool) is None:
@@ -79,7 +77,9 @@ def make_pictures(out):
         tmp = Path(tmp)
         recalculated = example.write_example(tmp / "team-a-plan.xlsx", recalculate=True)
         handoff = tmp / "handoff.xlsx"
-        code = cli.main(["report", str(recalculated), "--out", str(handoff)])
+        options = argparse.ArgumentParser(prog=report.PROG)
+        report.configure_parser(options)
+        code = report.run(options.parse_args([str(recalculated), "--out", str(handoff)]))
         if code:
             raise RuntimeError(f"compute-lab report failed on the example plan (exit {code})")
         pdfs = dict(

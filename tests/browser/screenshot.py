@@ -48,7 +48,7 @@ def main(out=OUT):
         env.pop(key, None)
 
     def serve(port):
-        code = "import sys; from udfs.cli import main; sys.exit(main())"
+        code = "import sys; from compute_lab.cli import main; sys.exit(main())"
         return [sys.executable, "-c", code, "serve", "--port", str(port)]
 
     with (

@@ -96,6 +96,20 @@ SENS_MFU = (0.7, 0.8, 0.9, 1, 1.1, 1.2, 1.3)
 SENS_PRICE = (0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5)
 
 
+def _override_warning(book, ws):
+    """Row 4: a warning, when the selected scenario types its effective TFLOP/s, that the
+    grids (which vary peak x MFU x goodput) do not apply to it."""
+    warn = ws.cell(4, 2, book.formula(
+        '=IF(ISNUMBER({sel.effective_tflops_input_used}),"This scenario uses a typed effective '
+        'TFLOP/s override ("&TEXT({sel.effective_tflops_input_used},"#,##0.0")&"). The days, '
+        "cost and iterations grids vary peak x MFU x goodput, so they do NOT apply to it: "
+        'its own figures are on Summary.","")', ws.title))  # fmt: skip
+    warn.font = Font(bold=True, color="C00000")
+    warn.alignment = Alignment(wrap_text=True, vertical="top")
+    ws.merge_cells("B4:I4")
+    ws.row_dimensions[4].height = 30
+
+
 def sensitivity_sheet(book):
     ws = book.sheet("Sensitivity", {"A": 4, "B": 22, **{get_column_letter(c): 14 for c in
                                                            range(3, 10)}})  # fmt: skip
@@ -125,15 +139,7 @@ def sensitivity_sheet(book):
     ws["G3"].alignment = Alignment(horizontal="left", indent=1, shrink_to_fit=True)
     ws.merge_cells("G3:I3")
     state_colours(ws, "G3")
-    warn = ws.cell(4, 2, book.formula(
-        '=IF(ISNUMBER({sel.effective_tflops_input_used}),"This scenario uses a typed effective '
-        'TFLOP/s override ("&TEXT({sel.effective_tflops_input_used},"#,##0.0")&"). The days, '
-        "cost and iterations grids vary peak x MFU x goodput, so they do NOT apply to it: "
-        'its own figures are on Summary.","")', ws.title))  # fmt: skip
-    warn.font = Font(bold=True, color="C00000")
-    warn.alignment = Alignment(wrap_text=True, vertical="top")
-    ws.merge_cells("B4:I4")
-    ws.row_dimensions[4].height = 30
+    _override_warning(book, ws)
     ok = ("IF(AND({sel.scenario_ready},N({sel.peak_tflops_used})>0,ISNUMBER(<row>),"
           "ISNUMBER(<col>)),")  # fmt: skip
     accelerators = ("{sel.accelerators_used}", SENS_ACCELERATORS, "accelerators",

@@ -1,15 +1,20 @@
 """``compute-lab report``: consolidate filled planners into a budget hand-off for finance.
 
-The package, in the order a run goes through it:
+The package is a one-way pipeline, read -> consolidate -> check -> tabulate -> write, each
+stage's modules importing only the stages before it (``tests/test_layers.py`` checks it):
 
-- :mod:`.consolidate`: read each file (:func:`workbook_templates.reader.read_planner`),
-  resolve every scenario with :func:`udfs.plan.resolve` and recompute it with the engine,
-  P10 / P90 from :func:`udfs.ranges.estimate_ranges`; cached cells are only compared;
-- :mod:`.tables`, :mod:`.checks`, :mod:`.sources`: the pandas tables (budget runs only, except
-  ``not_in_budget``), the three-state checks, the method and sources;
-- :mod:`.xlsx`, :mod:`.summary`, :mod:`.layout`: the workbook (management summary first);
-- :mod:`.csv_files`: the CSV files; :mod:`.output`: the last range guard and the all-or-nothing
-  writing; :mod:`.command`: the flags and the run.
+- read: :func:`workbook_templates.reader.read_planner` (bounded, defused);
+- consolidate, :mod:`.consolidate`: resolve every scenario with :func:`udfs.plan.resolve` and
+  recompute it with the engine, P10 / P90 from :func:`udfs.ranges.estimate_ranges`; cached
+  cells are only compared;
+- check, :mod:`.checks`: the three-state checks;
+- tabulate, :mod:`.sources`, :mod:`.tables`: the method and sources, the pandas tables
+  (budget runs only, except ``not_in_budget``); :func:`.tables.consolidate` runs the stages
+  so far;
+- write: :mod:`.layout`, :mod:`.summary`, :mod:`.xlsx` (the workbook, management summary
+  first), :mod:`.csv_files` (the CSV files), :mod:`.output` (the last range guard and the
+  all-or-nothing writing);
+- :mod:`.command`, on top: the flags and the run.
 
 Only Approved and Proposed scenarios (a blank status in a filled column counts as Proposed;
 an older planner's as "status unknown") are summed; Reference and Excluded scenarios are
@@ -22,11 +27,12 @@ from udfs.validation import CommandError
 
 from ..sheetkit import safe_text
 from .command import PROG, configure_parser, run
-from .consolidate import DEFAULT_TOLERANCE, Consolidation, Run, consolidate
+from .consolidate import DEFAULT_TOLERANCE, Consolidation, Run
 from .csv_files import CSV_FILES
 from .layout import header as _header
 from .output import check_in_range, write_outputs
 from .summary import SHEET_GUIDE as _SHEET_GUIDE
+from .tables import consolidate
 from .xlsx import build_workbook, write_workbook
 
 __all__ = [

@@ -16,9 +16,10 @@ from udfs.validation import CommandError, check_name, console_line, echo
 
 from ..files import deferred_interrupts
 from ..reader import DEFAULT_MAX_BYTES, MAX_UNCOMPRESSED_BYTES
-from .consolidate import DEFAULT_TOLERANCE, consolidate
+from .consolidate import DEFAULT_TOLERANCE
 from .csv_files import CSV_FILES
 from .output import check_in_range, write_outputs
+from .tables import consolidate
 
 __all__ = ["PROG", "configure_parser", "run"]
 

@@ -45,7 +45,7 @@ __all__ = [
     "UNKNOWN_STATUS",
     "Run",
     "Consolidation",
-    "consolidate",
+    "consolidate_files",
     "out_of_range",
     "RANGE_RULE",
 ]
@@ -194,7 +194,7 @@ def _estimate(inputs):
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         resolved = plan.resolve(inputs)
-        return resolved, engine.estimate(**resolved.arguments)
+        return resolved, engine.estimate(resolved.plan)
 
 
 def _bad_outputs(outputs):
@@ -425,18 +425,17 @@ def _read_one(path, max_bytes, columns_left=None):
     return planner, runs
 
 
-def consolidate(
+def consolidate_files(
     paths, *, max_bytes=DEFAULT_MAX_BYTES, tolerance=DEFAULT_TOLERANCE, fiscal_year_start=1
 ):
-    """Read, recompute and consolidate ``paths``.
+    """Read and recompute ``paths``: a :class:`Consolidation` without its tables yet.
 
     A file that cannot be read, or any of whose scenarios the engine rejects, is left out
     and its :class:`~workbook_templates.reader.PlannerError` (every problem in it) is in
     ``.bad``; the caller decides whether that stops the run. ``fiscal_year_start`` (1-12) is
-    the first month of the fiscal year of the period tables.
+    the first month of the fiscal year of the period tables. The checks and the tables come
+    next (:func:`workbook_templates.report.tables.consolidate` does all of it).
     """
-    from .tables import build_tables  # the pandas tables of the consolidation
-
     planners, runs, bad, mismatch_rows = [], [], [], []
     columns = 0  # scenario columns read so far
     for path in paths:
@@ -462,7 +461,6 @@ def consolidate(
                            fiscal_year_start=fiscal_year_start,
                            mismatch_rows=mismatch_rows)  # fmt: skip
     result.duplicates = duplicates(runs)
-    result.tables = build_tables(result)
     return result
 
 

@@ -17,11 +17,21 @@ import pandas as pd
 from udfs import engine, plan
 from udfs.quantities import PLAN_INPUTS, RANGE_QUANTITIES
 
+from ..reader import DEFAULT_MAX_BYTES
 from .checks import checks_table
-from .consolidate import INPUT_NAMES, OUTPUT_NAMES, UNKNOWN_STATUS, Q, shown
+from .consolidate import (
+    DEFAULT_TOLERANCE,
+    INPUT_NAMES,
+    OUTPUT_NAMES,
+    UNKNOWN_STATUS,
+    Q,
+    consolidate_files,
+    shown,
+)
 from .sources import sources_table
 
 __all__ = [
+    "consolidate",
     "build_tables",
     "with_unscheduled",
     "TABLE_COLUMNS",
@@ -474,3 +484,20 @@ def fpa_table(runs, start):
             "status": r.status, "account": account})  # fmt: skip
         row["p50_usd" if key == 4 else "p90_usd"] = value
     return _frame("fpa", list(rows.values()))
+
+
+def consolidate(
+    paths, *, max_bytes=DEFAULT_MAX_BYTES, tolerance=DEFAULT_TOLERANCE, fiscal_year_start=1
+):
+    """Read, recompute, check and tabulate ``paths``: the report's pipeline up to the writing.
+
+    :func:`~workbook_templates.report.consolidate.consolidate_files` reads and recomputes
+    every file (a bad file is in ``.bad``, the caller decides whether that stops the run);
+    :func:`build_tables` adds the checks and the tables. ``fiscal_year_start`` (1-12) is the
+    first month of the fiscal year of the period tables.
+    """
+    result = consolidate_files(
+        paths, max_bytes=max_bytes, tolerance=tolerance, fiscal_year_start=fiscal_year_start
+    )
+    result.tables = build_tables(result)
+    return result
