@@ -7,6 +7,7 @@ one LibreOffice call (:func:`recalculate_variants`), beside the variants of test
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 
 import openpyxl
@@ -25,7 +26,8 @@ TYPED_MFU = {**CUSTOM_PLAN, "mfu": 0.30}
 #: as {label start: [columns]}). Columns 0-2 are the references and the example.
 STATE_VARIANTS = {
     "state-ok.xlsx": (
-        {3: {**TYPED_MFU, "budget_status": "Approved", "owner": "Team A"},
+        {3: {**TYPED_MFU, "budget_status": "Approved", "owner": "Team A",
+             "approval_ref": "CFO-2027-03", "approval_date": dt.datetime(2027, 1, 5)},
          4: {**CUSTOM_PLAN, "scenario_name": "Not in the budget", "budget_status": "Excluded"},
          5: {**CUSTOM_PLAN, "scenario_name": "Calibrated", "budget_status": "Proposed"}},
         "OK", {},
@@ -37,7 +39,8 @@ STATE_VARIANTS = {
     "state-warn-override.xlsx": (
         {5: {**TYPED_MFU, "mfu": None, "effective_tflops_input": 450.0,
              "budget_status": "Approved"}},
-        "WARN", {"In the budget: no effective TFLOP/s override": [5]},
+        "WARN", {"In the budget: no effective TFLOP/s override": [5],
+                 "Approved has an approval reference and date": [5]},
     ),
     "state-warn-status.xlsx": (
         {6: TYPED_MFU},

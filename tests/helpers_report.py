@@ -226,3 +226,22 @@ def long_text(source, target, marker, chars):
                     left -= len(chunk)
                 fh.write(tail)
     return Path(target)
+
+
+_RECALCULATED = {}
+
+
+def recalculated_values(path):
+    """The hand-off at ``path`` recalculated by LibreOffice (its totals are SUBTOTAL formulas,
+    issue 18), loaded with the values: an openpyxl Workbook (cached per path)."""
+    from pathlib import Path
+
+    import openpyxl
+
+    from workbook_templates.recalc import recalculate
+
+    path = Path(path)
+    if path not in _RECALCULATED:
+        (done,) = recalculate([path], path.parent / f"recalculated-{path.stem}")
+        _RECALCULATED[path] = done
+    return openpyxl.load_workbook(_RECALCULATED[path], data_only=True)

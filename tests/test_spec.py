@@ -58,7 +58,8 @@ VIA_ESTIMATE = ("total_cost_usd",)
 VIA_MONTH_SHARES = ("run_days_in_month", "month_share")
 #: The ranges (udfs.ranges evaluates these) and the calibrated default (udfs.calibration).
 VIA_RANGES = tuple(q.name for q in RANGE_OUTPUTS)
-VIA_CALIBRATION = ("calibrated_mfu", "calibrated_plan_sigma", "calibrated_range_pct")
+VIA_CALIBRATION = ("calibrated_mfu", "calibrated_mfu_raw", "calibrated_plan_sigma",
+                   "calibrated_range_pct")  # fmt: skip
 
 
 def _pos(lo, hi):
@@ -226,7 +227,10 @@ def test_norm_s_inv_is_excel_s():
     got = norm_s_inv(np.array([[0.1, 0.5], [0.9, 0.0]]))
     assert got.shape == (2, 2) and got[0, 1] == 0.0 and math.isnan(got[1, 1])
     assert got[0, 0] == -got[1, 0]
-    assert model.excel("throughput_sigma") == "LN(1+{throughput_range_pct})/_xlfn.NORM.S.INV(0.9)"
+    assert model.excel("throughput_sigma") == (
+        "LN(1+{throughput_range_pct})/_xlfn.NORM.S.INV({p90_level})"
+    )
+    assert model.CONSTANTS["p90_level"] == 0.9 and model.CONSTANTS["p10_level"] == 0.1
 
 
 def test_formulas_refuse_anything_but_arithmetic():
@@ -267,6 +271,8 @@ def _random_leaves(rng):
                            "mfu_ln_slope": (-0.3, 0.3), "mfu_min": (0.05, 0.15),
                            "mfu_max": (0.4, 0.7)}.items():  # fmt: skip
         out[name] = rng.uniform(lo, hi, N_PLANS)
+    for name in ("p10_level", "p90_level"):  # the percentile levels: their own figures
+        out[name] = np.full(N_PLANS, model.CONSTANTS[name])
     # a few realistic magnitudes so that the large numbers go through Excel too
     out["total_params"] = out["total_params"] * 1e9
     out["active_params"] = out["total_params"] * rng.uniform(0.01, 1, N_PLANS)
@@ -353,6 +359,8 @@ def test_the_planner_renders_the_spec_and_the_rules():
         ((_, ref),) = names[name].destinations
         formula = calc[ref.split(":")[0].replace("$", "")].value
         expected = f'=IF({{scenario_ready}},{model.excel(name, bind=BIND)},"")'
+        if name == "total_cost_usd":  # other costs added as they are, as the engine does
+            expected = expected.replace(',"")', '+{other_costs_usd_used},"")')
         assert _shape(formula) == re.sub(r"\{[\w.]+\}", "X", expected), name
     inputs = wb["Inputs"]
     for name, rule in RULES.items():

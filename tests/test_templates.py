@@ -7,7 +7,6 @@ file, to a relative 1e-9.
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 
 import openpyxl
@@ -178,7 +177,7 @@ def test_seed_column_prints_the_seed_figures(planner_values):
     assert row_values(planner_values, "effective_tflops_input")[k] == 400
 
 
-def test_blank_custom_columns_show_visible_defaults_and_no_figures(planner_values):
+def test_blank_custom_columns_show_defaults_as_used_and_no_figures(planner_values):
     names = row_values(planner_values, "scenario_name")
     for k in range(3, len(names)):
         inputs = scenario_inputs(planner_values, k)
@@ -188,11 +187,14 @@ def test_blank_custom_columns_show_visible_defaults_and_no_figures(planner_value
         assert inputs["budget_status"] is None and inputs["owner"] is None
         assert row_values(planner_values, "mfu_used")[k] in (None, "")
         assert row_values(planner_values, "budget_status_used")[k] in (None, "")
-        assert inputs["goodput"] == 1 and inputs["usd_per_accelerator_hour"] == 2
+        # every other input blank (issue 18): the defaults show as used, on Calculations
+        assert inputs["goodput"] is None and inputs["usd_per_accelerator_hour"] is None
+        assert row_values(planner_values, "goodput_used")[k] == 1
+        assert row_values(planner_values, "usd_per_accelerator_hour_used")[k] == 2
         # power blank: it follows the accelerator (the H100's 700 W TDP), shown as used
         assert inputs["watts_per_accelerator"] is None
         assert row_values(planner_values, "watts_per_accelerator_used")[k] == 700
-        assert isinstance(inputs["start_date"], dt.datetime)
+        assert inputs["start_date"] is None
         for q in PLAN_OUTPUTS:
             assert row_values(planner_values, q.name)[k] in (None, "")
 

@@ -360,16 +360,19 @@ def test_pdf_without_libreoffice_is_a_one_line_error_before_writing(tmp_path, mo
 
 @pytest.mark.parametrize("name", ["cluster-sizing.xlsx", "dense-vs-moe.xlsx"])
 def test_cover_says_what_the_checks_read(generated_templates, name):
-    """The Cover's Checks line reads OK (the Checks sheet's master check TRUE): the how-to says
-    both, never "must read TRUE" alone."""
-    cover = openpyxl.load_workbook(generated_templates[name])["Cover"]
+    """One set of states (issue 18): the Checks sheet's master check and the Cover's Checks
+    line both read OK or ERROR, never TRUE / FALSE."""
+    wb = openpyxl.load_workbook(generated_templates[name])
+    cover = wb["Cover"]
     texts = [str(c.value) for row in cover.iter_rows() for c in row if c.value is not None]
     (step,) = [t for t in texts if re.match(r"\d+\. Checks:", t)]
-    assert "reads OK" in step and "Checks sheet then reads TRUE" in step, step
-    (line,) = [t for t in texts if t.startswith("=IF(master_check,")]
+    assert "Checks sheet then reads OK" in step and "TRUE" not in step, step
+    (line,) = [t for t in texts if t.startswith('=IF(master_status="OK",')]
     assert '"OK: every check passes"' in line
+    ((sheet, ref),) = wb.defined_names["master_status"].destinations
+    assert wb[sheet][ref.replace("$", "")].value.endswith('"OK","ERROR")')
     master = openpyxl.load_workbook(generated_templates[name])["Checks"]
-    assert "must be TRUE" in master["A2"].value
+    assert "master check reads OK or ERROR" in master["A2"].value
 
 
 def test_the_published_calibrated_mfu_formula_is_portable():

@@ -842,7 +842,9 @@ def excel_coefficients():
         "mfu_ln_slope": "mfu_ln_slope_per_ln_active_billions",
         **{n: n for n in ("mfu_min", "mfu_max", "active_params")},
     }
-    out = {"formula": "=" + model.excel("calibrated_mfu", bind=bind)}
+    out = {
+        "formula": "=" + model.excel("calibrated_mfu", bind=bind, through=("calibrated_mfu_raw",))
+    }
     for g, a in m.intercepts.items():
         out[f"mfu_ln_intercept_{g}"] = a
     out["mfu_ln_slope_per_ln_active_billions"] = m.slope

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from . import catalogue, engine, model
 from .engine import Plan
-from .quantities import BUDGET_STATUSES, PLAN_INPUTS
+from .quantities import BUDGET_STATUSES, PLAN_INPUTS, PRICING_BASES
 from .validation import InputError, is_blank
 
 __all__ = [
@@ -148,6 +148,7 @@ _MFU_BLANK = model.excel(
         "{mfu_ln_intercept_other})",
         "active_params": "{active_params_used}",
     },
+    through=("calibrated_mfu_raw",),
 )
 
 #: Excel text of the calibrated default MFU of a column (placeholders as in the rules), for
@@ -186,13 +187,14 @@ def _rules(spread=None):
         Rule("budget_status", None, "Proposed", '""', "Typed, or Proposed in a filled column",
              text=True),
         Rule("owner", None, "none", '""', "Typed, or none", text=True),
+        Rule("approval_ref", None, "none", '""', "Typed, or none", text=True),
+        Rule("approval_date", None, "none", '""', "Typed, or none"),
         Rule("active_params", None, "= total (dense)", "{total_params_used}",
              "Blank: dense, = total parameters"),
         Rule("peak_tflops", None, "catalogue",
              'IF({catalogue_row}>0,INDEX(accel_bf16_tflops,{catalogue_row},1),"")',
              "Typed, or the catalogue's dense BF16 peak"),
-        Rule("mfu", None, "calibrated",
-             f'IF(ISNUMBER({{active_params_used}}),{_MFU_BLANK},"")',
+        Rule("mfu", None, "calibrated", "{calibrated_mfu}",
              "Typed, or the calibrated default for the accelerator's generation and the active "
              "parameters (Accelerators sheet)"),
         Rule("goodput", float(_Q["goodput"].default)),
@@ -215,6 +217,15 @@ def _rules(spread=None):
             "throughput: a typed number is an estimate too",
         ),
         Rule("price_range_pct", float(_Q["price_range_pct"].default)),
+        Rule(
+            "pricing_basis",
+            None,
+            PRICING_BASES[1],
+            f'"{PRICING_BASES[1]}"',
+            f"Typed, or {PRICING_BASES[1]} (electricity added)",
+            text=True,
+        ),
+        Rule("other_costs_usd", float(_Q["other_costs_usd"].default)),
         Rule("accelerator_name", None, "none"),
         Rule("start_date", None, "no schedule"),
     ]
@@ -403,6 +414,7 @@ def resolve(inputs, precision="bf16", own_runs=None, engine_inputs=None):
             use(name)
     for name in PASS_THROUGH:
         use(name)
+    _pricing(inputs, kwargs, notes)
     spreads = {n: _range_pct(inputs, n) for n in ("throughput_range_pct", "price_range_pct")}
     if spreads["throughput_range_pct"] is None:
         note = _blank_throughput_range(accel, kwargs["active_params"], source, own_runs)
@@ -447,6 +459,27 @@ def _with_engine_inputs(kwargs, notes, inputs, engine_inputs):
 
 
 _ORDER = {q.name: i for i, q in enumerate(PLAN_INPUTS)}
+
+
+def _pricing(inputs, kwargs, notes):
+    """The pricing basis and the other costs: a rental all-in price includes the power, so no
+    electricity is added (``usd_per_kwh`` 0, with a note); other costs go to the total."""
+    basis = inputs.get("pricing_basis")
+    if not is_blank(basis):
+        typed = [b for b in PRICING_BASES if isinstance(basis, str) and basis.strip().lower() == b]
+        if not typed:
+            raise InputError("pricing_basis", f"must be one of {', '.join(PRICING_BASES)}")
+        if typed[0] == PRICING_BASES[0]:
+            notes[:] = [n for n in notes if n.name != "usd_per_kwh"]
+            notes.append(Note("usd_per_kwh", 0.0, "pricing basis rental all-in: the power is "
+                              "in the price, no electricity added"))  # fmt: skip
+            kwargs["usd_per_kwh"] = 0.0
+    other = inputs.get("other_costs_usd")
+    if not is_blank(other):
+        ok = isinstance(other, (int, float)) and not isinstance(other, bool)
+        if not ok or not math.isfinite(other) or other < 0:
+            raise InputError("other_costs_usd", "must be a number >= 0 (US$)")
+        kwargs["other_costs_usd"] = float(other)
 
 
 def _budget_status(value):

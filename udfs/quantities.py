@@ -39,6 +39,9 @@ __all__ = [
     "RANGE_FORMULAS",
     "RANGE_OUTPUTS",
     "BUDGET_STATUSES",
+    "PRICING_BASES",
+    "PLAUSIBILITY_FLOORS",
+    "MIN_PLAUSIBLE",
     "SEED_PLAN",
     "SEED_OUTPUT_LINES",
 ]
@@ -59,6 +62,9 @@ class Quantity:
 
 #: The budget_status dropdown's values; a blank in a filled column counts as "Proposed".
 BUDGET_STATUSES = ("Reference", "Proposed", "Approved", "Excluded")
+#: The pricing_basis dropdown's values: what the price per accelerator-hour covers. Only a
+#: rental all-in price includes the power (no electricity is added); blank: rental plus power.
+PRICING_BASES = ("rental all-in", "rental plus power", "owned")
 
 PLAN_INPUTS = (
     Quantity(
@@ -75,6 +81,25 @@ PLAN_INPUTS = (
     ),
     Quantity(
         "owner", "Owner", "", None, "text", "Team or person owning the plan (optional)", kind="text"
+    ),
+    Quantity(
+        "approval_ref",
+        "Approval reference",
+        "",
+        None,
+        "text",
+        "For Approved: the approval's reference (decision, minute, ticket); without it and the "
+        "date, Approved is a WARN",
+        kind="text",
+    ),
+    Quantity(
+        "approval_date",
+        "Approval date",
+        "date",
+        None,
+        "a date",
+        "For Approved: the day the budget was approved",
+        kind="date",
     ),
     Quantity(
         "total_params",
@@ -160,7 +185,19 @@ PLAN_INPUTS = (
         "US$/accelerator-hour",
         2.0,
         ">= 0",
-        "Rental, or the ownership equivalent",
+        "Rental, or the ownership equivalent (see the pricing basis). Blank: US$2.00, the H800 "
+        "rental price the DeepSeek-V3 report assumed (arXiv 2412.19437, Dec 2024), not a quote",
+    ),
+    Quantity(
+        "pricing_basis",
+        "Pricing basis",
+        "",
+        None,
+        "rental all-in, rental plus power or owned",
+        "What the price covers. Rental all-in: power included, no electricity added. Rental "
+        "plus power, or owned (the price is the ownership equivalent): electricity added. "
+        "Blank: rental plus power",
+        kind="text",
     ),
     Quantity(
         "price_range_pct",
@@ -184,7 +221,8 @@ PLAN_INPUTS = (
         "ratio",
         1.0,
         ">= 1",
-        "Server power over accelerator power (Epoch AI uses ~1.82 for H100 servers)",
+        "Server power over accelerator power. Blank: 1.00, a lower bound (the accelerators "
+        "only); Epoch AI uses ~1.82 for H100 servers",
     ),
     Quantity(
         "pue",
@@ -192,9 +230,27 @@ PLAN_INPUTS = (
         "ratio",
         1.0,
         ">= 1",
-        "Power usage effectiveness (Uptime Institute average 1.56 in 2024)",
+        "Power usage effectiveness. Blank: 1.00, a lower bound (no cooling); Uptime Institute "
+        "average 1.56 (2024), hyperscalers ~1.1",
     ),
-    Quantity("usd_per_kwh", "Electricity price", "US$/kWh", 0.08, ">= 0"),
+    Quantity(
+        "usd_per_kwh",
+        "Electricity price",
+        "US$/kWh",
+        0.08,
+        ">= 0",
+        "Blank: US$0.08, a placeholder without a source: type your contract's price. Not "
+        "used with a rental all-in price",
+    ),
+    Quantity(
+        "other_costs_usd",
+        "Other costs of the run",
+        "US$",
+        0.0,
+        ">= 0",
+        "Storage, data, networking, staff... added to the total as they are (no range). "
+        "Blank: none",
+    ),
     Quantity(
         "grams_co2_per_kwh",
         "Grid carbon intensity",
@@ -237,7 +293,30 @@ MODEL_CONSTANTS = (
              note="No large run reports above ~46% (PaLM); one small run implies 63% (Phi-2)"),
     Quantity("small_model_active_params", "Small model: active parameters below", "parameters",
              5e9, note="Below it the calibrated spread widens (Compute Lab calibration)"),
+    Quantity("p10_level", "Low percentile of the ranges (P10)", "fraction", 0.1,
+             note="One run in ten comes in below"),
+    Quantity("p90_level", "High percentile of the ranges (P90)", "fraction", 0.9,
+             note="One run in ten comes in above: the contingency line"),
 )  # fmt: skip
+
+
+#: The fewest parameters and tokens a plan for a cluster can hold: below, the figure was typed
+#: in the wrong unit (70 for 70 billion). An ERROR in the planner's Checks and the hand-off.
+PLAUSIBILITY_FLOORS = (
+    Quantity("min_plausible_params", "Fewest plausible parameters",
+             "parameters", 1e6,
+             note="The smallest models trained on a cluster have tens of millions; below 1E6 "
+             "the figure was typed in billions (type 70E9 for 70 billion)"),
+    Quantity("min_plausible_tokens", "Fewest plausible training tokens", "tokens", 1e9,
+             note="Runs on a cluster see billions of tokens; below 1E9 the figure was typed "
+             "in billions or trillions (type 2E12 for 2 trillion)"),
+)  # fmt: skip
+#: Input name -> its plausibility floor (the same figures, for the engine-side faces).
+MIN_PLAUSIBLE = {
+    "total_params": PLAUSIBILITY_FLOORS[0].default,
+    "active_params": PLAUSIBILITY_FLOORS[0].default,
+    "training_tokens": PLAUSIBILITY_FLOORS[1].default,
+}
 
 
 def _out(name, label, unit, formula, note):
@@ -299,10 +378,12 @@ MODEL_EXTRAS = (
     _out("month_share", "Share of run", "fraction", "run_days_in_month / wall_clock_days",
          "Run days in the month / wall-clock days"),
     # The calibrated default MFU (udfs.calibration.predicted_mfu), for a blank MFU.
+    _out("calibrated_mfu_raw", "Default MFU before its bounds", "fraction",
+         "exp(mfu_ln_intercept + mfu_ln_slope * log(active_params / 1e9))",
+         "EXP(intercept of the generation + slope x LN(active / 1e9))"),
     _out("calibrated_mfu", "Calibrated default MFU", "fraction",
-         "minimum(mfu_max, maximum(mfu_min, "
-         "exp(mfu_ln_intercept + mfu_ln_slope * log(active_params / 1e9))))",
-         "MIN(max, MAX(min, EXP(intercept of the generation + slope x LN(active / 1e9))))"),
+         "minimum(mfu_max, maximum(mfu_min, calibrated_mfu_raw))",
+         "The default before its bounds, kept within the lowest and highest default MFU"),
     # Its spread: wider for a small model and for an accelerator outside the calibrated
     # generations (udfs.calibration.throughput_sigma_for).
     _out("calibrated_plan_sigma", "Calibrated throughput spread of the plan", "ln units",
@@ -310,7 +391,7 @@ MODEL_EXTRAS = (
          " + accelerator_extra_sigma ** 2)",
          "SQRT(sigma^2 + small model (0/1) x small-model sigma^2 + accelerator's extra sigma^2)"),
     _out("calibrated_range_pct", "Calibrated throughput uncertainty", "fraction",
-         "exp(norm_s_inv(0.9) * calibrated_plan_sigma) - 1",
+         "exp(norm_s_inv(p90_level) * calibrated_plan_sigma) - 1",
          "P90 / P50 - 1 of the calibrated default: EXP(NORM.S.INV(0.9) x sigma) - 1"),
 )  # fmt: skip
 
@@ -339,10 +420,10 @@ def _range_outputs():
     labels = {q.name: (q.label, q.unit) for q in PLAN_OUTPUTS}
     out = [
         _out("throughput_sigma", "Throughput spread (sigma of ln)", "ln units",
-             "log(1 + throughput_range_pct) / norm_s_inv(0.9)",
+             "log(1 + throughput_range_pct) / norm_s_inv(p90_level)",
              "LN(1 + throughput uncertainty) / NORM.S.INV(0.9)"),
         _out("price_sigma", "Price spread (sigma of ln)", "ln units",
-             "log(1 + price_range_pct) / norm_s_inv(0.9)",
+             "log(1 + price_range_pct) / norm_s_inv(p90_level)",
              "LN(1 + price uncertainty) / NORM.S.INV(0.9)"),
     ]  # fmt: skip
     for p, k in ((0.1, "p10"), (0.9, "p90")):
@@ -351,7 +432,7 @@ def _range_outputs():
             how = ("P50 + the rental and electricity moves" if q == "total_cost_usd"
                    else f"P50 x EXP(NORM.S.INV({p:g}) x sigma)")  # fmt: skip
             out.append(_out(f"{q}_{k}", f"{label}, {k.upper()}", unit,
-                            RANGE_FORMULAS[q].format(p=p, k=k), how))  # fmt: skip
+                            RANGE_FORMULAS[q].format(p=f"{k}_level", k=k), how))  # fmt: skip
     return tuple(out)
 
 

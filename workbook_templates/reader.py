@@ -160,7 +160,8 @@ _LABEL = {q.name: q.label for q in PLAN_INPUTS + PLAN_OUTPUTS}
 _WHOLE = ("accelerators",)
 #: Inputs an older planner may lack (added with the budget view and the ranges): their cells
 #: read as blank, and ``Planner.missing_optional`` names them.
-OPTIONAL_INPUTS = ("budget_status", "owner", "throughput_range_pct", "price_range_pct")
+OPTIONAL_INPUTS = ("budget_status", "owner", "throughput_range_pct", "price_range_pct",
+                   "approval_ref", "approval_date", "pricing_basis", "other_costs_usd")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -711,6 +712,10 @@ def _number(value):
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
+#: The largest number a text input (a name, an owner, a reference) may hold, read as its text.
+MAX_TEXT_NUMBER = 1e15
+
+
 def _text(value):
     if isinstance(value, bool):
         return None, "must be text, not TRUE/FALSE"
@@ -728,6 +733,8 @@ def _text(value):
             )
         return value.strip(), None
     if isinstance(value, int | float):
+        if not math.isfinite(value) or abs(value) > MAX_TEXT_NUMBER:  # no name, a slip
+            return None, f"must be text, not the number {value:g}"
         return f"{value:g}", None
     return str(value), None
 

@@ -21,6 +21,7 @@ formula-injection guard (:data:`FORMULA_LEADS`) and validation encodings
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from copy import copy
@@ -48,6 +49,8 @@ __all__ = [
     "used_area",
     "bold",
     "number_format",
+    "state_colours",
+    "GLOSSARY",
     "FORMULA_LEADS",
     "FORMULA_LOOKALIKES",
 ]
@@ -75,6 +78,26 @@ CONSTANT_FILL = "EDEDED"
 CHECK_OK_FILL = "C6EFCE"
 CHECK_BAD_FILL = "FFC7CE"
 CHECK_WARN_FILL = "FFEB9C"
+#: A unit as the unit column shows it, to match the cell's format (a fraction shows as %).
+DISPLAY_UNITS = {"fraction": "%"}
+#: The one set of states of every workbook: OK, WARN (something to look at), ERROR.
+STATES = ("OK", "WARN", "ERROR")
+#: The five words a finance reader meets, in five lines (the Cover of every workbook and the
+#: hand-off's page 1).
+GLOSSARY = (
+    ("MFU", "Model FLOPs utilisation: the share of the accelerators' peak speed a training run "
+     "turns into useful model arithmetic (typically 30-45%)."),
+    ("TFLOP/s", "Trillions of arithmetic operations per second, per accelerator: its peak, or "
+     "the effective speed = peak x MFU x goodput."),
+    ("Goodput", "The share of the run's time spent training, after failures, restarts and "
+     "checkpoints (1 = no time lost)."),
+    ("P50 / P90", "P50: the estimate, as likely to be exceeded as not. P90: exceeded by one "
+     "run in ten; the budget's cautious line."),
+    ("Contingency", "P90 - P50 of the total cost: what to hold back above the estimate to "
+     "cover nine runs in ten."),
+)  # fmt: skip
+#: The font colour of a default in use (an input left blank): greyed, in italics.
+DEFAULT_GREY = "808080"
 #: Number format of a TRUE/FALSE cell: Excel shows a logical value as TRUE/FALSE whatever the
 #: format; LibreOffice can print it as 1/0, and this format prints 1 as TRUE and 0 as FALSE.
 BOOLEAN_FORMAT = '"TRUE";"TRUE";"FALSE"'
@@ -153,10 +176,39 @@ def safe_text(value):
     return value
 
 
+#: Paper sizes a workbook can print on (openpyxl's paperSize codes).
+PAPER_SIZES = {"a4": 9, "letter": 1}
+#: Territories whose locale default is US Letter (the others print on A4).
+LETTER_TERRITORIES = ("US", "CA", "MX", "PH", "CL", "CO", "VE", "PR", "GT", "SV", "CR", "PA")
+#: The environment variable that chooses the paper ("a4" or "letter") over the locale.
+PAPER_ENV = "COMPUTE_LAB_PAPER"
+
+
+def paper_size(environ=None):
+    """The paper every workbook prints on: ``COMPUTE_LAB_PAPER`` (a4 or letter) when set,
+    else the locale's (``LC_PAPER``, ``LC_ALL`` or ``LANG``: Letter in the US, Canada and the
+    other Letter countries), else A4. An unknown value of the variable is refused."""
+    env = os.environ if environ is None else environ
+    chosen = env.get(PAPER_ENV, "").strip().lower()
+    if chosen:
+        if chosen not in PAPER_SIZES:
+            from udfs.validation import CommandError
+
+            raise CommandError(f"{PAPER_ENV} must be a4 or letter, not {chosen[:20]!r}")
+        return chosen
+    for var in ("LC_PAPER", "LC_ALL", "LANG"):
+        value = env.get(var, "")
+        if value:
+            territory = value.split(".")[0].split("_")[-1].upper() if "_" in value else ""
+            return "letter" if territory in LETTER_TERRITORIES else "a4"
+    return "a4"
+
+
 def print_setup(
     ws, pages_wide=1, print_titles=None, title_cols=None, print_area=None, pages_tall=0
 ):
-    """Landscape A4, ``pages_wide`` pages across, ``pages_tall`` down (0: as tall as it needs).
+    """Landscape A4 or Letter (:func:`paper_size`), ``pages_wide`` pages across,
+    ``pages_tall`` down (0: as tall as it needs).
 
     ``print_titles`` rows (``"4:4"``) and ``title_cols`` columns (``"A:B"``) repeat on every
     page. The print area is ``print_area`` (``"A1:J40"``), else every filled cell and every
@@ -165,7 +217,7 @@ def print_setup(
     header and footer once the workbook is complete.
     """
     ws.page_setup.orientation = "landscape"
-    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    ws.page_setup.paperSize = PAPER_SIZES[paper_size()]
     ws.page_setup.fitToWidth = pages_wide
     ws.page_setup.fitToHeight = pages_tall
     ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
@@ -425,7 +477,13 @@ class Book:
         return f"{quote_sheetname(title)}!${a}${row}:${b}${row}"
 
     def ref(self, name, from_sheet=None, col=None):
-        """Reference to ``name`` as seen from ``from_sheet`` (column ``col`` for row quantities)."""
+        """Reference to ``name`` as seen from ``from_sheet`` (column ``col`` for row quantities).
+
+        A single cell with a workbook-scoped defined name of its own is referred to by that
+        name (``mfu_max``, not ``'Inputs'!$C$34``): a formula reads as what it uses.
+        """
+        if name in self.cells and name in self.wb.defined_names:
+            return name
         if name in self.cells:
             title, coord = self.cells[name]
             letters = "".join(c for c in coord if c.isalpha())
@@ -457,7 +515,7 @@ class Book:
         """Write a row's label, unit and note (all plain text; code names left out of notes)."""
         put_text(ws.cell(row, label_col), label)
         if unit_col:
-            put_text(ws.cell(row, unit_col), unit)
+            put_text(ws.cell(row, unit_col), DISPLAY_UNITS.get(unit, unit))
         if note_col and note:
             put_text(ws.cell(row, note_col), reader_text(note)).style = "Note"
 
@@ -566,8 +624,8 @@ COLOUR_LEGEND = (
 #: The Cover's how-to step on the checks of a template with :func:`add_checks`: the master
 #: check on the Checks sheet shows TRUE, the Cover's own Checks line shows OK.
 CHECKS_STEP = (
-    "Checks: every check must pass: the master check on the Checks sheet then reads TRUE and "
-    "the Checks line on this Cover reads OK."
+    "Checks: every check must pass: the master check on the Checks sheet then reads OK, as "
+    "does the Checks line on this Cover (ERROR otherwise, in red)."
 )
 
 
@@ -611,7 +669,8 @@ def add_cover(book, title, purpose, how_to, sheets, sources, generated):
     ws.cell(r, 2, "compute-lab templates (Compute Lab)")
     r += 1
     ws.cell(r, 1, "Checks")
-    ws.cell(r, 2, '=IF(master_check,"OK: every check passes","ERROR: see the Checks sheet")')
+    ws.cell(r, 2, '=IF(master_status="OK","OK: every check passes","ERROR: see the Checks sheet")')
+    state_colours(ws, f"B{r}")
     r += 1
     r += 1
     ws.cell(r, 1, "Sheets").style = "Section"
@@ -624,6 +683,12 @@ def add_cover(book, title, purpose, how_to, sheets, sources, generated):
         put_text(ws.cell(r, 2), what).alignment = Alignment(wrap_text=True)
         r += 1
     r += 1
+    ws.cell(r, 1, "Words").style = "Section"
+    for word, meaning in GLOSSARY:
+        r += 1
+        put_text(ws.cell(r, 1), word).alignment = Alignment(vertical="top")
+        put_text(ws.cell(r, 2), meaning).alignment = Alignment(wrap_text=True)
+    r += 2
     ws.cell(r, 1, "Sources").style = "Section"
     r += 1
     for src in sources:
@@ -837,20 +902,35 @@ def check_colours(ws, rng, bad_fill=CHECK_BAD_FILL):
 def add_checks(book, checks, widths=None):
     """A Checks sheet: (label, formula template) rows, TRUE = pass, and ``master_check``."""
     ws = book.sheet("Checks", widths or {"A": 70, "B": 4, "C": 12})
-    book.title(ws, "Checks", "TRUE = passes. The master check must be TRUE.")
+    book.title(ws, "Checks", "TRUE = passes. The master check reads OK or ERROR.")
     book.header(ws, 4, ["Check", "", "Result"])
     r = 5
     for label, formula in checks:
         put_text(ws.cell(r, 1), label)
         ws.cell(r, 3, book.formula(formula, ws.title))
         r += 1
-    put_text(ws.cell(r + 1, 1), "Master check (every check above)").style = "Section"
-    cell = ws.cell(r + 1, 3, f"=AND(C5:C{r - 1})")
-    bold(cell)
+    put_text(ws.cell(r + 1, 1), "No check fails (every check above)").style = "Section"
+    cell = ws.cell(r + 1, 3, f"=IFERROR(AND(C5:C{r - 1}),FALSE)")
     book.place_cell("master_check", ws, cell.coordinate, named=True)
-    check_colours(ws, f"C5:C{r + 1}")
+    put_text(ws.cell(r + 2, 1), "Master check: OK or ERROR").style = "Section"
+    cell = ws.cell(r + 2, 3, f'=IF(C{r + 1},"{STATES[0]}","{STATES[2]}")')
+    bold(cell)
+    book.place_cell("master_status", ws, cell.coordinate, named=True)
+    check_colours(ws, f"C5:C{r + 2}")
     Book.finish(ws, freeze="A5")
     return ws
+
+
+def state_colours(ws, rng):
+    """Colour a cell that shows a state in words: amber when it says WARN, red when it says
+    ERROR (the same colours as the Checks sheet); OK stays plain."""
+    from openpyxl.formatting.rule import FormulaRule
+
+    first = rng.split(":")[0].replace("$", "")
+    for word, fill in (("ERROR", CHECK_BAD_FILL), ("WARN", CHECK_WARN_FILL)):
+        ws.conditional_formatting.add(rng, FormulaRule(
+            formula=[f'AND(ISTEXT({first}),ISNUMBER(SEARCH("{word}",{first})))'],
+            fill=PatternFill("solid", fgColor=fill), stopIfTrue=True))  # fmt: skip
 
 
 def paragraph(ws, row, col, text, last_col):

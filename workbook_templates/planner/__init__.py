@@ -91,7 +91,9 @@ def _cover(book, generated):
             "in a budget.",
             "For your own plan, use a Custom column: type the total parameters, training tokens "
             "and accelerator count (and active parameters for an MoE model). Every other input "
-            "already holds a visible default you can change; a blank input takes column C (a "
+            "starts blank: a blank input takes column C, shown greyed on Calculations until you "
+            "type your own figure (type the price and the start date: a default is a WARN in the "
+            "hand-off; a "
             "blank power takes the accelerator's TDP from the catalogue, else "
             f"{RULES['watts_per_accelerator'].default:,.0f} W; a blank MFU the calibrated default "
             "for the accelerator and the model size). Set the budget status (blank counts as "
@@ -125,10 +127,10 @@ def _cover(book, generated):
     ws = book.wb["Cover"]
     for row in ws.iter_rows(max_col=2):
         for cell in row:  # the master check in three states (sheetkit's cover reads TRUE/FALSE)
-            if isinstance(cell.value, str) and cell.value.startswith("=IF(master_check,"):
+            if isinstance(cell.value, str) and cell.value.startswith('=IF(master_status="OK",'):
                 cell.value = (
                     '=IF(master_status="OK","OK: every check passes",IF(master_status="WARN",'
                     '"WARN: every check passes; have a look at the warnings on Checks",'
-                    '"ERROR: see the Checks sheet"))'
+                    '"ERROR: "&master_cause&" (Checks sheet)"))'
                 )
     ws.page_setup.fitToHeight = 1  # the Cover prints on one page

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from openpyxl.styles import Alignment
+from openpyxl.formatting.rule import FormulaRule
+from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
 
 from udfs import model
 from udfs.plan import PASS_THROUGH, RULES, THROUGHPUT_SOURCE_EXCEL
-from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_OUTPUTS
+from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, PRICING_BASES, RANGE_OUTPUTS
 
-from ..sheetkit import Book, Row, put_text
+from ..sheetkit import DEFAULT_GREY, Book, Row, put_text
 from .layout import FIRST_COL, NOTE_COL, SCENARIO_COLUMNS, checks_flag
 
 _INPUTS = {q.name: q for q in PLAN_INPUTS}
@@ -17,7 +18,8 @@ _INPUTS = {q.name: q for q in PLAN_INPUTS}
 
 #: Inputs in the order of the "as used" rows (hbm_gb_used and catalogue_row go after peak).
 _USED = ("total_params", "active_params", "training_tokens", "accelerators", "peak_tflops",
-         "mfu", "goodput", "effective_tflops_input", *PASS_THROUGH)  # fmt: skip
+         "mfu", "goodput", "effective_tflops_input", "pricing_basis", *PASS_THROUGH,
+         "other_costs_usd")  # fmt: skip
 #: Rows after scenario_ready and throughput_source, which their formulas read.
 _LATE = ("budget_status", "owner", "throughput_range_pct", "price_range_pct")
 #: Spec name -> the planner's row for it: a formula reads the inputs as used.
@@ -43,6 +45,9 @@ def _used(name):
         formula, note = rule.excel_used(f"{{default.{name}}}"), rule.sheet_note
     if name == "budget_status":  # a blank counts as Proposed in a filled column only
         formula = f'IF(LEN({{{name}}})>0,{{{name}}},IF({{scenario_ready}},"Proposed",""))'
+    if name == "usd_per_kwh":  # a rental all-in price includes the power (udfs.plan)
+        formula = f'IF({{pricing_basis_used}}="{PRICING_BASES[0]}",0,{formula})'
+        note = "Typed, or column C; 0 with a rental all-in price (the power is in the price)"
     return Row(f"{name}_used", q.label, q.unit, "=" + formula, note, "Link", True)
 
 
@@ -58,12 +63,41 @@ def _catalogue_rows():
     ]  # fmt: skip
 
 
+def _default_mfu_rows():
+    """The calibrated default MFU in three steps: the generation's intercept, the fitted value,
+    and the value kept within its bounds (the spec's ``calibrated_mfu_raw`` and
+    ``calibrated_mfu``), so that each step can be read and audited."""
+    intercept = ("IF({catalogue_row}>0,INDEX(accel_mfu_intercept,{catalogue_row},1),"
+                 "{mfu_ln_intercept_other})")  # fmt: skip
+    raw = model.excel(
+        "calibrated_mfu_raw",
+        bind={
+            "mfu_ln_intercept": "{mfu_ln_intercept_used}",
+            "active_params": "{active_params_used}",
+        },
+    )
+    clamped = model.excel("calibrated_mfu", bind={"calibrated_mfu_raw": "{calibrated_mfu_raw}"})
+    return [
+        Row("mfu_ln_intercept_used", "Default MFU: ln intercept", "ln units", "=" + intercept,
+            "The accelerator generation's intercept (Accelerators sheet), else 'other'",
+            "Link", True),
+        Row("calibrated_mfu_raw", "Default MFU before its bounds", "fraction",
+            f'=IF(ISNUMBER({{active_params_used}}),{raw},"")',
+            "EXP(intercept + slope x LN(active parameters / 1E9))", "Calc", True),
+        Row("calibrated_mfu", "Calibrated default MFU", "fraction",
+            f'=IF(ISNUMBER({{calibrated_mfu_raw}}),{clamped},"")',
+            "Within the lowest and highest default MFU (Inputs, model constants)", "Calc", True),
+    ]  # fmt: skip
+
+
 def _output_formula(name):
     """A spec'd output for one column: blank until the scenario is complete."""
     spec = model.excel(name, bind=BIND)
     if name == "effective_tflops":  # the override, when typed, is used as is (udfs.plan)
         override = "{effective_tflops_input_used}"
         spec = f"IF(ISNUMBER({override}),{override},{spec})"
+    if name == "total_cost_usd":  # other costs added as they are, as the engine does
+        spec = f"{spec}+{{other_costs_usd_used}}"
     if name == "min_accelerators_for_memory":  # needs the catalogue's HBM
         return f'=IF(AND({{scenario_ready}},N({{hbm_gb_used}})>0),{spec},"")'
     return f'{_READY}{spec},"")'
@@ -78,6 +112,7 @@ def _calc_rows():
             rows.append(catalogue_row)
         if name == "peak_tflops":
             rows.append(hbm)
+            rows += _default_mfu_rows()
     rows.append(
         Row("scenario_ready", "Scenario complete", "TRUE/FALSE",
             "=AND(ISNUMBER({total_params_used}),ISNUMBER({training_tokens_used}),"
@@ -86,11 +121,24 @@ def _calc_rows():
             "Outputs show only for complete columns", "Calc", True)
     )  # fmt: skip
     rows.append(
+        Row("plausible", "Parameters and tokens plausible", "TRUE/FALSE",
+            "=OR(NOT({scenario_ready}),AND({total_params_used}>=min_plausible_params,"
+            "{active_params_used}>=min_plausible_params,"
+            "{training_tokens_used}>=min_plausible_tokens))",
+            "At or above the plausibility floors (Inputs): below, typed in the wrong unit",
+            "Calc", True)
+    )  # fmt: skip
+    rows.append(
         Row("throughput_source", "Throughput source", "",
             f'=IF({{scenario_ready}},{THROUGHPUT_SOURCE_EXCEL},"")',
             "Typed throughput (override), typed MFU, or the calibrated default", "Link", True)
     )  # fmt: skip
     rows += [_used(name) for name in _LATE]
+    rows.append(
+        Row("start_date_used", "Run start date", "date",
+            '=IF(ISNUMBER({start_date}),{start_date},"")',
+            "Typed, or none: no monthly schedule", "Link", True)
+    )  # fmt: skip
     rows.append("Outputs")
     for q in PLAN_OUTPUTS:
         rows.append(Row(q.name, q.label, q.unit, _output_formula(q.name), q.note, "Calc", True))
@@ -130,6 +178,21 @@ def calculations_sheet(book, scen):
         _, row, first, last = book.rows[name]
         for c in range(first, last + 1):
             ws.cell(row, c).number_format = "0.0000"
+    _grey_defaults(book, ws)
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4",
-                pages_wide=2, title_cols="A:A")  # fmt: skip
+                pages_wide=2, title_cols="A:A", pages_tall=1)  # fmt: skip
     return ws
+
+
+def _grey_defaults(book, ws):
+    """An "as used" cell whose input is blank shows its default greyed and in italics, so a
+    default is never read as a team's figure (the Inputs cell is blank until typed)."""
+    a, b = get_column_letter(FIRST_COL), get_column_letter(SCENARIO_COLUMNS[-1])
+    for name in (*_USED, *_LATE):
+        _, row, _, _ = book.rows[f"{name}_used"]
+        _, input_row, _, _ = book.rows[name]
+        ws.conditional_formatting.add(
+            f"{a}{row}:{b}{row}",
+            FormulaRule(formula=[f"ISBLANK(Inputs!{a}{input_row})"],
+                        font=Font(color=DEFAULT_GREY, italic=True)),
+        )  # fmt: skip

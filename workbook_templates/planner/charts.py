@@ -19,12 +19,17 @@ from openpyxl.worksheet.pagebreak import Break
 from udfs import model
 
 from ..sheetkit import Book, number_format, put_text
-from .layout import SCENARIO_COLUMNS, checks_flag, show_axes
+from .layout import N_CUSTOM, SCENARIO_COLUMNS, checks_flag, show_axes
 from .sensitivity import SENS_ACCELERATORS
 
 #: The table of filled scenarios: header row, and one row per scenario column.
 TABLE_HEAD = 22
 N_SCENARIOS = len(SCENARIO_COLUMNS)
+#: The first rows of the table are the team's (custom) columns, the last the three reference
+#: columns: the cost charts plot the team's rows only, so that a reference run's cost (tens of
+#: millions) never squashes a team's bars; the hours and days charts plot every row.
+N_TEAM = N_CUSTOM
+N_REFERENCES = N_SCENARIOS - N_CUSTOM
 #: The rank row (which filled scenario each column is), under the table.
 RANK_ROW = TABLE_HEAD + N_SCENARIOS + 2
 #: Where each chart sits (two per printed page) and the rows the pages break after.
@@ -136,10 +141,12 @@ def _filled_table(book, ws):
     put_text(ws.cell(RANK_ROW, 1), "Place among the filled scenarios, by column (hidden row)")
     ws.row_dimensions[RANK_ROW].hidden = True
     for j in range(N_SCENARIOS):
-        cell = ws.cell(RANK_ROW, 3 + j, (
-            f'=IF(INDEX(scenario_ready,1,{j + 1}),'
-            f"COUNTIF(INDEX(scenario_ready,1,1):INDEX(scenario_ready,1,{j + 1}),TRUE),\"\")"
-        ))  # fmt: skip
+        if j < N_REFERENCES:  # the references and the example: fixed rows after the team's
+            rank = f'=IF(INDEX(scenario_ready,1,{j + 1}),{N_TEAM + j + 1},"")'
+        else:  # the team's filled columns first, in order
+            rank = (f'=IF(INDEX(scenario_ready,1,{j + 1}),COUNTIF(INDEX(scenario_ready,1,'
+                    f'{N_REFERENCES + 1}):INDEX(scenario_ready,1,{j + 1}),TRUE),"")')  # fmt: skip
+        cell = ws.cell(RANK_ROW, 3 + j, rank)
         cell.style = "Calc"
     ranks = f"$C${RANK_ROW}:${get_column_letter(2 + N_SCENARIOS)}${RANK_ROW}"
     for k in range(N_SCENARIOS):
@@ -172,19 +179,21 @@ def _bar_chart(title, y_title, y_format):
 def _scenario_charts(ws):
     """The range chart and three bar charts over the filled scenarios, two per page."""
     first, last = TABLE_HEAD + 1, TABLE_HEAD + N_SCENARIOS
+    team = TABLE_HEAD + N_TEAM  # the last row of the team's scenarios
     cats = Reference(ws, min_col=2, min_row=first, max_row=last)
+    team_cats = Reference(ws, min_col=2, min_row=first, max_row=team)
 
-    def column(col):
-        return Reference(ws, min_col=col, min_row=TABLE_HEAD, max_row=last)
+    def column(col, to=last):
+        return Reference(ws, min_col=col, min_row=TABLE_HEAD, max_row=to)
 
     # floating bars: an invisible P10 base, then P10 to P50 and P50 to P90 stacked on it
-    rng = _bar_chart("Total cost by scenario: P10 to P50 (light), P50 to P90 (dark)",
+    rng = _bar_chart("Total cost of your scenarios: P10 to P50 (light), P50 to P90 (dark)",
                      "Total cost (US$): bars run from P10 to P90, P50 where they meet",
                      US_DOLLARS)  # fmt: skip
     rng.grouping, rng.overlap = "stacked", 100
     for col in (3, 6, 7):
-        rng.add_data(column(col), titles_from_data=True)
-    rng.set_categories(cats)
+        rng.add_data(column(col, team), titles_from_data=True)
+    rng.set_categories(team_cats)
     base, low, high = rng.series
     base.graphicalProperties = GraphicalProperties(noFill=True)
     base.graphicalProperties.line.noFill = True
@@ -196,13 +205,14 @@ def _scenario_charts(ws):
         put_text(ws.cell(row, 1), text).font = NOTE_FONT
 
     charts = (
-        (4, "Total cost by scenario (P50)", "Total cost (US$)", US_DOLLARS),
+        (4, "Total cost of your scenarios (P50)", "Total cost (US$)", US_DOLLARS),
         (8, "Accelerator-hours by scenario", "Accelerator-hours", "#,##0"),
         (9, "Wall-clock days by scenario", "Wall-clock days", "#,##0"),
     )
     anchors = (PAGE_BREAKS[0] + 18, PAGE_BREAKS[1] + 2, PAGE_BREAKS[1] + 18)
     for (col, title, y_title, fmt), row in zip(charts, anchors, strict=True):
         chart = _bar_chart(title, y_title, fmt)
-        chart.add_data(column(col), titles_from_data=True)
-        chart.set_categories(cats)
+        mine = col == 4  # cost: the team's scenarios only (the references' are in the table)
+        chart.add_data(column(col, team if mine else last), titles_from_data=True)
+        chart.set_categories(team_cats if mine else cats)
         ws.add_chart(chart, f"A{row}")

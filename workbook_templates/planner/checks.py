@@ -13,18 +13,21 @@ from __future__ import annotations
 from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
-from udfs.plan import CALIBRATED_MFU_EXCEL, CALIBRATED_RANGE_EXCEL, THROUGHPUT_SOURCES
+from udfs.plan import CALIBRATED_RANGE_EXCEL, THROUGHPUT_SOURCES
 from udfs.quantities import BUDGET_STATUSES, PLAN_INPUTS
 
 from ..sheetkit import CHECK_WARN_FILL, Book, bold, check_colours, put_text
 from .layout import FIRST_COL, LAST_COL, SCENARIO_COLUMNS
+
+#: Column of each per-scenario check's first failing scenario (1-8), for the master cause.
+CAUSE_COL = LAST_COL + 1
 
 _PER_SCENARIO = (
     ("Required inputs typed (or the column is unused)",
      "=OR({scenario_ready},COUNT({total_params},{active_params},{training_tokens},"
      "{accelerators})=0)"),
     ("Number inputs hold numbers (no text such as '405B')",
-     "=COUNTA({numeric_inputs})-COUNTA({accelerator_name})=COUNT({numeric_inputs})"),
+     "=COUNTA({numeric_inputs})-{text_inputs}=COUNT({numeric_inputs})"),
     ("Active parameters <= total parameters",
      "=OR(NOT({scenario_ready}),{active_params_used}<={total_params_used})"),
     ("Accelerators is a whole number",
@@ -37,16 +40,25 @@ _PER_SCENARIO = (
      "{goodput_used}<=1))"),
     ("Budget status is " + ", ".join(BUDGET_STATUSES[:-1]) + " or " + BUDGET_STATUSES[-1]
      + " (or blank)",
-     "=OR(LEN({budget_status})=0,ISNUMBER(MATCH({budget_status},{"
-     + ",".join(f'"{s}"' for s in BUDGET_STATUSES) + "},0)))"),
+     "=OR(LEN({budget_status})=0,ISNUMBER(MATCH({budget_status},budget_statuses,0)))"),
     ("Uncertainties >= 0",
      "=AND(N({throughput_range_pct_used})>=0,N({price_range_pct_used})>=0)"),
     ("Accelerator is in the catalogue (or blank)",
      "=OR(ISBLANK({accelerator_name}),{catalogue_row}>0)"),
-    ("Prices >= 0, power > 0, overhead and PUE >= 1, bytes > 0",
+    ("Prices and other costs >= 0, power > 0, overhead and PUE >= 1, bytes > 0",
      "=AND({usd_per_accelerator_hour_used}>=0,{watts_per_accelerator_used}>0,"
      "{server_overhead_used}>=1,{pue_used}>=1,{usd_per_kwh_used}>=0,"
-     "{grams_co2_per_kwh_used}>=0,{checkpoint_bytes_per_param_used}>0)"),
+     "{grams_co2_per_kwh_used}>=0,{checkpoint_bytes_per_param_used}>0,"
+     "{other_costs_usd_used}>=0)"),
+    ("Pricing basis is rental all-in, rental plus power or owned (or blank)",
+     "=OR(LEN({pricing_basis})=0,ISNUMBER(MATCH({pricing_basis},pricing_bases,0)))"),
+    ("Total and active parameters >= 1E6 (Inputs rows {row:total_params} and "
+     "{row:active_params}); below, typed in billions? Type 70E9 for 70 billion",
+     "=OR(NOT({scenario_ready}),AND({total_params_used}>=min_plausible_params,"
+     "{active_params_used}>=min_plausible_params))"),
+    ("Training tokens >= 1E9 (Inputs row {row:training_tokens}); below, typed in billions or "
+     "trillions? Type 2E12 for 2 trillion",
+     "=OR(NOT({scenario_ready}),{training_tokens_used}>=min_plausible_tokens)"),
     ("Complete scenarios give numbers",
      "=OR(NOT({scenario_ready}),AND(ISNUMBER({total_cost_usd}),"
      "ISNUMBER({wall_clock_days}),ISNUMBER({iterations_per_year})))"),
@@ -61,11 +73,14 @@ _WARNINGS = (
     ("In the budget: a typed MFU is not above the calibrated P90 MFU (one run in ten)",
      f'=IF(AND({_IN_BUDGET},{{throughput_source}}="{THROUGHPUT_SOURCES[1]}",'
      f"ISNUMBER({{active_params_used}}),ISNUMBER({{mfu_used}})),"
-     f"{{mfu_used}}<=({CALIBRATED_MFU_EXCEL})*(1+{CALIBRATED_RANGE_EXCEL}),TRUE)"),
+     f"{{mfu_used}}<={{calibrated_mfu}}*(1+{CALIBRATED_RANGE_EXCEL}),TRUE)"),
     ("In the budget: no effective TFLOP/s override",
      f"=OR(NOT({_IN_BUDGET}),NOT(ISNUMBER({{effective_tflops_input}})))"),
     ("Filled column has a budget status (a blank counts as Proposed)",
      "=OR(NOT({scenario_ready}),LEN({budget_status})>0)"),
+    ("Approved has an approval reference and date",
+     '=OR({budget_status_used}<>"Approved",AND(LEN({approval_ref})>0,'
+     "ISNUMBER({approval_date})))"),
 )  # fmt: skip
 
 
@@ -77,7 +92,8 @@ def _single_checks(n):
          "AND(INT(active_scenario)=active_scenario,INDEX(scenario_ready,1,active_scenario)),"
          "FALSE)"),
         ("Monthly schedule holds the whole run (shares add up to 100%)",
-         "=OR(NOT({mon.ok}),ABS({mon.share_total}-1)<1E-9)"),
+         "=OR(NOT({mon.ok}),NOT(INDEX(plausible,1,active_scenario)),"
+         "ABS({mon.share_total}-1)<1E-9)"),
         ("Calibrated default MFU: every accelerator has its intercept (Accelerators)",
          "=AND(ISNUMBER({mfu_ln_slope}),COUNT(accel_mfu_intercept)=ROWS(accel_mfu_intercept))"),
         ("Summary total cost = Calculations total cost of the selected scenario",
@@ -87,24 +103,31 @@ def _single_checks(n):
 
 
 def _numeric_span(book):
-    """First and last Inputs row of the number inputs (only the accelerator name between)."""
+    """First and last Inputs row of the number inputs, and the text inputs between them."""
     numeric = [q.name for q in PLAN_INPUTS if q.kind != "text"]
     top, bottom = book.rows[numeric[0]][1], book.rows[numeric[-1]][1]
-    text_rows = [book.rows[q.name][1] for q in PLAN_INPUTS if q.kind == "text"]
-    assert all(not top < t < bottom for t in text_rows if t != book.rows["accelerator_name"][1])
-    return top, bottom
+    inside = [
+        q.name for q in PLAN_INPUTS if q.kind == "text" and top < book.rows[q.name][1] < bottom
+    ]
+    return top, bottom, inside
 
 
 def _per_scenario_rows(book, ws, r, table=_PER_SCENARIO):
-    top, bottom = _numeric_span(book)
+    top, bottom, inside = _numeric_span(book)
+    texts = "(" + "+".join(f"COUNTA({{{n}}})" for n in inside) + ")"
     a, b = get_column_letter(FIRST_COL), get_column_letter(LAST_COL)
     for label, formula in table:
+        for name in ("total_params", "active_params", "training_tokens"):
+            label = label.replace(f"{{row:{name}}}", str(book.rows[name][1]))
         put_text(ws.cell(r, 1), label)
         for c in SCENARIO_COLUMNS:
             letter = get_column_letter(c)
             text = formula.replace("{numeric_inputs}", f"Inputs!{letter}{top}:{letter}{bottom}")
+            text = text.replace("{text_inputs}", texts)
             ws.cell(r, c, book.formula(text, ws.title, letter))
         ws.cell(r, 3, f"=AND({a}{r}:{b}{r})")
+        first_bad = ws.cell(r, CAUSE_COL, f'=IFERROR(MATCH(FALSE,{a}{r}:{b}{r},0),"")')
+        first_bad.style = "Calc"
         r += 1
     return r
 
@@ -115,12 +138,14 @@ def checks_sheet(book, scen):
     widths = {"A": 62, "B": 2, "C": 10}
     for c in SCENARIO_COLUMNS:
         widths[get_column_letter(c)] = 16
+    widths[get_column_letter(CAUSE_COL)] = 12
     ws = book.sheet("Checks", widths)
     book.title(ws, "Checks", "TRUE = passes. Master check: OK, WARN (have a look) or ERROR.")
     book.header(ws, 4, ["Check", "", "All"])
     for c in SCENARIO_COLUMNS:
         cell = ws.cell(4, c, book.formula("={scenario_name}", ws.title, get_column_letter(c)))
         cell.style = "Header"
+    put_text(ws.cell(4, CAUSE_COL), "First failing column (1-8)").style = "Header"
     ws.row_dimensions[4].height = 45
     first = 5
     r = _per_scenario_rows(book, ws, first)
@@ -147,12 +172,35 @@ def checks_sheet(book, scen):
     )  # fmt: skip
     bold(cell)
     book.place_cell("master_status", ws, cell.coordinate, named=True)
+    r = _master_cause(book, ws, r + 1, first, last_check)
     last = get_column_letter(LAST_COL)
     check_colours(ws, f"C{first}:{last}{last_check}")
     check_colours(ws, f"C{warn_first}:{last}{warn_last}", bad_fill=CHECK_WARN_FILL)
-    check_colours(ws, f"C{r - 1}:C{r}")
+    check_colours(ws, f"C{r - 3}:C{r - 2}")
     for row in ws.iter_rows(min_row=first, max_row=r, min_col=3, max_col=LAST_COL):
         for c in row:
             c.alignment = Alignment(horizontal="center")
+    ws.cell(r, 3).alignment = Alignment(horizontal="left")  # the cause reads to the right
     Book.finish(ws, freeze="D5")
     return ws
+
+
+def _master_cause(book, ws, r, first, last):
+    """``master_cause``: the first failing check and its scenario, the reason of an ERROR."""
+    put_text(ws.cell(r, 1), "Row of the first failing check (0: an error value)")
+    cell = ws.cell(r, 3, f"=IFERROR(MATCH(FALSE,C{first}:C{last},0),0)")
+    book.place_cell("checks.cause_row", ws, cell.coordinate)
+    ws.row_dimensions[r].hidden = True  # a helper: the cause below says it in words
+    k = get_column_letter(CAUSE_COL)
+    labels, columns = f"$A${first}:$A${last}", f"${k}${first}:${k}${last}"
+    put_text(ws.cell(r + 1, 1), "Cause of an ERROR: the first failing check").style = "Section"
+    cell = ws.cell(r + 1, 3, book.formula(
+        '=IF(master_status<>"ERROR","",IF({checks.cause_row}=0,'
+        '"a check gives an error value (see Checks)",'
+        f"INDEX({labels},{{checks.cause_row}},1)"
+        f"&IF(ISNUMBER(INDEX({columns},{{checks.cause_row}},1)),"
+        f'" (column: "&INDEX(scenario_name,1,INDEX({columns},{{checks.cause_row}},1))&")","")))',
+        ws.title,
+    ))  # fmt: skip
+    book.place_cell("master_cause", ws, cell.coordinate, named=True)
+    return r + 1

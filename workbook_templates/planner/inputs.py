@@ -6,7 +6,11 @@ from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
 from udfs.plan import RULES
-from udfs.quantities import BUDGET_STATUSES, MODEL_CONSTANTS, PLAN_INPUTS
+from udfs.quantities import (
+    MODEL_CONSTANTS,
+    PLAN_INPUTS,
+    PLAUSIBILITY_FLOORS,
+)
 
 from ..sheetkit import Book, bold, number_format, put_text, validate_rule
 from .layout import (
@@ -19,6 +23,7 @@ from .layout import (
     RULE_COL,
     SCENARIO_COLUMNS,
 )
+from .reference import LISTS
 
 #: Alert texts of the rules whose "<label> must be <rule>." reads badly.
 _ERRORS = {
@@ -31,8 +36,7 @@ _ERRORS = {
 def _validation_for(book, ws, q, rng):
     """Data validation for one input row from its PLAN_INPUTS rule (sheetkit's encoding)."""
     rule = "a whole number > 0" if q.name == "accelerators" else q.rule  # whole accelerators
-    if q.name == "budget_status":  # a dropdown of the statuses (sheetkit's list encoding)
-        statuses = ",".join(BUDGET_STATUSES)
+    if q.name in LISTS:  # a dropdown: the named list on the Accelerators sheet
         validate_rule(
             book,
             ws,
@@ -41,8 +45,8 @@ def _validation_for(book, ws, q, rng):
             q.label,
             "",
             q.note,
-            error=f"Pick a budget status: {q.rule}.",
-            list_source=f'"{statuses}"',
+            error=f"Pick a {q.label.lower()}: {q.rule}.",
+            list_source=LISTS[q.name][0],
         )
         return
     total = None  # the scenario_name row comes before total_params
@@ -122,9 +126,24 @@ def _input_rows(book, ws, scen):
     return r
 
 
+#: The fixed, named cells under the inputs: (section title, quantities).
+CONSTANT_SECTIONS = (
+    ("Model constants (fixed)", MODEL_CONSTANTS),
+    ("Plausibility floors", PLAUSIBILITY_FLOORS),
+)
+
+
 def _constants(book, ws, r):
-    ws.cell(r, 1, "Model constants (fixed)").style = "Section"
-    for q in MODEL_CONSTANTS:
+    for title, quantities in CONSTANT_SECTIONS:
+        if title != CONSTANT_SECTIONS[0][0]:
+            r += 2
+        r = _constant_rows(book, ws, r, title, quantities)
+    return r
+
+
+def _constant_rows(book, ws, r, title, quantities):
+    ws.cell(r, 1, title).style = "Section"
+    for q in quantities:
         r += 1
         book.label_cells(ws, r, q.label, q.unit, q.note, note_col=NOTE_COL)
         cell = ws.cell(r, DEFAULT_COL, q.default)
@@ -155,9 +174,9 @@ def _sources(ws, r, scen):
     put_text(
         ws.cell(r, 2),
         "Type the total parameters, tokens and accelerator count (and the active parameters for "
-        "an MoE model); every other input already holds a default you can change. The power is "
-        "left blank so that it follows the accelerator (its catalogue TDP, else "
-        f"{watts:,.0f} W); the figure used is on Calculations.",
+        "an MoE model), then your price and start date. Every other input starts blank and "
+        "takes column C (the power follows the accelerator: its catalogue TDP, else "
+        f"{watts:,.0f} W); the figure used is on Calculations, greyed while it is a default.",
     ).style = "Note"
     ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=PAGE1_LAST)
 

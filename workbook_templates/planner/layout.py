@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..sheetkit import number_format, put_text
+from ..sheetkit import number_format, put_text, state_colours
 
 FILENAME = "training-run-planner.xlsx"
 N_CUSTOM = 5
@@ -56,6 +56,7 @@ def checks_flag(ws, coordinate):
         '"Checks: WARN, have a look at the Checks sheet","Checks: ERROR, see the Checks sheet"))'
     )
     cell.style = "Link"
+    state_colours(ws, coordinate)
     return cell
 
 

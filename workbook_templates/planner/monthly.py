@@ -16,7 +16,7 @@ from openpyxl.utils import get_column_letter
 
 from udfs import model
 
-from ..sheetkit import BOOLEAN_FORMAT, Book, bold, number_format, put_text
+from ..sheetkit import BOOLEAN_FORMAT, Book, bold, number_format, put_text, state_colours
 from .layout import MONTHS
 
 #: Months of the schedule on the printed page (the rest stays on the sheet).
@@ -33,7 +33,7 @@ _COLUMNS = (
     ("Accelerator-hours", 15, number_format("accelerator-hours")),
     ("Compute cost (US$)", 15, number_format("US$")),
     ("Electricity cost (US$)", 15, number_format("US$")),
-    ("Total cost, P50 (US$)", 15, number_format("US$")),
+    ("Total cost with other costs, P50 (US$)", 15, number_format("US$")),
     ("Total cost, P90 (US$)", 15, number_format("US$")),
     ("Cumulative total cost, P50 (US$)", 17, number_format("US$")),
 )
@@ -82,7 +82,9 @@ def _selected(book, ws):
     cell.style = "Section"
     put_text(ws["A4"], "Its figures at P50 (Summary)").style = "Section"
     items = (
-        ("mon.start", "Start date", "=INDEX(start_date,1,{active_scenario})", "date"),
+        # the start date as used: "" when blank (Gnumeric's INDEX of a blank cell is 0,
+        # LibreOffice's is blank, so the blank is resolved on Calculations)
+        ("mon.start", "Start date", "=INDEX(start_date_used,1,{active_scenario})", "date"),
         ("mon.days", "Wall-clock days", "={sel.wall_clock_days}", "days"),
         ("mon.hours", "Accelerator-hours", "={sel.accelerator_hours}", "accelerator-hours"),
         ("mon.compute", "Compute cost (US$)", "={sel.rental_cost_usd}", "US$"),
@@ -99,6 +101,7 @@ def _timing(book, ws, first, last):
     """Right block (E:H): the run's start and end, the P90 ratio, spend after the page."""
     put_text(ws["E4"], "Schedule").style = "Section"
     _value(book, ws, 4, 8, "mon.checks", '="Checks: "&{sel.checks}', "General", "Link")
+    state_colours(ws, "H4")
     rows = (
         ("mon.ok", "Schedule ready", "=AND(ISNUMBER({mon.start}),N({mon.days})>0)", BOOLEAN_FORMAT,
          "Calc"),
@@ -127,7 +130,11 @@ def _timing(book, ws, first, last):
 
 
 def _run_days(row):
-    """The spec's run_days_in_month for schedule row ``row`` (A: month, B: next month)."""
+    """The spec's run_days_in_month for schedule row ``row`` (A: month, B: next month).
+
+    Dates count in days from the run's start (midnight), so the months' bounds are whole
+    numbers and a run of minutes keeps its precision (its one month holds 100% of it).
+    """
     return model.excel(
         "run_days_in_month",
         {"run_start": "{mon.t0}", "wall_clock_days": "{mon.days}", "month_start": f"A{row}",
@@ -163,7 +170,7 @@ def _schedule(book, ws, head):
             g + f'D{row}*{{mon.hours}},"")',
             g + f'D{row}*{{mon.compute}},"")',
             g + f'D{row}*{{mon.electricity}},"")',
-            g + f'F{row}+G{row},"")',
+            g + f'D{row}*{{mon.total}},"")',
             f'=IF(AND({{mon.ok}},ISNUMBER({{mon.p90_ratio}})),H{row}*{{mon.p90_ratio}},"")',
             g + f'SUM(H${first}:H{row}),"")',
         )

@@ -7,6 +7,7 @@ import textwrap
 from openpyxl.styles import Alignment
 
 from udfs import calibration, catalogue, model
+from udfs.quantities import BUDGET_STATUSES, PRICING_BASES
 
 from ..sheetkit import Book, number_format, paragraph, put_text
 from .layout import constant_cell
@@ -44,9 +45,36 @@ def accelerators_sheet(book):
                           ("tdp_watts", "G"), ("mfu_intercept", "H"),
                           ("sigma_extra", "I")):  # fmt: skip
         book.name(f"accel_{field}", f"Accelerators!${letter}$5:${letter}${last}")
-    _calibration(book, ws, last + 2)
+    r = _calibration(book, ws, last + 2)
+    _lists(book, ws, r + 2)
     Book.finish(ws, freeze="B5")
     return ws
+
+
+#: Input -> (the named list of its dropdown, section title, note): each list written once,
+#: the dropdown's source and the Checks' list.
+LISTS = {
+    "budget_status": ("budget_statuses", "Budget statuses (the list)", BUDGET_STATUSES,
+                      "Blank in a filled column counts as Proposed; Reference and Excluded are "
+                      "never in a budget"),
+    "pricing_basis": ("pricing_bases", "Pricing bases (the list)", PRICING_BASES,
+                      "Only a rental all-in price includes the power: no electricity is added. "
+                      "Blank: rental plus power"),
+}  # fmt: skip
+
+
+def _lists(book, ws, r):
+    """The dropdowns' lists, one value per cell, each a defined name."""
+    for name, title, values, note in LISTS.values():
+        ws.cell(r, 1, title).style = "Section"
+        for i, value in enumerate(values):
+            put_text(ws.cell(r + 1 + i, 1), value).style = "Constant"
+        book.name(name, f"Accelerators!$A${r + 1}:$A${r + len(values)}")
+        cell = put_text(ws.cell(r, 2), note)
+        cell.style = "Note"
+        cell.alignment = Alignment(wrap_text=False)  # one line, beside the title
+        r += len(values) + 2
+    return r - 2
 
 
 def _calibration(book, ws, r):
@@ -89,18 +117,20 @@ def _calibration(book, ws, r):
         "above the small-model size on a calibrated generation",
     )
     base = model.excel("calibrated_range_pct", through=("calibrated_plan_sigma",),
-                       bind={"small_model": "0", "accelerator_extra_sigma": "0"})  # fmt: skip
+                       bind={"small_model": "0", "accelerator_extra_sigma": "0",
+                             "p90_level": "p90_level"})  # fmt: skip
     cell = ws.cell(rr, 8, book.formula("=" + base, ws.title))
     cell.style = "Calc"
     cell.number_format = "0.0%"
     book.place_cell("calibrated_range_pct", ws, cell.coordinate, named=True)
+    return rr
 
 
 def reference_sheet(book):
     df = catalogue.runs()
     ws = book.sheet("Reference runs", {"A": 18, "B": 14, "C": 17, "D": 17, "E": 21, "F": 16,
                                        "G": 12, "H": 15, "I": 12, "J": 10, "K": 12, "L": 10,
-                                       "M": 10, "N": 10, "O": 45, "P": 45})  # fmt: skip
+                                       "M": 10, "N": 10, "O": 70, "P": 70})  # fmt: skip
     # column A repeats alone on the right-hand pages: the title fits it, the subtitle starts in B
     book.title(ws, "Reference runs")
     put_text(
@@ -140,7 +170,9 @@ def reference_sheet(book):
         constant_cell(ws, r, 13, row["disclosed_mfu"], "fraction")
         ws.cell(r, 14, f'=IF(COUNT(C{r},D{r})=2,D{r}/C{r},"")').number_format = "0.0%"
         put_text(ws.cell(r, 15), catalogue.source("run", name)).style = "Note"
-        put_text(ws.cell(r, 16), catalogue.source("run", name, "accelerator_hours")).style = "Note"
+        hours = catalogue.source("run", name, "accelerator_hours")
+        same = hours == catalogue.source("run", name)  # said once: a short row
+        put_text(ws.cell(r, 16), "the same" if same else hours).style = "Note"
     last = 4 + len(df)
     for row in ws.iter_rows(min_row=5, max_row=last, max_col=len(heads)):
         for cell in row:  # a long source wraps downward from the top, beside its own row

@@ -118,6 +118,19 @@ def scenarios(generated):
         _example(defaults),
     ]
     for i in range(1, N_CUSTOM + 1):
-        out.append({"kind": "Custom", "values": {**defaults, "scenario_name": f"Custom {i}"},
-                    "note": None})  # fmt: skip
+        out.append({"kind": "Custom", "values": custom_start(i), "note": None})
     return out
+
+
+#: The one input a custom column starts with besides its name: the accelerator, a choice from
+#: the list (a blank accelerator means none, so the peak would have to be typed).
+CUSTOM_START = {"accelerator_name": "H100 SXM"}
+
+
+def custom_start(i):
+    """What custom column ``i`` (1-5) holds before a user types: its name and the accelerator.
+
+    Every other input starts blank, so a default is never mistaken for a team's figure: the
+    value a blank takes is in Inputs column C and shows greyed on Calculations (issue 18).
+    """
+    return {"scenario_name": f"Custom {i}", **CUSTOM_START}

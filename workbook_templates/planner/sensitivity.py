@@ -9,7 +9,7 @@ from openpyxl.worksheet.pagebreak import Break
 
 from udfs import model
 
-from ..sheetkit import Book, bold, number_format, paragraph
+from ..sheetkit import Book, bold, number_format, paragraph, put_text, state_colours
 
 #: The selected scenario's figures the grids vary around (spec name -> Excel text).
 _SELECTED = {
@@ -28,9 +28,10 @@ BASE_SUFFIX = '" (base)"'
 _BOX = Side(style="medium", color="1F4E78")
 
 
-def _axis(book, ws, cell, own, multiple, unit, whole=False, cap=None):
-    """An axis value: ``multiple`` x the selected scenario's own figure ``own`` (a formula)."""
-    value = f"{own}*{multiple}"
+def _axis(book, ws, cell, own, multiple, unit, whole=False, cap=None, steps=None, j=0):
+    """An axis value: step ``j`` of the named row ``steps`` (``multiple``) x the selected
+    scenario's own figure ``own`` (a formula)."""
+    value = f"{own}*INDEX({steps},1,{j + 1})"
     if whole:
         value = f"MAX(1,ROUND({value},0))"
     if cap is not None:
@@ -60,9 +61,9 @@ def _grid(book, ws, top, title, rows, cols, cell_formula, unit, corner_text,
     own_r, row_mult, row_unit, row_opts = rows
     own_c, col_mult, col_unit, col_opts = cols
     for j, m in enumerate(col_mult):
-        _axis(book, ws, ws.cell(top + 1, 3 + j), own_c, m, col_unit, **col_opts)
+        _axis(book, ws, ws.cell(top + 1, 3 + j), own_c, m, col_unit, **col_opts, j=j)
     for i, m in enumerate(row_mult):
-        _axis(book, ws, ws.cell(top + 2 + i, 2), own_r, m, row_unit, **row_opts)
+        _axis(book, ws, ws.cell(top + 2 + i, 2), own_r, m, row_unit, **row_opts, j=i)
         for j in range(len(col_mult)):
             row_ref = f"$B{top + 2 + i}"
             col_ref = f"{get_column_letter(3 + j)}${top + 1}"
@@ -137,13 +138,15 @@ def sensitivity_sheet(book):
     ws["G3"].style = "Link"
     ws["G3"].alignment = Alignment(horizontal="left", indent=1, shrink_to_fit=True)
     ws.merge_cells("G3:I3")
+    state_colours(ws, "G3")
     _override_warning(book, ws)
     ok = ("IF(AND({sel.scenario_ready},N({sel.peak_tflops_used})>0,ISNUMBER(<row>),"
           "ISNUMBER(<col>)),")  # fmt: skip
     accelerators = ("{sel.accelerators_used}", SENS_ACCELERATORS, "accelerators",
-                    {"whole": True})  # fmt: skip
-    mfu = ("{sel.mfu_used}", SENS_MFU, "fraction", {"cap": 1})
-    price = ("{sel.usd_per_accelerator_hour_used}", SENS_PRICE, "US$/accelerator-hour", {})
+                    {"whole": True, "steps": "sens_steps_accelerators"})  # fmt: skip
+    mfu = ("{sel.mfu_used}", SENS_MFU, "fraction", {"cap": 1, "steps": "sens_steps_mfu"})
+    price = ("{sel.usd_per_accelerator_hour_used}", SENS_PRICE, "US$/accelerator-hour",
+             {"steps": "sens_steps_price"})  # fmt: skip
     by_accelerators_mfu = {**_SELECTED, "accelerators": "<row>", "mfu": "<col>"}
     days = model.excel("wall_clock_days", by_accelerators_mfu, _THROUGH)
     nxt, grid1 = _grid(
@@ -182,5 +185,39 @@ def sensitivity_sheet(book):
         "Real scaling is sub-linear at large counts.",
         9,
     )
+    _steps(book, ws, nxt + 3)
     Book.finish(ws, freeze="A5")
     return ws
+
+
+#: The named rows of the grids' steps: (defined name, label, multiples).
+STEPS = (
+    ("sens_steps_accelerators", "Accelerators x", SENS_ACCELERATORS),
+    ("sens_steps_mfu", "MFU x", SENS_MFU),
+    ("sens_steps_price", "Price per hour x", SENS_PRICE),
+)
+
+
+def _steps(book, ws, r):
+    """The grids' steps as named cells (multiples of the base; the base itself fixed at 1):
+    no figure is typed inside a grid formula, and a step can be changed here."""
+    ws.cell(
+        r, 2, "Steps of the grids (multiples of the selected scenario's figure)"
+    ).style = "Section"
+    for i, (name, label, multiples) in enumerate(STEPS):
+        row = r + 1 + i
+        put_text(ws.cell(row, 2), label)
+        for j, m in enumerate(multiples):
+            cell = ws.cell(row, 3 + j)
+            if j == BASE:
+                cell.value = m
+                cell.style = "Constant"
+            else:
+                Book.input_cell(cell, m)
+                cell.number_format = "0.000"
+        last = get_column_letter(2 + len(multiples))
+        book.name(name, f"'Sensitivity'!$C${row}:${last}${row}")
+        book.validation(ws, f"C{row}:{last}{row}", "decimal", "0", None, "greaterThan",
+                        prompt=f"{label} step: a multiple > 0 of the selected scenario's figure",
+                        error="A step is a number > 0.", title="Grid step")  # fmt: skip
+    return r + 1 + len(STEPS)

@@ -8,7 +8,7 @@ from openpyxl.utils import get_column_letter
 from udfs import model
 from udfs.quantities import PLAN_OUTPUTS, RANGE_OUTPUTS, RANGE_QUANTITIES
 
-from ..sheetkit import Book, bold, paragraph, put_text
+from ..sheetkit import Book, bold, paragraph, put_text, state_colours
 from .layout import FIRST_COL, LAST_COL, single
 
 _OVERRIDE = "ISNUMBER({sel.effective_tflops_input_used})"
@@ -25,7 +25,10 @@ _RESOLVED = (
     ("goodput_used", "Goodput", "fraction"),
     ("throughput_source", "Throughput source", ""),
     ("usd_per_accelerator_hour_used", "Price per accelerator-hour", "US$/accelerator-hour"),
-    ("start_date", "Run start date", "date"),
+    ("pricing_basis_used", "Pricing basis", ""),
+    ("usd_per_kwh_used", "Electricity price (0: in the price)", "US$/kWh"),
+    ("other_costs_usd_used", "Other costs of the run", "US$"),
+    ("start_date_used", "Run start date", "date"),
     ("scenario_ready", "Scenario complete", "TRUE/FALSE"),
 )
 
@@ -62,7 +65,8 @@ def _switch(book, ws, n):
            "=INDEX(scenario_name,1,{active_scenario})")  # fmt: skip
     single(book, ws, 7, "sel.checks", "Checks", "",
            '=IF(master_status="OK","OK",IF(master_status="WARN","WARN: have a look at Checks",'
-           '"ERROR: see Checks"))', "Calc")  # fmt: skip
+           '"ERROR: "&master_cause&" (Checks)"))', "Calc")  # fmt: skip
+    state_colours(ws, "C7")
     book.header(ws, 3, ["", "", "", ""])
     put_text(ws["A3"], "Selected scenario").style = "Header"
     book.header(ws, 3, ["No.", "Scenario"], first_col=6)
@@ -165,5 +169,5 @@ def summary_sheet(book, scen):
         "shown (C5). A blank figure means the scenario's required inputs are not typed yet.",
         4,
     )
-    Book.finish(ws, freeze="A4")
+    Book.finish(ws, freeze="A4", pages_tall=1)  # one page: the selected scenario at a glance
     return ws

@@ -9,6 +9,8 @@ a value typed over a formula, a budget run without a start date. ERROR: a file l
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from udfs import calibration, plan
@@ -167,6 +169,46 @@ def _schedule(rows, c):
         rows.add("Run scheduled by month", "OK", "every budget run has a start date")
 
 
+#: Inputs a budget run must not leave to a default: a figure nobody chose reaches the budget.
+NEVER_DEFAULT = ("scenario_name", "owner", "usd_per_accelerator_hour", "start_date")
+#: A scenario name that is the planner's own column name: never typed.
+_PLACEHOLDER_NAME = re.compile(r"^Custom \d+$")
+
+
+def _typed(r, name):
+    value = r.scenario.inputs.get(name)
+    if name == "scenario_name":
+        return value not in (None, "") and not _PLACEHOLDER_NAME.match(str(value).strip())
+    return value not in (None, "")
+
+
+def _defaults(rows, c):
+    """WARN for a budget run whose name, owner, price or start date was never typed."""
+    for r in c.budget_runs:
+        missing = [n for n in NEVER_DEFAULT if not _typed(r, n)]
+        if missing:
+            cells = ", ".join(f"{Q[n].label} ({r.scenario.cells[n]})" for n in missing
+                              if n in r.scenario.cells)  # fmt: skip
+            rows.add("Typed, not defaults", "WARN",
+                     f"scenario {r.scenario.name!r}: never typed: {cells}; the hand-off uses "
+                     "the default (Blank inputs)", r.scenario.path)  # fmt: skip
+    if c.budget_runs and not any(not _typed(r, n) for r in c.budget_runs for n in NEVER_DEFAULT):
+        rows.add("Typed, not defaults", "OK",
+                 "every budget run has its own name, owner, price and start date")  # fmt: skip
+
+
+def _approvals(rows, c):
+    """WARN for an Approved run without an approval reference and date."""
+    for r in c.budget_runs:
+        if r.status != "Approved":
+            continue
+        inputs = r.scenario.inputs
+        if inputs.get("approval_ref") in (None, "") or inputs.get("approval_date") in (None, ""):
+            rows.add("Approval", "WARN",
+                     f"scenario {r.scenario.name!r} is Approved without an approval reference "
+                     "and date: shown as 'Approved (no reference)'", r.scenario.path)  # fmt: skip
+
+
 def checks_table(c, mismatches):
     """The Checks table of a consolidation."""
     rows = _Rows()
@@ -177,4 +219,6 @@ def checks_table(c, mismatches):
     _saved_values(rows, c, mismatches)
     _formulas(rows, c)
     _schedule(rows, c)
+    _defaults(rows, c)
+    _approvals(rows, c)
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from udfs import engine, plan, ranges
+from udfs.quantities import MIN_PLAUSIBLE as _MIN_PLAUSIBLE
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_QUANTITIES, SEED_PLAN
 from udfs.validation import CommandError, InputError, printable
 
@@ -58,8 +59,9 @@ MAX_TOTAL_SCENARIO_COLUMNS = 4_000
 #: The fewest parameters (total or active) and training tokens a plan may have: the smallest
 #: models trained on a cluster have tens of millions of parameters and see billions of
 #: tokens. Below them a figure was almost surely typed in billions or trillions (70 for 70B):
-#: refused at its cell, naming the likely slip, rather than costed at a few cents.
-MIN_PLAUSIBLE = {"total_params": 1e6, "active_params": 1e6, "training_tokens": 1e9}
+#: refused at its cell, naming the likely slip, rather than costed at a few cents. One
+#: definition (``udfs.quantities.MIN_PLAUSIBLE``), the planner's Checks use the same floors.
+MIN_PLAUSIBLE = _MIN_PLAUSIBLE
 _UNITS = {"total_params": ("billions", 1e9, "70e9"), "active_params": ("billions", 1e9, "37e9"),
           "training_tokens": ("trillions", 1e12, "14.8e12")}  # fmt: skip
 
@@ -137,6 +139,7 @@ class Consolidation:
     fiscal_year_start: int = 1
     duplicates: list = field(default_factory=list)  # lists of Runs: one scenario, several files
     mismatch_rows: list = field(default_factory=list)
+    as_of: object = None  # the hand-off's date and time (UTC), set once when it is written
 
     @property
     def mismatches(self):

@@ -181,14 +181,22 @@ def _file_cell(ws, row, col, path):
     return cell
 
 
-def _total_row(ws, row, df, columns, formats, label, border, additive):
+def _total_row(ws, row, df, columns, formats, label, border, additive, first=None):
+    """A (sub)total row: ``SUBTOTAL(9, ...)`` over the rows ``first`` to ``row - 1`` of each
+    additive column, so that it follows a filter and is recalculated by any spreadsheet (a
+    nested subtotal is not counted twice); a column with no figure stays blank."""
     put(ws, row, 1, label).font = STYLES["bold"]
+    first = row - len(df) if first is None else first
     for j, name in enumerate(columns, start=1):
         cell = ws.cell(row=row, column=j)
         cell.border, cell.font = border, STYLES["bold"]
         if name in additive:
             total = pd.to_numeric(df[name], errors="coerce").sum(min_count=1)
-            put(ws, row, j, None if pd.isna(total) else float(total), formats[j - 1])
+            if not pd.isna(total):
+                letter = cell.column_letter
+                cell.value = f"=SUBTOTAL(9,{letter}{first}:{letter}{row - 1})"
+                if formats[j - 1]:
+                    cell.number_format = formats[j - 1]
 
 
 def write_table(ws, df, start_row=1, *, totals=None, additive=(), formats=None,
@@ -206,6 +214,7 @@ def write_table(ws, df, start_row=1, *, totals=None, additive=(), formats=None,
     row = start_row
     groups = [(None, df)] if subtotal_by is None else list(df.groupby(subtotal_by, sort=False))
     for key, part in groups:
+        group_first = row + 1
         for record in part.itertuples(index=False, name=None):
             row += 1
             for j, (name, value) in enumerate(zip(columns, record, strict=True), start=1):
@@ -216,10 +225,11 @@ def write_table(ws, df, start_row=1, *, totals=None, additive=(), formats=None,
         if subtotal_by is not None:
             row += 1
             _total_row(ws, row, part, columns, formats, f"Subtotal: {key}",
-                       STYLES["subtotal_border"], additive)  # fmt: skip
+                       STYLES["subtotal_border"], additive, group_first)  # fmt: skip
     if totals and len(df):
         row += 1
-        _total_row(ws, row, df, columns, formats, totals, STYLES["total_border"], additive)
+        _total_row(ws, row, df, columns, formats, totals, STYLES["total_border"], additive,
+                   start_row + 1)  # fmt: skip
     return row
 
 

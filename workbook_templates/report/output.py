@@ -19,7 +19,7 @@ from udfs.validation import CommandError
 
 from ..files import Staging, check_interrupt
 from .consolidate import RANGE_RULE, out_of_range
-from .csv_files import csv_frames, csv_writer
+from .csv_files import README, csv_frames, csv_writer, readme_text
 from .xlsx import ADDITIVE, write_workbook
 
 __all__ = ["check_in_range", "write_outputs"]
@@ -88,8 +88,11 @@ def write_outputs(c, out=None, csv_dir=None, force=False):
             jobs.append((Path(out), lambda p: write_workbook(c, p)))
         if csv_dir is not None:
             csv_dir = staging.folder(csv_dir, "--csv")
-            for name, df in csv_frames(c).items():
+            frames = csv_frames(c, as_of_date(c))
+            for name, df in frames.items():
                 jobs.append((csv_dir / f"{name}.csv", csv_writer(df)))
+            text = readme_text(frames, column_labels())
+            jobs.append((csv_dir / README, lambda p: p.write_text(text, encoding="utf-8")))
         for target, writer in jobs:
             check_interrupt()
             tmp = staging.new(target)
@@ -100,3 +103,19 @@ def write_outputs(c, out=None, csv_dir=None, force=False):
                     f"could not write {target}: {exc.strerror or exc}; nothing written"
                 ) from None
         return staging.commit()
+
+
+def as_of_date(c):
+    """The hand-off's as-of date: the day it is made (UTC), the same for every file."""
+    import datetime as _dt
+
+    if getattr(c, "as_of", None) is None:
+        c.as_of = _dt.datetime.now(_dt.UTC).replace(tzinfo=None, microsecond=0)
+    return c.as_of.date()
+
+
+def column_labels():
+    """Quantity name -> (label, unit), for the data dictionary."""
+    from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_OUTPUTS
+
+    return {q.name: (q.label, q.unit) for q in PLAN_INPUTS + PLAN_OUTPUTS + RANGE_OUTPUTS}

@@ -14,6 +14,7 @@ from openpyxl.worksheet.pagebreak import Break
 
 from udfs import __version__
 
+from ..sheetkit import GLOSSARY
 from .layout import (
     STYLES,
     USD,
@@ -93,6 +94,48 @@ def _not_in_budget_line(ws, row, c):
     return row + 1
 
 
+#: Page 1's headline figures: (defined name, label, totals column, note). Each is a number
+#: in its own cell with a workbook-scoped name, for a reader or a formula to pick up.
+HEADLINE = (
+    ("handoff_total_p50", "Budget total (P50)", "total_cost_usd", "the estimate"),
+    ("handoff_total_p90", "Budget total (P90)", "total_cost_usd_p90",
+     "exceeded by one run in ten"),
+    ("handoff_contingency", "Contingency (P90 - P50)", "contingency_usd",
+     "to hold back above the estimate"),
+    ("handoff_approved", "Approved", "approved_total_cost_usd", "P50, Approved runs"),
+    ("handoff_proposed", "Proposed", "proposed_total_cost_usd",
+     "P50, Proposed runs (a blank status counts as Proposed)"),
+)  # fmt: skip
+#: What the total includes and excludes, said on page 1.
+SCOPE = (
+    "The total includes: the accelerators' compute (rental, or the ownership equivalent, at "
+    "each run's price per accelerator-hour), their electricity where the price does not "
+    "include power (pricing basis), and the other costs typed per run. It excludes: staff, "
+    "data, storage, networking and failed or repeated runs, unless typed as other costs."
+)
+
+
+def _headline(ws, c, t, row):
+    """The headline figures, one number cell each, named; the scope of the total; the run
+    count. Returns the last row written."""
+    from openpyxl.workbook.defined_name import DefinedName
+
+    for i, (name, label, column, note) in enumerate(HEADLINE):
+        r = row + i
+        put(ws, r, 1, label).font = STYLES["bold"]
+        cell = put(ws, r, 2, float(t[column]), USD)
+        cell.font = STYLES["title"] if i == 0 else STYLES["bold"]
+        put(ws, r, 3, note).alignment = Alignment(indent=1)
+        ws.parent.defined_names[name] = DefinedName(name, attr_text=f"Summary!$B${r}")
+    r = row + len(HEADLINE)
+    unscheduled = t["unscheduled_total_cost_usd"]
+    put(ws, r, 1, f"{int(t['runs'])} run(s) in the budget from {int(t['files'])} file(s)"
+        + (f"; ${unscheduled:,.0f} without a start date (the 'Unscheduled' row of the period "
+           "tables)" if unscheduled else ""))  # fmt: skip
+    put(ws, r + 1, 1, SCOPE)
+    return r + 1
+
+
 def _management(ws, c, generated):
     t = c.tables["totals"].iloc[0]
     put(ws, 1, 1, "Compute Lab hand-off: training-run budget").font = STYLES["title"]
@@ -104,24 +147,23 @@ def _management(ws, c, generated):
         f"Generated {generated:%Y-%m-%d %H:%M} UTC by compute-lab {__version__}; "
         f"fiscal years start in {fy}. Every figure is recomputed from the planners' inputs.",
     )
-    put(ws, 4, 1, "Budget total (P50)").font = STYLES["bold"]
-    put(ws, 4, 2, float(t["total_cost_usd"]), USD).font = STYLES["title"]
-    unscheduled = t["unscheduled_total_cost_usd"]
-    put(ws, 4, 3, f"P90 ${t['total_cost_usd_p90']:,.0f}, contingency "
-        f"${t['contingency_usd']:,.0f}; {int(t['runs'])} run(s) in the budget from "
-        f"{int(t['files'])} file(s)" + (f"; ${unscheduled:,.0f} without a start date (the "
-        "'Unscheduled' row of the period tables)" if unscheduled else "")
-        ).alignment = Alignment(indent=1)  # fmt: skip
-    row = _status_line(ws, 5, c) + 1
+    row = _headline(ws, c, t, 4)
+    row = _status_line(ws, row + 1, c) + 1
     row = _section(ws, row, "Budget by status")
-    row = write_table(ws, c.tables["status_totals"][["budget_status", "runs", *_MONEY]], row)
-    _bold_last(ws, row, 5)
+    row = write_table(ws, c.tables["status_totals"][["budget_status", "runs", *_MONEY]], row,
+                      totals="Total in the budget", additive=("runs", *_MONEY))  # fmt: skip
     row = _section(ws, row + 2, "By fiscal year")
     years = with_unscheduled(c, "fiscal_years")
     years = years[["fiscal_year", *_MONEY, "cumulative_total_cost_usd"]]
     row = write_table(ws, years, row, totals="Total", additive=_MONEY) if len(years) else (
         put(ws, row, 1, _unscheduled_text(c)).row)  # fmt: skip
-    return _not_in_budget_line(ws, row + 2, c)
+    row = _not_in_budget_line(ws, row + 2, c)
+    row = _section(ws, row + 1, "Words")
+    for word, meaning in GLOSSARY:
+        put(ws, row, 1, word).font = STYLES["bold"]
+        put(ws, row, 2, meaning)
+        row += 1
+    return row - 1
 
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
@@ -145,7 +187,7 @@ def _budget_view(ws, c, row):
     row = _section(ws, row, "Budget by run",
                    "Approved and Proposed runs (a blank status counts as Proposed), with a "
                    "subtotal each; P90 and contingency from the calibrated ranges.")  # fmt: skip
-    budget = tables["budget"].drop(columns=["column"])
+    budget = tables["budget"].drop(columns=["column", "run_id"])
     additive = ("accelerator_hours", "rental_cost_usd", "electricity_cost_usd", *_MONEY)
     if len(budget):
         row = write_table(ws, budget, row, totals="Total in the budget", additive=additive,
@@ -155,8 +197,7 @@ def _budget_view(ws, c, row):
     for title, name, cols in (
         ("Budget by month", "monthly", ["month", "rental_cost_usd", "electricity_cost_usd"]),
         ("Budget by quarter", "quarterly", ["quarter", "first_month"]),
-        ("Budget by fiscal year", "fiscal_years", ["fiscal_year", "first_month"]),
-    ):
+    ):  # by fiscal year: on page 1 only (one table, not two)
         row = _section(ws, row + 2, title)
         df = with_unscheduled(c, name)[[*cols, *_MONEY, "cumulative_total_cost_usd"]]
         more = ("rental_cost_usd", "electricity_cost_usd", *_MONEY)
@@ -165,7 +206,7 @@ def _budget_view(ws, c, row):
     row = _section(ws, row + 2, "Key assumptions per run",
                    "Price per accelerator-hour (rental, or the ownership equivalent); where "
                    "the throughput comes from; PUE; electricity price.")  # fmt: skip
-    assumptions = tables["assumptions"].drop(columns=["column"])
+    assumptions = tables["assumptions"].drop(columns=["column", "run_id"])
     row = write_table(ws, assumptions, row) if len(assumptions) else row
     row = _section(
         ws,
@@ -173,7 +214,7 @@ def _budget_view(ws, c, row):
         "Not in the budget",
         "Reference and Excluded scenarios: listed for information, never summed.",
     )
-    others = tables["not_in_budget"].drop(columns=["column"])
+    others = tables["not_in_budget"].drop(columns=["column", "run_id"])
     return write_table(ws, others, row) if len(others) else put(ws, row, 1, "None.").row
 
 
@@ -183,7 +224,8 @@ def write_summary(ws, c, generated):
     last_page1 = _management(ws, c, generated)
     ws.row_breaks.append(Break(id=last_page1 + 1))
     last = _budget_view(ws, c, last_page1 + 3)
-    columns = ["file", "scenario", "budget_status", "owner", "start_month", "end_month",
+    columns = ["file", "scenario", "budget_status", "approval", "owner", "start_month",
+               "end_month",
                "accelerator_hours", "rental_cost_usd", "electricity_cost_usd",
                "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
     fit_columns(ws, columns, last_page1 + 4, last, wide=_WIDE)

@@ -45,7 +45,12 @@ STATUS_ORDER = ("Approved", "Proposed", UNKNOWN_STATUS)
 MONEY = ("rental_cost_usd", "electricity_cost_usd", "other_costs_usd", "total_cost_usd")
 #: The label of the period tables' row for the budget runs without a start date.
 UNSCHEDULED = "Unscheduled (no start date)"
-_KEY = ["file", "column", "scenario"]
+_KEY = ["file", "column", "scenario", "run_id"]
+#: The accounts of the long-format export (``fpa``): where each dollar goes.
+ACCOUNTS = (("compute", "rental_cost_usd"), ("electricity", "electricity_cost_usd"),
+            ("other", "other_costs_usd"))  # fmt: skip
+#: The label of a run approved without a reference and a date.
+NO_REFERENCE = "Approved (no reference)"
 
 TABLE_COLUMNS = {
     "runs": [*_KEY, "budget_status",
@@ -58,7 +63,7 @@ TABLE_COLUMNS = {
     "ranges": [*_KEY, "budget_status", "throughput_source", "throughput_sigma", "price_sigma",
                *[f"{q}{k}" for q in RANGE_QUANTITIES for k in ("_p10", "", "_p90")],
                "contingency_usd"],
-    "budget": [*_KEY, "budget_status", "owner", "start_month", "end_month",
+    "budget": [*_KEY, "budget_status", "approval", "owner", "start_month", "end_month",
                "accelerator_hours", "rental_cost_usd", "electricity_cost_usd",
                "total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
     "status_totals": ["budget_status", "runs", "accelerator_hours", "rental_cost_usd",
@@ -76,9 +81,11 @@ TABLE_COLUMNS = {
                   "cumulative_total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
     "fiscal_years": ["fiscal_year", "first_month", "total_cost_usd",
                      "cumulative_total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
+    "fpa": ["run_id", "month", "fiscal_year", "quarter", "status", "account", "p50_usd",
+            "p90_usd"],
     "mismatches": ["file", "sheet", "cell", "name", "scenario", "cached_value", "engine_value",
                    "relative_difference", "cell_holds"],
-    "files": ["file", "size_bytes", "sha256", "template_version", "scenarios_read",
+    "files": ["file", "size_bytes", "sha256", "planner_template_version", "scenarios_read",
               "budget_status_row", "cached_values"],
 }  # fmt: skip
 
@@ -89,9 +96,31 @@ def num(value):
     return None if math.isnan(value) else value
 
 
+def run_id(r):
+    """A stable id of a run: from its name, owner and inputs, not its file path or column
+    letter (the same plan in another file or column keeps it): ``R-`` and 10 hex digits."""
+    import hashlib
+
+    sc = r.scenario
+    text = repr(sorted((k, repr(v)) for k, v in sc.inputs.items()))
+    return "R-" + hashlib.sha256(f"{sc.name}|{text}".encode()).hexdigest()[:10]
+
+
 def _key(r):
     sc = r.scenario
-    return {"file": str(sc.path), "column": sc.column, "scenario": sc.name}
+    return {"run_id": run_id(r), "file": str(sc.path), "column": sc.column, "scenario": sc.name}
+
+
+def approval(r):
+    """The approval as the hand-off shows it: the reference and date, else "Approved (no
+    reference)"; blank for a run that is not Approved."""
+    if r.status != "Approved":
+        return None
+    ref, day = r.scenario.inputs.get("approval_ref"), r.scenario.inputs.get("approval_date")
+    if ref in (None, "") or day in (None, ""):
+        return NO_REFERENCE
+    day = day.date() if hasattr(day, "date") else day
+    return f"{ref} ({day:%Y-%m-%d})" if hasattr(day, "strftime") else f"{ref} ({day})"
 
 
 def _budget_sorted(c):
@@ -169,7 +198,8 @@ def end_date(r):
 def _budget_row(r):
     out = r.outputs
     return {
-        **_key(r), "budget_status": r.status, "owner": r.scenario.inputs.get("owner"),
+        **_key(r), "budget_status": r.status, "approval": approval(r),
+        "owner": r.scenario.inputs.get("owner"),
         "start_month": r.start.replace(day=1) if r.start else None, "end_month": end_date(r),
         "accelerator_hours": out["accelerator_hours"],
         "rental_cost_usd": out["rental_cost_usd"],
@@ -220,8 +250,7 @@ def _status_totals(budget):
         if len(part) or status != UNKNOWN_STATUS:
             rows.append({"budget_status": status, "runs": len(part),
                          **{k: float(part[k].sum()) for k in sums}})  # fmt: skip
-    rows.append({"budget_status": "Total in the budget", "runs": len(budget),
-                 **{k: float(budget[k].sum()) for k in sums}})  # fmt: skip
+    # no total row: a plain sum of the column is the total (the workbook adds it as a formula)
     return _frame("status_totals", rows)
 
 
@@ -250,7 +279,14 @@ def _periods(monthly, start):
         rows.append({"fiscal_year": fy, "fy_first": first, "quarter": f"{fy} Q{q}",
                      "first_month": _add_months(first, 3 * (q - 1)),
                      **{k: getattr(m, k) for k in sums}})  # fmt: skip
+    # every quarter of each fiscal year touched, 0 where nothing is spent (whole years)
+    for fy, first in dict.fromkeys((r["fiscal_year"], r["fy_first"]) for r in list(rows)):
+        for q in range(1, 5):
+            rows.append({"fiscal_year": fy, "fy_first": first, "quarter": f"{fy} Q{q}",
+                         "first_month": _add_months(first, 3 * (q - 1)),
+                         **dict.fromkeys(sums, 0.0)})  # fmt: skip
     frame = pd.DataFrame(rows, columns=["fiscal_year", "fy_first", "quarter", "first_month", *sums])
+    frame = frame.sort_values("first_month", kind="stable")
     quarterly = frame.groupby(["fiscal_year", "quarter", "first_month"], sort=False)[sums].sum()
     quarterly = quarterly.reset_index()
     years = frame.groupby(["fiscal_year", "fy_first"], sort=False)[sums].sum().reset_index()
@@ -263,11 +299,19 @@ def _periods(monthly, start):
 
 
 def _monthly(by_run):
+    """Every month from the first to the last, 0 where nothing is spent (continuous)."""
     if not len(by_run):
         return _frame("monthly", [])
     sums = [*MONEY, "total_cost_usd_p90", "contingency_usd"]
     monthly = by_run.groupby("month", sort=True)[sums].sum()
     monthly["runs"] = by_run.groupby("month", sort=True)["scenario"].size()
+    first, last = min(monthly.index), max(monthly.index)
+    months, m = [], first
+    while m <= last:
+        months.append(m)
+        m = _add_months(m, 1)
+    monthly = monthly.reindex(months, fill_value=0)
+    monthly.index.name = "month"
     monthly = monthly.reset_index()
     monthly["cumulative_total_cost_usd"] = monthly["total_cost_usd"].cumsum()
     return _frame("monthly", monthly.to_dict("records"))
@@ -333,7 +377,8 @@ def _files(c):
             "budget_status" in p.missing_optional) else "yes"  # fmt: skip
         rows.append({
             "file": str(p.path), "size_bytes": p.size_bytes, "sha256": p.sha256,
-            "template_version": None if p.template_version is None else shown(p.template_version),
+            "planner_template_version": (None if p.template_version is None
+                                         else shown(p.template_version)),  # fmt: skip
             "scenarios_read": len(p.scenarios), "budget_status_row": status_row,
             "cached_values": "yes" if p.has_cached_values else "no (never recalculated)",
         })  # fmt: skip
@@ -370,12 +415,75 @@ def build_tables(c):
         "quarterly": quarterly,
         "fiscal_years": years,
         "monthly_by_run": by_run,
+        "fpa": fpa_table(runs, c.fiscal_year_start),
         "mismatches": mismatches,
         "files": _files(c),
         "sources": sources_table(c),
     }  # fmt: skip
     tables["checks"] = checks_table(c, mismatches)
     return tables
+
+
+def _cents(amounts, total):
+    """``amounts`` rounded to cents so that they add up to ``total`` rounded to cents
+    (largest remainders): a long-format export sums to the hand-off's figure to the cent."""
+    want = round(total * 100)
+    raw = [a * 100 for a in amounts]
+    cents = [math.floor(x) for x in raw]
+    order = sorted(range(len(raw)), key=lambda i: raw[i] - cents[i], reverse=True)
+    for i in order[: max(0, want - sum(cents))]:
+        cents[i] += 1
+    return [c / 100 for c in cents]
+
+
+def _fpa_lines(r, start):
+    """(month, fiscal year, quarter, account, p50, p90) of one run, before rounding."""
+    out, moves = r.outputs, {}
+    other = float(r.arguments.get("other_costs_usd", 0.0))
+    p50 = {"rental_cost_usd": float(out["rental_cost_usd"]),
+           "electricity_cost_usd": float(unpriced(out["electricity_cost_usd"])),
+           "other_costs_usd": other}  # fmt: skip
+    p90 = {"rental_cost_usd": float(r.ranges["rental_cost_usd"][1]),
+           "electricity_cost_usd": float(unpriced(r.ranges["electricity_cost_usd"][1])),
+           "other_costs_usd": other}  # fmt: skip
+    moves = engine.month_shares(r.start, out["wall_clock_days"]) if r.start else [(None, 1.0)]
+    lines = []
+    for month, share in moves:
+        fy, first = fiscal_year_of(month, start) if month else ("unscheduled", None)
+        q = f"{fy} Q{((month.month - start) % 12) // 3 + 1}" if month else "unscheduled"
+        for account, name in ACCOUNTS:
+            lines.append((month, fy, q, account, p50[name] * share, p90[name] * share))
+    return lines
+
+
+def unpriced(value):
+    """An unpriced (NaN) figure as 0."""
+    value = float(value)
+    return 0.0 if math.isnan(value) else value
+
+
+def fpa_table(runs, start):
+    """The long-format export: one row per run, month and account (compute, electricity,
+    other) with P50 and P90 in US$ to the cent; the rows add up to the hand-off's total and
+    P90 to the cent (each run's to its own, within a cent). A run without a start date has
+    one row per account with the month blank and the fiscal year and quarter "unscheduled"."""
+    per_run = [(r, _fpa_lines(r, start)) for r in runs]
+    out = []
+    for key in (4, 5):  # p50, then p90
+        totals = [sum(line[key] for line in lines) for _, lines in per_run]
+        run_cents = _cents(totals, sum(totals))
+        for (r, lines), run_total in zip(per_run, run_cents, strict=True):
+            for line, value in zip(lines, _cents([x[key] for x in lines], run_total),
+                                   strict=True):  # fmt: skip
+                out.append((r, line, key, value))
+    rows = {}
+    for r, line, key, value in out:
+        month, fy, q, account, _, _ = line
+        row = rows.setdefault((id(r), month, account), {
+            "run_id": run_id(r), "month": month, "fiscal_year": fy, "quarter": q,
+            "status": r.status, "account": account})  # fmt: skip
+        row["p50_usd" if key == 4 else "p90_usd"] = value
+    return _frame("fpa", list(rows.values()))
 
 
 def consolidate(

@@ -12,6 +12,7 @@ import datetime as _dt
 from openpyxl import Workbook
 from openpyxl.chart import BarChart, Reference
 from openpyxl.styles import Alignment
+from openpyxl.worksheet.table import Table, TableStyleInfo
 
 from udfs.quantities import RANGE_QUANTITIES
 
@@ -53,7 +54,7 @@ OUTPUT_SHEET_COLUMNS = [*_KEY, *OUTPUT_NAMES]
 #: (sheet, table, columns frozen at the left, totals row label, pages wide)
 SHEETS = (
     ("Runs", "runs", 3, None, 2),
-    ("Outputs", "runs", 3, "Total", 2),
+    ("Outputs", "runs", 3, "Total", 1),
     ("Blank inputs", "blank_inputs", 3, None, 1),
     ("Costs", "costs", 3, "Total", 1),
     ("Ranges", "ranges", 3, "Total", 2),
@@ -64,6 +65,13 @@ SHEETS = (
     ("Files", "files", 1, None, 1),
     ("Sources", "sources", 2, None, 1),
 )
+
+#: Sheet -> the name of its Excel Table: its CSV file's (Outputs: the outputs of runs.csv).
+TABLE_NAMES = {
+    "Runs": "runs", "Outputs": "outputs", "Blank inputs": "blank_inputs", "Costs": "costs",
+    "Ranges": "ranges", "Monthly": "monthly", "Monthly by run": "monthly_by_run",
+    "Mismatches": "mismatches", "Checks": "checks", "Files": "files", "Sources": "sources",
+}  # fmt: skip
 
 _COLUMNS = {
     "Runs": RUN_SHEET_COLUMNS,
@@ -125,8 +133,12 @@ def _sheet(wb, title, df, freeze, totals, pages_wide, generated):
     fit_rows(ws, 2)
     fit_header_rows(ws)
     ws.freeze_panes = ws.cell(row=2, column=freeze + 1)
-    if len(df):
-        ws.auto_filter.ref = f"A1:{ws.cell(row=last, column=len(df.columns)).coordinate}"
+    if len(df):  # an Excel Table named like its CSV file, over the rows (not the totals)
+        rows = len(df) + 1
+        ref = f"A1:{ws.cell(row=rows, column=len(df.columns)).coordinate}"
+        table = Table(displayName=TABLE_NAMES[title], ref=ref)
+        table.tableStyleInfo = TableStyleInfo(name="TableStyleLight1", showRowStripes=False)
+        ws.add_table(table)
     months = df[df["month"] != UNSCHEDULED] if title == "Monthly" else df
     if title == "Monthly" and len(months):  # the months only, not the Unscheduled row
         _chart(ws, months)
@@ -183,7 +195,10 @@ def _chart(ws, df):
 
 def build_workbook(c, generated=None):
     """The hand-off workbook of ``c`` (an openpyxl Workbook)."""
-    generated = generated or _dt.datetime.now(_dt.UTC)
+    if generated is None:  # the same date as the CSV files of the same run
+        if getattr(c, "as_of", None) is None:
+            c.as_of = _dt.datetime.now(_dt.UTC).replace(tzinfo=None, microsecond=0)
+        generated = c.as_of
     wb = Workbook()
     write_summary(wb.active, c, generated)
     for title, table, freeze, totals, pages_wide in SHEETS:
