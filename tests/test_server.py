@@ -571,43 +571,15 @@ def test_serve_with_only_one_of_certfile_and_keyfile(capsys, tmp_path):
 
 
 def self_signed(tmp_path):
-    """A certificate for localhost and its key, as PEM files."""
-    x509 = pytest.importorskip("cryptography.x509")
-    import datetime
-    import ipaddress
-
-    from cryptography.hazmat.primitives import hashes, serialization
+    """A certificate for localhost and its key, as PEM files (helpers_team.make_certificate),
+    and the same key encrypted, and a key of another pair."""
+    pytest.importorskip("cryptography.x509")
+    from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
+    from helpers_team import make_certificate
 
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now)
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .sign(key, hashes.SHA256())
-    )
-    certfile, keyfile = tmp_path / "cert.pem", tmp_path / "key.pem"
-    certfile.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    keyfile.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
+    certfile, keyfile = make_certificate(tmp_path)
+    key = serialization.load_pem_private_key(keyfile.read_bytes(), None)
     encrypted, wrong = tmp_path / "encrypted-key.pem", tmp_path / "wrong-key.pem"
     encrypted.write_bytes(
         key.private_bytes(
