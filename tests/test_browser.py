@@ -33,21 +33,9 @@ if importlib.util.find_spec("xlwings_server") is None:
     pytest.skip("needs the server extra (xlwings-server)", allow_module_level=True)
 
 
-def _missing():
-    if importlib.util.find_spec("playwright") is None:
-        return "the playwright package is not installed (pip install -e '.[test]')"
-    if harness.chromium_path() is None:
-        return "chromium is not installed (make chromium, as root)"
-    return None
-
-
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
-    problem = _missing()
-    if problem:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser test cannot run in CI: {problem}", pytrace=False)
-        pytest.skip(problem)
+    harness.require_browser()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     env = {**os.environ, "XLWINGS_LICENSE_KEY": "noncommercial", "DOTENV_PATH": str(log) + ".env"}
     for key in ("XLWINGS_ON_SERVER", "XLWINGS_PROJECT_DIR", "XLWINGS_ENVIRONMENT"):

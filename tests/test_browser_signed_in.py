@@ -11,7 +11,6 @@ sent by our ``getAuth()``; once the token is revoked (the server keeps running) 
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
@@ -29,21 +28,9 @@ if importlib.util.find_spec("xlwings_server") is None:
 DAYS = [[[37e9]], [[14.8e12]], [[2048]], [[400]]]
 
 
-def _missing():
-    if importlib.util.find_spec("playwright") is None:
-        return "the playwright package is not installed (pip install -e '.[test]')"
-    if harness.chromium_path() is None:
-        return "chromium is not installed (make chromium, as root)"
-    return None
-
-
 @pytest.fixture(scope="module")
 def team(tmp_path_factory):
-    problem = _missing()
-    if problem:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser test cannot run in CI: {problem}", pytrace=False)
-        pytest.skip(problem)
+    harness.require_browser()
     folder = tmp_path_factory.mktemp("signed-in")
     with signed_in_server(folder, "--workers", "1", names=("alice",)) as running:
         yield running

@@ -41,6 +41,23 @@ def chromium_path():
     return shutil.which("chromium")
 
 
+def require_browser():
+    """Skip the calling test when playwright or Chromium is missing; fail it under CI."""
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("playwright") is None:
+        problem = "the playwright package is not installed (pip install -e '.[test]')"
+    elif chromium_path() is None:
+        problem = "chromium is not installed (make chromium, as root)"
+    else:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"browser test cannot run in CI: {problem}", pytrace=False)
+    pytest.skip(problem)
+
+
 @contextlib.contextmanager
 def browser(ignore_https_errors=False):
     """A persistent headless Chromium context with a fresh profile; closed on leaving.
