@@ -162,3 +162,17 @@ def call_body(func_name, *args):
             "runtime": "1.4",
         }
     ).encode()
+
+
+def quiet_server():
+    """``(command, env)`` of a benchmark's server for :func:`local_server`: the uvicorn command
+    line as a function of the port, production settings, warnings only, no ``.env`` read."""
+    env = {
+        **os.environ,
+        "XLWINGS_LICENSE_KEY": os.environ.get("XLWINGS_LICENSE_KEY", "noncommercial"),
+        "XLWINGS_ENVIRONMENT": "prod",
+        "XLWINGS_LOG_LEVEL": "WARNING",
+        "DOTENV_PATH": os.path.join(tempfile.gettempdir(), "compute-lab-bench-no.env"),
+    }
+    env.pop("XLWINGS_ON_SERVER", None)
+    return (lambda port: uvicorn_command(port) + ["--log-level", "warning"]), env

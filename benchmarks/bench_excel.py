@@ -26,7 +26,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -152,17 +151,9 @@ def quantile_plans():
 def through_server(wrapper_seconds):
     import httpx
 
-    from addin.local_server import ServerStartError, local_server, uvicorn_command
+    from addin.local_server import ServerStartError, local_server, quiet_server
 
-    env = {
-        **os.environ,
-        "XLWINGS_LICENSE_KEY": os.environ.get("XLWINGS_LICENSE_KEY", "noncommercial"),
-        "XLWINGS_ENVIRONMENT": "prod",
-        "XLWINGS_LOG_LEVEL": "WARNING",
-        "DOTENV_PATH": os.path.join(tempfile.gettempdir(), "compute-lab-bench-no.env"),
-    }
-    env.pop("XLWINGS_ON_SERVER", None)
-    command = lambda port: uvicorn_command(port) + ["--log-level", "warning"]  # noqa: E731
+    command, env = quiet_server()
     try:
         with (
             local_server(command, env=env) as base,

@@ -9,8 +9,6 @@ long call; before, one event loop made it wait the long call's whole time). Boun
 Run: ``.venv/bin/python benchmarks/bench_server.py``.
 """
 
-import os
-import tempfile
 import threading
 import time
 
@@ -18,8 +16,8 @@ from addin.local_server import (
     ServerStartError,
     call_body,
     local_server,
+    quiet_server,
     raw_request,
-    uvicorn_command,
 )
 from udfs._cells import MAX_CELLS_PER_CALL
 from udfs.excel import MAX_PLANS_PER_CALL
@@ -136,15 +134,7 @@ def main():
             ),
         ),
     ]
-    env = {
-        **os.environ,
-        "XLWINGS_LICENSE_KEY": os.environ.get("XLWINGS_LICENSE_KEY", "noncommercial"),
-        "XLWINGS_ENVIRONMENT": "prod",
-        "XLWINGS_LOG_LEVEL": "WARNING",
-        "DOTENV_PATH": os.path.join(tempfile.gettempdir(), "compute-lab-bench-no.env"),
-    }
-    env.pop("XLWINGS_ON_SERVER", None)
-    command = lambda port: uvicorn_command(port) + ["--log-level", "warning"]  # noqa: E731
+    command, env = quiet_server()
     try:
         with local_server(command, env=env) as base:
             port = int(base.rsplit(":", 1)[1])
