@@ -95,7 +95,9 @@ def main():
     col = [[2048.0 + i] for i in range(side)]
     row = [[400.0 + i for i in range(side)]]
     plans = [[2048.0 + i] for i in range(MAX_PLANS_PER_CALL)]
-    ps = [[0.001 + 0.998 * j / (side - 1) for j in range(side)]]
+    # as many p values as the cell bound leaves for the most plans allowed
+    n_ps = MAX_CELLS_PER_CALL // MAX_PLANS_PER_CALL
+    ps = [[0.001 + 0.998 * j / (n_ps - 1) for j in range(n_ps)]]
     big_col = [[2048.0 + i] for i in range(8000)]
     big_row = [[400.0 + i for i in range(8000)]]
     cases = [
@@ -111,7 +113,7 @@ def main():
         ),
         (
             "allowed",
-            f"TRAIN_QUANTILE {MAX_PLANS_PER_CALL:,} plans x {side} p (both bounds)",
+            f"TRAIN_QUANTILE {MAX_PLANS_PER_CALL:,} plans x {n_ps} p (both bounds)",
             body("TRAIN_QUANTILE", "days", ps, 671e9, 37e9, 14.8e12, plans, "H100"),
         ),
         (
