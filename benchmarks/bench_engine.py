@@ -100,7 +100,7 @@ def run_engine(s):
         hours,
         engine.wall_clock_days(hours, s["accelerators"]),
         engine.checkpoint_bytes(s["total"]),
-        engine.rental_cost_usd(hours, s["usd"]),
+        engine.compute_cost_usd(hours, s["usd"]),
         engine.electricity_kwh(hours),
     )
 
@@ -114,7 +114,7 @@ def run_spec(s):
         hours,
         f("wall_clock_days")(hours, s["accelerators"]),
         f("checkpoint_gb")(s["total"], 2.0) * 1e9,
-        f("rental_cost_usd")(hours, s["usd"]),
+        f("compute_cost_usd")(hours, s["usd"]),
         f("electricity_kwh")(hours, 700.0, 1.0, 1.0),
     )
 

@@ -83,7 +83,7 @@ _KWH = _Figure("{:,.0f} kWh")
 RANGE_LINES = {
     "accelerator_hours": ("Accelerator-hours", _HOURS),
     "wall_clock_days": ("Wall-clock days", _DAYS),
-    "rental_cost_usd": ("Rental-equivalent cost", _USD),
+    "compute_cost_usd": ("Rental-equivalent cost", _USD),
     "electricity_kwh": ("Accelerator electricity", _KWH),
     "total_cost_usd": ("Total cost", _USD),
 }
@@ -115,7 +115,7 @@ def print_seed_lines(r, accelerators):
         f"{_DAYS.format(r['wall_clock_days'])} days"
     )
     print(f"BF16 checkpoint: {_Figure('{:.1f} GB').format(r['checkpoint_gb'])}")
-    print(f"Rental-equivalent cost: {_USD.format(r['rental_cost_usd'])}")
+    print(f"Rental-equivalent cost: {_USD.format(r['compute_cost_usd'])}")
     print(f"Accelerator electricity: {_KWH.format(r['electricity_kwh'])}")
 
 

@@ -391,11 +391,11 @@ def test_estimate_ranges_order_p50_and_combination(price, other, s_tp, s_price):
     for q in ("accelerator_hours", "wall_clock_days", "electricity_kwh", "electricity_cost_usd"):
         assert r[q]["p90"] == pytest.approx(point[q] * f90, rel=1e-12)
     s_rent = math.sqrt(s_tp**2 + s_price**2)
-    assert r["rental_cost_usd"]["p90"] == pytest.approx(
-        point["rental_cost_usd"] * math.exp(Z90 * s_rent), rel=1e-12
+    assert r["compute_cost_usd"]["p90"] == pytest.approx(
+        point["compute_cost_usd"] * math.exp(Z90 * s_rent), rel=1e-12
     )
     assert r["total_cost_usd"]["p90"] == pytest.approx(
-        r["rental_cost_usd"]["p90"] + r["electricity_cost_usd"]["p90"] + other, rel=1e-12
+        r["compute_cost_usd"]["p90"] + r["electricity_cost_usd"]["p90"] + other, rel=1e-12
     )
 
 
@@ -427,7 +427,7 @@ def test_missing_price_gives_nan_cost_ranges_not_wrong_numbers():
     point = engine.estimate(total_params=7e9, training_tokens=1e12, accelerators=64,
                             effective_tflops=300.0)  # fmt: skip
     r = ranges.estimate_ranges(point, calibration.throughput_sigma())
-    assert math.isnan(r["rental_cost_usd"]["p90"])
+    assert math.isnan(r["compute_cost_usd"]["p90"])
     assert r["accelerator_hours"]["p50"] == point["accelerator_hours"]
 
 

@@ -41,7 +41,7 @@ def test_estimate_json_has_the_keys(capsys):
         "accelerator_hours",
         "wall_clock_days",
         "checkpoint_gb",
-        "rental_cost_usd",
+        "compute_cost_usd",
         "electricity_kwh",
     ):
         assert key in data
@@ -273,7 +273,7 @@ def test_ownership_price_replaces_the_rental_price(capsys):
     )
     d = json.loads(capsys.readouterr().out)
     assert d["usd_per_accelerator_hour"] == pytest.approx(30000 / (4 * 8760 * 0.8))
-    assert d["rental_cost_usd"] == pytest.approx(d["accelerator_hours"] * 30000 / 28032)
+    assert d["compute_cost_usd"] == pytest.approx(d["accelerator_hours"] * 30000 / 28032)
 
 
 def test_unpublished_tdp_is_said(capsys):
@@ -292,7 +292,7 @@ def test_electricity_is_priced_at_the_default_when_not_given(capsys):
     assert d["inputs"]["usd_per_kwh"] == price == 0.08
     assert d["electricity_cost_usd"] == pytest.approx(d["electricity_kwh"] * price, rel=1e-12)
     assert d["total_cost_usd"] == pytest.approx(
-        d["rental_cost_usd"] + d["electricity_cost_usd"], rel=1e-12
+        d["compute_cost_usd"] + d["electricity_cost_usd"], rel=1e-12
     )
     main(["estimate"])
     assert "note: --usd-per-kwh 0.08: not given: electricity priced at the default US$0.08/kWh" in (

@@ -62,7 +62,7 @@ def test_the_70b_plan_costs_the_same_as_the_planner_and_the_hand_off(capsys):
     assert d["plan_inputs"] == ISSUE_PLAN
     want = estimate_scenario(ISSUE_PLAN)  # what the planner computes after LibreOffice
     assert d["total_cost_usd"] == pytest.approx(want["total_cost_usd"], rel=1e-9, abs=0)
-    for key in ("accelerator_hours", "rental_cost_usd", "electricity_cost_usd", "co2_tonnes"):
+    for key in ("accelerator_hours", "compute_cost_usd", "electricity_cost_usd", "co2_tonnes"):
         assert d[key] == pytest.approx(want[key], rel=1e-9, abs=0), key
     assert d["inputs"]["usd_per_kwh"] == 0.08 and d["electricity_cost_usd"] > 0
 
@@ -90,7 +90,7 @@ def test_typed_flags_are_not_defaulted(capsys):
     d = estimate_json(capsys, *ISSUE_ARGV, "--mfu", "40%", "--watts", "650", "--usd-per-kwh", "0")
     assert d["inputs"]["mfu"] == 0.4 and d["inputs"]["watts_per_accelerator"] == 650
     assert {"mfu", "watts_per_accelerator", "usd_per_kwh"}.isdisjoint(n["name"] for n in d["notes"])
-    assert d["total_cost_usd"] == pytest.approx(d["rental_cost_usd"], rel=1e-12)
+    assert d["total_cost_usd"] == pytest.approx(d["compute_cost_usd"], rel=1e-12)
     plan = {**ISSUE_PLAN, "mfu": 0.4, "watts_per_accelerator": 650.0, "usd_per_kwh": 0.0}
     assert d["total_cost_usd"] == pytest.approx(estimate_scenario(plan)["total_cost_usd"], 1e-12)
 
@@ -109,7 +109,7 @@ def test_the_calibrated_default_has_ranges(capsys):
     d = estimate_json(capsys, *argv)
     assert d["throughput_source"] == "calibrated default"
     assert d["throughput_sigma"] == pytest.approx(calibration.throughput_sigma(), rel=1e-12)
-    assert set(d["ranges"]) == {"accelerator_hours", "wall_clock_days", "rental_cost_usd",
+    assert set(d["ranges"]) == {"accelerator_hours", "wall_clock_days", "compute_cost_usd",
                                 "electricity_kwh", "total_cost_usd"}  # fmt: skip
     assert d["ranges"] == _want_ranges(d)
     for q, r in d["ranges"].items():
@@ -145,7 +145,7 @@ def test_the_price_range_widens_the_cost_only(capsys):
     assert d["throughput_sigma"] == 0 and d["price_sigma"] > 0
     r = d["ranges"]
     assert r["accelerator_hours"]["p10"] == r["accelerator_hours"]["p90"]
-    assert r["rental_cost_usd"]["p90"] / d["rental_cost_usd"] == pytest.approx(1.2, rel=1e-12)
+    assert r["compute_cost_usd"]["p90"] / d["compute_cost_usd"] == pytest.approx(1.2, rel=1e-12)
     assert r == _want_ranges(d)
 
 

@@ -157,7 +157,7 @@ def test_lite_bundle_on_a_full_disk_leaves_no_folder(tmp_path, monkeypatch):
 def test_a_newline_in_text_typed_over_an_output_cell_is_escaped(template, tmp_path):
     path = fill(template, tmp_path / "p.xlsx", [PLAN_A])
     wb = openpyxl.load_workbook(path)
-    ws, coord = planner_cell(wb, "rental_cost_usd", 0)
+    ws, coord = planner_cell(wb, "compute_cost_usd", 0)
     ws[coord] = "12\nwarning: forged line\rESC[31mred"
     ws[coord].data_type = "s"
     wb.save(path)

@@ -26,7 +26,7 @@ def test_seed_figures_to_the_digit():
         f"Accelerator-hours: {hours:,.0f}",
         f"Wall-clock at {SEED['n']} accelerators: {days:,.1f} days",
         f"BF16 checkpoint: {e.checkpoint_bytes(SEED['total']) / 1e9:.1f} GB",
-        f"Rental-equivalent cost: ${e.rental_cost_usd(hours, SEED['usd']):,.0f}",
+        f"Rental-equivalent cost: ${e.compute_cost_usd(hours, SEED['usd']):,.0f}",
         f"Accelerator electricity: {e.electricity_kwh(hours):,.0f} kWh",
     ]
     assert lines == SEED_LINES
@@ -40,7 +40,7 @@ def test_hand_computed_values():
     assert e.wall_clock_days(2_281_666.6667, 2048) == pytest.approx(46.4202, rel=1e-5)
     assert e.checkpoint_gb(671e9) == 1342.0
     assert e.checkpoint_gb(176e9, 13) == pytest.approx(2288.0)
-    assert e.rental_cost_usd(1000, 2.5) == 2500.0
+    assert e.compute_cost_usd(1000, 2.5) == 2500.0
     assert e.electricity_kwh(1000, 700, 1.82, 1.1) == pytest.approx(1401.4)
     assert e.electricity_cost_usd(2000, 0.1) == pytest.approx(200.0)
     assert e.co2_tonnes(2_000_000, 481) == pytest.approx(962.0)
@@ -187,7 +187,7 @@ def test_estimate_with_failures_and_ownership():
     assert r["goodput"] == pytest.approx(g)
     assert r["effective_tflops"] == pytest.approx(989.4 * 0.4 * g)
     assert r["usd_per_accelerator_hour"] == pytest.approx(1.0)
-    assert r["rental_cost_usd"] == pytest.approx(r["accelerator_hours"])
+    assert r["compute_cost_usd"] == pytest.approx(r["accelerator_hours"])
     assert math.isnan(r["electricity_cost_usd"])  # no price given: not a made-up number
 
 
@@ -297,7 +297,7 @@ def test_costs_and_energy_are_non_negative(n_act, d, t, n, usd, watts, pue):
         grams_co2_per_kwh=400,
     )
     for key in (
-        "rental_cost_usd",
+        "compute_cost_usd",
         "electricity_kwh",
         "electricity_cost_usd",
         "co2_tonnes",
@@ -387,7 +387,7 @@ def test_overflowed_output_names_the_input_that_drove_it():
     with pytest.raises(OutOfRangeError) as info:
         e.estimate(**{**_PLAN, "usd_per_accelerator_hour": 1e305})
     err = info.value
-    assert err.result == "rental_cost_usd" and err.bound == "above 1.8e308"
+    assert err.result == "compute_cost_usd" and err.bound == "above 1.8e308"
     assert err.argument == "usd_per_accelerator_hour" and err.drivers[0][1] == 1e305
     assert err.describe() == (
         "compute cost is out of range (above 1.8e308): lower usd_per_accelerator_hour (1e+305)"
@@ -534,7 +534,7 @@ THROUGH_THE_SPEC = {
     e.accelerator_hours: "accelerator_hours",
     e.wall_clock_days: "wall_clock_days",
     e.checkpoint_gb: "checkpoint_gb",
-    e.rental_cost_usd: "rental_cost_usd",
+    e.compute_cost_usd: "compute_cost_usd",
     e.electricity_kwh: "electricity_kwh",
     e.electricity_cost_usd: "electricity_cost_usd",
     e.co2_tonnes: "co2_tonnes",
@@ -555,7 +555,7 @@ def test_spec_d_engine_functions_call_the_spec():
             f'_spec("{name}"' in inspect.getsource(function)
         ), function.__name__
     body = inspect.getsource(e._energy_and_costs) + inspect.getsource(e._throughput)
-    for name in ("rental_cost_usd", "electricity_cost_usd", "co2_tonnes", "total_cost_usd",
+    for name in ("compute_cost_usd", "electricity_cost_usd", "co2_tonnes", "total_cost_usd",
                  "effective_tflops"):  # fmt: skip
         assert f'_spec("{name}"' in body, name
 

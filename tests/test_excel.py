@@ -45,7 +45,7 @@ def test_linear_model_matches_engine_and_seed():
     assert x.TRAIN_DAYS(**SEED) == engine.wall_clock_days(hours, 2048)
     assert round(x.TRAIN_DAYS(**SEED), 1) == 46.4
     assert round(x.TRAIN_ACCEL_HOURS(37e9, 14.8e12, 400)) == 2_281_667
-    assert x.TRAIN_COST(37e9, 14.8e12, 400, 2) == engine.rental_cost_usd(hours, 2)
+    assert x.TRAIN_COST(37e9, 14.8e12, 400, 2) == engine.compute_cost_usd(hours, 2)
     assert x.TRAIN_KWH(37e9, 14.8e12, 400) == engine.electricity_kwh(hours, 700)
     assert x.TRAIN_KWH(37e9, 14.8e12, 400, 500, 1.2) == engine.electricity_kwh(hours, 500, pue=1.2)
 
@@ -799,7 +799,7 @@ def point_of(**plan_args):
 
 def test_quantile_functions_are_exported_with_their_quantities():
     assert set(RANGE_QUANTITIES) == set(quantities.RANGE_QUANTITIES) == set(ranges.QUANTITIES)
-    assert {"accelerator_hours", "wall_clock_days", "rental_cost_usd", "electricity_kwh"} <= set(
+    assert {"accelerator_hours", "wall_clock_days", "compute_cost_usd", "electricity_kwh"} <= set(
         RANGE_QUANTITIES
     ) and "total_cost_usd" in RANGE_QUANTITIES
 
@@ -828,7 +828,7 @@ def test_blank_mfu_takes_the_calibrated_default_and_its_spread():
     assert resolved.throughput_sigma == pytest.approx(calibration.throughput_sigma(), rel=1e-12)
     assert resolved.throughput_sigma > 0
     spread = calibration.default_range_pct()
-    for q in ("accelerator_hours", "wall_clock_days", "electricity_kwh", "rental_cost_usd"):
+    for q in ("accelerator_hours", "wall_clock_days", "electricity_kwh", "compute_cost_usd"):
         assert quantile(q, 0.5) == point[q]
         assert quantile(q, 0.9) == pytest.approx(point[q] * (1 + spread), rel=1e-12)
         assert quantile(q, 0.1) == pytest.approx(point[q] / (1 + spread), rel=1e-12)
@@ -844,14 +844,14 @@ def test_price_range_widens_the_costs_only():
     kw = dict(effective_tflops=400, throughput_range_pct=0.15, price_range_pct=0.2)
     z = ranges.z_score(0.9)
     s_tp, s_price = np.log(1.15) / z, np.log(1.2) / z
-    p50 = quantile("rental_cost_usd", 0.5, **kw)
-    assert quantile("rental_cost_usd", 0.9, **kw) == pytest.approx(
+    p50 = quantile("compute_cost_usd", 0.5, **kw)
+    assert quantile("compute_cost_usd", 0.9, **kw) == pytest.approx(
         p50 * np.exp(z * np.hypot(s_tp, s_price)), rel=1e-12
     )
     assert quantile("hours", 0.9, **kw) == pytest.approx(quantile("hours", 0.5, **kw) * 1.15)
     # The total moves by the rental and electricity moves (comonotone).
     got = {k: quantile(q, 0.9, **kw) - quantile(q, 0.5, **kw) for k, q in
-           (("total", "total_cost_usd"), ("rental", "rental_cost_usd"),
+           (("total", "total_cost_usd"), ("rental", "compute_cost_usd"),
             ("elec", "electricity_cost_usd"))}  # fmt: skip
     assert got["total"] == pytest.approx(got["rental"] + got["elec"], rel=1e-12)
 
@@ -865,7 +865,7 @@ def test_price_range_widens_the_costs_only():
         ("wall-clock days", "wall_clock_days"),
         ("cost", "total_cost_usd"),
         ("Total cost", "total_cost_usd"),
-        ("compute cost", "rental_cost_usd"),
+        ("compute cost", "compute_cost_usd"),
         ("kWh", "electricity_kwh"),
         (" electricity_cost_usd ", "electricity_cost_usd"),
     ],
@@ -1033,7 +1033,7 @@ _QUANTILE_ERRORS = [
     (
         dict(quantity="weeks"),
         "TRAIN_QUANTILE: quantity is not a quantity with a range; known: accelerator_hours, "
-        "wall_clock_days, rental_cost_usd, electricity_kwh, electricity_cost_usd, "
+        "wall_clock_days, compute_cost_usd, electricity_kwh, electricity_cost_usd, "
         "total_cost_usd (or hours, days, cost) (got 'weeks')",
     ),
     (
@@ -1138,7 +1138,7 @@ def test_range_functions_document_their_blanks_and_units():
 )
 def test_quantiles_are_estimate_ranges_at_any_p(point, tp, price):
     values = dict(zip(RANGE_QUANTITIES, point, strict=True))
-    values["total_cost_usd"] = values["rental_cost_usd"] + values["electricity_cost_usd"]
+    values["total_cost_usd"] = values["compute_cost_usd"] + values["electricity_cost_usd"]
     expected = ranges.estimate_ranges(values, tp, price)
     ps = np.array(ranges.DEFAULT_PS)
     got = x._quantiles({q: np.full(3, v) for q, v in values.items()}, tp, price, ps)

@@ -281,7 +281,7 @@ def test_the_pricing_basis_and_other_costs_equal_the_engine(finance_variants):
                 assert got == pytest.approx(want[q.name], rel=REL, abs=1e-9), (k, q.name)
         kwh_cost = row_values(wb, "electricity_cost_usd")[k]
         other = plan.get("other_costs_usd", 0)
-        compute = row_values(wb, "rental_cost_usd")[k]
+        compute = row_values(wb, "compute_cost_usd")[k]
         assert row_values(wb, "total_cost_usd")[k] == pytest.approx(compute + kwh_cost + other)
         if plan.get("pricing_basis") == "rental all-in":  # the power is in the price
             assert kwh_cost == 0 and row_values(wb, "usd_per_kwh_used")[k] == 0

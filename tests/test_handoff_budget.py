@@ -90,7 +90,7 @@ def test_a_filled_custom_column_is_the_whole_budget(template, tmp_path, capsys):
     assert run(p, "--csv", tmp_path / "csv", "--out", tmp_path / "h.xlsx") == 0
     totals = read_csv(tmp_path / "csv", "totals")[0]
     want = expected(PLAN_B)
-    for q in ("total_cost_usd", "electricity_cost_usd", "rental_cost_usd"):
+    for q in ("total_cost_usd", "electricity_cost_usd", "compute_cost_usd"):
         assert math.isclose(float(totals[q]), want[q], rel_tol=1e-9, abs_tol=CENTS)
     assert float(totals["proposed_total_cost_usd"]) == float(totals["total_cost_usd"])
     checks = read_csv(tmp_path / "csv", "checks")
@@ -205,7 +205,7 @@ def test_p90_is_at_least_p50_and_contingencies_add_up(template, tmp_path):
     assert run(p, "--csv", tmp_path / "csv") == 0
     ranges = read_csv(tmp_path / "csv", "ranges")
     for r in ranges:
-        for q in ("accelerator_hours", "wall_clock_days", "rental_cost_usd", "total_cost_usd"):
+        for q in ("accelerator_hours", "wall_clock_days", "compute_cost_usd", "total_cost_usd"):
             assert float(r[f"{q}_p10"]) <= float(r[q]) <= float(r[f"{q}_p90"])
         extra = float(r["total_cost_usd_p90"]) - float(r["total_cost_usd"])
         assert math.isclose(float(r["contingency_usd"]), extra, rel_tol=1e-9, abs_tol=CENTS)
@@ -528,7 +528,7 @@ def test_the_recalculated_planner_and_the_handoff_agree(template, tmp_path):
     assert run(again, "--csv", tmp_path / "csv") == 0
     saved = read_planner(again).scenarios[PRESET:]
     totals = read_csv(tmp_path / "csv", "totals")[0]
-    for q in ("total_cost_usd", "electricity_cost_usd", "rental_cost_usd"):
+    for q in ("total_cost_usd", "electricity_cost_usd", "compute_cost_usd"):
         planner_total = sum(sc.cached[q] for sc in saved)
         assert math.isclose(float(totals[q]), planner_total, rel_tol=1e-9, abs_tol=CENTS), q
     assert read_csv(tmp_path / "csv", "mismatches") == []
@@ -550,7 +550,7 @@ def test_the_planner_p10_p90_rows_equal_the_handoff_ranges(template, tmp_path):
     assert wb.defined_names.get("total_cost_usd_p90") is not None
     assert run(again, "--csv", tmp_path / "csv") == 0
     ranges = read_csv(tmp_path / "csv", "ranges")
-    for q in ("accelerator_hours", "rental_cost_usd", "total_cost_usd"):
+    for q in ("accelerator_hours", "compute_cost_usd", "total_cost_usd"):
         for k in ("p10", "p90"):
             saved = _named_row(wb, f"{q}_{k}")[PRESET : PRESET + 2]
             for r, v in zip(ranges, saved, strict=True):

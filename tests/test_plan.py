@@ -87,7 +87,9 @@ def test_electricity_is_priced_and_total_cost_includes_it():
     """The issue's plan: 70B, 2T tokens, 1,024 x H100: electricity priced at $0.08/kWh."""
     out = estimate_scenario({**BASE, "accelerator_name": "H100 SXM"})
     assert out["electricity_cost_usd"] == pytest.approx(out["electricity_kwh"] * 0.08)
-    assert math.isclose(out["total_cost_usd"], out["rental_cost_usd"] + out["electricity_cost_usd"])
+    assert math.isclose(
+        out["total_cost_usd"], out["compute_cost_usd"] + out["electricity_cost_usd"]
+    )
 
 
 def test_engine_arguments_is_resolve_arguments():

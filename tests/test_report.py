@@ -109,7 +109,7 @@ def planners(template, tmp_path_factory):
     wb = openpyxl.load_workbook(tampered)
     ws, coord = planner_cell(wb, "total_cost_usd", 0)
     ws[coord] = f"=({ws[coord].value[1:]})*1.1"  # a hand-edited formula
-    ws2, coord2 = planner_cell(wb, "rental_cost_usd", 1)
+    ws2, coord2 = planner_cell(wb, "compute_cost_usd", 1)
     ws2[coord2] = 12345.0  # a value typed over a formula
     wb.save(tampered)
     tamper = {
@@ -179,7 +179,7 @@ def test_runs_and_outputs_sheets_hold_every_input_and_output_as_the_engine_compu
         r[header("file")] == "team-a.xlsx" or r[header("file")] == "team-b.xlsx" for r in runs
     )  # base names; the full path in the cell's note
     (total,) = [r for r in rows if r[header("file")] == "Total"]
-    for name in ("total_cost_usd", "rental_cost_usd", "electricity_kwh", "accelerator_hours"):
+    for name in ("total_cost_usd", "compute_cost_usd", "electricity_kwh", "accelerator_hours"):
         assert close(total[header(name)], sum(expected(p)[name] for p in PLANS.values()))
 
 
@@ -188,17 +188,19 @@ def test_costs_sheet_breaks_the_total_down(handoff):
     runs = [r for r in rows if r[header("file")] != "Total"]
     for r in runs:
         out = expected(PLANS[r[header("scenario")]])
-        assert close(r[header("rental_cost_usd")], out["rental_cost_usd"])
+        assert close(r[header("compute_cost_usd")], out["compute_cost_usd"])
         assert close(r[header("electricity_cost_usd")], out["electricity_cost_usd"])
         assert r[header("other_costs_usd")] == 0
         assert close(r[header("total_cost_usd")], out["total_cost_usd"])
         assert close(
-            r[header("rental_cost_usd")]
+            r[header("compute_cost_usd")]
             + r[header("electricity_cost_usd")]
             + r[header("other_costs_usd")],
             r[header("total_cost_usd")],
         )
-        assert close(r[header("rental_cost_share")], out["rental_cost_usd"] / out["total_cost_usd"])
+        assert close(
+            r[header("compute_cost_share")], out["compute_cost_usd"] / out["total_cost_usd"]
+        )
         assert close(r[header("co2_tonnes")], out["co2_tonnes"])
     (total,) = [r for r in rows if r[header("file")] == "Total"]
     assert close(total[header("total_cost_usd")], grand_total())
@@ -352,12 +354,12 @@ def test_tampered_cells_are_listed_with_both_values(recalculated, planners, tmp_
     sheet2, cell2 = planners["tamper"]["typed"]
     typed = mism[(mism["cell"] == cell2) & (mism["sheet"] == sheet2)].iloc[0]
     assert float(typed["cached_value"]) == 12345.0 and typed["cell_holds"] == "typed value"
-    assert close(typed["engine_value"], expected(PLAN_B)["rental_cost_usd"])
+    assert close(typed["engine_value"], expected(PLAN_B)["compute_cost_usd"])
     # Nothing else is flagged but what depends on the typed-over cell (plan B's total).
     flagged = set(zip(mism["scenario"], mism["name"], strict=True))
     assert flagged == {
         (PLAN_A["scenario_name"], "total_cost_usd"),
-        (PLAN_B["scenario_name"], "rental_cost_usd"),
+        (PLAN_B["scenario_name"], "compute_cost_usd"),
         (PLAN_B["scenario_name"], "total_cost_usd"),
     }
     checks = sheet_records(tmp_path / "h.xlsx", "Checks")
@@ -703,7 +705,7 @@ def test_csv_names_are_the_quantity_names_and_floats_carry_no_noise(handoff):
         columns = set(pd.read_csv(d / f"{table}.csv").columns)
         assert not {"total_usd", "compute_usd", "electricity_usd", "other_usd"} & columns
         if table != "runs":
-            assert {"rental_cost_usd", "electricity_cost_usd", "total_cost_usd"} <= columns
+            assert {"compute_cost_usd", "electricity_cost_usd", "total_cost_usd"} <= columns
         assert "total_cost_usd" in columns and columns & names
     for path in d.glob("*.csv"):
         for token in re.findall(r"(?<![\w.])\d+\.\d+(?:e[+-]\d+)?", path.read_text()):

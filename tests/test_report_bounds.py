@@ -68,7 +68,7 @@ def test_the_run_total_of_scenario_columns_is_a_documented_constant():
 def _typed_over_output(template, path, text):
     fill(template, path, [PLAN_A])
     wb = openpyxl.load_workbook(path)
-    ws, coord = planner_cell(wb, "rental_cost_usd", 0)
+    ws, coord = planner_cell(wb, "compute_cost_usd", 0)
     ws[coord] = text
     ws[coord].data_type = "s"
     wb.save(path)

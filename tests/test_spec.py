@@ -39,7 +39,7 @@ ENGINE = {
     "accelerator_hours": (engine.accelerator_hours, {}),
     "wall_clock_days": (engine.wall_clock_days, {}),
     "checkpoint_gb": (engine.checkpoint_gb, {"checkpoint_bytes_per_param": "bytes_per_param"}),
-    "rental_cost_usd": (engine.rental_cost_usd, {}),
+    "compute_cost_usd": (engine.compute_cost_usd, {}),
     "electricity_kwh": (engine.electricity_kwh, {}),
     "electricity_cost_usd": (engine.electricity_cost_usd, {}),
     "co2_tonnes": (engine.co2_tonnes, {}),
@@ -199,8 +199,8 @@ def test_range_rows_are_lognormal_around_the_point(plan, tp, price):
     s_rent = math.hypot(s_tp, s_price)
     for k, z in (("p10", -Z90), ("p90", Z90)):
         want = {q: point[q] * math.exp(z * s_tp) for q in RANGE_QUANTITIES}
-        want["rental_cost_usd"] = point["rental_cost_usd"] * math.exp(z * s_rent)
-        want["total_cost_usd"] = want["rental_cost_usd"] + want["electricity_cost_usd"]
+        want["compute_cost_usd"] = point["compute_cost_usd"] * math.exp(z * s_rent)
+        want["total_cost_usd"] = want["compute_cost_usd"] + want["electricity_cost_usd"]
         for q in RANGE_QUANTITIES:
             assert math.isclose(ours[f"{q}_{k}"], want[q], rel_tol=REL), (q, k)
             assert ours[f"{q}_{k}"] == got[q][k], (q, k)  # one definition

@@ -35,7 +35,7 @@ SEED = {
     "accelerator_hours": "2,281,667",
     "wall_clock_days": "46.4",
     "checkpoint_gb": "1342.0",
-    "rental_cost_usd": "4,563,333",
+    "compute_cost_usd": "4,563,333",
     "electricity_kwh": "1,597,167",
 }
 
@@ -172,7 +172,7 @@ def test_seed_column_prints_the_seed_figures(planner_values):
     assert f"{got['accelerator_hours']:,.0f}" == SEED["accelerator_hours"]
     assert f"{got['wall_clock_days']:,.1f}" == SEED["wall_clock_days"]
     assert f"{got['checkpoint_gb']:.1f}" == SEED["checkpoint_gb"]
-    assert f"{got['rental_cost_usd']:,.0f}" == SEED["rental_cost_usd"]
+    assert f"{got['compute_cost_usd']:,.0f}" == SEED["compute_cost_usd"]
     assert f"{got['electricity_kwh']:,.0f}" == SEED["electricity_kwh"]
     assert row_values(planner_values, "effective_tflops_input")[k] == 400
 
@@ -348,7 +348,7 @@ def test_sensitivity_grids_equal_the_engine(planner_values):
     mfus2, prices, costs = _grid(ws, "Compute cost")
     for mfu, row in zip(mfus2, costs, strict=True):
         for price, got in zip(prices, row, strict=True):
-            assert close(got, engine.rental_cost_usd(hours(mfu), price))
+            assert close(got, engine.compute_cost_usd(hours(mfu), price))
     accels2, prices2, burn = _grid(ws, "Spend per month")
     for n, row in zip(accels2, burn, strict=True):
         for price, got in zip(prices2, row, strict=True):
@@ -474,7 +474,7 @@ def test_dense_vs_moe_equals_the_engine(recalculated_templates):
             watts_per_accelerator=shared["watts_per_accelerator"],
         )
         for name in ("training_flops", "accelerator_hours", "wall_clock_days",
-                     "rental_cost_usd", "electricity_kwh", "iterations_per_year"):  # fmt: skip
+                     "compute_cost_usd", "electricity_kwh", "iterations_per_year"):  # fmt: skip
             assert close(row_values(wb, name)[k], r[name]), (k, name)
         results.append(r)
     moe, dense = results[0], results[1]
@@ -483,7 +483,7 @@ def test_dense_vs_moe_equals_the_engine(recalculated_templates):
     savings = {
         "flops_saved": "training_flops",
         "accelerator_hours_saved": "accelerator_hours",
-        "rental_cost_saved_usd": "rental_cost_usd",
+        "rental_cost_saved_usd": "compute_cost_usd",
     }
     for name, key in savings.items():
         assert close(row_values(wb, name)[0], dense[key] - moe[key]), name

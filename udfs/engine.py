@@ -64,7 +64,7 @@ __all__ = [
     "wall_clock_days",
     "checkpoint_bytes",
     "checkpoint_gb",
-    "rental_cost_usd",
+    "compute_cost_usd",
     "electricity_kwh",
     "electricity_cost_usd",
     "co2_tonnes",
@@ -324,7 +324,7 @@ def checkpoint_gb(total_params, bytes_per_param=2.0):
     return _spec("checkpoint_gb", total_params=p, checkpoint_bytes_per_param=b)
 
 
-def rental_cost_usd(accelerator_hours, usd_per_accelerator_hour):
+def compute_cost_usd(accelerator_hours, usd_per_accelerator_hour):
     """Rental-equivalent compute cost: accelerator-hours x $ per accelerator-hour.
 
     Parameters
@@ -344,12 +344,12 @@ def rental_cost_usd(accelerator_hours, usd_per_accelerator_hour):
     --------
     DeepSeek-V3's own figure: 2,788K H800-hours at $2 per hour.
 
-    >>> rental_cost_usd(2.788e6, 2.0)
+    >>> compute_cost_usd(2.788e6, 2.0)
     5576000.0
     """
     h = check_positive("accelerator_hours", accelerator_hours)
     p = check_non_negative("usd_per_accelerator_hour", usd_per_accelerator_hour)
-    return _spec("rental_cost_usd", accelerator_hours=h, usd_per_accelerator_hour=p)
+    return _spec("compute_cost_usd", accelerator_hours=h, usd_per_accelerator_hour=p)
 
 
 def electricity_kwh(accelerator_hours, watts_per_accelerator=700.0, server_overhead=1.0, pue=1.0):
@@ -976,7 +976,7 @@ _RESULT_LABELS = {
     "wall_clock_days": "wall-clock time",
     "checkpoint_gb": "checkpoint size",
     "usd_per_accelerator_hour": "price per accelerator-hour",
-    "rental_cost_usd": "compute cost",
+    "compute_cost_usd": "compute cost",
     "electricity_kwh": "electricity (kWh)",
     "electricity_cost_usd": "electricity cost",
     "co2_tonnes": "emissions",
@@ -995,7 +995,7 @@ _RESULT_LABELS = {
 _MAY_BE_ZERO = frozenset(
     {
         "usd_per_accelerator_hour",
-        "rental_cost_usd",
+        "compute_cost_usd",
         "electricity_cost_usd",
         "co2_tonnes",
         "total_cost_usd",
@@ -1051,7 +1051,7 @@ def _result_inputs(p):
         "wall_clock_days": days,
         "checkpoint_gb": ("total_params", "checkpoint_bytes_per_param"),
         "usd_per_accelerator_hour": price,
-        "rental_cost_usd": (*hours, *price),
+        "compute_cost_usd": (*hours, *price),
         "electricity_kwh": kwh,
         "electricity_cost_usd": (*kwh, "usd_per_kwh"),
         "co2_tonnes": (*kwh, "grams_co2_per_kwh"),
@@ -1073,7 +1073,7 @@ def _absent(key, p):
         return p.effective_tflops is not None
     if key in ("cluster_mtbf_hours", "checkpoint_interval_hours"):
         return p.failures_per_accelerator_day is None
-    if key in ("usd_per_accelerator_hour", "rental_cost_usd", "total_cost_usd"):
+    if key in ("usd_per_accelerator_hour", "compute_cost_usd", "total_cost_usd"):
         return p.usd_per_accelerator_hour is None and p.purchase_usd_per_accelerator is None
     needs = {
         "electricity_cost_usd": "usd_per_kwh",
@@ -1219,7 +1219,7 @@ def estimate(*args, **kwargs):
     dict
         Keys: ``effective_tflops``, ``training_flops``, ``accelerator_hours``,
         ``wall_clock_days``, ``checkpoint_gb``, ``usd_per_accelerator_hour``,
-        ``rental_cost_usd``, ``electricity_kwh``, ``electricity_cost_usd``, ``co2_tonnes``,
+        ``compute_cost_usd``, ``electricity_kwh``, ``electricity_cost_usd``, ``co2_tonnes``,
         ``total_cost_usd``, ``goodput``, ``scaling_efficiency``, ``cluster_mtbf_hours``,
         ``checkpoint_interval_hours``, ``min_accelerators_for_memory``,
         ``iterations_per_year``, ``chinchilla_tokens``, ``tokens_per_param``.
@@ -1471,7 +1471,7 @@ def _energy_and_costs(p, hours, price, nan):
     are added to it. The outputs are checked by :func:`estimate`'s wrapper.
     """
     kwh = np.asarray(electricity_kwh(hours, p.watts_per_accelerator, p.server_overhead, p.pue))
-    rental = _spec("rental_cost_usd", accelerator_hours=hours, usd_per_accelerator_hour=price)
+    rental = _spec("compute_cost_usd", accelerator_hours=hours, usd_per_accelerator_hour=price)
     kwh_cost = nan
     if p.usd_per_kwh is not None:
         usd_per_kwh = check_non_negative("usd_per_kwh", p.usd_per_kwh)
@@ -1481,10 +1481,10 @@ def _energy_and_costs(p, hours, price, nan):
         grams = check_non_negative("grams_co2_per_kwh", p.grams_co2_per_kwh)
         co2 = _spec("co2_tonnes", electricity_kwh=kwh, grams_co2_per_kwh=grams)
     other = check_non_negative("other_costs_usd", p.other_costs_usd)
-    total = _spec("total_cost_usd", rental_cost_usd=rental,
+    total = _spec("total_cost_usd", compute_cost_usd=rental,
                   electricity_cost_usd=unpriced_as_zero(kwh_cost))  # fmt: skip
     return {
-        "rental_cost_usd": rental,
+        "compute_cost_usd": rental,
         "electricity_kwh": kwh,
         "electricity_cost_usd": kwh_cost,
         "co2_tonnes": co2,

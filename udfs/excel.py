@@ -128,7 +128,7 @@ ARG_DOCS = {
     "accelerator_name": 'Accelerator name or alias, e.g. "H100" (any case).',
     "run_name": 'Reference run name or alias, e.g. "deepseek-v3" (any case).',
     "field": 'The figure to look up, e.g. "bf16_tflops", or "source".',
-    "quantity": 'What to estimate: "accelerator_hours", "wall_clock_days", "rental_cost_usd", '
+    "quantity": 'What to estimate: "accelerator_hours", "wall_clock_days", "compute_cost_usd", '
     '"electricity_kwh", "electricity_cost_usd" or "total_cost_usd" (or "hours", "days", '
     '"cost" = total cost).',
     "p": "Probability of the quantile, strictly between 0 and 1: 0.1 for P10, 0.5 for P50 (the "
@@ -382,7 +382,7 @@ def TRAIN_COST(active_params, tokens, effective_tflops, usd_per_accelerator_hour
 
     def cost(active_params, tokens, effective_tflops, usd_per_accelerator_hour):
         hours = _hours(active_params, tokens, effective_tflops)
-        return engine.rental_cost_usd(hours, usd_per_accelerator_hour)
+        return engine.compute_cost_usd(hours, usd_per_accelerator_hour)
 
     return _compute(
         "TRAIN_COST",
@@ -774,8 +774,9 @@ QUANTITY_ALIASES = {
     "wall_clock": "wall_clock_days",
     "cost": "total_cost_usd",
     "total_cost": "total_cost_usd",
-    "rental_cost": "rental_cost_usd",
-    "compute_cost": "rental_cost_usd",
+    "rental_cost": "compute_cost_usd",
+    "rental_cost_usd": "compute_cost_usd",  # its earlier name (one name per cost now)
+    "compute_cost": "compute_cost_usd",
     "kwh": "electricity_kwh",
     "electricity": "electricity_kwh",
     "electricity_cost": "electricity_cost_usd",

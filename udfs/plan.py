@@ -519,7 +519,7 @@ def estimate_scenario(inputs):
     >>> r = estimate_scenario({"total_params": 671e9, "active_params": 37e9,
     ...     "training_tokens": 14.8e12, "accelerators": 2048, "effective_tflops_input": 400,
     ...     "usd_per_accelerator_hour": 2.0, "watts_per_accelerator": 700})
-    >>> round(r["rental_cost_usd"])
+    >>> round(r["compute_cost_usd"])
     4563333
     """
     return engine.estimate(resolve(inputs).plan)

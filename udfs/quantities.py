@@ -340,7 +340,7 @@ PLAN_OUTPUTS = (
     _out("checkpoint_gb", "Checkpoint size", "GB",
          "total_params * checkpoint_bytes_per_param / 1e9",
          "Total parameters x checkpoint bytes per parameter / 1e9"),
-    _out("rental_cost_usd", "Compute cost", "US$",
+    _out("compute_cost_usd", "Compute cost", "US$",
          "accelerator_hours * usd_per_accelerator_hour",
          "Accelerator-hours x price per accelerator-hour"),
     _out("electricity_kwh", "Electricity", "kWh",
@@ -351,7 +351,7 @@ PLAN_OUTPUTS = (
     _out("co2_tonnes", "Operational emissions", "tCO2",
          "electricity_kwh * grams_co2_per_kwh / 1e6", "kWh x gCO2/kWh / 1e6"),
     _out("total_cost_usd", "Total cost", "US$",
-         "rental_cost_usd + electricity_cost_usd", "Compute cost + electricity cost"),
+         "compute_cost_usd + electricity_cost_usd", "Compute cost + electricity cost"),
     _out("min_accelerators_for_memory", "Min. accelerators for training state", "accelerators",
          "ceil(round(total_params * training_state_bytes_per_param / (hbm_gb * 1e9), 9))",
          "Total parameters x 16 bytes / HBM, rounded up (ZeRO-3)"),
@@ -396,7 +396,7 @@ MODEL_EXTRAS = (
 )  # fmt: skip
 
 #: The quantities that get a P10 / P90 range (udfs.ranges), P50 being the point estimate.
-RANGE_QUANTITIES = ("accelerator_hours", "wall_clock_days", "rental_cost_usd",
+RANGE_QUANTITIES = ("accelerator_hours", "wall_clock_days", "compute_cost_usd",
                     "electricity_kwh", "electricity_cost_usd", "total_cost_usd")  # fmt: skip
 
 _TP_QUANTILE = "{q} * exp(norm_s_inv({p}) * throughput_sigma)"
@@ -407,11 +407,11 @@ _TP_QUANTILE = "{q} * exp(norm_s_inv({p}) * throughput_sigma)"
 RANGE_FORMULAS = {
     "accelerator_hours": _TP_QUANTILE.replace("{q}", "accelerator_hours"),
     "wall_clock_days": _TP_QUANTILE.replace("{q}", "wall_clock_days"),
-    "rental_cost_usd": "rental_cost_usd * exp(norm_s_inv({p}) * "
+    "compute_cost_usd": "compute_cost_usd * exp(norm_s_inv({p}) * "
     "sqrt(throughput_sigma ** 2 + price_sigma ** 2))",
     "electricity_kwh": _TP_QUANTILE.replace("{q}", "electricity_kwh"),
     "electricity_cost_usd": _TP_QUANTILE.replace("{q}", "electricity_cost_usd"),
-    "total_cost_usd": "total_cost_usd + (rental_cost_usd_{k} - rental_cost_usd) "
+    "total_cost_usd": "total_cost_usd + (compute_cost_usd_{k} - compute_cost_usd) "
     "+ (electricity_cost_usd_{k} - electricity_cost_usd)",
 }
 

@@ -44,7 +44,7 @@ __all__ = [
 QUANTITIES = {
     "accelerator_hours": "throughput",
     "wall_clock_days": "throughput",
-    "rental_cost_usd": "throughput and price (independent, in log space)",
+    "compute_cost_usd": "throughput and price (independent, in log space)",
     "electricity_kwh": "throughput",
     "electricity_cost_usd": "throughput",
     "total_cost_usd": "sum of the rental and electricity quantiles, plus other costs",
@@ -122,7 +122,7 @@ def estimate_ranges(point, throughput_sigma, price_sigma=0.0, ps=DEFAULT_PS):
     ----------
     point : mapping
         The point estimate, e.g. :func:`udfs.engine.estimate`'s result: arrays (or numbers)
-        under ``accelerator_hours``, ``wall_clock_days``, ``rental_cost_usd``,
+        under ``accelerator_hours``, ``wall_clock_days``, ``compute_cost_usd``,
         ``electricity_kwh``, ``electricity_cost_usd`` and ``total_cost_usd``. A missing key or
         NaN (e.g. no price given) gives NaN quantiles for that quantity.
     throughput_sigma : float or array

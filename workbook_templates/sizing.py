@@ -5,7 +5,7 @@ days, and the wall-clock days and research iterations per year a cluster size gi
 the Compute Lab methodology's example (30M accelerator-hours: ~83 days on 15,000
 accelerators, ~8 days on 150,000). Linear scaling; every formula is rendered from the model
 spec (:mod:`udfs.model`: ``accelerators_for_days``, ``wall_clock_days``,
-``iterations_per_year``, ``rental_cost_usd``).
+``iterations_per_year``, ``compute_cost_usd``).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def _inputs(book):
         9,
         [
             ("cost_per_run_usd", "Compute cost of one run", "US$",
-             "=" + model.excel("rental_cost_usd"),
+             "=" + model.excel("compute_cost_usd"),
              "Does not depend on the cluster size under linear scaling"),
         ],
     )  # fmt: skip

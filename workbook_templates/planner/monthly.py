@@ -87,7 +87,7 @@ def _selected(book, ws):
         ("mon.start", "Start date", "=INDEX(start_date_used,1,{active_scenario})", "date"),
         ("mon.days", "Wall-clock days", "={sel.wall_clock_days}", "days"),
         ("mon.hours", "Accelerator-hours", "={sel.accelerator_hours}", "accelerator-hours"),
-        ("mon.compute", "Compute cost (US$)", "={sel.rental_cost_usd}", "US$"),
+        ("mon.compute", "Compute cost (US$)", "={sel.compute_cost_usd}", "US$"),
         ("mon.electricity", "Electricity cost (US$)",
          "=INDEX(electricity_cost_usd,1,{active_scenario})", "US$"),
         ("mon.total", "Total cost, P50 (US$)", "={sel.total_cost_usd}", "US$"),

@@ -155,7 +155,7 @@ def sensitivity_sheet(book):
     )  # fmt: skip
     book.place_cell("sens.days_first", ws, grid1.split(":")[0])
     by_mfu_price = {**_SELECTED, "mfu": "<row>", "usd_per_accelerator_hour": "<col>"}
-    cost = model.excel("rental_cost_usd", by_mfu_price, _THROUGH)
+    cost = model.excel("compute_cost_usd", by_mfu_price, _THROUGH)
     nxt, _ = _grid(
         book, ws, nxt + 1, "Compute cost (US$): MFU (rows) x price per accelerator-hour (columns)",
         mfu, price, "=" + ok + cost + ',"")', "US$", "MFU \\ US$ per hour",

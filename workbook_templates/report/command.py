@@ -282,7 +282,7 @@ def _run(args):
     print(
         f"Consolidated {len(c.budget_runs)} budget run(s) from {len(c.planners)} file(s): total "
         f"{usd(t['total_cost_usd'])} (Approved {usd(t['approved_total_cost_usd'])}, Proposed "
-        f"{usd(t['proposed_total_cost_usd'])}; compute {usd(t['rental_cost_usd'])}, "
+        f"{usd(t['proposed_total_cost_usd'])}; compute {usd(t['compute_cost_usd'])}, "
         f"electricity {usd(t['electricity_cost_usd'])}), P90 {usd(t['total_cost_usd_p90'])}; "
         f"{len(c.other_runs)} not in the budget; checks {c.master_status}; "
         f"{len(c.mismatches)} saved value(s) differ from the engine; {len(c.unscheduled)} "

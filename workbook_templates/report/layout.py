@@ -66,7 +66,7 @@ _EXTRA = {
     "throughput_sigma": ("Throughput sigma (ln)", "0.000"),
     "price_sigma": ("Price sigma (ln)", "0.000"),
     "other_costs_usd": ("Other costs (US$)", USD),
-    "rental_cost_share": ("Compute share", PCT),
+    "compute_cost_share": ("Compute share", PCT),
     "electricity_cost_share": ("Electricity share", PCT),
     "other_costs_share": ("Other share", PCT),
     "month": ("Month", MONTH),

@@ -188,19 +188,19 @@ def _budget_view(ws, c, row):
                    "Approved and Proposed runs (a blank status counts as Proposed), with a "
                    "subtotal each; P90 and contingency from the calibrated ranges.")  # fmt: skip
     budget = tables["budget"].drop(columns=["column", "run_id"])
-    additive = ("accelerator_hours", "rental_cost_usd", "electricity_cost_usd", *_MONEY)
+    additive = ("accelerator_hours", "compute_cost_usd", "electricity_cost_usd", *_MONEY)
     if len(budget):
         row = write_table(ws, budget, row, totals="Total in the budget", additive=additive,
                           subtotal_by="budget_status")  # fmt: skip
     else:
         row = put(ws, row, 1, "No scenario is in the budget.").row
     for title, name, cols in (
-        ("Budget by month", "monthly", ["month", "rental_cost_usd", "electricity_cost_usd"]),
+        ("Budget by month", "monthly", ["month", "compute_cost_usd", "electricity_cost_usd"]),
         ("Budget by quarter", "quarterly", ["quarter", "first_month"]),
     ):  # by fiscal year: on page 1 only (one table, not two)
         row = _section(ws, row + 2, title)
         df = with_unscheduled(c, name)[[*cols, *_MONEY, "cumulative_total_cost_usd"]]
-        more = ("rental_cost_usd", "electricity_cost_usd", *_MONEY)
+        more = ("compute_cost_usd", "electricity_cost_usd", *_MONEY)
         row = (write_table(ws, df, row, totals="Total", additive=more) if len(df)
                else put(ws, row, 1, _unscheduled_text(c)).row)  # fmt: skip
     row = _section(ws, row + 2, "Key assumptions per run",
@@ -226,7 +226,7 @@ def write_summary(ws, c, generated):
     last = _budget_view(ws, c, last_page1 + 3)
     columns = ["file", "scenario", "budget_status", "approval", "owner", "start_month",
                "end_month",
-               "accelerator_hours", "rental_cost_usd", "electricity_cost_usd",
+               "accelerator_hours", "compute_cost_usd", "electricity_cost_usd",
                "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
     fit_columns(ws, columns, last_page1 + 4, last, wide=_WIDE)
     for (cell,) in ws.iter_rows(min_row=1, max_row=last, max_col=1):  # titles and totals

@@ -42,12 +42,12 @@ __all__ = [
 
 #: The order budget runs are listed in (and subtotalled by).
 STATUS_ORDER = ("Approved", "Proposed", UNKNOWN_STATUS)
-MONEY = ("rental_cost_usd", "electricity_cost_usd", "other_costs_usd", "total_cost_usd")
+MONEY = ("compute_cost_usd", "electricity_cost_usd", "other_costs_usd", "total_cost_usd")
 #: The label of the period tables' row for the budget runs without a start date.
 UNSCHEDULED = "Unscheduled (no start date)"
 _KEY = ["file", "column", "scenario", "run_id"]
 #: The accounts of the long-format export (``fpa``): where each dollar goes.
-ACCOUNTS = (("compute", "rental_cost_usd"), ("electricity", "electricity_cost_usd"),
+ACCOUNTS = (("compute", "compute_cost_usd"), ("electricity", "electricity_cost_usd"),
             ("other", "other_costs_usd"))  # fmt: skip
 #: The label of a run approved without a reference and a date.
 NO_REFERENCE = "Approved (no reference)"
@@ -57,16 +57,16 @@ TABLE_COLUMNS = {
              *[n for n in INPUT_NAMES if n not in ("scenario_name", "budget_status")],
              *OUTPUT_NAMES, "throughput_source", "defaults_used", "scheduled"],
     "costs": [*_KEY, "budget_status", "accelerator_hours", "usd_per_accelerator_hour",
-              "rental_cost_usd", "electricity_kwh", "usd_per_kwh", "electricity_cost_usd",
-              "other_costs_usd", "total_cost_usd", "rental_cost_share",
+              "compute_cost_usd", "electricity_kwh", "usd_per_kwh", "electricity_cost_usd",
+              "other_costs_usd", "total_cost_usd", "compute_cost_share",
               "electricity_cost_share", "other_costs_share", "co2_tonnes"],
     "ranges": [*_KEY, "budget_status", "throughput_source", "throughput_sigma", "price_sigma",
                *[f"{q}{k}" for q in RANGE_QUANTITIES for k in ("_p10", "", "_p90")],
                "contingency_usd"],
     "budget": [*_KEY, "budget_status", "approval", "owner", "start_month", "end_month",
-               "accelerator_hours", "rental_cost_usd", "electricity_cost_usd",
+               "accelerator_hours", "compute_cost_usd", "electricity_cost_usd",
                "total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
-    "status_totals": ["budget_status", "runs", "accelerator_hours", "rental_cost_usd",
+    "status_totals": ["budget_status", "runs", "accelerator_hours", "compute_cost_usd",
                       "electricity_cost_usd", "total_cost_usd", "total_cost_usd_p90",
                       "contingency_usd"],
     "assumptions": [*_KEY, "budget_status", "usd_per_accelerator_hour", "throughput_source",
@@ -153,7 +153,7 @@ def _run_row(r):
 def _cost_row(r):
     out, kw = r.outputs, r.arguments
     compute, power, total = (
-        out["rental_cost_usd"],
+        out["compute_cost_usd"],
         out["electricity_cost_usd"],
         out["total_cost_usd"],
     )
@@ -162,10 +162,10 @@ def _cost_row(r):
         **_key(r), "budget_status": r.status,
         "accelerator_hours": out["accelerator_hours"],
         "usd_per_accelerator_hour": kw["usd_per_accelerator_hour"],
-        "rental_cost_usd": compute, "electricity_kwh": out["electricity_kwh"],
+        "compute_cost_usd": compute, "electricity_kwh": out["electricity_kwh"],
         "usd_per_kwh": kw["usd_per_kwh"], "electricity_cost_usd": power,
         "other_costs_usd": other, "total_cost_usd": total,
-        "rental_cost_share": compute / total if total else None,
+        "compute_cost_share": compute / total if total else None,
         "electricity_cost_share": power / total if total else None,
         "other_costs_share": other / total if total else None,
         "co2_tonnes": out["co2_tonnes"],
@@ -202,7 +202,7 @@ def _budget_row(r):
         "owner": r.scenario.inputs.get("owner"),
         "start_month": r.start.replace(day=1) if r.start else None, "end_month": end_date(r),
         "accelerator_hours": out["accelerator_hours"],
-        "rental_cost_usd": out["rental_cost_usd"],
+        "compute_cost_usd": out["compute_cost_usd"],
         "electricity_cost_usd": out["electricity_cost_usd"],
         "total_cost_usd": out["total_cost_usd"],
         "total_cost_usd_p90": r.ranges["total_cost_usd"][1], "contingency_usd": contingency(r),
@@ -229,7 +229,7 @@ def _month_rows(r):
     for month, share in engine.month_shares(r.start, out["wall_clock_days"]):
         rows.append({
             **_key(r), "budget_status": r.status, "month": month, "share": share,
-            "rental_cost_usd": out["rental_cost_usd"] * share,
+            "compute_cost_usd": out["compute_cost_usd"] * share,
             "electricity_cost_usd": out["electricity_cost_usd"] * share,
             "other_costs_usd": other * share, "total_cost_usd": out["total_cost_usd"] * share,
             "total_cost_usd_p90": p90 * share, "contingency_usd": extra * share,
@@ -243,7 +243,7 @@ def _frame(name, rows):
 
 def _status_totals(budget):
     rows = []
-    sums = ["accelerator_hours", "rental_cost_usd", "electricity_cost_usd", "total_cost_usd",
+    sums = ["accelerator_hours", "compute_cost_usd", "electricity_cost_usd", "total_cost_usd",
             "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
     for status in STATUS_ORDER:
         part = budget[budget["budget_status"] == status]
@@ -326,7 +326,7 @@ def _totals(c, costs, budget):
         "files": len(c.planners), "runs": len(c.budget_runs),
         "not_in_budget_runs": len(c.other_runs),
         "accelerator_hours": costs["accelerator_hours"].sum(),
-        "rental_cost_usd": costs["rental_cost_usd"].sum(),
+        "compute_cost_usd": costs["compute_cost_usd"].sum(),
         "electricity_kwh": costs["electricity_kwh"].sum(),
         "electricity_cost_usd": costs["electricity_cost_usd"].sum(),
         "other_costs_usd": costs["other_costs_usd"].sum(),
@@ -356,7 +356,7 @@ def with_unscheduled(c, name):
     row = dict.fromkeys(df.columns)
     row.update(dict.fromkeys(label_columns, UNSCHEDULED))
     sums = {
-        "rental_cost_usd": sum(float(r.outputs["rental_cost_usd"]) for r in runs),
+        "compute_cost_usd": sum(float(r.outputs["compute_cost_usd"]) for r in runs),
         "electricity_cost_usd": sum(float(r.outputs["electricity_cost_usd"]) for r in runs),
         "other_costs_usd": sum(float(r.arguments.get("other_costs_usd", 0.0)) for r in runs),
         "total_cost_usd": sum(float(r.outputs["total_cost_usd"]) for r in runs),
@@ -440,10 +440,10 @@ def _fpa_lines(r, start):
     """(month, fiscal year, quarter, account, p50, p90) of one run, before rounding."""
     out, moves = r.outputs, {}
     other = float(r.arguments.get("other_costs_usd", 0.0))
-    p50 = {"rental_cost_usd": float(out["rental_cost_usd"]),
+    p50 = {"compute_cost_usd": float(out["compute_cost_usd"]),
            "electricity_cost_usd": float(unpriced(out["electricity_cost_usd"])),
            "other_costs_usd": other}  # fmt: skip
-    p90 = {"rental_cost_usd": float(r.ranges["rental_cost_usd"][1]),
+    p90 = {"compute_cost_usd": float(r.ranges["compute_cost_usd"][1]),
            "electricity_cost_usd": float(unpriced(r.ranges["electricity_cost_usd"][1])),
            "other_costs_usd": other}  # fmt: skip
     moves = engine.month_shares(r.start, out["wall_clock_days"]) if r.start else [(None, 1.0)]

@@ -39,7 +39,7 @@ __all__ = ["build_workbook", "write_workbook", "ADDITIVE", "SHEETS"]
 
 #: Columns whose sum is meaningful in a totals row.
 ADDITIVE = {
-    "training_flops", "accelerator_hours", "rental_cost_usd", "electricity_kwh",
+    "training_flops", "accelerator_hours", "compute_cost_usd", "electricity_kwh",
     "electricity_cost_usd", "co2_tonnes", "total_cost_usd", "other_costs_usd",
     "contingency_usd",
     *(f"{q}_{k}" for q in RANGE_QUANTITIES if q != "wall_clock_days" for k in ("p10", "p90")),
@@ -183,7 +183,7 @@ def _chart(ws, df):
     chart.x_axis.number_format = MONTH
     chart.x_axis.delete = chart.y_axis.delete = False
     n = len(df)
-    for name in ("rental_cost_usd", "electricity_cost_usd", "other_costs_usd", "contingency_usd"):
+    for name in ("compute_cost_usd", "electricity_cost_usd", "other_costs_usd", "contingency_usd"):
         if not df[name].fillna(0).abs().sum():
             continue
         col = list(df.columns).index(name) + 1
