@@ -41,6 +41,7 @@ import json
 import logging
 import numbers
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -58,6 +59,7 @@ __all__ = [
     "check_script_call",
     "check_static",
     "dispatch",
+    "small_call",
     "static_mounts",
     "app",
 ]
@@ -67,6 +69,7 @@ __all__ = [
 #: DNS-rebinding page sends its own domain name).
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
+from addin import team as _team  # noqa: E402  (the pools' and the fast lane's bounds)
 from addin.team import MAX_BODY_BYTES  # noqa: E402  (bytes a call's body may take; 413 past it)
 from addin.team import reply as _reply  # noqa: E402  (a one-line plain-text answer)
 from udfs.validation import echo  # noqa: E402  (a value echoed back, cut to 80 characters)
@@ -103,7 +106,7 @@ def _check_arg(arg, where):
         return _check_cell(arg, where)
     if not arg:
         return f"{where} is an empty list"
-    if all(type(row) is list for row in arg):
+    if set(map(type, arg)) == {list}:
         # Fast path: rows of plain JSON scalars need no cell-by-cell look.
         if set(map(type, itertools.chain.from_iterable(arg))) <= _PLAIN_CELLS:
             return None
@@ -414,9 +417,9 @@ async def _read_body(receive, max_bytes):
             return b"".join(chunks)
 
 
-async def _read_json(receive, send, max_bytes):
-    """(raw bytes, parsed body) of a JSON request; None when the client left or when a 413
-    (too large) or 400 (not JSON) has been sent."""
+async def _read_raw(receive, send, max_bytes):
+    """The raw bytes of a request's body; None when the client left or when a 413 (too large)
+    or 408 (too slow) has been sent."""
     raw = await _read_body(receive, max_bytes)
     if raw is None:
         return None
@@ -429,11 +432,20 @@ async def _read_json(receive, send, max_bytes):
         seconds = connections.BODY_TIMEOUT_SECONDS
         await _reply(send, 408, f"request body not received within {seconds:g} s")
         return None
-    try:
-        return raw, json.loads(raw)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        await _reply(send, 400, "the request body is not valid JSON")
+    return raw
+
+
+async def _read_json(receive, send, max_bytes):
+    """(raw bytes, parsed body) of a JSON request; None when the client left or when a 413
+    (too large), 408 (too slow) or 400 (not JSON) has been sent."""
+    raw = await _read_raw(receive, send, max_bytes)
+    if raw is None:
         return None
+    body = _parse(raw)
+    if type(body) is str:
+        await _reply(send, 400, body)
+        return None
+    return raw, body
 
 
 def _replay(raw, receive):
@@ -452,19 +464,27 @@ def _replay(raw, receive):
 class CallGuard:
     """ASGI middleware: reject malformed custom-function calls with 400; answer the rest itself.
 
-    A well-formed call is dispatched by xlwings' own ``custom_functions_call`` in a thread of
-    ``pool`` (:class:`addin.team.CallPool`), never on the event loop, so a slow call does not
-    hold a quick one; a full queue is 503 with ``Retry-After``. With ``pool=None`` the call is
-    passed on to xlwings Server's route (on its event loop), as before issue 20.
+    A well-formed call is dispatched by the fast path or xlwings' own ``custom_functions_call``
+    in a thread, never on the event loop, so a slow call does not hold a quick one: a small call
+    (:func:`small_call`) in the thread of ``quick`` (the fast lane), any other in a thread of
+    ``pool`` (:class:`addin.team.CallPool`), where a big body is also parsed and its answer
+    serialised. A full queue is 503 with ``Retry-After``. With ``pool=None`` the call is passed
+    on to xlwings Server's route (on its event loop), as before issue 20.
     """
 
     def __init__(
-        self, app, path="/xlwings/custom-functions-call", max_bytes=MAX_BODY_BYTES, pool=None
+        self,
+        app,
+        path="/xlwings/custom-functions-call",
+        max_bytes=MAX_BODY_BYTES,
+        pool=None,
+        quick=None,
     ):
         self.app = app
         self.path = path
         self.max_bytes = max_bytes
         self.pool = pool
+        self.quick = quick if quick is not None else pool
         self._signatures = _signatures()
 
     async def __call__(self, scope, receive, send):
@@ -472,6 +492,41 @@ class CallGuard:
             scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == self.path
         ):
             return await self.app(scope, receive, send)
+        from addin import team
+
+        if self.pool is None:
+            return await self._to_xlwings(scope, receive, send)
+        raw = await _read_raw(receive, send, self.max_bytes)
+        if raw is None:
+            return None
+        state = scope.setdefault("state", {})
+        user = _user(state.get("token"))
+        pool, body = self.pool, None
+        if len(raw) <= team.FAST_LANE_BYTES:  # parsed here: microseconds
+            body = _parse(raw)
+            if type(body) is not str and small_call(body):
+                pool = self.quick
+        try:
+            status, answer, function, rows = await pool.run(
+                _answer, raw, body, self._signatures, user
+            )
+        except team.PoolFullError:
+            retry = [(b"retry-after", str(team.RETRY_AFTER_SECONDS).encode())]
+            busy = f"the server is busy ({pool.max_pending} calls waiting); retry shortly"
+            return await team.reply(send, 503, busy, retry)
+        if function is not None:
+            state["function"], state["rows"] = function, rows
+        if status != 200:
+            return await _reply(send, status, answer)
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(answer)).encode()),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": answer})
+        return None
+
+    async def _to_xlwings(self, scope, receive, send):
         got = await _read_json(receive, send, self.max_bytes)
         if got is None:
             return None
@@ -480,33 +535,55 @@ class CallGuard:
         if problem:
             return await _reply(send, 400, problem)
         state = scope.setdefault("state", {})
-        state["function"] = body["func_name"]
-        state["rows"] = max((len(a) for a in body["args"] if isinstance(a, list)), default=1)
-        if self.pool is None:
-            return await self.app(scope, _replay(raw, receive), send)
-        from addin import team
+        state["function"], state["rows"] = body["func_name"], _rows(body)
+        return await self.app(scope, _replay(raw, receive), send)
 
-        user = _user(state.get("token"))
-        try:
-            status, answer = await self.pool.run(dispatch, body, user)
-        except team.PoolFullError:
-            retry = [(b"retry-after", str(team.RETRY_AFTER_SECONDS).encode())]
-            busy = f"the server is busy ({self.pool.max_pending} calls waiting); retry shortly"
-            return await team.reply(send, 503, busy, retry)
-        if status != 200:
-            return await _reply(send, status, answer)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(answer)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": answer})
-        return None
+
+_NOT_JSON = "the request body is not valid JSON"
+
+
+def _parse(raw):
+    """The parsed body, or the text of the 400 if it is not JSON."""
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return _NOT_JSON
+
+
+def _rows(body):
+    return max((len(a) for a in body["args"] if isinstance(a, list)), default=1)
+
+
+def small_call(body):
+    """True when ``body`` (parsed) is a call whose arguments have at most
+    :data:`addin.team.FAST_LANE_CELLS` cells in all: the fast lane's calls. Counted from the
+    shapes only (the body is at most :data:`addin.team.FAST_LANE_BYTES`), before any check."""
+    args = body.get("args") if type(body) is dict else None
+    if type(args) is not list:
+        return True  # refused by check_call in the fast lane: no work
+    cells = 0
+    for arg in args:
+        if type(arg) is list:
+            cells += sum(len(row) if type(row) is list else 1 for row in arg)
+        else:
+            cells += 1
+        if cells > _team.FAST_LANE_CELLS:
+            return False
+    return True
+
+
+def _answer(raw, body, signatures, user):
+    """``(status, bytes or text, function, rows)`` for the call ``raw`` (``body`` if already
+    parsed), in a pool thread: parsed, checked (400 with the reason), dispatched."""
+    if body is None:
+        body = _parse(raw)
+    if type(body) is str:
+        return 400, body, None, None
+    problem = check_call(body, signatures)
+    if problem:
+        return 400, problem, None, None
+    status, answer = dispatch(body, user)
+    return status, answer, body["func_name"], _rows(body)
 
 
 _THREAD = threading.local()
@@ -520,11 +597,20 @@ def _user(token_name):
     return CurrentUser(id=token_name, name=token_name)
 
 
+#: As FastAPI answers xlwings Server's route: compact JSON, no NaN (a NaN is a 500). No
+#: check for circular lists (a result is rows of cells; one costs a dict entry per row).
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False
+)
+
+
 def _encode(result):
-    # As FastAPI answers xlwings Server's route: compact JSON, no NaN (a NaN is a 500).
-    return json.dumps(
-        {"result": result}, ensure_ascii=False, allow_nan=False, separators=(",", ":")
-    ).encode("utf-8")
+    rows = _team.ENCODE_CHUNK_ROWS
+    if type(result) is not list or len(result) <= rows:
+        return _ENCODER.encode({"result": result}).encode("utf-8")
+    # In pieces (the same bytes): the GIL is handed over between them.
+    pieces = [_ENCODER.encode(result[i : i + rows])[1:-1] for i in range(0, len(result), rows)]
+    return ('{"result":[' + ",".join(pieces) + "]}").encode("utf-8")
 
 
 _FAST = []
@@ -613,12 +699,19 @@ def _create_app():
 
     store = tokens.TokenStore(config.token_file)
     pool = team.CallPool()
+    quick = team.CallPool(team.FAST_LANE_THREADS, team.FAST_LANE_PENDING)
+    sys.setswitchinterval(team.GIL_SWITCH_SECONDS)
     base = settings.app_path
     calls = (f"{base}/xlwings/custom-functions-call", f"{base}/xlwings/custom-scripts-call/")
     # Another xlwings auth provider (Entra ID) is checked by xlwings' own route only: calls go
     # there (on its event loop, without the fast path) rather than be answered unchecked.
     other_auth = bool(settings.auth_providers) and not config.sign_in
-    guarded = CallGuard(main_app, path=calls[0], pool=None if other_auth else pool)
+    guarded = CallGuard(
+        main_app,
+        path=calls[0],
+        pool=None if other_auth else pool,
+        quick=None if other_auth else quick,
+    )
     guarded = ScriptGuard(guarded, prefix=calls[1])
     metrics = team.Metrics() if config.metrics else None
     guarded = team.MetricsRoute(guarded, metrics, path=f"{base}/metrics")

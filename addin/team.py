@@ -15,7 +15,11 @@ variables (:func:`config_from_env` reads them; :data:`ENV` names them), and
   401 and a token over its rate is 429 with ``Retry-After``; ``/metrics`` needs an admin token;
 - :class:`CallPool`: function calls run in :data:`POOL_THREADS` threads, off the event loop, so
   a slow call never holds a quick one; past :data:`MAX_PENDING_CALLS` waiting or running
-  calls a new one is answered 503 with ``Retry-After`` instead of piling up.
+  calls a new one is answered 503 with ``Retry-After`` instead of piling up. A small call
+  (a body of at most :data:`FAST_LANE_BYTES`, at most :data:`FAST_LANE_CELLS` argument cells)
+  goes to a second pool, the fast lane (:data:`FAST_LANE_THREADS` threads,
+  :data:`FAST_LANE_PENDING` calls), so it never queues behind big calls; a big call's body is
+  parsed, and its answer serialised, in its pool thread, not on the event loop.
 
 Each bound is a named constant here; every refusal is 4xx (503 for a full queue) with one line.
 """
@@ -35,7 +39,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "ENCODE_CHUNK_ROWS",
     "ENV",
+    "FAST_LANE_BYTES",
+    "FAST_LANE_CELLS",
+    "FAST_LANE_PENDING",
+    "FAST_LANE_THREADS",
+    "GIL_SWITCH_SECONDS",
     "MAX_BODY_BYTES",
     "MAX_PENDING_CALLS",
     "OFFICE_ORIGINS",
@@ -64,6 +74,24 @@ MAX_BODY_BYTES = 64 * 2**20
 POOL_THREADS = 4
 #: Calls waiting or running per worker process; one more is answered 503 with Retry-After.
 MAX_PENDING_CALLS = 64
+#: The fast lane. A call whose body has at most FAST_LANE_BYTES bytes is parsed on the event
+#: loop (a few microseconds); if its arguments have at most FAST_LANE_CELLS cells in all (a
+#: one-cell formula of any of our functions has at most 8), it runs in the fast lane's own
+#: FAST_LANE_THREADS threads, so it never waits behind big calls in the pool; at most
+#: FAST_LANE_PENDING such calls wait or run, then 503 with Retry-After as for the pool. Every
+#: other call is parsed, checked, computed and serialised in a pool thread.
+FAST_LANE_BYTES = 16 * 1024
+FAST_LANE_CELLS = 64
+FAST_LANE_THREADS = 2
+FAST_LANE_PENDING = 64
+#: Seconds a thread running Python code keeps the GIL while another waits for it (Python's
+#: default is 0.005): a fast-lane call waits at most this long behind a big call's Python work
+#: at each hand-over.
+GIL_SWITCH_SECONDS = 0.001
+#: A big answer is serialised this many rows at a time: the JSON encoder (C code) holds the
+#: GIL until it returns, so one 10,000-row answer would hold a fast-lane call for its whole
+#: encoding (about 5 ms); in pieces, the GIL is handed over between them.
+ENCODE_CHUNK_ROWS = 1000
 #: Seconds a client told 503 (queue full) or 429 (rate) waits at least before trying again.
 RETRY_AFTER_SECONDS = 1
 #: Calls per second a token may make (summed over the worker processes), on average...

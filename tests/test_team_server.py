@@ -380,7 +380,8 @@ def test_a_token_over_its_rate_is_429_with_retry_after(tight):
     assert post(base, call_body(), made["bob"])[0] == 200  # per token
 
 
-def test_a_full_queue_is_503_with_retry_after(tight):
+def test_a_full_queue_is_503_with_retry_after_and_quick_calls_take_the_fast_lane(tight):
+    from addin.team import FAST_LANE_CELLS
     from udfs.excel import MAX_PLANS_PER_CALL
 
     base, _, made, _ = tight
@@ -391,10 +392,21 @@ def test_a_full_queue_is_503_with_retry_after(tight):
     thread.start()
     while not done and "1 call(s) running or waiting" not in get(base, "/ready")[1]:
         pass
-    status, text, headers = post(base, call_body(), made["ops"])
+    # The pool's one thread and its one place are taken by the slow call: a one-cell call is
+    # answered by the fast lane while the slow call still runs...
+    quick = post(base, call_body(), made["ops"])
+    still_running = thread.is_alive()
+    # ...and a call just over the fast lane's cells is refused: the pool's queue is full.
+    column = [[2048.0]] * (FAST_LANE_CELLS - 2)  # with the three one-cell arguments: one over
+    status, text, headers = post(
+        base, call_body("TRAIN_DAYS", 37e9, 14.8e12, column, 400), made["ops"]
+    )
     ready = get(base, "/ready")
     thread.join()
     assert done == [200]
+    assert quick[0] == 200, quick[1]
+    assert round(json.loads(quick[1])["result"][0][0], 1) == 46.4
+    assert still_running, "the quick call waited for the slow one"
     assert status == 503 and headers["retry-after"] == "1"
     assert text == "the server is busy (1 calls waiting); retry shortly"
     assert ready[0] in (200, 503)  # the slow call may have ended meanwhile
