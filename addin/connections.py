@@ -9,11 +9,15 @@ protect the file descriptors. :func:`protocol` is uvicorn's httptools protocol w
 
 - a deadline for a request's headers (:data:`HEADER_TIMEOUT_SECONDS`, from the connection or
   from the end of the previous response) and for its body (:data:`BODY_TIMEOUT_SECONDS`, from
-  the end of the headers); past it the client gets ``408`` (nothing if it sent nothing: an
-  idle or pre-opened socket) and the connection is closed. The server's own delays are not
+  the end of the headers); past it the connection is closed. The server's own delays are not
   the client's: a pipelined request's deadline starts again while the one before it is
-  answered, and a body whose bytes wait unread in the socket (the server busy with other
-  calls) gets ``503`` with ``Retry-After`` instead of ``408``. A
+  answered, and when the server was busy while the request was due (its bytes wait unread
+  in the socket, the event loop was held, calls were waiting for the pool at any moment since
+  the deadline was set (:func:`server_behind`), or another request is in progress) the client
+  gets ``503`` with ``Retry-After`` (come back later), and reads it: the connection is half
+  closed and the client's further bytes dropped for :data:`LINGER_SECONDS`. Only a client that
+  was slow while the server had nothing else to do gets ``408`` (a true slowloris; nothing at
+  all if it sent nothing: an idle or pre-opened socket). A
   request received in full is never cut: computing its answer has no deadline here (the bounds
   per call in ``udfs._cells`` keep that short);
 - a bound on the bytes of a request's head (:data:`MAX_HEADER_BYTES`; 431, closed);
@@ -43,8 +47,12 @@ __all__ = [
     "KEEP_ALIVE_SECONDS",
     "MAX_CONNECTIONS",
     "MAX_HEADER_BYTES",
+    "LINGER_SECONDS",
+    "LOOP_LATE_SECONDS",
     "UVICORN_FLAGS",
     "connection_limit",
+    "note_behind",
+    "server_behind",
     "protocol",
     "uvicorn_options",
 ]
@@ -58,6 +66,33 @@ HEADER_TIMEOUT_SECONDS = 10.0
 #: busy with other calls, is behind; not the client): 503, and Retry-After in seconds.
 BUSY_TEXT = "server busy: the request was not read in time; retry later"
 BUSY_RETRY_AFTER = 1
+
+#: Seconds a deadline's timer may fire late before the lateness counts as the server being
+#: behind (its event loop held by other work, so it could not have read the client's bytes).
+LOOP_LATE_SECONDS = 0.5
+
+#: When the server was last seen behind (``time.monotonic()``; see :func:`note_behind`).
+_behind_at = float("-inf")
+
+
+def note_behind():
+    """The server is behind now: a call waits for the pool, or the pool refused one (called by
+    :class:`addin.team.CallPool`)."""
+    global _behind_at
+    _behind_at = time.monotonic()
+
+
+def server_behind(since):
+    """True when the server was behind at any moment from ``since`` (``time.monotonic()``) to
+    now: a body that was due meanwhile was not the client's fault alone; it gets 503 with
+    Retry-After, not 408."""
+    return _behind_at >= since
+
+
+#: Seconds a connection answered 503 (server busy) while its client was still sending is kept
+#: half open, its further bytes read and dropped, so that the client reads the answer: closing
+#: with the client's bytes unread resets the connection, and the answer is lost with it.
+LINGER_SECONDS = 2.0
 
 #: Seconds a client has to send a request's body once its headers are in. The largest body the
 #: server takes (64 MB) crosses loopback in well under a second; Excel's calls are kilobytes.
@@ -125,9 +160,11 @@ class _Deadlines:
     """The hooks, mixed into uvicorn's HttpToolsProtocol (see :func:`protocol`)."""
 
     _deadline = None  # the TimerHandle of the current deadline
+    _armed_at = None  # when it was set (time.monotonic())
     _receiving_since = None  # when the wait for the current request began; None when received
     _head_bytes = None  # bytes of the current request's head so far; None once it is in
     _refused = False
+    _draining = False  # answered and half closed: the client's further bytes are dropped
 
     def connection_made(self, transport):
         if len(self.connections) >= connection_limit() and not _make_room(self.connections):
@@ -145,6 +182,8 @@ class _Deadlines:
         super().connection_lost(exc)
 
     def data_received(self, data):
+        if self._draining:
+            return
         if self._head_bytes is not None:
             self._head_bytes += len(data)
         super().data_received(data)
@@ -192,9 +231,11 @@ class _Deadlines:
     def _arm(self, seconds, what):
         self._cancel()
         text = f"{what} not received within {seconds:g} s"
+        self._armed_at = time.monotonic()
         self._deadline = self.loop.call_later(seconds, self._timed_out, text)
 
     def _timed_out(self, text):
+        late = self.loop.time() - self._deadline.when() > LOOP_LATE_SECONDS
         if self._head_bytes == 0:  # nothing of a request sent (an idle or pre-opened socket)
             self._deadline = None
             self.transport.close()
@@ -203,12 +244,29 @@ class _Deadlines:
             # answered: the wait is ours, so its deadline starts again (closing would also lose
             # the earlier request's answer).
             self._arm(BODY_TIMEOUT_SECONDS, "request body")
-        elif self._unread_bytes():
-            # The client sent more than we have read: the server is behind (busy with other
-            # calls), not the client. A full queue: 503 with Retry-After, not a 408 blaming it.
-            self._close(503, "Service Unavailable", BUSY_TEXT, retry_after=BUSY_RETRY_AFTER)
+        elif (
+            late
+            or self._unread_bytes()
+            or server_behind(self._armed_at)
+            or self._others_in_progress()
+        ):
+            # The server is busy (the client's bytes wait unread, our event loop was held, calls
+            # waited for the pool while this one was due, or other requests share the server
+            # now), so the delay may be ours: 503 with Retry-After, not a 408 blaming the client.
+            # Either way the connection is closed at the same deadline.
+            self._close(
+                503, "Service Unavailable", BUSY_TEXT, retry_after=BUSY_RETRY_AFTER, linger=True
+            )
         else:
             self._close(408, "Request Timeout", text)
+
+    def _others_in_progress(self):
+        """Whether another connection of this worker has a request begun and not answered."""
+        for other in self.connections:
+            cycle = getattr(other, "cycle", None)
+            if other is not self and cycle is not None and not cycle.response_complete:
+                return True
+        return False
 
     def _unread_bytes(self):
         """Bytes the client sent that are still waiting, unread, in this socket (or in
@@ -228,14 +286,25 @@ class _Deadlines:
             self._deadline.cancel()
             self._deadline = None
 
-    def _close(self, status, reason, text, retry_after=None):
-        """Answer ``status`` (unless a response has begun) and close the connection."""
+    def _close(self, status, reason, text, retry_after=None, linger=False):
+        """Answer ``status`` (unless a response has begun) and close the connection; with
+        ``linger``, half close it and drop what the client still sends for LINGER_SECONDS (or
+        until it closes), so that a client still sending reads the answer."""
         self._cancel()
         if self.transport is None or self.transport.is_closing():
             return
         if self.cycle is None or not self.cycle.response_started:
             self.transport.write(_answer(status, reason, text, retry_after))
-        self.transport.close()
+        if not (linger and self.transport.can_write_eof()):  # (TLS cannot half close)
+            self.transport.close()
+            return
+        self._draining = True
+        if self.cycle is not None:  # the app's request ends as if the client had gone
+            self.cycle.disconnected = True
+            self.cycle.message_event.set()
+        self.transport.write_eof()
+        self.transport.resume_reading()
+        self.loop.call_later(LINGER_SECONDS, self.transport.close)
 
 
 def _make_room(connections):

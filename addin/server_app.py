@@ -43,6 +43,7 @@ import numbers
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 
 #: The xlwings Server project directory (custom_functions, custom_scripts, settings).
@@ -389,23 +390,30 @@ class ScriptGuard:
 
 _TOO_LARGE = object()
 _TOO_SLOW = object()
+_BUSY = object()
 
 
 async def _read_body(receive, max_bytes):
     """The whole request body; None if the client left, ``_TOO_LARGE`` past ``max_bytes``,
     ``_TOO_SLOW`` if it has not all arrived within ``BODY_TIMEOUT_SECONDS`` (the protocol of
-    ``addin.connections`` enforces that too; this holds when uvicorn runs without it)."""
+    ``addin.connections`` enforces that too; this holds when uvicorn runs without it), or
+    ``_BUSY`` then if the server was behind meanwhile (``connections.server_behind``)."""
     from addin import connections
 
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + connections.BODY_TIMEOUT_SECONDS
+    # A backstop: under our protocol its own deadline (from the end of the headers) decides
+    # first; LOOP_LATE_SECONDS later, so that a body that arrived while the event loop was held
+    # is not timed out here in the same turn of the loop as its bytes are read.
+    deadline = loop.time() + connections.BODY_TIMEOUT_SECONDS + connections.LOOP_LATE_SECONDS
+    since = time.monotonic()
     chunks, size = [], 0
     while True:
         try:
             async with asyncio.timeout_at(deadline):
                 message = await receive()
         except TimeoutError:
-            return _TOO_SLOW
+            late = loop.time() - deadline > connections.LOOP_LATE_SECONDS
+            return _BUSY if late or connections.server_behind(since) else _TOO_SLOW
         if message["type"] == "http.disconnect":
             return None
         chunk = message.get("body", b"")
@@ -425,6 +433,12 @@ async def _read_raw(receive, send, max_bytes):
         return None
     if raw is _TOO_LARGE:
         await _reply(send, 413, "request body too large")
+        return None
+    if raw is _BUSY:
+        from addin import connections
+
+        retry = [(b"retry-after", str(connections.BUSY_RETRY_AFTER).encode())]
+        await _reply(send, 503, connections.BUSY_TEXT, retry)
         return None
     if raw is _TOO_SLOW:
         from addin import connections

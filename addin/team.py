@@ -69,9 +69,11 @@ __all__ = [
 #: Bytes a function or script call's body may take (413 past it). The largest call the bounds
 #: allow (MAX_CELLS_PER_CALL numbers) is about 20 MB of JSON.
 MAX_BODY_BYTES = 64 * 2**20
-#: Threads per worker process that run function calls. numpy releases the GIL in its array
-#: work, so a second thread answers a quick call while a slow one computes.
-POOL_THREADS = 4
+#: Threads per worker process that run the calls outside the fast lane (big calls). One: only
+#: one thread runs Python code at a time (the GIL), so more threads for big calls would only
+#: split the GIL between them and the fast lane's threads; with one, a quick call waits at most
+#: GIL_SWITCH_SECONDS at each hand-over. Cores are used by worker processes (``--workers``).
+POOL_THREADS = 1
 #: Calls waiting or running per worker process; one more is answered 503 with Retry-After.
 MAX_PENDING_CALLS = 64
 #: The fast lane. A call whose body has at most FAST_LANE_BYTES bytes is parsed on the event
@@ -245,8 +247,13 @@ class CallPool:
 
     async def run(self, function, *args):
         """``function(*args)`` in a pool thread; :class:`PoolFullError` if the queue is full."""
+        from addin import connections
+
         if self.full():
+            connections.note_behind()
             raise PoolFullError
+        if self.pending >= self.threads:
+            connections.note_behind()  # this call waits: a body due now is not read in time
         if self._executor is None:
             self._executor = concurrent.futures.ThreadPoolExecutor(
                 self.threads, thread_name_prefix="compute-lab-call"
@@ -261,6 +268,10 @@ class CallPool:
 
     def _done(self):
         self.pending -= 1
+        if self.pending > self.threads:
+            from addin import connections
+
+            connections.note_behind()
 
     def shutdown(self):
         if self._executor is not None:
