@@ -34,9 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _results import record  # noqa: E402
+
 from addin import tokens  # noqa: E402
 from addin.local_server import ServerStartError, call_body, local_server  # noqa: E402
-from _results import record  # noqa: E402
 
 #: Requests per level at most, and seconds per level at most.
 REQUESTS = 1500
