@@ -30,6 +30,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
+import operator
 
 __all__ = ["FastPath"]
 
@@ -84,7 +85,8 @@ class FastPath:
             return default
         if type(arg) is not list or not arg or set(map(type, arg)) != {list}:
             return _FALL_BACK
-        kinds = set(map(type, itertools.chain.from_iterable(arg)))
+        widths = set(map(len, arg))
+        kinds = _kinds(arg, widths)
         if not kinds <= _PLAIN:
             return _FALL_BACK  # an error or entity object: xlwings' own reading
         # xlwings' to_scalar (its JsNull probe aside: no Pyodide here, JSON has no JsNull)
@@ -96,7 +98,7 @@ class FastPath:
         if type(value) is not list:
             return [[None if value == "" else value]]
         rows = value if type(value[0]) is list else [value]
-        if len(set(map(len, rows))) != 1:
+        if len(widths if rows is arg else set(map(len, rows))) != 1:
             return _FALL_BACK
         if str in kinds and any("" in row for row in rows):
             return [[None if cell == "" else cell for cell in row] for row in rows]
@@ -106,12 +108,13 @@ class FastPath:
         if type(result) is not list or not result or set(map(type, result)) != {list}:
             return _FALL_BACK
         rows = result
-        if len(set(map(len, rows))) != 1 or not rows[0]:
+        widths = set(map(len, rows))
+        if len(widths) != 1 or not rows[0]:
             return _FALL_BACK
-        kinds = set(map(type, itertools.chain.from_iterable(rows)))
+        kinds = _kinds(rows, widths)
         if not kinds <= _PLAIN:
             return _FALL_BACK
-        if kinds <= _NO_CHANGE and not _has_nan(rows, kinds):
+        if kinds <= _NO_CHANGE and not _has_nan(rows, kinds, widths):
             return rows  # the common case: numbers only, nothing to convert
         return [[self._cell(cell, runtime) for cell in row] for row in rows]
 
@@ -125,12 +128,24 @@ class FastPath:
         return cell
 
 
-def _has_nan(rows, kinds):
+def _kinds(rows, widths):
+    """The types of the cells of ``rows`` (lists of widths ``widths``); a column (the common
+    shape) is looked over without chaining."""
+    if widths == {1}:
+        return {type(cell) for (cell,) in rows}
+    return set(map(type, itertools.chain.from_iterable(rows)))
+
+
+_FIRST = operator.itemgetter(0)
+
+
+def _has_nan(rows, kinds, widths):
     """Whether a float cell may be NaN: a sum is NaN when a cell is (when it is NaN for another
     reason, +inf and -inf, the cell-by-cell conversion that follows is merely slower)."""
     if float not in kinds:
         return False
-    return math.isnan(sum(itertools.chain.from_iterable(rows)))
+    cells = map(_FIRST, rows) if widths == {1} else itertools.chain.from_iterable(rows)
+    return math.isnan(sum(cells))
 
 
 _FALL_BACK = object()
