@@ -516,9 +516,13 @@ class CallGuard:
         state = scope.setdefault("state", {})
         user = _user(state.get("token"))
         pool, body = self.pool, None
-        if len(raw) <= team.FAST_LANE_BYTES:  # parsed here: microseconds
+        if len(raw) <= team.FAST_LANE_BYTES:  # parsed and checked here: microseconds
             body = _parse(raw)
-            if type(body) is not str and small_call(body):
+            problem = body if type(body) is str else check_call(body, self._signatures)
+            if problem:
+                return await _reply(send, 400, problem)
+            state["function"], state["rows"] = body["func_name"], _rows(body)
+            if small_call(body):
                 pool = self.quick
         try:
             status, answer, function, rows = await pool.run(
@@ -569,14 +573,11 @@ def _rows(body):
 
 
 def small_call(body):
-    """True when ``body`` (parsed) is a call whose arguments have at most
-    :data:`addin.team.FAST_LANE_CELLS` cells in all: the fast lane's calls. Counted from the
-    shapes only (the body is at most :data:`addin.team.FAST_LANE_BYTES`), before any check."""
-    args = body.get("args") if type(body) is dict else None
-    if type(args) is not list:
-        return True  # refused by check_call in the fast lane: no work
+    """True when the well-formed call ``body`` has at most :data:`addin.team.FAST_LANE_CELLS`
+    argument cells in all: the fast lane's calls. Counted from the shapes only (the body is
+    at most :data:`addin.team.FAST_LANE_BYTES`)."""
     cells = 0
-    for arg in args:
+    for arg in body["args"]:
         if type(arg) is list:
             cells += sum(len(row) if type(row) is list else 1 for row in arg)
         else:
@@ -587,15 +588,14 @@ def small_call(body):
 
 
 def _answer(raw, body, signatures, user):
-    """``(status, bytes or text, function, rows)`` for the call ``raw`` (``body`` if already
-    parsed), in a pool thread: parsed, checked (400 with the reason), dispatched."""
+    """``(status, bytes or text, function, rows)`` for the call ``raw`` in a pool thread:
+    parsed, checked (400 with the reason) and dispatched; ``body``, if given, is ``raw``
+    already parsed and checked."""
     if body is None:
         body = _parse(raw)
-    if type(body) is str:
-        return 400, body, None, None
-    problem = check_call(body, signatures)
-    if problem:
-        return 400, problem, None, None
+        problem = body if type(body) is str else check_call(body, signatures)
+        if problem:
+            return 400, problem, None, None
     status, answer = dispatch(body, user)
     return status, answer, body["func_name"], _rows(body)
 
