@@ -61,7 +61,8 @@ class FastPath:
         """The result (already converted for Excel) of the call ``body``, or
         :data:`NOT_HANDLED` before anything is computed when an argument is not one the fast
         path reads as xlwings does. Raises what the function raises. A result the fast path
-        does not convert itself goes through xlwings' own conversion (on ``loop``)."""
+        does not convert itself goes through xlwings' own conversion (on ``loop``; with
+        ``loop=None``, the function's result is dropped and :data:`NOT_HANDLED` returned)."""
         entry = self.functions.get(body["func_name"])
         if entry is None:
             return self.NOT_HANDLED
@@ -75,6 +76,8 @@ class FastPath:
         result = function(*args)
         written = self._write(result, body["runtime"])
         if written is _FALL_BACK:
+            if loop is None:  # no loop to run xlwings' conversion on: xlwings' dispatch
+                return self.NOT_HANDLED
             from xlwings.pro.udfs_officejs import convert
 
             return loop.run_until_complete(convert(result, info["ret"], body))
@@ -105,6 +108,8 @@ class FastPath:
         return rows
 
     def _write(self, result, runtime):
+        if type(result) in _PLAIN:  # a scalar is [[x]]
+            return [[self._cell(result, runtime)]]
         if type(result) is not list or not result or set(map(type, result)) != {list}:
             return _FALL_BACK
         rows = result

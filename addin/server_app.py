@@ -60,7 +60,8 @@ __all__ = [
     "check_script_call",
     "check_static",
     "dispatch",
-    "small_call",
+    "answer_inline",
+    "call_cells",
     "static_mounts",
     "app",
 ]
@@ -479,9 +480,11 @@ class CallGuard:
     """ASGI middleware: reject malformed custom-function calls with 400; answer the rest itself.
 
     A well-formed call is dispatched by the fast path or xlwings' own ``custom_functions_call``
-    in a thread, never on the event loop, so a slow call does not hold a quick one: a small call
-    (:func:`small_call`) in the thread of ``quick`` (the fast lane), any other in a thread of
-    ``pool`` (:class:`addin.team.CallPool`), where a big body is also parsed and its answer
+    so that a slow call does not hold a quick one. By its argument cells (:func:`call_cells`,
+    bounds in :mod:`addin.team`): a one-cell formula answered by the fast path alone is computed
+    on the event loop (:func:`answer_inline`: microseconds, no hand-over to a thread); another
+    small call runs in a thread of ``quick`` (the fast lane); any other call in the thread of
+    ``pool`` (:class:`addin.team.CallPool`), where its body is also parsed and its answer
     serialised. A full queue is 503 with ``Retry-After``. With ``pool=None`` the call is passed
     on to xlwings Server's route (on its event loop), as before issue 20.
     """
@@ -522,7 +525,12 @@ class CallGuard:
             if problem:
                 return await _reply(send, 400, problem)
             state["function"], state["rows"] = body["func_name"], _rows(body)
-            if small_call(body):
+            cells = call_cells(body, team.FAST_LANE_CELLS)
+            if cells <= team.INLINE_CELLS:
+                done = answer_inline(body)
+                if done is not None:
+                    return await self._send(send, *done)
+            if cells <= team.FAST_LANE_CELLS:
                 pool = self.quick
         try:
             status, answer, function, rows = await pool.run(
@@ -534,6 +542,9 @@ class CallGuard:
             return await team.reply(send, 503, busy, retry)
         if function is not None:
             state["function"], state["rows"] = function, rows
+        return await self._send(send, status, answer)
+
+    async def _send(self, send, status, answer):
         if status != 200:
             return await _reply(send, status, answer)
         headers = [
@@ -572,19 +583,18 @@ def _rows(body):
     return max((len(a) for a in body["args"] if isinstance(a, list)), default=1)
 
 
-def small_call(body):
-    """True when the well-formed call ``body`` has at most :data:`addin.team.FAST_LANE_CELLS`
-    argument cells in all: the fast lane's calls. Counted from the shapes only (the body is
-    at most :data:`addin.team.FAST_LANE_BYTES`)."""
+def call_cells(body, most):
+    """The argument cells of the well-formed call ``body`` in all, counted from the shapes
+    only, or ``most + 1`` once over ``most``."""
     cells = 0
     for arg in body["args"]:
         if type(arg) is list:
             cells += sum(len(row) if type(row) is list else 1 for row in arg)
         else:
             cells += 1
-        if cells > _team.FAST_LANE_CELLS:
-            return False
-    return True
+        if cells > most:
+            return most + 1
+    return cells
 
 
 def _answer(raw, body, signatures, user):
@@ -653,7 +663,6 @@ def dispatch(body, user):
     import xlwings as xw
     import xlwings.server
     from xlwings.server import Caller, caller_from_address
-    from xlwings_server.config import settings
     from xlwings_server.models import CurrentUser
 
     loop = getattr(_THREAD, "loop", None)
@@ -678,11 +687,37 @@ def dispatch(body, user):
             )
         )
         return 200, _encode(result)
-    except xw.XlwingsError as err:
+    except Exception as err:
+        return _failed(err)
+
+
+def _failed(err):
+    """``(status, text)`` for an exception of a call: 400 and the message of an
+    ``XlwingsError`` (bad input), else 500 and xlwings Server's own text (never a traceback)."""
+    import xlwings as xw
+    from xlwings_server.config import settings
+
+    if isinstance(err, xw.XlwingsError):
         return 400, str(err)
-    except Exception as err:  # as xlwings Server's own handler: logged, not shown in prod
-        logging.getLogger(__name__).error("custom function call failed: %r", err)
-        return 500, repr(err) if settings.environment == "dev" else "An error occurred."
+    # as xlwings Server's own handler: logged, not shown in prod
+    logging.getLogger(__name__).error("custom function call failed: %r", err)
+    return 500, repr(err) if settings.environment == "dev" else "An error occurred."
+
+
+def answer_inline(body):
+    """``(status, bytes or text)`` of the small, checked call ``body`` answered on the calling
+    thread (the event loop) by the fast path alone, or None when xlwings' own code is needed
+    for it (the caller then sends it to a pool thread, where it is computed again)."""
+    fast = _fast_path()
+    if fast is None:
+        return None
+    try:
+        result = fast.answer(body, None)
+        if result is fast.NOT_HANDLED:
+            return None
+        return 200, _encode(result)
+    except Exception as err:
+        return _failed(err)
 
 
 def _create_app():

@@ -46,6 +46,7 @@ __all__ = [
     "FAST_LANE_PENDING",
     "FAST_LANE_THREADS",
     "GIL_SWITCH_SECONDS",
+    "INLINE_CELLS",
     "MAX_BODY_BYTES",
     "MAX_PENDING_CALLS",
     "OFFICE_ORIGINS",
@@ -76,13 +77,17 @@ MAX_BODY_BYTES = 64 * 2**20
 POOL_THREADS = 1
 #: Calls waiting or running per worker process; one more is answered 503 with Retry-After.
 MAX_PENDING_CALLS = 64
-#: The fast lane. A call whose body has at most FAST_LANE_BYTES bytes is parsed on the event
-#: loop (a few microseconds); if its arguments have at most FAST_LANE_CELLS cells in all (a
-#: one-cell formula of any of our functions has at most 8), it runs in the fast lane's own
-#: FAST_LANE_THREADS threads, so it never waits behind big calls in the pool; at most
-#: FAST_LANE_PENDING such calls wait or run, then 503 with Retry-After as for the pool. Every
-#: other call is parsed, checked, computed and serialised in a pool thread.
+#: The fast lane. A call whose body has at most FAST_LANE_BYTES bytes is parsed and checked on
+#: the event loop (a few microseconds). If its arguments have at most INLINE_CELLS cells in all
+#: (a one-cell formula: our functions take at most 15 arguments) and the fast path answers it
+#: by itself, it is computed on the event loop too (50 us for TRAIN_DAYS to about 1 ms), with
+#: no hand-over to a thread and back (each waits for the GIL). Otherwise, with at most
+#: FAST_LANE_CELLS cells, it runs in the fast lane's own FAST_LANE_THREADS threads, so it never
+#: waits behind big calls in the pool; at most FAST_LANE_PENDING such calls wait or run, then
+#: 503 with Retry-After as for the pool. Every other call is parsed, checked, computed and
+#: serialised in the pool's thread.
 FAST_LANE_BYTES = 16 * 1024
+INLINE_CELLS = 16
 FAST_LANE_CELLS = 64
 FAST_LANE_THREADS = 2
 FAST_LANE_PENDING = 64

@@ -45,8 +45,9 @@ for body in json.load(sys.stdin):
     handled = fast.answer(body, server_app._THREAD.loop) is not fast.NOT_HANDLED \
         if ours[0] == 200 else None
     text = lambda b: b.decode() if isinstance(b, bytes) else b
+    inline = server_app.answer_inline(body)  # on the event loop: the fast path alone
     out.append([route.status_code, route.text, ours[0], text(ours[1]), slow[0], text(slow[1]),
-                handled])
+                handled, inline and [inline[0], text(inline[1])]])
 json.dump(out, sys.stdout)
 """
 
@@ -132,23 +133,28 @@ def case_bodies():
 def test_fast_path_answers_as_xlwings_for_every_case():
     bodies = case_bodies()
     results = _compare(bodies)
-    handled = 0
-    for body, (r_status, r_text, status, text, s_status, s_text, fast) in zip(
+    handled = inline = 0
+    for body, (r_status, r_text, status, text, s_status, s_text, fast, alone) in zip(
         bodies, results, strict=True
     ):
         assert (status, text) == (r_status, r_text), body
         assert (s_status, s_text) == (r_status, r_text), body
+        assert alone is None or tuple(alone) == (r_status, r_text), body
         handled += bool(fast)
-    # The fast path, not the fall-back, answered the well-formed calls of plain cells.
+        inline += alone is not None and alone[0] == 200
+    # The fast path, not the fall-back, answered the well-formed calls of plain cells, and
+    # answered most of them by itself (as on the event loop: no xlwings conversion).
     assert handled >= len(cases.CASES) * 2
+    assert inline >= len(cases.CASES)
 
 
 def test_fast_path_answers_as_xlwings_for_generated_calls():
     bodies = generated_bodies()
     results = _compare(bodies)
     statuses = {}
-    for body, (r_status, r_text, status, text, _, _, _) in zip(bodies, results, strict=True):
+    for body, (r_status, r_text, status, text, _, _, _, alone) in zip(bodies, results, strict=True):
         assert (status, text) == (r_status, r_text), body
+        assert alone is None or tuple(alone) == (r_status, r_text), body
         statuses[status] = statuses.get(status, 0) + 1
     assert statuses.get(200, 0) >= 100 and statuses.get(400, 0) >= 50, statuses
 
@@ -160,5 +166,6 @@ def test_a_10k_row_call_answers_as_xlwings():
         cases.request_body("ACCEL_SPEC", [[["H800"]] * 10_000, "tdp_watts"], "1.4"),
         cases.request_body("ACCEL_SPEC", [[["H800"]] * 10_000, "tdp_watts"], "1.3"),
     ]
-    for r_status, r_text, status, text, _, _, fast in _compare(bodies):
+    for r_status, r_text, status, text, _, _, fast, alone in _compare(bodies):
         assert status == r_status == 200 and text == r_text and fast
+        assert alone is None or tuple(alone) == (r_status, r_text)

@@ -354,9 +354,9 @@ def test_a_slow_call_does_not_delay_a_quick_one(team):
 # Limits: a full call queue is 503 with Retry-After, a token over its rate 429; metrics
 # ---------------------------------------------------------------------------------------------
 
-# One pool thread, one call at most in the pool, a burst of 3 calls per token.
+# One pool thread, one call at most in the pool, a burst of 4 calls per token.
 TIGHT = (
-    "import addin.team as t\nt.POOL_THREADS = 1\nt.MAX_PENDING_CALLS = 1\nt.RATE_LIMIT_BURST = 3\n"
+    "import addin.team as t\nt.POOL_THREADS = 1\nt.MAX_PENDING_CALLS = 1\nt.RATE_LIMIT_BURST = 4\n"
 )
 
 
@@ -372,8 +372,8 @@ def tight(tmp_path_factory):
 
 def test_a_token_over_its_rate_is_429_with_retry_after(tight):
     base, _, made, _ = tight
-    statuses = [post(base, call_body(), made["alice"]) for _ in range(4)]
-    assert [s[0] for s in statuses] == [200, 200, 200, 429]
+    statuses = [post(base, call_body(), made["alice"]) for _ in range(5)]
+    assert [s[0] for s in statuses] == [200, 200, 200, 200, 429]
     status, text, headers = statuses[-1]
     assert text == "token alice is over its rate limit (0.01 calls a second); retry later"
     assert int(headers["retry-after"]) >= 1
@@ -393,8 +393,13 @@ def test_a_full_queue_is_503_with_retry_after_and_quick_calls_take_the_fast_lane
     while not done and "1 call(s) running or waiting" not in get(base, "/ready")[1]:
         pass
     # The pool's one thread and its one place are taken by the slow call: a one-cell call is
-    # answered by the fast lane while the slow call still runs...
+    # answered (on the event loop) and so is a 20-row call (in the fast lane's threads) while
+    # the slow call still runs...
+    from addin.team import INLINE_CELLS
+
     quick = post(base, call_body(), made["ops"])
+    assert 3 + 20 > INLINE_CELLS
+    lane = post(base, call_body("TRAIN_DAYS", 37e9, 14.8e12, [[2048.0]] * 20, 400), made["ops"])
     still_running = thread.is_alive()
     # ...and a call just over the fast lane's cells is refused: the pool's queue is full.
     column = [[2048.0]] * (FAST_LANE_CELLS - 2)  # with the three one-cell arguments: one over
@@ -406,6 +411,8 @@ def test_a_full_queue_is_503_with_retry_after_and_quick_calls_take_the_fast_lane
     assert done == [200]
     assert quick[0] == 200, quick[1]
     assert round(json.loads(quick[1])["result"][0][0], 1) == 46.4
+    assert lane[0] == 200, lane[1]
+    assert [round(row[0], 1) for row in json.loads(lane[1])["result"]] == [46.4] * 20
     assert still_running, "the quick call waited for the slow one"
     assert status == 503 and headers["retry-after"] == "1"
     assert text == "the server is busy (1 calls waiting); retry shortly"
