@@ -427,8 +427,8 @@ async def _read_body(receive, max_bytes):
 
 
 async def _read_raw(receive, send, max_bytes):
-    """The raw bytes of a request's body; None when the client left or when a 413 (too large)
-    or 408 (too slow) has been sent."""
+    """The raw bytes of a request's body; None when the client left or when a 413 (too large),
+    408 (too slow) or 503 (too slow while the server was busy) has been sent."""
     raw = await _read_body(receive, max_bytes)
     if raw is None:
         return None
