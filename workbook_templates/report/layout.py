@@ -18,12 +18,12 @@ from openpyxl.comments import Comment
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter
 
-from ..sheetkit import number_format, print_setup, put_text
+from ..sheetkit import PAPER_SIZES, number_format, print_setup, put_text
 from .consolidate import Q
 
 __all__ = ["realign", "header", "fmt", "put", "write_table", "fit_columns", "fit_rows",
            "fit_header_rows", "wrapped_lines", "setup_print", "STYLES", "MONTH", "DATE",
-           "USD"]  # fmt: skip
+           "USD", "lines", "keep_together", "sheet_width", "PAGE_LANDSCAPE", "PAGE_PORTRAIT"]  # fmt: skip
 
 # The workbook kit's formats (sheetkit.NUMBER_FORMATS), by the unit they show.
 USD = number_format("US$")
@@ -80,6 +80,9 @@ _EXTRA = {
     "files": ("Files", INT),
     "cumulative_total_cost_usd": ("Cumulative (US$)", USD),
     "contingency_usd": ("Contingency P90 - P50 (US$)", USD),
+    "planner_template_version": ("Planner template version", None),
+    "approval": ("Approval", None),
+    "run_id": ("Run id", None),
     "sheet": ("Sheet", None),
     "cell": ("Cell", None),
     "name": ("Quantity", None),
@@ -268,6 +271,8 @@ def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
         need = max(max(len(w) for w in head.split()), len(head) / 3.4) + 1.5
         for r in range(header_row + 1, last_row + 1):
             cell = ws.cell(row=r, column=j)
+            if cell.alignment.wrap_text is False:  # a line of text (:func:`lines`) runs on
+                continue
             if cell.fill == STYLES["header_fill"] and isinstance(cell.value, str):
                 words = max(len(w) for w in cell.value.split()) if cell.value.split() else 0
                 need = max(need, words + 1.5, len(cell.value) / 3.4 + 1.5)  # wraps: 4 lines
@@ -279,7 +284,8 @@ def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
         ws.column_dimensions[letter].width = min(max(need, 7), cap)
         for r in range(header_row + 1, last_row + 1):
             cell = ws.cell(row=r, column=j)
-            if isinstance(cell.value, str) and len(cell.value) + 2 > cap:
+            if (isinstance(cell.value, str) and len(cell.value) + 2 > cap
+                    and cell.alignment.wrap_text is not False):  # fmt: skip
                 cell.alignment = Alignment(wrap_text=True, vertical="top")
 
 
@@ -330,10 +336,78 @@ def fit_header_rows(ws, first_row=1):
             ws.row_dimensions[row[0].row].height = LINE_PT * max(2, lines) + 3
 
 
-def setup_print(ws, title, generated, pages_wide=1, header_rows=None, title_cols=None):
-    """Landscape A4 (sheetkit's print set-up), header and footer with the date as the body
-    writes it (``yyyy-mm-dd``)."""
+#: Printable body of a landscape page in (width units of a column, points of height) at 100%,
+#: the smaller of Letter and A4 (half-inch sides, 0.75-inch top and bottom, a little for the
+#: page header and footer): a sheet no wider than this prints one page wide at full size.
+PAGE_LANDSCAPE = (128, 460)
+#: The same for a portrait page.
+PAGE_PORTRAIT = (92, 640)
+#: Pixels a column takes beyond its width in characters (Calibri 11: 7 px a character).
+_PAD_PX = 5
+
+
+def sheet_width(ws, last_col=None):
+    """The width of ``ws``'s columns in character units, each column's padding included."""
+    last_col = last_col or ws.max_column
+    px = sum((ws.column_dimensions[get_column_letter(j)].width or 8.43) * 7 + _PAD_PX
+             for j in range(1, last_col + 1))  # fmt: skip
+    return px / 7
+
+
+def lines(ws, row, col, text, chars, font=None):
+    """``text`` word-wrapped at ``chars`` characters, one line per row from ``row`` in
+    column ``col``, each running on into the empty cells to its right (never merged, never
+    wrapped in its cell); returns the row after the last line."""
+    import textwrap
+
+    shown = [line for part in str(text).split("\n")
+             for line in textwrap.wrap(part, width=chars, break_long_words=True) or [""]]
+    for line in shown:
+        cell = put(ws, row, col, line)
+        cell.alignment = Alignment(wrap_text=False, vertical="top")
+        if font is not None:
+            cell.font = font
+        row += 1
+    return row
+
+
+def row_height(ws, r):
+    return ws.row_dimensions[r].height or LINE_PT
+
+
+def keep_together(ws, blocks, first_row=1, page_pt=PAGE_LANDSCAPE[1]):
+    """Page breaks so that no block (``(first row, rows to keep)``: a section's title, its
+    header and its first rows) starts at the foot of a page and goes on over the next: a break
+    is put before a block that does not fit in what is left of the page."""
+    from openpyxl.worksheet.pagebreak import Break
+
+    starts = dict(blocks)
+    forced = {b.id for b in ws.row_breaks.brk}
+    used = 0.0
+    for r in range(first_row, ws.max_row + 1):
+        h = row_height(ws, r)
+        if r in starts and used:
+            need = sum(row_height(ws, k) for k in range(r, r + starts[r]))
+            if used + need > page_pt:
+                ws.row_breaks.append(Break(id=r - 1))
+                used = 0.0
+        if used + h > page_pt:
+            used = 0.0
+        used += h
+        if r in forced:
+            used = 0.0
+
+
+def setup_print(ws, title, generated, pages_wide=1, header_rows=None, title_cols=None,
+                portrait=False, paper=None):  # fmt: skip
+    """Landscape (or ``portrait``) A4 or Letter (sheetkit's print set-up; ``paper`` "a4" or
+    "letter" overrides its choice), header and footer with the date as the body writes it
+    (``yyyy-mm-dd``)."""
     print_setup(ws, pages_wide=pages_wide, print_titles=header_rows, title_cols=title_cols)
+    if portrait:
+        ws.page_setup.orientation = "portrait"
+    if paper is not None:
+        ws.page_setup.paperSize = PAPER_SIZES[paper]
     for part, text in (
         (ws.oddHeader.left, "Compute Lab hand-off"),
         (ws.oddHeader.right, title),

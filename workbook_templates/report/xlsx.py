@@ -32,7 +32,7 @@ from .layout import (
     setup_print,
     write_table,
 )
-from .summary import SHEET_GUIDE, write_summary
+from .summary import SHEET_GUIDE, write_budget, write_summary
 from .tables import TABLE_COLUMNS, UNSCHEDULED, with_unscheduled
 
 __all__ = ["build_workbook", "write_workbook", "ADDITIVE", "SHEETS"]
@@ -199,8 +199,10 @@ def build_workbook(c, generated=None):
         if getattr(c, "as_of", None) is None:
             c.as_of = _dt.datetime.now(_dt.UTC).replace(tzinfo=None, microsecond=0)
         generated = c.as_of
+    paper = getattr(c, "paper", None)
     wb = Workbook()
-    write_summary(wb.active, c, generated)
+    write_summary(wb.active, c, generated, paper)
+    write_budget(wb.create_sheet("Budget"), c, generated, paper)
     for title, table, freeze, totals, pages_wide in SHEETS:
         df = with_unscheduled(c, table) if title == "Monthly" else c.tables[table]
         if title in _COLUMNS:
