@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -176,7 +177,7 @@ def _header_row(ws, row, columns, first_col=1):
             STYLES["header_font"], STYLES["header_fill"], STYLES["header_align"])  # fmt: skip
 
 
-def _file_cell(ws, row, col, path):
+def file_cell(ws, row, col, path):
     """A file as its base name, with the full path in a note."""
     cell = put(ws, row, col, os.path.basename(path) or path)
     if os.path.basename(path) != path:
@@ -221,7 +222,7 @@ def write_table(ws, df, start_row=1, *, totals=None, additive=(), formats=None,
         for record in part.itertuples(index=False, name=None):
             row += 1
             for j, (name, value) in enumerate(zip(columns, record, strict=True), start=1):
-                cell = (_file_cell(ws, row, j, value) if name == "file" and value
+                cell = (file_cell(ws, row, j, value) if name == "file" and value
                         else put(ws, row, j, value, formats[j - 1]))  # fmt: skip
                 if name == "status" and value in STYLES["status_fill"]:
                     cell.fill = STYLES["status_fill"][value]
@@ -262,23 +263,37 @@ def display_len(value, number_format):
     return len(f"{value:,.{min(decimals, 10)}f}") + ("$" in body)
 
 
+def _longest_word(text):
+    """The longest piece of ``text`` a line break cannot split (a break may follow a space
+    or a hyphen: "Accelerator-" and "hours")."""
+    return max((len(w) for w in re.split(r"\s+|(?<=-)", str(text)) if w), default=0)
+
+
 def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
     """Size each column to its widest shown value and its header (headers wrap on up to
     three lines); text wider than the column's cap wraps (and :func:`fit_rows` sizes rows)."""
     wide = {**WIDE, **(wide or {})}
     for j, name in enumerate(columns, start=first_col):
         head = header(name)
-        need = max(max(len(w) for w in head.split()), len(head) / 3.4) + 1.5
+        need = max(_longest_word(head), len(head) / 3.4) + 1.5
+        figures = 0
         for r in range(header_row + 1, last_row + 1):
             cell = ws.cell(row=r, column=j)
+            if isinstance(cell.value, str) and cell.value.startswith("="):  # a (sub)total:
+                figures = max(figures, 1)  # as wide as the column's figures, and a digit more
+                continue
+            if isinstance(cell.value, int | float) and not isinstance(cell.value, bool):
+                figures = max(figures, display_len(cell.value, cell.number_format))
             if cell.alignment.wrap_text is False:  # a line of text (:func:`lines`) runs on
                 continue
             if cell.fill == STYLES["header_fill"] and isinstance(cell.value, str):
-                words = max(len(w) for w in cell.value.split()) if cell.value.split() else 0
+                words = _longest_word(cell.value)
                 need = max(need, words + 1.5, len(cell.value) / 3.4 + 1.5)  # wraps: 4 lines
                 continue
             shown = display_len(cell.value, cell.number_format) * (1.1 if cell.font.b else 1)
             need = max(need, shown + 2)
+        if figures:
+            need = max(need, (figures + 1) * 1.1 + 2)
         cap = wide.get(name, 40)
         letter = get_column_letter(j)
         ws.column_dimensions[letter].width = min(max(need, 7), cap)
@@ -289,10 +304,16 @@ def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
                 cell.alignment = Alignment(wrap_text=True, vertical="top")
 
 
-def wrapped_lines(text, width):
+#: Characters of plain (not bold) text a column holds per width unit: Calibri's letters are
+#: narrower than its digits, by which a column's width is counted (a cautious ratio).
+TEXT_PER_UNIT = 1.2
+
+
+def wrapped_lines(text, width, per_unit=1.0):
     """Lines ``text`` takes when word-wrapped in a column ``width`` characters wide (a
-    cautious count: a character as wide as a digit, long words broken)."""
-    per_line = max(1, int(width) - 1)
+    cautious count: a character as wide as a digit, or ``per_unit`` characters a width unit
+    for plain text; long words broken)."""
+    per_line = max(1, int(width * per_unit) - 1)
     lines = 0
     for paragraph in str(text).split("\n"):
         used, count = 0, 1
@@ -316,10 +337,12 @@ def fit_rows(ws, first_row=1, line_pt=LINE_PT):
     for row in ws.iter_rows(min_row=first_row):
         need = 1
         for c in row:
-            if isinstance(c.value, str) and c.alignment is not None and c.alignment.wrap_text:
+            if (isinstance(c.value, str) and c.alignment is not None and c.alignment.wrap_text
+                    and c.data_type != "f"):  # fmt: skip
                 width = spans.get((c.row, c.column)) or ws.column_dimensions[
                     c.column_letter].width or 8.43  # fmt: skip
-                need = max(need, wrapped_lines(c.value, width))
+                per_unit = 1.0 if c.font is not None and c.font.b else TEXT_PER_UNIT
+                need = max(need, wrapped_lines(c.value, width, per_unit))
         if need > 1:
             r = row[0].row
             ws.row_dimensions[r].height = max(ws.row_dimensions[r].height or 0,
@@ -339,7 +362,7 @@ def fit_header_rows(ws, first_row=1):
 #: Printable body of a landscape page in (width units of a column, points of height) at 100%,
 #: the smaller of Letter and A4 (half-inch sides, 0.75-inch top and bottom, a little for the
 #: page header and footer): a sheet no wider than this prints one page wide at full size.
-PAGE_LANDSCAPE = (128, 460)
+PAGE_LANDSCAPE = (128, 480)
 #: The same for a portrait page.
 PAGE_PORTRAIT = (92, 640)
 #: Pixels a column takes beyond its width in characters (Calibri 11: 7 px a character).

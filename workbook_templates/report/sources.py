@@ -66,11 +66,10 @@ def sources_table(c):
         "fraction", "P90 / P50 - 1 of accelerator-hours with the calibrated default MFU "
         "(leave-one-out over the disclosed runs; the calibrated ranges, Compute Lab "
         "methodology)")  # fmt: skip
-    for q in PLAN_INPUTS:
-        if q.name in ("scenario_name", "budget_status", "owner"):
+    for q in PLAN_INPUTS:  # the inputs a blank can leave to a default, and where it is from
+        if q.default is None and "blank" not in (q.note or "").lower():
             continue
-        detail = "; ".join(x for x in (q.rule, q.note) if x)
-        add("Input default", q.label, q.default, q.unit, detail)
+        add("Input default", q.label, q.default, q.unit, q.note or q.rule)
     used = sorted({r.scenario.inputs["accelerator_name"] for r in c.runs
                    if r.scenario.inputs.get("accelerator_name")})  # fmt: skip
     for name in used:

@@ -40,18 +40,15 @@ __all__ = ["write_summary", "write_budget", "period_name", "SHEET_GUIDE", "HEADL
 SHEET_GUIDE = (
     ("Summary", "management summary, one page: the headline figures, the checks, the budget "
      "by status, by fiscal year and quarter (P50, P90), what is not in the budget, five words"),
-    ("Budget", "the budget by run (a subtotal per status), the key assumptions per run and "
-     "what is not in the budget"),
-    ("Runs", "one row per budget run: the inputs used, the throughput source, the defaults"),
-    ("Outputs", "one row per budget run: every output of the engine"),
+    ("Budget", "the budget by run (a subtotal per status) and what is not in the budget"),
+    ("Runs", "every input and output per budget run, one column per run (runs.csv turned); "
+     "a default used for a blank input in grey"),
+    ("Costs", "per budget run: compute, electricity, other costs; the P10 / P50 / P90 ranges "
+     "and the contingency (P90 - P50); the monthly spend (the rows Monthly adds up)"),
     ("Blank inputs", "each blank input of a budget run: the value used and why"),
-    ("Costs", "cost breakdown per budget run: compute, electricity; shares; totals"),
-    ("Ranges", "P10 / P50 / P90 per budget run, and the contingency (P90 - P50)"),
     ("Monthly", "spend by calendar month across budget runs, cumulative, P90, with a chart"),
-    ("Monthly by run", "each budget run's monthly spend (the rows Monthly adds up)"),
-    ("Mismatches", "saved output values in the files that differ from the engine"),
-    ("Checks", "what was checked, file by file: OK, WARN (look), ERROR (failed), INFO"),
-    ("Files", "the files read: size, SHA-256, template version, budget status row"),
+    ("Checks", "what was checked: OK, WARN (look), ERROR (failed), INFO; the files read "
+     "(size, SHA-256, template version); saved values that differ from the engine"),
     ("Sources", "method, defaults, the catalogue figures used and their sources"),
 )  # fmt: skip
 
@@ -179,13 +176,11 @@ def _periods(ws, c, t, row):
     years = _period_rows(c)
     if not years and not c.unscheduled:
         return put(ws, row, 1, _unscheduled_text(c)).row
-    first = _MONTHS[c.fiscal_year_start - 1]
     heads = ["Fiscal year", "Q1", "Q2", "Q3", "Q4", "Year"]
     for j, text in enumerate(heads, start=1):
         cell = put(ws, row, j, text)
         cell.font, cell.fill, cell.alignment = (
             STYLES["header_font"], STYLES["header_fill"], STYLES["header_align"])  # fmt: skip
-    put(ws, row, 7, f"Q1 starts in {first}").alignment = Alignment(indent=1)
     last = with_unscheduled(c, "fiscal_years").iloc[-1]  # the Unscheduled row, if any
     unscheduled = (float(last["total_cost_usd"]), float(last["total_cost_usd_p90"]))
     for k, level in enumerate(("p50", "p90")):
@@ -229,7 +224,8 @@ def _management(ws, c, generated):
                       totals="Total in the budget", additive=("runs", *_MONEY))  # fmt: skip
     for j, text in enumerate(("P50", "P90", "Contingency"), start=3):  # short: one line
         put(ws, head, j, text)
-    row = _section(ws, row + 2, "By fiscal year and quarter")
+    first = _MONTHS[c.fiscal_year_start - 1]
+    row = _section(ws, row + 2, f"By fiscal year and quarter (Q1 starts in {first})")
     row = _periods(ws, c, t, row)
     row = _not_in_budget_line(ws, row + 2, c)
     row = _section(ws, row + 1, "Words")
@@ -252,8 +248,8 @@ def _unscheduled_text(c):
 #: The budget by run as the Budget sheet shows it (compute and electricity: on Costs).
 _BY_RUN = ["scenario", "budget_status", "approval", "owner", "start_month", "end_month",
            "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
-_BUDGET_WIDE = {"scenario": 24, "approval": 18, "owner": 14, "budget_status": 11,
-                "file": 20, "throughput_source": 16}  # fmt: skip
+_BUDGET_WIDE = {"scenario": 20, "approval": 14, "owner": 12, "budget_status": 10,
+                "start_month": 10, "end_month": 10}  # fmt: skip
 _BUDGET_CHARS = 150
 
 
@@ -271,17 +267,12 @@ def _budget_view(ws, c, row):
                           subtotal_by="budget_status")  # fmt: skip
     else:
         row = put(ws, row, 1, "No scenario is in the budget.").row
-    blocks.append((row + 2, 5))
-    row = _section(ws, row + 2, "Key assumptions per run",
-                   "Price per accelerator-hour (rental, or the ownership equivalent); where "
-                   "the throughput comes from; PUE; electricity price.", _BUDGET_CHARS)  # fmt: skip
-    assumptions = tables["assumptions"].drop(columns=["file", "column", "run_id"])
-    row = write_table(ws, assumptions, row) if len(assumptions) else row
     blocks.append((row + 2, 4))
     row = _section(ws, row + 2, "Not in the budget",
                    "Reference and Excluded scenarios: listed for information, never summed.",
                    _BUDGET_CHARS)  # fmt: skip
-    others = tables["not_in_budget"].drop(columns=["column", "run_id"])
+    others = tables["not_in_budget"][["scenario", "budget_status", "file", "owner",
+                                      "accelerator_hours", "total_cost_usd"]]
     last = write_table(ws, others, row) if len(others) else put(ws, row, 1, "None.").row
     return last, blocks
 
@@ -306,11 +297,10 @@ def write_summary(ws, c, generated, paper=None):
 
 
 def write_budget(ws, c, generated, paper=None):
-    """Fill ``ws`` with the budget by run, the key assumptions and what is not in it."""
+    """Fill ``ws`` with the budget by run and what is not in it."""
     ws.title = "Budget"
     last, blocks = _budget_view(ws, c, 1)
-    columns = [*_BY_RUN, "usd_per_kwh"]
-    fit_columns(ws, columns, 1, last, wide=_BUDGET_WIDE)
+    fit_columns(ws, _BY_RUN, 1, last, wide=_BUDGET_WIDE)
     for letter in "GHI":  # the money columns hold the bold P90 totals
         ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 13)
     for (cell,) in ws.iter_rows(min_row=1, max_row=last, max_col=1):
