@@ -271,37 +271,38 @@ def _longest_word(text):
 
 def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
     """Size each column to its widest shown value and its header (headers wrap on up to
-    three lines); text wider than the column's cap wraps (and :func:`fit_rows` sizes rows)."""
+    three lines, never inside a word); text wider than the column's cap wraps (and
+    :func:`fit_rows` sizes rows); a figure or a word of a header is never cut by the cap."""
     wide = {**WIDE, **(wide or {})}
     for j, name in enumerate(columns, start=first_col):
         head = header(name)
-        need = max(_longest_word(head), len(head) / 3.4) + 1.5
+        need, whole = len(head) / 3.4 + 1.5, _longest_word(head) + 1.5
         figures = 0
         for r in range(header_row + 1, last_row + 1):
             cell = ws.cell(row=r, column=j)
             if isinstance(cell.value, str) and cell.value.startswith("="):  # a (sub)total:
                 figures = max(figures, 1)  # as wide as the column's figures, and a digit more
                 continue
-            if isinstance(cell.value, int | float) and not isinstance(cell.value, bool):
+            if isinstance(cell.value, int | float | _dt.date) and not isinstance(cell.value, bool):
                 figures = max(figures, display_len(cell.value, cell.number_format))
+                continue
             if cell.alignment.wrap_text is False:  # a line of text (:func:`lines`) runs on
                 continue
             if cell.fill == STYLES["header_fill"] and isinstance(cell.value, str):
-                words = _longest_word(cell.value)
-                need = max(need, words + 1.5, len(cell.value) / 3.4 + 1.5)  # wraps: 4 lines
+                whole = max(whole, _longest_word(cell.value) + 1.5)
+                need = max(need, len(cell.value) / 3.4 + 1.5)  # wraps: 4 lines
                 continue
             shown = display_len(cell.value, cell.number_format) * (1.1 if cell.font.b else 1)
             need = max(need, shown + 2)
-        if figures:
-            need = max(need, (figures + 1) * 1.1 + 2)
         cap = wide.get(name, 40)
         letter = get_column_letter(j)
-        ws.column_dimensions[letter].width = min(max(need, 7), cap)
+        figure_need = (figures + 1) * 1.1 + 1.5 if figures else 0
+        ws.column_dimensions[letter].width = max(min(max(need, 7), cap), whole, figure_need)
         for r in range(header_row + 1, last_row + 1):
             cell = ws.cell(row=r, column=j)
             if (isinstance(cell.value, str) and len(cell.value) + 2 > cap
                     and cell.alignment.wrap_text is not False):  # fmt: skip
-                cell.alignment = Alignment(wrap_text=True, vertical="top")
+                realign(cell, wrap_text=True, vertical="top")
 
 
 #: Characters of plain (not bold) text a column holds per width unit: Calibri's letters are
@@ -362,9 +363,9 @@ def fit_header_rows(ws, first_row=1):
 #: Printable body of a landscape page in (width units of a column, points of height) at 100%,
 #: the smaller of Letter and A4 (half-inch sides, 0.75-inch top and bottom, a little for the
 #: page header and footer): a sheet no wider than this prints one page wide at full size.
-PAGE_LANDSCAPE = (128, 480)
+PAGE_LANDSCAPE = (128, 487)
 #: The same for a portrait page.
-PAGE_PORTRAIT = (92, 640)
+PAGE_PORTRAIT = (92, 684)
 #: Pixels a column takes beyond its width in characters (Calibri 11: 7 px a character).
 _PAD_PX = 5
 

@@ -250,7 +250,7 @@ _BY_RUN = ["scenario", "budget_status", "approval", "owner", "start_month", "end
            "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
 _BUDGET_WIDE = {"scenario": 20, "approval": 14, "owner": 12, "budget_status": 10,
                 "start_month": 10, "end_month": 10}  # fmt: skip
-_BUDGET_CHARS = 150
+_BUDGET_CHARS = 120
 
 
 def _budget_view(ws, c, row):

@@ -17,6 +17,7 @@ import datetime as _dt
 from openpyxl import Workbook
 from openpyxl.chart import BarChart, Reference
 from openpyxl.chart.axis import DateAxis
+from openpyxl.chart.series import SeriesLabel
 from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.pagebreak import Break
@@ -66,7 +67,10 @@ ADDITIVE = {
 RUN_ROWS = [n for n in TABLE_COLUMNS["runs"]
             if n not in ("scenario", "defaults_used", "scheduled")]  # fmt: skip
 #: The Monthly chart's (height, width) in cm.
-CHART_CM = (6.5, 22.0)
+CHART_CM = (6.4, 22.0)
+#: The Monthly chart's series: the P50 and, stacked on it, the contingency up to the P90.
+SERIES_NAMES = {"total_cost_usd": "P50 (the estimate)",
+                "contingency_usd": "Contingency: P50 up to P90"}  # fmt: skip
 #: Runs per page across on the Runs sheet (its first column repeats on each page).
 RUNS_PER_PAGE = 4
 _RUN_WIDTHS = (38, 13, 18)
@@ -180,9 +184,9 @@ def _sheet(wb, title, parts, freeze, generated, paper):
         df = with_unscheduled(wb._handoff, table) if table == "monthly" else (
             wb._handoff.tables[table])  # fmt: skip
         df = df[columns]
-        names = names or columns
-        blocks.append((row, 4 if section else 3))
+        names = (names or []) + list(columns[len(names or []):])  # each column's first name
         head, last = _block(ws, row, table, df, totals, section if row > 1 else None)
+        blocks.append((row, min(4, last - row + 1)))  # the title, header and first rows
         if table == "monthly" and len(df[df["month"] != UNSCHEDULED]):
             chart = (df[df["month"] != UNSCHEDULED], head)
         row = last + 3
@@ -301,9 +305,8 @@ def _chart(ws, df, head):
     chart = BarChart()
     chart.type, chart.grouping, chart.overlap = "col", "stacked", 100
     extra = df["contingency_usd"].fillna(0).abs().sum() > 0
-    chart.title = "Spend by month: P50, and the contingency up to P90" if extra else (
-        "Spend by month (P50)")  # fmt: skip
-    chart.y_axis.title = "US$"
+    chart.title = "Spend by month: P50, and up to P90" if extra else "Spend by month (P50)"
+    chart.legend.position = "b"
     chart.y_axis.numFmt = USD
     chart.y_axis.number_format = USD
     chart.y_axis.majorGridlines = None
@@ -312,16 +315,15 @@ def _chart(ws, df, head):
     chart.x_axis.majorTimeUnit = "months"
     chart.x_axis.baseTimeUnit = "months"
     chart.x_axis.majorUnit = max(1, -(-len(df) // 12))
-    chart.x_axis.title = "Month"
     chart.x_axis.delete = chart.y_axis.delete = False
     n = len(df)
     for name in ("total_cost_usd", "contingency_usd") if extra else ("total_cost_usd",):
         col = list(df.columns).index(name) + 1
-        chart.add_data(Reference(ws, min_col=col, min_row=head, max_row=head + n),
-                       titles_from_data=True)  # fmt: skip
+        chart.add_data(Reference(ws, min_col=col, min_row=head + 1, max_row=head + n))
+        chart.series[-1].tx = SeriesLabel(v=SERIES_NAMES[name])
     chart.set_categories(Reference(ws, min_col=1, min_row=head + 1, max_row=head + n))
     chart.height, chart.width = CHART_CM
-    anchor = head + n + 3  # below the totals row and a blank row
+    anchor = ws.max_row + 2  # below the totals row and a blank row
     above = sum(row_height(ws, r) for r in range(1, anchor))
     if above + CHART_CM[0] / 2.54 * 72 > PAGE_LANDSCAPE[1]:  # never cut: on a page of its own
         ws.row_breaks.append(Break(id=anchor - 1))
