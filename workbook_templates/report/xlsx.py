@@ -310,7 +310,7 @@ def _chart(ws, df, head):
     chart.y_axis.numFmt = USD
     chart.y_axis.number_format = USD
     chart.y_axis.majorGridlines = None
-    chart.x_axis = DateAxis(crossAx=100)
+    chart.x_axis = DateAxis(crossAx=100, axPos="b")
     chart.x_axis.number_format = MONTH
     chart.x_axis.majorTimeUnit = "months"
     chart.x_axis.baseTimeUnit = "months"
