@@ -22,7 +22,7 @@ from openpyxl.utils import get_column_letter
 from ..sheetkit import PAPER_SIZES, number_format, print_setup, put_text
 from .consolidate import Q
 
-__all__ = ["realign", "header", "fmt", "put", "write_table", "fit_columns", "fit_rows",
+__all__ = ["cell_lines", "realign", "header", "fmt", "put", "write_table", "fit_columns", "fit_rows",
            "fit_header_rows", "wrapped_lines", "setup_print", "STYLES", "MONTH", "DATE",
            "USD", "lines", "keep_together", "sheet_width", "PAGE_LANDSCAPE", "PAGE_PORTRAIT"]  # fmt: skip
 
@@ -329,6 +329,14 @@ def wrapped_lines(text, width, per_unit=1.0):
     return lines
 
 
+def cell_lines(cell, width):
+    """Lines the text of ``cell`` takes, wrapped in ``width`` character units: plain text at
+    :data:`TEXT_PER_UNIT` characters a unit, bold text and text without a space (a SHA-256)
+    at one."""
+    plain = not (cell.font is not None and cell.font.b) and " " in str(cell.value)
+    return wrapped_lines(cell.value, width, TEXT_PER_UNIT if plain else 1.0)
+
+
 def fit_rows(ws, first_row=1, line_pt=LINE_PT):
     """Every row with wrapped text as tall as its most wrapped cell (never shorter); a merged
     cell wraps across the merged columns."""
@@ -342,8 +350,7 @@ def fit_rows(ws, first_row=1, line_pt=LINE_PT):
                     and c.data_type != "f"):  # fmt: skip
                 width = spans.get((c.row, c.column)) or ws.column_dimensions[
                     c.column_letter].width or 8.43  # fmt: skip
-                per_unit = 1.0 if c.font is not None and c.font.b else TEXT_PER_UNIT
-                need = max(need, wrapped_lines(c.value, width, per_unit))
+                need = max(need, cell_lines(c, width))
         if need > 1:
             r = row[0].row
             ws.row_dimensions[r].height = max(ws.row_dimensions[r].height or 0,

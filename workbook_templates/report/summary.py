@@ -59,8 +59,9 @@ _MONEY = ("total_cost_usd", "total_cost_usd_p90", "contingency_usd")
 _SUMMARY_WIDTHS = {"A": 22, "B": 15, "C": 13, "D": 13, "E": 13, "F": 13}
 #: Characters a line of text takes across the Summary's width (a cautious count).
 _LINE_CHARS = 100
-#: Items of "needs a look" on the Summary (the rest: see Checks), one line each.
-_MAX_LOOK = 3
+#: Checks with items that need a look listed on the Summary, one line each (the rest: see
+#: the Checks sheet).
+_MAX_LOOK = 4
 _LOOK_CHARS = 62
 
 
@@ -81,15 +82,18 @@ def _status_line(ws, row, c):
     put(ws, row, 3, "nothing needs a look" if not len(look)
         else f"{len(look)} item(s) need a look (the Checks sheet):")  # fmt: skip
     row += 1
-    for item in look.head(_MAX_LOOK).itertuples(index=False):
-        cell = put(ws, row, 2, item.status)
-        cell.fill = STYLES["status_fill"][item.status]
-        text = f"{item.check}: {item.detail}"
-        if len(text) > _LOOK_CHARS:  # one line each: the whole text is on the Checks sheet
-            text = textwrap.shorten(text, _LOOK_CHARS, placeholder=" ...")
+    groups = list(look.groupby("check", sort=False))  # one line a check: its count, the first
+    for check, items in groups[:_MAX_LOOK]:
+        status = "ERROR" if (items["status"] == "ERROR").any() else "WARN"
+        cell = put(ws, row, 2, status)
+        cell.fill = STYLES["status_fill"][status]
+        more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
+        text = textwrap.shorten(f"{check}{more}: {items['detail'].iloc[0]}", _LOOK_CHARS,
+                                placeholder=" ...")  # fmt: skip
         row = lines(ws, row, 3, text, _LOOK_CHARS)
-    if len(look) > _MAX_LOOK:
-        put(ws, row, 3, f"... and {len(look) - _MAX_LOOK} more on the Checks sheet")
+    if len(groups) > _MAX_LOOK:
+        rest = sum(len(items) for _, items in groups[_MAX_LOOK:])
+        put(ws, row, 3, f"... and {rest} more on the Checks sheet")
         row += 1
     return row
 

@@ -26,7 +26,7 @@ from openpyxl.worksheet.table import Table, TableStyleInfo
 from udfs.quantities import RANGE_QUANTITIES
 
 from ..files import save_workbook
-from .consolidate import OUTPUT_NAMES
+from .consolidate import Q
 from .layout import (
     BILLIONS,
     MONTH,
@@ -121,9 +121,9 @@ _EMPTY = {
 }
 #: Widest a column gets on these sheets (longer text wraps): each sheet fits the page.
 _WIDE = {"detail": 40, "why": 40, "input_label": 28, "scenario": 18, "file": 22,
-         "sha256": 34, "item": 26, "check": 20, "month": 14, "unit": 10}  # fmt: skip
+         "sha256": 34, "item": 26, "check": 20, "month": 14, "unit": 14}  # fmt: skip
 #: Sheets whose widest column takes what the others leave of the page.
-_SHEET_WIDE = {"Sources": {"detail": 62}, "Checks": {"detail": 56}}
+_SHEET_WIDE = {"Sources": {"detail": 58}, "Checks": {"detail": 56}}
 #: The Runs sheet shows parameters and tokens in billions (the cells hold the exact figures).
 _IN_BILLIONS = ("total_params", "active_params", "training_tokens")
 
@@ -184,6 +184,8 @@ def _sheet(wb, title, parts, freeze, generated, paper):
         df = with_unscheduled(wb._handoff, table) if table == "monthly" else (
             wb._handoff.tables[table])  # fmt: skip
         df = df[columns]
+        if table == "mismatches":  # the quantity's label (mismatches.csv: its name)
+            df = df.assign(name=[Q[n].label if n in Q else n for n in df["name"]])
         names = (names or []) + list(columns[len(names or []):])  # each column's first name
         head, last = _block(ws, row, table, df, totals, section if row > 1 else None)
         blocks.append((row, min(4, last - row + 1)))  # the title, header and first rows
