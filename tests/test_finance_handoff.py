@@ -367,3 +367,23 @@ def test_the_handoff_prints_on_ten_pages_one_page_wide(template, tmp_path, monke
                                     "Files read", "Saved values that")), (i, foot)  # fmt: skip
     first = " ".join(w[4] for w in pages[0][1])
     assert "Words" in first and "Contingency" in first and "Budget total (P50)" in first
+
+
+def test_the_paper_flag_wins_over_the_environment(template, tmp_path, monkeypatch, capsys):
+    """--paper letter over COMPUTE_LAB_PAPER=a4; a bad COMPUTE_LAB_PAPER is one line, before
+    any file is read, and nothing is written."""
+    p = with_references(template, tmp_path / "team.xlsx", [EARLY])
+    monkeypatch.setenv("COMPUTE_LAB_PAPER", "a4")
+    assert run(p, "--out", tmp_path / "h.xlsx", "--paper", "letter") == 0
+    wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
+    assert {ws.page_setup.paperSize for ws in wb} == {1}  # Letter
+    assert run(p, "--out", tmp_path / "a4.xlsx") == 0
+    assert {ws.page_setup.paperSize for ws in openpyxl.load_workbook(tmp_path / "a4.xlsx")} == {9}
+    monkeypatch.setenv("COMPUTE_LAB_PAPER", "legal")
+    capsys.readouterr()
+    from compute_lab.cli import main
+
+    assert main(["report", str(p), "--out", str(tmp_path / "bad.xlsx")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "COMPUTE_LAB_PAPER must be a4 or letter" in err
+    assert not (tmp_path / "bad.xlsx").exists()

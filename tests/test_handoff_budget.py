@@ -367,8 +367,11 @@ def test_text_after_a_figure_is_indented(template, tmp_path):
         heads = [c.value for c in top]
         j = heads.index(header(right))
         assert heads[j - 1].startswith(header(left))
-        cells = [row[j] for row in ws.iter_rows(min_row=top[0].row + 1)
-                 if isinstance(row[j].value, str) and isinstance(row[j - 1].value, int)]
+        cells = [
+            row[j]
+            for row in ws.iter_rows(min_row=top[0].row + 1)
+            if isinstance(row[j].value, str) and isinstance(row[j - 1].value, int)
+        ]
         assert cells, title
         for c in cells:
             assert c.alignment.horizontal == "left" and c.alignment.indent >= 1, c.coordinate

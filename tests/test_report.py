@@ -71,9 +71,17 @@ def close(a, b, rel=1e-12, cents=False):
 
 #: The sheets the hand-off had before issue 18's print layout -> the Excel Table holding
 #: their rows now (Runs and Outputs: the Runs sheet, turned).
-_TABLE_OF = {"Costs": "costs", "Ranges": "ranges", "Monthly by run": "monthly_by_run",
-             "Files": "files", "Mismatches": "mismatches", "Checks": "checks",
-             "Blank inputs": "blank_inputs", "Monthly": "monthly", "Sources": "sources"}
+_TABLE_OF = {
+    "Costs": "costs",
+    "Ranges": "ranges",
+    "Monthly by run": "monthly_by_run",
+    "Files": "files",
+    "Mismatches": "mismatches",
+    "Checks": "checks",
+    "Blank inputs": "blank_inputs",
+    "Monthly": "monthly",
+    "Sources": "sources",
+}
 
 
 def sheet_records(path, title):

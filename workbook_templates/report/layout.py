@@ -22,9 +22,10 @@ from openpyxl.utils import get_column_letter
 from ..sheetkit import PAPER_SIZES, number_format, print_setup, put_text
 from .consolidate import Q
 
-__all__ = ["cell_lines", "realign", "header", "fmt", "put", "write_table", "fit_columns", "fit_rows",
-           "fit_header_rows", "wrapped_lines", "setup_print", "STYLES", "MONTH", "DATE",
-           "USD", "lines", "keep_together", "sheet_width", "PAGE_LANDSCAPE", "PAGE_PORTRAIT"]  # fmt: skip
+__all__ = ["cell_lines", "realign", "header", "fmt", "put", "write_table", "fit_columns",
+           "fit_rows", "fit_header_rows", "wrapped_lines", "setup_print", "STYLES", "MONTH",
+           "DATE", "USD", "lines", "keep_together", "sheet_width", "file_cell", "row_height",
+           "PAGE_LANDSCAPE", "PAGE_PORTRAIT"]  # fmt: skip
 
 # The workbook kit's formats (sheetkit.NUMBER_FORMATS), by the unit they show.
 USD = number_format("US$")
@@ -391,8 +392,11 @@ def lines(ws, row, col, text, chars, font=None):
     wrapped in its cell); returns the row after the last line."""
     import textwrap
 
-    shown = [line for part in str(text).split("\n")
-             for line in textwrap.wrap(part, width=chars, break_long_words=True) or [""]]
+    shown = [
+        line
+        for part in str(text).split("\n")
+        for line in textwrap.wrap(part, width=chars, break_long_words=True) or [""]
+    ]
     for line in shown:
         cell = put(ws, row, col, line)
         cell.alignment = Alignment(wrap_text=False, vertical="top")

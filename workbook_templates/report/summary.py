@@ -167,8 +167,14 @@ def _period_rows(c):
     out = []
     for y in c.tables["fiscal_years"].itertuples(index=False):
         part = quarters[quarters["fiscal_year"] == y.fiscal_year]
-        qs = {int(q.quarter.rsplit("Q", 1)[1]): (float(q.total_cost_usd),
-              float(q.total_cost_usd_p90), q.quarter) for q in part.itertuples(index=False)}
+        qs = {
+            int(q.quarter.rsplit("Q", 1)[1]): (
+                float(q.total_cost_usd),
+                float(q.total_cost_usd_p90),
+                q.quarter,
+            )
+            for q in part.itertuples(index=False)
+        }
         out.append((y.fiscal_year, qs, (float(y.total_cost_usd), float(y.total_cost_usd_p90))))
     return out  # fmt: skip
 
@@ -275,8 +281,9 @@ def _budget_view(ws, c, row):
     row = _section(ws, row + 2, "Not in the budget",
                    "Reference and Excluded scenarios: listed for information, never summed.",
                    _BUDGET_CHARS)  # fmt: skip
-    others = tables["not_in_budget"][["scenario", "budget_status", "file", "owner",
-                                      "accelerator_hours", "total_cost_usd"]]
+    others = tables["not_in_budget"][
+        ["scenario", "budget_status", "file", "owner", "accelerator_hours", "total_cost_usd"]
+    ]
     last = write_table(ws, others, row) if len(others) else put(ws, row, 1, "None.").row
     return last, blocks
 

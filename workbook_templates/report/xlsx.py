@@ -28,21 +28,20 @@ from udfs.quantities import RANGE_QUANTITIES
 from ..files import save_workbook
 from .consolidate import Q
 from .layout import (
+    _SHORT_UNITS,
     BILLIONS,
     MONTH,
     PAGE_LANDSCAPE,
     PAGE_PORTRAIT,
     STYLES,
     USD,
+    file_cell,
     fit_columns,
     fit_header_rows,
-    file_cell,
     fit_rows,
     fmt,
     header,
     keep_together,
-    lines,
-    _SHORT_UNITS,
     put,
     realign,
     row_height,
@@ -186,7 +185,7 @@ def _sheet(wb, title, parts, freeze, generated, paper):
         df = df[columns]
         if table == "mismatches":  # the quantity's label (mismatches.csv: its name)
             df = df.assign(name=[Q[n].label if n in Q else n for n in df["name"]])
-        names = (names or []) + list(columns[len(names or []):])  # each column's first name
+        names = (names or []) + list(columns[len(names or []) :])  # each column's first name
         head, last = _block(ws, row, table, df, totals, section if row > 1 else None)
         blocks.append((row, min(4, last - row + 1)))  # the title, header and first rows
         if table == "monthly" and len(df[df["month"] != UNSCHEDULED]):
@@ -253,8 +252,11 @@ def _runs_sheet(wb, c, generated, paper):
         put(ws, i, 1, _heading(name))
         number_format = BILLIONS if name in _IN_BILLIONS else fmt(name)
         for j, (value, rid) in enumerate(zip(df[name], df["run_id"], strict=True), start=2):
-            cell = (file_cell(ws, i, j, value) if name == "file"
-                    else put(ws, i, j, value, number_format))
+            cell = (
+                file_cell(ws, i, j, value)
+                if name == "file"
+                else put(ws, i, j, value, number_format)
+            )
             if (rid, name) in blank:
                 cell.font = grey
         if runs and name in ADDITIVE:
