@@ -406,31 +406,58 @@ def lines(ws, row, col, text, chars, font=None):
     return row
 
 
-def row_height(ws, r):
-    return ws.row_dimensions[r].height or LINE_PT
+#: The height LibreOffice gives a row of 11-point text whose height is not set (Excel: 15).
+LO_ROW_PT = 12.8
 
 
-def keep_together(ws, blocks, first_row=1, page_pt=PAGE_LANDSCAPE[1]):
+def row_height(ws, r, default=LINE_PT):
+    return ws.row_dimensions[r].height or default
+
+
+#: Pixels a column's width unit takes: 7 in Excel (Calibri's digit), about 9.5 in a
+#: LibreOffice without Calibri or Carlito (its substitute's digits are wider), which prints a
+#: sheet scaled down to fit the page's width.
+PX_PER_UNIT = (7.0, 9.5)
+#: The printable body of a page, (width px, height pt), by (orientation, paperSize).
+_BODY = {("landscape", 9): (1026, 487), ("landscape", 1): (960, 504),
+         ("portrait", 9): (698, 734), ("portrait", 1): (720, 684)}  # fmt: skip
+
+
+def _page_models(ws):
+    """[(height of a row whose height is not set, page height in the sheet's points)]: Excel,
+    LibreOffice with Calibri's metrics, and LibreOffice printing the sheet scaled down."""
+    width_px, body = _BODY[(ws.page_setup.orientation, int(ws.page_setup.paperSize or 9))]
+    wide = sheet_width(ws)
+    excel = min(1.0, width_px / (wide * PX_PER_UNIT[0]))
+    lo = min(1.0, width_px / (wide * PX_PER_UNIT[1]))
+    return [(LINE_PT, body / excel), (LO_ROW_PT, body / excel), (LO_ROW_PT, body / lo)]
+
+
+def keep_together(ws, blocks, first_row=1):
     """Page breaks so that no block (``(first row, rows to keep)``: a section's title, its
     header and its first rows) starts at the foot of a page and goes on over the next: a break
-    is put before a block that does not fit in what is left of the page."""
+    is put before a block that would not fit in what is left of the page, in Excel or in
+    LibreOffice (:func:`_page_models`). Call it once the print set-up is done."""
     from openpyxl.worksheet.pagebreak import Break
 
+    models = _page_models(ws)
     starts = dict(blocks)
     forced = {b.id for b in ws.row_breaks.brk}
-    used = 0.0
+    used = [0.0] * len(models)
     for r in range(first_row, ws.max_row + 1):
-        h = row_height(ws, r)
-        if r in starts and used:
-            need = sum(row_height(ws, k) for k in range(r, r + starts[r]))
-            if used + need > page_pt:
-                ws.row_breaks.append(Break(id=r - 1))
-                used = 0.0
-        if used + h > page_pt:
-            used = 0.0
-        used += h
-        if r in forced:
-            used = 0.0
+        for k, (default, page) in enumerate(models):
+            if r in starts and used[k] and r - 1 not in forced:
+                need = sum(row_height(ws, i, default) for i in range(r, r + starts[r]))
+                if used[k] + need > page:
+                    ws.row_breaks.append(Break(id=r - 1))
+                    forced.add(r - 1)
+        for k, (default, page) in enumerate(models):
+            h = row_height(ws, r, default)
+            if r - 1 in forced:
+                used[k] = 0.0
+            if used[k] + h > page:
+                used[k] = 0.0
+            used[k] += h
 
 
 def setup_print(ws, title, generated, pages_wide=1, header_rows=None, title_cols=None,

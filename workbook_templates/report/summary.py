@@ -20,7 +20,6 @@ from udfs import __version__
 
 from ..sheetkit import GLOSSARY
 from .layout import (
-    PAGE_LANDSCAPE,
     STYLES,
     USD,
     fit_columns,
@@ -320,5 +319,5 @@ def write_budget(ws, c, generated, paper=None):
     _top_aligned(ws)
     fit_rows(ws, 1)
     fit_header_rows(ws)
-    keep_together(ws, blocks, page_pt=PAGE_LANDSCAPE[1])
     setup_print(ws, "Budget", generated, pages_wide=1, paper=paper)
+    keep_together(ws, blocks)

@@ -200,11 +200,11 @@ def _sheet(wb, title, parts, freeze, generated, paper):
     fit_rows(ws, 2)
     fit_header_rows(ws)
     ws.freeze_panes = ws.cell(row=2, column=freeze + 1)
-    keep_together(ws, blocks, page_pt=PAGE_LANDSCAPE[1])
     if chart is not None:  # once the rows have their heights
         _chart(ws, *chart)
     setup_print(ws, title, generated, pages_wide=1, paper=paper,
                 header_rows="1:1" if len(parts) == 1 else None)  # fmt: skip
+    keep_together(ws, blocks)
     return ws
 
 
