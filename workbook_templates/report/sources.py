@@ -25,7 +25,8 @@ _METHOD = (
     ("Electricity", "accelerator-hours x watts x server overhead x PUE / 1000"),
     ("Electricity cost", "kWh x price per kWh (US$0.08/kWh when blank)"),
     ("Emissions", "kWh x grid gCO2/kWh / 1e6 (operational only)"),
-    ("Total cost", "compute + electricity"),
+    ("Total cost", "compute + electricity (none where the price includes the power: rental "
+     "all-in) + other costs"),
     ("Budget", "only Approved and Proposed scenarios are summed (a blank status in a filled "
      "column counts as Proposed; an older planner's columns as 'status unknown'); Reference "
      "and Excluded scenarios are listed as not in the budget"),
