@@ -56,6 +56,8 @@ _MONEY = ("total_cost_usd", "total_cost_usd_p90", "contingency_usd")
 
 #: The Summary's columns (portrait): labels, then figures; at most PAGE_PORTRAIT wide.
 _SUMMARY_WIDTHS = {"A": 22, "B": 15, "C": 13, "D": 13, "E": 13, "F": 13}
+#: The Summary's row height (pt): 11-point text, set so that Excel and LibreOffice agree.
+ROW_PT = 13.5
 #: Characters a line of text takes across the Summary's width (a cautious count).
 _LINE_CHARS = 100
 #: Checks with items that need a look listed on the Summary, one line each (the rest: see
@@ -146,8 +148,8 @@ def _headline(ws, c, t, row):
         put(ws, r, 3, note).alignment = Alignment(indent=1)
         _name(ws, name, r, 2)
     unscheduled = t["unscheduled_total_cost_usd"]
-    text = (f"{int(t['runs'])} run(s) in the budget from {int(t['files'])} file(s)"
-            + (f"; ${unscheduled:,.0f} without a start date (the 'Unscheduled' rows)"
+    text = (f"{int(t['runs'])} run(s) from {int(t['files'])} file(s)"
+            + (f"; ${unscheduled:,.0f} has no start date ('Unscheduled')"
                if unscheduled else "") + ". " + SCOPE)  # fmt: skip
     return lines(ws, row + len(HEADLINE), 1, text, _LINE_CHARS)
 
@@ -223,8 +225,7 @@ def _management(ws, c, generated):
     put(ws, 1, 1, "Compute Lab hand-off: training-run budget").font = STYLES["title"]
     fy = _MONTHS[c.fiscal_year_start - 1]
     row = lines(ws, 2, 1, f"Generated {generated:%Y-%m-%d %H:%M} UTC by compute-lab "
-                f"{__version__} from the planners' inputs; US$; fiscal years start in {fy}.",
-                _LINE_CHARS)  # fmt: skip
+                f"{__version__}; US$; fiscal years start in {fy}.", _LINE_CHARS)  # fmt: skip
     row = _headline(ws, c, t, row + 1)
     row = _status_line(ws, row + 1, c) + 1
     row = _section(ws, row, "Budget by status")
@@ -234,14 +235,16 @@ def _management(ws, c, generated):
     for j, text in enumerate(("P50", "P90", "Contingency"), start=3):  # short: one line
         put(ws, head, j, text)
     first = _MONTHS[c.fiscal_year_start - 1]
+    blocks = [(row + 2, 4)]  # the periods' title, header and first rows: never split
     row = _section(ws, row + 2, f"By fiscal year and quarter (Q1 starts in {first})")
     row = _periods(ws, c, t, row)
     row = _not_in_budget_line(ws, row + 2, c)
-    row = _section(ws, row + 1, "Words")
+    words = row + 1
+    row = _section(ws, words, "Words")
     for word, meaning in GLOSSARY:
         put(ws, row, 1, word).font = STYLES["bold"]
         row = lines(ws, row, 2, meaning, _LINE_CHARS - 25)
-    return row - 1
+    return blocks + [(words, row - words)]  # the five words together
 
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
@@ -297,13 +300,17 @@ def _top_aligned(ws, first_row=1):
 def write_summary(ws, c, generated, paper=None):
     """Fill ``ws`` (the first sheet) with the one-page management summary."""
     ws.title = "Summary"
-    _management(ws, c, generated)
+    blocks = _management(ws, c, generated)
     for letter, width in _SUMMARY_WIDTHS.items():
         ws.column_dimensions[letter].width = width
     _top_aligned(ws, 2)
     fit_rows(ws, 1)
+    for r in range(1, ws.max_row + 1):  # the same height in Excel and LibreOffice: one page
+        if not ws.row_dimensions[r].height:
+            ws.row_dimensions[r].height = ROW_PT if r > 1 else 2 * ROW_PT
     setup_print(ws, "Summary", generated, pages_wide=1, portrait=True, paper=paper)
     ws.print_area = f"A1:F{ws.max_row}"
+    keep_together(ws, blocks)  # a long page 1 goes on whole tables, never a lone header
 
 
 def write_budget(ws, c, generated, paper=None):
