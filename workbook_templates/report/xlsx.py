@@ -176,12 +176,11 @@ def _block(ws, row, table, df, totals, title):
     return head, last
 
 
-def _sheet(wb, title, parts, freeze, generated, paper):
+def _sheet(wb, c, title, parts, freeze, generated, paper):
     ws = wb.create_sheet(title)
     row, blocks, names, chart = 1, [], None, None
     for table, columns, totals, section in parts:
-        df = with_unscheduled(wb._handoff, table) if table == "monthly" else (
-            wb._handoff.tables[table])  # fmt: skip
+        df = with_unscheduled(c, table) if table == "monthly" else c.tables[table]
         df = df[columns]
         if table == "mismatches":  # the quantity's label (mismatches.csv: its name)
             df = df.assign(name=[Q[n].label if n in Q else n for n in df["name"]])
@@ -342,13 +341,11 @@ def build_workbook(c, generated=None):
         generated = c.as_of
     paper = getattr(c, "paper", None)
     wb = Workbook()
-    wb._handoff = c
     write_summary(wb.active, c, generated, paper)
     write_budget(wb.create_sheet("Budget"), c, generated, paper)
     _runs_sheet(wb, c, generated, paper)
     for title, parts, freeze in SHEETS:
-        _sheet(wb, title, parts, freeze, generated, paper)
-    del wb._handoff
+        _sheet(wb, c, title, parts, freeze, generated, paper)
     assert [s for s, _ in SHEET_GUIDE] == wb.sheetnames  # noqa: S101 (the guide lists them all)
     wb.properties.creator = "compute-lab report"
     wb.properties.title = "Compute Lab hand-off"
