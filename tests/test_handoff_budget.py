@@ -3,8 +3,8 @@
 Issue 10 and the hand-off part of issue 11: only Approved and Proposed scenarios are summed;
 Reference and Excluded ones are listed as not in the budget; the same scenario in two files
 is a WARN; fiscal years follow --fiscal-year-start; P90 >= P50 and the contingencies add up;
-the printed hand-off has no text printed over other text and its Runs sheet is at most two
-pages wide.
+the printed hand-off has no text printed over other text and its Runs sheet prints on one
+page.
 """
 
 from __future__ import annotations
@@ -99,8 +99,10 @@ def test_a_filled_custom_column_is_the_whole_budget(template, tmp_path, capsys):
     assert len(read_csv(tmp_path / "csv", "not_in_budget")) == PRESET
     wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
     texts = [str(c.value) for row in wb["Summary"].iter_rows() for c in row if c.value]
-    assert any("counted as Proposed" in t for t in texts)
+    assert any(t.startswith("Budget status: scenario") for t in texts)  # one line a check
     assert "Checks" in texts and "WARN" in texts
+    texts = [str(c.value) for row in wb["Checks"].iter_rows() for c in row if c.value]
+    assert any("counted as Proposed" in t for t in texts)  # in full on Checks
 
 
 def test_reference_and_excluded_never_reach_the_totals(template, tmp_path):
@@ -148,6 +150,8 @@ def test_the_same_scenario_in_two_files_is_a_warning(template, tmp_path, capsys)
     assert [r["status"] for r in dup if "Base" in r["detail"]] == ["WARN"]
     wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
     texts = " ".join(str(c.value) for row in wb["Summary"].iter_rows() for c in row if c.value)
+    assert "Duplicate scenarios: scenario" in texts  # one line a check on page 1
+    texts = " ".join(str(c.value) for row in wb["Checks"].iter_rows() for c in row if c.value)
     assert "same name and inputs" in texts
 
 
@@ -294,14 +298,15 @@ def test_every_input_column_of_runs_shows_the_value_used(template, tmp_path):
     assert {"throughput_range_pct", "mfu", "peak_tflops", "watts_per_accelerator"} <= names
     (runs,) = read_csv(tmp_path / "csv", "runs")
     wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
-    ws = wb["Runs"]
-    heads = [c.value for c in ws[1]]
+    ws = wb["Runs"]  # turned: a row per input, a column per run
+    labels = [c.value for c in ws["A"]]
     for b in blanks:
         if b["input"] == "budget_status":
             continue
         assert runs[b["input"]] == b["value_used"], b["input"]
-        (j,) = [j for j, h in enumerate(heads) if h.startswith(header(b["input"]))]
-        cell = ws.cell(row=2, column=j + 1).value
+        (i,) = [i for i, h in enumerate(labels) if str(h).startswith(header(b["input"]))]
+        assert ws.cell(row=i + 1, column=2).font.i  # a default: in grey italics
+        cell = ws.cell(row=i + 1, column=2).value
         assert cell is not None, b["input"]
         assert math.isclose(float(cell), float(b["value_used"]), rel_tol=1e-12), b["input"]
     spread = float(runs["throughput_range_pct"])
@@ -354,15 +359,19 @@ def test_text_after_a_figure_is_indented(template, tmp_path):
     p = with_references(template, tmp_path / "p.xlsx", plans)
     assert run(p, "--out", tmp_path / "h.xlsx") == 0
     wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
-    pairs = {"Runs": ("start_date", "throughput_source"),
-             "Files": ("scenarios_read", "budget_status_row"),
+    pairs = {"Checks": ("size_bytes", "sha256"),  # the files read
              "Blank inputs": ("value_used", "unit")}  # fmt: skip
     for title, (left, right) in pairs.items():
         ws = wb[title]
-        heads = [c.value for c in ws[1]]
+        (top,) = [r for r in ws.iter_rows() if header(right) in [c.value for c in r]]
+        heads = [c.value for c in top]
         j = heads.index(header(right))
         assert heads[j - 1].startswith(header(left))
-        cells = [row[j] for row in ws.iter_rows(min_row=2) if isinstance(row[j].value, str)]
+        cells = [
+            row[j]
+            for row in ws.iter_rows(min_row=top[0].row + 1)
+            if isinstance(row[j].value, str) and isinstance(row[j - 1].value, int)
+        ]
         assert cells, title
         for c in cells:
             assert c.alignment.horizontal == "left" and c.alignment.indent >= 1, c.coordinate
@@ -394,17 +403,21 @@ def test_every_period_table_adds_up_to_the_budget_total(template, tmp_path):
     from helpers_report import recalculated_values
 
     wb = recalculated_values(tmp_path / "h.xlsx")  # the totals are SUBTOTAL formulas
-    summary = _period_totals(wb["Summary"])  # by fiscal year (page 1), month, quarter
     monthly = _period_totals(wb["Monthly"])
-    assert len(summary) == 3 and len(monthly) == 1  # the fiscal years once (issue 18)
-    for label, total in summary + monthly:
+    assert len(monthly) == 1
+    for label, total in monthly:
         assert label == "Unscheduled (no start date)"
         assert math.isclose(total, budget_total, rel_tol=1e-9, abs_tol=CENTS)
-    unscheduled = [r for r in wb["Summary"].iter_rows() if r[0].value == label]
+    unscheduled = [r for r in wb["Monthly"].iter_rows() if r[0].value == label]
     for r in unscheduled:
         shown = [c.value for c in r if isinstance(c.value, float)]
         assert any(math.isclose(v, expected(PLAN_C)["total_cost_usd"]) for v in shown)
-        assert math.isclose(shown[-1], budget_total, rel_tol=1e-9, abs_tol=CENTS)  # cumulative
+    # the Summary's fiscal years and quarters (once, issue 18): an Unscheduled row, a total
+    rows = {r[0]: r for r in wb["Summary"].iter_rows(values_only=True) if r[0]}
+    assert [k for k in rows if str(k).startswith("Total, P")] == ["Total, P50", "Total, P90"]
+    assert math.isclose(rows["Total, P50"][5], budget_total, rel_tol=1e-9, abs_tol=CENTS)
+    assert math.isclose(rows["Unscheduled, P50"][5], expected(PLAN_C)["total_cost_usd"],
+                        rel_tol=1e-9)  # fmt: skip
     # the CSV period tables hold the scheduled months only; totals.csv says what is not
     totals = read_csv(tmp_path / "csv", "totals")[0]
     years = sum(float(y["total_cost_usd"]) for y in read_csv(tmp_path / "csv", "fiscal_years"))
@@ -470,7 +483,7 @@ def test_the_printed_handoff_has_no_text_over_text(printed):
 
 
 @needs_soffice
-def test_the_summary_prints_first_and_runs_at_most_two_pages_wide(printed):
+def test_the_summary_prints_first_and_runs_on_one_page(printed):
     _, pdf = printed
     pages = _pages(pdf)
     first = " ".join(w[4] for w in pages[0][1])
@@ -478,7 +491,7 @@ def test_the_summary_prints_first_and_runs_at_most_two_pages_wide(printed):
     # the sheet's name is in the page header, top right
     runs = [i for i, words in pages if any(w[4] == "Runs" and w[3] < 32 and w[0] > 400
                                            for w in words)]  # fmt: skip
-    assert 1 <= len(runs) <= 2  # a handful of runs: one page tall, at most two wide
+    assert len(runs) == 1  # a handful of runs: one page, turned (a column per run)
 
 
 @needs_soffice
@@ -492,22 +505,19 @@ def test_libreoffice_opens_the_budget_handoff_without_error_cells(printed, tmp_p
 
 
 def test_rows_are_as_tall_as_their_wrapped_text(printed):
-    from workbook_templates.report.layout import wrapped_lines
+    from workbook_templates.report.layout import cell_lines
 
     handoff, _ = printed
     wb = openpyxl.load_workbook(handoff)
     short, seen = [], 0
     for ws in wb:
-        merged = {(m.min_row, m.min_col): m for m in ws.merged_cells.ranges}
+        assert not ws.merged_cells.ranges, ws.title  # issue 18: nothing merged
         for row in ws.iter_rows():
             for c in row:
                 if not (isinstance(c.value, str) and c.alignment.wrap_text):
                     continue
-                m = merged.get((c.row, c.column))
-                cols = range(m.min_col, m.max_col + 1) if m else [c.column]
-                width = sum(ws.column_dimensions[openpyxl.utils.get_column_letter(j)].width
-                            or 8.43 for j in cols)  # fmt: skip
-                lines = wrapped_lines(c.value, width)
+                width = ws.column_dimensions[c.column_letter].width or 8.43
+                lines = cell_lines(c, width)
                 seen += lines > 1
                 height = ws.row_dimensions[c.row].height or 15
                 if lines > 1 and height < 15 * lines:

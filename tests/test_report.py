@@ -69,16 +69,64 @@ def close(a, b, rel=1e-12, cents=False):
     return math.isclose(a, b, rel_tol=rel, abs_tol=CENTS if cents else 1e-9)
 
 
+#: The sheets the hand-off had before issue 18's print layout -> the Excel Table holding
+#: their rows now (Runs and Outputs: the Runs sheet, turned).
+_TABLE_OF = {
+    "Costs": "costs",
+    "Ranges": "ranges",
+    "Monthly by run": "monthly_by_run",
+    "Files": "files",
+    "Mismatches": "mismatches",
+    "Checks": "checks",
+    "Blank inputs": "blank_inputs",
+    "Monthly": "monthly",
+    "Sources": "sources",
+}
+
+
 def sheet_records(path, title):
-    """Rows of a hand-off sheet as dicts keyed by header, totals row included (its SUBTOTAL
-    formulas recalculated by LibreOffice)."""
+    """Rows of a hand-off table as dicts keyed by header, its totals row(s) included (their
+    SUBTOTAL formulas recalculated by LibreOffice). ``title`` names the table's old sheet:
+    "Runs" and "Outputs" read the Runs sheet turned back (a record per run, then "Total")."""
     from helpers_report import recalculated_values
 
     wb = recalculated_values(path)
-    ws = wb[title]
-    rows = list(ws.iter_rows(values_only=True))
-    header = rows[0]
-    return [dict(zip(header, r, strict=True)) for r in rows[1:] if any(v is not None for v in r)]
+    if title in ("Runs", "Outputs"):
+        return _run_records(wb["Runs"])
+    layout = openpyxl.load_workbook(path)
+    name = _TABLE_OF[title]
+    found = [(ws.title, ws.tables[name].ref) for ws in layout for n in ws.tables if n == name]
+    if not found:  # an empty table: its line
+        ws = layout["Checks"]
+        return [{header("file"): c.value} for row in ws.iter_rows() for c in row
+                if str(c.value).startswith("No saved value")]  # fmt: skip
+    ((sheet, ref),) = found
+    ws = wb[sheet]
+    first = int(ref.split(":")[0].lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+    rows = list(ws.iter_rows(min_row=first, values_only=True))
+    head, out = rows[0], []
+    for r in rows[1:]:
+        if all(v is None for v in r):
+            break
+        out.append(dict(zip(head, r, strict=True)))
+    return out
+
+
+def _run_records(ws):
+    """The turned Runs sheet as a record per run (keyed by its row labels, the scenario under
+    header("scenario") and the file under header("file")), then the Total column's record."""
+    rows = [r for r in ws.iter_rows(values_only=True) if r[0] is not None]
+    heads = rows[0]
+    out = []
+    for j in range(1, len(heads)):
+        if heads[j] is None:
+            continue
+        record = {r[0]: r[j] for r in rows[1:]}
+        record[header("scenario")] = heads[j]
+        if heads[j] == "Total":
+            record[header("file")] = "Total"
+        out.append(record)
+    return out
 
 
 def header(name):
@@ -153,8 +201,8 @@ BILLIONS = ("total_params", "active_params", "training_tokens")
 
 
 def test_runs_and_outputs_sheets_hold_every_input_and_output_as_the_engine_computes(handoff):
-    inputs = sheet_records(handoff / "handoff.xlsx", "Runs")
-    rows = sheet_records(handoff / "handoff.xlsx", "Outputs")
+    rows = sheet_records(handoff / "handoff.xlsx", "Outputs")  # the Runs sheet, turned
+    inputs = [r for r in rows if r[header("file")] != "Total"]
     blank = collections.defaultdict(set)  # scenario -> (input, value used)
     for b in sheet_records(handoff / "handoff.xlsx", "Blank inputs"):
         blank[b[header("scenario")]].add((b[header("input_label")], b[header("value_used")]))
@@ -185,7 +233,7 @@ def test_runs_and_outputs_sheets_hold_every_input_and_output_as_the_engine_compu
 
 def test_costs_sheet_breaks_the_total_down(handoff):
     rows = sheet_records(handoff / "handoff.xlsx", "Costs")
-    runs = [r for r in rows if r[header("file")] != "Total"]
+    runs = [r for r in rows if r[header("scenario")] != "Total"]
     for r in runs:
         out = expected(PLANS[r[header("scenario")]])
         assert close(r[header("compute_cost_usd")], out["compute_cost_usd"])
@@ -201,8 +249,7 @@ def test_costs_sheet_breaks_the_total_down(handoff):
         assert close(
             r[header("compute_cost_share")], out["compute_cost_usd"] / out["total_cost_usd"]
         )
-        assert close(r[header("co2_tonnes")], out["co2_tonnes"])
-    (total,) = [r for r in rows if r[header("file")] == "Total"]
+    (total,) = [r for r in rows if r[header("scenario")] == "Total"]
     assert close(total[header("total_cost_usd")], grand_total())
 
 
@@ -268,13 +315,13 @@ def test_formatted_for_finance(handoff):
     path = handoff / "handoff.xlsx"
     wb = openpyxl.load_workbook(path)
     runs, costs = wb["Runs"], wb["Costs"]
-    assert runs.freeze_panes == "D2" and costs.freeze_panes == "D2"
+    assert runs.freeze_panes == "B2" and costs.freeze_panes == "B2"
     assert runs.print_title_rows == "$1:$1"
-    # at most two pages across, the scenario name on every page
-    assert runs.page_setup.fitToWidth == 2 and runs.page_setup.fitToHeight == 0
-    assert runs.print_title_cols == "$C:$C"
+    # turned: a column per run, one page wide for up to four runs
+    assert runs.page_setup.fitToWidth == 1 and runs.page_setup.fitToHeight == 0
     for ws in wb:
-        assert ws.page_setup.orientation == "landscape", ws.title
+        portrait = ws.title in ("Summary", "Runs")
+        assert ws.page_setup.orientation == ("portrait" if portrait else "landscape"), ws.title
         assert ws.sheet_properties.pageSetUpPr.fitToPage, ws.title
     # every column is wide enough for what it shows, the bold grand totals included
     monthly = wb["Monthly"]
@@ -288,9 +335,8 @@ def test_formatted_for_finance(handoff):
     col = [c.value for c in costs[1]].index(header("total_cost_usd")) + 1
     assert "$" in costs.cell(row=2, column=col).number_format
     assert "#,##0" in costs.cell(row=2, column=col).number_format
-    outputs = wb["Outputs"]
-    col = [c.value for c in outputs[1]].index(header("training_flops")) + 1
-    assert "E+" in outputs.cell(row=2, column=col).number_format
+    (flops,) = [r for r in runs.iter_rows() if r[0].value == header("training_flops")]
+    assert "E+" in flops[1].number_format
     with zipfile.ZipFile(path) as z:
         assert any(n.startswith("xl/charts/chart") for n in z.namelist())
 

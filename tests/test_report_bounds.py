@@ -85,7 +85,7 @@ def test_a_long_text_typed_over_an_output_is_cut_the_same_in_every_output(
     shown = pd.read_csv(tmp_path / "csv" / "mismatches.csv")["cached_value"].tolist()
     assert len(shown) == 1 and shown[0].startswith("y" * (MAX_TEXT_CHARS - 1) + "\u2026")
     assert f"cut at {MAX_TEXT_CHARS} of 5,000 characters" in shown[0]
-    ws = openpyxl.load_workbook(tmp_path / "h.xlsx")["Mismatches"]
+    ws = openpyxl.load_workbook(tmp_path / "h.xlsx")["Checks"]  # the mismatches table
     cells = [c.value for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
     assert shown[0] in cells and text not in cells
     for line in capsys.readouterr().err.splitlines():

@@ -16,6 +16,7 @@ from udfs.validation import CommandError, check_name, console_line, echo
 
 from ..files import deferred_interrupts
 from ..reader import DEFAULT_MAX_BYTES, MAX_UNCOMPRESSED_BYTES
+from ..sheetkit import paper_size
 from .consolidate import DEFAULT_TOLERANCE
 from .csv_files import CSV_FILES
 from .output import check_in_range, write_outputs
@@ -49,6 +50,11 @@ def configure_parser(parser):
         default="1",
         metavar="MONTH",
         help="first month of the fiscal year, 1-12 (default 1, January; 4 = April)",
+    )
+    parser.add_argument(
+        "--paper",
+        choices=("a4", "letter"),
+        help="paper the hand-off prints on (default: COMPUTE_LAB_PAPER, else the locale's)",
     )
     parser.add_argument(
         "--max-size-mb",
@@ -116,6 +122,7 @@ def _check_flags(args):
     if not (0 <= args.tolerance < 1):
         raise CommandError(f"--tolerance must be at least 0 and below 1 (got {args.tolerance:g})")
     args.fiscal_year_start = _fiscal_year_start(args.fiscal_year_start)
+    args.paper = getattr(args, "paper", None) or paper_size()  # a bad variable: one line
 
 
 def _targets(args):
@@ -276,6 +283,7 @@ def _run(args):
     if code is not None:
         return code
     check_in_range(c)  # before any warning: a refused run is one line
+    c.paper = args.paper
     written = write_outputs(c, out=args.out, csv_dir=args.csv, force=args.force)
     _warnings(c)  # after the write: a failed write is one line too
     t = c.tables["totals"].iloc[0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -18,12 +19,13 @@ from openpyxl.comments import Comment
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter
 
-from ..sheetkit import number_format, print_setup, put_text
+from ..sheetkit import PAPER_SIZES, number_format, print_setup, put_text
 from .consolidate import Q
 
-__all__ = ["realign", "header", "fmt", "put", "write_table", "fit_columns", "fit_rows",
-           "fit_header_rows", "wrapped_lines", "setup_print", "STYLES", "MONTH", "DATE",
-           "USD"]  # fmt: skip
+__all__ = ["cell_lines", "realign", "header", "fmt", "put", "write_table", "fit_columns",
+           "fit_rows", "fit_header_rows", "wrapped_lines", "setup_print", "STYLES", "MONTH",
+           "DATE", "USD", "lines", "keep_together", "sheet_width", "file_cell", "row_height",
+           "PAGE_LANDSCAPE", "PAGE_PORTRAIT"]  # fmt: skip
 
 # The workbook kit's formats (sheetkit.NUMBER_FORMATS), by the unit they show.
 USD = number_format("US$")
@@ -80,6 +82,9 @@ _EXTRA = {
     "files": ("Files", INT),
     "cumulative_total_cost_usd": ("Cumulative (US$)", USD),
     "contingency_usd": ("Contingency P90 - P50 (US$)", USD),
+    "planner_template_version": ("Planner template version", None),
+    "approval": ("Approval", None),
+    "run_id": ("Run id", None),
     "sheet": ("Sheet", None),
     "cell": ("Cell", None),
     "name": ("Quantity", None),
@@ -173,7 +178,7 @@ def _header_row(ws, row, columns, first_col=1):
             STYLES["header_font"], STYLES["header_fill"], STYLES["header_align"])  # fmt: skip
 
 
-def _file_cell(ws, row, col, path):
+def file_cell(ws, row, col, path):
     """A file as its base name, with the full path in a note."""
     cell = put(ws, row, col, os.path.basename(path) or path)
     if os.path.basename(path) != path:
@@ -218,7 +223,7 @@ def write_table(ws, df, start_row=1, *, totals=None, additive=(), formats=None,
         for record in part.itertuples(index=False, name=None):
             row += 1
             for j, (name, value) in enumerate(zip(columns, record, strict=True), start=1):
-                cell = (_file_cell(ws, row, j, value) if name == "file" and value
+                cell = (file_cell(ws, row, j, value) if name == "file" and value
                         else put(ws, row, j, value, formats[j - 1]))  # fmt: skip
                 if name == "status" and value in STYLES["status_fill"]:
                     cell.fill = STYLES["status_fill"][value]
@@ -259,34 +264,58 @@ def display_len(value, number_format):
     return len(f"{value:,.{min(decimals, 10)}f}") + ("$" in body)
 
 
+def _longest_word(text):
+    """The longest piece of ``text`` a line break cannot split (a break may follow a space
+    or a hyphen: "Accelerator-" and "hours")."""
+    return max((len(w) for w in re.split(r"\s+|(?<=-)", str(text)) if w), default=0)
+
+
 def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
     """Size each column to its widest shown value and its header (headers wrap on up to
-    three lines); text wider than the column's cap wraps (and :func:`fit_rows` sizes rows)."""
+    three lines, never inside a word); text wider than the column's cap wraps (and
+    :func:`fit_rows` sizes rows); a figure or a word of a header is never cut by the cap."""
     wide = {**WIDE, **(wide or {})}
     for j, name in enumerate(columns, start=first_col):
         head = header(name)
-        need = max(max(len(w) for w in head.split()), len(head) / 3.4) + 1.5
+        need, whole = len(head) / 3.4 + 1.5, _longest_word(head) + 1.5
+        figures = 0
         for r in range(header_row + 1, last_row + 1):
             cell = ws.cell(row=r, column=j)
+            if isinstance(cell.value, str) and cell.value.startswith("="):  # a (sub)total:
+                figures = max(figures, 1)  # as wide as the column's figures, and a digit more
+                continue
+            if isinstance(cell.value, int | float | _dt.date) and not isinstance(cell.value, bool):
+                figures = max(figures, display_len(cell.value, cell.number_format))
+                continue
+            if cell.alignment.wrap_text is False:  # a line of text (:func:`lines`) runs on
+                continue
             if cell.fill == STYLES["header_fill"] and isinstance(cell.value, str):
-                words = max(len(w) for w in cell.value.split()) if cell.value.split() else 0
-                need = max(need, words + 1.5, len(cell.value) / 3.4 + 1.5)  # wraps: 4 lines
+                whole = max(whole, _longest_word(cell.value) + 1.5)
+                need = max(need, len(cell.value) / 3.4 + 1.5)  # wraps: 4 lines
                 continue
             shown = display_len(cell.value, cell.number_format) * (1.1 if cell.font.b else 1)
             need = max(need, shown + 2)
         cap = wide.get(name, 40)
         letter = get_column_letter(j)
-        ws.column_dimensions[letter].width = min(max(need, 7), cap)
+        figure_need = (figures + 1) * 1.1 + 1.5 if figures else 0
+        ws.column_dimensions[letter].width = max(min(max(need, 7), cap), whole, figure_need)
         for r in range(header_row + 1, last_row + 1):
             cell = ws.cell(row=r, column=j)
-            if isinstance(cell.value, str) and len(cell.value) + 2 > cap:
-                cell.alignment = Alignment(wrap_text=True, vertical="top")
+            if (isinstance(cell.value, str) and len(cell.value) + 2 > cap
+                    and cell.alignment.wrap_text is not False):  # fmt: skip
+                realign(cell, wrap_text=True, vertical="top")
 
 
-def wrapped_lines(text, width):
+#: Characters of plain (not bold) text a column holds per width unit: Calibri's letters are
+#: narrower than its digits, by which a column's width is counted (a cautious ratio).
+TEXT_PER_UNIT = 1.2
+
+
+def wrapped_lines(text, width, per_unit=1.0):
     """Lines ``text`` takes when word-wrapped in a column ``width`` characters wide (a
-    cautious count: a character as wide as a digit, long words broken)."""
-    per_line = max(1, int(width) - 1)
+    cautious count: a character as wide as a digit, or ``per_unit`` characters a width unit
+    for plain text; long words broken)."""
+    per_line = max(1, int(width * per_unit) - 1)
     lines = 0
     for paragraph in str(text).split("\n"):
         used, count = 0, 1
@@ -301,6 +330,14 @@ def wrapped_lines(text, width):
     return lines
 
 
+def cell_lines(cell, width):
+    """Lines the text of ``cell`` takes, wrapped in ``width`` character units: plain text at
+    :data:`TEXT_PER_UNIT` characters a unit, bold text and text without a space (a SHA-256)
+    at one."""
+    plain = not (cell.font is not None and cell.font.b) and " " in str(cell.value)
+    return wrapped_lines(cell.value, width, TEXT_PER_UNIT if plain else 1.0)
+
+
 def fit_rows(ws, first_row=1, line_pt=LINE_PT):
     """Every row with wrapped text as tall as its most wrapped cell (never shorter); a merged
     cell wraps across the merged columns."""
@@ -310,10 +347,11 @@ def fit_rows(ws, first_row=1, line_pt=LINE_PT):
     for row in ws.iter_rows(min_row=first_row):
         need = 1
         for c in row:
-            if isinstance(c.value, str) and c.alignment is not None and c.alignment.wrap_text:
+            if (isinstance(c.value, str) and c.alignment is not None and c.alignment.wrap_text
+                    and c.data_type != "f"):  # fmt: skip
                 width = spans.get((c.row, c.column)) or ws.column_dimensions[
                     c.column_letter].width or 8.43  # fmt: skip
-                need = max(need, wrapped_lines(c.value, width))
+                need = max(need, cell_lines(c, width))
         if need > 1:
             r = row[0].row
             ws.row_dimensions[r].height = max(ws.row_dimensions[r].height or 0,
@@ -330,10 +368,108 @@ def fit_header_rows(ws, first_row=1):
             ws.row_dimensions[row[0].row].height = LINE_PT * max(2, lines) + 3
 
 
-def setup_print(ws, title, generated, pages_wide=1, header_rows=None, title_cols=None):
-    """Landscape A4 (sheetkit's print set-up), header and footer with the date as the body
-    writes it (``yyyy-mm-dd``)."""
+#: Printable body of a landscape page in (width units of a column, points of height) at 100%,
+#: the smaller of Letter and A4 (half-inch sides, 0.75-inch top and bottom, a little for the
+#: page header and footer): a sheet no wider than this prints one page wide at full size.
+PAGE_LANDSCAPE = (128, 487)
+#: The same for a portrait page.
+PAGE_PORTRAIT = (92, 684)
+#: Pixels a column takes beyond its width in characters (Calibri 11: 7 px a character).
+_PAD_PX = 5
+
+
+def sheet_width(ws, last_col=None):
+    """The width of ``ws``'s columns in character units, each column's padding included."""
+    last_col = last_col or ws.max_column
+    px = sum((ws.column_dimensions[get_column_letter(j)].width or 8.43) * 7 + _PAD_PX
+             for j in range(1, last_col + 1))  # fmt: skip
+    return px / 7
+
+
+def lines(ws, row, col, text, chars, font=None):
+    """``text`` word-wrapped at ``chars`` characters, one line per row from ``row`` in
+    column ``col``, each running on into the empty cells to its right (never merged, never
+    wrapped in its cell); returns the row after the last line."""
+    import textwrap
+
+    shown = [
+        line
+        for part in str(text).split("\n")
+        for line in textwrap.wrap(part, width=chars, break_long_words=True) or [""]
+    ]
+    for line in shown:
+        cell = put(ws, row, col, line)
+        cell.alignment = Alignment(wrap_text=False, vertical="top")
+        if font is not None:
+            cell.font = font
+        row += 1
+    return row
+
+
+#: The height LibreOffice gives a row of 11-point text whose height is not set (Excel: 15).
+LO_ROW_PT = 12.8
+
+
+def row_height(ws, r, default=LINE_PT):
+    return ws.row_dimensions[r].height or default
+
+
+#: Pixels a column's width unit takes: 7 in Excel (Calibri's digit), about 9.5 in a
+#: LibreOffice without Calibri or Carlito (its substitute's digits are wider), which prints a
+#: sheet scaled down to fit the page's width.
+PX_PER_UNIT = (7.0, 9.5)
+#: The printable body of a page, (width px, height pt), by (orientation, paperSize).
+_BODY = {("landscape", 9): (1026, 487), ("landscape", 1): (960, 504),
+         ("portrait", 9): (698, 734), ("portrait", 1): (720, 684)}  # fmt: skip
+
+
+def _page_models(ws):
+    """[(height of a row whose height is not set, page height in the sheet's points)]: Excel,
+    LibreOffice with Calibri's metrics, and LibreOffice printing the sheet scaled down."""
+    width_px, body = _BODY[(ws.page_setup.orientation, int(ws.page_setup.paperSize or 9))]
+    wide = sheet_width(ws)
+    excel = min(1.0, width_px / (wide * PX_PER_UNIT[0]))
+    lo = min(1.0, width_px / (wide * PX_PER_UNIT[1]))
+    return [(LINE_PT, body / excel), (LO_ROW_PT, body / excel), (LO_ROW_PT, body / lo)]
+
+
+def keep_together(ws, blocks, first_row=1):
+    """Page breaks so that no block (``(first row, rows to keep)``: a section's title, its
+    header and its first rows) starts at the foot of a page and goes on over the next: a break
+    is put before a block that would not fit in what is left of the page, in Excel or in
+    LibreOffice (:func:`_page_models`). Call it once the print set-up is done."""
+    from openpyxl.worksheet.pagebreak import Break
+
+    models = _page_models(ws)
+    starts = dict(blocks)
+    forced = {b.id for b in ws.row_breaks.brk}
+    used = [0.0] * len(models)
+    for r in range(first_row, ws.max_row + 1):
+        for k, (default, page) in enumerate(models):
+            if r in starts and used[k] and r - 1 not in forced:
+                need = sum(row_height(ws, i, default) for i in range(r, r + starts[r]))
+                if used[k] + need > page:
+                    ws.row_breaks.append(Break(id=r - 1))
+                    forced.add(r - 1)
+        for k, (default, page) in enumerate(models):
+            h = row_height(ws, r, default)
+            if r - 1 in forced:
+                used[k] = 0.0
+            if used[k] + h > page:
+                used[k] = 0.0
+            used[k] += h
+
+
+def setup_print(ws, title, generated, pages_wide=1, header_rows=None, title_cols=None,
+                portrait=False, paper=None):  # fmt: skip
+    """Landscape (or ``portrait``) A4 or Letter (sheetkit's print set-up; ``paper`` "a4" or
+    "letter" overrides its choice), header and footer with the date as the body writes it
+    (``yyyy-mm-dd``)."""
     print_setup(ws, pages_wide=pages_wide, print_titles=header_rows, title_cols=title_cols)
+    if portrait:
+        ws.page_setup.orientation = "portrait"
+    if paper is not None:
+        ws.page_setup.paperSize = PAPER_SIZES[paper]
     for part, text in (
         (ws.oddHeader.left, "Compute Lab hand-off"),
         (ws.oddHeader.right, title),

@@ -25,7 +25,8 @@ _METHOD = (
     ("Electricity", "accelerator-hours x watts x server overhead x PUE / 1000"),
     ("Electricity cost", "kWh x price per kWh (US$0.08/kWh when blank)"),
     ("Emissions", "kWh x grid gCO2/kWh / 1e6 (operational only)"),
-    ("Total cost", "compute + electricity"),
+    ("Total cost", "compute + electricity (none where the price includes the power: rental "
+     "all-in) + other costs"),
     ("Budget", "only Approved and Proposed scenarios are summed (a blank status in a filled "
      "column counts as Proposed; an older planner's columns as 'status unknown'); Reference "
      "and Excluded scenarios are listed as not in the budget"),
@@ -66,11 +67,10 @@ def sources_table(c):
         "fraction", "P90 / P50 - 1 of accelerator-hours with the calibrated default MFU "
         "(leave-one-out over the disclosed runs; the calibrated ranges, Compute Lab "
         "methodology)")  # fmt: skip
-    for q in PLAN_INPUTS:
-        if q.name in ("scenario_name", "budget_status", "owner"):
+    for q in PLAN_INPUTS:  # the inputs a blank can leave to a default, and where it is from
+        if q.default is None and "blank" not in (q.note or "").lower():
             continue
-        detail = "; ".join(x for x in (q.rule, q.note) if x)
-        add("Input default", q.label, q.default, q.unit, detail)
+        add("Input default", q.label, q.default, q.unit, q.note or q.rule)
     used = sorted({r.scenario.inputs["accelerator_name"] for r in c.runs
                    if r.scenario.inputs.get("accelerator_name")})  # fmt: skip
     for name in used:

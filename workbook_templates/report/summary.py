@@ -1,16 +1,20 @@
-"""The Summary sheet: a one-page management summary, then the budget view.
+"""The Summary sheet, one portrait page a CFO reads, and the Budget sheet behind it.
 
-Page 1: the master check (OK / WARN / ERROR) and what needs a look, the budget by status
-(Approved and Proposed subtotals, the total, P90 and contingency), by fiscal year, and what
-is not in the budget. Then, on the following pages: the budget by run (subtotals by status),
-by month, quarter and fiscal year with a cumulative column, the key assumptions per run, and
-the "Not in the budget" table (never summed).
+Summary: the headline figures (P50 total, P90, contingency, approved, proposed), each a
+number in its own named cell; what the total includes and excludes; the master check (OK /
+WARN / ERROR) and what needs a look; the budget by status; the budget by fiscal year and
+quarter, P50 and P90, each figure a named cell (:func:`period_name`); what is not in the
+budget; five words explained. Budget (landscape): the budget by run (a subtotal per status),
+the key assumptions per run and the "Not in the budget" table (never summed). No cell is
+merged: a long sentence is word-wrapped into lines, one cell each (:func:`.layout.lines`).
 """
 
 from __future__ import annotations
 
+import textwrap
+
 from openpyxl.styles import Alignment
-from openpyxl.worksheet.pagebreak import Break
+from openpyxl.workbook.defined_name import DefinedName
 
 from udfs import __version__
 
@@ -21,6 +25,8 @@ from .layout import (
     fit_columns,
     fit_header_rows,
     fit_rows,
+    keep_together,
+    lines,
     put,
     realign,
     setup_print,
@@ -28,36 +34,41 @@ from .layout import (
 )
 from .tables import UNSCHEDULED, with_unscheduled
 
-__all__ = ["write_summary", "SHEET_GUIDE"]
+__all__ = ["write_summary", "write_budget", "period_name", "SHEET_GUIDE", "HEADLINE"]
 
 SHEET_GUIDE = (
-    ("Summary", "management summary (page 1), then the budget by run, by period, the key "
-     "assumptions and what is not in the budget"),
-    ("Runs", "one row per budget run: the inputs used, the throughput source, the defaults"),
-    ("Outputs", "one row per budget run: every output of the engine"),
+    ("Summary", "management summary, one page: the headline figures, the checks, the budget "
+     "by status, by fiscal year and quarter (P50, P90), what is not in the budget, five words"),
+    ("Budget", "the budget by run (a subtotal per status) and what is not in the budget"),
+    ("Runs", "every input and output per budget run, one column per run (runs.csv turned); "
+     "a default used for a blank input in grey"),
+    ("Costs", "per budget run: compute, electricity, other costs; the P10 / P50 / P90 ranges "
+     "and the contingency (P90 - P50); the monthly spend (the rows Monthly adds up)"),
     ("Blank inputs", "each blank input of a budget run: the value used and why"),
-    ("Costs", "cost breakdown per budget run: compute, electricity; shares; totals"),
-    ("Ranges", "P10 / P50 / P90 per budget run, and the contingency (P90 - P50)"),
     ("Monthly", "spend by calendar month across budget runs, cumulative, P90, with a chart"),
-    ("Monthly by run", "each budget run's monthly spend (the rows Monthly adds up)"),
-    ("Mismatches", "saved output values in the files that differ from the engine"),
-    ("Checks", "what was checked, file by file: OK, WARN (look), ERROR (failed), INFO"),
-    ("Files", "the files read: size, SHA-256, template version, budget status row"),
+    ("Checks", "what was checked: OK, WARN (look), ERROR (failed), INFO; the files read "
+     "(size, SHA-256, template version); saved values that differ from the engine"),
     ("Sources", "method, defaults, the catalogue figures used and their sources"),
 )  # fmt: skip
 
 _MONEY = ("total_cost_usd", "total_cost_usd_p90", "contingency_usd")
-_WIDE = {"file": 21, "scenario": 24, "budget_status": 12, "fiscal_year": 12, "month": 12}
-#: Lines of "needs a look" on page 1 (the rest: see Checks).
-_MAX_LOOK = 6
 
 
-def _section(ws, row, text, note=None):
+#: The Summary's columns (portrait): labels, then figures; at most PAGE_PORTRAIT wide.
+_SUMMARY_WIDTHS = {"A": 22, "B": 15, "C": 13, "D": 13, "E": 13, "F": 13}
+#: The Summary's row height (pt): 11-point text, set so that Excel and LibreOffice agree.
+ROW_PT = 13.5
+#: Characters a line of text takes across the Summary's width (a cautious count).
+_LINE_CHARS = 100
+#: Checks with items that need a look listed on the Summary, one line each (the rest: see
+#: the Checks sheet).
+_MAX_LOOK = 4
+_LOOK_CHARS = 62
+
+
+def _section(ws, row, text, note=None, chars=_LINE_CHARS):
     put(ws, row, 1, text).font = STYLES["section"]
-    if note:
-        put(ws, row + 1, 1, note)
-        return row + 2
-    return row + 1
+    return lines(ws, row + 1, 1, note, chars) if note else row + 1
 
 
 def _status_line(ws, row, c):
@@ -72,12 +83,18 @@ def _status_line(ws, row, c):
     put(ws, row, 3, "nothing needs a look" if not len(look)
         else f"{len(look)} item(s) need a look (the Checks sheet):")  # fmt: skip
     row += 1
-    for item in look.head(_MAX_LOOK).itertuples(index=False):
-        put(ws, row, 2, item.status)
-        put(ws, row, 3, f"{item.check}: {item.detail}")
-        row += 1
-    if len(look) > _MAX_LOOK:
-        put(ws, row, 3, f"... and {len(look) - _MAX_LOOK} more on the Checks sheet")
+    groups = list(look.groupby("check", sort=False))  # one line a check: its count, the first
+    for check, items in groups[:_MAX_LOOK]:
+        status = "ERROR" if (items["status"] == "ERROR").any() else "WARN"
+        cell = put(ws, row, 2, status)
+        cell.fill = STYLES["status_fill"][status]
+        more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
+        text = textwrap.shorten(f"{check}{more}: {items['detail'].iloc[0]}", _LOOK_CHARS,
+                                placeholder=" ...")  # fmt: skip
+        row = lines(ws, row, 3, text, _LOOK_CHARS)
+    if len(groups) > _MAX_LOOK:
+        rest = sum(len(items) for _, items in groups[_MAX_LOOK:])
+        put(ws, row, 3, f"... and {rest} more on the Checks sheet")
         row += 1
     return row
 
@@ -90,8 +107,8 @@ def _not_in_budget_line(ws, row, c):
     counts = others.groupby(["scenario", "budget_status"], sort=False).size()
     names = "; ".join(f"{name}: {status}" + (f", in {n} files" if n > 1 else "")
                       for (name, status), n in counts.items())  # fmt: skip
-    put(ws, row, 1, f"Not in the budget ({len(others)} scenario(s), never summed): {names}")
-    return row + 1
+    text = f"Not in the budget ({len(others)} scenario(s), never summed): {names}"
+    return lines(ws, row, 1, text, _LINE_CHARS)
 
 
 #: Page 1's headline figures: (defined name, label, totals column, note). Each is a number
@@ -108,62 +125,126 @@ HEADLINE = (
 )  # fmt: skip
 #: What the total includes and excludes, said on page 1.
 SCOPE = (
-    "The total includes: the accelerators' compute (rental, or the ownership equivalent, at "
-    "each run's price per accelerator-hour), their electricity where the price does not "
-    "include power (pricing basis), and the other costs typed per run. It excludes: staff, "
-    "data, storage, networking and failed or repeated runs, unless typed as other costs."
+    "The total includes the compute cost (accelerator-hours at each run's price: rental, or "
+    "the ownership equivalent), electricity where the price does not include power, and the "
+    "other costs typed per run; it excludes staff, data, storage, networking and failed or "
+    "repeated runs unless typed as other costs."
 )
 
 
-def _headline(ws, c, t, row):
-    """The headline figures, one number cell each, named; the scope of the total; the run
-    count. Returns the last row written."""
-    from openpyxl.workbook.defined_name import DefinedName
+def _name(ws, name, row, col):
+    letter = ws.cell(row=row, column=col).column_letter
+    ws.parent.defined_names[name] = DefinedName(name, attr_text=f"Summary!${letter}${row}")
 
+
+def _headline(ws, c, t, row):
+    """The headline figures, one number cell each, named; the run count; the scope of the
+    total. Returns the row after the last written."""
     for i, (name, label, column, note) in enumerate(HEADLINE):
         r = row + i
         put(ws, r, 1, label).font = STYLES["bold"]
         cell = put(ws, r, 2, float(t[column]), USD)
-        cell.font = STYLES["title"] if i == 0 else STYLES["bold"]
+        cell.font = STYLES["bold"]
         put(ws, r, 3, note).alignment = Alignment(indent=1)
-        ws.parent.defined_names[name] = DefinedName(name, attr_text=f"Summary!$B${r}")
-    r = row + len(HEADLINE)
+        _name(ws, name, r, 2)
     unscheduled = t["unscheduled_total_cost_usd"]
-    put(ws, r, 1, f"{int(t['runs'])} run(s) in the budget from {int(t['files'])} file(s)"
-        + (f"; ${unscheduled:,.0f} without a start date (the 'Unscheduled' row of the period "
-           "tables)" if unscheduled else ""))  # fmt: skip
-    put(ws, r + 1, 1, SCOPE)
-    return r + 1
+    text = (f"{int(t['runs'])} run(s) from {int(t['files'])} file(s)"
+            + (f"; ${unscheduled:,.0f} has no start date ('Unscheduled')"
+               if unscheduled else "") + ". " + SCOPE)  # fmt: skip
+    return lines(ws, row + len(HEADLINE), 1, text, _LINE_CHARS)
+
+
+def period_name(period, level):
+    """The defined name of a period's figure: ``budget_`` + the fiscal year or quarter in
+    lower case, "/" and spaces dropped or made "_" (FY2027 -> fy2027, FY2026/27 Q1 ->
+    fy2026_27q1, Unscheduled -> unscheduled) + ``_p50`` or ``_p90``."""
+    key = str(period).lower().replace("/", "_").replace(" ", "")
+    return f"budget_{key}_{level}"
+
+
+def _period_rows(c):
+    """[(label, {quarter number: (p50, p90, quarter label)}, (p50, p90))] per fiscal year."""
+    quarters = c.tables["quarterly"]
+    out = []
+    for y in c.tables["fiscal_years"].itertuples(index=False):
+        part = quarters[quarters["fiscal_year"] == y.fiscal_year]
+        qs = {
+            int(q.quarter.rsplit("Q", 1)[1]): (
+                float(q.total_cost_usd),
+                float(q.total_cost_usd_p90),
+                q.quarter,
+            )
+            for q in part.itertuples(index=False)
+        }
+        out.append((y.fiscal_year, qs, (float(y.total_cost_usd), float(y.total_cost_usd_p90))))
+    return out  # fmt: skip
+
+
+def _periods(ws, c, t, row):
+    """The budget by fiscal year (rows) and quarter (columns), P50 then P90, each figure a
+    named cell; an Unscheduled row when a run has no start date; a SUBTOTAL total per block.
+    Returns the last row written."""
+    years = _period_rows(c)
+    if not years and not c.unscheduled:
+        return put(ws, row, 1, _unscheduled_text(c)).row
+    heads = ["Fiscal year", "Q1", "Q2", "Q3", "Q4", "Year"]
+    for j, text in enumerate(heads, start=1):
+        cell = put(ws, row, j, text)
+        cell.font, cell.fill, cell.alignment = (
+            STYLES["header_font"], STYLES["header_fill"], STYLES["header_align"])  # fmt: skip
+    last = with_unscheduled(c, "fiscal_years").iloc[-1]  # the Unscheduled row, if any
+    unscheduled = (float(last["total_cost_usd"]), float(last["total_cost_usd_p90"]))
+    for k, level in enumerate(("p50", "p90")):
+        block = row + 1
+        for fy, qs, year in years:
+            row += 1
+            put(ws, row, 1, f"{fy}, {level.upper()}")
+            for q in range(1, 5):
+                if q in qs:
+                    put(ws, row, 1 + q, qs[q][k], USD)
+                    _name(ws, period_name(qs[q][2], level), row, 1 + q)
+            put(ws, row, 6, year[k], USD)
+            _name(ws, period_name(fy, level), row, 6)
+        if c.unscheduled:
+            row += 1
+            put(ws, row, 1, f"Unscheduled, {level.upper()}")
+            put(ws, row, 6, unscheduled[k], USD)
+            _name(ws, period_name("unscheduled", level), row, 6)
+        row += 1
+        put(ws, row, 1, f"Total, {level.upper()}")
+        cell = ws.cell(row=row, column=6)
+        cell.value, cell.number_format = f"=SUBTOTAL(9,F{block}:F{row - 1})", USD
+        for j in range(1, 7):
+            ws.cell(row=row, column=j).font = STYLES["bold"]
+            ws.cell(row=row, column=j).border = STYLES["total_border"]
+    return row
 
 
 def _management(ws, c, generated):
     t = c.tables["totals"].iloc[0]
     put(ws, 1, 1, "Compute Lab hand-off: training-run budget").font = STYLES["title"]
     fy = _MONTHS[c.fiscal_year_start - 1]
-    put(
-        ws,
-        2,
-        1,
-        f"Generated {generated:%Y-%m-%d %H:%M} UTC by compute-lab {__version__}; "
-        f"fiscal years start in {fy}. Every figure is recomputed from the planners' inputs.",
-    )
-    row = _headline(ws, c, t, 4)
+    row = lines(ws, 2, 1, f"Generated {generated:%Y-%m-%d %H:%M} UTC by compute-lab "
+                f"{__version__}; US$; fiscal years start in {fy}.", _LINE_CHARS)  # fmt: skip
+    row = _headline(ws, c, t, row + 1)
     row = _status_line(ws, row + 1, c) + 1
     row = _section(ws, row, "Budget by status")
+    head = row
     row = write_table(ws, c.tables["status_totals"][["budget_status", "runs", *_MONEY]], row,
                       totals="Total in the budget", additive=("runs", *_MONEY))  # fmt: skip
-    row = _section(ws, row + 2, "By fiscal year")
-    years = with_unscheduled(c, "fiscal_years")
-    years = years[["fiscal_year", *_MONEY, "cumulative_total_cost_usd"]]
-    row = write_table(ws, years, row, totals="Total", additive=_MONEY) if len(years) else (
-        put(ws, row, 1, _unscheduled_text(c)).row)  # fmt: skip
+    for j, text in enumerate(("P50", "P90", "Contingency"), start=3):  # short: one line
+        put(ws, head, j, text)
+    first = _MONTHS[c.fiscal_year_start - 1]
+    blocks = [(row + 2, 4)]  # the periods' title, header and first rows: never split
+    row = _section(ws, row + 2, f"By fiscal year and quarter (Q1 starts in {first})")
+    row = _periods(ws, c, t, row)
     row = _not_in_budget_line(ws, row + 2, c)
-    row = _section(ws, row + 1, "Words")
+    words = row + 1
+    row = _section(ws, words, "Words")
     for word, meaning in GLOSSARY:
         put(ws, row, 1, word).font = STYLES["bold"]
-        put(ws, row, 2, meaning)
-        row += 1
-    return row - 1
+        row = lines(ws, row, 2, meaning, _LINE_CHARS - 25)
+    return blocks + [(words, row - words)]  # the five words together
 
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
@@ -176,84 +257,74 @@ def _unscheduled_text(c):
     return "No budget run has a start date: nothing to schedule by period."
 
 
-def _bold_last(ws, row, columns):
-    for j in range(1, columns + 1):
-        ws.cell(row=row, column=j).font = STYLES["bold"]
-        ws.cell(row=row, column=j).border = STYLES["total_border"]
+#: The budget by run as the Budget sheet shows it (compute and electricity: on Costs).
+_BY_RUN = ["scenario", "budget_status", "approval", "owner", "start_month", "end_month",
+           "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
+_BUDGET_WIDE = {"scenario": 20, "approval": 14, "owner": 12, "budget_status": 10,
+                "start_month": 10, "end_month": 10}  # fmt: skip
+_BUDGET_CHARS = 120
 
 
 def _budget_view(ws, c, row):
-    tables = c.tables
+    """The Budget sheet's tables; returns (last row, [(first row, rows to keep together)])."""
+    tables, blocks = c.tables, []
+    blocks.append((row, 5))
     row = _section(ws, row, "Budget by run",
                    "Approved and Proposed runs (a blank status counts as Proposed), with a "
-                   "subtotal each; P90 and contingency from the calibrated ranges.")  # fmt: skip
-    budget = tables["budget"].drop(columns=["column", "run_id"])
-    additive = ("accelerator_hours", "compute_cost_usd", "electricity_cost_usd", *_MONEY)
+                   "subtotal each; P90 and contingency from the calibrated ranges; compute and "
+                   "electricity on the Costs sheet.", _BUDGET_CHARS)  # fmt: skip
+    budget = tables["budget"][_BY_RUN]
     if len(budget):
-        row = write_table(ws, budget, row, totals="Total in the budget", additive=additive,
+        row = write_table(ws, budget, row, totals="Total in the budget", additive=_MONEY,
                           subtotal_by="budget_status")  # fmt: skip
     else:
         row = put(ws, row, 1, "No scenario is in the budget.").row
-    for title, name, cols in (
-        ("Budget by month", "monthly", ["month", "compute_cost_usd", "electricity_cost_usd"]),
-        ("Budget by quarter", "quarterly", ["quarter", "first_month"]),
-    ):  # by fiscal year: on page 1 only (one table, not two)
-        row = _section(ws, row + 2, title)
-        df = with_unscheduled(c, name)[[*cols, *_MONEY, "cumulative_total_cost_usd"]]
-        more = ("compute_cost_usd", "electricity_cost_usd", *_MONEY)
-        row = (write_table(ws, df, row, totals="Total", additive=more) if len(df)
-               else put(ws, row, 1, _unscheduled_text(c)).row)  # fmt: skip
-    row = _section(ws, row + 2, "Key assumptions per run",
-                   "Price per accelerator-hour (rental, or the ownership equivalent); where "
-                   "the throughput comes from; PUE; electricity price.")  # fmt: skip
-    assumptions = tables["assumptions"].drop(columns=["column", "run_id"])
-    row = write_table(ws, assumptions, row) if len(assumptions) else row
-    row = _section(
-        ws,
-        row + 2,
-        "Not in the budget",
-        "Reference and Excluded scenarios: listed for information, never summed.",
-    )
-    others = tables["not_in_budget"].drop(columns=["column", "run_id"])
-    return write_table(ws, others, row) if len(others) else put(ws, row, 1, "None.").row
+    blocks.append((row + 2, 4))
+    row = _section(ws, row + 2, "Not in the budget",
+                   "Reference and Excluded scenarios: listed for information, never summed.",
+                   _BUDGET_CHARS)  # fmt: skip
+    others = tables["not_in_budget"][
+        ["scenario", "budget_status", "file", "owner", "accelerator_hours", "total_cost_usd"]
+    ]
+    last = write_table(ws, others, row) if len(others) else put(ws, row, 1, "None.").row
+    return last, blocks
 
 
-def write_summary(ws, c, generated):
-    """Fill ``ws`` (the first sheet) with the management summary and the budget view."""
-    ws.title = "Summary"
-    last_page1 = _management(ws, c, generated)
-    ws.row_breaks.append(Break(id=last_page1 + 1))
-    last = _budget_view(ws, c, last_page1 + 3)
-    columns = ["file", "scenario", "budget_status", "approval", "owner", "start_month",
-               "end_month",
-               "accelerator_hours", "compute_cost_usd", "electricity_cost_usd",
-               "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
-    fit_columns(ws, columns, last_page1 + 4, last, wide=_WIDE)
-    for (cell,) in ws.iter_rows(min_row=1, max_row=last, max_col=1):  # titles and totals
-        if isinstance(cell.value, str) and cell.font.b and cell.fill != STYLES["header_fill"]:
-            realign(cell, wrap_text=False)  # run on into the empty cells to their right
-    for letter in "ABCDEFGHIJKL":  # the money columns hold P90 figures of the management page
-        ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 12)
-    for row in ws.iter_rows(min_row=3):  # a row grown by wrapped text reads from the top
+def _top_aligned(ws, first_row=1):
+    for row in ws.iter_rows(min_row=first_row):  # a row grown by wrapped text reads from the top
         for cell in row:
             if cell.value is not None and cell.fill != STYLES["header_fill"]:
                 realign(cell, vertical="top")
-    _wrap_long_text(ws, last)
+
+
+def write_summary(ws, c, generated, paper=None):
+    """Fill ``ws`` (the first sheet) with the one-page management summary."""
+    ws.title = "Summary"
+    blocks = _management(ws, c, generated)
+    for letter, width in _SUMMARY_WIDTHS.items():
+        ws.column_dimensions[letter].width = width
+    _top_aligned(ws, 2)
+    fit_rows(ws, 1)
+    for r in range(1, ws.max_row + 1):  # the same height in Excel and LibreOffice: one page
+        if not ws.row_dimensions[r].height:
+            ws.row_dimensions[r].height = ROW_PT if r > 1 else 2 * ROW_PT
+    setup_print(ws, "Summary", generated, pages_wide=1, portrait=True, paper=paper)
+    ws.print_area = f"A1:F{ws.max_row}"
+    keep_together(ws, blocks)  # a long page 1 goes on whole tables, never a lone header
+
+
+def write_budget(ws, c, generated, paper=None):
+    """Fill ``ws`` with the budget by run and what is not in it."""
+    ws.title = "Budget"
+    last, blocks = _budget_view(ws, c, 1)
+    fit_columns(ws, _BY_RUN, 1, last, wide=_BUDGET_WIDE)
+    for letter in "GHI":  # the money columns hold the bold P90 totals
+        ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 13)
     for (cell,) in ws.iter_rows(min_row=1, max_row=last, max_col=1):
-        if cell.value == UNSCHEDULED:  # wraps in its column, its neighbour holds a figure
+        if cell.value == UNSCHEDULED:
             realign(cell, wrap_text=True)
+    _top_aligned(ws)
     fit_rows(ws, 1)
     fit_header_rows(ws)
-    setup_print(ws, "Summary", generated, pages_wide=1)
-
-
-def _wrap_long_text(ws, last):
-    """Sentences written in one cell wrap across the printed width (merged A:L)."""
-    for r in range(1, last + 1):
-        for col in (1, 3):
-            cell = ws.cell(row=r, column=col)
-            alone = all(ws.cell(row=r, column=j).value is None for j in range(col + 1, 13))
-            if isinstance(cell.value, str) and len(cell.value) > 20 and cell.font != STYLES[
-                    "header_font"] and alone:  # fmt: skip
-                ws.merge_cells(start_row=r, start_column=col, end_row=r, end_column=12)
-                realign(cell, wrap_text=True, vertical="top")
+    setup_print(ws, "Budget", generated, pages_wide=1, paper=paper)
+    keep_together(ws, blocks)

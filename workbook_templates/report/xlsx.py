@@ -1,8 +1,13 @@
-"""The hand-off workbook: the Summary (management page and budget view) and one sheet a table.
+"""The hand-off workbook: the Summary (one page), the Budget, then the data sheets.
 
-Every sheet prints on landscape A4 with its header row repeated; the Runs sheet at most two
-pages wide; wrapped text grows its row (:func:`.layout.fit_rows`); files show as base names
-with the full path in a note; months as ``mmm yyyy``; the Monthly chart's value axis in US$.
+Every sheet prints one page wide at full size on landscape Letter or A4 (the Summary and
+Runs in portrait): the columns are chosen and sized to fit the page (:data:`.layout.
+PAGE_LANDSCAPE`), and each table's title, header and first rows are kept on one page
+(:func:`.layout.keep_together`). Runs shows runs.csv turned, one column per run; Costs holds
+the costs and the ranges; Checks the checks, the files read and the mismatches. Each table is
+an Excel Table named like its CSV file, its totals ``SUBTOTAL(9, ...)`` rows below it; no cell
+is merged. Files show as base names with the full path in a note; months as ``mmm yyyy``; the
+Monthly chart has a date axis, every month from the first to the last.
 """
 
 from __future__ import annotations
@@ -11,31 +16,43 @@ import datetime as _dt
 
 from openpyxl import Workbook
 from openpyxl.chart import BarChart, Reference
-from openpyxl.styles import Alignment
+from openpyxl.chart.axis import DateAxis
+from openpyxl.chart.series import SeriesLabel
+from openpyxl.styles import Alignment, Font
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.table import Table, TableStyleInfo
 
 from udfs.quantities import RANGE_QUANTITIES
 
 from ..files import save_workbook
-from .consolidate import OUTPUT_NAMES
+from .consolidate import Q
 from .layout import (
+    _SHORT_UNITS,
     BILLIONS,
     MONTH,
+    PAGE_LANDSCAPE,
+    PAGE_PORTRAIT,
+    STYLES,
     USD,
+    file_cell,
     fit_columns,
     fit_header_rows,
     fit_rows,
     fmt,
     header,
+    keep_together,
     put,
     realign,
+    row_height,
     setup_print,
     write_table,
 )
-from .summary import SHEET_GUIDE, write_summary
+from .summary import SHEET_GUIDE, write_budget, write_summary
 from .tables import TABLE_COLUMNS, UNSCHEDULED, with_unscheduled
 
-__all__ = ["build_workbook", "write_workbook", "ADDITIVE", "SHEETS"]
+__all__ = ["build_workbook", "write_workbook", "ADDITIVE", "SHEETS", "TABLE_NAMES",
+           "RUN_ROWS"]  # fmt: skip
 
 #: Columns whose sum is meaningful in a totals row.
 ADDITIVE = {
@@ -45,107 +62,148 @@ ADDITIVE = {
     *(f"{q}_{k}" for q in RANGE_QUANTITIES if q != "wall_clock_days" for k in ("p10", "p90")),
 }  # fmt: skip
 
-_KEY = ("file", "column", "scenario", "budget_status")
-#: The Runs sheet: the inputs used (the runs table without its outputs, which go to Outputs).
-RUN_SHEET_COLUMNS = [n for n in TABLE_COLUMNS["runs"]
-                     if n not in OUTPUT_NAMES and n != "defaults_used"]  # fmt: skip
-OUTPUT_SHEET_COLUMNS = [*_KEY, *OUTPUT_NAMES]
+#: The Runs sheet's rows: runs.csv's columns but the name (the header), turned.
+RUN_ROWS = [n for n in TABLE_COLUMNS["runs"]
+            if n not in ("scenario", "defaults_used", "scheduled")]  # fmt: skip
+#: The Monthly chart's (height, width) in cm.
+CHART_CM = (6.4, 22.0)
+#: The Monthly chart's series: the P50 and, stacked on it, the contingency up to the P90.
+SERIES_NAMES = {"total_cost_usd": "P50 (the estimate)",
+                "contingency_usd": "Contingency: P50 up to P90"}  # fmt: skip
+#: Runs per page across on the Runs sheet (its first column repeats on each page).
+RUNS_PER_PAGE = 4
+_RUN_WIDTHS = (38, 13, 18)
 
-#: (sheet, table, columns frozen at the left, totals row label, pages wide)
+#: (sheet, [(table, its columns on the sheet, totals row label, section title)],
+#: columns frozen at the left). A sheet of one table has its header on row 1, repeated on
+#: every printed page; a sheet of several has a title above each.
 SHEETS = (
-    ("Runs", "runs", 3, None, 2),
-    ("Outputs", "runs", 3, "Total", 1),
-    ("Blank inputs", "blank_inputs", 3, None, 1),
-    ("Costs", "costs", 3, "Total", 1),
-    ("Ranges", "ranges", 3, "Total", 2),
-    ("Monthly", "monthly", 1, "Total", 1),
-    ("Monthly by run", "monthly_by_run", 4, "Total", 1),
-    ("Mismatches", "mismatches", 3, None, 1),
-    ("Checks", "checks", 2, None, 1),
-    ("Files", "files", 1, None, 1),
-    ("Sources", "sources", 2, None, 1),
-)
+    ("Costs", [
+        ("costs", ["scenario", "accelerator_hours", "usd_per_accelerator_hour",
+                   "compute_cost_usd", "electricity_cost_usd", "other_costs_usd",
+                   "total_cost_usd", "compute_cost_share"],
+         "Total", None),
+        ("ranges", ["scenario", "accelerator_hours_p10", "accelerator_hours",
+                    "accelerator_hours_p90", "total_cost_usd_p10", "total_cost_usd",
+                    "total_cost_usd_p90", "contingency_usd"], "Total",
+         "Ranges: P10, P50 and P90 (ranges.csv has every quantity's)"),
+        ("monthly_by_run", ["scenario", "month", "share", "compute_cost_usd",
+                            "electricity_cost_usd", "other_costs_usd", "total_cost_usd",
+                            "total_cost_usd_p90", "contingency_usd"], "Total",
+         "Monthly spend by run (the rows the Monthly sheet adds up)"),
+    ], 1),
+    ("Blank inputs", [("blank_inputs", ["scenario", "input_label", "value_used", "unit",
+                                        "why"], None, None)], 1),
+    ("Monthly", [("monthly", list(TABLE_COLUMNS["monthly"]), "Total", None)], 1),
+    ("Checks", [
+        ("checks", ["check", "status", "detail", "file"], None, None),
+        ("files", ["file", "size_bytes", "sha256", "planner_template_version",
+                   "budget_status_row", "cached_values"], None,
+         "Files read (files.csv also has the scenarios read)"),
+        ("mismatches", list(TABLE_COLUMNS["mismatches"]), None,
+         "Saved values that differ from the engine"),
+    ], 2),
+    ("Sources", [("sources", ["section", "item", "value", "unit", "detail"], None, None)], 2),
+)  # fmt: skip
 
-#: Sheet -> the name of its Excel Table: its CSV file's (Outputs: the outputs of runs.csv).
-TABLE_NAMES = {
-    "Runs": "runs", "Outputs": "outputs", "Blank inputs": "blank_inputs", "Costs": "costs",
-    "Ranges": "ranges", "Monthly": "monthly", "Monthly by run": "monthly_by_run",
-    "Mismatches": "mismatches", "Checks": "checks", "Files": "files", "Sources": "sources",
-}  # fmt: skip
-
-_COLUMNS = {
-    "Runs": RUN_SHEET_COLUMNS,
-    "Outputs": OUTPUT_SHEET_COLUMNS,
-    # the input's label; its name (``input``) is in blank_inputs.csv
-    "Blank inputs": [n for n in TABLE_COLUMNS["blank_inputs"] if n != "input"],
-}
+#: Sheet -> the Excel Tables on it, each named like its CSV file.
+TABLE_NAMES = {"Runs": ("runs",), **{title: tuple(t[0] for t in parts)
+                                     for title, parts, _ in SHEETS}}  # fmt: skip
 
 _EMPTY = {
-    "Mismatches": "No saved value differs from the engine.",
-    "Monthly": "No budget run with a start date: nothing to schedule.",
-    "Monthly by run": "No budget run with a start date: nothing to schedule.",
-    "Runs": "No scenario is in the budget (see Not in the budget on the Summary).",
-    "Outputs": "No scenario is in the budget (see Not in the budget on the Summary).",
+    "mismatches": "No saved value differs from the engine.",
+    "monthly": "No budget run with a start date: nothing to schedule.",
+    "monthly_by_run": "No budget run with a start date: nothing to schedule.",
+    "costs": "No scenario is in the budget (see Not in the budget on the Budget sheet).",
+    "ranges": "No scenario is in the budget.",
+    "blank_inputs": "No input was left blank.",
 }
-
+#: Widest a column gets on these sheets (longer text wraps): each sheet fits the page.
+_WIDE = {"detail": 40, "why": 40, "input_label": 28, "scenario": 18, "file": 22,
+         "sha256": 34, "item": 26, "check": 20, "month": 14, "unit": 14}  # fmt: skip
+#: Sheets whose widest column takes what the others leave of the page.
+_SHEET_WIDE = {"Sources": {"detail": 58}, "Checks": {"detail": 56}}
 #: The Runs sheet shows parameters and tokens in billions (the cells hold the exact figures).
 _IN_BILLIONS = ("total_params", "active_params", "training_tokens")
 
 
-def _formats(title, df):
-    formats = [fmt(n) for n in df.columns]
-    if title == "Runs":
-        formats = [BILLIONS if n in _IN_BILLIONS else f for n, f in zip(df.columns, formats,
-                                                                         strict=True)]  # fmt: skip
-    return formats
+def _heading(name):
+    return f"{header(name)} (billions)" if name in _IN_BILLIONS else header(name)
 
 
-def _sheet(wb, title, df, freeze, totals, pages_wide, generated):
-    ws = wb.create_sheet(title)
-    last = write_table(ws, df, totals=totals, additive=ADDITIVE, formats=_formats(title, df))
-    if title == "Runs":
-        for j, name in enumerate(df.columns, start=1):
-            if name in _IN_BILLIONS:
-                ws.cell(row=1, column=j).value = f"{header(name)} (billions)"
-    if title == "Ranges":  # the point estimate is the P50
-        for j, name in enumerate(df.columns, start=1):
-            if name in RANGE_QUANTITIES:
-                ws.cell(row=1, column=j).value = f"{header(name)}, P50"
-    if title in ("Sources", "Blank inputs"):  # each value in its own unit's format
-        col = list(df.columns).index("value" if title == "Sources" else "value_used") + 1
-        for i, unit in enumerate(df["unit"], start=2):
-            cell = ws.cell(row=i, column=col)
-            if unit and isinstance(cell.value, int | float):
-                cell.number_format = fmt("value", unit)
-            if unit == "fraction":  # shown as a percentage: say so
-                ws.cell(row=i, column=col + 1).value = "%"
-            ws.cell(row=i, column=col + 1).alignment = Alignment(
-                horizontal="left", vertical="top", indent=1
-            )
+def _units(ws, df, first_row):
+    """Sources and Blank inputs: each value in its own unit's format, the unit beside it."""
+    col = list(df.columns).index("value" if "value" in df.columns else "value_used") + 1
+    for i, unit in enumerate(df["unit"], start=first_row):
+        cell = ws.cell(row=i, column=col)
+        if unit and isinstance(cell.value, int | float):
+            cell.number_format = fmt("value", unit)
+        if unit in _SHORT_UNITS:
+            ws.cell(row=i, column=col + 1).value = _SHORT_UNITS[unit] or None
+        if unit == "fraction":  # shown as a percentage: say so
+            ws.cell(row=i, column=col + 1).value = "%"
+        ws.cell(row=i, column=col + 1).alignment = Alignment(
+            horizontal="left", vertical="top", indent=1
+        )
+
+
+def _block(ws, row, table, df, totals, title):
+    """One table on ``ws`` from ``row`` (its title first, if any): header, rows, totals, an
+    Excel Table over the header and rows. Returns (its header row, the last row)."""
+    if title:
+        cell = put(ws, row, 1, title)
+        cell.font, cell.alignment = STYLES["section"], Alignment(wrap_text=False)
+        row += 1
+    head = row
+    if not len(df) and title:  # an empty table after another: its title and one line
+        cell = put(ws, head, 1, _EMPTY.get(table, "Nothing to show."))
+        cell.alignment = Alignment(wrap_text=False)
+        return head, head
+    last = write_table(ws, df, head, totals=totals, additive=ADDITIVE)
+    for j, name in enumerate(df.columns, start=1):
+        if table == "ranges" and name in RANGE_QUANTITIES:  # the point estimate is the P50
+            ws.cell(row=head, column=j).value = f"{header(name)}, P50"
+    if "unit" in df.columns and len(df):
+        _units(ws, df, head + 1)
     if not len(df):
-        put(ws, last + 1, 1, _EMPTY.get(title, "Nothing to show."))
-    for row in ws.iter_rows(min_row=2):  # a row grown by wrapped text reads from the top
-        for cell in row:
-            if cell.value is not None:
+        cell = put(ws, last + 1, 1, _EMPTY.get(table, "Nothing to show."))
+        cell.alignment = Alignment(wrap_text=False)
+        return head, cell.row
+    ref = f"A{head}:{ws.cell(row=head + len(df), column=len(df.columns)).coordinate}"
+    t = Table(displayName=table, ref=ref)
+    t.tableStyleInfo = TableStyleInfo(name="TableStyleLight1", showRowStripes=False)
+    ws.add_table(t)
+    return head, last
+
+
+def _sheet(wb, c, title, parts, freeze, generated, paper):
+    ws = wb.create_sheet(title)
+    row, blocks, names, chart = 1, [], None, None
+    for table, columns, totals, section in parts:
+        df = with_unscheduled(c, table) if table == "monthly" else c.tables[table]
+        df = df[columns]
+        if table == "mismatches":  # the quantity's label (mismatches.csv: its name)
+            df = df.assign(name=[Q[n].label if n in Q else n for n in df["name"]])
+        names = (names or []) + list(columns[len(names or []) :])  # each column's first name
+        head, last = _block(ws, row, table, df, totals, section if row > 1 else None)
+        blocks.append((row, min(4, last - row + 1)))  # the title, header and first rows
+        if table == "monthly" and len(df[df["month"] != UNSCHEDULED]):
+            chart = (df[df["month"] != UNSCHEDULED], head)
+        row = last + 3
+    for line in ws.iter_rows(min_row=2):  # a row grown by wrapped text reads from the top
+        for cell in line:
+            if cell.value is not None and cell.fill != STYLES["header_fill"]:
                 realign(cell, vertical="top")
     _pad_text_after_figures(ws)
-    fit_columns(ws, list(df.columns), 1, ws.max_row)
+    fit_columns(ws, names, 1, ws.max_row, wide={**_WIDE, **_SHEET_WIDE.get(title, {})})
     fit_rows(ws, 2)
     fit_header_rows(ws)
     ws.freeze_panes = ws.cell(row=2, column=freeze + 1)
-    if len(df):  # an Excel Table named like its CSV file, over the rows (not the totals)
-        rows = len(df) + 1
-        ref = f"A1:{ws.cell(row=rows, column=len(df.columns)).coordinate}"
-        table = Table(displayName=TABLE_NAMES[title], ref=ref)
-        table.tableStyleInfo = TableStyleInfo(name="TableStyleLight1", showRowStripes=False)
-        ws.add_table(table)
-    months = df[df["month"] != UNSCHEDULED] if title == "Monthly" else df
-    if title == "Monthly" and len(months):  # the months only, not the Unscheduled row
-        _chart(ws, months)
-    key = list(df.columns).index("scenario") + 1 if "scenario" in df.columns else 1
-    letter = ws.cell(row=1, column=key).column_letter
-    setup_print(ws, title, generated, pages_wide=pages_wide, header_rows="1:1",
-                title_cols=f"{letter}:{letter}" if pages_wide > 1 else None)  # fmt: skip
+    if chart is not None:  # once the rows have their heights
+        _chart(ws, *chart)
+    setup_print(ws, title, generated, pages_wide=1, paper=paper,
+                header_rows="1:1" if len(parts) == 1 else None)  # fmt: skip
+    keep_together(ws, blocks)
     return ws
 
 
@@ -164,33 +222,115 @@ def _pad_text_after_figures(ws):
             continue
         for r in rows:
             cell = ws.cell(row=r, column=j)
-            if isinstance(cell.value, str):
+            if isinstance(cell.value, str) and cell.fill != STYLES["header_fill"]:
                 realign(cell, horizontal="left", indent=max(1, cell.alignment.indent or 0))
 
 
-def _chart(ws, df):
-    """Stacked monthly spend: compute, electricity and the P90 contingency (US$); a series
-    that is zero every month is left out of the chart and its legend."""
+def _run_headers(df):
+    """One header per run: its name, made unique (a name in two files: its run id)."""
+    names = list(df["scenario"].astype(str))
+    return [n if names.count(n) == 1 else f"{n} ({rid})" for n, rid in zip(
+        names, df["run_id"], strict=True)]  # fmt: skip
+
+
+def _runs_sheet(wb, c, generated, paper):
+    """Runs: runs.csv turned, one column per run and a row per input and output (a default
+    used for a blank input in grey italics); a Total column for the figures that add up."""
+    ws = wb.create_sheet("Runs")
+    df = c.tables["runs"]
+    runs = len(df)
+    put(ws, 1, 1, "Quantity (grey italics: a default used for a blank input)")
+    for j, text in enumerate(_run_headers(df), start=2):
+        put(ws, 1, j, text)
+    total_col = runs + 2
+    if runs:
+        put(ws, 1, total_col, "Total")
+    blank = {(b.run_id, b.input) for b in c.tables["blank_inputs"].itertuples(index=False)}
+    grey = Font(italic=True, color="808080")
+    for i, name in enumerate(RUN_ROWS, start=2):
+        put(ws, i, 1, _heading(name))
+        number_format = BILLIONS if name in _IN_BILLIONS else fmt(name)
+        for j, (value, rid) in enumerate(zip(df[name], df["run_id"], strict=True), start=2):
+            cell = (
+                file_cell(ws, i, j, value)
+                if name == "file"
+                else put(ws, i, j, value, number_format)
+            )
+            if (rid, name) in blank:
+                cell.font = grey
+        if runs and name in ADDITIVE:
+            cell = ws.cell(row=i, column=total_col)
+            first, last = get_column_letter(2), get_column_letter(runs + 1)
+            cell.value, cell.number_format = f"=SUBTOTAL(9,{first}{i}:{last}{i})", number_format
+            cell.font = STYLES["bold"]
+    for j in range(1, total_col + (1 if runs else 0)):
+        cell = ws.cell(row=1, column=j)
+        cell.font, cell.fill, cell.alignment = (
+            STYLES["header_font"], STYLES["header_fill"], STYLES["header_align"])  # fmt: skip
+    if runs:
+        ref = f"A1:{get_column_letter(runs + 1)}{len(RUN_ROWS) + 1}"
+        t = Table(displayName="runs", ref=ref)
+        t.tableStyleInfo = TableStyleInfo(name="TableStyleLight1", showRowStripes=False)
+        ws.add_table(t)
+    else:
+        put(ws, len(RUN_ROWS) + 2, 1, "No scenario is in the budget (see the Budget sheet).")
+    _fit_runs(ws, runs, total_col)
+    pages = max(1, -(-runs // RUNS_PER_PAGE))
+    setup_print(ws, "Runs", generated, pages_wide=pages, header_rows="1:1",
+                title_cols="A:A" if pages > 1 else None, portrait=True, paper=paper)  # fmt: skip
+    return ws
+
+
+def _fit_runs(ws, runs, total_col):
+    label, narrow, wide = _RUN_WIDTHS
+    shown = min(runs, RUNS_PER_PAGE) + 1  # and the Total column
+    width = max(narrow, min(wide, (PAGE_PORTRAIT[0] - label - shown) / shown))
+    ws.column_dimensions["A"].width = label
+    for j in range(2, total_col + 1):
+        ws.column_dimensions[get_column_letter(j)].width = width
+    for row in ws.iter_rows():
+        for cell in row:
+            if cell.data_type == "f":
+                realign(cell, vertical="top")
+            elif isinstance(cell.value, str) and cell.row > 1 and cell.column <= total_col:
+                realign(cell, vertical="top", wrap_text=len(cell.value) + 2 > (
+                    label if cell.column == 1 else width))  # fmt: skip
+            elif cell.value is not None and cell.row > 1:
+                realign(cell, vertical="top")
+    fit_rows(ws, 2)
+    fit_header_rows(ws)
+    ws.freeze_panes = "B2"
+
+
+def _chart(ws, df, head):
+    """Spend by month on a date axis (every month, $0 where nothing is spent): the P50 and,
+    stacked on it, the contingency up to the P90 (US$); budget runs only."""
     chart = BarChart()
     chart.type, chart.grouping, chart.overlap = "col", "stacked", 100
     extra = df["contingency_usd"].fillna(0).abs().sum() > 0
-    chart.title = "Spend by month: P50 and the contingency to P90" if extra else (
-        "Spend by month (P50)")  # fmt: skip
-    chart.y_axis.title = "US$"
+    chart.title = "Spend by month: P50, and up to P90" if extra else "Spend by month (P50)"
+    chart.legend.position = "b"
     chart.y_axis.numFmt = USD
     chart.y_axis.number_format = USD
-    chart.x_axis.title = "Month"
+    chart.y_axis.majorGridlines = None
+    chart.x_axis = DateAxis(crossAx=100, axPos="b")
     chart.x_axis.number_format = MONTH
+    chart.x_axis.majorTimeUnit = "months"
+    chart.x_axis.baseTimeUnit = "months"
+    chart.x_axis.majorUnit = max(1, -(-len(df) // 12))
     chart.x_axis.delete = chart.y_axis.delete = False
     n = len(df)
-    for name in ("compute_cost_usd", "electricity_cost_usd", "other_costs_usd", "contingency_usd"):
-        if not df[name].fillna(0).abs().sum():
-            continue
+    for name in ("total_cost_usd", "contingency_usd") if extra else ("total_cost_usd",):
         col = list(df.columns).index(name) + 1
-        chart.add_data(Reference(ws, min_col=col, min_row=1, max_row=n + 1), titles_from_data=True)
-    chart.set_categories(Reference(ws, min_col=1, min_row=2, max_row=n + 1))
-    chart.height, chart.width = 9, 18
-    ws.add_chart(chart, f"A{n + 4}")
+        chart.add_data(Reference(ws, min_col=col, min_row=head + 1, max_row=head + n))
+        chart.series[-1].tx = SeriesLabel(v=SERIES_NAMES[name])
+    chart.set_categories(Reference(ws, min_col=1, min_row=head + 1, max_row=head + n))
+    chart.height, chart.width = CHART_CM
+    anchor = ws.max_row + 2  # below the totals row and a blank row
+    above = sum(row_height(ws, r) for r in range(1, anchor))
+    if above + CHART_CM[0] / 2.54 * 72 > PAGE_LANDSCAPE[1]:  # never cut: on a page of its own
+        ws.row_breaks.append(Break(id=anchor - 1))
+    ws.add_chart(chart, f"A{anchor}")
 
 
 def build_workbook(c, generated=None):
@@ -199,13 +339,13 @@ def build_workbook(c, generated=None):
         if getattr(c, "as_of", None) is None:
             c.as_of = _dt.datetime.now(_dt.UTC).replace(tzinfo=None, microsecond=0)
         generated = c.as_of
+    paper = getattr(c, "paper", None)
     wb = Workbook()
-    write_summary(wb.active, c, generated)
-    for title, table, freeze, totals, pages_wide in SHEETS:
-        df = with_unscheduled(c, table) if title == "Monthly" else c.tables[table]
-        if title in _COLUMNS:
-            df = df[_COLUMNS[title]]
-        _sheet(wb, title, df, freeze, totals, pages_wide, generated)
+    write_summary(wb.active, c, generated, paper)
+    write_budget(wb.create_sheet("Budget"), c, generated, paper)
+    _runs_sheet(wb, c, generated, paper)
+    for title, parts, freeze in SHEETS:
+        _sheet(wb, c, title, parts, freeze, generated, paper)
     assert [s for s, _ in SHEET_GUIDE] == wb.sheetnames  # noqa: S101 (the guide lists them all)
     wb.properties.creator = "compute-lab report"
     wb.properties.title = "Compute Lab hand-off"
