@@ -34,8 +34,10 @@ SHEETS = (
 SCENARIO_COLUMNS = tuple(range(FIRST_COL, FIRST_COL + 3 + N_CUSTOM))
 LAST_COL = SCENARIO_COLUMNS[-1]
 NOTE_COL = LAST_COL + 1
-#: Last column of the first printed page of Inputs (notes merged up to it print whole).
-PAGE1_LAST = FIRST_COL + 3
+#: Width of a scenario column on Inputs and Calculations (eight fit one printed page wide).
+SCENARIO_WIDTH = 11
+#: Parameters and tokens in a scenario column: 405.0B, 15.6T (the value stays exact).
+SIZE_FORMAT = '[>=1000000000000]#,##0.0##,,,,"T";[>=1000000000]#,##0.0##,,,"B";#,##0'
 RULE_COL = LAST_COL + 2
 
 
