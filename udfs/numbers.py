@@ -38,6 +38,8 @@ _SIZE = re.compile(
     re.I | re.ASCII,
 )
 _EXAMPLES = "a number such as 671e9, 671B, 14.8T, 16k, 2,048 or 40%"
+#: The planner's inputs that may hold text such as 70B (read by :func:`parse_size`).
+SIZE_INPUTS = ("total_params", "active_params", "training_tokens")
 #: What a parameter or token count may be, as the planner's checks and the report say it.
 SIZE_EXAMPLES = "a number, or text such as 70B, 405B, 2T, 15.6T or 1.5e12"
 

@@ -24,16 +24,16 @@ from .sizes import SIZE_INPUTS
 #: Column of each per-scenario check's first failing scenario (1-8), for the master cause.
 CAUSE_COL = LAST_COL + 1
 
-_PER_SCENARIO = (
+_PER_SCENARIO = (  # the first failing check is the cause an ERROR names
+    ("Parameters and tokens typed as text read as numbers (Inputs rows {row:total_params}, "
+     "{row:active_params} and {row:training_tokens}): " + SIZE_EXAMPLES,
+     "=AND(" + ",".join(f"OR(NOT(ISTEXT({{{n}}})),ISNUMBER({{{n}_used}}))"
+                        for n in SIZE_INPUTS) + ")"),
     ("Required inputs typed (or the column is unused)",
      "=OR({scenario_ready},COUNT({total_params},{active_params},{training_tokens},"
      "{accelerators})=0)"),
     ("Number inputs hold numbers (parameters and tokens may be text such as 70B)",
      "=COUNTA({numeric_inputs})-{text_inputs}-{size_texts}=COUNT({numeric_inputs})"),
-    ("Parameters and tokens typed as text read as numbers (Inputs rows {row:total_params}, "
-     "{row:active_params} and {row:training_tokens}): " + SIZE_EXAMPLES,
-     "=AND(" + ",".join(f"OR(NOT(ISTEXT({{{n}}})),ISNUMBER({{{n}_used}}))"
-                        for n in SIZE_INPUTS) + ")"),
     ("Active parameters <= total parameters",
      "=OR(NOT({scenario_ready}),{active_params_used}<={total_params_used})"),
     ("Accelerators is a whole number",
@@ -126,7 +126,7 @@ def _per_scenario_rows(book, ws, r, table=_PER_SCENARIO):
     for label, formula in table:
         for name in ("total_params", "active_params", "training_tokens"):
             label = label.replace(f"{{row:{name}}}", str(book.rows[name][1]))
-        put_text(ws.cell(r, 1), label)
+        put_text(ws.cell(r, 1), label).alignment = Alignment(wrap_text=True, vertical="top")
         for c in SCENARIO_COLUMNS:
             letter = get_column_letter(c)
             text = formula.replace("{numeric_inputs}", f"Inputs!{letter}{top}:{letter}{bottom}")
@@ -186,7 +186,7 @@ def checks_sheet(book, scen):
     check_colours(ws, f"C{r - 3}:C{r - 2}")
     for row in ws.iter_rows(min_row=first, max_row=r, min_col=3, max_col=LAST_COL):
         for c in row:
-            c.alignment = Alignment(horizontal="center")
+            c.alignment = Alignment(horizontal="center", vertical="top")  # level a wrapped label
     ws.cell(r, 3).alignment = Alignment(horizontal="left")  # the cause reads to the right
     Book.finish(ws, freeze="D5")
     return ws

@@ -11,10 +11,9 @@ spreadsheet's own (``MID(1/2&"",2,1)``: "." or ","), so the text reads the same 
 
 from __future__ import annotations
 
-from udfs.numbers import SUFFIXES
+from udfs.numbers import SIZE_INPUTS, SUFFIXES
 
-#: The inputs that may hold text such as 70B.
-SIZE_INPUTS = ("total_params", "active_params", "training_tokens")
+__all__ = ["SIZE_INPUTS", "SUFFIX_ROWS", "size_excel", "size_validation"]
 #: The suffix list as the Accelerators sheet shows it: one capital letter each.
 SUFFIX_ROWS = tuple((letter.upper(), value) for letter, value in SUFFIXES.items())
 #: The spreadsheet's decimal separator, read from a number turned into text.
