@@ -19,6 +19,7 @@ from .layout import (
     SCENARIO_WIDTH,
     SIZE_FORMAT,
     checks_flag,
+    wrap_units,
 )
 from .sizes import SIZE_INPUTS, size_excel
 
@@ -182,7 +183,7 @@ def calculations_sheet(book, scen):
         cell = ws.cell(4, c, book.formula("={scenario_name}", ws.title, get_column_letter(c)))
         cell.style = "Header"
     put_text(ws.cell(4, NOTE_COL), "Formula").style = "Header"
-    ws.row_dimensions[4].height = 45  # a scenario name wraps to three lines
+    ws.row_dimensions[4].height = 60  # a scenario name wraps to four lines
     book.write_rows(ws, 5, _calc_rows(), SCENARIO_COLUMNS, note_col=NOTE_COL)
     for r in range(5, ws.max_row + 1):
         note = SECTION_NOTES.get(ws.cell(r, 1).value)
@@ -198,15 +199,7 @@ def calculations_sheet(book, scen):
         _, row, first, last = book.rows[f"{name}_used"]
         for c in range(first, last + 1):
             ws.cell(row, c).number_format = SIZE_FORMAT
-    for row in ws.iter_rows(min_row=5, min_col=2, max_col=2):
-        for cell in row:  # a long unit wraps in its narrow column (a section's note does not)
-            text = cell.value
-            if (
-                isinstance(text, str)
-                and len(text) > widths["B"]
-                and text not in SECTION_NOTES.values()
-            ):
-                cell.alignment = Alignment(wrap_text=True, vertical="top")
+    wrap_units(ws, 5, ws.max_row, widths["B"], skip=SECTION_NOTES.values())
     for name in ("pricing_basis_used", "throughput_source"):  # words wrap within the column
         _, row, first, last = book.rows[name]
         for c in range(first, last + 1):

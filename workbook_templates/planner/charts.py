@@ -130,7 +130,7 @@ def _days_chart(ws, last):
     series.marker.symbol = "circle"
     sc.series.append(series)
     sc.legend = None
-    sc.width, sc.height = 11, 8.5
+    sc.width, sc.height = 8.6, 8.5
     ws.add_chart(sc, "C4")
 
 
@@ -222,5 +222,5 @@ def _scenario_charts(ws):
     refs = _bar_chart("References (P50 cost)", "Total cost (US$ millions)", '"$"#,##0,,"M"')
     refs.add_data(Reference(ws, min_col=4, min_row=team + 1, max_row=last), titles_from_data=False)
     refs.set_categories(Reference(ws, min_col=2, min_row=team + 1, max_row=last))
-    refs.width, refs.height = 8.6, 8.5
-    ws.add_chart(refs, "G4")
+    refs.width, refs.height = 11.4, 8.5
+    ws.add_chart(refs, "F4")

@@ -25,6 +25,7 @@ from .layout import (
     SCENARIO_COLUMNS,
     SCENARIO_WIDTH,
     SIZE_FORMAT,
+    wrap_units,
 )
 from .reference import LISTS
 from .sizes import SIZE_INPUTS, size_validation
@@ -88,11 +89,12 @@ def _header(book, ws, scen):
     )
     put_text(ws.cell(3, 1), "Column type").style = "Note"
     for c, s in zip(SCENARIO_COLUMNS, scen, strict=True):
-        put_text(ws.cell(3, c), s["kind"]).style = "Note"
+        put_text(ws.cell(3, c), s["kind"]).style = "Note"  # "Dense reference": two lines
+    ws.row_dimensions[3].height = 30
     book.header(ws, INPUT_HEADER_ROW, ["Scenario", "Unit", "Used when blank"])
     put_text(ws.cell(INPUT_HEADER_ROW, NOTE_COL), "Notes and sources").style = "Header"
     put_text(ws.cell(INPUT_HEADER_ROW, RULE_COL), "Allowed values").style = "Header"
-    ws.row_dimensions[INPUT_HEADER_ROW].height = 45  # a scenario name wraps to three lines
+    ws.row_dimensions[INPUT_HEADER_ROW].height = 60  # a scenario name wraps to four lines
 
 
 def _used_when_blank(book, ws, r, q):
@@ -199,7 +201,7 @@ def _sources(ws, r, scen):
 
 def inputs_sheet(book, scen):
     """The Inputs sheet: every PLAN_INPUTS row, column C from udfs.plan.RULES."""
-    widths = {"A": 32, "B": 12, "C": 14}
+    widths = {"A": 34, "B": 12, "C": 14}
     for c in SCENARIO_COLUMNS:
         widths[get_column_letter(c)] = SCENARIO_WIDTH
     widths[get_column_letter(NOTE_COL)] = 50
@@ -209,11 +211,8 @@ def inputs_sheet(book, scen):
     r = _input_rows(book, ws, scen)
     ws.row_breaks.append(Break(id=r + 1))  # page 2: the constants and sources, whole
     r = _constants(book, ws, r + 2)
+    wrap_units(ws, INPUT_HEADER_ROW + 1, r, widths["B"])
     _sources(ws, r + 2, scen)
-    for row in ws.iter_rows(min_row=INPUT_HEADER_ROW + 1, min_col=2, max_col=2):
-        for cell in row:  # a long unit wraps in its narrow column
-            if isinstance(cell.value, str) and len(cell.value) > widths["B"]:
-                cell.alignment = Alignment(wrap_text=True, vertical="top")
     # one page wide, as tall as it needs; the header row repeats on every page
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}",
                 print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}")  # fmt: skip

@@ -72,7 +72,7 @@ def _lists(book, ws, r):
         for i, value in enumerate(values):
             put_text(ws.cell(r + 1 + i, 1), value).style = "Constant"
         book.name(name, f"Accelerators!$A${r + 1}:$A${r + len(values)}")
-        cell = put_text(ws.cell(r, 2), note)
+        cell = put_text(ws.cell(r, 3), note)  # the title reads over A:B
         cell.style = "Note"
         cell.alignment = Alignment(wrap_text=False)  # one line, beside the title
         r += len(values) + 2
@@ -82,7 +82,7 @@ def _lists(book, ws, r):
 def _suffixes(book, ws, r):
     """The suffixes of parameters and tokens typed as text (70B, 2T): letters and multipliers."""
     ws.cell(r, 1, "Suffixes of numbers typed as text").style = "Section"
-    cell = put_text(ws.cell(r, 2), "Parameters and tokens on Inputs may be typed as 70B, 2T, "
+    cell = put_text(ws.cell(r, 3), "Parameters and tokens on Inputs may be typed as 70B, 2T, "
                     "15.6T or 1.5E12 (any case); Calculations shows the number used")  # fmt: skip
     cell.style = "Note"
     cell.alignment = Alignment(wrap_text=False)

@@ -148,7 +148,7 @@ def _ranges(book, ws, r):
     single(book, ws, r, "sel.contingency_usd", "Contingency (total cost P90 - P50)", "US$",
            '=IF(AND(ISNUMBER({sel.total_cost_usd_p90}),ISNUMBER({sel.total_cost_usd_p50})),'
            '{sel.total_cost_usd_p90}-{sel.total_cost_usd_p50},"")', "Calc",
-           "What to hold back above the estimate to cover nine runs in ten")  # fmt: skip
+           "Held back above the estimate: covers nine runs in ten")  # fmt: skip
     return r
 
 
