@@ -39,6 +39,9 @@ EXPONENT = {**DENSE, "scenario_name": "Exponent", "total_params": "7e10",
 BAD = {3: {**DENSE, "scenario_name": "Bad suffix", "total_params": "70X"},
        4: {**DENSE, "scenario_name": "Words", "training_tokens": "seventy"}}  # fmt: skip
 GOOD = {3: DENSE, 4: MOE, 5: DENSE_NUMBERS, 6: EXPONENT}
+#: Text that reads as a number below the plausibility floors: typed in billions, as text.
+FLOOR = {3: {**DENSE, "scenario_name": "Billions as text", "total_params": "70",
+             "training_tokens": "2k"}}  # fmt: skip
 
 
 def _numbers(plan):
@@ -56,7 +59,8 @@ def variants(generated_templates, tmp_path_factory):
     require_soffice()
     folder = tmp_path_factory.mktemp("sizes")
     made = {}
-    for name, plans in (("sizes-good.xlsx", GOOD), ("sizes-bad.xlsx", BAD)):
+    for name, plans in (("sizes-good.xlsx", GOOD), ("sizes-bad.xlsx", BAD),
+                        ("sizes-floor.xlsx", FLOOR)):  # fmt: skip
         wb = openpyxl.load_workbook(generated_templates[PLANNER])
         for k, plan in plans.items():
             type_plan(wb, k, plan)
@@ -225,3 +229,23 @@ def test_the_report_refuses_text_that_is_not_a_number_naming_the_cell(variants, 
         line = next(x for x in err.splitlines() if f"{ws.title}!{coord}" in x)
         assert name in line and repr(text) in line and "70B" in line, line
     assert not (tmp_path / "csv").exists()
+
+
+@pytest.mark.libreoffice
+def test_text_below_the_floors_is_the_floors_error_in_planner_and_report(variants, tmp_path,
+                                                                          capsys):  # fmt: skip
+    from test_handoff_budget import run
+
+    made, done = variants
+    wb = openpyxl.load_workbook(done["sizes-floor.xlsx"], data_only=True)
+    assert row_values(wb, "total_params_used")[3] == 70 and row_values(wb, "master_status") == [
+        "ERROR"
+    ]
+    cause = row_values(wb, "master_cause")[0]
+    assert cause.startswith("Total and active parameters >= 1E6") and "70B" in cause, cause
+    assert run(done["sizes-floor.xlsx"], "--csv", tmp_path / "csv") == 2
+    err = capsys.readouterr().err
+    typed = openpyxl.load_workbook(made["sizes-floor.xlsx"])
+    ws, coord = planner_cell(typed, "total_params", 3)
+    line = next(x for x in err.splitlines() if f"{ws.title}!{coord}" in x)
+    assert "total_params" in line and "billions" in line, line
