@@ -185,6 +185,7 @@ def test_charts_plot_the_filled_scenarios_four_per_page_references_apart(planner
             # a team's rows and the references' rows are never in one chart (issue 18)
             assert max(rows) <= team_last or min(rows) > team_last, (chart.title, ref)
     assert len(set(map(id, team))) == 4 and len(set(map(id, refs))) == 1
+    assert all(chart.y_axis.scaling.min == 0 for chart in bars)  # bars start at zero
     # the range chart: an invisible P10 base under two stacked segments
     (rng,) = [c for c in bars if c.grouping == "stacked"]
     assert len(rng.series) == 3 and rng.series[0].graphicalProperties.noFill

@@ -176,6 +176,7 @@ def _bar_chart(title, y_title, y_format):
     chart.gapWidth = 50
     _axis_titles(chart, "Scenario", y_title, y_format)
     chart.x_axis.scaling.orientation = "maxMin"  # the first scenario on top
+    chart.y_axis.scaling.min = 0  # bars from zero: lengths compare (no cut-off axis)
     chart.width, chart.height = CHART_WIDTH_CM, CHART_HEIGHT_CM
     return chart
 
