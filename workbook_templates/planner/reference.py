@@ -151,7 +151,7 @@ _URL = re.compile(r"https?://(\S+?)[,;)]?(?:\s|$)")
 
 
 #: Most characters of a short source (its printed column holds them on one line).
-SHORT_SOURCE_CHARS = 62
+SHORT_SOURCE_CHARS = 56
 
 
 def short_source(text):
@@ -175,9 +175,9 @@ def short_source(text):
 
 def reference_sheet(book):
     df = catalogue.runs()
-    ws = book.sheet("Reference runs", {"A": 24, "B": 7, "C": 11, "D": 11, "E": 10, "F": 16,
+    ws = book.sheet("Reference runs", {"A": 22, "B": 7, "C": 11, "D": 11, "E": 10, "F": 16,
                                        "G": 12, "H": 12, "I": 10, "J": 8, "K": 8, "L": 8,
-                                       "M": 9, "N": 8, "O": 62, "P": 90, "Q": 90})  # fmt: skip
+                                       "M": 9, "N": 8, "O": 56, "P": 90, "Q": 90})  # fmt: skip
     book.title(ws, "Reference runs")
     put_text(
         ws["A2"],
@@ -228,8 +228,10 @@ def reference_sheet(book):
     last = 4 + len(df)
     for row in ws.iter_rows(min_row=5, max_row=last, max_col=len(heads)):
         for cell in row:  # one line per run: the full sources do not wrap
+            apart = cell.column in (2, 6, SHORT_SOURCE_COL)  # text after a right-aligned figure
             cell.alignment = Alignment(vertical="top", wrap_text=False,
-                                       horizontal=cell.alignment.horizontal)  # fmt: skip
+                                       horizontal="left" if apart else cell.alignment.horizontal,
+                                       indent=1 if apart else 0)  # fmt: skip
     book.name("ref_run_names", f"'Reference runs'!$A$5:$A${last}")
     book.name("ref_implied_tflops", f"'Reference runs'!$K$5:$K${last}")
     book.name("ref_implied_mfu", f"'Reference runs'!$L$5:$L${last}")
