@@ -144,7 +144,7 @@ def _variant_random(src, dst):
 
 #: Inputs that slip past data validation (pasted, or typed in another tool): column -> plan.
 BAD_PLANS = {
-    3: {"total_params": "405B", "training_tokens": 15e12, "accelerators": 1024},
+    3: {"total_params": "405X", "training_tokens": 15e12, "accelerators": 1024},
     4: {"total_params": 70e9, "active_params": 80e9, "training_tokens": 2e12, "accelerators": 64},
     5: {"total_params": 70e9, "training_tokens": 2e12, "accelerators": 64, "mfu": 1.5},
     6: {"total_params": 70e9, "training_tokens": 2e12, "accelerators": 64,

@@ -374,3 +374,57 @@ def test_templates_print_on_letter_when_asked(tmp_path, monkeypatch):
     code, _, err, _ = run_cli(["templates", "--out", str(tmp_path / "u")])
     assert code == 2 and err.count("\n") == 1 and "COMPUTE_LAB_PAPER must be a4 or letter" in err
     assert not (tmp_path / "u").exists()
+
+
+# -- 6. the Summary: no merged cells, headline figures in named number cells --------------------
+
+
+def test_the_summary_has_no_merged_cells_and_named_headline_cells(generated_templates):
+    from workbook_templates.planner.summary import HEADLINES
+
+    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    ws = wb["Summary"]
+    assert not ws.merged_cells.ranges, [str(m) for m in ws.merged_cells.ranges]
+    assert set(HEADLINES) >= {"headline_total_cost_p50", "headline_total_cost_p90",
+                              "headline_contingency_usd"}  # fmt: skip
+    for name in HEADLINES:
+        ((sheet, ref),) = wb.defined_names[name].destinations
+        assert sheet == "Summary" and ":" not in ref, (name, ref)  # one cell
+        cell = ws[ref.replace("$", "")]
+        assert cell.data_type == "f" and cell.number_format.startswith(('"$"', "#,##0")), name
+
+
+@pytest.mark.libreoffice
+def test_the_headline_cells_hold_the_selected_scenarios_figures(recalculated_variants):
+    wb = openpyxl.load_workbook(recalculated_variants["planner-typed.xlsx"], data_only=True)
+    k = row_values(wb, "active_scenario")[0] - 1
+    p50, p90 = row_values(wb, "total_cost_usd")[k], row_values(wb, "total_cost_usd_p90")[k]
+    assert row_values(wb, "headline_total_cost_p50") == [pytest.approx(p50, rel=REL)]
+    assert row_values(wb, "headline_total_cost_p90") == [pytest.approx(p90, rel=REL)]
+    assert row_values(wb, "headline_contingency_usd") == [pytest.approx(p90 - p50, rel=REL)]
+    hours = row_values(wb, "accelerator_hours")[k]
+    assert row_values(wb, "headline_accelerator_hours") == [pytest.approx(hours, rel=REL)]
+
+
+@pytest.mark.parametrize("name", [PLANNER, "cluster-sizing.xlsx", "dense-vs-moe.xlsx"])
+def test_every_figure_shows_the_format_of_its_unit(generated_templates, name):
+    """A number beside a unit in column B shows that unit's format (365 days reads 365.0 in all
+    three workbooks; a fraction as %); parameters and tokens may show as 405.0B / 15.6T."""
+    from workbook_templates.planner.layout import SIZE_FORMAT
+    from workbook_templates.sheetkit import DISPLAY_UNITS, NUMBER_FORMATS
+
+    shown = {v: k for k, v in DISPLAY_UNITS.items()}
+    wb = openpyxl.load_workbook(generated_templates[name])
+    for ws in wb.worksheets:
+        for r in range(1, ws.max_row + 1):
+            unit = shown.get(ws.cell(r, 2).value, ws.cell(r, 2).value)
+            if unit not in NUMBER_FORMATS:
+                continue
+            for c in range(3, 12):
+                cell = ws.cell(r, c)
+                if cell.value is None and c > 4:
+                    break  # the row's figures end (a list to the right is another table)
+                if isinstance(cell.value, (int, float)) and not isinstance(cell.value, bool):
+                    assert cell.number_format.endswith(NUMBER_FORMATS[unit]) or (
+                        cell.number_format == SIZE_FORMAT), (
+                        name, ws.title, cell.coordinate, unit, cell.number_format)  # fmt: skip

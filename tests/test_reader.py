@@ -145,7 +145,8 @@ def test_a_partly_filled_column_names_the_blank_cell(template, tmp_path):
 @pytest.mark.parametrize(
     ("name", "value", "words"),
     [
-        ("total_params", "671 billion", "must be a number, not text"),
+        ("total_params", "671 billion", "must be a number, or text such as 70B"),
+        ("accelerators", "2k", "must be a number, not text"),
         ("accelerators", True, "TRUE/FALSE"),
         ("mfu", "#DIV/0!", "error value"),
         ("usd_per_kwh", dt.datetime(2026, 1, 1), "not a date"),

@@ -544,7 +544,8 @@ def _other_template(good, path):
 BAD = {
     "not a planner": _not_planner,
     "missing defined name": _missing_name,
-    "text in a numeric input": _cell_case("total_params", "seventy billion", "not text"),
+    "text in a numeric input": _cell_case("accelerators", "seventy", "not text"),
+    "text not a count": _cell_case("total_params", "seventy billion", "text such as 70B"),
     "blank required cell": _blank_required,
     "out of range (MFU over 1)": _cell_case("mfu", 1.5, "at most 1"),
     "out of range (negative price)": _cell_case("usd_per_accelerator_hour", -2, "0 or more"),

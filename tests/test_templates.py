@@ -520,18 +520,17 @@ def test_sensitivity_legends_are_true_per_grid_and_grids_print_whole(generated_t
             assert "(red = lowest, green = highest)" in title and low == "F8696B"
         else:
             assert "(green = lowest, red = highest)" in title and low == "63BE7B"
-    # a page break after the second grid: each printed page holds whole grids
-    breaks = [b.id for b in ws.row_breaks.brk]
-    tops = sorted(titles.values())
-    assert breaks == [tops[2] - 1]
+    # the four grids on one printed page (issue 18): each grid prints whole
+    assert [b.id for b in ws.row_breaks.brk] == []
+    assert (ws.page_setup.fitToWidth, ws.page_setup.fitToHeight) == (1, 1)
 
 
 def test_reference_runs_rows_align_at_the_top(generated_templates):
     ws = openpyxl.load_workbook(generated_templates[PLANNER])["Reference runs"]
     for row in ws.iter_rows(min_row=5, max_row=8, max_col=16):
         assert {c.alignment.vertical for c in row} == {"top"}
-    assert ws.column_dimensions["B"].width >= len("Architecture") + 1
-    assert ws.page_setup.fitToWidth == 2 and ws.print_title_cols == "$A:$A"
+    assert ws["B4"].value == "Dense / MoE" and ws.column_dimensions["B"].width >= len("Dense /")
+    assert ws.page_setup.fitToWidth == 1 and not ws.print_title_cols
 
 
 #: The issue's plan (70B dense, 2T tokens, 1,024 x H100), every other input left blank.
@@ -719,9 +718,14 @@ def test_check_colours_flag_only_real_failures(generated_templates):
 
 
 def test_inputs_print_on_two_pages_and_the_cover_on_one(generated_templates):
+    """Inputs one page wide, a page break before its constants (two pages: tests/test_print.py
+    counts them on A4 and Letter); the Cover on one page."""
     wb = openpyxl.load_workbook(generated_templates[PLANNER])
     inputs, cover = wb["Inputs"].page_setup, wb["Cover"].page_setup
-    assert (inputs.fitToWidth, inputs.fitToHeight) == (2, 1)
+    assert (inputs.fitToWidth, inputs.fitToHeight) == (1, 0)
+    ws = wb["Inputs"]
+    (brk,) = [b.id for b in ws.row_breaks.brk]
+    assert ws.cell(brk + 1, 1).value == "Model constants (fixed)"
     assert (cover.fitToWidth, cover.fitToHeight) == (1, 1)
 
 

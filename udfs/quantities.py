@@ -306,10 +306,10 @@ PLAUSIBILITY_FLOORS = (
     Quantity("min_plausible_params", "Fewest plausible parameters",
              "parameters", 1e6,
              note="The smallest models trained on a cluster have tens of millions; below 1E6 "
-             "the figure was typed in billions (type 70E9 for 70 billion)"),
+             "the figure was typed in billions (type 70B or 70E9 for 70 billion)"),
     Quantity("min_plausible_tokens", "Fewest plausible training tokens", "tokens", 1e9,
              note="Runs on a cluster see billions of tokens; below 1E9 the figure was typed "
-             "in billions or trillions (type 2E12 for 2 trillion)"),
+             "in billions or trillions (type 2T or 2E12 for 2 trillion)"),
 )  # fmt: skip
 #: Input name -> its plausibility floor (the same figures, for the engine-side faces).
 MIN_PLAUSIBLE = {

@@ -165,6 +165,7 @@ def _constants(book, ws, r):
         book.label_cells(ws, r, label, unit, note, note_col=NOTE_COL)
         cell = ws.cell(r, FIRST_COL, model.CONSTANTS[name])
         cell.style = "Constant"
+        cell.number_format = number_format(unit)  # as its unit shows
         book.place_cell(name, ws, cell.coordinate, named=True)
         r += 1
 

@@ -61,6 +61,7 @@ import openpyxl.xml.functions
 from openpyxl.utils.cell import range_boundaries
 from openpyxl.utils.datetime import from_excel
 
+from udfs.numbers import SIZE_INPUTS, NumberTextError, parse_size
 from udfs.plan import REQUIRED
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
 from udfs.validation import is_blank
@@ -948,7 +949,12 @@ def _raw_inputs(cells, k):
 def _checked(name, v, ref, epoch):
     """(value, Problem or None) of one filled input, checked for its kind."""
     kind = _KIND[name]
-    if kind == "number":
+    if kind == "number" and name in SIZE_INPUTS and isinstance(v, str) and not v.startswith("#"):
+        try:  # text such as 70B: the planner's grammar, read as the planner reads it
+            value, error = parse_size(v), None
+        except NumberTextError as exc:
+            value, error = None, str(exc)
+    elif kind == "number":
         value, error = _number(v)
         if not error and name in _WHOLE and value != math.floor(value):
             error = f"must be a whole number (got {value:.15g})"

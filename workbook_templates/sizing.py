@@ -26,6 +26,7 @@ from .sheetkit import (
     add_cover,
     align_table,
     input_block,
+    number_format,
     order_sheets,
     output_block,
     paragraph,
@@ -75,6 +76,7 @@ def _inputs(book):
     book.label_cells(ws, 7, "Days per year (fixed)", "days", note, note_col=4)
     constant = ws.cell(7, 3, model.CONSTANTS["days_per_year"])
     constant.style = "Constant"
+    constant.number_format = number_format("days")  # as its unit shows (365.0)
     book.place_cell("days_per_year", ws, constant.coordinate, named=True)
     output_block(
         book,

@@ -5,13 +5,23 @@ from __future__ import annotations
 from openpyxl.formatting.rule import FormulaRule
 from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.pagebreak import Break
 
 from udfs import model
 from udfs.plan import PASS_THROUGH, RULES, THROUGHPUT_SOURCE_EXCEL
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, PRICING_BASES, RANGE_OUTPUTS
 
-from ..sheetkit import DEFAULT_GREY, Book, Row, put_text
-from .layout import FIRST_COL, NOTE_COL, SCENARIO_COLUMNS, checks_flag
+from ..sheetkit import DEFAULT_GREY, Book, Row, align_table, put_text
+from .layout import (
+    FIRST_COL,
+    NOTE_COL,
+    SCENARIO_COLUMNS,
+    SCENARIO_WIDTH,
+    SIZE_FORMAT,
+    checks_flag,
+    wrap_units,
+)
+from .sizes import SIZE_INPUTS, size_excel
 
 _INPUTS = {q.name: q for q in PLAN_INPUTS}
 
@@ -43,6 +53,11 @@ def _used(name):
         formula, note = f'IF(ISNUMBER({{{name}}}),{{{name}}},"")', "Required"
     else:
         formula, note = rule.excel_used(f"{{default.{name}}}"), rule.sheet_note
+    if name in SIZE_INPUTS:  # a number, or text such as 70B read by the grammar (.sizes)
+        blank = '""' if rule is None else rule.excel_blank.replace("{default}", "")
+        formula = (f"IF(ISNUMBER({{{name}}}),{{{name}}},"
+                   f"IF(ISTEXT({{{name}}}),{size_excel('{' + name + '}')},{blank}))")  # fmt: skip
+        note = f"{note}; text such as 70B or 2T read as a number"
     if name == "budget_status":  # a blank counts as Proposed in a filled column only
         formula = f'IF(LEN({{{name}}})>0,{{{name}}},IF({{scenario_ready}},"Proposed",""))'
     if name == "usd_per_kwh":  # a rental all-in price includes the power (udfs.plan)
@@ -115,7 +130,8 @@ def _calc_rows():
             rows += _default_mfu_rows()
     rows.append(
         Row("scenario_ready", "Scenario complete", "TRUE/FALSE",
-            "=AND(ISNUMBER({total_params_used}),ISNUMBER({training_tokens_used}),"
+            "=AND(ISNUMBER({total_params_used}),ISNUMBER({active_params_used}),"
+            "ISNUMBER({training_tokens_used}),"
             "ISNUMBER({accelerators_used}),"
             "OR(N({effective_tflops_input_used})>0,N({peak_tflops_used})>0))",
             "Outputs show only for complete columns", "Calc", True)
@@ -149,10 +165,10 @@ def _calc_rows():
 
 
 def calculations_sheet(book, scen):
-    widths = {"A": 38, "B": 20, "C": 4}
+    widths = {"A": 32, "B": 12, "C": 2}
     for c in SCENARIO_COLUMNS:
-        widths[get_column_letter(c)] = 17
-    widths[get_column_letter(NOTE_COL)] = 60
+        widths[get_column_letter(c)] = SCENARIO_WIDTH
+    widths[get_column_letter(NOTE_COL)] = 46
     ws = book.sheet("Calculations", widths)
     # Column A repeats on the second printed page: what sits in A fits A (or wraps in it),
     # longer text goes in column B, which prints on the first page only
@@ -167,7 +183,7 @@ def calculations_sheet(book, scen):
         cell = ws.cell(4, c, book.formula("={scenario_name}", ws.title, get_column_letter(c)))
         cell.style = "Header"
     put_text(ws.cell(4, NOTE_COL), "Formula").style = "Header"
-    ws.row_dimensions[4].height = 30
+    ws.row_dimensions[4].height = 60  # a scenario name wraps to four lines
     book.write_rows(ws, 5, _calc_rows(), SCENARIO_COLUMNS, note_col=NOTE_COL)
     for r in range(5, ws.max_row + 1):
         note = SECTION_NOTES.get(ws.cell(r, 1).value)
@@ -179,8 +195,21 @@ def calculations_sheet(book, scen):
         for c in range(first, last + 1):
             ws.cell(row, c).number_format = "0.0000"
     _grey_defaults(book, ws)
-    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4",
-                pages_wide=2, title_cols="A:A", pages_tall=1)  # fmt: skip
+    for name in SIZE_INPUTS:  # 405.0B, 15.6T: the figure fits its column
+        _, row, first, last = book.rows[f"{name}_used"]
+        for c in range(first, last + 1):
+            ws.cell(row, c).number_format = SIZE_FORMAT
+    wrap_units(ws, 5, ws.max_row, widths["B"], skip=SECTION_NOTES.values())
+    for name in ("pricing_basis_used", "throughput_source"):  # words wrap within the column
+        _, row, first, last = book.rows[name]
+        for c in range(first, last + 1):
+            ws.cell(row, c).alignment = Alignment(wrap_text=True, vertical="top")
+        ws.row_dimensions[row].height = 30
+    align_table(ws, 4, NOTE_COL)
+    outputs = next(r for r in range(5, ws.max_row + 1) if ws.cell(r, 1).value == "Outputs")
+    ws.row_breaks.append(Break(id=outputs - 1))  # page 2: the outputs and ranges, whole
+    # one page wide, as tall as it needs; the header row repeats on every page
+    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4")
     return ws
 
 

@@ -2,9 +2,10 @@
 
 Page 1: the selected scenario's days against accelerators (log axes) and the table of the
 scenarios that have figures (filled columns first, by formulas, so that empty custom
-columns are never plotted). Page 2: total cost P10-P50-P90 per scenario (floating bars:
-stacked bars on an invisible P10 base) and total cost at P50. Page 3: accelerator-hours and
-wall-clock days per scenario.
+columns are never plotted), and the reference runs and the example charted apart (their total
+cost). Page 2, four charts of the team's scenarios: total cost P10-P50-P90 (floating bars:
+stacked bars on an invisible P10 base), total cost at P50, accelerator-hours and wall-clock
+days.
 """
 
 from __future__ import annotations
@@ -26,15 +27,18 @@ from .sensitivity import SENS_ACCELERATORS
 TABLE_HEAD = 22
 N_SCENARIOS = len(SCENARIO_COLUMNS)
 #: The first rows of the table are the team's (custom) columns, the last the three reference
-#: columns: the cost charts plot the team's rows only, so that a reference run's cost (tens of
-#: millions) never squashes a team's bars; the hours and days charts plot every row.
+#: columns: page 2's charts plot the team's rows only, so that a reference run's cost (tens of
+#: millions) never squashes a team's bars; the references have their own chart on page 1.
 N_TEAM = N_CUSTOM
 N_REFERENCES = N_SCENARIOS - N_CUSTOM
 #: The rank row (which filled scenario each column is), under the table.
 RANK_ROW = TABLE_HEAD + N_SCENARIOS + 2
-#: Where each chart sits (two per printed page) and the rows the pages break after.
-PAGE_BREAKS = (33, 66)
-CHART_HEIGHT_CM, CHART_WIDTH_CM = 7.8, 28.5
+#: The row page 1 breaks after; page 2 holds four charts, two by two.
+PAGE_BREAKS = (33,)
+CHART_HEIGHT_CM, CHART_WIDTH_CM = 7.8, 13.9
+#: The rows of page 2's two rows of charts, and the columns of its two columns.
+CHART_ROWS = (PAGE_BREAKS[0] + 2, PAGE_BREAKS[0] + 18)
+CHART_COLS = ("A", "E")
 US_DOLLARS = '"$"#,##0'
 NOTE_FONT = Font(italic=True, color="595959")
 #: Notes on the chart pages: how the charts fill in, and why a bar of the range chart is missing.
@@ -80,7 +84,7 @@ def charts_sheet(book):
     _scenario_charts(ws)
     for row in PAGE_BREAKS:
         ws.row_breaks.append(Break(id=row))
-    Book.finish(ws, print_area=f"A1:I{PAGE_BREAKS[1] + 33}")
+    Book.finish(ws, print_area=f"A1:I{PAGE_BREAKS[0] + 33}")
     return ws
 
 
@@ -115,7 +119,7 @@ def _axis_titles(chart, x_title, y_title, y_format):
 def _days_chart(ws, last):
     """Wall-clock days against accelerators, for the selected scenario, on log axes."""
     sc = ScatterChart(scatterStyle="lineMarker")
-    sc.title = "Wall-clock days against accelerators (selected scenario)"
+    sc.title = "Days against accelerators (selected)"
     _axis_titles(sc, "Accelerators (log scale)", "Wall-clock days (log scale)", "#,##0")
     sc.x_axis.numFmt = NumFmt(formatCode="#,##0", sourceLinked=False)
     sc.x_axis.scaling.logBase = 10
@@ -126,8 +130,8 @@ def _days_chart(ws, last):
     series.marker.symbol = "circle"
     sc.series.append(series)
     sc.legend = None
-    sc.width, sc.height = 18, 8.5
-    ws.add_chart(sc, "D4")
+    sc.width, sc.height = 8.6, 8.5
+    ws.add_chart(sc, "C4")
 
 
 def _filled_table(book, ws):
@@ -172,6 +176,7 @@ def _bar_chart(title, y_title, y_format):
     chart.gapWidth = 50
     _axis_titles(chart, "Scenario", y_title, y_format)
     chart.x_axis.scaling.orientation = "maxMin"  # the first scenario on top
+    chart.y_axis.scaling.min = 0  # bars from zero: lengths compare (no cut-off axis)
     chart.width, chart.height = CHART_WIDTH_CM, CHART_HEIGHT_CM
     return chart
 
@@ -180,7 +185,6 @@ def _scenario_charts(ws):
     """The range chart and three bar charts over the filled scenarios, two per page."""
     first, last = TABLE_HEAD + 1, TABLE_HEAD + N_SCENARIOS
     team = TABLE_HEAD + N_TEAM  # the last row of the team's scenarios
-    cats = Reference(ws, min_col=2, min_row=first, max_row=last)
     team_cats = Reference(ws, min_col=2, min_row=first, max_row=team)
 
     def column(col, to=last):
@@ -199,20 +203,25 @@ def _scenario_charts(ws):
     base.graphicalProperties.line.noFill = True
     low.graphicalProperties = GraphicalProperties(solidFill="9DC3E6")
     high.graphicalProperties = GraphicalProperties(solidFill="1F4E78")
-    ws.add_chart(rng, f"A{PAGE_BREAKS[0] + 2}")
-    for row, text in ((PAGE_BREAKS[0] + 1, FILL_NOTE), (PAGE_BREAKS[0] + 17, RANGE_NOTE),
-                      (PAGE_BREAKS[1] + 1, FILL_NOTE)):  # fmt: skip
+    ws.add_chart(rng, f"{CHART_COLS[0]}{CHART_ROWS[0]}")
+    for row, text in ((PAGE_BREAKS[0] + 1, FILL_NOTE), (CHART_ROWS[1] - 1, RANGE_NOTE)):
         put_text(ws.cell(row, 1), text).font = NOTE_FONT
 
     charts = (
         (4, "Total cost of your scenarios (P50)", "Total cost (US$)", US_DOLLARS),
-        (8, "Accelerator-hours by scenario", "Accelerator-hours", "#,##0"),
-        (9, "Wall-clock days by scenario", "Wall-clock days", "#,##0"),
+        (8, "Accelerator-hours of your scenarios", "Accelerator-hours", "#,##0"),
+        (9, "Wall-clock days of your scenarios", "Wall-clock days", "#,##0"),
     )
-    anchors = (PAGE_BREAKS[0] + 18, PAGE_BREAKS[1] + 2, PAGE_BREAKS[1] + 18)
-    for (col, title, y_title, fmt), row in zip(charts, anchors, strict=True):
+    anchors = (f"{CHART_COLS[1]}{CHART_ROWS[0]}", f"{CHART_COLS[0]}{CHART_ROWS[1]}",
+               f"{CHART_COLS[1]}{CHART_ROWS[1]}")  # fmt: skip
+    for (col, title, y_title, fmt), anchor in zip(charts, anchors, strict=True):
         chart = _bar_chart(title, y_title, fmt)
-        mine = col == 4  # cost: the team's scenarios only (the references' are in the table)
-        chart.add_data(column(col, team if mine else last), titles_from_data=True)
-        chart.set_categories(team_cats if mine else cats)
-        ws.add_chart(chart, f"A{row}")
+        chart.add_data(column(col, team), titles_from_data=True)
+        chart.set_categories(team_cats)
+        ws.add_chart(chart, anchor)
+    # the reference runs and the example, charted apart (page 1)
+    refs = _bar_chart("References (P50 cost)", "Total cost (US$ millions)", '"$"#,##0,,"M"')
+    refs.add_data(Reference(ws, min_col=4, min_row=team + 1, max_row=last), titles_from_data=False)
+    refs.set_categories(Reference(ws, min_col=2, min_row=team + 1, max_row=last))
+    refs.width, refs.height = 11.4, 8.5
+    ws.add_chart(refs, "F4")

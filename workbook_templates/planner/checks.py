@@ -13,21 +13,27 @@ from __future__ import annotations
 from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
+from udfs.numbers import SIZE_EXAMPLES
 from udfs.plan import CALIBRATED_RANGE_EXCEL, THROUGHPUT_SOURCES
 from udfs.quantities import BUDGET_STATUSES, PLAN_INPUTS
 
 from ..sheetkit import CHECK_WARN_FILL, Book, bold, check_colours, put_text
 from .layout import FIRST_COL, LAST_COL, SCENARIO_COLUMNS
+from .sizes import SIZE_INPUTS
 
 #: Column of each per-scenario check's first failing scenario (1-8), for the master cause.
 CAUSE_COL = LAST_COL + 1
 
-_PER_SCENARIO = (
+_PER_SCENARIO = (  # the first failing check is the cause an ERROR names
+    ("Parameters and tokens typed as text read as numbers (Inputs rows {row:total_params}, "
+     "{row:active_params} and {row:training_tokens}): " + SIZE_EXAMPLES,
+     "=AND(" + ",".join(f"OR(NOT(ISTEXT({{{n}}})),ISNUMBER({{{n}_used}}))"
+                        for n in SIZE_INPUTS) + ")"),
     ("Required inputs typed (or the column is unused)",
      "=OR({scenario_ready},COUNT({total_params},{active_params},{training_tokens},"
      "{accelerators})=0)"),
-    ("Number inputs hold numbers (no text such as '405B')",
-     "=COUNTA({numeric_inputs})-{text_inputs}=COUNT({numeric_inputs})"),
+    ("Number inputs hold numbers (parameters and tokens may be text such as 70B)",
+     "=COUNTA({numeric_inputs})-{text_inputs}-{size_texts}=COUNT({numeric_inputs})"),
     ("Active parameters <= total parameters",
      "=OR(NOT({scenario_ready}),{active_params_used}<={total_params_used})"),
     ("Accelerators is a whole number",
@@ -53,11 +59,11 @@ _PER_SCENARIO = (
     ("Pricing basis is rental all-in, rental plus power or owned (or blank)",
      "=OR(LEN({pricing_basis})=0,ISNUMBER(MATCH({pricing_basis},pricing_bases,0)))"),
     ("Total and active parameters >= 1E6 (Inputs rows {row:total_params} and "
-     "{row:active_params}); below, typed in billions? Type 70E9 for 70 billion",
+     "{row:active_params}); below, typed in billions? Type 70B or 70E9 for 70 billion",
      "=OR(NOT({scenario_ready}),AND({total_params_used}>=min_plausible_params,"
      "{active_params_used}>=min_plausible_params))"),
     ("Training tokens >= 1E9 (Inputs row {row:training_tokens}); below, typed in billions or "
-     "trillions? Type 2E12 for 2 trillion",
+     "trillions? Type 2T or 2E12 for 2 trillion",
      "=OR(NOT({scenario_ready}),{training_tokens_used}>=min_plausible_tokens)"),
     ("Complete scenarios give numbers",
      "=OR(NOT({scenario_ready}),AND(ISNUMBER({total_cost_usd}),"
@@ -115,15 +121,16 @@ def _numeric_span(book):
 def _per_scenario_rows(book, ws, r, table=_PER_SCENARIO):
     top, bottom, inside = _numeric_span(book)
     texts = "(" + "+".join(f"COUNTA({{{n}}})" for n in inside) + ")"
+    sizes = "(" + "+".join(f"ISTEXT({{{n}}})" for n in SIZE_INPUTS) + ")"
     a, b = get_column_letter(FIRST_COL), get_column_letter(LAST_COL)
     for label, formula in table:
         for name in ("total_params", "active_params", "training_tokens"):
             label = label.replace(f"{{row:{name}}}", str(book.rows[name][1]))
-        put_text(ws.cell(r, 1), label)
+        put_text(ws.cell(r, 1), label).alignment = Alignment(wrap_text=True, vertical="top")
         for c in SCENARIO_COLUMNS:
             letter = get_column_letter(c)
             text = formula.replace("{numeric_inputs}", f"Inputs!{letter}{top}:{letter}{bottom}")
-            text = text.replace("{text_inputs}", texts)
+            text = text.replace("{text_inputs}", texts).replace("{size_texts}", sizes)
             ws.cell(r, c, book.formula(text, ws.title, letter))
         ws.cell(r, 3, f"=AND({a}{r}:{b}{r})")
         first_bad = ws.cell(r, CAUSE_COL, f'=IFERROR(MATCH(FALSE,{a}{r}:{b}{r},0),"")')
@@ -179,7 +186,7 @@ def checks_sheet(book, scen):
     check_colours(ws, f"C{r - 3}:C{r - 2}")
     for row in ws.iter_rows(min_row=first, max_row=r, min_col=3, max_col=LAST_COL):
         for c in row:
-            c.alignment = Alignment(horizontal="center")
+            c.alignment = Alignment(horizontal="center", vertical="top")  # level a wrapped label
     ws.cell(r, 3).alignment = Alignment(horizontal="left")  # the cause reads to the right
     Book.finish(ws, freeze="D5")
     return ws
@@ -193,13 +200,15 @@ def _master_cause(book, ws, r, first, last):
     ws.row_dimensions[r].hidden = True  # a helper: the cause below says it in words
     k = get_column_letter(CAUSE_COL)
     labels, columns = f"$A${first}:$A${last}", f"${k}${first}:${k}${last}"
+    letters = "".join(get_column_letter(c) for c in SCENARIO_COLUMNS)
     put_text(ws.cell(r + 1, 1), "Cause of an ERROR: the first failing check").style = "Section"
     cell = ws.cell(r + 1, 3, book.formula(
         '=IF(master_status<>"ERROR","",IF({checks.cause_row}=0,'
         '"a check gives an error value (see Checks)",'
         f"INDEX({labels},{{checks.cause_row}},1)"
         f"&IF(ISNUMBER(INDEX({columns},{{checks.cause_row}},1)),"
-        f'" (column: "&INDEX(scenario_name,1,INDEX({columns},{{checks.cause_row}},1))&")","")))',
+        f'" (column "&MID("{letters}",INDEX({columns},{{checks.cause_row}},1),1)&": "'
+        f'&INDEX(scenario_name,1,INDEX({columns},{{checks.cause_row}},1))&")","")))',
         ws.title,
     ))  # fmt: skip
     book.place_cell("master_cause", ws, cell.coordinate, named=True)

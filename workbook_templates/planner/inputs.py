@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.pagebreak import Break
 
+from udfs.numbers import SIZE_EXAMPLES
 from udfs.plan import RULES
 from udfs.quantities import (
     MODEL_CONSTANTS,
@@ -19,11 +21,14 @@ from .layout import (
     INPUT_HEADER_ROW,
     LAST_COL,
     NOTE_COL,
-    PAGE1_LAST,
     RULE_COL,
     SCENARIO_COLUMNS,
+    SCENARIO_WIDTH,
+    SIZE_FORMAT,
+    wrap_units,
 )
 from .reference import LISTS
+from .sizes import SIZE_INPUTS, size_validation
 
 #: Alert texts of the rules whose "<label> must be <rule>." reads badly.
 _ERRORS = {
@@ -49,6 +54,18 @@ def _validation_for(book, ws, q, rng):
             list_source=LISTS[q.name][0],
         )
         return
+    if q.name in SIZE_INPUTS:  # a number, or text such as 70B (.sizes)
+        first = rng.split(":")[0]
+        total = None
+        if q.name == "active_params":
+            total = book.ref("total_params", ws.title, get_column_letter(FIRST_COL))
+        book.validation(
+            ws, rng, "custom", size_validation(first, total),
+            prompt=f"{q.label} ({q.unit}): {q.rule}; {SIZE_EXAMPLES}. {q.note or ''}".strip(),
+            error=f"{q.label} must be {SIZE_EXAMPLES} (K, M, B, T or P), greater than 0.",
+            title=q.label,
+        )  # fmt: skip
+        return
     total = None  # the scenario_name row comes before total_params
     if "total_params" in book.rows:
         total = book.ref("total_params", ws.title, get_column_letter(FIRST_COL))
@@ -64,21 +81,20 @@ _NOTES = {
 
 
 def _header(book, ws, scen):
-    # Column A repeats on the notes page: its text wraps inside A, the rest sits from B on
-    book.title(ws, "Inputs", "One row per input, one column per scenario.")
-    ws["A2"].alignment = Alignment(wrap_text=True, vertical="top")
-    put_text(ws["B2"], "Type in the yellow cells (the grey columns D-F are fixed references); "
-             "a blank cell takes the value in column C.")  # fmt: skip
-    ws["B2"].style = "Note"
-    ws["B2"].alignment = Alignment(vertical="top")
-    ws.row_dimensions[2].height = 30
+    book.title(
+        ws,
+        "Inputs",
+        "One row per input, one column per scenario. Type in the yellow cells (the grey columns "
+        "D-F are fixed references); a blank cell takes the value in column C.",
+    )
     put_text(ws.cell(3, 1), "Column type").style = "Note"
     for c, s in zip(SCENARIO_COLUMNS, scen, strict=True):
-        put_text(ws.cell(3, c), s["kind"]).style = "Note"
+        put_text(ws.cell(3, c), s["kind"]).style = "Note"  # "Dense reference": two lines
+    ws.row_dimensions[3].height = 30
     book.header(ws, INPUT_HEADER_ROW, ["Scenario", "Unit", "Used when blank"])
     put_text(ws.cell(INPUT_HEADER_ROW, NOTE_COL), "Notes and sources").style = "Header"
     put_text(ws.cell(INPUT_HEADER_ROW, RULE_COL), "Allowed values").style = "Header"
-    ws.row_dimensions[INPUT_HEADER_ROW].height = 30
+    ws.row_dimensions[INPUT_HEADER_ROW].height = 60  # a scenario name wraps to four lines
 
 
 def _used_when_blank(book, ws, r, q):
@@ -113,6 +129,8 @@ def _input_rows(book, ws, scen):
             if s["kind"] != "Custom":  # references and example: grey and locked, never a plan
                 cell.style = "Constant"
                 cell.number_format = number_format(q.unit)
+            if q.name in SIZE_INPUTS:  # 405.0B, 15.6T: the figure fits its column
+                cell.number_format = SIZE_FORMAT
             if q.name == "scenario_name":
                 bold(cell)
                 cell.alignment = Alignment(wrap_text=True, vertical="center")
@@ -167,7 +185,7 @@ def _sources(ws, r, scen):
                 vertical="top", wrap_text=True
             )
             put_text(ws.cell(r, 2), s["note"]).style = "Note"
-            ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=PAGE1_LAST)
+            ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=RULE_COL)
     r += 2
     watts = RULES["watts_per_accelerator"].default
     put_text(ws.cell(r, 1), "Custom columns").alignment = Alignment(vertical="top")
@@ -178,23 +196,24 @@ def _sources(ws, r, scen):
         "takes column C (the power follows the accelerator: its catalogue TDP, else "
         f"{watts:,.0f} W); the figure used is on Calculations, greyed while it is a default.",
     ).style = "Note"
-    ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=PAGE1_LAST)
+    ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=RULE_COL)
 
 
 def inputs_sheet(book, scen):
     """The Inputs sheet: every PLAN_INPUTS row, column C from udfs.plan.RULES."""
-    widths = {"A": 34, "B": 20, "C": 17}
+    widths = {"A": 34, "B": 12, "C": 14}
     for c in SCENARIO_COLUMNS:
-        widths[get_column_letter(c)] = 17
-    widths[get_column_letter(NOTE_COL)] = 60
-    widths[get_column_letter(RULE_COL)] = 22
+        widths[get_column_letter(c)] = SCENARIO_WIDTH
+    widths[get_column_letter(NOTE_COL)] = 50
+    widths[get_column_letter(RULE_COL)] = 20
     ws = book.sheet("Inputs", widths)
     _header(book, ws, scen)
     r = _input_rows(book, ws, scen)
+    ws.row_breaks.append(Break(id=r + 1))  # page 2: the constants and sources, whole
     r = _constants(book, ws, r + 2)
+    wrap_units(ws, INPUT_HEADER_ROW + 1, r, widths["B"])
     _sources(ws, r + 2, scen)
+    # one page wide, as tall as it needs; the header row repeats on every page
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}",
-                print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}", pages_wide=2,
-                title_cols="A:A")  # fmt: skip
-    ws.page_setup.fitToHeight = 1  # two pages in all: 2 wide, 1 tall
+                print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}")  # fmt: skip
     return ws

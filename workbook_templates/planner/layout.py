@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
+
+from openpyxl.styles import Alignment
 
 from ..sheetkit import number_format, put_text, state_colours
 
@@ -34,9 +37,29 @@ SHEETS = (
 SCENARIO_COLUMNS = tuple(range(FIRST_COL, FIRST_COL + 3 + N_CUSTOM))
 LAST_COL = SCENARIO_COLUMNS[-1]
 NOTE_COL = LAST_COL + 1
-#: Last column of the first printed page of Inputs (notes merged up to it print whole).
-PAGE1_LAST = FIRST_COL + 3
+#: Width of a scenario column on Inputs and Calculations (eight fit one printed page wide).
+SCENARIO_WIDTH = 11
+#: Parameters and tokens in a scenario column: 405.0B, 15.6T (the value stays exact).
+SIZE_FORMAT = '[>=1000000000000]#,##0.0##,,,,"T";[>=1000000000]#,##0.0##,,,"B";#,##0'
 RULE_COL = LAST_COL + 2
+
+
+def wrap_units(ws, first_row, last_row, width, skip=()):
+    """Wrap the units in column B, rows ``first_row`` to ``last_row``, that are longer than the
+    column's ``width``, each row at least as tall as its lines (a unit breaks at "/" and "-")."""
+    for row in ws.iter_rows(min_row=first_row, max_row=last_row, min_col=2, max_col=2):
+        for cell in row:
+            text = cell.value
+            if not isinstance(text, str) or len(text) <= width or text in skip:
+                continue
+            cell.alignment = Alignment(wrap_text=True, vertical="top")
+            lines, used = 1, 0
+            for part in re.findall(r"[^/ -]*[/ -]?", text):
+                if used and used + len(part) > width:
+                    lines, used = lines + 1, 0
+                used += len(part)
+            dims = ws.row_dimensions[cell.row]
+            dims.height = max(dims.height or 15.0, 15.0 * lines)
 
 
 def blank_if_nan(value):

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import textwrap
+import re
 
 from openpyxl.styles import Alignment
+from openpyxl.utils import get_column_letter
 
 from udfs import calibration, catalogue, model
 from udfs.quantities import BUDGET_STATUSES, PRICING_BASES
 
 from ..sheetkit import Book, number_format, paragraph, put_text
-from .layout import constant_cell
+from .layout import SIZE_FORMAT, constant_cell
+from .sizes import SUFFIX_ROWS
 
 
 def accelerators_sheet(book):
@@ -70,11 +72,27 @@ def _lists(book, ws, r):
         for i, value in enumerate(values):
             put_text(ws.cell(r + 1 + i, 1), value).style = "Constant"
         book.name(name, f"Accelerators!$A${r + 1}:$A${r + len(values)}")
-        cell = put_text(ws.cell(r, 2), note)
+        cell = put_text(ws.cell(r, 3), note)  # the title reads over A:B
         cell.style = "Note"
         cell.alignment = Alignment(wrap_text=False)  # one line, beside the title
         r += len(values) + 2
-    return r - 2
+    return _suffixes(book, ws, r)
+
+
+def _suffixes(book, ws, r):
+    """The suffixes of parameters and tokens typed as text (70B, 2T): letters and multipliers."""
+    ws.cell(r, 1, "Suffixes of numbers typed as text").style = "Section"
+    cell = put_text(ws.cell(r, 3), "Parameters and tokens on Inputs may be typed as 70B, 2T, "
+                    "15.6T or 1.5E12 (any case); Calculations shows the number used")  # fmt: skip
+    cell.style = "Note"
+    cell.alignment = Alignment(wrap_text=False)
+    for i, (letter, value) in enumerate(SUFFIX_ROWS):
+        put_text(ws.cell(r + 1 + i, 1), letter).style = "Constant"
+        constant_cell(ws, r + 1 + i, 2, value).number_format = "0E+0"
+    last = r + len(SUFFIX_ROWS)
+    book.name("size_suffixes", f"Accelerators!$A${r + 1}:$A${last}")
+    book.name("size_multipliers", f"Accelerators!$B${r + 1}:$B${last}")
+    return last
 
 
 def _calibration(book, ws, r):
@@ -126,22 +144,51 @@ def _calibration(book, ws, r):
     return rr
 
 
+#: Reference runs: the printed table ends with a short source (the document or its address);
+#: the full sources, with tables and quotes, sit to its right (on screen, not printed).
+SHORT_SOURCE_COL, SOURCE_COL, HOURS_SOURCE_COL = 15, 16, 17
+_URL = re.compile(r"https?://(\S+?)[,;)]?(?:\s|$)")
+
+
+#: Most characters of a short source (its printed column holds them on one line).
+SHORT_SOURCE_CHARS = 56
+
+
+def short_source(text):
+    """The document a source names, in one line of at most :data:`SHORT_SOURCE_CHARS`: its name
+    and web address (without https://), else its name and the arXiv number or the site."""
+    head = re.split(r" \(", text, maxsplit=1)[0]
+    m = _URL.search(head + " ")
+    if not m:
+        return head if len(head) <= SHORT_SOURCE_CHARS else head[: SHORT_SOURCE_CHARS - 3] + "..."
+    name = head[: m.start()].rstrip(", ")
+    address = m.group(1)
+    for short in (
+        f"{name}, {address}" if name else address,
+        f"{name}, arXiv {address.rsplit('/', 1)[-1]}" if "arxiv.org/" in address else "",
+        f"{name}, {address.split('/')[0]}",
+    ):
+        if short and len(short) <= SHORT_SOURCE_CHARS:
+            return short
+    return name if len(name) <= SHORT_SOURCE_CHARS else name[: SHORT_SOURCE_CHARS - 3] + "..."
+
+
 def reference_sheet(book):
     df = catalogue.runs()
-    ws = book.sheet("Reference runs", {"A": 18, "B": 14, "C": 17, "D": 17, "E": 21, "F": 16,
-                                       "G": 12, "H": 15, "I": 12, "J": 10, "K": 12, "L": 10,
-                                       "M": 10, "N": 10, "O": 70, "P": 70})  # fmt: skip
-    # column A repeats alone on the right-hand pages: the title fits it, the subtitle starts in B
+    ws = book.sheet("Reference runs", {"A": 22, "B": 7, "C": 11, "D": 11, "E": 10, "F": 16,
+                                       "G": 12, "H": 12, "I": 10, "J": 8, "K": 8, "L": 8,
+                                       "M": 9, "N": 8, "O": 56, "P": 90, "Q": 90})  # fmt: skip
     book.title(ws, "Reference runs")
     put_text(
-        ws["B2"],
+        ws["A2"],
         "Public disclosures. Implied TFLOP/s = 6 x active x tokens / disclosed accelerator-hours; "
-        "implied MFU = that / the accelerator's dense peak.",
+        "implied MFU = that / the accelerator's dense peak. Full sources: columns P and Q (on "
+        "screen; the print shows the document).",
     ).style = "Note"
-    ws["B2"].alignment = Alignment(wrap_text=False)
+    ws["A2"].alignment = Alignment(wrap_text=False)
     cols = (
         ("name", "Run", ""),
-        ("architecture", "Architecture", ""),
+        ("architecture", "Dense / MoE", ""),
         ("total_params", "Total parameters", "parameters"),
         ("active_params", "Active parameters", "parameters"),
         ("training_tokens", "Training tokens", "tokens"),
@@ -156,7 +203,8 @@ def reference_sheet(book):
         "Implied MFU",
         "Disclosed MFU",
         "Active / total",
-        "Source",
+        "Source (the document)",
+        "Source, in full",
         "Source of the accelerator-hours",
     ]
     book.header(ws, 4, heads)
@@ -164,53 +212,33 @@ def reference_sheet(book):
     for i, (name, row) in enumerate(df.iterrows()):
         r = 5 + i
         for j, (field, _, unit) in enumerate(cols):
-            constant_cell(ws, r, 1 + j, row[field], unit)
+            cell = constant_cell(ws, r, 1 + j, row[field], unit)
+            if unit in ("parameters", "tokens"):
+                cell.number_format = SIZE_FORMAT  # 405.0B, 15.6T: one line
         for c, (formula, unit) in _run_formulas(r).items():
             ws.cell(r, c, formula).number_format = number_format(unit)
         constant_cell(ws, r, 13, row["disclosed_mfu"], "fraction")
         ws.cell(r, 14, f'=IF(COUNT(C{r},D{r})=2,D{r}/C{r},"")').number_format = "0.0%"
-        put_text(ws.cell(r, 15), catalogue.source("run", name)).style = "Note"
+        full = catalogue.source("run", name)
+        put_text(ws.cell(r, SHORT_SOURCE_COL), short_source(full)).style = "Note"
+        put_text(ws.cell(r, SOURCE_COL), full).style = "Note"
         hours = catalogue.source("run", name, "accelerator_hours")
-        same = hours == catalogue.source("run", name)  # said once: a short row
-        put_text(ws.cell(r, 16), "the same" if same else hours).style = "Note"
+        same = hours == full  # said once
+        put_text(ws.cell(r, HOURS_SOURCE_COL), "the same" if same else hours).style = "Note"
     last = 4 + len(df)
     for row in ws.iter_rows(min_row=5, max_row=last, max_col=len(heads)):
-        for cell in row:  # a long source wraps downward from the top, beside its own row
-            cell.alignment = Alignment(
-                vertical="top", wrap_text=cell.column >= 15, horizontal=cell.alignment.horizontal
-            )
-        ws.row_dimensions[row[0].row].height = _height(ws, row[14:16])
+        for cell in row:  # one line per run: the full sources do not wrap
+            apart = cell.column in (2, 6, SHORT_SOURCE_COL)  # text after a right-aligned figure
+            cell.alignment = Alignment(vertical="top", wrap_text=False,
+                                       horizontal="left" if apart else cell.alignment.horizontal,
+                                       indent=1 if apart else 0)  # fmt: skip
     book.name("ref_run_names", f"'Reference runs'!$A$5:$A${last}")
     book.name("ref_implied_tflops", f"'Reference runs'!$K$5:$K${last}")
     book.name("ref_implied_mfu", f"'Reference runs'!$L$5:$L${last}")
     _median(book, ws, last)
-    Book.finish(ws, freeze="B5", print_titles="4:4", pages_wide=2, title_cols="A:A")
+    Book.finish(ws, freeze="B5", print_titles="4:4",
+                print_area=f"A1:{get_column_letter(SHORT_SOURCE_COL)}{last + 3}")  # fmt: skip
     return ws
-
-
-#: Points per printed line of a wrapped source, and characters per line per unit of width
-#: (a word wrap leaves the end of a line empty, a URL breaks anywhere: counted conservatively).
-_LINE_PT = 15.0
-_CHARS_PER_WIDTH = 1.1
-
-
-def _wrapped_lines(text, width):
-    """How many lines ``text`` takes, word-wrapped in a column ``width`` characters wide."""
-    per_line = max(1, int(width * _CHARS_PER_WIDTH))
-    return sum(
-        max(1, len(textwrap.wrap(part, per_line, break_long_words=True, break_on_hyphens=True)))
-        for part in str(text).split("\n")
-    )
-
-
-def _height(ws, cells):
-    """Row height (points) that holds the tallest wrapped source of ``cells``."""
-    lines = 1
-    for cell in cells:
-        if cell.value:
-            width = ws.column_dimensions[cell.column_letter].width
-            lines = max(lines, _wrapped_lines(cell.value, width))
-    return lines * _LINE_PT
 
 
 def _run_formulas(r):
@@ -250,5 +278,5 @@ def _median(book, ws, last):
         "the active parameters: the Accelerators sheet), fitted on these runs; this median is "
         "for comparison. Disclosed hours may include failures, restarts, evaluation and other "
         "phases, so implied MFU can sit below a paper's MFU.",
-        8,  # within the first printed page
+        SHORT_SOURCE_COL,  # within the printed columns
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from openpyxl.formatting.rule import ColorScaleRule
 from openpyxl.styles import Alignment, Border, Font, Side
 from openpyxl.utils import get_column_letter
-from openpyxl.worksheet.pagebreak import Break
 
 from udfs import model
 
@@ -161,7 +160,6 @@ def sensitivity_sheet(book):
         mfu, price, "=" + ok + cost + ',"")', "US$", "MFU \\ US$ per hour",
     )  # fmt: skip
     iters = model.excel("iterations_per_year", by_accelerators_mfu, ("wall_clock_days", *_THROUGH))
-    ws.row_breaks.append(Break(id=nxt))  # two grids per printed page, never one split
     nxt, _ = _grid(
         book, ws, nxt + 1, "Research iterations per year: accelerators (rows) x MFU (columns)",
         accelerators, mfu, "=" + ok + iters + ',"")', "runs/year", "Accelerators \\ MFU",
@@ -186,7 +184,7 @@ def sensitivity_sheet(book):
         9,
     )
     _steps(book, ws, nxt + 3)
-    Book.finish(ws, freeze="A5")
+    Book.finish(ws, freeze="A5", pages_tall=1)  # the four grids on one page
     return ws
 
 

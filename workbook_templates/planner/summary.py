@@ -8,7 +8,7 @@ from openpyxl.utils import get_column_letter
 from udfs import model
 from udfs.quantities import PLAN_OUTPUTS, RANGE_OUTPUTS, RANGE_QUANTITIES
 
-from ..sheetkit import Book, bold, paragraph, put_text, state_colours
+from ..sheetkit import Book, bold, put_text, state_colours
 from .layout import FIRST_COL, LAST_COL, single
 
 _OVERRIDE = "ISNUMBER({sel.effective_tflops_input_used})"
@@ -144,7 +144,25 @@ def _ranges(book, ws, r):
             single(book, ws, r, f"sel.{q}_{key}", f"{out.label}, {key.upper()}", out.unit,
                    f"=INDEX({name},1,{{active_scenario}})", "Link",
                    labels[name].note if key != "p50" else "The point estimate")  # fmt: skip
+    r += 1
+    single(book, ws, r, "sel.contingency_usd", "Contingency (total cost P90 - P50)", "US$",
+           '=IF(AND(ISNUMBER({sel.total_cost_usd_p90}),ISNUMBER({sel.total_cost_usd_p50})),'
+           '{sel.total_cost_usd_p90}-{sel.total_cost_usd_p50},"")', "Calc",
+           "Held back above the estimate: covers nine runs in ten")  # fmt: skip
     return r
+
+
+#: The Summary's headline figures: defined name -> the cell's quantity (each its own number
+#: cell, read by name; the selected scenario's).
+HEADLINES = {
+    "headline_total_cost_p10": "sel.total_cost_usd_p10",
+    "headline_total_cost_p50": "sel.total_cost_usd_p50",
+    "headline_total_cost_p90": "sel.total_cost_usd_p90",
+    "headline_contingency_usd": "sel.contingency_usd",
+    "headline_compute_cost_usd": "sel.compute_cost_usd",
+    "headline_accelerator_hours": "sel.accelerator_hours_p50",
+    "headline_wall_clock_days": "sel.wall_clock_days_p50",
+}
 
 
 def summary_sheet(book, scen):
@@ -160,14 +178,15 @@ def summary_sheet(book, scen):
         single(book, ws, r, f"sel.{q.name}", q.label, q.unit,
                f"=INDEX({q.name},1,{{active_scenario}})", "Link")  # fmt: skip
     r = _ranges(book, ws, r + 2)
+    for name, key in HEADLINES.items():
+        book.name(name, book.ref(key))
     r += 2
-    paragraph(
-        ws,
-        r,
-        1,
+    for i, text in enumerate((  # two unwrapped lines, no merged cells (FAST)
         "Every figure is copied from the Calculations sheet, from the column of the scenario "
-        "shown (C5). A blank figure means the scenario's required inputs are not typed yet.",
-        4,
-    )
+        "shown (C5).",
+        "A blank figure means the scenario's required inputs are not typed yet.",
+    )):  # fmt: skip
+        put_text(ws.cell(r + i, 1), text).style = "Note"
+        ws.cell(r + i, 1).alignment = Alignment(wrap_text=False)
     Book.finish(ws, freeze="A4", pages_tall=1)  # one page: the selected scenario at a glance
     return ws
