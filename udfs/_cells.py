@@ -296,20 +296,26 @@ def _cells_phrase(shape):
     return f"{math.prod(shape):,} cells ({_size(shape)})"
 
 
-def check_call_size(function, values, *, limit=MAX_CELLS_PER_CALL, what="cells", bound=None):
+def check_call_size(
+    function, values, *, limit=MAX_CELLS_PER_CALL, what="cells", bound=None, memo=None
+):
     """Refuse a call whose arguments or broadcast result hold over ``limit`` cells, at once.
 
     ``values`` maps argument names to the raw cell values (before any conversion). The shape
     of the result is computed from the arguments' shapes (Excel-style broadcasting); sizes
     that do not match are left to :func:`broadcast_shape` to report. The error names the bound:
     ``MAX_CELLS_PER_CALL``, or ``bound`` (with ``what`` the thing counted, e.g. "plans").
+    ``memo``: a dict in which each argument's shape is kept (read from it when there), so
+    that a second check of the same cells does not read them again.
     Returns the broadcast shape (None if the sizes do not match).
     """
     bound = bound or "MAX_CELLS_PER_CALL"
     rule = f"over the limit of {limit:,} {what} per call ({bound}); split it into smaller ranges"
     shapes = {}
+    known = {} if memo is None else memo
     for name, value in values.items():
-        shape = shape_of(value)
+        shape = known[name] if name in known else shape_of(value)
+        known[name] = shape
         if shape is None:
             continue
         if math.prod(shape) > MAX_CELLS_PER_CALL:

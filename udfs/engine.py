@@ -1115,8 +1115,9 @@ def _checked_results(function):
                     result_label=_RESULT_LABELS[key],
                 ) from None
             present = [key for key in out if not _absent(key, p)]
-            if _all_usable([out[key] for key in present]):
-                return out
+            if _all_usable([out[key] for key in present]):  # checked before broadcasting
+                return _one_shape(out)
+            out = _one_shape(out)
             depends = _result_inputs(p)  # an output is out of range: the error names inputs
             for key in present:
                 value = out[key]
@@ -1281,7 +1282,7 @@ def _estimate(p):
         "chinchilla_tokens": chinchilla_tokens(total),
         "tokens_per_param": tokens / total,
     }
-    return _one_shape(out)
+    return out  # one shape (_one_shape) once checked
 
 
 _goodput = goodput  # a Plan has a field of the same name

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 
 import numpy as np
 import xlwings as xw
@@ -974,20 +975,25 @@ def _first_cell(i, plan_shape, shape):
     return int(np.ravel_multi_index(padded, shape)) if shape else 0
 
 
-def _plan_quantiles(function, quantity, p, values):
+def _plan_quantiles(function, quantity, p, values, reference=False):
     """The p-quantiles of the quantities of the plans in ``values`` (Excel cells), broadcast.
 
-    Each distinct plan is resolved once (:func:`udfs.plan.resolve`: the planner's blank
-    rules, the calibrated MFU and spreads) and estimated (:func:`udfs.engine.estimate`); the
-    quantiles are those of :func:`udfs.ranges.estimate_ranges` (see :func:`_quantiles`).
+    The plans are resolved together on arrays (:func:`udfs.plan.resolve_many`: the planner's
+    blank rules, the calibrated MFU and spreads) and estimated in one engine call
+    (:func:`udfs.engine.estimate`); the quantiles are those of
+    :func:`udfs.ranges.estimate_ranges` (see :func:`_quantiles`). A call with a bad plan
+    names the first one, as resolving each plan on its own (:func:`udfs.plan.resolve`) does:
+    that path, ``reference=True``, is kept for the tests that compare the two.
     """
-    check_call_size(function, {"quantity": quantity, "p": p, **values})
+    memo = {}
+    check_call_size(function, {"quantity": quantity, "p": p, **values}, memo=memo)
     check_call_size(
         function,
         {name: values[name] for name in _PLAN_INPUT_OF},
         limit=MAX_PLANS_PER_CALL,
         what="plans",
         bound="MAX_PLANS_PER_CALL",
+        memo=memo,
     )
     names = _quantity_names(function, quantity)
     values = dict(values)
@@ -1001,10 +1007,165 @@ def _plan_quantiles(function, quantity, p, values):
     shape = tuple(broadcast_shape(function, cells))
     n = int(np.prod(shape, dtype=np.int64))
 
-    # One plan per distinct combination of the plan's cells, over the plan inputs' own shape
-    # (at most MAX_PLANS_PER_CALL cells; p and quantity only repeat the plans).
+    # The plans: one per cell of the plan inputs' own shape (at most MAX_PLANS_PER_CALL cells;
+    # p and quantity only repeat the plans).
     plan_shape = np.broadcast_shapes(*(np.shape(cells[a]) for a in _PLAN_INPUT_OF))
-    m = int(np.prod(plan_shape, dtype=np.int64))
+    if reference:
+        point, tp, price = _reference_points(function, cells, shape, plan_shape)
+    else:
+        point, tp, price = _array_points(function, cells, shape, plan_shape)
+
+    # The quantiles.
+    ps = arrays["p"] if np.ndim(arrays["p"]) == 0 else np.broadcast_to(arrays["p"], shape).ravel()
+    with np.errstate(all="ignore"):  # out-of-range results are caught below
+        got = _quantiles({q: point[:, k] for k, q in enumerate(QUANTILE_QUANTITIES)}, tp, price, ps)
+    if names.ndim == 0:
+        out = np.broadcast_to(got[str(names)], (n,))
+        is_cost = str(names) in _COSTS
+    else:
+        wanted = np.broadcast_to(names, shape).ravel()
+        out = np.empty(n)
+        for q in QUANTILE_QUANTITIES:
+            rows = wanted == q
+            if rows.any():
+                out[rows] = np.broadcast_to(got[q], (n,))[rows]
+        is_cost = np.isin(wanted, list(_COSTS)).reshape(shape)
+    result = out.reshape(shape)
+    drivers = {k: v for k, v in arrays.items() if k != "p"}
+    try:
+        check_result("result", result, drivers, allow_zero=True, result_label="the result")
+        check_result("result", np.where(is_cost, 1.0, result), drivers, result_label="the result")
+    except InputError as err:
+        raise input_error(function, err, {k: k for k in drivers}) from None
+    return to_cells(function, result)
+
+
+def _spread(values, plan_shape, shape):
+    """Per-plan ``values`` (one per plan cell, or one for all) as one per result cell."""
+    if np.ndim(values) == 0 or tuple(plan_shape) == tuple(shape):
+        return values
+    arr = np.asarray(values)
+    extra = arr.shape[1:]
+    return np.broadcast_to(arr.reshape((*plan_shape, *extra)), (*shape, *extra)).reshape(
+        (-1, *extra)
+    )
+
+
+def _array_points(function, cells, shape, plan_shape):
+    """(points (result cells x QUANTILE_QUANTITIES), throughput sigmas, price sigmas) of the
+    plans in ``cells``, resolved and estimated on arrays (:func:`_plan_arrays`).
+
+    A plan that :func:`udfs.plan.resolve` or the engine refuses is found on arrays (the
+    first one, in cell order); its error is then made by resolving and estimating that plan
+    alone, so the message is the one plan-by-plan resolution gives.
+    """
+    m = math.prod(plan_shape)
+    got = _plan_arrays(cells, plan_shape, m)
+    if isinstance(got, tuple):
+        points, tp, price = got
+        return (
+            _spread(points, plan_shape, shape),
+            _spread(tp, plan_shape, shape),
+            _spread(price, plan_shape, shape),
+        )
+    # got: the first plan cell refused; its error, as one plan alone gives it
+    key = tuple(
+        None if cells[a] is None else _item(cells[a], plan_shape, got) for a in _PLAN_INPUT_OF
+    )
+
+    def fail(err, k):
+        return _plan_error(function, err, cells, shape, _first_cell(got, plan_shape, shape))
+
+    _plan_points([key], fail)  # raises
+    return _reference_points(function, cells, shape, plan_shape)  # not refused alone after all
+
+
+def _item(arr, plan_shape, i):
+    """The plan cell ``i``'s value of a plan input ``arr`` (a Python float or str)."""
+    value = np.broadcast_to(arr, plan_shape).flat[i] if np.ndim(arr) else arr[()]
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _flat_input(arr, plan_shape):
+    """A plan input's cells as a float (one for every plan) or a 1-D array over the plans."""
+    if arr is None:
+        return None
+    if arr.ndim == 0:
+        return arr[()] if arr.dtype == object else float(arr)
+    return np.broadcast_to(arr, plan_shape).ravel()
+
+
+def _plan_arrays(cells, plan_shape, m):
+    """Points and spreads of the ``m`` plans of ``cells`` (see :func:`_array_points`), or the
+    flat index of the first plan refused."""
+    inputs = {
+        _PLAN_INPUT_OF[a]: _flat_input(cells[a], plan_shape)
+        for a in _PLAN_INPUT_OF
+        if a != "accelerator_name"
+    }
+    resolved = plan.resolve_many(inputs, _flat_input(cells["accelerator_name"], plan_shape))
+    unresolved = np.broadcast_to(resolved.unresolved, (m,))
+    first_bad = int(np.argmax(unresolved)) if unresolved.any() else m
+    points = np.empty((m, len(QUANTILE_QUANTITIES)))
+    hbm = np.broadcast_to(resolved.hbm_known, (m,))
+    for known in (True, False):
+        rows = np.flatnonzero((hbm == known) & ~unresolved)
+        if rows.size == 0:
+            continue
+        fields = {k: _rows_of(v, rows, m) for k, v in resolved.fields.items()}
+        if not known:
+            fields["hbm_gb"] = None
+        bad = _first_refused(fields, rows, points)
+        if bad is not None:
+            first_bad = min(first_bad, bad)
+    if first_bad < m:
+        return first_bad
+    return points, resolved.throughput_sigma, resolved.price_sigma
+
+
+def _rows_of(value, rows, m):
+    """``value`` (a number or one per plan) for the plans ``rows`` (all: as it is)."""
+    if value is None or np.ndim(value) == 0 or rows.size == m:
+        return value
+    return value[rows]
+
+
+def _first_refused(fields, rows, points):
+    """Estimate the plans ``rows`` (``fields``) into ``points``; the first refused, or None.
+
+    The engine's checks are cell by cell, so a set of plans is refused when one of them is:
+    the first is found by halving (a few more engine calls, on arrays)."""
+
+    def refused(part):
+        sub = {k: _rows_of(v, part, rows.size) if part.size < rows.size else v
+               for k, v in fields.items()}  # fmt: skip
+        try:
+            with np.errstate(all="ignore"):  # every output is checked by the engine
+                got = engine.estimate(engine.Plan(**sub))
+        except (InputError, TypeError, ValueError):
+            return None
+        return got
+
+    got = refused(np.arange(rows.size))
+    if got is not None:
+        for j, q in enumerate(QUANTILE_QUANTITIES):
+            points[rows, j] = got[q]
+        return None
+    lo, hi = 0, rows.size
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if refused(np.arange(lo, mid)) is None:
+            hi = mid
+        else:
+            lo = mid
+    return int(rows[lo])
+
+
+def _reference_points(function, cells, shape, plan_shape):
+    """:func:`_array_points` plan by plan: each distinct plan resolved on its own
+    (:func:`udfs.plan.resolve`), then estimated together; the path the array one replaced,
+    kept as the tests' reference."""
+    m = math.prod(plan_shape)
     columns = []
     for name in _PLAN_INPUT_OF:
         arr = cells[name]
@@ -1023,28 +1184,7 @@ def _plan_quantiles(function, quantity, p, values):
         return _plan_error(function, err, cells, shape, _first_cell(first[k], plan_shape, shape))
 
     points, throughput_sigma, price_sigma = _plan_points(list(plans), fail)
-    point = points[plan_index]  # (n, quantities)
-    tp = throughput_sigma[plan_index]
-    price = price_sigma[plan_index]
-
-    # The quantiles.
-    ps = np.broadcast_to(arrays["p"], shape).ravel()
-    wanted = np.broadcast_to(names, shape).ravel()
-    with np.errstate(all="ignore"):  # out-of-range results are caught below
-        got = _quantiles({q: point[:, k] for k, q in enumerate(QUANTILE_QUANTITIES)}, tp, price, ps)
-    out = np.empty(n)
-    for q in QUANTILE_QUANTITIES:
-        rows = wanted == q
-        out[rows] = got[q][rows]
-    result = out.reshape(shape)
-    drivers = {k: v for k, v in arrays.items() if k != "p"}
-    is_cost = np.isin(wanted, list(_COSTS)).reshape(shape)
-    try:
-        check_result("result", result, drivers, allow_zero=True, result_label="the result")
-        check_result("result", np.where(is_cost, 1.0, result), drivers, result_label="the result")
-    except InputError as err:
-        raise input_error(function, err, {k: k for k in drivers}) from None
-    return to_cells(function, result)
+    return points[plan_index], throughput_sigma[plan_index], price_sigma[plan_index]
 
 
 @xw.func
