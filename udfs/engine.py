@@ -1771,11 +1771,16 @@ def _lean_usable(values):
     arrays = [v for v in values if type(v) is np.ndarray]
     if not all(SMALLEST_NORMAL <= abs(x) <= LARGEST for x in values if type(x) is not np.ndarray):
         return False
+    if sum(a.size for a in arrays) > _CONCATENATE_UP_TO:  # large: array by array, no copy
+        return all(a.size and _result_usable(a) for a in arrays)
     flat = np.concatenate(arrays, axis=None, dtype=float, casting="unsafe")
     if flat.size == 0:
         return False
     lo, hi = float(_min_reduce(flat)), float(_max_reduce(flat))
     return lo >= SMALLEST_NORMAL and hi <= LARGEST
+
+
+_CONCATENATE_UP_TO = 1 << 16
 
 
 _min_reduce, _max_reduce = np.minimum.reduce, np.maximum.reduce

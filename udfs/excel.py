@@ -830,6 +830,13 @@ def _quantity_names(function, value):
 def _accelerator_names(function, value):
     """The accelerator cells as text, each checked against the catalogue in its own cell."""
     cells = to_text(function, "accelerator_name", value)
+    try:  # each distinct name once; a bad one is then named at its first cell
+        for name in set(cells.ravel().tolist()):
+            catalogue.accelerator_record(name, argument="accelerator_name")
+    except InputError:
+        pass
+    else:
+        return cells
     known = set()
     for index, cell in np.ndenumerate(cells):
         if cell in known:
