@@ -1245,7 +1245,7 @@ def estimate(*args, **kwargs):
         if len(args) > 1 or kwargs:
             raise TypeError("estimate() takes a Plan alone, or the plan's inputs")
         p = args[0]
-        fields = p.__dict__
+        fields, names = p.__dict__, None
     elif (
         len(args) == len(_REQUIRED)
         and _FIELDS.issuperset(kwargs)
@@ -1253,10 +1253,11 @@ def estimate(*args, **kwargs):
     ):
         p = None  # the keyword form, bound without building the Plan (made if needed)
         fields = {**_PLAN_DEFAULTS, **dict(zip(_REQUIRED, args, strict=True)), **kwargs}
+        names = (*_REQUIRED, *kwargs)
     else:
         p = Plan(*args, **kwargs)
-        fields = p.__dict__
-    out = _lean_estimate(fields)  # the small-call path: every check passes, few numpy calls
+        fields, names = p.__dict__, None
+    out = _lean_estimate(fields, names)  # the small-call path: checks pass, few numpy calls
     if out is None:
         return _estimate(Plan(**fields) if p is None else p)
     return out
@@ -1593,6 +1594,7 @@ _PLAN_DEFAULTS = {
     for f in dataclasses.fields(Plan)
 }
 _FIELDS = frozenset(_PLAN_DEFAULTS)
+_LEAN_DEFAULTS = {name: _PLAN_DEFAULTS[name] for name in _LEAN_RULES}
 _REQUIRED = ("total_params", "training_tokens", "accelerators")  # Plan's positional fields
 #: The outputs, in estimate()'s order.
 _OUTPUTS = tuple(_RESULT_LABELS)[:11] + (
@@ -1637,11 +1639,15 @@ def _lean_arrays(arrays):
     return True
 
 
-def _lean_inputs(fields):
+def _lean_inputs(fields, names=None):
     """The plan's inputs as plain floats or arrays when every one passes its rule (the
-    small-call path); None when any is unusual or fails (the step-by-step path decides)."""
-    values, arrays = {}, {}
-    for name, rule in _LEAN_RULES.items():
+    small-call path); None when any is unusual or fails (the step-by-step path decides).
+    ``names``: the fields that may differ from their defaults (all when None)."""
+    values, arrays = dict(_LEAN_DEFAULTS), {}
+    for name in _LEAN_RULES if names is None else names:
+        rule = _LEAN_RULES.get(name)
+        if rule is None:  # a field the small-call path does not read (_LEAN_ELSEWHERE)
+            continue
         value = fields[name]
         if value is None or value is _PLAN_DEFAULTS[name]:
             values[name] = value
@@ -1699,14 +1705,14 @@ def _lean_function(given):
     return namespace["lean"]
 
 
-def _lean_estimate(fields):
+def _lean_estimate(fields, names=None):
     """:func:`_estimate` of a plan whose inputs all pass their rules and whose outputs are all
     usable, computed on plain floats (one plan) or arrays with a few numpy calls; None when
     anything is unusual (a failure rate, scaling, a purchase price, a bad or borderline
     value), for the step-by-step path to compute or to refuse with its message."""
     if any(fields[name] is not None for name in _LEAN_ELSEWHERE):
         return None
-    got = _lean_inputs(fields)
+    got = _lean_inputs(fields, names)
     if got is None:
         return None
     values, arrays = got
