@@ -601,12 +601,45 @@ def TRAIN_CO2_T(electricity_kwh, grams_co2_per_kwh):
 
 
 def _lookup(function, look_up, name_argument, name, field):
-    """Broadcast look-ups over a range of names and a range of fields."""
+    """Broadcast look-ups over a range of names and a range of fields: each distinct name and
+    field checked once, each distinct (name, field) looked up once and spread back."""
     check_call_size(function, {name_argument: name, "field": field})
     names = to_text(function, name_argument, name)
     fields = to_text(function, "field", field)
     broadcast_shape(function, {name_argument: names, "field": fields})
-    # Check every name and field once, naming the offending cell of its own range.
+    distinct_names = dict.fromkeys(names.ravel().tolist())
+    distinct_fields = dict.fromkeys(fields.ravel().tolist())
+    try:
+        for value in distinct_names:
+            look_up(value, "name")
+        for value in distinct_fields:
+            look_up(names.flat[0], value)
+    except InputError:
+        _name_bad_cell(function, look_up, name_argument, names, fields)
+    names, fields = np.broadcast_arrays(names, fields)
+    found = {}
+    for pair in zip(names.ravel().tolist(), fields.ravel().tolist(), strict=True):
+        if pair not in found:
+            found[pair] = _shown(look_up(*pair))
+    if names.ndim == 0:
+        return found[names.item(), fields.item()]
+    flat = [found[pair] for pair in zip(names.ravel().tolist(), fields.ravel().tolist(),
+                                        strict=True)]  # fmt: skip
+    rows, width = names.shape
+    return [flat[r * width : (r + 1) * width] for r in range(rows)]
+
+
+def _shown(value):
+    """A catalogue figure as a cell shows it: a float, text, or NOT_AVAILABLE."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return NOT_AVAILABLE
+    if isinstance(value, int | float):
+        return float(value)
+    return value
+
+
+def _name_bad_cell(function, look_up, name_argument, names, fields):
+    """Raise the CellError of the first bad name (then field), at its own cell."""
     for argument, cells, probe in (
         (name_argument, names, lambda v: look_up(v, "name")),
         ("field", fields, lambda v: look_up(names.flat[0], v)),
@@ -616,16 +649,6 @@ def _lookup(function, look_up, name_argument, name, field):
                 probe(value)
             except InputError as err:
                 raise CellError(function, argument, rule_of(err), index or None) from None
-    names, fields = np.broadcast_arrays(names, fields)
-    out = np.empty(names.shape, dtype=object)
-    for index in np.ndindex(names.shape):
-        value = look_up(names[index], fields[index])
-        if value is None or (isinstance(value, float) and np.isnan(value)):
-            value = NOT_AVAILABLE
-        elif isinstance(value, int | float):
-            value = float(value)
-        out[index] = value
-    return out.item() if out.ndim == 0 else out.tolist()
 
 
 @xw.func
@@ -757,14 +780,16 @@ def TRAIN_PLAN(
 QUANTILE_QUANTITIES = tuple(ranges.QUANTITIES)
 
 #: The most plans one call of TRAIN_QUANTILE may compute: the cells of its broadcast plan
-#: inputs (every argument but quantity and p), counted from their shapes before any work.
-#: Each distinct plan is resolved on its own (the planner's blank rules), then the engine runs
-#: once over them, about 0.1 to 0.25 ms a plan since issue 19's small-call path (0.7 to 2 ms
-#: before, when issue 22 measured 50,000 plans holding the server for 37 s and set 1,024).
-#: 4,096 plans (a 64 x 64 table of plans) take about 1 s, as 1,024 did then
-#: (benchmarks/bench_server.py). Ranges of p and quantity only repeat the plans; they are
-#: bounded by MAX_CELLS_PER_CALL like every result.
-MAX_PLANS_PER_CALL = 4096
+#: inputs (every argument but quantity and p), counted from their shapes before any cell is
+#: read. The plans are resolved together on arrays (udfs.plan.resolve_many) and estimated in
+#: one engine call, a few microseconds a plan since issue 19 (0.1 to 2 ms a plan before, when
+#: each was resolved on its own: issue 22 measured 50,000 plans holding the server for 37 s
+#: and set 1,024, raised to 4,096 later). 131,072 plans (a column of 100,000 rows fits) take
+#: about 0.2 s in one column of accelerator counts and about 0.6 s with every plan input and
+#: the accelerator name different per row, at about 200 MB
+#: (benchmarks/bench_vector.py, benchmarks/bench_server.py). Ranges of p and quantity only
+#: repeat the plans; they are bounded by MAX_CELLS_PER_CALL like every result.
+MAX_PLANS_PER_CALL = 2**17
 
 #: Short names TRAIN_QUANTILE accepts for its quantities (any case; spaces or hyphens for "_").
 QUANTITY_ALIASES = {
@@ -1027,8 +1052,8 @@ def _plan_quantiles(function, quantity, p, values, reference=False):
     with np.errstate(all="ignore"):  # out-of-range results are caught below
         got = _quantiles({q: point[:, k] for k, q in enumerate(QUANTILE_QUANTITIES)}, tp, price, ps)
     if names.ndim == 0:
-        out = np.broadcast_to(got[str(names)], (n,))
-        is_cost = str(names) in _COSTS
+        out = np.broadcast_to(got[names.item()], (n,))
+        is_cost = names.item() in _COSTS
     else:
         wanted = np.broadcast_to(names, shape).ravel()
         out = np.empty(n)

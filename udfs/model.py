@@ -135,9 +135,22 @@ def evaluate(values, names=None, formulas=None):
     dict
         The computed quantities (not the inputs).
     """
+    key = (frozenset(values), None if names is None else tuple(names),
+           tuple((formulas or {}).items()))  # fmt: skip
     known = {**CONSTANTS, **values}
-    extra = {n: _compiled(n, text) for n, text in (formulas or {}).items()}
     out = {}
+    for n, fn, args in _steps(*key):  # the order of computation, worked out once per key
+        known[n] = out[n] = fn(*[known[a] for a in args])
+    return out
+
+
+@cache
+def _steps(given, names, formulas):
+    """(name, function, argument names) of each quantity :func:`evaluate` computes from the
+    names ``given``, in dependency order."""
+    known = set(CONSTANTS) | set(given)
+    extra = {n: _compiled(n, text) for n, text in formulas}
+    steps = []
 
     def compute(n, stack=()):
         if n in known:
@@ -148,9 +161,10 @@ def evaluate(values, names=None, formulas=None):
         if not all(compute(a, (*stack, n)) for a in args):
             return False
         fn = extra[n][1] if n in extra else function(n)
-        known[n] = out[n] = fn(*(known[a] for a in args))
+        known.add(n)
+        steps.append((n, fn, tuple(args)))
         return True
 
     for n in names or (*SPEC, *extra):
         compute(n)
-    return out
+    return tuple(steps)
