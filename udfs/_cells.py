@@ -63,6 +63,7 @@ EXCEL_ERRORS = frozenset(
 )
 
 _NUMBER_TYPES = frozenset({float, int})
+_SCALARS = frozenset({float, np.float64})
 _ROW_TYPES = frozenset({list, tuple})
 
 
@@ -388,6 +389,8 @@ def to_cells(function, result):
     non-zero value below Excel's smallest number (2.2E-308; only a cost or emissions figure
     can underflow, the others are refused by the engine's checks) is returned as 0.
     """
+    if type(result) in _SCALARS and math.isfinite(result):  # one cell, a usable figure
+        return 0.0 if abs(result) < SMALLEST_NORMAL else float(result)
     arr = np.asarray(result, dtype=float)
     if not np.isfinite(arr).all():
         bad = np.argwhere(~np.isfinite(np.atleast_1d(arr)))[0]

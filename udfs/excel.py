@@ -266,9 +266,11 @@ def _compute(function, compute, values, labels=None):
     shape = broadcast_shape(function, arrays)
     names = {name: name for name in values}
     names.update(labels or {})
+    # single cells as plain floats: the engine's small-call path (same checks, same figures)
+    plain = {k: float(v) if v is not None and v.ndim == 0 else v for k, v in arrays.items()}
     try:
         with np.errstate(all="ignore"):  # out-of-range results are caught below
-            result = compute(**arrays)
+            result = compute(**plain)
         check_result(
             "result",
             result,
