@@ -1138,6 +1138,8 @@ def _plan_arrays(cells, plan_shape, m):
         if a != "accelerator_name"
     }
     resolved = plan.resolve_many(inputs, _flat_input(cells["accelerator_name"], plan_shape))
+    if not plan_shape:  # one plan (a single-cell formula): no masks
+        return _one_plan_points(resolved)
     unresolved = np.broadcast_to(resolved.unresolved, (m,))
     first_bad = int(np.argmax(unresolved)) if unresolved.any() else m
     points = np.empty((m, len(QUANTILE_QUANTITIES)))
@@ -1154,6 +1156,22 @@ def _plan_arrays(cells, plan_shape, m):
             first_bad = min(first_bad, bad)
     if first_bad < m:
         return first_bad
+    return points, resolved.throughput_sigma, resolved.price_sigma
+
+
+def _one_plan_points(resolved):
+    """:func:`_plan_arrays` of one plan: its points and spreads, or 0 when it is refused."""
+    if resolved.unresolved:
+        return 0
+    fields = dict(resolved.fields)
+    if not resolved.hbm_known:
+        fields["hbm_gb"] = None
+    try:
+        with np.errstate(all="ignore"):  # every output is checked by the engine
+            got = engine.estimate(engine.Plan(**fields))
+    except (InputError, TypeError, ValueError):
+        return 0
+    points = np.array([[got[q] for q in QUANTILE_QUANTITIES]])
     return points, resolved.throughput_sigma, resolved.price_sigma
 
 
