@@ -37,6 +37,7 @@ usd_per_kwh = 0.08: blank: electricity priced at the default US$0.08/kWh
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -584,19 +585,29 @@ def _accelerator_columns(names):
             (lut.setdefault(n, len(lut)) for n in names.tolist()), dtype=np.intp, count=names.size
         )
         distinct = list(lut)
+    keys = ("peak", "hbm", "tdp", "intercept", "extra_sigma")
     calibration = _calibration()
-    mfu_model = calibration.default_mfu_model()
+    intercepts = calibration.default_mfu_model().intercepts
     extra = float(calibration.fitted()["other_accelerator_sigma"])
     rows = []
     for name in distinct:
-        accel = catalogue.accelerator_record(name, argument="accelerator_name")
-        gen = calibration.GENERATIONS.get(accel["name"], "other")
-        rows.append((accel["bf16_tflops"], accel["hbm_gb"], accel["tdp_watts"],
-                     mfu_model.intercepts[gen], extra if gen == "other" else 0.0))  # fmt: skip
+        *figures, generation = _accelerator_row(name)
+        rows.append((*figures, float(intercepts[generation]),
+                     extra if generation == "other" else 0.0))  # fmt: skip
+    if codes is None:
+        return dict(zip(keys, rows[0], strict=True))
     table = np.array(rows, dtype=float)
-    columns = table[0] if codes is None else table[codes].T
-    keys = ("peak", "hbm", "tdp", "intercept", "extra_sigma")
-    return dict(zip(keys, columns.tolist() if codes is None else columns, strict=True))
+    return dict(zip(keys, table[codes].T, strict=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _accelerator_row(name):
+    """(BF16 peak, HBM GB, TDP W, calibrated generation) of a catalogue accelerator name, NaN
+    where the catalogue has no figure (the catalogue read once per name)."""
+    accel = catalogue.accelerator_record(name, argument="accelerator_name")
+    generation = _calibration().GENERATIONS.get(accel["name"], "other")
+    return (float(accel["bf16_tflops"]), float(accel["hbm_gb"]), float(accel["tdp_watts"]),
+            generation)  # fmt: skip
 
 
 def resolve_many(inputs, accelerator_name):
