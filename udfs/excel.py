@@ -618,16 +618,20 @@ def _lookup(function, look_up, name_argument, name, field):
             look_up(names.flat[0], value)
     except InputError:
         _name_bad_cell(function, look_up, name_argument, names, fields)
-    names, fields = np.broadcast_arrays(names, fields)
-    found = {}
-    for pair in zip(names.ravel().tolist(), fields.ravel().tolist(), strict=True):
-        if pair not in found:
-            found[pair] = _shown(look_up(*pair))
-    if names.ndim == 0:
-        return found[names.item(), fields.item()]
-    flat = [found[pair] for pair in zip(names.ravel().tolist(), fields.ravel().tolist(),
-                                        strict=True)]  # fmt: skip
-    rows, width = names.shape
+    if fields.ndim == 0:  # one field: one look-up per distinct name, spread by a dict
+        field = fields.item()
+        by_name = {n: _shown(look_up(n, field)) for n in distinct_names}
+        if names.ndim == 0:
+            return by_name[names.item()]
+        flat, shape = list(map(by_name.__getitem__, names.ravel().tolist())), names.shape
+    else:
+        names, fields = np.broadcast_arrays(names, fields)
+        pairs = list(zip(names.ravel().tolist(), fields.ravel().tolist(), strict=True))
+        found = {pair: _shown(look_up(*pair)) for pair in dict.fromkeys(pairs)}
+        flat, shape = list(map(found.__getitem__, pairs)), names.shape
+    rows, width = shape
+    if width == 1:
+        return [[value] for value in flat]
     return [flat[r * width : (r + 1) * width] for r in range(rows)]
 
 
