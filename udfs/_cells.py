@@ -224,7 +224,7 @@ def _fast_numbers(rows):
     if not set(map(type, flat)).issubset(_NUMBER_TYPES):
         return None
     try:
-        return np.array(flat, dtype=float).reshape(len(rows), width)
+        return np.fromiter(flat, dtype=float, count=len(flat)).reshape(len(rows), width)
     except OverflowError:  # an integer beyond float range: the slow path names its cell
         return None
 
