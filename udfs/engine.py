@@ -1809,12 +1809,14 @@ def _lean_shape(out, inputs):
         elif type(value) is not np.ndarray or value.ndim == 0:
             value = float(value)
             fill = (shape, value if value == value else "nan")
-            if fill not in _FILLED:
+            array = _FILLED.get(fill)
+            if array is None:  # made once per shape and value (threads may race: harmless)
                 if len(_FILLED) > 64:
                     _FILLED.clear()
-                _FILLED[fill] = array = np.full(shape, value)
+                array = np.full(shape, value)
                 array.flags.writeable = False
-            value = _FILLED[fill]
+                _FILLED[fill] = array
+            value = array
         else:
             value = np.broadcast_to(np.asarray(value, float), shape)
         result[key] = value
