@@ -928,8 +928,9 @@ def _plan_points(keys, fail):
     """(points (plans x QUANTILE_QUANTITIES), throughput sigmas, price sigmas) of the distinct
     plans ``keys`` (tuples of the _PLAN_INPUT_OF cells).
 
-    Each plan is resolved on its own (:func:`udfs.plan.resolve`), then the engine runs once
-    over the resolved plans as arrays (one call per pattern of inputs given), which gives the
+    The reference path (:func:`_reference_points`) and the error of one refused plan: each
+    plan is resolved on its own (:func:`udfs.plan.resolve`), then the engine runs once over
+    the resolved plans as arrays (one call per pattern of inputs given), which gives the
     figures of one plan at a time (``tests/test_speed_paths.py``). A bad plan raises
     ``fail(err, k)`` for the first plan ``k`` that fails, as one plan at a time did: the
     engine's error is found again plan by plan, in order.
