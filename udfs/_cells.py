@@ -272,9 +272,10 @@ def _fast_text(rows):
     if len(widths) != 1 or 0 in widths:
         return None
     flat = list(itertools.chain.from_iterable(rows))
-    if set(map(type, flat)) != {str}:
+    try:
+        stripped = list(map(str.strip, flat))  # anything but text is refused by str.strip
+    except TypeError:
         return None
-    stripped = list(map(str.strip, flat))
     distinct = set(stripped)
     if "" in distinct or any(text.upper() in EXCEL_ERRORS for text in distinct):
         return None

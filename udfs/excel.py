@@ -609,7 +609,8 @@ def _lookup(function, look_up, name_argument, name, field):
     names = to_text(function, name_argument, name)
     fields = to_text(function, "field", field)
     broadcast_shape(function, {name_argument: names, "field": fields})
-    distinct_names = dict.fromkeys(names.ravel().tolist())
+    name_list = names.ravel().tolist()
+    distinct_names = dict.fromkeys(name_list)
     distinct_fields = dict.fromkeys(fields.ravel().tolist())
     try:
         for value in distinct_names:
@@ -623,7 +624,7 @@ def _lookup(function, look_up, name_argument, name, field):
         by_name = {n: _shown(look_up(n, field)) for n in distinct_names}
         if names.ndim == 0:
             return by_name[names.item()]
-        flat, shape = list(map(by_name.__getitem__, names.ravel().tolist())), names.shape
+        flat, shape = list(map(by_name.__getitem__, name_list)), names.shape
     else:
         names, fields = np.broadcast_arrays(names, fields)
         pairs = list(zip(names.ravel().tolist(), fields.ravel().tolist(), strict=True))
