@@ -1777,7 +1777,7 @@ def _lean_usable(values):
     arrays = [v for v in values if type(v) is np.ndarray]
     if not all(SMALLEST_NORMAL <= abs(x) <= LARGEST for x in values if type(x) is not np.ndarray):
         return False
-    if sum(a.size for a in arrays) > _CONCATENATE_UP_TO:  # large: array by array, no copy
+    if arrays and arrays[0].size * len(arrays) > _CONCATENATE_UP_TO:  # large: one by one
         return all(a.size and _result_usable(a) for a in arrays)
     flat = np.concatenate(arrays, axis=None, dtype=float, casting="unsafe")
     if flat.size == 0:
