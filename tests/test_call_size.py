@@ -99,13 +99,15 @@ def test_plans_over_the_bound_are_refused_first(nothing_converted):
         excel.TRAIN_QUANTILE("days", 0.5, 671e9, 37e9, 14.8e12, column(n, 2048.0), "H100")
     assert str(caught.value) == (
         f"TRAIN_QUANTILE: the call would compute {n:,} plans ({n} rows x 1 column), over the "
-        "limit of 4,096 plans per call (MAX_PLANS_PER_CALL); split it into smaller ranges"
+        f"limit of {excel.MAX_PLANS_PER_CALL:,} plans per call (MAX_PLANS_PER_CALL); split it "
+        "into smaller ranges"
     )
     # The plans are the broadcast of the plan's own arguments: a row of 2 against a column of
-    # 2,049 plans is 4,098.
-    with pytest.raises(CellError, match=r"4,098 plans \(2049 rows x 2 columns\)"):
+    # half the bound and one plans is the bound and two.
+    rows = excel.MAX_PLANS_PER_CALL // 2 + 1
+    with pytest.raises(CellError, match=rf"{2 * rows:,} plans \({rows} rows x 2 columns\)"):
         excel.TRAIN_QUANTILE(
-            "days", 0.5, 671e9, 37e9, [[14.8e12, 15e12]], column(2049, 2048.0), "H100"
+            "days", 0.5, 671e9, 37e9, [[14.8e12, 15e12]], column(rows, 2048.0), "H100"
         )
 
 

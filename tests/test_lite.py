@@ -60,10 +60,10 @@ RUN_BUNDLE = textwrap.dedent(
         "bad_p": call("TRAIN_QUANTILE", "days", 0, 671e9, 37e9, 14.8e12, 2048, "H100"),
         "too_big": call("TRAIN_DAYS", 37e9, 14.8e12, [[1.0]] * 1025, [[1.0] * 1024]),
         "too_many_plans": call("TRAIN_QUANTILE", "days", 0.5, 671e9, 37e9, 14.8e12,
-                               [[1.0]] * 4097, "H100"),
+                               [[1.0]] * (__MAX_PLANS__ + 1), "H100"),
     }))
     """
-)
+).replace("__MAX_PLANS__", str(excel.MAX_PLANS_PER_CALL))
 
 
 @pytest.fixture(scope="module")
@@ -246,7 +246,7 @@ def test_bundle_refuses_an_oversized_call_naming_the_bound(executed):
         "the limit of 1,048,576 cells per call (MAX_CELLS_PER_CALL); split it into smaller ranges"
     )
     assert (
-        "over the limit of 4,096 plans per call (MAX_PLANS_PER_CALL)"
+        f"over the limit of {excel.MAX_PLANS_PER_CALL:,} plans per call (MAX_PLANS_PER_CALL)"
         in (executed["too_many_plans"]["error"])
     )
 

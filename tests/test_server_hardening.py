@@ -24,6 +24,7 @@ if importlib.util.find_spec("xlwings_server") is None:
 
 from addin.commands import PROJECT_DIR  # noqa: E402  (addin.server_app would start the app)
 from addin.local_server import call_body, local_server, raw_request  # noqa: E402
+from udfs.excel import MAX_PLANS_PER_CALL  # noqa: E402
 
 SECRET = b"COMPUTE-LAB-SECRET-MARKER"
 
@@ -183,12 +184,22 @@ def post_call(port, func_name, *args):
             b"TRAIN_DAYS: the call would produce 64,000,000 cells (8000 rows x 8000 columns), "
             b"over the limit of 1,048,576 cells per call (MAX_CELLS_PER_CALL)",
         ),
-        # the 50,000-plan TRAIN_QUANTILE (2 MB)
+        # a TRAIN_QUANTILE over MAX_PLANS_PER_CALL plans: a column of 400 counts against a
+        # row of 400 token counts (the 50,000 plans are within the bound since 19)
         (
             "TRAIN_QUANTILE",
-            ("days", 0.9, 671e9, 37e9, 14.8e12, [[2048.0 + i] for i in range(50_000)], "H100"),
-            b"TRAIN_QUANTILE: the call would compute 50,000 plans (50000 rows x 1 column), over "
-            b"the limit of 4,096 plans per call (MAX_PLANS_PER_CALL)",
+            (
+                "days",
+                0.9,
+                671e9,
+                37e9,
+                [[14.8e12 + i for i in range(400)]],
+                [[2048.0 + i] for i in range(400)],
+                "H100",
+            ),
+            b"TRAIN_QUANTILE: the call would compute 160,000 plans (400 rows x 400 columns), over "
+            b"the limit of %s plans per call (MAX_PLANS_PER_CALL)"
+            % f"{MAX_PLANS_PER_CALL:,}".encode(),
         ),
         (
             "ACCEL_SPEC",

@@ -63,6 +63,7 @@ EXCEL_ERRORS = frozenset(
 )
 
 _NUMBER_TYPES = frozenset({float, int})
+_SCALARS = frozenset({float, np.float64})
 _ROW_TYPES = frozenset({list, tuple})
 
 
@@ -223,7 +224,7 @@ def _fast_numbers(rows):
     if not set(map(type, flat)).issubset(_NUMBER_TYPES):
         return None
     try:
-        return np.array(flat, dtype=float).reshape(len(rows), width)
+        return np.fromiter(flat, dtype=float, count=len(flat)).reshape(len(rows), width)
     except OverflowError:  # an integer beyond float range: the slow path names its cell
         return None
 
@@ -242,6 +243,10 @@ def to_text(function, argument, value):
         value = value.tolist()
     if is_blank(value):
         raise CellError(function, argument, "is required (the cell is blank)")
+    if isinstance(value, list | tuple):
+        out = _fast_text(value)
+        if out is not None:
+            return out.reshape(()) if out.size == 1 else out
     rows = _rows(function, argument, value) if isinstance(value, list | tuple) else [[value]]
     out = np.empty((len(rows), len(rows[0])), dtype=object)
     for r, row in enumerate(rows):
@@ -255,6 +260,28 @@ def to_text(function, argument, value):
                 _reject(function, argument, "must be text (a name)", pos)
             out[r, c] = cell.strip()
     return out.reshape(()) if out.size == 1 else out
+
+
+def _fast_text(rows):
+    """A list of rows holding only non-blank text (no Excel error) as a 2-D object array of
+    stripped strings, else None (look closer, cell by cell): a few passes at C speed, each
+    distinct text checked once."""
+    if not set(map(type, rows)).issubset(_ROW_TYPES):
+        return None
+    widths = set(map(len, rows))
+    if len(widths) != 1 or 0 in widths:
+        return None
+    flat = list(itertools.chain.from_iterable(rows))
+    try:
+        stripped = list(map(str.strip, flat))  # anything but text is refused by str.strip
+    except TypeError:
+        return None
+    distinct = set(stripped)
+    if "" in distinct or any(text.upper() in EXCEL_ERRORS for text in distinct):
+        return None
+    out = np.empty(len(stripped), dtype=object)
+    out[:] = stripped
+    return out.reshape(len(rows), widths.pop())
 
 
 #: The most cells one call of an Excel function may take in one argument or produce (its
@@ -296,20 +323,26 @@ def _cells_phrase(shape):
     return f"{math.prod(shape):,} cells ({_size(shape)})"
 
 
-def check_call_size(function, values, *, limit=MAX_CELLS_PER_CALL, what="cells", bound=None):
+def check_call_size(
+    function, values, *, limit=MAX_CELLS_PER_CALL, what="cells", bound=None, memo=None
+):
     """Refuse a call whose arguments or broadcast result hold over ``limit`` cells, at once.
 
     ``values`` maps argument names to the raw cell values (before any conversion). The shape
     of the result is computed from the arguments' shapes (Excel-style broadcasting); sizes
     that do not match are left to :func:`broadcast_shape` to report. The error names the bound:
     ``MAX_CELLS_PER_CALL``, or ``bound`` (with ``what`` the thing counted, e.g. "plans").
+    ``memo``: a dict in which each argument's shape is kept (read from it when there), so
+    that a second check of the same cells does not read them again.
     Returns the broadcast shape (None if the sizes do not match).
     """
     bound = bound or "MAX_CELLS_PER_CALL"
     rule = f"over the limit of {limit:,} {what} per call ({bound}); split it into smaller ranges"
     shapes = {}
+    known = {} if memo is None else memo
     for name, value in values.items():
-        shape = shape_of(value)
+        shape = known[name] if name in known else shape_of(value)
+        known[name] = shape
         if shape is None:
             continue
         if math.prod(shape) > MAX_CELLS_PER_CALL:
@@ -357,6 +390,8 @@ def to_cells(function, result):
     non-zero value below Excel's smallest number (2.2E-308; only a cost or emissions figure
     can underflow, the others are refused by the engine's checks) is returned as 0.
     """
+    if type(result) in _SCALARS and math.isfinite(result):  # one cell, a usable figure
+        return 0.0 if abs(result) < SMALLEST_NORMAL else float(result)
     arr = np.asarray(result, dtype=float)
     if not np.isfinite(arr).all():
         bad = np.argwhere(~np.isfinite(np.atleast_1d(arr)))[0]

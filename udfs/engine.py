@@ -27,9 +27,12 @@ This module does no I/O and imports nothing from Excel tooling.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import datetime as _dt
 import functools
 import inspect
+import itertools
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +43,8 @@ from .quantities import ENGINE_INPUTS as _ENGINE_INPUTS
 from .quantities import MODEL_CONSTANTS as _MODEL_CONSTANTS
 from .quantities import MODEL_INPUTS as _MODEL_INPUTS
 from .validation import (
+    LARGEST,
+    SMALLEST_NORMAL,
     InputError,
     OutOfRangeError,
     check_at_least,
@@ -1115,8 +1120,9 @@ def _checked_results(function):
                     result_label=_RESULT_LABELS[key],
                 ) from None
             present = [key for key in out if not _absent(key, p)]
-            if _all_usable([out[key] for key in present]):
-                return out
+            if _all_usable([out[key] for key in present]):  # checked before broadcasting
+                return _one_shape(out)
+            out = _one_shape(out)
             depends = _result_inputs(p)  # an output is out of range: the error names inputs
             for key in present:
                 value = out[key]
@@ -1238,8 +1244,23 @@ def estimate(*args, **kwargs):
     if args and isinstance(args[0], Plan):
         if len(args) > 1 or kwargs:
             raise TypeError("estimate() takes a Plan alone, or the plan's inputs")
-        return _estimate(args[0])
-    return _estimate(Plan(*args, **kwargs))
+        p = args[0]
+        fields, names = p.__dict__, None
+    elif (
+        len(args) == len(_REQUIRED)
+        and _FIELDS.issuperset(kwargs)
+        and kwargs.keys().isdisjoint(_REQUIRED)
+    ):
+        p = None  # the keyword form, bound without building the Plan (made if needed)
+        fields = {**_PLAN_DEFAULTS, **dict(zip(_REQUIRED, args, strict=True)), **kwargs}
+        names = (*_REQUIRED, *kwargs)
+    else:
+        p = Plan(*args, **kwargs)
+        fields, names = p.__dict__, None
+    out = _lean_estimate(fields, names)  # the small-call path: checks pass, few numpy calls
+    if out is None:
+        return _estimate(Plan(**fields) if p is None else p)
+    return out
 
 
 estimate.__signature__ = inspect.Signature(  # Plan's fields, as estimate's parameters
@@ -1281,7 +1302,7 @@ def _estimate(p):
         "chinchilla_tokens": chinchilla_tokens(total),
         "tokens_per_param": tokens / total,
     }
-    return _one_shape(out)
+    return out  # one shape (_one_shape) once checked
 
 
 _goodput = goodput  # a Plan has a field of the same name
@@ -1523,3 +1544,289 @@ def _read_only(value, shape):
         view.flags.writeable = False
         return view
     return np.broadcast_to(np.asarray(value, float), shape)
+
+
+# -- the small-call path ----------------------------------------------------------------------
+
+#: Rules of the inputs the small-call path checks itself: (lowest, lowest allowed, highest,
+#: highest allowed, whole number); the same as the engine's checks (:data:`_ALWAYS_CHECKS`,
+#: :data:`_OPTIONAL_CHECKS`, :func:`_checked_arguments`, :func:`_throughput`).
+_POSITIVE = (0.0, False, None, False, False)
+_NON_NEGATIVE = (0.0, True, None, False, False)
+_AT_LEAST_ONE = (1.0, True, None, False, False)
+_FRACTION = (0.0, False, 1.0, True, False)
+_LEAN_RULES = {
+    "total_params": _POSITIVE,
+    "training_tokens": _POSITIVE,
+    "accelerators": (0.0, False, None, False, True),
+    "active_params": _POSITIVE,
+    "effective_tflops": _POSITIVE,
+    "peak_tflops": _POSITIVE,
+    "mfu": _FRACTION,
+    "goodput": _FRACTION,
+    "usd_per_accelerator_hour": _NON_NEGATIVE,
+    "watts_per_accelerator": _POSITIVE,
+    "server_overhead": _AT_LEAST_ONE,
+    "pue": _AT_LEAST_ONE,
+    "usd_per_kwh": _NON_NEGATIVE,
+    "grams_co2_per_kwh": _NON_NEGATIVE,
+    "checkpoint_bytes_per_param": _POSITIVE,
+    "checkpoint_write_minutes": _POSITIVE,
+    "restart_minutes": _NON_NEGATIVE,
+    "tensor_parallel": (1.0, True, None, False, True),
+    "pipeline_parallel": (1.0, True, None, False, True),
+    "sequence_tokens": (1.0, True, None, False, True),
+    "pipeline_interleave": (1.0, True, None, False, True),
+    "interconnect_gb_per_s": _POSITIVE,
+    "comm_overlap": (0.0, True, 1.0, False, False),
+    "hbm_gb": _POSITIVE,
+    "training_state_bytes_per_param": _POSITIVE,
+    "amortisation_years": _POSITIVE,
+    "utilisation": _FRACTION,
+    "other_costs_usd": _NON_NEGATIVE,
+}
+#: Fields the small-call path leaves to the step-by-step estimate when given.
+_LEAN_ELSEWHERE = ("failures_per_accelerator_day", "global_batch_tokens",
+                   "purchase_usd_per_accelerator")  # fmt: skip
+#: The fields' defaults (a default is a valid value: not checked again).
+_PLAN_DEFAULTS = {
+    f.name: None if f.default is dataclasses.MISSING else f.default
+    for f in dataclasses.fields(Plan)
+}
+_FIELDS = frozenset(_PLAN_DEFAULTS)
+_LEAN_DEFAULTS = {name: _PLAN_DEFAULTS[name] for name in _LEAN_RULES}
+_REQUIRED = ("total_params", "training_tokens", "accelerators")  # Plan's positional fields
+#: The outputs, in estimate()'s order.
+_OUTPUTS = tuple(_RESULT_LABELS)[:11] + (
+    "goodput", "scaling_efficiency", "cluster_mtbf_hours", "checkpoint_interval_hours",
+    "min_accelerators_for_memory", "iterations_per_year", "chinchilla_tokens",
+    "tokens_per_param",
+)  # fmt: skip
+
+
+def _lean_number(x, rule):
+    """True when the plain number ``x`` passes ``rule`` (as :func:`udfs.validation._check`)."""
+    low, low_in, high, high_in, whole = rule
+    if not (x > low or (low_in and x == low)):
+        return False
+    if high is not None and not (x < high or (high_in and x == high)):
+        return False
+    if whole and not x.is_integer():
+        return False
+    return x == 0.0 or SMALLEST_NORMAL <= abs(x) <= LARGEST
+
+
+def _lean_arrays(arrays):
+    """True when every element of each array of ``arrays`` (name -> array) passes its rule,
+    decided by each array's min and max, found for all of them in two numpy calls (an array
+    holding 0 or a denormal is left to the step-by-step checks)."""
+    parts = list(arrays.values())
+    if any(a.dtype.kind not in "fiu" or a.size == 0 for a in parts):
+        return False
+    sizes = [a.size for a in parts]
+    flat = np.concatenate(parts, axis=None, dtype=float, casting="unsafe")
+    starts = [0, *itertools.accumulate(sizes[:-1])]
+    lows = np.minimum.reduceat(flat, starts).tolist()
+    highs = np.maximum.reduceat(flat, starts).tolist()
+    for (name, arr), lo, hi in zip(arrays.items(), lows, highs, strict=True):
+        low, low_in, high, high_in, whole = _LEAN_RULES[name]
+        if not (lo > low or (low_in and lo == low)) or not (SMALLEST_NORMAL <= lo <= hi <= LARGEST):
+            return False
+        if high is not None and not (hi < high or (high_in and hi == high)):
+            return False
+        if whole and arr.dtype.kind == "f" and not bool((np.trunc(arr) == arr).all()):
+            return False
+    return True
+
+
+def _lean_inputs(fields, names=None):
+    """The plan's inputs as plain floats or arrays when every one passes its rule (the
+    small-call path); None when any is unusual or fails (the step-by-step path decides).
+    ``names``: the fields that may differ from their defaults (all when None)."""
+    values, arrays = dict(_LEAN_DEFAULTS), {}
+    for name in _LEAN_RULES if names is None else names:
+        rule = _LEAN_RULES.get(name)
+        if rule is None:  # a field the small-call path does not read (_LEAN_ELSEWHERE)
+            continue
+        value = fields[name]
+        if value is None or value is _PLAN_DEFAULTS[name]:
+            values[name] = value
+        elif type(value) in _PLAIN:
+            try:
+                x = float(value)
+            except OverflowError:
+                return None
+            if not _lean_number(x, rule):
+                return None
+            values[name] = x
+        elif type(value) is np.ndarray:
+            values[name] = arrays[name] = value
+        else:
+            return None
+    if arrays and not _lean_arrays(arrays):
+        return None
+    return values, bool(arrays)
+
+
+@functools.cache
+def _lean_function(given):
+    """The estimate's arithmetic, straight-line, for the inputs ``given`` (a frozenset of
+    the optional inputs given): each quantity's formula from the model spec, in the order
+    and with the operations of :func:`_estimate`."""
+    f = {n: ast.unparse(_model.tree(n)) for n in _model.SPEC}
+    derived = "effective_tflops" not in given
+    lines = ["effective_tflops = " + f["effective_tflops"]] if derived else []
+    lines += [f"{n} = {f[n]}" for n in ("training_flops", "accelerator_hours", "wall_clock_days",
+              "checkpoint_gb")]  # fmt: skip
+    price = "usd_per_accelerator_hour" in given
+    lines.append(f"compute_cost_usd = {f['compute_cost_usd']}" if price else
+                 "usd_per_accelerator_hour = compute_cost_usd = nan")  # fmt: skip
+    lines.append(f"electricity_kwh = {f['electricity_kwh']}")
+    optional = (("electricity_cost_usd", "usd_per_kwh"), ("co2_tonnes", "grams_co2_per_kwh"),
+                ("min_accelerators_for_memory", "hbm_gb"))  # fmt: skip
+    for name, needs in optional:
+        lines.append(f"{name} = {f[name]}" if needs in given else f"{name} = nan")
+    kwh_cost = "electricity_cost_usd" if "usd_per_kwh" in given else "0.0"
+    lines.append(f"total_cost_usd = ({f['total_cost_usd']}".replace(
+        "electricity_cost_usd", kwh_cost) + ") + other_costs_usd")  # fmt: skip
+    lines.append(f"iterations_per_year = {f['iterations_per_year']}")
+    lines.append("chinchilla_tokens = total_params * 20.0")  # chinchilla_tokens()'s default
+    lines.append("tokens_per_param = training_tokens / total_params")
+    good = ("1.0" if "goodput" not in given else "goodput") if derived else "nan"
+    lines.append(f"goodput = {good}")
+    lines.append(f"scaling_efficiency = {'1.0' if derived else 'nan'}")
+    lines.append("cluster_mtbf_hours = checkpoint_interval_hours = nan")
+    inputs = ", ".join(_LEAN_RULES)
+    source = f"def lean({inputs}):\n" + "".join(f"    {line}\n" for line in lines)
+    source += f"    return ({', '.join(_OUTPUTS)},)\n"
+    namespace = {"nan": np.nan, "ceil": np.ceil, "round": np.round, "__builtins__": {}}
+    namespace.update(_model.CONSTANTS)
+    exec(compile(source, "<engine small-call path>", "exec"), namespace)  # noqa: S102
+    return namespace["lean"]
+
+
+def _lean_estimate(fields, names=None):
+    """:func:`_estimate` of a plan whose inputs all pass their rules and whose outputs are all
+    usable, computed on plain floats (one plan) or arrays with a few numpy calls; None when
+    anything is unusual (a failure rate, scaling, a purchase price, a bad or borderline
+    value), for the step-by-step path to compute or to refuse with its message."""
+    if any(fields[name] is not None for name in _LEAN_ELSEWHERE):
+        return None
+    got = _lean_inputs(fields, names)
+    if got is None:
+        return None
+    values, arrays = got
+    if values["effective_tflops"] is not None:
+        if any(values[n] is not None for n in ("peak_tflops", "mfu", "goodput")):
+            return None
+    elif values["peak_tflops"] is None or values["mfu"] is None:
+        return None
+    elif values["goodput"] is None:
+        values["goodput"] = 1.0  # as _throughput: a goodput not given is 1
+    active = values["active_params"]
+    if active is not None and not _lean_at_most(active, values["total_params"]):
+        return None
+    if active is None:
+        values["active_params"] = values["total_params"]
+    given = frozenset(n for n, v in values.items() if v is not None)
+    try:
+        out = _quietly(_lean_function(given), values) if arrays else _lean_function(given)(**values)
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+    out = dict(zip(_OUTPUTS, out, strict=True))
+    present = [out[key] for key in _lean_present(given)]
+    if not arrays:
+        if not all(SMALLEST_NORMAL <= abs(x) <= LARGEST for x in present):
+            return None
+        return {k: float(v) for k, v in out.items()}
+    if not _lean_usable(present):
+        return None
+    return _lean_shape(out, {id(v) for v in values.values()})
+
+
+try:  # numpy's floating-point error state, set without building it anew on every call
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+
+    _QUIET = _make_extobj(all="ignore")
+except (ImportError, AttributeError, TypeError):  # another numpy: np.errstate, a bit slower
+    _QUIET = None
+
+
+def _quietly(function, values):
+    """``function(**values)`` with numpy's floating-point warnings silenced (the outputs are
+    checked): ``np.errstate(all="ignore")``, whose state is made once here."""
+    if _QUIET is None:
+        with np.errstate(all="ignore"):
+            return function(**values)
+    token = _extobj_contextvar.set(_QUIET)
+    try:
+        return function(**values)
+    finally:
+        _extobj_contextvar.reset(token)
+
+
+@functools.cache
+def _lean_present(given):
+    """The outputs :func:`_absent` does not leave NaN, for the inputs ``given``."""
+    p = types.SimpleNamespace(**{n: 1.0 if n in given else None for n in _PLAN_DEFAULTS})
+    return tuple(key for key in _OUTPUTS if not _absent(key, p))
+
+
+def _lean_usable(values):
+    """:func:`_all_usable` of arrays and numbers, in a few numpy calls."""
+    arrays = [v for v in values if type(v) is np.ndarray]
+    if not all(SMALLEST_NORMAL <= abs(x) <= LARGEST for x in values if type(x) is not np.ndarray):
+        return False
+    if arrays and arrays[0].size * len(arrays) > _CONCATENATE_UP_TO:  # large: one by one
+        return all(a.size and _result_usable(a) for a in arrays)
+    flat = np.concatenate(arrays, axis=None, dtype=float, casting="unsafe")
+    if flat.size == 0:
+        return False
+    lo, hi = float(_min_reduce(flat)), float(_max_reduce(flat))
+    return lo >= SMALLEST_NORMAL and hi <= LARGEST
+
+
+_CONCATENATE_UP_TO = 1 << 16
+
+
+_min_reduce, _max_reduce = np.minimum.reduce, np.maximum.reduce
+#: Read-only arrays of one value and shape (NaN, 1.0) the small-call path returns, shared.
+_FILLED = {}
+
+
+def _lean_shape(out, inputs):
+    """:func:`_one_shape` of the small-call path's outputs: arrays made here are returned as
+    they are (new arrays); an input as a read-only view; a number as a shared read-only
+    array of the shape."""
+    shapes = {v.shape for v in out.values() if type(v) is np.ndarray}
+    shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes)
+    result = {}
+    for key, value in out.items():
+        if type(value) is np.ndarray and value.shape == shape and value.dtype == float:
+            if id(value) in inputs:  # the caller's array: a read-only view
+                value = value.view()
+                value.flags.writeable = False
+        elif type(value) is not np.ndarray or value.ndim == 0:
+            value = float(value)
+            fill = (shape, value if value == value else "nan")
+            array = _FILLED.get(fill)
+            if array is None:  # made once per shape and value (threads may race: harmless)
+                if len(_FILLED) > 64:
+                    _FILLED.clear()
+                array = np.full(shape, value)
+                array.flags.writeable = False
+                _FILLED[fill] = array
+            value = array
+        else:
+            value = np.broadcast_to(np.asarray(value, float), shape)
+        result[key] = value
+    return result
+
+
+def _lean_at_most(active, total):
+    if type(active) is float and type(total) is float:
+        return active <= total
+    try:
+        return bool(np.less_equal(active, total).all())
+    except ValueError:
+        return False

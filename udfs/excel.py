@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 
 import numpy as np
 import xlwings as xw
@@ -265,9 +266,11 @@ def _compute(function, compute, values, labels=None):
     shape = broadcast_shape(function, arrays)
     names = {name: name for name in values}
     names.update(labels or {})
+    # single cells as plain floats: the engine's small-call path (same checks, same figures)
+    plain = {k: float(v) if v is not None and v.ndim == 0 else v for k, v in arrays.items()}
     try:
         with np.errstate(all="ignore"):  # out-of-range results are caught below
-            result = compute(**arrays)
+            result = compute(**plain)
         check_result(
             "result",
             result,
@@ -600,12 +603,50 @@ def TRAIN_CO2_T(electricity_kwh, grams_co2_per_kwh):
 
 
 def _lookup(function, look_up, name_argument, name, field):
-    """Broadcast look-ups over a range of names and a range of fields."""
+    """Broadcast look-ups over a range of names and a range of fields: each distinct name and
+    field checked once, each distinct (name, field) looked up once and spread back."""
     check_call_size(function, {name_argument: name, "field": field})
     names = to_text(function, name_argument, name)
     fields = to_text(function, "field", field)
     broadcast_shape(function, {name_argument: names, "field": fields})
-    # Check every name and field once, naming the offending cell of its own range.
+    name_list = names.ravel().tolist()
+    distinct_names = dict.fromkeys(name_list)
+    distinct_fields = dict.fromkeys(fields.ravel().tolist())
+    try:
+        for value in distinct_names:
+            look_up(value, "name")
+        for value in distinct_fields:
+            look_up(names.flat[0], value)
+    except InputError:
+        _name_bad_cell(function, look_up, name_argument, names, fields)
+    if fields.ndim == 0:  # one field: one look-up per distinct name, spread by a dict
+        field = fields.item()
+        by_name = {n: _shown(look_up(n, field)) for n in distinct_names}
+        if names.ndim == 0:
+            return by_name[names.item()]
+        flat, shape = list(map(by_name.__getitem__, name_list)), names.shape
+    else:
+        names, fields = np.broadcast_arrays(names, fields)
+        pairs = list(zip(names.ravel().tolist(), fields.ravel().tolist(), strict=True))
+        found = {pair: _shown(look_up(*pair)) for pair in dict.fromkeys(pairs)}
+        flat, shape = list(map(found.__getitem__, pairs)), names.shape
+    rows, width = shape
+    if width == 1:
+        return [[value] for value in flat]
+    return [flat[r * width : (r + 1) * width] for r in range(rows)]
+
+
+def _shown(value):
+    """A catalogue figure as a cell shows it: a float, text, or NOT_AVAILABLE."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return NOT_AVAILABLE
+    if isinstance(value, int | float):
+        return float(value)
+    return value
+
+
+def _name_bad_cell(function, look_up, name_argument, names, fields):
+    """Raise the CellError of the first bad name (then field), at its own cell."""
     for argument, cells, probe in (
         (name_argument, names, lambda v: look_up(v, "name")),
         ("field", fields, lambda v: look_up(names.flat[0], v)),
@@ -615,16 +656,6 @@ def _lookup(function, look_up, name_argument, name, field):
                 probe(value)
             except InputError as err:
                 raise CellError(function, argument, rule_of(err), index or None) from None
-    names, fields = np.broadcast_arrays(names, fields)
-    out = np.empty(names.shape, dtype=object)
-    for index in np.ndindex(names.shape):
-        value = look_up(names[index], fields[index])
-        if value is None or (isinstance(value, float) and np.isnan(value)):
-            value = NOT_AVAILABLE
-        elif isinstance(value, int | float):
-            value = float(value)
-        out[index] = value
-    return out.item() if out.ndim == 0 else out.tolist()
 
 
 @xw.func
@@ -756,14 +787,16 @@ def TRAIN_PLAN(
 QUANTILE_QUANTITIES = tuple(ranges.QUANTITIES)
 
 #: The most plans one call of TRAIN_QUANTILE may compute: the cells of its broadcast plan
-#: inputs (every argument but quantity and p), counted from their shapes before any work.
-#: Each distinct plan is resolved on its own (the planner's blank rules), then the engine runs
-#: once over them, about 0.1 to 0.25 ms a plan since issue 19's small-call path (0.7 to 2 ms
-#: before, when issue 22 measured 50,000 plans holding the server for 37 s and set 1,024).
-#: 4,096 plans (a 64 x 64 table of plans) take about 1 s, as 1,024 did then
-#: (benchmarks/bench_server.py). Ranges of p and quantity only repeat the plans; they are
-#: bounded by MAX_CELLS_PER_CALL like every result.
-MAX_PLANS_PER_CALL = 4096
+#: inputs (every argument but quantity and p), counted from their shapes before any cell is
+#: read. The plans are resolved together on arrays (udfs.plan.resolve_many) and estimated in
+#: one engine call, a few microseconds a plan since issue 19 (0.1 to 2 ms a plan before, when
+#: each was resolved on its own: issue 22 measured 50,000 plans holding the server for 37 s
+#: and set 1,024, raised to 4,096 later). 131,072 plans (a column of 100,000 rows fits) take
+#: about 0.2 s in one column of accelerator counts and about 0.6 s with every plan input and
+#: the accelerator name different per row, at about 200 MB
+#: (benchmarks/bench_vector.py, benchmarks/bench_server.py). Ranges of p and quantity only
+#: repeat the plans; they are bounded by MAX_CELLS_PER_CALL like every result.
+MAX_PLANS_PER_CALL = 2**17
 
 #: Short names TRAIN_QUANTILE accepts for its quantities (any case; spaces or hyphens for "_").
 QUANTITY_ALIASES = {
@@ -829,6 +862,13 @@ def _quantity_names(function, value):
 def _accelerator_names(function, value):
     """The accelerator cells as text, each checked against the catalogue in its own cell."""
     cells = to_text(function, "accelerator_name", value)
+    try:  # each distinct name once; a bad one is then named at its first cell
+        for name in set(cells.ravel().tolist()):
+            catalogue.accelerator_record(name, argument="accelerator_name")
+    except InputError:
+        pass
+    else:
+        return cells
     known = set()
     for index, cell in np.ndenumerate(cells):
         if cell in known:
@@ -889,8 +929,9 @@ def _plan_points(keys, fail):
     """(points (plans x QUANTILE_QUANTITIES), throughput sigmas, price sigmas) of the distinct
     plans ``keys`` (tuples of the _PLAN_INPUT_OF cells).
 
-    Each plan is resolved on its own (:func:`udfs.plan.resolve`), then the engine runs once
-    over the resolved plans as arrays (one call per pattern of inputs given), which gives the
+    The reference path (:func:`_reference_points`) and the error of one refused plan: each
+    plan is resolved on its own (:func:`udfs.plan.resolve`), then the engine runs once over
+    the resolved plans as arrays (one call per pattern of inputs given), which gives the
     figures of one plan at a time (``tests/test_speed_paths.py``). A bad plan raises
     ``fail(err, k)`` for the first plan ``k`` that fails, as one plan at a time did: the
     engine's error is found again plan by plan, in order.
@@ -974,20 +1015,25 @@ def _first_cell(i, plan_shape, shape):
     return int(np.ravel_multi_index(padded, shape)) if shape else 0
 
 
-def _plan_quantiles(function, quantity, p, values):
+def _plan_quantiles(function, quantity, p, values, reference=False):
     """The p-quantiles of the quantities of the plans in ``values`` (Excel cells), broadcast.
 
-    Each distinct plan is resolved once (:func:`udfs.plan.resolve`: the planner's blank
-    rules, the calibrated MFU and spreads) and estimated (:func:`udfs.engine.estimate`); the
-    quantiles are those of :func:`udfs.ranges.estimate_ranges` (see :func:`_quantiles`).
+    The plans are resolved together on arrays (:func:`udfs.plan.resolve_many`: the planner's
+    blank rules, the calibrated MFU and spreads) and estimated in one engine call
+    (:func:`udfs.engine.estimate`); the quantiles are those of
+    :func:`udfs.ranges.estimate_ranges` (see :func:`_quantiles`). A call with a bad plan
+    names the first one, as resolving each plan on its own (:func:`udfs.plan.resolve`) does:
+    that path, ``reference=True``, is kept for the tests that compare the two.
     """
-    check_call_size(function, {"quantity": quantity, "p": p, **values})
+    memo = {}
+    check_call_size(function, {"quantity": quantity, "p": p, **values}, memo=memo)
     check_call_size(
         function,
         {name: values[name] for name in _PLAN_INPUT_OF},
         limit=MAX_PLANS_PER_CALL,
         what="plans",
         bound="MAX_PLANS_PER_CALL",
+        memo=memo,
     )
     names = _quantity_names(function, quantity)
     values = dict(values)
@@ -1001,10 +1047,183 @@ def _plan_quantiles(function, quantity, p, values):
     shape = tuple(broadcast_shape(function, cells))
     n = int(np.prod(shape, dtype=np.int64))
 
-    # One plan per distinct combination of the plan's cells, over the plan inputs' own shape
-    # (at most MAX_PLANS_PER_CALL cells; p and quantity only repeat the plans).
+    # The plans: one per cell of the plan inputs' own shape (at most MAX_PLANS_PER_CALL cells;
+    # p and quantity only repeat the plans).
     plan_shape = np.broadcast_shapes(*(np.shape(cells[a]) for a in _PLAN_INPUT_OF))
-    m = int(np.prod(plan_shape, dtype=np.int64))
+    if reference:
+        point, tp, price = _reference_points(function, cells, shape, plan_shape)
+    else:
+        point, tp, price = _array_points(function, cells, shape, plan_shape)
+
+    # The quantiles.
+    ps = arrays["p"] if np.ndim(arrays["p"]) == 0 else np.broadcast_to(arrays["p"], shape).ravel()
+    with np.errstate(all="ignore"):  # out-of-range results are caught below
+        got = _quantiles({q: point[:, k] for k, q in enumerate(QUANTILE_QUANTITIES)}, tp, price, ps)
+    if names.ndim == 0:
+        out = np.broadcast_to(got[names.item()], (n,))
+        is_cost = names.item() in _COSTS
+    else:
+        wanted = np.broadcast_to(names, shape).ravel()
+        out = np.empty(n)
+        for q in QUANTILE_QUANTITIES:
+            rows = wanted == q
+            if rows.any():
+                out[rows] = np.broadcast_to(got[q], (n,))[rows]
+        is_cost = np.isin(wanted, list(_COSTS)).reshape(shape)
+    result = out.reshape(shape)
+    drivers = {k: v for k, v in arrays.items() if k != "p"}
+    try:
+        check_result("result", result, drivers, allow_zero=True, result_label="the result")
+        check_result("result", np.where(is_cost, 1.0, result), drivers, result_label="the result")
+    except InputError as err:
+        raise input_error(function, err, {k: k for k in drivers}) from None
+    return to_cells(function, result)
+
+
+def _spread(values, plan_shape, shape):
+    """Per-plan ``values`` (one per plan cell, or one for all) as one per result cell."""
+    if np.ndim(values) == 0 or tuple(plan_shape) == tuple(shape):
+        return values
+    arr = np.asarray(values)
+    extra = arr.shape[1:]
+    return np.broadcast_to(arr.reshape((*plan_shape, *extra)), (*shape, *extra)).reshape(
+        (-1, *extra)
+    )
+
+
+def _array_points(function, cells, shape, plan_shape):
+    """(points (result cells x QUANTILE_QUANTITIES), throughput sigmas, price sigmas) of the
+    plans in ``cells``, resolved and estimated on arrays (:func:`_plan_arrays`).
+
+    A plan that :func:`udfs.plan.resolve` or the engine refuses is found on arrays (the
+    first one, in cell order); its error is then made by resolving and estimating that plan
+    alone, so the message is the one plan-by-plan resolution gives.
+    """
+    m = math.prod(plan_shape)
+    got = _plan_arrays(cells, plan_shape, m)
+    if isinstance(got, tuple):
+        points, tp, price = got
+        return (
+            _spread(points, plan_shape, shape),
+            _spread(tp, plan_shape, shape),
+            _spread(price, plan_shape, shape),
+        )
+    # got: the first plan cell refused; its error, as one plan alone gives it
+    key = tuple(
+        None if cells[a] is None else _item(cells[a], plan_shape, got) for a in _PLAN_INPUT_OF
+    )
+
+    def fail(err, k):
+        return _plan_error(function, err, cells, shape, _first_cell(got, plan_shape, shape))
+
+    _plan_points([key], fail)  # raises
+    return _reference_points(function, cells, shape, plan_shape)  # not refused alone after all
+
+
+def _item(arr, plan_shape, i):
+    """The plan cell ``i``'s value of a plan input ``arr`` (a Python float or str)."""
+    value = np.broadcast_to(arr, plan_shape).flat[i] if np.ndim(arr) else arr[()]
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _flat_input(arr, plan_shape):
+    """A plan input's cells as a float (one for every plan) or a 1-D array over the plans."""
+    if arr is None:
+        return None
+    if arr.ndim == 0:
+        return arr[()] if arr.dtype == object else float(arr)
+    return np.broadcast_to(arr, plan_shape).ravel()
+
+
+def _plan_arrays(cells, plan_shape, m):
+    """Points and spreads of the ``m`` plans of ``cells`` (see :func:`_array_points`), or the
+    flat index of the first plan refused."""
+    inputs = {
+        _PLAN_INPUT_OF[a]: _flat_input(cells[a], plan_shape)
+        for a in _PLAN_INPUT_OF
+        if a != "accelerator_name"
+    }
+    resolved = plan.resolve_many(inputs, _flat_input(cells["accelerator_name"], plan_shape))
+    if not plan_shape:  # one plan (a single-cell formula): no masks
+        return _one_plan_points(resolved)
+    unresolved = np.broadcast_to(resolved.unresolved, (m,))
+    first_bad = int(np.argmax(unresolved)) if unresolved.any() else m
+    points = np.empty((m, len(QUANTILE_QUANTITIES)))
+    hbm = np.broadcast_to(resolved.hbm_known, (m,))
+    for known in (True, False):
+        rows = np.flatnonzero((hbm == known) & ~unresolved)
+        if rows.size == 0:
+            continue
+        fields = {k: _rows_of(v, rows, m) for k, v in resolved.fields.items()}
+        if not known:
+            fields["hbm_gb"] = None
+        bad = _first_refused(fields, rows, points)
+        if bad is not None:
+            first_bad = min(first_bad, bad)
+    if first_bad < m:
+        return first_bad
+    return points, resolved.throughput_sigma, resolved.price_sigma
+
+
+def _one_plan_points(resolved):
+    """:func:`_plan_arrays` of one plan: its points and spreads, or 0 when it is refused."""
+    if resolved.unresolved:
+        return 0
+    fields = dict(resolved.fields)
+    if not resolved.hbm_known:
+        fields["hbm_gb"] = None
+    try:
+        with np.errstate(all="ignore"):  # every output is checked by the engine
+            got = engine.estimate(engine.Plan(**fields))
+    except (InputError, TypeError, ValueError):
+        return 0
+    points = np.array([[got[q] for q in QUANTILE_QUANTITIES]])
+    return points, resolved.throughput_sigma, resolved.price_sigma
+
+
+def _rows_of(value, rows, m):
+    """``value`` (a number or one per plan) for the plans ``rows`` (all: as it is)."""
+    if value is None or np.ndim(value) == 0 or rows.size == m:
+        return value
+    return value[rows]
+
+
+def _first_refused(fields, rows, points):
+    """Estimate the plans ``rows`` (``fields``) into ``points``; the first refused, or None.
+
+    The engine's checks are cell by cell, so a set of plans is refused when one of them is:
+    the first is found by halving (a few more engine calls, on arrays)."""
+
+    def refused(part):
+        sub = {k: _rows_of(v, part, rows.size) if part.size < rows.size else v
+               for k, v in fields.items()}  # fmt: skip
+        try:
+            with np.errstate(all="ignore"):  # every output is checked by the engine
+                got = engine.estimate(engine.Plan(**sub))
+        except (InputError, TypeError, ValueError):
+            return None
+        return got
+
+    got = refused(np.arange(rows.size))
+    if got is not None:
+        for j, q in enumerate(QUANTILE_QUANTITIES):
+            points[rows, j] = got[q]
+        return None
+    lo, hi = 0, rows.size
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if refused(np.arange(lo, mid)) is None:
+            hi = mid
+        else:
+            lo = mid
+    return int(rows[lo])
+
+
+def _reference_points(function, cells, shape, plan_shape):
+    """:func:`_array_points` plan by plan: each distinct plan resolved on its own
+    (:func:`udfs.plan.resolve`), then estimated together; the path the array one replaced,
+    kept as the tests' reference."""
+    m = math.prod(plan_shape)
     columns = []
     for name in _PLAN_INPUT_OF:
         arr = cells[name]
@@ -1023,28 +1242,7 @@ def _plan_quantiles(function, quantity, p, values):
         return _plan_error(function, err, cells, shape, _first_cell(first[k], plan_shape, shape))
 
     points, throughput_sigma, price_sigma = _plan_points(list(plans), fail)
-    point = points[plan_index]  # (n, quantities)
-    tp = throughput_sigma[plan_index]
-    price = price_sigma[plan_index]
-
-    # The quantiles.
-    ps = np.broadcast_to(arrays["p"], shape).ravel()
-    wanted = np.broadcast_to(names, shape).ravel()
-    with np.errstate(all="ignore"):  # out-of-range results are caught below
-        got = _quantiles({q: point[:, k] for k, q in enumerate(QUANTILE_QUANTITIES)}, tp, price, ps)
-    out = np.empty(n)
-    for q in QUANTILE_QUANTITIES:
-        rows = wanted == q
-        out[rows] = got[q][rows]
-    result = out.reshape(shape)
-    drivers = {k: v for k, v in arrays.items() if k != "p"}
-    is_cost = np.isin(wanted, list(_COSTS)).reshape(shape)
-    try:
-        check_result("result", result, drivers, allow_zero=True, result_label="the result")
-        check_result("result", np.where(is_cost, 1.0, result), drivers, result_label="the result")
-    except InputError as err:
-        raise input_error(function, err, {k: k for k in drivers}) from None
-    return to_cells(function, result)
+    return points[plan_index], throughput_sigma[plan_index], price_sigma[plan_index]
 
 
 @xw.func

@@ -26,6 +26,7 @@ Examples
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from statistics import NormalDist
 
@@ -60,11 +61,17 @@ def norm_s_inv(p):
     """
     arr = np.asarray(p, dtype=float)
     if arr.ndim == 0:
-        x = float(arr)
-        return _STD_NORMAL.inv_cdf(x) if 0.0 < x < 1.0 else float("nan")
+        return _inv_cdf(float(arr))
+    if arr.size <= 256:  # a few cells: each value's quantile remembered, no sort
+        return np.array([_inv_cdf(x) for x in arr.ravel().tolist()]).reshape(arr.shape)
     uniq, inverse = np.unique(arr, return_inverse=True)
     z = np.array([_STD_NORMAL.inv_cdf(u) if 0.0 < u < 1.0 else np.nan for u in uniq.tolist()])
     return z[inverse].reshape(arr.shape)
+
+
+@functools.lru_cache(maxsize=1024)
+def _inv_cdf(x):
+    return _STD_NORMAL.inv_cdf(x) if 0.0 < x < 1.0 else float("nan")
 
 
 #: Function of a spec formula -> (numpy function, Excel template over its arguments).

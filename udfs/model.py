@@ -111,10 +111,18 @@ def excel(name, bind=None, through=(), fix=None):
 
 
 @cache
-def _compiled(name, text):
-    """(argument names, numpy function) of a formula given as text (compiled once)."""
+def _compiled(name, text, plain=False):
+    """(argument names, numpy function) of a formula given as text (compiled once); with
+    ``plain``, the function for plain numbers (:func:`udfs.formula.to_scalar`)."""
     t = _f.parse(text)
-    return _f.names(t), _f.to_numpy(t, name)
+    render = _f.to_scalar if plain else _f.to_numpy
+    return _f.names(t), render(t, name)
+
+
+@cache
+def _scalar(name):
+    """``name`` as a function of plain numbers (:func:`udfs.formula.to_scalar`)."""
+    return _f.to_scalar(tree(name), name, inputs_of(name))
 
 
 def evaluate(values, names=None, formulas=None):
@@ -135,9 +143,27 @@ def evaluate(values, names=None, formulas=None):
     dict
         The computed quantities (not the inputs).
     """
+    plain = all(type(v) in _PLAIN for v in values.values())  # one plan: on float64 scalars
+    key = (frozenset(values), None if names is None else tuple(names),
+           tuple((formulas or {}).items()), plain)  # fmt: skip
     known = {**CONSTANTS, **values}
-    extra = {n: _compiled(n, text) for n, text in (formulas or {}).items()}
     out = {}
+    for n, fn, args in _steps(*key):  # the order of computation, worked out once per key
+        known[n] = out[n] = fn(*[known[a] for a in args])
+    return out
+
+
+_PLAIN = frozenset({float, int})
+
+
+@cache
+def _steps(given, names, formulas, plain=False):
+    """(name, function, argument names) of each quantity :func:`evaluate` computes from the
+    names ``given``, in dependency order; ``plain``: the functions for plain numbers
+    (:func:`udfs.formula.to_scalar`, the same operations on float64 scalars)."""
+    known = set(CONSTANTS) | set(given)
+    extra = {n: _compiled(n, text, plain) for n, text in formulas}
+    steps = []
 
     def compute(n, stack=()):
         if n in known:
@@ -147,10 +173,11 @@ def evaluate(values, names=None, formulas=None):
         args = extra[n][0] if n in extra else inputs_of(n)
         if not all(compute(a, (*stack, n)) for a in args):
             return False
-        fn = extra[n][1] if n in extra else function(n)
-        known[n] = out[n] = fn(*(known[a] for a in args))
+        fn = extra[n][1] if n in extra else _scalar(n) if plain else function(n)
+        known.add(n)
+        steps.append((n, fn, tuple(args)))
         return True
 
     for n in names or (*SPEC, *extra):
         compute(n)
-    return out
+    return tuple(steps)

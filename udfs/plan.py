@@ -37,8 +37,11 @@ usd_per_kwh = 0.08: blank: electricity priced at the default US$0.08/kWh
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from . import catalogue, engine, model
 from .engine import Plan
@@ -60,6 +63,7 @@ __all__ = [
     "CALIBRATED_MFU_EXCEL",
     "CALIBRATED_RANGE_EXCEL",
     "resolve",
+    "resolve_many",
     "engine_arguments",
     "estimate_scenario",
 ]
@@ -523,3 +527,168 @@ def estimate_scenario(inputs):
     4563333
     """
     return engine.estimate(resolve(inputs).plan)
+
+
+#: The inputs :func:`resolve_many` takes: the plan inputs of TRAIN_QUANTILE and
+#: TRAIN_PLAN_RANGE (the Excel range functions).
+MANY_INPUTS = frozenset(
+    {
+        "total_params",
+        "active_params",
+        "training_tokens",
+        "accelerators",
+        "mfu",
+        "usd_per_accelerator_hour",
+        "throughput_range_pct",
+        "price_range_pct",
+        "watts_per_accelerator",
+        "pue",
+        "usd_per_kwh",
+        "effective_tflops_input",
+    }
+)
+
+
+@dataclass
+class ResolvedMany:
+    """Many plans resolved at once (:func:`resolve_many`), as arrays over the plans.
+
+    Attributes
+    ----------
+    fields : dict
+        :class:`~udfs.engine.Plan` field -> a float, a 1-D array (one value per plan) or None
+        (not given in any plan). ``hbm_gb`` is NaN for a plan whose accelerator has no
+        published HBM (that plan's field is None: see ``hbm_known``).
+    hbm_known : ndarray of bool or bool
+        Plans whose ``hbm_gb`` is given.
+    unresolved : ndarray of bool or bool
+        Plans :func:`resolve` refuses (a blank throughput and no catalogue peak).
+    throughput_sigma, price_sigma : float or ndarray
+        The spreads, as :attr:`Resolved.throughput_sigma` and :attr:`Resolved.price_sigma`.
+    """
+
+    fields: dict
+    hbm_known: object
+    unresolved: object
+    throughput_sigma: object
+    price_sigma: object
+
+
+def _accelerator_columns(names):
+    """Catalogue figures of accelerator name(s): one record per distinct name, spread back by
+    index (a name's figures are looked up once, not once per plan)."""
+    if isinstance(names, str):
+        codes, distinct = None, [names]
+    else:
+        lut = {}
+        codes = np.fromiter(
+            (lut.setdefault(n, len(lut)) for n in names.tolist()), dtype=np.intp, count=names.size
+        )
+        distinct = list(lut)
+    keys = ("peak", "hbm", "tdp", "intercept", "extra_sigma")
+    calibration = _calibration()
+    intercepts = calibration.default_mfu_model().intercepts
+    extra = float(calibration.fitted()["other_accelerator_sigma"])
+    rows = []
+    for name in distinct:
+        *figures, generation = _accelerator_row(name)
+        rows.append((*figures, float(intercepts[generation]),
+                     extra if generation == "other" else 0.0))  # fmt: skip
+    if codes is None:
+        return dict(zip(keys, rows[0], strict=True))
+    table = np.array(rows, dtype=float)
+    return dict(zip(keys, table[codes].T, strict=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _accelerator_row(name):
+    """(BF16 peak, HBM GB, TDP W, calibrated generation) of a catalogue accelerator name, NaN
+    where the catalogue has no figure (the catalogue read once per name)."""
+    accel = catalogue.accelerator_record(name, argument="accelerator_name")
+    generation = _calibration().GENERATIONS.get(accel["name"], "other")
+    return (float(accel["bf16_tflops"]), float(accel["hbm_gb"]), float(accel["tdp_watts"]),
+            generation)  # fmt: skip
+
+
+def resolve_many(inputs, accelerator_name):
+    """:func:`resolve` of many plans at once, on arrays: the engine's fields and the spreads.
+
+    The rules are :func:`resolve`'s for the inputs of the Excel range functions
+    (:data:`MANY_INPUTS`; bf16 peaks, no own runs, no engine-only inputs): the catalogue is
+    read once per distinct accelerator and spread back by index, the calibrated MFU and spread
+    are the spec's formulas over arrays, and a blank takes its default everywhere at once.
+    Notes are not made (the Excel functions show none). The figures equal those of
+    :func:`resolve` plan by plan (``tests/test_speed_paths.py``).
+
+    Parameters
+    ----------
+    inputs : mapping
+        Input name (:data:`MANY_INPUTS`) -> a float or a 1-D float array (one value per plan,
+        all of one length), or None (blank in every plan). ``total_params``,
+        ``training_tokens`` and ``accelerators`` are required.
+    accelerator_name : str or ndarray of str
+        Known catalogue names (checked by the caller), one or one per plan.
+
+    Returns
+    -------
+    ResolvedMany
+    """
+    unknown = set(inputs) - MANY_INPUTS
+    if unknown:
+        raise ValueError(f"resolve_many does not take {sorted(unknown)}")
+    get = inputs.get
+    accel = _accelerator_columns(accelerator_name)
+    total = inputs["total_params"]
+    active = total if get("active_params") is None else inputs["active_params"]
+    fields = {"total_params": total, "training_tokens": inputs["training_tokens"],
+              "accelerators": inputs["accelerators"], "active_params": active,
+              "hbm_gb": accel["hbm"]}  # fmt: skip
+    unresolved = False
+    if get("effective_tflops_input") is not None:
+        fields["effective_tflops"] = inputs["effective_tflops_input"]
+    else:
+        peak = accel["peak"]
+        unresolved = np.isnan(peak)
+        mfu = get("mfu")
+        if mfu is None:
+            values = {"mfu_ln_intercept": accel["intercept"], "mfu_ln_slope": _mfu_slope(),
+                      "active_params": active, "mfu_min": _mfu_bound("mfu_min"),
+                      "mfu_max": _mfu_bound("mfu_max")}  # fmt: skip
+            mfu = model.evaluate(values, ["calibrated_mfu"])["calibrated_mfu"]
+        fields.update(peak_tflops=peak, mfu=mfu, goodput=RULE_DEFAULTS["goodput"])
+    for name in PASS_THROUGH:
+        value = get(name)
+        if value is None and name == "watts_per_accelerator":
+            tdp = accel["tdp"]
+            value = np.where(np.isnan(tdp), RULE_DEFAULTS[name], tdp)
+            value = float(value) if value.ndim == 0 else value
+        fields[name] = RULE_DEFAULTS[name] if value is None else value
+    spreads = {"throughput_range_pct": get("throughput_range_pct"),
+               "price_range_pct": get("price_range_pct")}  # fmt: skip
+    if spreads["throughput_range_pct"] is None:
+        spreads["throughput_range_pct"] = _calibrated_range_pct(accel, active)
+    if spreads["price_range_pct"] is None:
+        spreads["price_range_pct"] = RULE_DEFAULTS["price_range_pct"]
+    sigmas = model.evaluate(spreads, ["throughput_sigma", "price_sigma"])
+    hbm_known = ~np.isnan(accel["hbm"])
+    return ResolvedMany(fields, hbm_known, unresolved, sigmas["throughput_sigma"],
+                        sigmas["price_sigma"])  # fmt: skip
+
+
+def _mfu_slope():
+    return _calibration().default_mfu_model().slope
+
+
+def _mfu_bound(name):
+    return getattr(_calibration().default_mfu_model(), name)
+
+
+def _calibrated_range_pct(accel, active):
+    """:func:`udfs.calibration.default_range_pct` of the plans, from the looked-up columns."""
+    calibration = _calibration()
+    small = np.asarray(active, dtype=float) < model.CONSTANTS["small_model_active_params"]
+    values = {"calibrated_throughput_sigma": calibration.throughput_sigma(),
+              "calibrated_small_model_sigma": calibration.small_model_sigma(),
+              "small_model": small.astype(float),
+              "accelerator_extra_sigma": accel["extra_sigma"]}  # fmt: skip
+    return model.evaluate(values, ["calibrated_range_pct"])["calibrated_range_pct"]

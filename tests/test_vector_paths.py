@@ -1,0 +1,269 @@
+"""The vectorised paths of issue 19 against the paths they replaced (same numbers, same refusals).
+
+- ``engine.estimate``'s small-call path (``engine._lean_estimate``: checks on plain floats or
+  two reductions, the spec's formulas straight-line) against the step-by-step estimate
+  (``engine._estimate``), over plain numbers, arrays and a mix, good and bad;
+- TRAIN_QUANTILE and TRAIN_PLAN_RANGE resolving their plans on arrays
+  (``plan.resolve_many``, one engine call) against each distinct plan resolved alone
+  (``plan.resolve``: ``excel._plan_quantiles(..., reference=True)``), over single cells,
+  ranges and mixed rows, good and bad.
+
+Equal means within 1e-12 relative (NaN where the other is NaN); a refusal is the same error
+with the same message.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from udfs import engine, excel, plan
+from udfs._cells import CellError
+from udfs.validation import InputError
+
+
+def _same(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    both_nan = np.isnan(a) & np.isnan(b)
+    close = np.abs(a - b) <= 1e-12 * np.abs(b)
+    assert np.all(both_nan | close), (a, b)
+
+
+def _outcome(call):
+    """The result of ``call()``, or ("refused", type, message)."""
+    try:
+        return call()
+    except (InputError, CellError, ValueError) as err:
+        return ("refused", type(err).__name__, str(err))
+
+
+def _assert_same_outcome(new, old):
+    if isinstance(old, tuple) or isinstance(new, tuple):
+        assert new == old
+    elif isinstance(old, dict):
+        assert list(new) == list(old)
+        for key in old:
+            _same(new[key], old[key])
+    else:
+        _same(new, old)
+
+
+# -- engine.estimate: the small-call path against the step-by-step estimate -----------------
+
+_EDGE = [0.0, -1.0, 1e-320, 0.5, 1.0, 1.5, 1e300, float("nan"), float("inf")]
+
+
+@st.composite
+def _number(draw, lo, hi, n, edge=0.05):
+    """A plain float or an array of ``n`` (sometimes an edge value: 0, negative, denormal,
+    huge, NaN), in [lo, hi] otherwise."""
+
+    def one():
+        if draw(st.floats(0, 1)) < edge:
+            return draw(st.sampled_from(_EDGE))
+        return draw(st.floats(lo, hi))
+
+    if n == 0 or draw(st.booleans()):
+        value = one()
+        return int(value) if draw(st.integers(0, 9)) == 0 and float(value).is_integer() else value
+    return np.array([one() for _ in range(n)])
+
+
+@st.composite
+def engine_plans(draw):
+    """A Plan of plain numbers, arrays or both, with the inputs the small-call path takes (and
+    sometimes one it leaves to the step-by-step path)."""
+    n = draw(st.sampled_from([0, 1, 3, 10]))
+    edge = 0.06 if draw(st.integers(0, 2)) == 0 else 0.0  # a third of the plans may be bad
+    num = lambda lo, hi: draw(_number(lo, hi, n, edge))  # noqa: E731
+    kw = {
+        "total_params": num(1e8, 2e12),
+        "training_tokens": num(1e9, 5e13),
+        "accelerators": draw(
+            st.sampled_from([2048, 8.0, 2.5 if edge else 16, np.arange(1, max(n, 1) + 1)])
+        ),
+    }
+    if draw(st.booleans()):
+        kw["active_params"] = num(1e7, 1e8)
+    if draw(st.booleans()):
+        kw["effective_tflops"] = num(10, 2000)
+    else:
+        kw["peak_tflops"] = num(100, 2500)
+        kw["mfu"] = num(0.05, 1.0)
+        if draw(st.booleans()):
+            kw["goodput"] = num(0.5, 1.0)
+    for name, lo, hi in (("usd_per_accelerator_hour", 0.0, 10),
+                         ("watts_per_accelerator", 100, 2000), ("pue", 1.0, 2.0),
+                         ("usd_per_kwh", 0.0, 0.5),
+                         ("grams_co2_per_kwh", 0.0, 900), ("hbm_gb", 16, 192),
+                         ("other_costs_usd", 0.0, 1e6), ("server_overhead", 1.0, 1.5)):  # fmt: skip
+        if draw(st.booleans()):
+            kw[name] = num(lo, hi)
+    if draw(st.integers(0, 9)) == 0:
+        kw["failures_per_accelerator_day"] = 1e-5  # the step-by-step path's
+    return kw
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(engine_plans())
+def test_small_call_path_equals_the_step_by_step_estimate(kw):
+    p = engine.Plan(**kw)
+    old = _outcome(lambda: engine._estimate(p))
+    _assert_same_outcome(_outcome(lambda: engine.estimate(p)), old)
+    _assert_same_outcome(_outcome(lambda: engine.estimate(**kw)), old)
+
+
+def test_small_call_path_is_taken_for_the_example_plan():
+    """The example plan (plain numbers, arrays of plans) runs on the small-call path."""
+    kw = {"total_params": 671e9, "training_tokens": 14.8e12, "accelerators": 2048,
+          "active_params": 37e9, "effective_tflops": 400.0,
+          "usd_per_accelerator_hour": 2.0}  # fmt: skip
+    fields = {**engine._PLAN_DEFAULTS, **kw}
+    assert engine._lean_estimate(fields) is not None
+    fields["accelerators"] = np.array([1024, 2048])
+    got = engine._lean_estimate(fields)
+    assert got is not None
+    assert round(float(got["wall_clock_days"][1]), 1) == 46.4
+
+
+def test_small_call_path_leaves_inputs_unchanged_and_read_only_where_shared():
+    tflops = np.array([400.0, 300.0])
+    out = engine.estimate(671e9, 14.8e12, 2048, active_params=37e9, effective_tflops=tflops)
+    assert tflops.flags.writeable  # the caller's array stays writable
+    assert not out["effective_tflops"].flags.writeable  # a view of it is not
+    assert not out["goodput"].flags.writeable  # a shared NaN array
+    _same(out["effective_tflops"], tflops)
+
+
+# -- TRAIN_QUANTILE: plans resolved on arrays against each plan resolved alone --------------
+
+_NAMES = ["H100", "a100", "MI300X", "TPU v4", "B200", "H800", "H200", "Gaudi 3", "V100"]
+
+
+@st.composite
+def quantile_calls(draw):
+    """TRAIN_QUANTILE's arguments: single cells, ranges (a column of n) and both mixed; a few
+    cells bad (0, a fraction of an accelerator, an MFU over 1, a PUE below 1)."""
+    n = draw(st.sampled_from([1, 2, 5]))
+    bad = draw(st.integers(0, 4)) == 0
+
+    def cell(lo, hi, worst=None):
+        def one():
+            if bad and worst is not None and draw(st.integers(0, 3)) == 0:
+                return worst
+            return draw(st.floats(lo, hi))
+
+        return one() if draw(st.booleans()) else [[one()] for _ in range(n)]
+
+    def optional(lo, hi, worst=None):
+        return None if draw(st.booleans()) else cell(lo, hi, worst)
+
+    args = {
+        "quantity": draw(st.sampled_from(["days", "cost", "kwh", [["hours", "electricity_cost",
+                                                                    "compute_cost"]]])),
+        "p": draw(st.sampled_from([0.1, 0.5, 0.9, [[0.1, 0.5, 0.9]], [[0.25]] * n])),
+        "total_params": cell(5e9, 2e12, 0.0),
+        "active_params": optional(1e8, 5e9),
+        "tokens": cell(1e10, 3e13),
+        "accelerators": draw(st.sampled_from([2048.0, [[float(8 + i)] for i in range(n)],
+                                              [[2.5]] * n if bad else 64.0])),
+        "accelerator_name": draw(st.sampled_from([*_NAMES, [[_NAMES[i % 9]] for i in range(n)]])),
+        "mfu": optional(0.05, 0.9, 1.5),
+        "usd_per_accelerator_hour": optional(0.0, 10.0),
+        "throughput_range_pct": optional(0.0, 0.5),
+        "price_range_pct": optional(0.0, 0.5),
+        "watts_per_accelerator": optional(100.0, 1500.0),
+        "pue": optional(1.0, 1.8, 0.9),
+        "usd_per_kwh": optional(0.0, 0.3),
+        "effective_tflops": optional(50.0, 2000.0) if draw(st.integers(0, 2)) == 0 else None,
+    }  # fmt: skip
+    return args
+
+
+def _quantiles(args, reference):
+    values = {k: v for k, v in args.items() if k not in ("quantity", "p")}
+    return excel._plan_quantiles(
+        "TRAIN_QUANTILE", args["quantity"], args["p"], values, reference=reference
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(quantile_calls())
+def test_train_quantile_on_arrays_equals_each_plan_resolved_alone(args):
+    old = _outcome(lambda: _quantiles(args, True))
+    _assert_same_outcome(_outcome(lambda: _quantiles(args, False)), old)
+
+
+def test_train_quantile_names_the_first_bad_plan_of_a_long_range():
+    """A range of 3,000 plans with bad ones at rows 2,001 and 2,900: the first is named, as
+    resolving plan by plan names it (found on arrays by halving)."""
+    counts = [[float(1024 + i)] for i in range(3000)]
+    counts[2000] = [1.5]
+    counts[2899] = [0.5]
+    args = ("days", 0.9, 671e9, 37e9, 14.8e12, counts, "H100")
+    with pytest.raises(CellError) as new:
+        excel.TRAIN_QUANTILE(*args)
+    assert "row 2001" in str(new.value)
+    values = dict(zip(["total_params", "active_params", "tokens", "accelerators",
+                       "accelerator_name"], args[2:], strict=True))  # fmt: skip
+    values.update(dict.fromkeys(["mfu", "usd_per_accelerator_hour", "throughput_range_pct",
+                                 "price_range_pct", "watts_per_accelerator", "pue",
+                                 "usd_per_kwh", "effective_tflops"]))  # fmt: skip
+    with pytest.raises(CellError) as old:
+        excel._plan_quantiles("TRAIN_QUANTILE", "days", 0.9, values, reference=True)
+    assert str(new.value) == str(old.value)
+
+
+def test_an_accelerator_without_a_peak_is_refused_as_alone():
+    """A catalogue accelerator without a BF16 peak and a blank throughput: resolve's error."""
+    no_peak = [r["name"] for r in _accelerators() if np.isnan(r["bf16_tflops"])]
+    if not no_peak:
+        pytest.skip("every catalogue accelerator has a BF16 peak")
+    names = [["H100"], [no_peak[0]], ["H100"]]
+    args = {"quantity": "days", "p": 0.9, "total_params": 70e9, "active_params": None,
+            "tokens": 2e12, "accelerators": 1024.0, "accelerator_name": names}  # fmt: skip
+    args.update(dict.fromkeys(["mfu", "usd_per_accelerator_hour", "throughput_range_pct",
+                               "price_range_pct", "watts_per_accelerator", "pue", "usd_per_kwh",
+                               "effective_tflops"]))  # fmt: skip
+    old = _outcome(lambda: _quantiles(args, True))
+    assert isinstance(old, tuple)
+    assert _outcome(lambda: _quantiles(args, False)) == old
+
+
+def _accelerators():
+    from udfs import catalogue
+
+    rows, _ = catalogue._load("accelerator")
+    return [catalogue.accelerator_record(r["name"]) for r in rows]
+
+
+def test_resolve_many_equals_resolve_plan_by_plan():
+    """resolve_many's engine fields and spreads, plan by plan, are resolve's."""
+    names = np.array([r["name"] for r in _accelerators() if not np.isnan(r["bf16_tflops"])],
+                     dtype=object)  # fmt: skip
+    m = names.size
+    active = np.geomspace(1e8, 1e12, m)
+    inputs = {"total_params": active * 2, "active_params": active, "training_tokens": 1e12,
+              "accelerators": 512.0}  # fmt: skip
+    many = plan.resolve_many(inputs, names)
+    for i, name in enumerate(names):
+        one = plan.resolve({"total_params": float(active[i] * 2), "active_params": float(active[i]),
+                            "training_tokens": 1e12, "accelerators": 512.0,
+                            "accelerator_name": name})  # fmt: skip
+        for field, value in one.arguments.items():
+            got = many.fields[field]
+            _same(got if np.ndim(got) == 0 else got[i], value)
+        assert bool(np.broadcast_to(many.hbm_known, (m,))[i]) == ("hbm_gb" in one.arguments)
+        _same(np.broadcast_to(many.throughput_sigma, (m,))[i], one.throughput_sigma)
+        _same(np.broadcast_to(many.price_sigma, (m,))[i], one.price_sigma)
+
+
+@pytest.mark.parametrize("tflops", [None, 400.0])
+def test_train_plan_range_equals_the_reference_path(monkeypatch, tflops):
+    args = (671e9, 37e9, 14.8e12, 2048, "H100", None, 2, 0.15, 0.1, None, None, None, tflops)
+    new = excel.TRAIN_PLAN_RANGE(*args)
+    monkeypatch.setattr(excel, "_array_points", excel._reference_points)
+    old = excel.TRAIN_PLAN_RANGE(*args)
+    assert [row[0] for row in new] == [row[0] for row in old]
+    _same([row[1:] for row in new[1:]], [row[1:] for row in old[1:]])
