@@ -60,6 +60,7 @@ import defusedxml
 import defusedxml.ElementTree as DefusedET
 import openpyxl
 import openpyxl.xml.functions
+from openpyxl.cell.text import Text
 from openpyxl.utils.cell import range_boundaries
 from openpyxl.utils.datetime import from_excel
 from openpyxl.worksheet._reader import WorkSheetParser
@@ -199,6 +200,9 @@ class PlannerError(Exception):
         self.problems = list(problems)
         super().__init__(self.describe())
 
+    def __reduce__(self):  # sent back from a reading process (report's --jobs)
+        return (type(self), (self.path, self.problems), self.__dict__)
+
     def describe(self):
         lines = []
         for p in self.problems:
@@ -209,7 +213,10 @@ class PlannerError(Exception):
 
 
 class ColumnBudgetError(PlannerError):
-    """A file whose scenario columns would take a run over its total (``columns_left``)."""
+    """A file whose scenario columns would take a run over its total (``columns_left``);
+    ``width`` is its number of scenario columns."""
+
+    width = 0
 
 
 def _flat(exc, limit=200):
@@ -478,7 +485,7 @@ class _Scan:
     """
 
     def __init__(self, path, name, rows=None):
-        self.path, self.name, self.rows = path, name, rows
+        self.path, self.name, self.rows = path, name, rows  # rows: any reader of the part
         self.count = self.depth = 0
         self.ctypes = []
         self.texts = []  # [length, child seen] of each open <t>, innermost last
@@ -568,6 +575,83 @@ class _Scan:
                 self.parser.Parse(chunk, False)
             self.parser.Parse(b"", True)
         return self.ctypes
+
+
+def _local(tag):
+    return tag.rsplit("}", 1)[-1]
+
+
+class _Styles:
+    """The styles that show a number as a date or a time span, read during the scan of
+    ``xl/styles.xml`` as openpyxl's stylesheet reads them (``Stylesheet._normalise_numbers``):
+    the cell formats (``cellXfs``) whose number format is a date (or a time span)."""
+
+    def __init__(self):
+        self.custom = {}  # {numFmtId: formatCode}
+        self.ids = []  # numFmtId of each cell format, in order
+        self.where = []
+
+    def start(self, tag, attrs, depth):
+        local = _local(tag)
+        self.where[depth - 1 :] = [local]
+        if depth == 3 and local == "numFmt" and self.where[1] == "numFmts":
+            self.custom[int(attrs["numFmtId"])] = attrs["formatCode"]
+        elif depth == 3 and local == "xf" and self.where[1] == "cellXfs":
+            self.ids.append(int(attrs.get("numFmtId", 0)))
+
+    def data(self, text):
+        pass
+
+    def end(self, tag, depth):
+        pass
+
+    def formats(self):
+        """(date formats, time-span formats): sets of cell format indexes."""
+        from openpyxl.styles.numbers import (
+            builtin_format_code,
+            is_date_format,
+            is_timedelta_format,
+        )
+
+        dates, spans = set(), set()
+        for idx, fmt_id in enumerate(self.ids):
+            fmt = self.custom[fmt_id] if fmt_id in self.custom else builtin_format_code(fmt_id)
+            if is_date_format(fmt):
+                dates.add(idx)
+            if is_timedelta_format(fmt):
+                spans.add(idx)
+        return dates, spans
+
+
+class _Strings:
+    """The shared strings, read during the scan of their part as openpyxl reads them
+    (``read_string_table``): each ``<si>`` built and read by openpyxl's ``Text``."""
+
+    TAG = f"{SHEET_MAIN_NS}}}si"
+
+    def __init__(self):
+        self.strings = []
+        self.builder = None
+        self.depth = 0
+
+    def start(self, tag, attrs, depth):
+        if self.builder is None:
+            if tag != self.TAG:
+                return
+            self.builder, self.depth = ElementTree.TreeBuilder(), depth
+        self.builder.start(_et_name(tag), {_et_name(k): v for k, v in attrs.items()})
+
+    def data(self, text):
+        if self.builder is not None:
+            self.builder.data(text)
+
+    def end(self, tag, depth):
+        if self.builder is None:
+            return
+        self.builder.end(_et_name(tag))
+        if depth == self.depth:
+            node, self.builder = self.builder.close(), None
+            self.strings.append(Text.from_tree(node).content.replace("x005F_", ""))
 
 
 class _Rows:
@@ -699,7 +783,7 @@ def _check_part(path, zf, info, by_name, rows=None):
             "entity declarations, as in an XML bomb); refused",
         )
     except (DefusedET.ParseError, expat.ExpatError) as exc:
-        if not by_name and rows is None:
+        if not by_name and not isinstance(rows, _Rows):
             return  # not XML openpyxl reads (a VML drawing, a binary that starts "<")
         _fail(path, f"is a corrupt .xlsx: {name} is not well-formed XML ({_flat(exc)})")
     except (zipfile.BadZipFile, EOFError, OSError, RuntimeError) as exc:
@@ -710,10 +794,24 @@ def _check_part(path, zf, info, by_name, rows=None):
                 _fail(path, f"is a macro-enabled workbook (content type {ctype}); refused")
 
 
+#: Parts read in their scan, as openpyxl's load reads them: the stylesheet's date formats
+#: and the shared strings (when the package's manifest names this part for them).
+_STYLES = "xl/styles.xml"
+_STRINGS = "xl/sharedStrings.xml"
+
+
 def _check_xml_parts(path, zf, parts):
-    """Scan ``parts`` ((info, by name) pairs) in order (:func:`_check_part`)."""
+    """Scan ``parts`` ((info, by name) pairs) in order (:func:`_check_part`); the
+    :class:`_Styles` and :class:`_Strings` read on the way (None when not among them)."""
+    styles = strings = None
     for info, by_name in parts:
-        _check_part(path, zf, info, by_name)
+        hook = None
+        if info.filename == _STYLES:
+            hook = styles = _Styles()
+        elif info.filename == _STRINGS:
+            hook = strings = _Strings()
+        _check_part(path, zf, info, by_name, hook)
+    return styles, strings
 
 
 @dataclass
@@ -730,12 +828,13 @@ class _Book:
     timedelta_formats: set
 
 
-def _read_book(data):
+def _read_book(data, styles=None, strings=None):
     """A :class:`_Book` read by openpyxl's own readers (as ``load_workbook(read_only=True)``
     reads them, with the same errors), without opening any worksheet: the worksheets are
     read once, in the bounded scan (:func:`_grab`)."""
     from openpyxl.reader.excel import ExcelReader
     from openpyxl.styles.stylesheet import apply_stylesheet
+    from openpyxl.xml.constants import SHARED_STRINGS
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "extension not supported" and the like
@@ -745,7 +844,11 @@ def _read_book(data):
         try:
             reader.read_manifest()
             action = "read strings"
-            reader.read_strings()
+            part = reader.package.find(SHARED_STRINGS)
+            if strings is not None and part is not None and part.PartName[1:] == _STRINGS:
+                reader.shared_strings = strings.strings  # read in the scan
+            else:
+                reader.read_strings()
             action = "read workbook"
             reader.read_workbook()
             action = "read properties"
@@ -753,7 +856,8 @@ def _read_book(data):
             action = "read custom properties"
             reader.read_custom()
             action = "read stylesheet"
-            apply_stylesheet(reader.archive, reader.wb)
+            if styles is None:
+                apply_stylesheet(reader.archive, reader.wb)
             action = "read worksheets"
             sheets = [(s.name, rel) for s, rel in reader.parser.find_sheets()
                       if rel.target in reader.valid_files]  # fmt: skip
@@ -768,6 +872,9 @@ def _read_book(data):
         finally:
             reader.archive.close()
     wb = reader.wb
+    dates, spans = (wb._date_formats, wb._timedelta_formats)
+    if styles is not None:
+        dates, spans = styles.formats()
     return _Book(
         defined_names=wb.defined_names,
         sheetnames=[name for name, _ in sheets],
@@ -775,15 +882,15 @@ def _read_book(data):
         properties=wb.properties,
         epoch=wb.epoch,
         shared_strings=reader.shared_strings,
-        date_formats=wb._date_formats,
-        timedelta_formats=wb._timedelta_formats,
+        date_formats=dates,
+        timedelta_formats=spans,
     )
 
 
-def _open_book(path, data):
+def _open_book(path, data, styles=None, strings=None):
     """:func:`_read_book`, its failures as one line naming the file."""
     try:
-        return _read_book(data)
+        return _read_book(data, styles, strings)
     except defusedxml.DefusedXmlException as exc:
         _fail(path, f"contains unsafe XML ({type(exc).__name__}); refused")
     except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds on bad files
@@ -1032,9 +1139,11 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False, columns_left=
     with zf:
         parts = list(_xml_parts(zf))
         later = [(info, by_name) for info, by_name in parts if _is_worksheet(info.filename)]
-        _check_xml_parts(path, zf, [p for p in parts if not _is_worksheet(p[0].filename)])
+        styles, strings = _check_xml_parts(
+            path, zf, [p for p in parts if not _is_worksheet(p[0].filename)]
+        )
         try:  # every part openpyxl reads here has passed the scan; no worksheet is read yet
-            book = _open_book(path, data)
+            book = _open_book(path, data, styles, strings)
             optional, cells = _locate(path, book, columns_left)
         except PlannerError:  # refused after the worksheets' scan, as it always was
             _check_xml_parts(path, zf, later)
@@ -1122,7 +1231,9 @@ class _Cells:
         self.locations = {name: _name_cells(path, book, name) for name in names}
         self.width = len(self.locations["scenario_name"][1])
         if columns_left is not None and self.width > columns_left:
-            raise ColumnBudgetError(path, [Problem(f"has {self.width} scenario columns")])
+            err = ColumnBudgetError(path, [Problem(f"has {self.width} scenario columns")])
+            err.width = self.width
+            raise err
         for name, (sheet, cells) in self.locations.items():
             if len(cells) != self.width:
                 _fail(
