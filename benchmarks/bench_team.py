@@ -13,7 +13,10 @@ is the queue refusing work, a 429 a token over its rate).
 
 The clients run in up to ``CLIENT_PROCESSES`` processes (threads within each).
 Run: ``.venv/bin/python benchmarks/bench_team.py [--quick]``. The machine's load average is
-printed first: on a shared machine the figures are only indicative.
+printed first: on a shared machine the figures are only indicative. Results also go to
+``benchmarks/results/bench_team.json``; ``COMPUTE_LAB_BENCH_QUICK=1`` is a tiny run (40
+requests, 1 s per level: tests/test_benchmarks.py). The floor of part 1 is the bare function;
+part 2 compares 2 workers with 1.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from _results import record  # noqa: E402
 
 from addin import tokens  # noqa: E402
 from addin.local_server import ServerStartError, call_body, local_server  # noqa: E402
@@ -115,6 +120,7 @@ def in_process(folder):
         f"  fast path / xlwings' dispatch: {t['fast'] / t['xlwings']:.2f}x; "
         f"fast path / bare function: {t['fast'] / t['bare']:.2f}x"
     )
+    return t
 
 
 def percentile(values, q):
@@ -233,9 +239,12 @@ def main():
     global REQUESTS, SECONDS
     if args.quick:
         REQUESTS, SECONDS = 300, 8.0
+    if os.environ.get("COMPUTE_LAB_BENCH_QUICK", "") not in ("", "0"):  # the tiny run
+        REQUESTS, SECONDS = 40, 1.0
+    print("floor: part 1, the bare TRAIN_DAYS function in process; part 2, one worker")
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="compute-lab-bench-team-") as folder:
-        in_process(folder)
+        figures = {f"in_process_{k}_ms": v for k, v in in_process(folder).items()}
         print(
             f"\nLoad test: loopback, signed in, one call in {BIG_EVERY} has {ROWS:,} rows; "
             f"at most {REQUESTS} requests and {SECONDS:g} s per level"
@@ -250,6 +259,9 @@ def main():
                 raise SystemExit(str(err)) from None
             by_workers[workers] = rows
             for r in rows:
+                for k in ("rps", "small_p50", "small_p99", "big_p50", "big_p99"):
+                    figures[f"w{workers}_c{r['clients']}_{k}"] = r[k]
+            for r in rows:
                 print(
                     f"  {workers:>7} {r['clients']:>7} {r['rps']:6.1f} {r['small_p50']:9.1f} ms"
                     f" {r['small_p99']:6.1f} {r['big_p50']:10.1f} ms {r['big_p99']:7.1f}"
@@ -260,6 +272,9 @@ def main():
                 f"  {one['clients']:>2} clients: 2 workers give {two['rps'] / one['rps']:.2f}x "
                 "the requests a second of 1"
             )
+    record("bench_team", figures, {
+        "floor": "part 1: the bare TRAIN_DAYS function in process; part 2: one worker",
+        "requests_per_level": REQUESTS, "seconds_per_level": SECONDS})  # fmt: skip
 
 
 if __name__ == "__main__":
