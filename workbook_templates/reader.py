@@ -11,15 +11,19 @@ on), so it is treated as untrusted input:
    encrypted (password-protected) workbook or an Excel 97-2003 one, and is named as such;
 3. macro-enabled workbooks are refused: ``.xlsm``/``.xltm``/``.xlam`` names, a
    ``vbaProject.bin`` member, or a macro content type (VBA project, Excel 4.0 macro sheets);
-4. every XML part, whatever its name, is parsed first with ``defusedxml`` with document
-   type declarations forbidden, so an entity-expansion bomb ("billion laughs") or external
-   entity is refused before openpyxl sees the file; the parse clears elements as it goes and
-   refuses a part past :data:`MAX_PART_ELEMENTS` elements, so memory stays flat; openpyxl
-   itself must be using ``defusedxml`` too (:func:`check_defusedxml`);
-   A text (``<t>``) over Excel's cell limit, :data:`MAX_CELL_TEXT_CHARS`, is refused too;
-5. openpyxl loads it read-only twice: once for the formulas (to see which cells hold
-   formulas) and once for the values a spreadsheet last saved (``data_only=True``); both are
-   closed by the reader, never left to a finaliser;
+4. every XML part, whatever its name, is parsed once, by a bounded scan (:class:`_Scan`):
+   expat with defusedxml's refusals (document type declarations, entities, external
+   references), so an entity-expansion bomb ("billion laughs") or external entity is refused
+   before openpyxl sees the file; no tree is kept, a part past :data:`MAX_PART_ELEMENTS`
+   elements or :data:`MAX_XML_DEPTH` levels is refused, so memory stays flat; a text
+   (``<t>``) over Excel's cell limit, :data:`MAX_CELL_TEXT_CHARS`, is refused too. The same
+   pass reads the stylesheet's date formats, the shared strings and, on the worksheets that
+   hold named cells, the rows of those cells (:class:`_Rows`: openpyxl's own cell parser on
+   each row, for what was typed and for the value last saved); the worksheets are scanned
+   last, once the workbook says which cells are wanted;
+5. openpyxl's readers read the small workbook-level parts (manifest, ``workbook.xml`` with
+   the defined names, document properties: :func:`_read_book`), through ``defusedxml``
+   (:func:`check_defusedxml`); openpyxl never loads a worksheet;
 6. before any cell is read, the defined names' references are bounded: one name spans at most
    :data:`MAX_SCENARIO_COLUMNS` cells, all of them together at most :data:`MAX_CELLS_READ`
    (the box the reader walks), and a caller may bound the scenario columns left in a run
