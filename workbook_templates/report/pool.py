@@ -74,7 +74,8 @@ def read_files(paths, read, jobs, left, per_file):
     columns again if the exact count allows it).
     """
     paths = list(paths)
-    if jobs <= 1 or len(paths) <= 1:
+    if jobs <= 1 or len(paths) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        # one process (on Windows too, which cannot fork)
         for path in paths:
             check_interrupt()  # Ctrl-C is taken between files
             yield path, _attempt(read, path, left())
