@@ -25,7 +25,7 @@ import openpyxl
 import pytest
 from helpers import planner_cell
 from helpers_report import CLI, run_report, tree
-from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill
+from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill, rezip
 
 from compute_lab.cli import main
 from workbook_templates import reader
@@ -315,3 +315,30 @@ def test_ctrl_c_with_a_pool_exits_130_and_keeps_the_old_outputs(sixty, tmp_path,
     assert proc.returncode == 130, err
     assert err.splitlines() in (["compute-lab report: interrupted"], ["compute-lab: interrupted"])
     assert out == "" and tree(tmp_path) == before
+
+
+@pytest.mark.libreoffice
+def test_shared_strings_read_in_the_scan_are_openpyxls(odd, tmp_path):
+    """The strings read during the scan equal openpyxl's ``read_string_table``, rich text and
+    all, for a planner saved by LibreOffice (openpyxl writes its texts inline) and the same
+    with rich, phonetic, empty and escaped strings added."""
+    from openpyxl.reader.strings import read_string_table
+
+    saved = _saved_by_libreoffice(odd, tmp_path)
+    with zipfile.ZipFile(saved) as zf:
+        xml = zf.read("xl/sharedStrings.xml")
+    rich = (
+        b'<si><r><t>rich </t></r><r><rPr><b/></rPr><t xml:space="preserve"> text</t></r>'
+        b'<rPh sb="0" eb="1"><t>ph</t></rPh></si><si><t/></si><si><t>a_x005F_b</t></si>'
+    )
+    richer = rezip(saved, tmp_path / "rich.xlsx",
+                   {"xl/sharedStrings.xml": xml.replace(b"</sst>", rich + b"</sst>")})  # fmt: skip
+    for path in (saved, richer):
+        with zipfile.ZipFile(path) as zf:
+            info = zf.getinfo("xl/sharedStrings.xml")
+            strings = reader._Strings()
+            reader._scan_part(path, zf, info, strings)
+            with zf.open(info) as fh:
+                assert strings.strings == read_string_table(fh)
+        assert len(strings.strings) > 100
+    assert strings.strings[-3:] == ["rich  text", "", "a_b"]

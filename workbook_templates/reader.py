@@ -632,6 +632,7 @@ class _Strings:
     (``read_string_table``): each ``<si>`` built and read by openpyxl's ``Text``."""
 
     TAG = f"{SHEET_MAIN_NS}}}si"
+    PLAIN = f"{{{SHEET_MAIN_NS}}}t"
 
     def __init__(self):
         self.strings = []
@@ -655,7 +656,12 @@ class _Strings:
         self.builder.end(_et_name(tag))
         if depth == self.depth:
             node, self.builder = self.builder.close(), None
-            self.strings.append(Text.from_tree(node).content.replace("x005F_", ""))
+            plain = len(node) == 1 and node[0].tag == self.PLAIN and not len(node[0])
+            if plain and not node.attrib:
+                text = node[0].text or ""  # a plain <si><t>...</t></si>: what Text reads
+            else:
+                text = Text.from_tree(node).content
+            self.strings.append(text.replace("x005F_", ""))
 
 
 class _Rows:
