@@ -21,8 +21,9 @@ Printed, each a whole ``compute-lab report`` process (``--out`` and ``--csv``), 
   that code in the same session, alternately, and the ratios: on a shared machine only ratios
   measured side by side mean anything.
 
-Results also go to ``benchmarks/results/bench_report.json``. ``--quick``: 1 and 4 planners
-saved by openpyxl, once each (tests/test_benchmarks.py).
+``BENCH_REPORT_RUNS`` sets ``RUNS``. Results also go to
+``benchmarks/results/bench_report.json``. ``--quick``: 1 and 4 planners saved by openpyxl,
+once each (tests/test_benchmarks.py).
 Run: ``.venv/bin/python benchmarks/bench_report.py [--against /work/main] [--quick]``.
 """
 
@@ -50,7 +51,7 @@ from test_report_fixtures import PLAN_A, PLAN_B, fill  # noqa: E402
 from workbook_templates import generate  # noqa: E402
 from workbook_templates.recalc import find_soffice, recalculate  # noqa: E402
 
-RUNS = 1 if QUICK else 2
+RUNS = 1 if QUICK else int(os.environ.get("BENCH_REPORT_RUNS", "2"))
 SIZES = (1, 4) if QUICK else (1, 10, 100)
 THOUSAND = 1000
 MARKER = b"NAME0000"
@@ -103,14 +104,16 @@ def run_report(files, out, code_root=None, jobs=None):
     if jobs is not None:
         argv += ["--jobs", str(jobs)]
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                            cwd=code_root or ROOT)  # fmt: skip
-    peak = 0
-    while proc.poll() is None:
-        peak = max(peak, _tree_memory_kb(proc.pid))
-        time.sleep(0.02)
-    seconds = time.perf_counter() - start
-    err = proc.stderr.read().decode()
+    with open(out / "stderr.txt", "w+b") as stderr:  # a file: a pipe would fill and block it
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr, env=env,
+                                cwd=code_root or ROOT)  # fmt: skip
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, _tree_memory_kb(proc.pid))
+            time.sleep(0.02)
+        seconds = time.perf_counter() - start
+        stderr.seek(0)
+        err = stderr.read().decode(errors="replace")
     if proc.returncode != 0:
         raise SystemExit(f"report failed ({proc.returncode}): {err[-1500:]}")
     return seconds, peak / 1024
