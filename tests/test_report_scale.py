@@ -342,3 +342,12 @@ def test_shared_strings_read_in_the_scan_are_openpyxls(odd, tmp_path):
                 assert strings.strings == read_string_table(fh)
         assert len(strings.strings) > 100
     assert strings.strings[-3:] == ["rich  text", "", "a_b"]
+
+
+def test_a_run_without_a_scenario_names_the_files(template, tmp_path, capsys):
+    """The one line of a run whose files hold no filled scenario column names them (a
+    fuzzed sheet that lost its namespace reads as blank: the line must say which file)."""
+    empty = fill(template, tmp_path / "empty.xlsx", [])
+    rc = main(["report", str(empty), "--out", str(tmp_path / "h.xlsx")])
+    (line,) = capsys.readouterr().err.splitlines()
+    assert rc == 2 and "no scenario column has inputs" in line and str(empty) in line

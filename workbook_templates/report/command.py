@@ -308,7 +308,11 @@ def _bad_files(c, args):
         for line in err.describe().splitlines():
             _err(f"skipped: {line}")
     if not c.runs:
-        why = "no file could be read" if not c.planners else "no scenario column has inputs"
+        why = "no file could be read"
+        if c.planners:  # name the files read: the line says where to look
+            shown = ", ".join(str(p.path) for p in c.planners[:3])
+            more = f" and {len(c.planners) - 3:,} more" if len(c.planners) > 3 else ""
+            why = f"no scenario column has inputs (in {shown}{more})"
         _err(f"error: {why}; nothing written")
         return 2
     return None
