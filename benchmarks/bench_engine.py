@@ -20,11 +20,11 @@ least 50x faster than the loop). Run: .venv/bin/python benchmarks/bench_engine.p
 import time
 
 import numpy as np
-from _results import record
+from _results import QUICK, record
 
 from udfs import engine, model
 
-N = 1_000_000
+N = 1_000 if QUICK else 1_000_000  # --quick: a tiny run (tests/test_benchmarks.py)
 
 
 # The methodology's functions, verbatim in behaviour: the baseline a user would otherwise write.
@@ -165,7 +165,7 @@ def _plain(s):
     return {k: v.tolist()[0] for k, v in s.items()}
 
 
-def curve(sizes=(1, 10, 100, 300, 1_000, 10_000, 100_000, 1_000_000)):
+def curve(sizes=(1, 10, 100) if QUICK else (1, 10, 100, 300, 1_000, 10_000, 100_000, 1_000_000)):
     """Print and return the engine / loop ratio for each number of scenarios."""
     print("engine.estimate (all outputs, inputs checked) against its floor, a plain-Python")
     print("loop of the example plan's six formulas (no checks); CPU time per call:")

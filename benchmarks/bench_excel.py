@@ -29,11 +29,11 @@ import sys
 import time
 
 import numpy as np
-from _results import record
+from _results import QUICK, record
 
 from udfs import excel
 
-ROWS = 10_000
+ROWS = 500 if QUICK else 10_000  # --quick: a tiny run (tests/test_benchmarks.py)
 FIGURES = {}
 
 
@@ -115,7 +115,7 @@ def quantile_plans():
     from udfs import calibration
     from udfs.formula import norm_s_inv
 
-    m = excel.MAX_PLANS_PER_CALL
+    m = 64 if QUICK else excel.MAX_PLANS_PER_CALL
     counts = np.arange(1024.0, 1024.0 + m)
     cells = [[float(c)] for c in counts]
     call = lambda: excel.TRAIN_QUANTILE("days", 0.9, 671e9, 37e9, 14.8e12, cells, "H100")  # noqa: E731
@@ -182,7 +182,7 @@ def _time_server(client, env, wrapper_seconds):
     print(f"  xlwings dispatch in-process, no HTTP {fmt(dispatch)}")
     print(f"  server / in-process call {served / wrapper_seconds:7.2f}x   (aim: within 5x)")
     print(f"  server / xlwings dispatch {served / dispatch:6.2f}x")
-    from_browser = _browser_seconds(str(client.base_url).rstrip("/"))
+    from_browser = None if QUICK else _browser_seconds(str(client.base_url).rstrip("/"))
     if from_browser is not None:
         print(f"TRAIN_DAYS over {ROWS:,} rows, end to end from headless Chromium (Office.js JS)")
         print(f"  browser call (custom-functions JS)   {fmt(from_browser)}")
@@ -256,6 +256,7 @@ def _xlwings_dispatch_seconds(env):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-server", action="store_true", help="skip the server benchmark")
+    parser.add_argument("--quick", action="store_true", help="a tiny run: small inputs")
     args = parser.parse_args(argv)
     wrapper = in_process()
     print()

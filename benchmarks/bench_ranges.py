@@ -12,12 +12,12 @@ the bare point estimate), the MFU lookup's own time for reference, and writes
 import time
 
 import numpy as np
-from _results import record
+from _results import QUICK, record
 from bench_engine import best_of
 
 from udfs import calibration, engine, ranges
 
-N = 1_000_000
+N = 10_000 if QUICK else 1_000_000  # --quick: a tiny run (tests/test_benchmarks.py)
 ACCELERATORS = np.array(["H100 SXM", "A100 SXM 80GB", "H800 SXM", "TPU v4", "B200 (HGX)"])
 PEAKS = np.array([989.4, 312.0, 989.0, 275.0, 2250.0])
 

@@ -20,6 +20,11 @@ one child at a time), time is its wall clock, best of 3, followed by the time sp
   ``scenario_name`` moved to row 1,048,576 (row 2, the cells-read bound); 10,699 scenario
   columns (row 4: 118 s and 1.1 GB before); a scenario name of 30 million characters (row 5:
   546 MB of CSV before).
+
+The floor every figure is compared with: the normal planner read the same way (a fresh
+Python process importing the reader, about 80 MB and 0.5 s of it, and ``read_planner``).
+Results also go to ``benchmarks/results/bench_reader.json``. ``--quick``: the normal planner
+and the two crafted files that are fast to make, read once each.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from _results import QUICK, record  # noqa: E402
 from helpers_report import long_text, spread_names, xml_flood  # noqa: E402
 from test_report_fixtures import PLAN_A, PLAN_B, fill, rezip  # noqa: E402
 
@@ -62,7 +68,7 @@ print(f"{time.perf_counter() - t0:.2f} s in read_planner; {said}")
 """
 
 
-def measure(path, repeat=3):
+def measure(path, repeat=1 if QUICK else 3):
     """(best wall time in s, peak RSS in MB, what the reader said) of reading ``path``."""
     best_time, outcome = float("inf"), ""
     for _ in range(repeat):
@@ -111,26 +117,30 @@ def main():
             p for p in generate.write_templates(tmp / "t") if p.name == "training-run-planner.xlsx"
         ]
         normal = fill(template, tmp / "normal.xlsx", [PLAN_A, PLAN_B])
-        files = [
-            ("normal planner", normal),
-            ("190 MB of <a/> in customXml", xml_flood(normal, tmp / "h190.xlsx", 190 * 2**20)),
-            ("30 MB of <a/> in customXml", xml_flood(normal, tmp / "h30.xlsx", 30 * 2**20)),
-            (
-                "1,000,000 nested <a> in customXml",
-                rezip(normal, tmp / "deep.xlsx", {"customXml/item1.xml": _DEEP}),
-            ),
-            (
-                "999,000 <a/> in workbook.xml",
-                padded_workbook(normal, tmp / "wb.xlsx", MAX_PART_ELEMENTS - 1000),
-            ),
-            *_issue22_files(template, normal, tmp),
-        ]
+        files = (
+            _quick_files(normal, tmp)
+            if QUICK
+            else [
+                ("normal planner", normal),
+                ("190 MB of <a/> in customXml", xml_flood(normal, tmp / "h190.xlsx", 190 * 2**20)),
+                ("30 MB of <a/> in customXml", xml_flood(normal, tmp / "h30.xlsx", 30 * 2**20)),
+                (
+                    "1,000,000 nested <a> in customXml",
+                    rezip(normal, tmp / "deep.xlsx", {"customXml/item1.xml": _DEEP}),
+                ),
+                (
+                    "999,000 <a/> in workbook.xml",
+                    padded_workbook(normal, tmp / "wb.xlsx", MAX_PART_ELEMENTS - 1000),
+                ),
+                *_issue22_files(template, normal, tmp),
+            ]
+        )
         results = []
         for label, path in files:
             # ru_maxrss of the children is a running maximum: measure the small file first,
             # and each hostile file in its own measuring process.
             proc = subprocess.run(
-                [sys.executable, __file__, "--one", str(path)],
+                [sys.executable, __file__, "--one", str(path), *(["--quick"] * QUICK)],
                 capture_output=True,
                 text=True,
                 check=True,
@@ -138,13 +148,33 @@ def main():
             seconds, peak_mb, outcome = json.loads(proc.stdout)
             results.append((label, path.stat().st_size, seconds, peak_mb, outcome))
         base_time, base_mb = results[0][2], results[0][3]
+        print(
+            f"floor: the normal planner, read the same way: {base_time:.2f} s, "
+            f"{base_mb:.0f} MB (a fresh Python process importing the reader, and the read)"
+        )
+        figures = {}
         for label, size, seconds, peak_mb, outcome in results:
+            key = "".join(ch if ch.isalnum() else "_" for ch in label).strip("_").lower()
+            figures.update({f"{key}_s": seconds, f"{key}_peak_mb": peak_mb,
+                            f"{key}_over_floor": seconds / base_time})  # fmt: skip
             print(
                 f"{label:34s} {size / 1024:7.0f} kB file: {seconds:5.2f} s "
                 f"({seconds / base_time:4.1f}x), peak {peak_mb:4.0f} MB "
                 f"({peak_mb / base_mb:3.1f}x): {outcome}"
             )
+    record("bench_reader", figures, {
+        "floor": "the normal planner read the same way: a fresh Python process importing the "
+                 "reader, and read_planner", "runs": 1 if QUICK else 3})  # fmt: skip
     return 0
+
+
+def _quick_files(normal, tmp):
+    return [
+        ("normal planner", normal),
+        ("names spanning A:XFD", spread_names(normal, tmp / "wide.xlsx", columns=("A", "XFD"))),
+        ("30,000 nested <a> in customXml",
+         rezip(normal, tmp / "deep.xlsx", {"customXml/item1.xml": b"<a>" * 30_000})),
+    ]  # fmt: skip
 
 
 if __name__ == "__main__":

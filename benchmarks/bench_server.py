@@ -6,11 +6,17 @@ time through the server and the time a one-cell TRAIN_DAYS sent while it runs wa
 answer (calls run in the server's thread pool since issue 20, so it should not wait for the
 long call; before, one event loop made it wait the long call's whole time). Bounds:
 ``udfs._cells.MAX_CELLS_PER_CALL`` and ``udfs.excel.MAX_PLANS_PER_CALL``.
-Run: ``.venv/bin/python benchmarks/bench_server.py``.
+
+The floor: the same one-cell TRAIN_DAYS through the same server with nothing else running
+(one HTTP request on a kept loopback connection: the server's parsing, dispatch and answer).
+Results also go to ``benchmarks/results/bench_server.json``.
+Run: ``.venv/bin/python benchmarks/bench_server.py [--quick]`` (``--quick``: small calls).
 """
 
 import threading
 import time
+
+from _results import QUICK, record
 
 from addin.local_server import (
     ServerStartError,
@@ -37,6 +43,7 @@ def post(port, payload):
 
 
 SMALL = body("TRAIN_DAYS", 37e9, 14.8e12, 2048, 400)
+FIGURES = {}
 
 
 def timed(port, label, payload):
@@ -62,10 +69,13 @@ def timed(port, label, payload):
     )
     waited = "  a one-cell call sent meanwhile waited"
     print(f"  {waited:<58} {small['status']} {small['seconds']:7.2f} s")
+    key = "".join(ch if ch.isalnum() else "_" for ch in label.split(" (")[0]).strip("_").lower()
+    FIGURES[f"{key}_s"] = seconds
+    FIGURES[f"{key}_one_cell_waited_s"] = small["seconds"]
     return status
 
 
-def slow_clients(port, n=600):
+def slow_clients(port, n=20 if QUICK else 600):
     """A one-cell call while ``n`` clients hold half-sent requests (slowloris)."""
     import socket
 
@@ -88,15 +98,29 @@ def slow_clients(port, n=600):
     print(f"Slow clients (connection limit {connection_limit()} here)")
     print(f"  {n} clients holding half a request line, opened in {opened:5.2f} s")
     print(f"  a one-cell call meanwhile                                  {status} {seconds:7.2f} s")
+    FIGURES.update(slow_clients=n, slow_clients_one_cell_s=seconds)
+
+
+def floor(port, repeat=3 if QUICK else 20):
+    """The one-cell call alone (best of ``repeat``): the floor the calls above compare with."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        assert post(port, SMALL)[0] == 200
+        times.append(time.perf_counter() - start)
+    FIGURES["floor_one_cell_alone_s"] = min(times)
+    print("floor: a one-cell TRAIN_DAYS alone through the same server (HTTP on loopback,")
+    print(f"  parsing, dispatch, answer), best of {repeat}: {min(times):7.3f} s")
 
 
 def main():
-    side = int(MAX_CELLS_PER_CALL**0.5)
+    side = 64 if QUICK else int(MAX_CELLS_PER_CALL**0.5)
     col = [[2048.0 + i] for i in range(side)]
     row = [[400.0 + i for i in range(side)]]
-    plans = [[2048.0 + i] for i in range(MAX_PLANS_PER_CALL)]
+    most = 64 if QUICK else MAX_PLANS_PER_CALL  # --quick: small calls, the same paths
+    plans = [[2048.0 + i] for i in range(most)]
     # as many p values as the cell bound leaves for the most plans allowed
-    n_ps = MAX_CELLS_PER_CALL // MAX_PLANS_PER_CALL
+    n_ps = 4 if QUICK else MAX_CELLS_PER_CALL // MAX_PLANS_PER_CALL
     ps = [[0.001 + 0.998 * j / (n_ps - 1) for j in range(n_ps)]]
     big_col = [[2048.0 + i] for i in range(8000)]
     big_row = [[400.0 + i for i in range(8000)]]
@@ -108,12 +132,12 @@ def main():
         ),
         (
             "allowed",
-            f"TRAIN_QUANTILE {MAX_PLANS_PER_CALL:,} plans x 1 p",
+            f"TRAIN_QUANTILE {most:,} plans x 1 p",
             body("TRAIN_QUANTILE", "days", 0.9, 671e9, 37e9, 14.8e12, plans, "H100"),
         ),
         (
             "allowed",
-            f"TRAIN_QUANTILE {MAX_PLANS_PER_CALL:,} plans x {n_ps} p (both bounds)",
+            f"TRAIN_QUANTILE {most:,} plans x {n_ps} p (both bounds)",
             body("TRAIN_QUANTILE", "days", ps, 671e9, 37e9, 14.8e12, plans, "H100"),
         ),
         (
@@ -141,6 +165,7 @@ def main():
         with local_server(command, env=env) as base:
             port = int(base.rsplit(":", 1)[1])
             bounds = f"{MAX_CELLS_PER_CALL:,} cells, {MAX_PLANS_PER_CALL:,} plans per call"
+            floor(port)
             print(f"Calls through xlwings Server (bounds: {bounds})")
             for kind, label, payload in cases:
                 status = timed(port, f"{kind}: {label}", payload)
@@ -148,6 +173,9 @@ def main():
             slow_clients(port)
     except ServerStartError as err:
         raise SystemExit(str(err)) from None
+    record("bench_server", FIGURES, {
+        "floor": "a one-cell TRAIN_DAYS alone through the same server (HTTP on loopback)",
+        "bounds": bounds})  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -15,9 +15,9 @@ import subprocess
 import sys
 import time
 
-from _results import record
+from _results import QUICK, record
 
-RUNS = 10
+RUNS = 2 if QUICK else 10  # --quick: a tiny run (tests/test_benchmarks.py)
 
 
 def best(argv):

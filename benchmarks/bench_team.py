@@ -13,7 +13,10 @@ is the queue refusing work, a 429 a token over its rate).
 
 The clients run in up to ``CLIENT_PROCESSES`` processes (threads within each).
 Run: ``.venv/bin/python benchmarks/bench_team.py [--quick]``. The machine's load average is
-printed first: on a shared machine the figures are only indicative.
+printed first: on a shared machine the figures are only indicative. Results also go to
+``benchmarks/results/bench_team.json``; ``COMPUTE_LAB_BENCH_QUICK=1`` is a tiny run (40
+requests, 1 s per level: tests/test_benchmarks.py). The floor of part 1 is the bare function;
+part 2 compares 2 workers with 1.
 """
 
 from __future__ import annotations
@@ -306,6 +309,9 @@ def main():
     global REQUESTS, SECONDS
     if args.quick:
         REQUESTS, SECONDS = 300, 6.0
+    if os.environ.get("COMPUTE_LAB_BENCH_QUICK", "") not in ("", "0"):  # the tiny run
+        REQUESTS, SECONDS = 40, 1.0
+    print("floor: part 1, the bare TRAIN_DAYS function in process; part 2, one worker")
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="compute-lab-bench-team-") as folder:
@@ -326,6 +332,9 @@ def main():
             except ServerStartError as err:
                 raise SystemExit(str(err)) from None
             by_workers[workers] = rows
+            for r in rows:
+                for k in ("rps", "small_p50", "small_p99", "big_p50", "big_p99"):
+                    figures[f"w{workers}_c{r['clients']}_{k}"] = r[k]
             for r in rows:
                 print(
                     f"  {workers:>7} {r['clients']:>7} {r['rps']:6.1f} {r['small_p50']:9.1f} ms"
@@ -350,7 +359,14 @@ def main():
     record(
         "bench_team",
         figures,
-        notes={"load_average_start": load[0], "load_average_end": after, "quick": args.quick},
+        notes={
+            "floor": "part 1: the bare TRAIN_DAYS function in process; part 2: one worker",
+            "requests_per_level": REQUESTS,
+            "seconds_per_level": SECONDS,
+            "load_average_start": load[0],
+            "load_average_end": after,
+            "quick": args.quick,
+        },
     )
 
 

@@ -33,7 +33,7 @@ import sys
 import time
 
 import numpy as np
-from _results import record
+from _results import QUICK, record
 
 from udfs import calibration, catalogue, excel
 from udfs.formula import norm_s_inv
@@ -41,7 +41,7 @@ from udfs.formula import norm_s_inv
 FIGURES = {}
 
 
-def cpu_best(fn, budget=0.5):
+def cpu_best(fn, budget=0.02 if QUICK else 0.5):
     """Best CPU time of one ``fn()`` call, in seconds, over about ``budget`` seconds, with the
     garbage collector off (as timeit does) for the call and its floor alike."""
     gc.collect()
@@ -231,7 +231,7 @@ def run_ranges(n):
     print(f"  {'function':<22} {'varies':<26} {'call':>10} {'floor':>10} {'ratio':>7}")
     worst = 0.0
     for name, varies, call, floor in range_cases(n) + lookup_cases(n) + quantile_cases(n):
-        budget = 0.3 if n <= 10_000 else 1.0
+        budget = 0.02 if QUICK else 0.3 if n <= 10_000 else 1.0
         t_call, t_floor = cpu_best(call, budget), cpu_best(floor, budget)
         ratio = t_call / t_floor
         worst = max(worst, ratio)
@@ -263,7 +263,7 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, action="append", help="rows (default 10,000 and "
                         "100,000)")  # fmt: skip
     args = parser.parse_args(argv)
-    sizes = args.rows or [10_000, 100_000]
+    sizes = args.rows or ([1_000] if QUICK else [10_000, 100_000])  # quick: a tiny run
     if max(sizes) > excel.MAX_PLANS_PER_CALL:
         sys.exit(f"MAX_PLANS_PER_CALL is {excel.MAX_PLANS_PER_CALL:,}: at most that many rows")
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")

@@ -28,6 +28,7 @@ FACES = ("udfs", "workbook_templates", "addin")
 #: The hand-off report's stages in the order a run goes through them; a module imports only
 #: modules listed before it (the read stage is workbook_templates.reader, outside the package).
 REPORT_PIPELINE = {
+    "pool": "consolidate",
     "consolidate": "consolidate",
     "checks": "check",
     "sources": "tabulate",

@@ -11,15 +11,19 @@ on), so it is treated as untrusted input:
    encrypted (password-protected) workbook or an Excel 97-2003 one, and is named as such;
 3. macro-enabled workbooks are refused: ``.xlsm``/``.xltm``/``.xlam`` names, a
    ``vbaProject.bin`` member, or a macro content type (VBA project, Excel 4.0 macro sheets);
-4. every XML part, whatever its name, is parsed first with ``defusedxml`` with document
-   type declarations forbidden, so an entity-expansion bomb ("billion laughs") or external
-   entity is refused before openpyxl sees the file; the parse clears elements as it goes and
-   refuses a part past :data:`MAX_PART_ELEMENTS` elements, so memory stays flat; openpyxl
-   itself must be using ``defusedxml`` too (:func:`check_defusedxml`);
-   A text (``<t>``) over Excel's cell limit, :data:`MAX_CELL_TEXT_CHARS`, is refused too;
-5. openpyxl loads it read-only twice: once for the formulas (to see which cells hold
-   formulas) and once for the values a spreadsheet last saved (``data_only=True``); both are
-   closed by the reader, never left to a finaliser;
+4. every XML part, whatever its name, is parsed once, by a bounded scan (:class:`_Scan`):
+   expat with defusedxml's refusals (document type declarations, entities, external
+   references), so an entity-expansion bomb ("billion laughs") or external entity is refused
+   before openpyxl sees the file; no tree is kept, a part past :data:`MAX_PART_ELEMENTS`
+   elements or :data:`MAX_XML_DEPTH` levels is refused, so memory stays flat; a text
+   (``<t>``) over Excel's cell limit, :data:`MAX_CELL_TEXT_CHARS`, is refused too. The same
+   pass reads the stylesheet's date formats, the shared strings and, on the worksheets that
+   hold named cells, the rows of those cells (:class:`_Rows`: openpyxl's own cell parser on
+   each row, for what was typed and for the value last saved); the worksheets are scanned
+   last, once the workbook says which cells are wanted;
+5. openpyxl's readers read the small workbook-level parts (manifest, ``workbook.xml`` with
+   the defined names, document properties: :func:`_read_book`), through ``defusedxml``
+   (:func:`check_defusedxml`); openpyxl never loads a worksheet;
 6. before any cell is read, the defined names' references are bounded: one name spans at most
    :data:`MAX_SCENARIO_COLUMNS` cells, all of them together at most :data:`MAX_CELLS_READ`
    (the box the reader walks), and a caller may bound the scenario columns left in a run
@@ -53,13 +57,18 @@ import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from xml.etree import ElementTree
+from xml.parsers import expat
 
 import defusedxml
 import defusedxml.ElementTree as DefusedET
 import openpyxl
 import openpyxl.xml.functions
+from openpyxl.cell.text import Text
 from openpyxl.utils.cell import range_boundaries
 from openpyxl.utils.datetime import from_excel
+from openpyxl.worksheet._reader import WorkSheetParser
+from openpyxl.xml.constants import SHEET_MAIN_NS
 
 from udfs.numbers import SIZE_INPUTS, NumberTextError, parse_size
 from udfs.plan import REQUIRED
@@ -196,6 +205,9 @@ class PlannerError(Exception):
         self.problems = list(problems)
         super().__init__(self.describe())
 
+    def __reduce__(self):  # sent back from a reading process (report's --jobs)
+        return (type(self), (self.path, self.problems), self.__dict__)
+
     def describe(self):
         lines = []
         for p in self.problems:
@@ -206,7 +218,10 @@ class PlannerError(Exception):
 
 
 class ColumnBudgetError(PlannerError):
-    """A file whose scenario columns would take a run over its total (``columns_left``)."""
+    """A file whose scenario columns would take a run over its total (``columns_left``);
+    ``width`` is its number of scenario columns."""
+
+    width = 0
 
 
 def _flat(exc, limit=200):
@@ -450,113 +465,443 @@ class _RunBound:
         return chunk
 
 
-def _scan_part(path, zf, info):
-    """Parse one XML part with defusedxml, DTDs forbidden, within the element bound.
+#: Bytes fed to the parser at a time (as ElementTree's iterparse feeds it): the run bound
+#: above sees every run of a chunk whole, so a run is never missed between two chunks.
+_CHUNK = 16 * 1024
+_OVERRIDE = _CT_NS[1:] + "Override"  # expat's spelling: namespace "}" local name
+_DEFAULT = _CT_NS[1:] + "Default"
+_ROW = f"{SHEET_MAIN_NS}}}row"
+_FORMULA = f"{SHEET_MAIN_NS}}}f"
 
-    Each element is cleared when it ends and its parent lets go of its children, so memory
-    stays flat whatever the part holds (attributes are read at the start); past
-    :data:`MAX_PART_ELEMENTS` the part is refused.
-    Returns the content types the part declares (for ``[Content_Types].xml``).
+
+def _et_name(name):
+    """expat's ``namespace}local`` as ElementTree spells it, ``{namespace}local``."""
+    return "{" + name if "}" in name else name
+
+
+class _Scan:
+    """One bounded pass over one XML part: expat, the parser defusedxml wraps, with
+    defusedxml's refusals (document type declarations, entities, external references).
+
+    Elements are counted and their depth bounded as they open; no tree is kept (memory stays
+    flat whatever the part holds). A ``<t>``'s text is measured as it arrives. With ``rows``
+    (a :class:`_Rows`), the rows of a worksheet that hold named cells are read in the same
+    pass.
     """
-    name = info.filename
-    ctypes = []
-    count = 0
-    stack = []
 
-    def long_run():
-        _part_problem(
-            path,
-            name,
-            f"holds over {MAX_XML_RUN_BYTES:,} bytes without an XML tag (a text, attribute or "
-            "comment far longer than any spreadsheet writes)",
+    def __init__(self, path, name, rows=None):
+        self.path, self.name, self.rows = path, name, rows  # rows: any reader of the part
+        self.count = self.depth = 0
+        self.ctypes = []
+        self.texts = []  # [length, child seen] of each open <t>, innermost last
+        p = expat.ParserCreate(namespace_separator="}")
+        p.StartDoctypeDeclHandler = self._doctype
+        p.EntityDeclHandler = self._entity
+        p.UnparsedEntityDeclHandler = self._entity
+        p.ExternalEntityRefHandler = self._external
+        p.DefaultHandlerExpand = self._default
+        p.StartElementHandler = self._start
+        p.EndElementHandler = self._end
+        p.CharacterDataHandler = self._data
+        p.buffer_text = True
+        self.parser = p
+
+    def _doctype(self, name, sysid, pubid, has_internal_subset):
+        raise defusedxml.DTDForbidden(name, sysid, pubid)
+
+    def _entity(self, name, *args):
+        raise defusedxml.EntitiesForbidden(name, None, None, None, None, None)
+
+    def _external(self, context, base, sysid, pubid):
+        raise defusedxml.ExternalReferenceForbidden(context, base, sysid, pubid)
+
+    def _default(self, text):  # as ElementTree's parser: an undefined entity is an error
+        if text[:1] == "&":
+            p = self.parser
+            err = expat.error(
+                f"undefined entity {text}: line {p.ErrorLineNumber}, column {p.ErrorColumnNumber}"
+            )
+            err.code, err.lineno, err.offset = 11, p.ErrorLineNumber, p.ErrorColumnNumber
+            raise err
+
+    def _start(self, tag, attrs):
+        self.count += 1
+        if self.count > MAX_PART_ELEMENTS:
+            self._problem(
+                f"holds over {MAX_PART_ELEMENTS:,} XML elements, over the limit for one part "
+                "(an XML bomb or not a planner)"
+            )
+        if self.depth >= MAX_XML_DEPTH:
+            self._problem(
+                f"nests XML elements over {MAX_XML_DEPTH} deep, over the limit (an XML bomb "
+                "or not a planner)"
+            )
+        self.depth += 1
+        if tag == _OVERRIDE or tag == _DEFAULT:
+            self.ctypes.append(attrs.get("ContentType", "").lower())
+        if self.texts:
+            self.texts[-1][1] = True
+        if tag.endswith("}t"):
+            self.texts.append([0, False])
+        if self.rows is not None:
+            self.rows.start(tag, attrs, self.depth)
+
+    def _data(self, text):
+        if self.texts and not self.texts[-1][1]:
+            self.texts[-1][0] += len(text)
+        if self.rows is not None:
+            self.rows.data(text)
+
+    def _end(self, tag):
+        if tag.endswith("}t"):
+            length = self.texts.pop()[0]
+            if length > MAX_CELL_TEXT_CHARS:
+                self._problem(
+                    f"holds a text of {length:,} characters, over Excel's limit of "
+                    f"{MAX_CELL_TEXT_CHARS:,} for one cell (no spreadsheet saves one)"
+                )
+        if self.rows is not None:
+            self.rows.end(tag, self.depth)
+        self.depth -= 1
+
+    def _problem(self, message):
+        _part_problem(self.path, self.name, message)
+
+    def run(self, zf, info):
+        def long_run():
+            self._problem(
+                f"holds over {MAX_XML_RUN_BYTES:,} bytes without an XML tag (a text, attribute "
+                "or comment far longer than any spreadsheet writes)"
+            )
+
+        with zf.open(info) as raw:
+            fh = _RunBound(raw, long_run)
+            while chunk := fh.read(_CHUNK):
+                self.parser.Parse(chunk, False)
+            self.parser.Parse(b"", True)
+        return self.ctypes
+
+
+def _local(tag):
+    return tag.rsplit("}", 1)[-1]
+
+
+class _Styles:
+    """The styles that show a number as a date or a time span, read during the scan of
+    ``xl/styles.xml`` as openpyxl's stylesheet reads them (``Stylesheet._normalise_numbers``):
+    the cell formats (``cellXfs``) whose number format is a date (or a time span)."""
+
+    def __init__(self):
+        self.custom = {}  # {numFmtId: formatCode}
+        self.ids = []  # numFmtId of each cell format, in order
+        self.where = []
+
+    def start(self, tag, attrs, depth):
+        local = _local(tag)
+        self.where[depth - 1 :] = [local]
+        if depth == 3 and local == "numFmt" and self.where[1] == "numFmts":
+            self.custom[int(attrs["numFmtId"])] = attrs["formatCode"]
+        elif depth == 3 and local == "xf" and self.where[1] == "cellXfs":
+            self.ids.append(int(attrs.get("numFmtId", 0)))
+
+    def data(self, text):
+        pass
+
+    def end(self, tag, depth):
+        pass
+
+    def formats(self):
+        """(date formats, time-span formats): sets of cell format indexes."""
+        from openpyxl.styles.numbers import (
+            builtin_format_code,
+            is_date_format,
+            is_timedelta_format,
         )
 
-    with zf.open(info) as raw:
-        fh = _RunBound(raw, long_run)
-        for event, elem in DefusedET.iterparse(fh, events=("start", "end"), forbid_dtd=True):
-            if event == "start":
-                count += 1
-                if count > MAX_PART_ELEMENTS:
-                    _part_problem(
-                        path,
-                        name,
-                        f"holds over {MAX_PART_ELEMENTS:,} XML elements, over the limit for "
-                        "one part (an XML bomb or not a planner)",
-                    )
-                if len(stack) >= MAX_XML_DEPTH:
-                    _part_problem(
-                        path,
-                        name,
-                        f"nests XML elements over {MAX_XML_DEPTH} deep, over the limit (an "
-                        "XML bomb or not a planner)",
-                    )
-                if elem.tag in (_CT_NS + "Override", _CT_NS + "Default"):
-                    ctypes.append(elem.get("ContentType", "").lower())
-                stack.append(elem)
-                continue
-            stack.pop()
-            if elem.tag.endswith("}t") and elem.text and len(elem.text) > MAX_CELL_TEXT_CHARS:
-                _part_problem(
-                    path,
-                    name,
-                    f"holds a text of {len(elem.text):,} characters, over Excel's limit of "
-                    f"{MAX_CELL_TEXT_CHARS:,} for one cell (no spreadsheet saves one)",
-                )
-            elem.clear()
-            if stack:
-                # Drop the parent's children: the finished ones, and those the parser has
-                # already built ahead of these events (still referenced by the events).
-                del stack[-1][:]
-    return ctypes
+        dates, spans = set(), set()
+        for idx, fmt_id in enumerate(self.ids):
+            fmt = self.custom[fmt_id] if fmt_id in self.custom else builtin_format_code(fmt_id)
+            if is_date_format(fmt):
+                dates.add(idx)
+            if is_timedelta_format(fmt):
+                spans.add(idx)
+        return dates, spans
 
 
-def _check_xml_parts(path, zf):
-    """Parse every XML part with defusedxml, bounded; refuse macro content types.
+class _Strings:
+    """The shared strings, read during the scan of their part as openpyxl reads them
+    (``read_string_table``): each ``<si>`` built and read by openpyxl's ``Text``."""
 
-    Every part that is XML by name (``.xml``, ``.rels``, ``.vml``) or by its first bytes is
-    parsed, whatever its extension, since openpyxl follows the package's relationships to
-    parts of any name. Each part's expanded size and element count are bounded. VML
-    drawings (legacy comments) are often not well-formed and openpyxl does not parse them:
-    a parse error there is not a problem, a document type declaration is.
+    TAG = f"{SHEET_MAIN_NS}}}si"
+    PLAIN = f"{{{SHEET_MAIN_NS}}}t"
+
+    def __init__(self):
+        self.strings = []
+        self.builder = None
+        self.depth = 0
+
+    def start(self, tag, attrs, depth):
+        if self.builder is None:
+            if tag != self.TAG:
+                return
+            self.builder, self.depth = ElementTree.TreeBuilder(), depth
+        self.builder.start(_et_name(tag), {_et_name(k): v for k, v in attrs.items()})
+
+    def data(self, text):
+        if self.builder is not None:
+            self.builder.data(text)
+
+    def end(self, tag, depth):
+        if self.builder is None:
+            return
+        self.builder.end(_et_name(tag))
+        if depth == self.depth:
+            node, self.builder = self.builder.close(), None
+            plain = len(node) == 1 and node[0].tag == self.PLAIN and not len(node[0])
+            if plain and not node.attrib:
+                text = node[0].text or ""  # a plain <si><t>...</t></si>: what Text reads
+            else:
+                text = Text.from_tree(node).content
+            self.strings.append(text.replace("x005F_", ""))
+
+
+class _Rows:
+    """The rows of one worksheet that hold named cells, read during its scan (:class:`_Scan`).
+
+    Each row inside the box of the named cells is built as a small element tree and given to
+    openpyxl's own worksheet parser twice, once for what was typed (formula text) and once
+    for the values last saved: the same cells, types and dates as two read-only loads gave,
+    from one parse. Rows are taken as openpyxl's read-only worksheet takes them (a row number
+    already passed is skipped; reading stops past the last row of the box); rows above the
+    box are only built when they hold a shared formula, whose text later cells refer to.
     """
+
+    def __init__(self, book, box):
+        self.min_row, self.max_row, self.min_col, self.max_col = box
+        self.parser = WorkSheetParser(
+            None,
+            book.shared_strings,
+            epoch=book.epoch,
+            date_formats=book.date_formats,
+            timedelta_formats=book.timedelta_formats,
+        )
+        self.counter = self.min_row
+        self.done = False
+        self.builder = None
+        self.depth = 0
+        self.accept = self.shared = False
+        self.typed, self.saved = {}, {}  # {(row, col): value}, {(row, col): data type}
+
+    def start(self, tag, attrs, depth):
+        if self.builder is not None:
+            if tag == _FORMULA and attrs.get("t") == "shared":
+                self.shared = True
+            self.builder.start(_et_name(tag), {_et_name(k): v for k, v in attrs.items()})
+            return
+        if tag != _ROW or self.done:
+            return
+        idx = self._index(attrs)
+        if idx > self.max_row:
+            self.done = True
+            return
+        self.accept = idx >= self.counter
+        self.counter = max(self.counter, idx + self.accept)
+        self.shared, self.depth = False, depth
+        self.builder = ElementTree.TreeBuilder()
+        self.builder.start(_et_name(tag), {_et_name(k): v for k, v in attrs.items()})
+
+    def _index(self, attrs):
+        """The row's number, as openpyxl's ``parse_row`` reads it."""
+        if "r" not in attrs:
+            return self.parser.row_counter + 1
+        try:
+            return int(attrs["r"])
+        except ValueError:
+            val = float(attrs["r"])
+            if val.is_integer():
+                return int(val)
+            raise ValueError(f"{attrs['r']} is not a valid row number") from None
+
+    def data(self, text):
+        if self.builder is not None:
+            self.builder.data(text)
+
+    def end(self, tag, depth):
+        if self.builder is None:
+            return
+        self.builder.end(_et_name(tag))
+        if depth == self.depth:
+            row, self.builder = self.builder.close(), None
+            self._take(row)
+
+    def _take(self, row):
+        p = self.parser
+        before = p.row_counter
+        if not self.accept:
+            if self.shared:  # a shared formula's first cell: later cells refer to its text
+                p.data_only = False
+                p.parse_row(row)
+            p.row_counter = self._index(dict(row.attrib)) if "r" in row.attrib else before + 1
+            return
+        p.data_only = True
+        idx, saved = p.parse_row(row)
+        p.row_counter = before
+        p.data_only = False
+        _, typed = p.parse_row(row)
+        for cells, out in ((saved, self.saved), (typed, self.typed)):
+            for cell in cells:
+                if self.min_col <= cell["column"] <= self.max_col:
+                    out[(idx, cell["column"])] = cell
+
+
+def _scan_part(path, zf, info, rows=None):
+    """Scan one XML part (:class:`_Scan`); the content types it declares."""
+    return _Scan(path, info.filename, rows).run(zf, info)
+
+
+def _xml_parts(zf):
+    """(info, by name) of each part to scan: every part that is XML by name (``.xml``,
+    ``.rels``) or by its first bytes, whatever its extension, since openpyxl follows the
+    package's relationships to parts of any name."""
     for info in zf.infolist():
-        name = info.filename
         if info.is_dir():
             continue
-        by_name = name.lower().endswith((".xml", ".rels"))
-        if not by_name and not _looks_like_xml(zf, info):
-            continue
-        try:
-            ctypes = _scan_part(path, zf, info)
-        except defusedxml.DefusedXmlException as exc:
-            _fail(
-                path,
-                f"contains unsafe XML in {name} ({type(exc).__name__}: document type or "
-                "entity declarations, as in an XML bomb); refused",
-            )
-        except DefusedET.ParseError as exc:
-            if not by_name:
-                continue  # not XML openpyxl reads (a VML drawing, a binary that starts "<")
-            _fail(path, f"is a corrupt .xlsx: {name} is not well-formed XML ({_flat(exc)})")
-        except (zipfile.BadZipFile, EOFError, OSError, RuntimeError) as exc:
-            _fail(path, f"is a corrupt or truncated .xlsx ({name}: {_flat(exc)})")
-        if name == "[Content_Types].xml":
-            for ctype in ctypes:
-                if any(m in ctype for m in _MACRO_CONTENT_TYPES):
-                    _fail(path, f"is a macro-enabled workbook (content type {ctype}); refused")
+        by_name = info.filename.lower().endswith((".xml", ".rels"))
+        if by_name or _looks_like_xml(zf, info):
+            yield info, by_name
 
 
-def _load(path, data, data_only):
+def _is_worksheet(name):
+    """True for a part openpyxl and spreadsheets name as a worksheet: scanned last, once
+    the workbook says which of them hold named cells (read in the same scan)."""
+    return name.startswith("xl/worksheets/") and name.lower().endswith(".xml")
+
+
+def _check_part(path, zf, info, by_name, rows=None):
+    """Scan one part, bounded; refuse unsafe XML and macro content types.
+
+    Each part's expanded size and element count are bounded. VML drawings (legacy comments)
+    are often not well-formed and openpyxl does not parse them: a parse error in a part that
+    is not XML by name is not a problem, a document type declaration is.
+    """
+    name = info.filename
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "extension not supported" and the like
-            return openpyxl.load_workbook(
-                io.BytesIO(data),
-                read_only=True,
-                data_only=data_only,
-                keep_vba=False,
-                keep_links=False,
-            )
+        ctypes = _scan_part(path, zf, info, rows)
+    except defusedxml.DefusedXmlException as exc:
+        _fail(
+            path,
+            f"contains unsafe XML in {name} ({type(exc).__name__}: document type or "
+            "entity declarations, as in an XML bomb); refused",
+        )
+    except (DefusedET.ParseError, expat.ExpatError) as exc:
+        if not by_name and not isinstance(rows, _Rows):
+            return  # not XML openpyxl reads (a VML drawing, a binary that starts "<")
+        _fail(path, f"is a corrupt .xlsx: {name} is not well-formed XML ({_flat(exc)})")
+    except (zipfile.BadZipFile, EOFError, OSError, RuntimeError) as exc:
+        _fail(path, f"is a corrupt or truncated .xlsx ({name}: {_flat(exc)})")
+    if name == "[Content_Types].xml":
+        for ctype in ctypes:
+            if any(m in ctype for m in _MACRO_CONTENT_TYPES):
+                _fail(path, f"is a macro-enabled workbook (content type {ctype}); refused")
+
+
+#: Parts read in their scan, as openpyxl's load reads them: the stylesheet's date formats
+#: and the shared strings (when the package's manifest names this part for them).
+_STYLES = "xl/styles.xml"
+_STRINGS = "xl/sharedStrings.xml"
+
+
+def _check_xml_parts(path, zf, parts):
+    """Scan ``parts`` ((info, by name) pairs) in order (:func:`_check_part`); the
+    :class:`_Styles` and :class:`_Strings` read on the way (None when not among them)."""
+    styles = strings = None
+    for info, by_name in parts:
+        hook = None
+        if info.filename == _STYLES:
+            hook = styles = _Styles()
+        elif info.filename == _STRINGS:
+            hook = strings = _Strings()
+        _check_part(path, zf, info, by_name, hook)
+    return styles, strings
+
+
+@dataclass
+class _Book:
+    """What a planner's workbook-level parts say: defined names, sheets, strings, styles."""
+
+    defined_names: object  # openpyxl DefinedNameDict of the workbook-scoped names
+    sheetnames: list
+    parts: dict  # {sheet title: zip member of the worksheet}
+    properties: object
+    epoch: object
+    shared_strings: list
+    date_formats: set
+    timedelta_formats: set
+
+
+def _read_book(data, styles=None, strings=None):
+    """A :class:`_Book` read by openpyxl's own readers (as ``load_workbook(read_only=True)``
+    reads them, with the same errors), without opening any worksheet: the worksheets are
+    read once, in the bounded scan (:func:`_grab`)."""
+    from openpyxl.reader.excel import ExcelReader
+    from openpyxl.styles.stylesheet import apply_stylesheet
+    from openpyxl.xml.constants import SHARED_STRINGS
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "extension not supported" and the like
+        reader = ExcelReader(io.BytesIO(data), read_only=True, keep_vba=False,
+                             data_only=False, keep_links=False)  # fmt: skip
+        action = "read manifest"
+        try:
+            reader.read_manifest()
+            action = "read strings"
+            part = reader.package.find(SHARED_STRINGS)
+            if strings is not None and part is not None and part.PartName[1:] == _STRINGS:
+                reader.shared_strings = strings.strings  # read in the scan
+            else:
+                reader.read_strings()
+            action = "read workbook"
+            reader.read_workbook()
+            action = "read properties"
+            reader.read_properties()
+            action = "read custom properties"
+            reader.read_custom()
+            action = "read stylesheet"
+            if styles is None:
+                apply_stylesheet(reader.archive, reader.wb)
+            action = "read worksheets"
+            sheets = [(s.name, rel) for s, rel in reader.parser.find_sheets()
+                      if rel.target in reader.valid_files]  # fmt: skip
+            action = "assign names"
+            reader.parser.assign_names()
+        except ValueError as e:
+            raise ValueError(
+                f"Unable to read workbook: could not {action} from {reader.archive.filename}.\n"
+                "This is most probably because the workbook source files contain some invalid "
+                "XML.\nPlease see the exception for more details."
+            ) from e
+        finally:
+            reader.archive.close()
+    wb = reader.wb
+    dates, spans = (wb._date_formats, wb._timedelta_formats)
+    if styles is not None:
+        dates, spans = styles.formats()
+    return _Book(
+        defined_names=wb.defined_names,
+        sheetnames=[name for name, _ in sheets],
+        parts={name: rel.target for name, rel in sheets if "chartsheet" not in rel.Type},
+        properties=wb.properties,
+        epoch=wb.epoch,
+        shared_strings=reader.shared_strings,
+        date_formats=dates,
+        timedelta_formats=spans,
+    )
+
+
+def _open_book(path, data, styles=None, strings=None):
+    """:func:`_read_book`, its failures as one line naming the file."""
+    try:
+        return _read_book(data, styles, strings)
     except defusedxml.DefusedXmlException as exc:
         _fail(path, f"contains unsafe XML ({type(exc).__name__}); refused")
     except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds on bad files
@@ -641,36 +986,43 @@ def _box_area(cells):
     return (max(rows) - min(rows) + 1) * (max(cols) - min(cols) + 1)
 
 
-def _grab(wb, wanted, formulas=False):
-    """{sheet: {(row, col): value}} for the wanted cells, one pass per sheet.
+def _grab(path, zf, book, wanted, later):
+    """({sheet: {(row, col): (typed value, is formula)}}, {sheet: {(row, col): saved value}})
+    of the wanted cells (``{sheet: {(row, col), ...}}``).
 
-    With ``formulas`` the values are ``(value, is_formula)``, from the cell's data type (text
-    that merely starts with "=" is not a formula).
+    Each worksheet is parsed once: its bounded scan (:func:`_check_part`) reads the rows
+    of its named cells (:class:`_Rows`). ``later`` are the worksheets not yet scanned
+    ((info, by name) pairs, in package order); those without named cells are only scanned.
+    A sheet whose part has another name (found by its relationship) was scanned already and
+    is read in a second scan.
     """
-    out = {}
-    for sheet, cells in wanted.items():
-        rows = [r for r, _ in cells]
-        cols = [c for _, c in cells]
-        min_row, max_row, min_col, max_col = min(rows), max(rows), min(cols), max(cols)
-        values = {}
-        ws = wb[sheet]
-        for r, row in enumerate(
-            ws.iter_rows(
-                min_row=min_row,
-                max_row=max_row,
-                min_col=min_col,
-                max_col=max_col,
-            ),
-            start=min_row,
-        ):
-            for c, cell in enumerate(row, start=min_col):
-                if (r, c) in cells:
-                    if formulas:
-                        values[(r, c)] = (cell.value, cell.data_type == "f")
-                    else:
-                        values[(r, c)] = cell.value
-        out[sheet] = values
-    return out
+    by_part = {}
+    for sheet in wanted:
+        part = book.parts.get(sheet)
+        if part is None:
+            raise ValueError(f"sheet {sheet!r} is a chart sheet, not a worksheet")
+        by_part.setdefault(part, []).append(sheet)
+    parts = list(later) + [(zf.getinfo(n), True) for n in by_part if n not in dict(
+        (i.filename, b) for i, b in later)]  # fmt: skip
+    typed, saved = {}, {}
+    for info, by_name in parts:
+        sheets = by_part.get(info.filename)
+        if not sheets:
+            _check_part(path, zf, info, by_name)
+            continue
+        for sheet in sheets:  # two sheets on one part (never written so): one scan each
+            cells = wanted[sheet]
+            rows = [r for r, _ in cells]
+            cols = [c for _, c in cells]
+            found = _Rows(book, (min(rows), max(rows), min(cols), max(cols)))
+            _check_part(path, zf, info, by_name, found)
+            typed[sheet] = {
+                rc: (cell["value"], cell["data_type"] == "f")
+                for rc, cell in found.typed.items()
+                if rc in cells
+            }
+            saved[sheet] = {rc: cell["value"] for rc, cell in found.saved.items() if rc in cells}
+    return typed, saved
 
 
 _BOOLEAN_FORMULA = re.compile(r"^=?\s*(TRUE|FALSE)\s*(\(\s*\))?\s*$", re.IGNORECASE)
@@ -796,24 +1148,43 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False, columns_left=
     data = _read_bytes(path, max_bytes)
     zf = _check_zip(path, data)
     with zf:
-        _check_xml_parts(path, zf)
-    formulas_wb = _load(path, data, data_only=False)
-    values_wb = None
-    try:  # both workbooks closed here, whatever happens: never by a finaliser
-        values_wb = _load(path, data, data_only=True)
-        planner = _read(path, formulas_wb, values_wb, len(data), collect, columns_left)
-        planner.sha256 = hashlib.sha256(data).hexdigest()
-        return planner
+        parts = list(_xml_parts(zf))
+        later = [(info, by_name) for info, by_name in parts if _is_worksheet(info.filename)]
+        styles, strings = _check_xml_parts(
+            path, zf, [p for p in parts if not _is_worksheet(p[0].filename)]
+        )
+        try:  # every part openpyxl reads here has passed the scan; no worksheet is read yet
+            book = _open_book(path, data, styles, strings)
+            optional, cells = _locate(path, book, columns_left)
+        except PlannerError:  # refused after the worksheets' scan, as it always was
+            _check_xml_parts(path, zf, later)
+            raise
+        try:
+            with warnings.catch_warnings():  # "marked as a date but ... outside the limits"
+                warnings.simplefilter("ignore")  # such a cell reads #VALUE!, refused by name
+                cells.read(*_grab(path, zf, book, cells.wanted, later))
+            planner = _read(path, book, cells, optional, len(data), collect)
+        except PlannerError:
+            raise
+        except defusedxml.DefusedXmlException as exc:
+            _fail(path, f"contains unsafe XML ({type(exc).__name__}); refused")
+        except Exception as exc:  # noqa: BLE001 - a malformed sheet part surfaces while reading
+            _fail(path, f"could not be read as a workbook ({_one_line(exc)})")
+    planner.sha256 = hashlib.sha256(data).hexdigest()
+    return planner
+
+
+def _locate(path, book, columns_left):
+    """(optional inputs missing, :class:`_Cells` located and bounded), before any cell is
+    read; every failure a PlannerError."""
+    try:
+        optional = _check_names(path, book)
+        present = [n for n in (*INPUT_NAMES, *OUTPUT_NAMES) if n not in optional]
+        return optional, _Cells(path, book, present, columns_left)
     except PlannerError:
         raise
-    except defusedxml.DefusedXmlException as exc:
-        _fail(path, f"contains unsafe XML ({type(exc).__name__}); refused")
-    except Exception as exc:  # noqa: BLE001 - a malformed sheet part surfaces while reading
+    except Exception as exc:  # noqa: BLE001 - a malformed name surfaces while locating
         _fail(path, f"could not be read as a workbook ({_one_line(exc)})")
-    finally:
-        formulas_wb.close()
-        if values_wb is not None:
-            values_wb.close()
 
 
 def _check_names(path, wb):
@@ -867,11 +1238,13 @@ def _extras(wb):
 class _Cells:
     """The planner's named cells: typed values and formulas, and the values last saved."""
 
-    def __init__(self, path, formulas_wb, values_wb, names, columns_left=None):
-        self.locations = {name: _name_cells(path, formulas_wb, name) for name in names}
+    def __init__(self, path, book, names, columns_left=None):
+        self.locations = {name: _name_cells(path, book, name) for name in names}
         self.width = len(self.locations["scenario_name"][1])
         if columns_left is not None and self.width > columns_left:
-            raise ColumnBudgetError(path, [Problem(f"has {self.width} scenario columns")])
+            err = ColumnBudgetError(path, [Problem(f"has {self.width} scenario columns")])
+            err.width = self.width
+            raise err
         for name, (sheet, cells) in self.locations.items():
             if len(cells) != self.width:
                 _fail(
@@ -880,19 +1253,20 @@ class _Cells:
                     f"{self.width}: the scenario columns do not line up",
                     sheet,
                 )
-        self.extras = _extras(formulas_wb)
+        self.extras = _extras(book)
         named = dict(self.locations)
         named.update({n: (sheet, [cell]) for n, (sheet, cell) in self.extras.items()})
-        _check_area(path, formulas_wb, named)
-        wanted = {}
+        _check_area(path, book, named)
+        self.wanted = {}  # {sheet: {(row, col), ...}}: the cells to read
         for sheet, cells in self.locations.values():
-            wanted.setdefault(sheet, set()).update(cells)
+            self.wanted.setdefault(sheet, set()).update(cells)
         for sheet, cell in self.extras.values():
-            wanted.setdefault(sheet, set()).add(cell)
-        with warnings.catch_warnings():  # "marked as a date but ... outside the limits"
-            warnings.simplefilter("ignore")  # such a cell reads #VALUE!, refused by name
-            self.formulas = _grab(formulas_wb, wanted, formulas=True)
-            self.values = _grab(values_wb, wanted)
+            self.wanted.setdefault(sheet, set()).add(cell)
+        self.formulas = self.values = None
+
+    def read(self, formulas, values):
+        """Take the cells read (:func:`_grab`)."""
+        self.formulas, self.values = formulas, values
 
     def value(self, name, k, cached=False):
         """The cell's value: typed (formula text for a formula), or as last saved."""
@@ -989,11 +1363,9 @@ def _inputs(raw, refs, epoch):
     return inputs, problems
 
 
-def _read(path, formulas_wb, values_wb, size, collect, columns_left=None):
-    optional = _check_names(path, formulas_wb)
+def _read(path, book, cells, optional, size, collect):
     present = [n for n in (*INPUT_NAMES, *OUTPUT_NAMES) if n not in optional]
-    cells = _Cells(path, formulas_wb, values_wb, present, columns_left)
-    epoch = getattr(values_wb, "epoch", None)
+    epoch = book.epoch
     problems, scenarios, skipped = [], [], []
     any_cached = False
     for k in range(cells.width):

@@ -7,6 +7,7 @@ import math
 import os
 import re
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from ..sheetkit import paper_size
 from .consolidate import DEFAULT_TOLERANCE
 from .csv_files import CSV_FILES
 from .output import check_in_range, write_outputs
+from .pool import MAX_JOBS, default_jobs
 from .tables import consolidate
 
 __all__ = ["PROG", "configure_parser", "run"]
@@ -32,6 +34,11 @@ MAX_SIZE_MB = MAX_UNCOMPRESSED_BYTES // 2**20
 #: From this dollar figure up, the summary line writes scientific notation (``$1e+297``), as
 #: ``estimate`` does: never a number of hundreds of digits.
 SCIENTIFIC_FROM = 1e15
+#: From this many files up, a report run on a terminal shows a progress line on stderr
+#: (never when stderr is a file or a pipe).
+PROGRESS_FROM_FILES = 10
+#: Least seconds between two updates of the progress line.
+PROGRESS_EVERY = 0.2
 
 
 def configure_parser(parser):
@@ -62,6 +69,12 @@ def configure_parser(parser):
         default=DEFAULT_MAX_BYTES / 1024 / 1024,
         metavar="MB",
         help=f"refuse files larger than this (default {DEFAULT_MAX_BYTES // 1024 // 1024} MB)",
+    )
+    parser.add_argument(
+        "--jobs",
+        metavar="N",
+        help=f"read the files in N processes, 1-{MAX_JOBS} (default: one per core, at most one "
+        "per file)",
     )
     parser.add_argument(
         "--tolerance",
@@ -123,6 +136,59 @@ def _check_flags(args):
         raise CommandError(f"--tolerance must be at least 0 and below 1 (got {args.tolerance:g})")
     args.fiscal_year_start = _fiscal_year_start(args.fiscal_year_start)
     args.paper = getattr(args, "paper", None) or paper_size()  # a bad variable: one line
+    args.jobs = _jobs(args.jobs, len(args.files))
+
+
+def _jobs(text, files):
+    """The number of --jobs (1 to MAX_JOBS, in ASCII digits), else CommandError; the default
+    (None) is one per core, at most one per file."""
+    if text is None:
+        return default_jobs(files)
+    cleaned = str(text).strip()
+    jobs = int(cleaned) if re.fullmatch(r"[0-9]{1,3}", cleaned, re.ASCII) else None
+    if jobs is None or not 1 <= jobs <= MAX_JOBS:
+        raise CommandError(
+            f"--jobs must be a whole number from 1 to {MAX_JOBS}, in ASCII digits 0-9 "
+            f"(got {echo(text)})"
+        )
+    return jobs
+
+
+class Progress:
+    """The progress line of a long report on a terminal: ``reading planners: 40 of 100``,
+    rewritten in place on stderr and wiped when done. Silent when stderr is not a terminal
+    or fewer than :data:`PROGRESS_FROM_FILES` files are read."""
+
+    def __init__(self, files, stream=None):
+        self.stream = sys.stderr if stream is None else stream
+        try:
+            tty = self.stream.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        self.on = tty and files >= PROGRESS_FROM_FILES
+        self.shown = 0
+        self.last = 0.0
+
+    def show(self, text, force=False):
+        if not self.on:
+            return
+        now = time.monotonic()
+        if not force and now - self.last < PROGRESS_EVERY:
+            return
+        self.last = now
+        line = f"{PROG}: {text}"
+        self.stream.write("\r" + line.ljust(self.shown) + "\r")
+        self.stream.flush()
+        self.shown = max(self.shown, len(line))
+
+    def reading(self, done, total):
+        self.show(f"reading planners: {done:,} of {total:,}", force=done == total)
+
+    def clear(self):
+        if self.on and self.shown:
+            self.stream.write("\r" + " " * self.shown + "\r")
+            self.stream.flush()
+            self.shown = 0
 
 
 def _targets(args):
@@ -249,7 +315,11 @@ def _bad_files(c, args):
         for line in err.describe().splitlines():
             _err(f"skipped: {line}")
     if not c.runs:
-        why = "no file could be read" if not c.planners else "no scenario column has inputs"
+        why = "no file could be read"
+        if c.planners:  # name the files read: the line says where to look
+            shown = ", ".join(str(p.path) for p in c.planners[:3])
+            more = f" and {len(c.planners) - 3:,} more" if len(c.planners) > 3 else ""
+            why = f"no scenario column has inputs (in {shown}{more})"
         _err(f"error: {why}; nothing written")
         return 2
     return None
@@ -276,15 +346,22 @@ def _run(args):
     _check_same_inputs(args.files, int(args.max_size_mb * 1024 * 1024))
     _check_targets(args)
     max_bytes = int(args.max_size_mb * 1024 * 1024)
-    c = consolidate(args.files, max_bytes=max_bytes, tolerance=args.tolerance,
-                    fiscal_year_start=args.fiscal_year_start)  # fmt: skip
-    _refuse_read_twice(c)
-    code = _bad_files(c, args)
-    if code is not None:
-        return code
-    check_in_range(c)  # before any warning: a refused run is one line
-    c.paper = args.paper
-    written = write_outputs(c, out=args.out, csv_dir=args.csv, force=args.force)
+    progress = Progress(len(args.files))
+    try:
+        c = consolidate(args.files, max_bytes=max_bytes, tolerance=args.tolerance,
+                        fiscal_year_start=args.fiscal_year_start, jobs=args.jobs,
+                        progress=progress.reading)  # fmt: skip
+        progress.clear()
+        _refuse_read_twice(c)
+        code = _bad_files(c, args)
+        if code is not None:
+            return code
+        check_in_range(c)  # before any warning: a refused run is one line
+        progress.show(f"writing the outputs of {len(c.runs):,} run(s)", force=True)
+        c.paper = args.paper
+        written = write_outputs(c, out=args.out, csv_dir=args.csv, force=args.force)
+    finally:
+        progress.clear()
     _warnings(c)  # after the write: a failed write is one line too
     t = c.tables["totals"].iloc[0]
     print(

@@ -13,7 +13,9 @@ at its input's cell the same way.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import functools
 import itertools
 import math
 import re
@@ -27,7 +29,6 @@ from udfs.quantities import MIN_PLAUSIBLE as _MIN_PLAUSIBLE
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_QUANTITIES, SEED_PLAN
 from udfs.validation import CommandError, InputError, printable
 
-from ..files import check_interrupt
 from ..reader import (
     DEFAULT_MAX_BYTES,
     MAX_SCENARIO_COLUMNS,
@@ -36,6 +37,7 @@ from ..reader import (
     PlannerError,
     read_planner,
 )
+from .pool import read_files
 
 __all__ = [
     "DEFAULT_TOLERANCE",
@@ -409,7 +411,7 @@ def shown(value):
     return text
 
 
-def _read_one(path, max_bytes, columns_left=None):
+def read_one(path, columns_left=None, max_bytes=DEFAULT_MAX_BYTES):
     """(planner, runs) of one file; PlannerError with every problem in it."""
     planner = read_planner(path, max_bytes=max_bytes, collect=True, columns_left=columns_left)
     has_status = "budget_status" not in planner.missing_optional
@@ -426,7 +428,13 @@ def _read_one(path, max_bytes, columns_left=None):
 
 
 def consolidate_files(
-    paths, *, max_bytes=DEFAULT_MAX_BYTES, tolerance=DEFAULT_TOLERANCE, fiscal_year_start=1
+    paths,
+    *,
+    max_bytes=DEFAULT_MAX_BYTES,
+    tolerance=DEFAULT_TOLERANCE,
+    fiscal_year_start=1,
+    jobs=1,
+    progress=None,
 ):
     """Read and recompute ``paths``: a :class:`Consolidation` without its tables yet.
 
@@ -435,33 +443,54 @@ def consolidate_files(
     ``.bad``; the caller decides whether that stops the run. ``fiscal_year_start`` (1-12) is
     the first month of the fiscal year of the period tables. The checks and the tables come
     next (:func:`workbook_templates.report.tables.consolidate` does all of it).
+
+    ``jobs`` above 1 reads the files in that many processes (:mod:`.pool`); the files are
+    taken in order whatever finishes first, so the result, the bad files' order and every
+    message are those of one process. ``progress(done, total)`` is called after each file.
     """
     planners, runs, bad, mismatch_rows = [], [], [], []
     columns = 0  # scenario columns read so far
-    for path in paths:
-        check_interrupt()  # Ctrl-C is taken between files (report's deferred_interrupts)
-        try:
-            planner, file_runs = _read_one(path, max_bytes, MAX_TOTAL_SCENARIO_COLUMNS - columns)
-        except ColumnBudgetError as err:
-            raise CommandError(
-                f"{path}: {err.problems[0].message}, taking the run over the limit of "
-                f"{MAX_TOTAL_SCENARIO_COLUMNS:,} scenario columns in all files ({columns:,} "
-                f"read before it; up to {MAX_SCENARIO_COLUMNS} per planner): consolidate "
-                "fewer files at a time; nothing written"
-            ) from None
-        except PlannerError as err:
-            bad.append(err)
-            continue
-        columns += planner.width
-        planners.append(planner)
-        runs.extend(file_runs)
-        for r in file_runs:
-            mismatch_rows.extend(compare(planner, r, tolerance))
+    read = functools.partial(read_one, max_bytes=max_bytes)
+    left = lambda: MAX_TOTAL_SCENARIO_COLUMNS - columns  # noqa: E731 - read as it changes
+    outcomes = read_files(paths, read, jobs, left, MAX_SCENARIO_COLUMNS)
+    with contextlib.closing(outcomes):  # the pool is shut down here, whatever happens
+        for path, outcome in outcomes:
+            if isinstance(outcome, ColumnBudgetError):  # its columns, before its cells
+                outcome = _within_budget(path, outcome, max_bytes, columns)
+            if isinstance(outcome, PlannerError):
+                bad.append(outcome)
+            else:
+                planner, file_runs = outcome
+                columns += planner.width
+                planners.append(planner)
+                runs.extend(file_runs)
+                for r in file_runs:
+                    mismatch_rows.extend(compare(planner, r, tolerance))
+            if progress is not None:
+                progress(len(planners) + len(bad), len(paths))
     result = Consolidation(planners, runs, bad, tolerance=tolerance,
                            fiscal_year_start=fiscal_year_start,
                            mismatch_rows=mismatch_rows)  # fmt: skip
     result.duplicates = duplicates(runs)
     return result
+
+
+def _within_budget(path, err, max_bytes, columns):
+    """A file refused for its scenario columns: the run's refusal when the columns left
+    (:data:`MAX_TOTAL_SCENARIO_COLUMNS` less ``columns``) are too few, else the file read
+    again with the exact count (a reading process was given a lower bound)."""
+    left = MAX_TOTAL_SCENARIO_COLUMNS - columns
+    if err.width > left:
+        raise CommandError(
+            f"{path}: {err.problems[0].message}, taking the run over the limit of "
+            f"{MAX_TOTAL_SCENARIO_COLUMNS:,} scenario columns in all files ({columns:,} "
+            f"read before it; up to {MAX_SCENARIO_COLUMNS} per planner): consolidate "
+            "fewer files at a time; nothing written"
+        )
+    try:
+        return read_one(path, left, max_bytes=max_bytes)
+    except PlannerError as again:
+        return again
 
 
 def _identity(run):
