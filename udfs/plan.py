@@ -395,7 +395,8 @@ def resolve(inputs, precision="bf16", own_runs=None, engine_inputs=None):
             why = _why(name, value, accel, precision, kwargs.get("active_params"))
             if name == "mfu" and own_runs is not None:
                 value = float(own_runs.mfu(_name_of(accel), kwargs["active_params"]))
-                why += f", pulled {own_runs.pull:.0%} toward your {own_runs.count} own run(s)"
+                n, pull = own_runs.count_for(_name_of(accel)), own_runs.pull_for(_name_of(accel))
+                why += f", pulled {pull:.0%} toward your {n} own run(s) on its generation"
             notes.append(Note(name, value, why))
         if into is not False:
             kwargs[into or name] = value
@@ -443,7 +444,7 @@ def _blank_throughput_range(accel, active, source, own_runs):
         else f"blank: the calibrated spread, kept with a {source} (an estimate too)"
     )
     if own_runs is not None:
-        why += f", narrowed by your {own_runs.count} own run(s)"
+        why += f", narrowed by your {own_runs.count_for(_name_of(accel))} own run(s)"
     return Note("throughput_range_pct", value, why)
 
 
