@@ -7,9 +7,13 @@
 - :func:`calibration_set`: the runs whose accelerator-hours are in the public record, with
   their ``organisation`` and the weight their ``confidence`` gives them in a fit.
 - :func:`fit` / :class:`MfuModel`: the candidate default-MFU models (:data:`CANDIDATES`), each
-  a handful of numbers: ``ln MFU = intercept[generation] + slope x ln(active / 1e9)``.
-  The pooled ones pull each generation's intercept toward the shared mean by how many
-  organisations support it, and take the size slope within organisations, shrunk.
+  a handful of numbers: ``ln MFU = intercept[generation] + slope x size``, size
+  ``ln(MIN(active, 5B) / 5B)`` (saturating; the comparison candidates' linear one is
+  ``ln(active / 1e9)``). The pooled ones pull each generation's intercept toward the shared
+  mean by how many organisations support it, and take the size slope within organisations,
+  shrunk. :func:`chosen_model` picks by grouped validation only (:func:`choice_stability`:
+  the choice redone with each organisation left out); :func:`own_runs_validation` measures the
+  pull of an organisation's own runs on the catalogue.
 - :func:`grouped_validation` (leave-one-organisation-out: every run of the held-out
   organisation out of the fit) drives the model choice (:func:`chosen_model`), the published
   error and the range's spread (:func:`throughput_sigma`); :func:`leave_one_out` is the second,
@@ -20,7 +24,7 @@
   :func:`excel_coefficients` read them, so no fit runs when a plan is estimated.
 
 The default is ``MFU = MIN(mfu_max, MAX(mfu_min, EXP(intercept[generation] +
-slope * LN(active_params / 1E9))))``; see ``docs/methodology-calibration.md``.
+slope * LN(MIN(active_params, 5E9) / 5E9))))``; see ``docs/methodology-calibration.md``.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ import pandas as pd
 from . import calibration, catalogue, engine
 from .validation import CommandError, InputError
 
-__all__ = ["COLUMNS", "MAX_FILE_BYTES", "MAX_OWN_RUNS", "OwnRuns", "read", "parse"]
+__all__ = ["COLUMNS", "MAX_FILE_BYTES", "MAX_OWN_RUNS", "OwnRuns", "read", "parse", "from_rows"]
 
 #: The columns of an own-runs file, in this order or any other.
 COLUMNS = ("name", "organisation", "active_params", "total_params", "tokens", "accelerator",
@@ -167,6 +167,24 @@ def _implied(t, path="own runs"):
     t["residual"] = np.log(t["implied_mfu"] / t["calibrated_mfu"])
     t["generation"] = calibration.generation_of(t["accelerator"].to_numpy())
     return t
+
+
+def from_rows(rows, where):
+    """:class:`OwnRuns` of rows typed in a workbook: ``rows`` a list of (row number, {column:
+    value}), values as read from the cells (numbers, text or None); ``where`` names the sheet
+    in errors. None when there are no rows. Refusals as :func:`parse`'s, one line."""
+    if not rows:
+        return None
+    out, seen = [], {}
+    for i, raw in rows:
+        text = {c: "" if v is None else str(v) for c, v in raw.items()}
+        out.append(_row(where, i, text, _plain_number, seen))
+    return OwnRuns(_implied(pd.DataFrame(out), where))
+
+
+def _plain_number(text):
+    """A number typed in a cell (a workbook holds plain numbers: 7E9, not 7B)."""
+    return float(text)
 
 
 def read(path, parse_number):

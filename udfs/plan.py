@@ -157,13 +157,28 @@ CALIBRATED_MFU_EXCEL = _MFU_BLANK
 #: Excel text of the calibrated spread (P90 / P50 - 1) of a column: the spec's
 #: calibrated_range_pct, wider for a small model and an accelerator outside the calibrated
 #: generations (Accelerators sheet, ``accel_sigma_extra``; the 'other' one without a row).
+_RANGE_BIND = {
+    "small_model": "IF({active_params_used}<{small_model_active_params},1,0)",
+    "accelerator_extra_sigma": "IF({catalogue_row}>0,INDEX(accel_sigma_extra,"
+    "{catalogue_row},1),{accelerator_extra_sigma_other})",
+}
 CALIBRATED_RANGE_EXCEL = model.excel(
+    "calibrated_range_pct", through=("calibrated_plan_sigma",), bind=_RANGE_BIND
+)
+
+#: The planner's own-runs pooling ("Our runs" sheet, workbook_templates.planner.own_runs): the
+#: same-generation runs' summed residual over (their count + k) is n / (n + k) x their mean
+#: residual (udfs.own_runs.OwnRuns); the runs of a generation share its intercept.
+_OWN_SUM = "SUMIFS(own_runs_residual,own_runs_intercept,{mfu_ln_intercept_used})"
+_OWN_N = "COUNTIFS(own_runs_intercept,{mfu_ln_intercept_used})"
+_OWN_MFU = ("MIN({mfu_max},MAX({mfu_min},{calibrated_mfu}"
+            f"*EXP({_OWN_SUM}/({_OWN_N}+own_runs_k))))")  # fmt: skip
+_OWN_RANGE = model.excel(
     "calibrated_range_pct",
-    through=("calibrated_plan_sigma",),
     bind={
-        "small_model": "IF({active_params_used}<{small_model_active_params},1,0)",
-        "accelerator_extra_sigma": "IF({catalogue_row}>0,INDEX(accel_sigma_extra,"
-        "{catalogue_row},1),{accelerator_extra_sigma_other})",
+        "calibrated_plan_sigma": "SQRT(MAX(0,("
+        + model.excel("calibrated_plan_sigma", bind=_RANGE_BIND)
+        + f")^2-{_OWN_N}/({_OWN_N}+own_runs_k)*own_runs_between_sd^2))"
     },
 )
 
@@ -194,9 +209,10 @@ def _rules(spread=None):
         Rule("peak_tflops", None, "catalogue",
              'IF({catalogue_row}>0,INDEX(accel_bf16_tflops,{catalogue_row},1),"")',
              "Typed, or the catalogue's dense BF16 peak"),
-        Rule("mfu", None, "calibrated", "{calibrated_mfu}",
+        Rule("mfu", None, "calibrated", _OWN_MFU,
              "Typed, or the calibrated default for the accelerator's generation and the active "
-             "parameters (Accelerators sheet)"),
+             "parameters (Accelerators sheet), moved toward your runs on that generation (Our "
+             "runs sheet)"),
         Rule("goodput", float(_Q["goodput"].default)),
         Rule("watts_per_accelerator", watts, "",
              f"IF({{catalogue_row}}>0,IF(ISNUMBER({_TDP}),{_TDP},{{default}}),{{default}})",
@@ -211,7 +227,7 @@ def _rules(spread=None):
             "throughput_range_pct",
             None,
             "calibrated",
-            f'IF(ISNUMBER({{active_params_used}}),{CALIBRATED_RANGE_EXCEL},"")',
+            f'IF(ISNUMBER({{active_params_used}}),{_OWN_RANGE},"")',
             f"Typed (your own P90 / P50 - 1), or the calibrated spread ({spread:.1%}; wider for "
             "a small model or an uncalibrated accelerator), also with a typed MFU or "
             "throughput: a typed number is an estimate too",

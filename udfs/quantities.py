@@ -458,7 +458,7 @@ MODEL_INPUTS = (
     ),
     Quantity(
         "mfu_ln_slope",
-        "ln-MFU slope per ln(active billions)",
+        "ln-MFU slope per ln(active / small_model_active_params), below it",
         "",
         None,
         "",

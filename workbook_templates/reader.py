@@ -294,6 +294,7 @@ class Planner:
     problems: list = field(default_factory=list)  # bad cells, with collect=True
     missing_optional: list = field(default_factory=list)  # OPTIONAL_INPUTS without a name
     width: int = 0  # scenario columns (cells scenario_name spans)
+    own_runs: object = None  # udfs.own_runs.OwnRuns of the "Our runs" sheet, or None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -983,6 +984,24 @@ def _inputs(raw, refs, epoch):
     return inputs, problems
 
 
+def _own_runs(path, values_wb, problems):
+    """The team's runs typed on the "Our runs" sheet (issue 17), or None (no sheet: an older
+    planner, or no row typed). A bad row is a Problem naming the sheet, row and column."""
+    from udfs.validation import CommandError
+
+    from .planner.own_runs import TITLE, read_rows
+
+    if TITLE not in values_wb.sheetnames:
+        return None
+    from udfs import own_runs
+
+    try:
+        return own_runs.from_rows(read_rows(values_wb[TITLE]), f"sheet {TITLE!r}")
+    except CommandError as err:
+        problems.append(Problem(str(err), TITLE))
+        return None
+
+
 def _read(path, formulas_wb, values_wb, size, collect, columns_left=None):
     optional = _check_names(path, formulas_wb)
     present = [n for n in (*INPUT_NAMES, *OUTPUT_NAMES) if n not in optional]
@@ -1015,9 +1034,11 @@ def _read(path, formulas_wb, values_wb, size, collect, columns_left=None):
         scenarios.append(
             Scenario(path, k + 1, column, name, inputs, refs, cached, formula_cells),
         )
+    own_runs = _own_runs(path, values_wb, problems)
     if problems and not collect:
         raise PlannerError(path, problems)
     return Planner(
+        own_runs=own_runs,
         path=path,
         template_version=cells.extra("template_version"),
         active_scenario=cells.extra("active_scenario"),

@@ -58,6 +58,12 @@ def configure_parser(parser):
         help=f"refuse files larger than this (default {DEFAULT_MAX_BYTES // 1024 // 1024} MB)",
     )
     parser.add_argument(
+        "--own-runs",
+        metavar="FILE",
+        help="CSV of your completed runs (as estimate --own-runs): they pull the blank MFU of "
+        "every planner that has no Our runs rows of its own",
+    )
+    parser.add_argument(
         "--tolerance",
         type=float,
         default=DEFAULT_TOLERANCE,
@@ -269,8 +275,13 @@ def _run(args):
     _check_same_inputs(args.files, int(args.max_size_mb * 1024 * 1024))
     _check_targets(args)
     max_bytes = int(args.max_size_mb * 1024 * 1024)
+    own = None
+    if getattr(args, "own_runs", None) is not None:
+        from udfs import own_runs
+
+        own = own_runs.read(args.own_runs, args.parse_number)
     c = consolidate(args.files, max_bytes=max_bytes, tolerance=args.tolerance,
-                    fiscal_year_start=args.fiscal_year_start)  # fmt: skip
+                    fiscal_year_start=args.fiscal_year_start, own_runs=own)  # fmt: skip
     _refuse_read_twice(c)
     code = _bad_files(c, args)
     if code is not None:

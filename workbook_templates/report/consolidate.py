@@ -188,12 +188,12 @@ def _input_name(argument):
     return name if name in INPUT_NAMES else None
 
 
-def _estimate(inputs):
+def _estimate(inputs, own_runs=None):
     """(resolved, outputs) for one scenario's inputs (numpy warnings silenced: every figure
-    is checked for range by the caller)."""
+    is checked for range by the caller); ``own_runs`` a team's runs pulling a blank MFU."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        resolved = plan.resolve(inputs)
+        resolved = plan.resolve(inputs, own_runs=own_runs)
         return resolved, engine.estimate(resolved.plan)
 
 
@@ -318,7 +318,7 @@ def _ranges(resolved, outputs):
     return {q: (float(found[q]["p10"]), float(found[q]["p90"])) for q in RANGE_QUANTITIES}
 
 
-def recompute(scenario, has_status=True):
+def recompute(scenario, has_status=True, own_runs=None):
     """A Run for one scenario; InputError is turned into a Problem at the input's cell.
 
     A figure driven out of range (infinite, or over 1e300) is a Problem at the cell(s) of
@@ -330,7 +330,7 @@ def recompute(scenario, has_status=True):
     if implausible:
         raise PlannerError(scenario.path, implausible)
     try:
-        resolved, outputs = _estimate(scenario.inputs)
+        resolved, outputs = _estimate(scenario.inputs, own_runs)
     except InputError as err:
         raise _engine_problem(scenario, err) from None
     bad = _bad_outputs(outputs)
@@ -409,14 +409,16 @@ def shown(value):
     return text
 
 
-def _read_one(path, max_bytes, columns_left=None):
-    """(planner, runs) of one file; PlannerError with every problem in it."""
+def _read_one(path, max_bytes, columns_left=None, own_runs=None):
+    """(planner, runs) of one file; PlannerError with every problem in it. The planner's own
+    "Our runs" block pulls its blank MFUs; without one, ``own_runs`` (report --own-runs)."""
     planner = read_planner(path, max_bytes=max_bytes, collect=True, columns_left=columns_left)
     has_status = "budget_status" not in planner.missing_optional
     runs, problems = [], list(planner.problems)
+    own = planner.own_runs if planner.own_runs is not None else own_runs
     for sc in planner.scenarios:  # every scenario's problem, not just the first
         try:
-            runs.append(recompute(sc, has_status))
+            runs.append(recompute(sc, has_status, own))
         except PlannerError as err:
             problems.extend(err.problems)
     if problems:  # in column order, the reader's and the engine's together
@@ -426,7 +428,12 @@ def _read_one(path, max_bytes, columns_left=None):
 
 
 def consolidate_files(
-    paths, *, max_bytes=DEFAULT_MAX_BYTES, tolerance=DEFAULT_TOLERANCE, fiscal_year_start=1
+    paths,
+    *,
+    max_bytes=DEFAULT_MAX_BYTES,
+    tolerance=DEFAULT_TOLERANCE,
+    fiscal_year_start=1,
+    own_runs=None,
 ):
     """Read and recompute ``paths``: a :class:`Consolidation` without its tables yet.
 
@@ -441,7 +448,9 @@ def consolidate_files(
     for path in paths:
         check_interrupt()  # Ctrl-C is taken between files (report's deferred_interrupts)
         try:
-            planner, file_runs = _read_one(path, max_bytes, MAX_TOTAL_SCENARIO_COLUMNS - columns)
+            planner, file_runs = _read_one(
+                path, max_bytes, MAX_TOTAL_SCENARIO_COLUMNS - columns, own_runs
+            )
         except ColumnBudgetError as err:
             raise CommandError(
                 f"{path}: {err.problems[0].message}, taking the run over the limit of "

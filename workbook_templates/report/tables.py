@@ -487,17 +487,27 @@ def fpa_table(runs, start):
 
 
 def consolidate(
-    paths, *, max_bytes=DEFAULT_MAX_BYTES, tolerance=DEFAULT_TOLERANCE, fiscal_year_start=1
+    paths,
+    *,
+    max_bytes=DEFAULT_MAX_BYTES,
+    tolerance=DEFAULT_TOLERANCE,
+    fiscal_year_start=1,
+    own_runs=None,
 ):
     """Read, recompute, check and tabulate ``paths``: the report's pipeline up to the writing.
 
     :func:`~workbook_templates.report.consolidate.consolidate_files` reads and recomputes
     every file (a bad file is in ``.bad``, the caller decides whether that stops the run);
     :func:`build_tables` adds the checks and the tables. ``fiscal_year_start`` (1-12) is the
-    first month of the fiscal year of the period tables.
+    first month of the fiscal year of the period tables; ``own_runs`` (report --own-runs)
+    pulls the blank MFUs of planners without "Our runs" rows of their own.
     """
     result = consolidate_files(
-        paths, max_bytes=max_bytes, tolerance=tolerance, fiscal_year_start=fiscal_year_start
+        paths,
+        max_bytes=max_bytes,
+        tolerance=tolerance,
+        fiscal_year_start=fiscal_year_start,
+        own_runs=own_runs,
     )
     result.tables = build_tables(result)
     return result
