@@ -171,8 +171,8 @@ CALIBRATED_RANGE_EXCEL = model.excel(
 #: residual (udfs.own_runs.OwnRuns); the runs of a generation share its intercept.
 _OWN_SUM = "SUMIFS(own_runs_residual,own_runs_intercept,{mfu_ln_intercept_used})"
 _OWN_N = "COUNTIFS(own_runs_intercept,{mfu_ln_intercept_used})"
-_OWN_MFU = ("MIN({mfu_max},MAX({mfu_min},{calibrated_mfu}"
-            f"*EXP({_OWN_SUM}/({_OWN_N}+own_runs_k))))")  # fmt: skip
+_OWN_MFU = ("IF(ISNUMBER({calibrated_mfu}),MIN({mfu_max},MAX({mfu_min},{calibrated_mfu}"
+            f'*EXP({_OWN_SUM}/({_OWN_N}+own_runs_k)))),"")')  # fmt: skip
 _OWN_RANGE = model.excel(
     "calibrated_range_pct",
     bind={

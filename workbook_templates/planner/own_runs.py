@@ -48,8 +48,8 @@ def _formulas():
     """The calculated columns' templates (``<X>``: column X on the same row)."""
     ok = ("AND(ISNUMBER(<own_run_active_params>),ISNUMBER(<own_run_tokens>),"
           "ISNUMBER(<own_run_accelerator_hours>),<own_runs_catalogue_row>>0,"
-          "N(<own_run_active_params>)>0,N(<own_run_tokens>)>0,"
-          "N(<own_run_accelerator_hours>)>0)")  # fmt: skip
+          "<own_run_active_params>>0,<own_run_tokens>>0,"
+          "<own_run_accelerator_hours>>0)")  # fmt: skip
     flops = model.excel(
         "training_flops",
         bind={"active_params": "<own_run_active_params>", "training_tokens": "<own_run_tokens>"},
@@ -62,7 +62,7 @@ def _formulas():
         "implied_mfu",
         bind={
             "implied_effective_tflops": f"({tflops})",
-            "peak_tflops": "INDEX(accel_bf16_tflops,<own_runs_catalogue_row>,1)",
+            "peak_tflops": "INDEX(accel_bf16_tflops,MAX(1,<own_runs_catalogue_row>),1)",
         },
     )
     default = model.excel(
@@ -76,7 +76,8 @@ def _formulas():
     return {
         "own_runs_catalogue_row": "=IF(LEN(<own_run_accelerator>)=0,0,"
         "IFERROR(MATCH(<own_run_accelerator>,accel_names,0),0))",
-        "own_runs_intercept": f'=IF({ok},INDEX(accel_mfu_intercept,<own_runs_catalogue_row>,1),"")',
+        "own_runs_intercept": f"=IF({ok},"
+        'INDEX(accel_mfu_intercept,MAX(1,<own_runs_catalogue_row>),1),"")',
         "own_runs_implied_mfu": f'=IF(ISNUMBER(<own_runs_intercept>),{implied},"")',
         "own_runs_default_mfu": f'=IF(ISNUMBER(<own_runs_intercept>),{default},"")',
         "own_runs_residual": "=IF(ISNUMBER(<own_runs_intercept>),"
