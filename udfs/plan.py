@@ -58,6 +58,7 @@ __all__ = [
     "THROUGHPUT_SOURCES",
     "THROUGHPUT_SOURCE_EXCEL",
     "CALIBRATED_MFU_EXCEL",
+    "OWN_RUNS_MFU_EXCEL",
     "CALIBRATED_RANGE_EXCEL",
     "resolve",
     "engine_arguments",
@@ -171,8 +172,10 @@ CALIBRATED_RANGE_EXCEL = model.excel(
 #: residual (udfs.own_runs.OwnRuns); the runs of a generation share its intercept.
 _OWN_SUM = "SUMIFS(own_runs_residual,own_runs_intercept,{mfu_ln_intercept_used})"
 _OWN_N = "COUNTIFS(own_runs_intercept,{mfu_ln_intercept_used})"
-_OWN_MFU = ("IF(ISNUMBER({calibrated_mfu}),MIN({mfu_max},MAX({mfu_min},{calibrated_mfu}"
-            f'*EXP({_OWN_SUM}/({_OWN_N}+own_runs_k)))),"")')  # fmt: skip
+#: Excel text of the default MFU moved toward the team's runs (the planner's Calculations row
+#: ``own_runs_mfu``, which a blank MFU takes).
+OWN_RUNS_MFU_EXCEL = ("IF(ISNUMBER({calibrated_mfu}),MIN({mfu_max},MAX({mfu_min},{calibrated_mfu}"
+                      f'*EXP({_OWN_SUM}/({_OWN_N}+own_runs_k)))),"")')  # fmt: skip
 _OWN_RANGE = model.excel(
     "calibrated_range_pct",
     bind={
@@ -209,7 +212,7 @@ def _rules(spread=None):
         Rule("peak_tflops", None, "catalogue",
              'IF({catalogue_row}>0,INDEX(accel_bf16_tflops,{catalogue_row},1),"")',
              "Typed, or the catalogue's dense BF16 peak"),
-        Rule("mfu", None, "calibrated", _OWN_MFU,
+        Rule("mfu", None, "calibrated", "{own_runs_mfu}",
              "Typed, or the calibrated default for the accelerator's generation and the active "
              "parameters (Accelerators sheet), moved toward your runs on that generation (Our "
              "runs sheet)"),
