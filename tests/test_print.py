@@ -21,8 +21,9 @@ from workbook_templates.sheetkit import BOOLEAN_FORMAT, TEMPLATE_VERSION
 PLANNER = "training-run-planner.xlsx"
 #: Most pages each workbook may print to (LibreOffice, A4 landscape): the planner 34 on main
 #: before issue 18 (54 reference runs with their sources), 23 now (Calculations and
-#: Summary one page tall, a reference run's source said once).
-PLANNER_PAGES = 23
+#: Summary one page tall, a reference run's source said once), 24 with the one-page Our runs
+#: sheet (issue 17).
+PLANNER_PAGES = 24
 MAX_PAGES = {PLANNER: PLANNER_PAGES, "cluster-sizing.xlsx": 6, "dense-vs-moe.xlsx": 6}
 #: Sheets whose words this work owns: none of them may say "seed" or "source project".
 OWNED = {
@@ -255,7 +256,7 @@ def test_dense_vs_moe_reads_level(generated_templates):
 
 #: Most pages a sheet may print to: the sheets this layout work owns, and the covers.
 MAX_SHEET_PAGES = {
-    PLANNER: {"Cover": 1, "Sensitivity": 2, "Monthly spend": 1, "Charts": 3},
+    PLANNER: {"Cover": 1, "Sensitivity": 2, "Monthly spend": 1, "Charts": 3, "Our runs": 1},
     "cluster-sizing.xlsx": {"Cover": 1, "Inputs": 1, "Sizing": 1, "Iterations": 1},
     "dense-vs-moe.xlsx": {"Cover": 1, "Inputs": 1, "Comparison": 1, "Efficiency paradox": 1},
 }
