@@ -250,6 +250,7 @@ def _main(argv):
         parser.print_help()
         return 2
     args.engine_flags = {}
+    args.parse_number = parse_number  # the faces read --own-runs files with it (passed down)
     for p in _subparser_chain(parser, args):
         args.engine_flags.update(p.given_flags)
     prog = f"{PROG} {args.command}"

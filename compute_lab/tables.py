@@ -110,6 +110,8 @@ def runs_summary():
         "legacy_mfu": calibration.LEGACY_DEFAULT_MFU,
         "legacy_median_abs_error_pct": float(legacy["median_abs_error_pct"]),
         "legacy_share_inside_p10_p90": float(legacy["share_inside_p10_p90"]),
+        **{f"choice_{k}": v for k, v in calibration.fitted()["choice"].items()},
+        **{f"own_{k}": v for k, v in calibration.fitted()["own_runs"].items()},
     }
 
 
@@ -130,9 +132,21 @@ def _runs_paragraphs(s):
         f"{s['loo_share_inside_p10_p90']:.0%}.",
         f"Best constant MFU ({s['constant_model']}), grouped validation: median |error| "
         f"{s['constant_median_abs_error_pct']:.1f}%, mean log score "
-        f"{s['constant_mean_log_score']:.3f}. The former constant MFU {s['legacy_mfu']:.1%}: "
+        f"{s['constant_mean_log_score']:.3f} (fitted inside each fold: the fair baseline). "
+        f"The former constant MFU {s['legacy_mfu']:.1%}: "
         f"median |error| {s['legacy_median_abs_error_pct']:.1f}%, inside P10..P90 "
-        f"{s['legacy_share_inside_p10_p90']:.0%}.",
+        f"{s['legacy_share_inside_p10_p90']:.0%}. With hindsight (seeing every run it is "
+        f"scored on) the best fixed MFU is {s['choice_hindsight_constant_mfu']:.1%}: median "
+        f"|error| {s['choice_hindsight_constant_median_abs_error_pct']:.1f}%, but mean ln "
+        f"{s['choice_hindsight_constant_mean_log_error']:+.3f} (too few hours) and log score "
+        f"{s['choice_hindsight_constant_mean_log_score']:.3f}. The choice, made again with each "
+        f"organisation left out, agrees {s['choice_stability_share']:.0%} of the time.",
+        f"Own runs, on the catalogue: each run of an organisation with two or more predicted "
+        f"with its organisation held out and its other runs on the same generation as own "
+        f"runs: mean |ln error| {s['own_mean_abs_log_error_before']:.3f} -> "
+        f"{s['own_mean_abs_log_error_after']:.3f}, median "
+        f"{s['own_median_abs_log_error_before']:.3f} -> "
+        f"{s['own_median_abs_log_error_after']:.3f} ({s['own_runs']} runs).",
     ]
 
 
@@ -182,7 +196,11 @@ def _print_own_runs(own, args):
         others = own_runs.OwnRuns(t.drop(index=t.index[i]))
         pooled.append(float(others.mfu(t["accelerator"].iloc[i], t["active_params"].iloc[i])))
     df = t[["name", "accelerator", "implied_mfu", "calibrated_mfu"]].assign(pooled_mfu=pooled)
-    print(f"Your {own.count} own run(s): pull toward them {own.pull:.0%} (more runs, more pull).")
+    pulls = {g: own.pull_for(a) for g, a in zip(t["generation"], t["accelerator"], strict=True)}
+    each = ", ".join(f"{g} {p:.0%}" for g, p in sorted(pulls.items()))
+    line = (f"Your {own.count} own run(s): pull toward them on each generation {each} (more "
+            "runs, more pull; only runs on a plan's generation pull it).")  # fmt: skip
+    print(textwrap.fill(line, WIDTH))
     _print_frame(df, args, {c: "{:.1%}" for c in ("implied_mfu", "calibrated_mfu", "pooled_mfu")},
                  {"implied_mfu": ("implied", "MFU"), "calibrated_mfu": ("calibrated", "MFU"),
                   "pooled_mfu": ("with your", "other runs")})  # fmt: skip

@@ -184,8 +184,7 @@ def test_chosen_model_beats_the_best_constant_under_grouped_validation():
     for other in ("constant", "constant (organisations)"):
         assert cmp.loc[chosen, "median_abs_error_pct"] < cmp.loc[other, "median_abs_error_pct"]
         assert cmp.loc[chosen, "mean_log_score"] > cmp.loc[other, "mean_log_score"]
-    # the former constant 30.4% (not refitted) scores a lower median |error| on the 51 runs of
-    # the verification pass (27.9% vs 29.2%), but it is biased and its log score is worse
+    # the former constant 30.4% (not refitted) is biased and its log score is worse
     legacy = cmp.loc["legacy constant 30.4%"]
     assert cmp.loc[chosen, "mean_log_score"] > legacy["mean_log_score"]
     assert abs(cmp.loc[chosen, "mean_log_error"]) < abs(legacy["mean_log_error"])
@@ -194,14 +193,67 @@ def test_chosen_model_beats_the_best_constant_under_grouped_validation():
     assert abs(cmp.loc[chosen, "mean_log_error"]) <= 0.05
     assert 0.75 <= cmp.loc[chosen, "share_inside_p10_p90"] <= 0.85
     assert 0.75 <= cmp.loc[chosen, "nested_share_inside_p10_p90"] <= 0.85
-    # 29.2% on the 51 runs of the verification pass (22.2% on the 46 before it)
-    assert cmp.loc[chosen, "median_abs_error_pct"] <= 30
+    # 26.5% on the 51 runs (29.2% with the linear size slope of round 2)
+    assert cmp.loc[chosen, "median_abs_error_pct"] <= 27
+    # the linear pooled slope is scored, not eligible: the planner's formula saturates at 5B
+    assert "pooled generation+size" not in calibration.ELIGIBLE
     # the free per-generation + slope fit (the former default) is scored but not eligible
     # (issue 17: partial pooling); held out by organisation, it reaches the 55% cap on the
     # largest A100 runs, the failure the issue describes
     assert "generation+size (free)" not in calibration.ELIGIBLE
     free = calibration.grouped_validation("generation+size (free)")
     assert free["predicted_mfu"].max() == pytest.approx(calibration.MFU_MAX)
+
+
+def test_the_choice_is_fair_stable_and_not_the_hindsight_constant():
+    f = calibration.fitted()
+    choice, grouped = f["choice"], f["grouped"]
+    # the fair baseline: constants fitted inside each fold; the chosen model beats both
+    assert grouped["median_abs_error_pct"] < choice["in_fold_constant_median_abs_error_pct"]
+    assert grouped["mean_log_score"] > choice["in_fold_constant_mean_log_score"]
+    assert grouped["median_abs_log_error"] < choice["in_fold_constant_median_abs_log_error"]
+    # the best fixed constant chosen with hindsight (it sees every run it is scored on) buys
+    # its median |error| with a bias: it predicts too few hours (mean ln error > +0.2)
+    mfu, hind = calibration.hindsight_constant()
+    assert mfu == pytest.approx(choice["hindsight_constant_mfu"])
+    assert hind["mean_log_error"] > 0.2
+    assert grouped["mean_log_score"] > hind["mean_log_score"]
+    assert grouped["median_abs_log_error"] < hind["median_abs_log_error"]
+    # the choice made again with each organisation out of the whole data agrees mostly
+    stability = calibration.choice_stability()
+    share = sum(v == calibration.chosen_model() for v in stability.values()) / len(stability)
+    assert share == pytest.approx(choice["stability_share"]) and share >= 0.75
+
+
+def test_a_richer_candidate_needs_the_margin_and_no_winner_falls_back_to_the_constant():
+    base = {"median_abs_error_pct": 30.0, "mean_log_score": -0.6}
+    good = {"median_abs_error_pct": 25.0, "mean_log_score": -0.40}
+    s = {m: base for m in calibration.CONSTANTS}
+    s |= {
+        "pooled generation": good,
+        "pooled generation+small-model size": good
+        | {"mean_log_score": -0.40 + calibration.CHOICE_MARGIN / 2},
+    }
+    assert calibration._choose(s) == "pooled generation"
+    s["pooled generation+small-model size"] = good | {"mean_log_score": -0.35}
+    assert calibration._choose(s) == "pooled generation+small-model size"
+    worse = {"median_abs_error_pct": 31.0, "mean_log_score": -0.3}
+    s |= {"pooled generation": worse, "pooled generation+small-model size": worse}
+    assert calibration._choose(s) == "constant (organisations)"
+
+
+def test_own_runs_of_a_catalogue_organisation_pull_its_runs_closer():
+    """Each run of an organisation with two or more, predicted with the organisation held
+    out and its other runs on the same generation given as own runs: the mean |ln error|
+    falls (0.312 -> 0.297; the median does not move, and 3 of the 7 organisations get worse:
+    the gain is small, see docs/methodology-calibration.md). The stored figures are
+    recomputed."""
+    got = calibration.own_runs_validation()
+    stored = calibration.fitted()["own_runs"]
+    for key, value in stored.items():
+        assert got[key] == pytest.approx(value, rel=1e-9), key
+    assert got["mean_abs_log_error_after"] < got["mean_abs_log_error_before"]
+    assert got["runs_pulled"] == got["runs"] == 42
 
 
 def test_intercepts_are_pulled_toward_the_shared_mean_by_their_organisations():
@@ -290,10 +342,11 @@ def test_predicted_mfu_is_the_spreadsheet_formula_and_stays_clamped():
              ("B200 (HGX)", 37e9), ("A100 SXM 40GB", 1e12), ("H800 SXM", 1e8)]  # fmt: skip
     for accel, active in cases:
         a = c[f"mfu_ln_intercept_{gens[accel]}"]
-        ln_mfu = a + c["mfu_ln_slope_per_ln_active_billions"] * math.log(active / 1e9)
+        knee = c["small_model_active_params"]
+        ln_mfu = a + c["mfu_ln_slope_below_small_model"] * math.log(min(active, knee) / knee)
         excel = min(c["mfu_max"], max(c["mfu_min"], math.exp(ln_mfu)))
         assert calibration.predicted_mfu(accel, active) == pytest.approx(excel, rel=1e-12)
-    steep = calibration.MfuModel("test", {"H100": -1.5, "other": -1.5}, slope=0.5)
+    steep = calibration.MfuModel("test", {"H100": -1.5, "other": 0.0}, slope=0.5)
     got = steep.predict(np.array(["H100", "other"]), np.array([1e6, 1e15]))
     assert got.shape == (2,)
     assert got[0] == calibration.MFU_MIN and got[1] == calibration.MFU_MAX

@@ -288,6 +288,17 @@ def test_runs_prints_the_grouped_validation_table_recomputed(capsys):
     loo = calibration.loo_summary()
     assert f"Leave-one-out (a run's organisation stays in the fit): median |error| " \
            f"{loo['median_abs_error_pct']:.1f}%" in text  # fmt: skip
+    # the hindsight constant (labelled), the choice's stability, and own runs on the catalogue,
+    # each recomputed (not read from the stored file)
+    mfu, hind = calibration.hindsight_constant()
+    assert f"the best fixed MFU is {mfu:.1%}: median |error| " \
+           f"{hind['median_abs_error_pct']:.1f}%" in text  # fmt: skip
+    stability = calibration.choice_stability()
+    share = np.mean([v == calibration.chosen_model() for v in stability.values()])
+    assert f"agrees {share:.0%} of the time" in text
+    own = calibration.own_runs_validation()
+    assert f"mean |ln error| {own['mean_abs_log_error_before']:.3f} -> " \
+           f"{own['mean_abs_log_error_after']:.3f}" in text  # fmt: skip
 
 
 def test_runs_json_and_csv_carry_the_same_columns(capsys):

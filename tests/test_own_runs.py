@@ -33,7 +33,21 @@ def test_a_good_file_gives_each_run_its_implied_mfu(tmp_path):
     assert t.loc[0, "implied_mfu"] == pytest.approx(engine.implied_mfu(flops, 120000, 989.4))
     want = math.log(t.loc[0, "implied_mfu"] / calibration.predicted_mfu("H100 SXM", 7e9))
     assert t.loc[0, "residual"] == pytest.approx(want, rel=1e-12)
-    assert 0 < runs.pull < 1
+    assert 0 < runs.pull_for("H100") < 1
+    assert runs.pull_for("A100") == 0 and runs.count_for("TPU v4") == 0
+
+
+def test_only_own_runs_on_the_plans_generation_pull_it(tmp_path):
+    """On the public record an organisation's runs on another generation pull the wrong way as
+    often as the right one (calibration.own_runs_validation): they do not pull."""
+    text = HEADER + "Ours A100,Acme,7B,7B,2T,A100 SXM 80GB,512,180000\n"
+    runs = own_runs.parse(text, "mem.csv", parse_number)
+    base = calibration.predicted_mfu("H100 SXM", 7e9)
+    assert float(runs.mfu("H100 SXM", 7e9)) == pytest.approx(base, rel=1e-12)
+    assert float(runs.mfu("A100 SXM 40GB", 7e9)) > calibration.predicted_mfu("A100 SXM 40GB", 7e9)
+    assert runs.sigma("H100 SXM", 7e9) == pytest.approx(
+        calibration.throughput_sigma_for("H100 SXM", 7e9), rel=1e-12
+    )
 
 
 @pytest.mark.parametrize(
@@ -95,7 +109,7 @@ def test_a_prediction_moves_toward_the_runs_monotonically_as_runs_are_added(hour
     lo, hi = sorted((base, implied))
     assert lo - 1e-12 <= a <= hi + 1e-12 and lo - 1e-12 <= b <= hi + 1e-12  # between
     assert abs(math.log(b / implied)) <= abs(math.log(a / implied)) + 1e-12  # closer
-    assert fewer.pull < more.pull < 1
+    assert fewer.pull_for("H100") < more.pull_for("H100") < 1
     # the spread narrows with them, never below 0
     s_few, s_more = fewer.sigma("H100 SXM", 7e9), more.sigma("H100 SXM", 7e9)
     assert 0 <= s_more <= s_few <= calibration.throughput_sigma_for("H100 SXM", 7e9)
@@ -105,7 +119,7 @@ def test_the_pull_is_the_catalogue_team_variance_ratio():
     f = calibration.fitted()
     k = (f["team_within_sd"] / f["team_between_sd"]) ** 2
     for n in (1, 5, 50):
-        assert _runs(n, 100_000).pull == pytest.approx(n / (n + k), rel=1e-12)
+        assert _runs(n, 100_000).pull_for("H100") == pytest.approx(n / (n + k), rel=1e-12)
     assert np.isfinite(k) and k > 0
 
 
@@ -130,7 +144,8 @@ def test_estimate_and_runs_take_own_runs(tmp_path, capsys):
     assert own["throughput_sigma"] < base["throughput_sigma"]
     assert main(["runs", "--own-runs", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "Your 2 own run(s): pull toward them" in out and "Ours 13B" in out
+    assert "Your 2 own run(s): pull toward them on each generation H100" in out
+    assert "Ours 13B" in out
     assert max(map(len, out.splitlines())) <= 100
 
 

@@ -162,7 +162,7 @@ def test_planner_has_the_sheets_a_finance_reader_expects(generated_templates):
     wb = openpyxl.load_workbook(generated_templates["training-run-planner.xlsx"])
     assert wb.sheetnames == [
         "Cover", "Inputs", "Calculations", "Summary", "Sensitivity", "Monthly spend", "Charts",
-        "Reference runs", "Accelerators", "Checks", "Change log",
+        "Reference runs", "Our runs", "Accelerators", "Checks", "Change log",
     ]  # fmt: skip
     assert len(wb["Charts"]._charts) >= 2
     # the same formula across each Calculations row (relative to its column)

@@ -7,9 +7,13 @@
 - :func:`calibration_set`: the runs whose accelerator-hours are in the public record, with
   their ``organisation`` and the weight their ``confidence`` gives them in a fit.
 - :func:`fit` / :class:`MfuModel`: the candidate default-MFU models (:data:`CANDIDATES`), each
-  a handful of numbers: ``ln MFU = intercept[generation] + slope x ln(active / 1e9)``.
-  The pooled ones pull each generation's intercept toward the shared mean by how many
-  organisations support it, and take the size slope within organisations, shrunk.
+  a handful of numbers: ``ln MFU = intercept[generation] + slope x size``, size
+  ``ln(MIN(active, 5B) / 5B)`` (saturating; the comparison candidates' linear one is
+  ``ln(active / 1e9)``). The pooled ones pull each generation's intercept toward the shared
+  mean by how many organisations support it, and take the size slope within organisations,
+  shrunk. :func:`chosen_model` picks by grouped validation only (:func:`choice_stability`:
+  the choice redone with each organisation left out); :func:`own_runs_validation` measures the
+  pull of an organisation's own runs on the catalogue.
 - :func:`grouped_validation` (leave-one-organisation-out: every run of the held-out
   organisation out of the fit) drives the model choice (:func:`chosen_model`), the published
   error and the range's spread (:func:`throughput_sigma`); :func:`leave_one_out` is the second,
@@ -20,7 +24,7 @@
   :func:`excel_coefficients` read them, so no fit runs when a plan is estimated.
 
 The default is ``MFU = MIN(mfu_max, MAX(mfu_min, EXP(intercept[generation] +
-slope * LN(active_params / 1E9))))``; see ``docs/methodology-calibration.md``.
+slope * LN(MIN(active_params, 5E9) / 5E9))))``; see ``docs/methodology-calibration.md``.
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ pd = lazy_module("pandas")  # the tables and the fit only: a calibrated default 
 
 __all__ = [
     "CANDIDATES",
+    "CHOICE_MARGIN",
+    "CONSTANTS",
     "CONFIDENCE_WEIGHTS",
     "ELIGIBLE",
     "GENERATIONS",
@@ -62,6 +68,9 @@ __all__ = [
     "loo_summary",
     "model_comparison",
     "chosen_model",
+    "choice_stability",
+    "own_runs_validation",
+    "hindsight_constant",
     "fitted",
     "write_fitted",
     "default_mfu_model",
@@ -114,21 +123,33 @@ POOLING_ORGANISATIONS = 2.0
 #: generation, and shrunk toward 0.
 SLOPE_RIDGE = 10.0
 
-#: The candidate default-MFU models: name -> (intercepts, size term).
+#: The candidate default-MFU models: name -> (intercepts, size term). Size terms: "none";
+#: "free" and "within" (linear in ln(active / 1e9): a free slope, or one learnt within
+#: organisations and shrunk); "small" (saturating: learnt within organisations and shrunk as
+#: "within", but only below the spec's ``small_model_active_params`` (5B), flat above it).
 CANDIDATES = {
     "constant": ("one", "none"),
     "constant (organisations)": ("one-pooled", "none"),
     "generation+size (free)": ("free", "free"),
     "pooled generation": ("pooled", "none"),
     "pooled generation+size": ("pooled", "within"),
+    "pooled generation+small-model size": ("pooled", "small"),
 }
 
-#: The candidates the default may be chosen from: issue 17 asks for partial pooling rather than
-#: free per-generation intercepts and a free slope, so the free fit (the former default) is
-#: scored for comparison only. On the 51 runs its grouped mean log score is the best, but it
-#: predicts the 55% cap for the largest A100 runs (BLOOM) and about half GLM-130B's and GPT-3's
-#: hours: the failure the issue describes.
-ELIGIBLE = tuple(m for m, (intercepts, _) in CANDIDATES.items() if intercepts != "free")
+#: The constants fitted inside each fold: the fair baseline a chosen model must beat.
+CONSTANTS = ("constant", "constant (organisations)")
+
+#: The candidates the default may be chosen from: partial pooling with no size term or the
+#: saturating one (the spec's ``calibrated_mfu`` formula). The free fit (the former default)
+#: and the linear pooled slope are scored for comparison only: a linear size term reaches the
+#: 55% cap for the largest A100 runs (BLOOM) and predicts about half GPT-3's hours, the
+#: failure issue 17 describes, and the planner's formula has no linear size term.
+ELIGIBLE = tuple(m for m, (icpt, size) in CANDIDATES.items() if icpt != "free" and size != "within")
+
+#: A candidate with more fitted numbers is chosen over a simpler one only if its grouped mean
+#: log score is higher by at least this margin (nats per run): one low-weight run once flipped
+#: the choice between candidates 0.005 apart.
+CHOICE_MARGIN = 0.02
 
 #: Share of the grouped-validation log errors the P10..P90 range is sized to hold. A spread
 #: sized on some organisations holds fewer of another's runs (a quantile estimated from a few
@@ -282,11 +303,11 @@ class MfuModel:
     slope: float = 0.0
     mfu_min: float = MFU_MIN
     mfu_max: float = MFU_MAX
+    linear: bool = False  # True: slope x ln(active / 1e9) (comparison candidates only)
 
     def ln_mfu(self, generation, active_params):
         """Unclamped ln(MFU) for generation label(s) and active parameters."""
-        x = np.log(np.asarray(active_params, dtype=float) / 1e9)
-        return self.intercept(generation) + self.slope * x
+        return self.intercept(generation) + self.slope * _size_x(active_params, self.linear)
 
     def intercept(self, generation):
         """ln-MFU intercept of generation label(s)."""
@@ -304,10 +325,23 @@ class MfuModel:
 
         The spec's ``calibrated_mfu`` formula (udfs.quantities), the planner's too.
         """
+        if self.linear:
+            raw = np.exp(self.ln_mfu(generation, active_params))
+            return np.minimum(self.mfu_max, np.maximum(self.mfu_min, raw))
         values = {"mfu_ln_intercept": self.intercept(generation),
                   "mfu_ln_slope": self.slope, "active_params": active_params,
                   "mfu_min": self.mfu_min, "mfu_max": self.mfu_max}  # fmt: skip
         return model.evaluate(values, ["calibrated_mfu"])["calibrated_mfu"]
+
+
+def _size_x(active_params, linear=False):
+    """The size variable: ln(active / 1e9) (linear), or the spec's saturating
+    ln(MIN(active, small_model_active_params) / small_model_active_params), 0 from 5B up."""
+    a = np.asarray(active_params, dtype=float)
+    if linear:
+        return np.log(a / 1e9)
+    knee = model.CONSTANTS["small_model_active_params"]
+    return np.log(np.minimum(a, knee) / knee)
 
 
 def _l1_fit(X, y, w, iterations=100):
@@ -332,9 +366,9 @@ def _free_fit(t):
     return {g: fitted.get(g, mean) for g in _FITTED_GENERATIONS} | {"other": mean}, float(b[-1])
 
 
-def _within_slope(t):
+def _within_slope(t, linear=True):
     """Size slope from differences inside each (organisation, generation) cell, ridge-shrunk."""
-    x = np.log(t["active_params"].to_numpy(float) / 1e9)
+    x = _size_x(t["active_params"].to_numpy(float), linear)
     y, w = t["ln_mfu"].to_numpy(), t["weight"].to_numpy()
     cell = (t["organisation"] + "|" + t["generation"]).to_numpy()
     xd, yd = np.empty_like(x), np.empty_like(y)
@@ -393,11 +427,12 @@ def fit(model="pooled generation+size", runs=None):
         return MfuModel(model, {g: c for g in (*_FITTED_GENERATIONS, "other")})
     if intercepts == "free":
         icpt, slope = _free_fit(t)
-        return MfuModel(model, icpt, slope)
-    slope = _within_slope(t) if size == "within" else 0.0
-    x = np.log(t["active_params"].to_numpy(float) / 1e9)
+        return MfuModel(model, icpt, slope, linear=True)
+    linear = size == "within"
+    slope = _within_slope(t, linear) if size in ("within", "small") else 0.0
+    x = _size_x(t["active_params"].to_numpy(float), linear)
     icpt = _pooled_intercepts(t, y - slope * x, pooled=intercepts == "pooled")
-    return MfuModel(model, icpt, slope)
+    return MfuModel(model, icpt, slope, linear=linear)
 
 
 def _n_params(model):
@@ -431,7 +466,10 @@ def _table_for(t, predicted):
 
 @functools.cache
 def _grouped(model):
-    t = _calibration_frame()
+    return _grouped_on(model, _calibration_frame())
+
+
+def _grouped_on(model, t):
     predicted = np.empty(len(t))
     orgs = t["organisation"].to_numpy()
     for org in np.unique(orgs):
@@ -528,6 +566,7 @@ def _summary(table, n_params):
         "organisations": int(table["organisation"].nunique()),
         "fitted_numbers": n_params,
         "median_abs_error_pct": float(np.median(np.abs(table["error_pct"]))),
+        "median_abs_log_error": float(np.median(np.abs(e))),
         "mean_log_error": float(np.mean(e)),
         "sigma_ln": parts[0],
         "small_model_sigma": parts[1],
@@ -599,34 +638,146 @@ def model_comparison():
     return df
 
 
+def _choose(summaries):
+    """The choice rule over grouped summaries (name -> summary dict), see :func:`chosen_model`."""
+    consts = [summaries[c] for c in CONSTANTS]
+    best_median = min(s["median_abs_error_pct"] for s in consts)
+    best_score = max(s["mean_log_score"] for s in consts)
+    beat = [m for m in ELIGIBLE if m not in CONSTANTS
+            and summaries[m]["median_abs_error_pct"] < best_median
+            and summaries[m]["mean_log_score"] > best_score]  # fmt: skip
+    if not beat:
+        return "constant (organisations)"
+    beat.sort(key=lambda m: (_n_params(m), -summaries[m]["mean_log_score"]))
+    chosen = beat[0]
+    for m in beat[1:]:
+        if summaries[m]["mean_log_score"] > summaries[chosen]["mean_log_score"] + CHOICE_MARGIN:
+            chosen = m
+    return chosen
+
+
 @functools.cache
 def chosen_model():
-    """The :data:`ELIGIBLE` candidate with the highest grouped-validation mean log score (ties:
-    fewer numbers).
+    """The default-MFU model, chosen by grouped validation only.
 
-    The log score (lognormal density of each run's disclosed hours under the candidate's
-    range, its organisation held out) rewards a central estimate near the runs and a spread
-    that is neither too narrow nor too wide.
+    Among the :data:`ELIGIBLE` candidates that beat both constants fitted inside each fold
+    (:data:`CONSTANTS`) on the grouped median |error| and on the grouped mean log score, the
+    one with the fewest numbers, unless one with more numbers scores at least
+    :data:`CHOICE_MARGIN` higher. If none beats the constants, the constant with organisations
+    pooled. The log score (lognormal density of each run's disclosed hours under the
+    candidate's range, its organisation held out) rewards a central estimate near the runs and
+    a spread neither too narrow nor too wide. See :func:`choice_stability`.
     """
-    return min(
-        ELIGIBLE, key=lambda m: (-round(grouped_summary(m)["mean_log_score"], 12), _n_params(m))
-    )
+    return _choose({m: grouped_summary(m) for m in (*CONSTANTS, *ELIGIBLE)})
+
+
+@functools.cache
+def choice_stability():
+    """The choice made again with each organisation left out of the whole data (its runs out
+    of every fold and every score): organisation -> chosen model. The share equal to
+    :func:`chosen_model` says how robust the choice is."""
+    t = _calibration_frame()
+    out = {}
+    for org in sorted(t["organisation"].unique()):
+        rest = t[t["organisation"] != org]
+        summaries = {m: _summary(_grouped_on(m, rest), _n_params(m))
+                     for m in dict.fromkeys((*CONSTANTS, *ELIGIBLE))}  # fmt: skip
+        out[org] = _choose(summaries)
+    return out
+
+
+def hindsight_constant(step=0.001):
+    """The fixed MFU with the lowest median |error| over every calibration run, chosen with
+    hindsight (it sees every run it is scored on: not a fair baseline, shown for honesty).
+
+    Returns (mfu, its summary as :func:`grouped_summary`). Median |predicted / disclosed hours
+    - 1| is lopsided: a run predicted too fast errs by at most -100%, one too slow without
+    bound, so the best fixed constant sits above the runs' typical MFU (too few hours).
+    """
+    t = _calibration_frame()
+    grid = np.arange(0.15, 0.50 + step / 2, step)
+    flops, peak = t["model_training_flops"].to_numpy(), t["peak_tflops"].to_numpy()
+    hours = t["disclosed_accelerator_hours"].to_numpy()
+    med = [np.median(np.abs(engine.accelerator_hours(flops, peak * k) / hours - 1.0)) for k in grid]
+    best = round(float(grid[int(np.argmin(med))]), 6)
+    return best, _summary(_table_for(t, np.full(len(t), best)), 1)
 
 
 # -- the fitted numbers: data, refitted only by write_fitted (and the test that checks them) ----
 
 
-def _team_spread(m):
-    """(within, between) standard deviations of ln-MFU residuals under model ``m`` with the
-    runs grouped by organisation and model family: a team's series of runs. The pooling of a
-    team's own runs (:mod:`udfs.own_runs`) uses them: pull = n / (n + within^2 / between^2)."""
+def _team_spread(m=None):
+    """(within, between) standard deviations of a team's runs around the calibrated default,
+    for the pooling of a team's own runs (:mod:`udfs.own_runs`): pull = n / (n + within^2 /
+    between^2) for n own runs on the plan's accelerator generation.
+
+    From the chosen model's leave-one-organisation-out residuals (ln implied / predicted MFU,
+    each run's organisation out of the fit: how a new team's runs miss the default), grouped
+    by (organisation, generation): between^2 is the mean product of two different runs'
+    residuals in one group (their shared part), within^2 the pooled variance inside the
+    groups. ``m`` (a model name) defaults to the chosen one."""
+    return _cell_spread(_grouped(chosen_model() if m is None else m))
+
+
+def _cell_spread(table):
+    r = np.log(table["implied_mfu"].to_numpy(float) / table["predicted_mfu"].to_numpy(float))
+    cells = (table["organisation"] + "|" + table["generation"]).to_numpy()
+    names, inverse, counts = np.unique(cells, return_inverse=True, return_counts=True)
+    sums = np.bincount(inverse, weights=r)
+    squares = np.bincount(inverse, weights=r * r)
+    pairs = float(np.sum(counts * (counts - 1)))
+    between2 = float(np.sum(sums**2 - squares)) / pairs if pairs else 0.0
+    means = sums / counts
+    within2 = float(np.sum((r - means[inverse]) ** 2) / (len(r) - len(names)))
+    return float(np.sqrt(within2)), float(np.sqrt(max(between2, _MIN_BETWEEN_VAR)))
+
+
+#: Floor of the between-team variance (ln units squared): with no shared part in the data the
+#: pull of own runs is about 0, not a division by zero.
+_MIN_BETWEEN_VAR = 1e-6
+
+
+def own_runs_validation(model=None):
+    """Each catalogue organisation's runs predicted with the rest of it given as own runs.
+
+    For each run of an organisation with two or more runs: the model fitted without the
+    organisation (grouped validation), the pooling's within / between spreads sized without
+    it too, then the prediction pulled toward the organisation's other runs on the same
+    generation (:mod:`udfs.own_runs`' rule). Returns a dict: ``runs``,
+    ``median_abs_log_error_before`` / ``_after``, ``mean_abs_log_error_before`` / ``_after``
+    (|ln(disclosed / predicted hours)|), ``runs_pulled`` (runs with a same-generation
+    sibling), and ``table`` (one row per run).
+    """
+    name = chosen_model() if model is None else model
     t = _calibration_frame()
-    family = catalogue.runs().loc[t.index, "family"].to_numpy()
-    r = t["ln_mfu"].to_numpy() - m.ln_mfu(t["generation"].to_numpy(),
-                                           t["active_params"].to_numpy(float))  # fmt: skip
-    groups = np.char.add(t["organisation"].to_numpy().astype(str), "|" + family.astype(str))
-    _, within, between = _spread_of_groups(r, groups)
-    return within, between
+    rows = []
+    for org in sorted(t["organisation"].unique()):
+        mine = (t["organisation"] == org).to_numpy()
+        if mine.sum() < 2:
+            continue
+        rest = t[~mine]
+        within, between = _cell_spread(_grouped_on(name, rest))
+        k = (within / between) ** 2
+        tm = t[mine]
+        r = tm["ln_mfu"].to_numpy() - np.log(_predict_rows(fit(name, rest), tm))
+        gen = tm["generation"].to_numpy()
+        for i in range(len(tm)):
+            others = (np.arange(len(tm)) != i) & (gen == gen[i])
+            n = int(others.sum())
+            u = n / (n + k) * float(r[others].mean()) if n else 0.0
+            rows.append({"run": tm.index[i], "organisation": org, "own_runs": n,
+                         "pull": n / (n + k), "before": abs(r[i]),
+                         "after": abs(r[i] - u)})  # fmt: skip
+    df = pd.DataFrame(rows).set_index("run")
+    return {
+        "runs": len(df),
+        "runs_pulled": int((df["own_runs"] > 0).sum()),
+        "median_abs_log_error_before": float(df["before"].median()),
+        "median_abs_log_error_after": float(df["after"].median()),
+        "mean_abs_log_error_before": float(df["before"].mean()),
+        "mean_abs_log_error_after": float(df["after"].mean()),
+        "table": df,
+    }
 
 
 def _spread_of_groups(r, groups):
@@ -680,9 +831,35 @@ def refit():
                 strict=True,
             )
         ),
-        **dict(zip(("team_within_sd", "team_between_sd"), _team_spread(m), strict=True)),
+        **dict(zip(("team_within_sd", "team_between_sd"), _team_spread(name), strict=True)),
         "grouped": grouped,
         "leave_one_out": loo,
+        "choice": _choice_figures(name),
+        "own_runs": {k: v for k, v in own_runs_validation(name).items() if k != "table"},
+    }
+
+
+def _choice_figures(name):
+    """The figures the choice rests on: the fair (fitted-in-fold) constants, the hindsight
+    constant (labelled), and the share of leave-one-organisation-out choices that agree."""
+    consts = {c: grouped_summary(c) for c in CONSTANTS}
+    mfu, hind = hindsight_constant()
+    stability = choice_stability()
+    return {
+        "in_fold_constant_median_abs_error_pct": min(
+            s["median_abs_error_pct"] for s in consts.values()
+        ),
+        "in_fold_constant_mean_log_score": max(s["mean_log_score"] for s in consts.values()),
+        "in_fold_constant_median_abs_log_error": min(
+            s["median_abs_log_error"] for s in consts.values()
+        ),
+        "hindsight_constant_mfu": mfu,
+        "hindsight_constant_median_abs_error_pct": hind["median_abs_error_pct"],
+        "hindsight_constant_median_abs_log_error": hind["median_abs_log_error"],
+        "hindsight_constant_mean_log_error": hind["mean_log_error"],
+        "hindsight_constant_mean_log_score": hind["mean_log_score"],
+        "stability_share": sum(v == name for v in stability.values()) / len(stability),
+        "stability_organisations": len(stability),
     }
 
 
@@ -715,7 +892,7 @@ def write_fitted(path=None):
         "team_between_sd",
     ):
         lines.append(f"{key} = {_toml_value(f[key])}")
-    for table in ("intercepts", "grouped", "leave_one_out"):
+    for table in ("intercepts", "grouped", "leave_one_out", "choice", "own_runs"):
         lines += ["", f"[{table}]"]
         lines += [f'"{k}" = {_toml_value(v)}' for k, v in f[table].items()]
     target = path or resources.files("udfs").joinpath("data", _DATA_FILE)
@@ -831,7 +1008,8 @@ def excel_coefficients():
 
     Returns a dict: ``formula`` (Excel 2010 text with the cell names below), one
     ``mfu_ln_intercept_<GEN>`` per generation ("A100", "H100", "TPU", "other"),
-    ``mfu_ln_slope_per_ln_active_billions``, ``mfu_min``, ``mfu_max``,
+    ``mfu_ln_slope_below_small_model``, ``small_model_active_params`` (the size effect's
+    threshold: flat above it), ``mfu_min``, ``mfu_max``,
     ``throughput_sigma_ln``, ``z_p90`` (NORM.S.INV(0.9), for checking) and
     ``generation_of_accelerator`` (catalogue accelerator name -> generation label; any
     other name is "other").
@@ -839,15 +1017,16 @@ def excel_coefficients():
     m = default_mfu_model()
     bind = {
         "mfu_ln_intercept": "INDEX(mfu_ln_intercepts,MATCH(generation,mfu_generations,0),1)",
-        "mfu_ln_slope": "mfu_ln_slope_per_ln_active_billions",
-        **{n: n for n in ("mfu_min", "mfu_max", "active_params")},
+        "mfu_ln_slope": "mfu_ln_slope_below_small_model",
+        **{n: n for n in ("mfu_min", "mfu_max", "active_params", "small_model_active_params")},
     }
     out = {
         "formula": "=" + model.excel("calibrated_mfu", bind=bind, through=("calibrated_mfu_raw",))
     }
     for g, a in m.intercepts.items():
         out[f"mfu_ln_intercept_{g}"] = a
-    out["mfu_ln_slope_per_ln_active_billions"] = m.slope
+    out["mfu_ln_slope_below_small_model"] = m.slope
+    out["small_model_active_params"] = model.CONSTANTS["small_model_active_params"]
     out["mfu_min"] = m.mfu_min
     out["mfu_max"] = m.mfu_max
     out["throughput_sigma_ln"] = throughput_sigma()

@@ -10,11 +10,14 @@ too large (:data:`MAX_FILE_BYTES`, :data:`MAX_OWN_RUNS`) or not text.
 
 The runs are one more organisation (:func:`read` -> :class:`OwnRuns`). Each run's residual is
 ln(its implied MFU / the calibrated default MFU for its accelerator and size). A plan's
-default MFU moves toward the runs by partial pooling: ``EXP(pull x mean residual)`` times the
-calibrated default, ``pull = n / (n + k)`` with ``k = within^2 / between^2`` from the
-catalogue's runs grouped by organisation and model family (``team_within_sd``,
-``team_between_sd`` in ``udfs/data/calibration.toml``): more runs, more pull. The spread
-narrows with them: ``sigma^2 - pull x between^2`` (never below 0).
+default MFU moves toward the runs on its accelerator generation by partial pooling:
+``EXP(pull x mean residual)`` times the calibrated default, ``pull = n / (n + k)``, n the own
+runs on that generation, ``k = within^2 / between^2`` from the catalogue's grouped-validation
+residuals grouped by organisation and generation (``team_within_sd``, ``team_between_sd`` in
+``udfs/data/calibration.toml``; see :func:`udfs.calibration.own_runs_validation`): more runs,
+more pull. Runs on another generation do not pull (on the public record they pull the wrong
+way as often as the right one). The spread narrows with them: ``sigma^2 - pull x between^2``
+(never below 0).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import pandas as pd
 from . import calibration, catalogue, engine
 from .validation import CommandError, InputError
 
-__all__ = ["COLUMNS", "MAX_FILE_BYTES", "MAX_OWN_RUNS", "OwnRuns", "read", "parse"]
+__all__ = ["COLUMNS", "MAX_FILE_BYTES", "MAX_OWN_RUNS", "OwnRuns", "read", "parse", "from_rows"]
 
 #: The columns of an own-runs file, in this order or any other.
 COLUMNS = ("name", "organisation", "active_params", "total_params", "tokens", "accelerator",
@@ -54,28 +57,41 @@ class OwnRuns:
     def count(self):
         return len(self.table)
 
-    @property
-    def pull(self):
-        """n / (n + k): how far a plan's default MFU moves toward the runs (0 without runs)."""
+    def _same_generation(self, accelerator):
+        gen = str(calibration.generation_of(accelerator or ""))
+        return self.table[self.table["generation"] == gen]
+
+    def count_for(self, accelerator):
+        """Own runs on the accelerator's generation (the runs that pull a plan on it)."""
+        return len(self._same_generation(accelerator))
+
+    def pull_for(self, accelerator):
+        """n / (n + k), n the own runs on the accelerator's generation: how far a plan's
+        default MFU moves toward them (0 without any)."""
         f = calibration.fitted()
         k = (f["team_within_sd"] / f["team_between_sd"]) ** 2
-        return self.count / (self.count + k)
+        n = self.count_for(accelerator)
+        return n / (n + k)
 
-    @property
-    def mean_residual(self):
-        return float(self.table["residual"].mean()) if self.count else 0.0
+    def shift_for(self, accelerator):
+        """pull x mean residual of the same-generation own runs (ln units; 0 without any)."""
+        same = self._same_generation(accelerator)
+        if same.empty:
+            return 0.0
+        return self.pull_for(accelerator) * float(same["residual"].mean())
 
     def mfu(self, accelerator, active_params):
-        """The default MFU pulled toward the runs, clamped as the calibrated one; vectorised."""
+        """The default MFU pulled toward the runs on the plan's generation, clamped as the
+        calibrated one."""
         base = calibration.predicted_mfu(accelerator, active_params)
-        moved = base * math.exp(self.pull * self.mean_residual)
+        moved = base * math.exp(self.shift_for(accelerator))
         return np.clip(moved, calibration.MFU_MIN, calibration.MFU_MAX)
 
     def sigma(self, accelerator, active_params):
         """The plan's calibrated spread, narrowed by what the runs tell (sigma of ln hours)."""
         s = calibration.throughput_sigma_for(accelerator, active_params)
         between = calibration.fitted()["team_between_sd"]
-        return np.sqrt(np.maximum(0.0, s**2 - self.pull * between**2))
+        return np.sqrt(np.maximum(0.0, s**2 - self.pull_for(accelerator) * between**2))
 
 
 def _fail(path, row, column, rule):
@@ -149,7 +165,26 @@ def _implied(t, path="own runs"):
     t["calibrated_mfu"] = calibration.predicted_mfu(t["accelerator"].to_numpy(),
                                                     t["active_params"].to_numpy())  # fmt: skip
     t["residual"] = np.log(t["implied_mfu"] / t["calibrated_mfu"])
+    t["generation"] = calibration.generation_of(t["accelerator"].to_numpy())
     return t
+
+
+def from_rows(rows, where):
+    """:class:`OwnRuns` of rows typed in a workbook: ``rows`` a list of (row number, {column:
+    value}), values as read from the cells (numbers, text or None); ``where`` names the sheet
+    in errors. None when there are no rows. Refusals as :func:`parse`'s, one line."""
+    if not rows:
+        return None
+    out, seen = [], {}
+    for i, raw in rows:
+        text = {c: "" if v is None else str(v) for c, v in raw.items()}
+        out.append(_row(where, i, text, _plain_number, seen))
+    return OwnRuns(_implied(pd.DataFrame(out), where))
+
+
+def _plain_number(text):
+    """A number typed in a cell (a workbook holds plain numbers: 7E9, not 7B)."""
+    return float(text)
 
 
 def read(path, parse_number):

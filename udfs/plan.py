@@ -61,6 +61,7 @@ __all__ = [
     "THROUGHPUT_SOURCES",
     "THROUGHPUT_SOURCE_EXCEL",
     "CALIBRATED_MFU_EXCEL",
+    "OWN_RUNS_MFU_EXCEL",
     "CALIBRATED_RANGE_EXCEL",
     "resolve",
     "resolve_many",
@@ -161,13 +162,30 @@ CALIBRATED_MFU_EXCEL = _MFU_BLANK
 #: Excel text of the calibrated spread (P90 / P50 - 1) of a column: the spec's
 #: calibrated_range_pct, wider for a small model and an accelerator outside the calibrated
 #: generations (Accelerators sheet, ``accel_sigma_extra``; the 'other' one without a row).
+_RANGE_BIND = {
+    "small_model": "IF({active_params_used}<{small_model_active_params},1,0)",
+    "accelerator_extra_sigma": "IF({catalogue_row}>0,INDEX(accel_sigma_extra,"
+    "{catalogue_row},1),{accelerator_extra_sigma_other})",
+}
 CALIBRATED_RANGE_EXCEL = model.excel(
+    "calibrated_range_pct", through=("calibrated_plan_sigma",), bind=_RANGE_BIND
+)
+
+#: The planner's own-runs pooling ("Our runs" sheet, workbook_templates.planner.own_runs): the
+#: same-generation runs' summed residual over (their count + k) is n / (n + k) x their mean
+#: residual (udfs.own_runs.OwnRuns); the runs of a generation share its intercept.
+_OWN_SUM = "SUMIFS(own_runs_residual,own_runs_intercept,{mfu_ln_intercept_used})"
+_OWN_N = "COUNTIFS(own_runs_intercept,{mfu_ln_intercept_used})"
+#: Excel text of the default MFU moved toward the team's runs (the planner's Calculations row
+#: ``own_runs_mfu``, which a blank MFU takes).
+OWN_RUNS_MFU_EXCEL = ("IF(ISNUMBER({calibrated_mfu}),MIN({mfu_max},MAX({mfu_min},{calibrated_mfu}"
+                      f'*EXP({_OWN_SUM}/({_OWN_N}+own_runs_k)))),"")')  # fmt: skip
+_OWN_RANGE = model.excel(
     "calibrated_range_pct",
-    through=("calibrated_plan_sigma",),
     bind={
-        "small_model": "IF({active_params_used}<{small_model_active_params},1,0)",
-        "accelerator_extra_sigma": "IF({catalogue_row}>0,INDEX(accel_sigma_extra,"
-        "{catalogue_row},1),{accelerator_extra_sigma_other})",
+        "calibrated_plan_sigma": "SQRT(MAX(0,("
+        + model.excel("calibrated_plan_sigma", bind=_RANGE_BIND)
+        + f")^2-{_OWN_N}/({_OWN_N}+own_runs_k)*own_runs_between_sd^2))"
     },
 )
 
@@ -198,9 +216,10 @@ def _rules(spread=None):
         Rule("peak_tflops", None, "catalogue",
              'IF({catalogue_row}>0,INDEX(accel_bf16_tflops,{catalogue_row},1),"")',
              "Typed, or the catalogue's dense BF16 peak"),
-        Rule("mfu", None, "calibrated", "{calibrated_mfu}",
+        Rule("mfu", None, "calibrated", "{own_runs_mfu}",
              "Typed, or the calibrated default for the accelerator's generation and the active "
-             "parameters (Accelerators sheet)"),
+             "parameters (Accelerators sheet), moved toward your runs on that generation (Our "
+             "runs sheet)"),
         Rule("goodput", float(_Q["goodput"].default)),
         Rule("watts_per_accelerator", watts, "",
              f"IF({{catalogue_row}}>0,IF(ISNUMBER({_TDP}),{_TDP},{{default}}),{{default}})",
@@ -215,7 +234,7 @@ def _rules(spread=None):
             "throughput_range_pct",
             None,
             "calibrated",
-            f'IF(ISNUMBER({{active_params_used}}),{CALIBRATED_RANGE_EXCEL},"")',
+            f'IF(ISNUMBER({{active_params_used}}),{_OWN_RANGE},"")',
             f"Typed (your own P90 / P50 - 1), or the calibrated spread ({spread:.1%}; wider for "
             "a small model or an uncalibrated accelerator), also with a typed MFU or "
             "throughput: a typed number is an estimate too",
@@ -399,7 +418,8 @@ def resolve(inputs, precision="bf16", own_runs=None, engine_inputs=None):
             why = _why(name, value, accel, precision, kwargs.get("active_params"))
             if name == "mfu" and own_runs is not None:
                 value = float(own_runs.mfu(_name_of(accel), kwargs["active_params"]))
-                why += f", pulled {own_runs.pull:.0%} toward your {own_runs.count} own run(s)"
+                n, pull = own_runs.count_for(_name_of(accel)), own_runs.pull_for(_name_of(accel))
+                why += f", pulled {pull:.0%} toward your {n} own run(s) on its generation"
             notes.append(Note(name, value, why))
         if into is not False:
             kwargs[into or name] = value
@@ -447,7 +467,7 @@ def _blank_throughput_range(accel, active, source, own_runs):
         else f"blank: the calibrated spread, kept with a {source} (an estimate too)"
     )
     if own_runs is not None:
-        why += f", narrowed by your {own_runs.count} own run(s)"
+        why += f", narrowed by your {own_runs.count_for(_name_of(accel))} own run(s)"
     return Note("throughput_range_pct", value, why)
 
 

@@ -379,8 +379,10 @@ MODEL_EXTRAS = (
          "Run days in the month / wall-clock days"),
     # The calibrated default MFU (udfs.calibration.predicted_mfu), for a blank MFU.
     _out("calibrated_mfu_raw", "Default MFU before its bounds", "fraction",
-         "exp(mfu_ln_intercept + mfu_ln_slope * log(active_params / 1e9))",
-         "EXP(intercept of the generation + slope x LN(active / 1e9))"),
+         "exp(mfu_ln_intercept + mfu_ln_slope"
+         " * log(minimum(active_params, small_model_active_params) / small_model_active_params))",
+         "EXP(intercept of the generation + slope x LN(MIN(active, small-model threshold) / "
+         "small-model threshold)): the size effect only below the threshold"),
     _out("calibrated_mfu", "Calibrated default MFU", "fraction",
          "minimum(mfu_max, maximum(mfu_min, calibrated_mfu_raw))",
          "The default before its bounds, kept within the lowest and highest default MFU"),
@@ -456,7 +458,7 @@ MODEL_INPUTS = (
     ),
     Quantity(
         "mfu_ln_slope",
-        "ln-MFU slope per ln(active billions)",
+        "ln-MFU slope per ln(active / small_model_active_params), below it",
         "",
         None,
         "",

@@ -66,6 +66,12 @@ def configure_parser(parser):
         action="store_true",
         help="also write a PDF of each workbook through headless LibreOffice",
     )
+    parser.add_argument(
+        "--own-runs",
+        metavar="FILE",
+        help="CSV of your completed runs (as estimate --own-runs): filled into the planner's "
+        "Our runs sheet, where they pull a blank MFU",
+    )
     return parser
 
 
@@ -75,7 +81,7 @@ def build_all(generated=None):
     return {name: build(generated) for name, build in TEMPLATES.items()}
 
 
-def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None):
+def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None, own_runs=None):
     """Write every template into ``out``; return the written paths (xlsx, then PDFs).
 
     All or nothing: every workbook (and PDF) is written into a temporary folder inside
@@ -85,7 +91,7 @@ def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None):
 
     Raises :class:`udfs.validation.CommandError` (one line, naming the flag or file) on a bad
     ``out``, an existing file without ``force``, a folder where a file goes, or a failed
-    write.
+    write. ``own_runs`` (:class:`udfs.own_runs.OwnRuns`) fills the planner's "Our runs" sheet.
     """
     from udfs.validation import CommandError
 
@@ -113,6 +119,11 @@ def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None):
             verb = "already exists" if len(existing) == 1 else "already exist"
             raise CommandError(f"{', '.join(existing)} {verb} (use --force to overwrite)")
         books = build_all(generated)
+        if own_runs is not None:
+            from .planner.layout import FILENAME
+            from .planner.own_runs import fill
+
+            fill(books[FILENAME], own_runs)
         try:
             stage = Path(tempfile.mkdtemp(prefix=".templates-", suffix=".part", dir=out))
         except OSError as exc:
@@ -173,6 +184,11 @@ def run(args):
     if not str(args.out).strip():  # Path("") is the current folder: never meant
         raise CommandError(f"--out is empty; give a folder, e.g. --out {DEFAULT_OUT}")
     check_name(args.out, "--out")
-    for path in write_templates(args.out, force=args.force, pdf=args.pdf):
+    own = None
+    if getattr(args, "own_runs", None) is not None:
+        from udfs import own_runs
+
+        own = own_runs.read(args.own_runs, args.parse_number)
+    for path in write_templates(args.out, force=args.force, pdf=args.pdf, own_runs=own):
         print(path)
     return 0

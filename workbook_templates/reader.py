@@ -310,6 +310,7 @@ class Planner:
     problems: list = field(default_factory=list)  # bad cells, with collect=True
     missing_optional: list = field(default_factory=list)  # OPTIONAL_INPUTS without a name
     width: int = 0  # scenario columns (cells scenario_name spans)
+    own_runs: object = None  # udfs.own_runs.OwnRuns of the "Our runs" sheet, or None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1262,6 +1263,10 @@ class _Cells:
             self.wanted.setdefault(sheet, set()).update(cells)
         for sheet, cell in self.extras.values():
             self.wanted.setdefault(sheet, set()).add(cell)
+        from .planner.own_runs import AREA, TITLE  # the team's runs (issue 17), bounded
+
+        if TITLE in book.parts:
+            self.wanted.setdefault(TITLE, set()).update(AREA)
         self.formulas = self.values = None
 
     def read(self, formulas, values):
@@ -1363,6 +1368,25 @@ def _inputs(raw, refs, epoch):
     return inputs, problems
 
 
+def _own_runs(cells, problems):
+    """The team's runs typed on the "Our runs" sheet (issue 17), or None (no sheet: an older
+    planner, or no row typed). A bad row is a Problem naming the sheet, row and column."""
+    from udfs.validation import CommandError
+
+    from .planner.own_runs import TITLE, read_rows
+
+    if TITLE not in cells.values:  # an older planner: no such sheet
+        return None
+    saved = cells.values[TITLE]
+    from udfs import own_runs
+
+    try:
+        return own_runs.from_rows(read_rows(lambda r, c: saved.get((r, c))), f"sheet {TITLE!r}")
+    except CommandError as err:
+        problems.append(Problem(str(err), TITLE))
+        return None
+
+
 def _read(path, book, cells, optional, size, collect):
     present = [n for n in (*INPUT_NAMES, *OUTPUT_NAMES) if n not in optional]
     epoch = book.epoch
@@ -1393,9 +1417,11 @@ def _read(path, book, cells, optional, size, collect):
         scenarios.append(
             Scenario(path, k + 1, column, name, inputs, refs, cached, formula_cells),
         )
+    own_runs = _own_runs(cells, problems)
     if problems and not collect:
         raise PlannerError(path, problems)
     return Planner(
+        own_runs=own_runs,
         path=path,
         template_version=cells.extra("template_version"),
         active_scenario=cells.extra("active_scenario"),

@@ -38,6 +38,7 @@ from .checks import checks_sheet
 from .inputs import inputs_sheet
 from .layout import FILENAME, N_CUSTOM, SCENARIO_COLUMNS, SHEETS
 from .monthly import monthly_sheet
+from .own_runs import own_runs_sheet
 from .reference import accelerators_sheet, reference_sheet
 from .scenarios import scenarios
 from .sensitivity import SENS_ACCELERATORS, SENS_MFU, SENS_PRICE, sensitivity_sheet
@@ -68,6 +69,7 @@ def build(generated=None):
     monthly_sheet(book)
     reference_sheet(book)
     checks_sheet(book, scen)
+    own_runs_sheet(book)  # "Our runs" (issue 17): read by the default MFU's formulas
     charts_sheet(book)
     add_change_log(book, generated)
     _cover(book, generated)

@@ -8,7 +8,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.pagebreak import Break
 
 from udfs import model
-from udfs.plan import PASS_THROUGH, RULES, THROUGHPUT_SOURCE_EXCEL
+from udfs.plan import OWN_RUNS_MFU_EXCEL, PASS_THROUGH, RULES, THROUGHPUT_SOURCE_EXCEL
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, PRICING_BASES, RANGE_OUTPUTS
 
 from ..sheetkit import DEFAULT_GREY, Book, Row, align_table, put_text
@@ -102,6 +102,8 @@ def _default_mfu_rows():
         Row("calibrated_mfu", "Calibrated default MFU", "fraction",
             f'=IF(ISNUMBER({{calibrated_mfu_raw}}),{clamped},"")',
             "Within the lowest and highest default MFU (Inputs, model constants)", "Calc", True),
+        Row("own_runs_mfu", "Default MFU with your runs", "fraction", "=" + OWN_RUNS_MFU_EXCEL,
+            "Moved toward your runs on this generation (Our runs sheet)", "Calc", True),
     ]  # fmt: skip
 
 

@@ -28,6 +28,7 @@ SHEETS = (
     ("Monthly spend", "Accelerator-hours and cost per calendar month from the start date"),
     ("Charts", "Scenario comparison; wall-clock days against accelerators"),
     ("Reference runs", "Disclosed training runs with sources, implied TFLOP/s and MFU"),
+    ("Our runs", "Your completed runs: a blank MFU moves toward them (typed or --own-runs)"),
     ("Accelerators", "The accelerator catalogue (the dropdown's source)"),
     ("Checks", "Input and consistency checks, and the master check"),
     ("Change log", "Versions of this template"),

@@ -115,7 +115,7 @@ def _calibration(book, ws, r):
     )
     items = (
         ("mfu_ln_intercept_other", "'Other' intercept", m.intercepts["other"], "0.0000"),
-        ("mfu_ln_slope", "Slope per LN(active billions)", m.slope, "0.0000"),
+        ("mfu_ln_slope", "Slope per LN(active / 5B), below 5B", m.slope, "0.0000"),
         ("calibrated_throughput_sigma", "Spread (sigma of ln hours)",
          calibration.throughput_sigma(), "0.0000"),
         ("calibrated_small_model_sigma", "Extra spread below the small-model size (Inputs)",

@@ -77,6 +77,12 @@ def configure_parser(parser):
         "per file)",
     )
     parser.add_argument(
+        "--own-runs",
+        metavar="FILE",
+        help="CSV of your completed runs (as estimate --own-runs): they pull the blank MFU of "
+        "every planner that has no Our runs rows of its own",
+    )
+    parser.add_argument(
         "--tolerance",
         type=float,
         default=DEFAULT_TOLERANCE,
@@ -346,11 +352,16 @@ def _run(args):
     _check_same_inputs(args.files, int(args.max_size_mb * 1024 * 1024))
     _check_targets(args)
     max_bytes = int(args.max_size_mb * 1024 * 1024)
+    own = None
+    if getattr(args, "own_runs", None) is not None:
+        from udfs import own_runs
+
+        own = own_runs.read(args.own_runs, args.parse_number)
     progress = Progress(len(args.files))
     try:
         c = consolidate(args.files, max_bytes=max_bytes, tolerance=args.tolerance,
                         fiscal_year_start=args.fiscal_year_start, jobs=args.jobs,
-                        progress=progress.reading)  # fmt: skip
+                        progress=progress.reading, own_runs=own)  # fmt: skip
         progress.clear()
         _refuse_read_twice(c)
         code = _bad_files(c, args)

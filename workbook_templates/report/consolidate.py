@@ -190,12 +190,12 @@ def _input_name(argument):
     return name if name in INPUT_NAMES else None
 
 
-def _estimate(inputs):
+def _estimate(inputs, own_runs=None):
     """(resolved, outputs) for one scenario's inputs (numpy warnings silenced: every figure
-    is checked for range by the caller)."""
+    is checked for range by the caller); ``own_runs`` a team's runs pulling a blank MFU."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        resolved = plan.resolve(inputs)
+        resolved = plan.resolve(inputs, own_runs=own_runs)
         return resolved, engine.estimate(resolved.plan)
 
 
@@ -320,7 +320,7 @@ def _ranges(resolved, outputs):
     return {q: (float(found[q]["p10"]), float(found[q]["p90"])) for q in RANGE_QUANTITIES}
 
 
-def recompute(scenario, has_status=True):
+def recompute(scenario, has_status=True, own_runs=None):
     """A Run for one scenario; InputError is turned into a Problem at the input's cell.
 
     A figure driven out of range (infinite, or over 1e300) is a Problem at the cell(s) of
@@ -332,7 +332,7 @@ def recompute(scenario, has_status=True):
     if implausible:
         raise PlannerError(scenario.path, implausible)
     try:
-        resolved, outputs = _estimate(scenario.inputs)
+        resolved, outputs = _estimate(scenario.inputs, own_runs)
     except InputError as err:
         raise _engine_problem(scenario, err) from None
     bad = _bad_outputs(outputs)
@@ -411,14 +411,16 @@ def shown(value):
     return text
 
 
-def read_one(path, columns_left=None, max_bytes=DEFAULT_MAX_BYTES):
-    """(planner, runs) of one file; PlannerError with every problem in it."""
+def read_one(path, columns_left=None, max_bytes=DEFAULT_MAX_BYTES, own_runs=None):
+    """(planner, runs) of one file; PlannerError with every problem in it. The planner's own
+    "Our runs" block pulls its blank MFUs; without one, ``own_runs`` (report --own-runs)."""
     planner = read_planner(path, max_bytes=max_bytes, collect=True, columns_left=columns_left)
     has_status = "budget_status" not in planner.missing_optional
     runs, problems = [], list(planner.problems)
+    own = planner.own_runs if planner.own_runs is not None else own_runs
     for sc in planner.scenarios:  # every scenario's problem, not just the first
         try:
-            runs.append(recompute(sc, has_status))
+            runs.append(recompute(sc, has_status, own))
         except PlannerError as err:
             problems.extend(err.problems)
     if problems:  # in column order, the reader's and the engine's together
@@ -435,6 +437,7 @@ def consolidate_files(
     fiscal_year_start=1,
     jobs=1,
     progress=None,
+    own_runs=None,
 ):
     """Read and recompute ``paths``: a :class:`Consolidation` without its tables yet.
 
@@ -450,13 +453,13 @@ def consolidate_files(
     """
     planners, runs, bad, mismatch_rows = [], [], [], []
     columns = 0  # scenario columns read so far
-    read = functools.partial(read_one, max_bytes=max_bytes)
+    read = functools.partial(read_one, max_bytes=max_bytes, own_runs=own_runs)
     left = lambda: MAX_TOTAL_SCENARIO_COLUMNS - columns  # noqa: E731 - read as it changes
     outcomes = read_files(paths, read, jobs, left, MAX_SCENARIO_COLUMNS)
     with contextlib.closing(outcomes):  # the pool is shut down here, whatever happens
         for path, outcome in outcomes:
             if isinstance(outcome, ColumnBudgetError):  # its columns, before its cells
-                outcome = _within_budget(path, outcome, max_bytes, columns)
+                outcome = _within_budget(path, outcome, max_bytes, columns, own_runs)
             if isinstance(outcome, PlannerError):
                 bad.append(outcome)
             else:
@@ -475,7 +478,7 @@ def consolidate_files(
     return result
 
 
-def _within_budget(path, err, max_bytes, columns):
+def _within_budget(path, err, max_bytes, columns, own_runs=None):
     """A file refused for its scenario columns: the run's refusal when the columns left
     (:data:`MAX_TOTAL_SCENARIO_COLUMNS` less ``columns``) are too few, else the file read
     again with the exact count (a reading process was given a lower bound)."""
@@ -488,7 +491,7 @@ def _within_budget(path, err, max_bytes, columns):
             "fewer files at a time; nothing written"
         )
     try:
-        return read_one(path, left, max_bytes=max_bytes)
+        return read_one(path, left, max_bytes=max_bytes, own_runs=own_runs)
     except PlannerError as again:
         return again
 

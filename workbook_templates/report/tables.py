@@ -492,6 +492,7 @@ def consolidate(
     max_bytes=DEFAULT_MAX_BYTES,
     tolerance=DEFAULT_TOLERANCE,
     fiscal_year_start=1,
+    own_runs=None,
     **reading,
 ):
     """Read, recompute, check and tabulate ``paths``: the report's pipeline up to the writing.
@@ -499,14 +500,16 @@ def consolidate(
     :func:`~workbook_templates.report.consolidate.consolidate_files` reads and recomputes
     every file (a bad file is in ``.bad``, the caller decides whether that stops the run);
     :func:`build_tables` adds the checks and the tables. ``fiscal_year_start`` (1-12) is the
-    first month of the fiscal year of the period tables; ``reading`` (``jobs``, ``progress``)
-    goes to ``consolidate_files``.
+    first month of the fiscal year of the period tables; ``own_runs`` (report --own-runs)
+    pulls the blank MFUs of planners without "Our runs" rows of their own; ``reading``
+    (``jobs``, ``progress``) goes to ``consolidate_files``.
     """
     result = consolidate_files(
         paths,
         max_bytes=max_bytes,
         tolerance=tolerance,
         fiscal_year_start=fiscal_year_start,
+        own_runs=own_runs,
         **reading,
     )
     result.tables = build_tables(result)

@@ -1,0 +1,158 @@
+"""The planner's "Our runs" sheet (issue 17 item 6): filled by ``templates --own-runs``, typed
+by hand, feeding the default MFU and its spread with native formulas equal to the engine's
+(udfs.own_runs) after LibreOffice and Gnumeric; ``report`` reads the block and uses it."""
+
+from __future__ import annotations
+
+import math
+
+import openpyxl
+import pytest
+from helpers import CUSTOM_PLAN, require_soffice, require_ssconvert, row_values, run_cli, type_plan
+from helpers_portable import lint_workbook
+
+from compute_lab.cli import parse_number
+from udfs import calibration, own_runs
+from udfs.plan import resolve
+from udfs.quantities import PLAN_INPUTS
+from workbook_templates.planner import own_runs as sheet
+from workbook_templates.recalc import recalculate, recalculate_gnumeric
+
+HEADER = "name,organisation,active_params,total_params,tokens,accelerator,accelerators,"
+HEADER += "accelerator_hours\n"
+#: Two H100 runs, one A100 run: an H100 plan is pulled by two, an A100 plan by one, a TPU plan
+#: by none.
+RUNS = HEADER + (
+    "Ours 7B,Acme,7B,7B,2T,H100,512,120000\n"
+    "Ours 13B,Acme,13B,13B,2T,H100 SXM,512,250000\n"
+    "Ours A100 1B,Acme,1.2B,1.2B,500B,A100 SXM 80GB,64,15000\n"
+)
+#: Scenario column -> plan: blank MFU on each generation, a small model, a typed MFU.
+PLANS = {
+    3: {**CUSTOM_PLAN, "scenario_name": "H100 70B", "accelerator_name": "H100 SXM"},
+    4: {**CUSTOM_PLAN, "scenario_name": "A100 3B", "accelerator_name": "A100 SXM 80GB",
+        "total_params": 3e9, "active_params": None},
+    5: {**CUSTOM_PLAN, "scenario_name": "TPU", "accelerator_name": "TPU v5p"},
+    6: {**CUSTOM_PLAN, "scenario_name": "typed", "accelerator_name": "H800 SXM", "mfu": 0.3},
+}  # fmt: skip
+REL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory):
+    """(templates folder, the filled planner with the plans typed, the own runs)."""
+    folder = tmp_path_factory.mktemp("own")
+    csv = folder / "runs.csv"
+    csv.write_text(RUNS, encoding="utf-8")
+    out = folder / "templates"
+    code, _, err, _ = run_cli(["templates", "--out", out, "--own-runs", csv])
+    assert code == 0, err
+    wb = openpyxl.load_workbook(out / "training-run-planner.xlsx")
+    for k, plan in PLANS.items():
+        type_plan(wb, k, plan)
+    path = folder / "planner.xlsx"
+    wb.save(path)
+    return folder, path, own_runs.read(csv, parse_number)
+
+
+def test_the_sheet_holds_the_file_and_its_formulas_are_portable(filled):
+    _, path, runs = filled
+    wb = openpyxl.load_workbook(path)
+    ws = wb[sheet.TITLE]
+    names = [c.value for c in ws["A"][sheet._TOP : sheet._TOP + 3]]
+    assert names == ["Ours 7B", "Ours 13B", "Ours A100 1B"]
+    assert ws.cell(sheet._TOP + 1, 3).value == 7e9
+    assert not [line for line in lint_workbook(wb) if line.startswith(sheet.TITLE)]
+    assert not [line for line in lint_workbook(wb) if "own_runs" in line]
+    # the generations are told apart by their intercepts: distinct numbers
+    icpt = calibration.default_mfu_model().intercepts
+    assert len(set(icpt.values())) == len(icpt)
+    assert runs.count == 3
+
+
+def _check_against_engine(wb, runs):
+    for k, plan in PLANS.items():
+        inputs = {q.name: row_values(wb, q.name)[k] for q in PLAN_INPUTS}
+        with_runs, without = resolve(inputs, own_runs=runs), resolve(inputs)
+        got_mfu = row_values(wb, "mfu_used")[k]
+        assert math.isclose(got_mfu, with_runs.arguments["mfu"], rel_tol=REL), plan
+        got_sigma = row_values(wb, "throughput_sigma")[k]
+        assert math.isclose(got_sigma, with_runs.throughput_sigma, rel_tol=REL), plan
+        accel = plan["accelerator_name"]
+        if plan.get("mfu") is None and runs.count_for(accel):
+            assert got_mfu != pytest.approx(without.arguments["mfu"], rel=1e-6)
+            assert with_runs.throughput_sigma < without.throughput_sigma
+    # the block's own columns: each run's implied and default MFU, as the engine's
+    residual = row_values(wb, "own_runs_residual")
+    for i, want in enumerate(runs.table["residual"]):
+        assert math.isclose(residual[i], want, rel_tol=REL, abs_tol=1e-12)
+    assert all(v in (None, "") for v in residual[runs.count :])
+
+
+def test_libreoffice_recalculates_the_pull_as_the_engine(filled, tmp_path):
+    require_soffice()
+    folder, path, runs = filled
+    (done,) = recalculate([path], tmp_path)
+    _check_against_engine(openpyxl.load_workbook(done, data_only=True), runs)
+
+
+def test_gnumeric_recalculates_the_pull_as_the_engine(filled, tmp_path):
+    require_ssconvert()
+    folder, path, runs = filled
+    (done,) = recalculate_gnumeric([path], tmp_path)
+    _check_against_engine(openpyxl.load_workbook(done, data_only=True), runs)
+
+
+def test_an_empty_block_leaves_the_calibrated_default(tmp_path):
+    """Without rows the formulas give the calibrated default exactly (no pull, no narrowing):
+    the planner's other tests check those against the engine."""
+    from workbook_templates.planner import build
+
+    wb = build()
+    assert all(v is None for v in row_values(wb, "own_run_name"))
+    assert wb.defined_names["own_runs_k"] is not None
+
+
+def test_report_reads_the_block_and_a_file_fills_in_where_there_is_none(filled, tmp_path):
+    require_soffice()
+    folder, path, runs = filled
+    (done,) = recalculate([path], tmp_path)
+    code, out, err, _ = run_cli(["report", done, "--csv", tmp_path / "csv"])
+    assert code == 0, err
+    assert "saved" not in err  # no saved value differs from the engine: the block was used
+    # a planner without rows, given the file (report --own-runs): the same pull
+    from workbook_templates.planner import build
+    from workbook_templates.report.consolidate import consolidate_files
+
+    plain = build()
+    type_plan(plain, 3, PLANS[3])
+    plain.save(tmp_path / "plain.xlsx")
+    for given, want in ((None, calibration.predicted_mfu("H100 SXM", 12e9)),
+                        (runs, runs.mfu("H100 SXM", 12e9))):  # fmt: skip
+        got = consolidate_files([tmp_path / "plain.xlsx"], own_runs=given)
+        run = next(r for r in got.runs if r.scenario.name == "H100 70B")
+        assert run.resolved.arguments["mfu"] == pytest.approx(float(want), rel=1e-12)
+    assert float(runs.mfu("H100 SXM", 12e9)) != pytest.approx(
+        float(calibration.predicted_mfu("H100 SXM", 12e9)), rel=1e-6
+    )
+
+
+def test_a_bad_row_in_the_block_is_one_line_naming_the_sheet_row_and_column(filled, tmp_path):
+    _, path, _ = filled
+    wb = openpyxl.load_workbook(path)
+    wb[sheet.TITLE].cell(sheet._TOP + 2, 6).value = "H900"
+    bad = tmp_path / "bad.xlsx"
+    wb.save(bad)
+    code, _, err, _ = run_cli(["report", bad, "--csv", tmp_path / "csv"])
+    assert code == 2
+    assert "Our runs" in err and "row 8, column accelerator" in err and "H900" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_templates_refuses_more_runs_than_the_block_holds(tmp_path):
+    rows = "".join(f"r{i},Acme,7B,7B,2T,H100,512,120000\n" for i in range(sheet.MAX_ROWS + 1))
+    csv = tmp_path / "many.csv"
+    csv.write_text(HEADER + rows, encoding="utf-8")
+    code, _, err, _ = run_cli(["templates", "--out", tmp_path / "t", "--own-runs", csv])
+    assert code == 2 and "MAX_ROWS" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "t" / "training-run-planner.xlsx").exists()

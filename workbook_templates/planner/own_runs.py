@@ -1,0 +1,175 @@
+"""The planner's "Our runs" sheet: a team's completed runs, pooled into the default MFU.
+
+One row per completed run (up to :data:`MAX_ROWS`), typed by hand or filled by
+``compute-lab templates --own-runs FILE`` (:func:`fill`): the own-runs file's columns
+(:data:`udfs.own_runs.COLUMNS`, numbers as plain numbers). Each complete row gets, in native
+formulas, its implied MFU (the spec's ``implied_mfu``), the calibrated default MFU for its
+accelerator and size (the spec's ``calibrated_mfu``), its residual LN(implied / default) and
+its generation's intercept, which identifies the generation (the intercepts are distinct
+fitted numbers). The pooling constants come from ``udfs/data/calibration.toml``.
+
+The Calculations sheet's blank MFU and blank throughput uncertainty read the named columns
+``own_runs_residual`` and ``own_runs_intercept`` and the cells ``own_runs_k`` and
+``own_runs_between_sd`` (the rules in :mod:`udfs.plan`): the organisation effect
+SUMIFS(residual of the plan's generation) / (COUNTIFS(...) + k), which is
+n / (n + k) x the mean residual, as :class:`udfs.own_runs.OwnRuns` computes it. With no row
+filled the planner is the calibrated default, unchanged.
+"""
+
+from __future__ import annotations
+
+from udfs import calibration, model
+
+from ..sheetkit import Column, paragraph, put_text, write_table
+from .layout import constant_cell
+
+__all__ = ["TITLE", "MAX_ROWS", "INPUT_COLUMNS", "own_runs_sheet", "fill", "read_rows"]
+
+#: The sheet's title (the reader finds the block by it and by the defined names).
+TITLE = "Our runs"
+#: Rows of the block: at most this many own runs in a planner (one printed page).
+MAX_ROWS = 30
+#: (own-runs file column, header, unit, width) of the typed columns, in the file's order.
+INPUT_COLUMNS = (
+    ("name", "Run", "", 16),
+    ("organisation", "Organisation", "", 12),
+    ("active_params", "Active parameters", "parameters", 14),
+    ("total_params", "Total parameters", "parameters", 14),
+    ("tokens", "Tokens", "tokens", 19),
+    ("accelerator", "Accelerator", "", 15),
+    ("accelerators", "Accelerators", "count", 11),
+    ("accelerator_hours", "Accelerator-hours", "accelerator-hours", 13),
+)
+_TOP = 6  # header row of the block
+_PREFIX = "own_run_"  # defined names of the typed columns: own_run_<column>
+
+
+def _formulas():
+    """The calculated columns' templates (``<X>``: column X on the same row)."""
+    ok = ("AND(ISNUMBER(<own_run_active_params>),ISNUMBER(<own_run_tokens>),"
+          "ISNUMBER(<own_run_accelerator_hours>),<own_runs_catalogue_row>>0,"
+          "<own_run_active_params>>0,<own_run_tokens>>0,"
+          "<own_run_accelerator_hours>>0)")  # fmt: skip
+    flops = model.excel(
+        "training_flops",
+        bind={"active_params": "<own_run_active_params>", "training_tokens": "<own_run_tokens>"},
+    )
+    tflops = model.excel(
+        "implied_effective_tflops",
+        bind={"training_flops": f"({flops})", "accelerator_hours": "<own_run_accelerator_hours>"},
+    )
+    implied = model.excel(
+        "implied_mfu",
+        bind={
+            "implied_effective_tflops": f"({tflops})",
+            "peak_tflops": "INDEX(accel_bf16_tflops,MAX(1,<own_runs_catalogue_row>),1)",
+        },
+    )
+    default = model.excel(
+        "calibrated_mfu",
+        bind={
+            "mfu_ln_intercept": "<own_runs_intercept>",
+            "active_params": "<own_run_active_params>",
+        },
+        through=("calibrated_mfu_raw",),
+    )
+    return {
+        "own_runs_catalogue_row": "=IF(LEN(<own_run_accelerator>)=0,0,"
+        "IFERROR(MATCH(<own_run_accelerator>,accel_names,0),0))",
+        "own_runs_intercept": f"=IF({ok},"
+        'INDEX(accel_mfu_intercept,MAX(1,<own_runs_catalogue_row>),1),"")',
+        "own_runs_implied_mfu": f'=IF(ISNUMBER(<own_runs_intercept>),{implied},"")',
+        "own_runs_default_mfu": f'=IF(ISNUMBER(<own_runs_intercept>),{default},"")',
+        "own_runs_residual": "=IF(ISNUMBER(<own_runs_intercept>),"
+        'LN(<own_runs_implied_mfu>/<own_runs_default_mfu>),"")',
+    }
+
+
+_CALC_HEADERS = {
+    "own_runs_catalogue_row": ("Catalogue row", "index", 10),
+    "own_runs_intercept": ("Generation intercept", "ln units", 12),
+    "own_runs_implied_mfu": ("Implied MFU", "fraction", 10),
+    "own_runs_default_mfu": ("Default MFU", "fraction", 10),
+    "own_runs_residual": ("LN(implied / default)", "ln units", 12),
+}
+
+
+def own_runs_sheet(book):
+    """Add the "Our runs" sheet (empty rows) to the planner Book."""
+    ws = book.sheet(TITLE)
+    book.title(ws, "Our runs: your completed training runs", None)
+    f = calibration.fitted()
+    k = (f["team_within_sd"] / f["team_between_sd"]) ** 2
+    paragraph(ws, 2, 1, "Type your completed runs (catalogue accelerator names; plain numbers, "
+              "7E9 for 7B), or fill them with compute-lab templates --own-runs FILE. A blank MFU "
+              "moves toward your runs on the plan's accelerator generation by n / (n + k), and "
+              "its spread narrows: more runs, more pull. Incomplete rows and accelerators not "
+              "in the catalogue count for nothing.", 13)  # fmt: skip
+    for r, (name, label, value, fmt) in enumerate((
+        ("own_runs_within_sd", "One team's scatter (sigma, ln)", f["team_within_sd"], "0.0000"),
+        ("own_runs_between_sd", "Team-to-team (sigma, ln)", f["team_between_sd"], "0.0000"),
+    ), start=3):  # fmt: skip
+        put_text(ws.cell(r, 1), label)
+        cell = constant_cell(ws, r, 3, value)
+        cell.number_format = fmt
+        book.place_cell(name, ws, cell.coordinate, named=True)
+    put_text(ws.cell(5, 1), "Pooling k")
+    cell = ws.cell(5, 3, "=(own_runs_within_sd/own_runs_between_sd)^2")
+    cell.style, cell.number_format = "Calc", "0.00"
+    book.place_cell("own_runs_k", ws, cell.coordinate, named=True)
+    put_text(ws.cell(5, 4), f"= (one team / team-to-team)^2 ({k:.2f}): one run on a generation "
+             f"pulls {1 / (1 + k):.0%}, ten {10 / (10 + k):.0%}")  # fmt: skip
+    columns = [Column(_PREFIX + c, head, unit, inputs=(None,) * MAX_ROWS, width=w)
+               for c, head, unit, w in INPUT_COLUMNS]  # fmt: skip
+    formulas = _formulas()
+    columns += [Column(n, h, u, formula=formulas[n], width=w)
+                for n, (h, u, w) in _CALC_HEADERS.items()]  # fmt: skip
+    write_table(book, ws, _TOP, columns, MAX_ROWS)
+    for j, c in enumerate(columns, start=1):
+        if c.unit == "ln units":
+            for r in range(_TOP + 1, _TOP + 1 + MAX_ROWS):
+                ws.cell(r, j).number_format = "0.0000"
+    for row in ws.iter_rows(min_row=_TOP + 1, max_row=_TOP + MAX_ROWS, max_col=len(INPUT_COLUMNS)):
+        for cell in row[:2] + row[5:6]:
+            cell.number_format = "@"
+    book.finish(ws, freeze=f"A{_TOP + 1}", print_titles=f"{_TOP}:{_TOP}")
+    ws.page_setup.orientation = "landscape"
+    return ws
+
+
+def fill(wb, runs):
+    """Write a team's runs (:class:`udfs.own_runs.OwnRuns`) into the sheet's typed cells of
+    the planner Workbook ``wb``; refuses more than :data:`MAX_ROWS` runs."""
+    from udfs.validation import CommandError
+
+    if runs.count > MAX_ROWS:
+        raise CommandError(
+            f"--own-runs: {runs.count} runs, more than the planner's {MAX_ROWS} rows (MAX_ROWS)"
+        )
+    ws = wb[TITLE]
+    for i, rec in enumerate(runs.table.to_dict("records")):
+        for j, (column, *_) in enumerate(INPUT_COLUMNS):
+            value = rec[column]
+            ws.cell(_TOP + 1 + i, 1 + j).value = value if isinstance(value, str) else float(value)
+
+
+#: The typed block's cells, {(row, column)}: what the reader reads of the sheet.
+AREA = frozenset(
+    (r, 1 + j) for r in range(_TOP + 1, _TOP + 1 + MAX_ROWS) for j in range(len(INPUT_COLUMNS))
+)
+
+
+def read_rows(value_at):
+    """The typed rows of the sheet: a list of (sheet row, {column: value}) for every row with
+    anything typed, in the own-runs file's columns. ``value_at(row, col)`` is the cell's
+    value (an openpyxl worksheet's ``ws.cell(row, col).value``, or the reader's saved
+    values)."""
+    if hasattr(value_at, "cell"):  # an openpyxl worksheet
+        ws = value_at
+        value_at = lambda r, c: ws.cell(r, c).value  # noqa: E731
+    rows = []
+    for r in range(_TOP + 1, _TOP + 1 + MAX_ROWS):
+        raw = {c: value_at(r, 1 + j) for j, (c, *_) in enumerate(INPUT_COLUMNS)}
+        if any(v is not None and str(v).strip() for v in raw.values()):
+            rows.append((r, raw))
+    return rows
