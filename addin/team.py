@@ -514,5 +514,6 @@ class AccessLog:
             "rows": state.get("rows"),
             "status": status,
             "ms": round(seconds * 1000, 1),
+            "worker": os.getpid(),
         }
         self.logger.info(json.dumps(line, separators=(",", ":")))

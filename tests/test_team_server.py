@@ -287,7 +287,7 @@ def test_access_log_names_the_token_never_the_values(team):
     assert post(base, call_body("TRAIN_DAYS", 37e9, 14.8e12, 2048, secret), made["alice"])[0] == 200
     lines = [json.loads(x) for x in log.read_text().splitlines() if x.startswith('{"time"')]
     mine = [x for x in lines if x["token"] == "alice" and x["function"] == "TRAIN_DAYS"]
-    assert mine and set(mine[-1]) == {"time", "token", "function", "rows", "status", "ms"}
+    assert mine and set(mine[-1]) == {"time", "token", "function", "rows", "status", "ms", "worker"}
     assert mine[-1]["status"] == 200 and mine[-1]["rows"] == 1
     assert "1234567" not in log.read_text()
     assert made["alice"] not in log.read_text()
