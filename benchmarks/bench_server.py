@@ -147,7 +147,7 @@ def main():
         ),
         (
             "refused",
-            "TRAIN_QUANTILE 50,000 plans (issue 22)",
+            f"TRAIN_QUANTILE {MAX_PLANS_PER_CALL + 1:,} plans (one over MAX_PLANS_PER_CALL)",
             body(
                 "TRAIN_QUANTILE",
                 "days",
@@ -155,7 +155,7 @@ def main():
                 671e9,
                 37e9,
                 14.8e12,
-                [[2048.0 + i] for i in range(50_000)],
+                [[2048.0 + i] for i in range(MAX_PLANS_PER_CALL + 1)],
                 "H100",
             ),
         ),
