@@ -212,6 +212,7 @@ def calculations_sheet(book, scen):
     ws.row_breaks.append(Break(id=outputs - 1))  # page 2: the outputs and ranges, whole
     # one page wide, as tall as it needs; the header row repeats on every page
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4")
+    ws.page_setup.fitToHeight = 2  # two pages: the inputs as used, then the outputs and ranges
     return ws
 
 
