@@ -321,3 +321,39 @@ def test_lookup_column_is_taken_for_a_column_of_names():
     names = [["H100"], [" mi300x "], ["H100"]]
     with mock.patch.object(excel, "check_call_size", side_effect=AssertionError("slow path")):
         assert excel.ACCEL_SPEC(names, [["tdp_watts"]]) == [[700.0], [750.0], [700.0]]
+
+
+# -- the cells read in one pass: a column by itemgetter, accelerator names coded by a dict --
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 4).flatmap(
+        lambda w: st.lists(
+            st.lists(st.floats() | st.text(max_size=3), min_size=w, max_size=w),
+            min_size=1,
+            max_size=20,
+        )  # fmt: skip
+    ),
+    st.booleans(),
+)
+def test_flatten_equals_chaining_the_rows(rows, as_tuples):
+    import itertools
+
+    from udfs import _cells
+
+    rows = [tuple(r) for r in rows] if as_tuples else rows
+    assert _cells._flatten(rows, len(rows[0])) == list(itertools.chain.from_iterable(rows))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["H100", "A100", "H200", "TPU v4", "B200", "MI300X"]),
+                min_size=2, max_size=40))  # fmt: skip
+def test_accelerator_columns_equal_each_name_alone(names):
+    """The figures spread back by index (codes from a dict of the distinct names, in order of
+    first appearance) are each name's own figures."""
+    got = plan._accelerator_columns(np.array(names, dtype=object))
+    for i, name in enumerate(names):
+        alone = plan._accelerator_columns(name)
+        for key, value in alone.items():
+            _same(got[key][i], value)
