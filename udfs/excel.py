@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import itertools
 import math
+import operator
 
 import numpy as np
 import xlwings as xw
@@ -655,7 +655,7 @@ def _lookup_column(look_up, names, field):
     while isinstance(field, list | tuple) and len(field) == 1:  # a 1 x 1 range: its cell
         field = field[0]
     try:
-        distinct = set(itertools.chain.from_iterable(names))
+        distinct = set(map(operator.itemgetter(0), names))
     except TypeError:  # an unhashable cell: not a name
         return None
     found = {}
@@ -668,7 +668,7 @@ def _lookup_column(look_up, names, field):
             found[cell] = _shown(look_up(cell.strip(), field.strip()))
         except InputError:
             return None
-    return [[found[cell]] for cell in itertools.chain.from_iterable(names)]
+    return [[found[row[0]]] for row in names]
 
 
 def _shown(value):
