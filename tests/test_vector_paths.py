@@ -12,12 +12,14 @@ Equal means within 1e-12 relative (NaN where the other is NaN); a refusal is the
 with the same message.
 """
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from udfs import engine, excel, plan
+from udfs import catalogue, engine, excel, plan
 from udfs._cells import CellError
 from udfs.validation import InputError
 
@@ -267,3 +269,91 @@ def test_train_plan_range_equals_the_reference_path(monkeypatch, tflops):
     old = excel.TRAIN_PLAN_RANGE(*args)
     assert [row[0] for row in new] == [row[0] for row in old]
     _same([row[1:] for row in new[1:]], [row[1:] for row in old[1:]])
+
+
+# -- ACCEL_SPEC / REF_RUN: a column of names against the broadcast look-up -----------------
+
+
+def _lookup_cells(kind):
+    names = [r["name"] for r in catalogue._load(kind)[0]][:6]
+    spellings = [*names, *(f"  {n.lower()} " for n in names), *(n.upper() for n in names)]
+    bad = [None, "", "  ", "#N/A", " #value! ", 3.0, True, "no such name", ["x"]]
+    good = st.sampled_from(spellings)
+    return st.one_of(good, good, good, st.sampled_from(bad))
+
+
+@st.composite
+def lookup_calls(draw):
+    function, kind, field = draw(
+        st.sampled_from(
+            [
+                (excel.ACCEL_SPEC, "accelerator", "tdp_watts"),
+                (excel.ACCEL_SPEC, "accelerator", "hbm_gb"),
+                (excel.ACCEL_SPEC, "accelerator", "name"),
+                (excel.REF_RUN, "run", "training_tokens"),
+                (excel.REF_RUN, "run", "accelerator"),
+            ]
+        )
+    )
+    cell = _lookup_cells(kind)
+    rows = draw(st.lists(st.lists(cell, min_size=1, max_size=draw(st.sampled_from([1, 1, 2]))),
+                         min_size=1, max_size=12))  # fmt: skip
+    field = draw(st.sampled_from([field, f" {field.upper()} ", [[field]], [field], None, "",
+                                  "#N/A", "no_such_field", 2.0, [[field, field]]]))  # fmt: skip
+    return function, draw(st.sampled_from([rows, tuple(rows), [c[0] for c in rows]])), field
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lookup_calls())
+def test_lookup_column_equals_the_broadcast_lookup(call):
+    """The one-column path of ACCEL_SPEC and REF_RUN (``excel._lookup_column``: each distinct
+    cell checked and looked up once, the column built from a dict) gives the broadcast
+    look-up's figures and refusals."""
+    function, names, field = call
+    new = _outcome(lambda: function(names, field))
+    with mock.patch.object(excel, "_lookup_column", lambda *args: None):
+        old = _outcome(lambda: function(names, field))
+    assert new == old
+    assert type(new) is type(old)
+
+
+def test_lookup_column_is_taken_for_a_column_of_names():
+    names = [["H100"], [" mi300x "], ["H100"]]
+    with mock.patch.object(excel, "check_call_size", side_effect=AssertionError("slow path")):
+        assert excel.ACCEL_SPEC(names, [["tdp_watts"]]) == [[700.0], [750.0], [700.0]]
+
+
+# -- the cells read in one pass: a column by itemgetter, accelerator names coded by a dict --
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 4).flatmap(
+        lambda w: st.lists(
+            st.lists(st.floats() | st.text(max_size=3), min_size=w, max_size=w),
+            min_size=1,
+            max_size=20,
+        )  # fmt: skip
+    ),
+    st.booleans(),
+)
+def test_flatten_equals_chaining_the_rows(rows, as_tuples):
+    import itertools
+
+    from udfs import _cells
+
+    rows = [tuple(r) for r in rows] if as_tuples else rows
+    assert _cells._flatten(rows, len(rows[0])) == list(itertools.chain.from_iterable(rows))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["H100", "A100", "H200", "TPU v4", "B200", "MI300X"]),
+                min_size=2, max_size=40))  # fmt: skip
+def test_accelerator_columns_equal_each_name_alone(names):
+    """The figures spread back by index (codes from a dict of the distinct names, in order of
+    first appearance) are each name's own figures."""
+    got = plan._accelerator_columns(np.array(names, dtype=object))
+    for i, name in enumerate(names):
+        alone = plan._accelerator_columns(name)
+        for key, value in alone.items():
+            _same(got[key][i], value)

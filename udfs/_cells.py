@@ -17,6 +17,7 @@ import contextlib
 import itertools
 import math
 import numbers
+import operator
 
 import numpy as np
 import xlwings as xw
@@ -205,6 +206,17 @@ def to_array(function, argument, value, *, optional=False):
     return np.asarray(float(value))
 
 
+def _flatten(rows, width):
+    """The cells of rows of ``width`` cells each, row by row, as one list (a column's cells
+    by ``itemgetter``, about twice as fast as chaining its rows)."""
+    if width == 1:
+        return list(map(_FIRST, rows))
+    return list(itertools.chain.from_iterable(rows))
+
+
+_FIRST = operator.itemgetter(0)
+
+
 def _fast_numbers(rows):
     """A list of rows holding only floats and ints as a 2-D array, else None (look closer).
 
@@ -220,7 +232,7 @@ def _fast_numbers(rows):
     width = widths.pop()
     if width == 0:
         return None
-    flat = list(itertools.chain.from_iterable(rows))
+    flat = _flatten(rows, width)
     if not set(map(type, flat)).issubset(_NUMBER_TYPES):
         return None
     try:
@@ -271,7 +283,7 @@ def _fast_text(rows):
     widths = set(map(len, rows))
     if len(widths) != 1 or 0 in widths:
         return None
-    flat = list(itertools.chain.from_iterable(rows))
+    flat = _flatten(rows, next(iter(widths)))
     try:
         stripped = list(map(str.strip, flat))  # anything but text is refused by str.strip
     except TypeError:

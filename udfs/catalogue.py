@@ -95,8 +95,11 @@ class UnknownNameError(InputError):
         )
 
 
+_KEY_NOISE = re.compile(r"[\s\-_()]+")
+
+
 def _key(name):
-    return re.sub(r"[\s\-_()]+", "", str(name)).lower()
+    return _KEY_NOISE.sub("", str(name)).lower()
 
 
 @functools.cache
@@ -158,7 +161,13 @@ def _resolve(kind, name, argument):
     canonical = index.get(_key(name))
     if canonical is None:
         raise UnknownNameError(argument, kind, name, [r["name"] for r in rows])
-    return next(r for r in rows if r["name"] == canonical)
+    return _row_of(kind)[canonical]
+
+
+@functools.cache
+def _row_of(kind):
+    """Each row of the ``kind`` table by its canonical name (a look-up, not a scan)."""
+    return {row["name"]: row for row in _load(kind)[0]}
 
 
 def accelerator(name, argument="accelerator"):

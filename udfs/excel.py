@@ -30,12 +30,16 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+import operator
 
 import numpy as np
 import xlwings as xw
 
 from . import catalogue, engine, model, plan, quantities, ranges
 from ._cells import (
+    _ROW_TYPES,
+    EXCEL_ERRORS,
+    MAX_CELLS_PER_CALL,
     CellError,
     broadcast_shape,
     check_call_size,
@@ -605,6 +609,9 @@ def TRAIN_CO2_T(electricity_kwh, grams_co2_per_kwh):
 def _lookup(function, look_up, name_argument, name, field):
     """Broadcast look-ups over a range of names and a range of fields: each distinct name and
     field checked once, each distinct (name, field) looked up once and spread back."""
+    column = _lookup_column(look_up, name, field)
+    if column is not None:
+        return column
     check_call_size(function, {name_argument: name, "field": field})
     names = to_text(function, name_argument, name)
     fields = to_text(function, "field", field)
@@ -634,6 +641,34 @@ def _lookup(function, look_up, name_argument, name, field):
     if width == 1:
         return [[value] for value in flat]
     return [flat[r * width : (r + 1) * width] for r in range(rows)]
+
+
+def _lookup_column(look_up, names, field):
+    """:func:`_lookup` of a column of names (two or more rows of one cell each, as a sheet
+    fills a column) and one field cell: each distinct cell checked and looked up once, the
+    column built from a dict in one pass. None for any other cells, or when a cell is refused
+    (then :func:`_lookup` looks closer and names the cell, as before)."""
+    if not isinstance(names, list | tuple) or not 1 < len(names) <= MAX_CELLS_PER_CALL:
+        return None
+    if not set(map(type, names)) <= _ROW_TYPES or set(map(len, names)) != {1}:
+        return None
+    while isinstance(field, list | tuple) and len(field) == 1:  # a 1 x 1 range: its cell
+        field = field[0]
+    try:
+        distinct = set(map(operator.itemgetter(0), names))
+    except TypeError:  # an unhashable cell: not a name
+        return None
+    found = {}
+    for cell in (field, *distinct):  # text, not blank, not an Excel error
+        text = cell.strip() if type(cell) is str else ""
+        if not text or text.upper() in EXCEL_ERRORS:
+            return None
+    for cell in distinct:
+        try:
+            found[cell] = _shown(look_up(cell.strip(), field.strip()))
+        except InputError:
+            return None
+    return [[found[row[0]]] for row in names]
 
 
 def _shown(value):

@@ -600,11 +600,10 @@ def _accelerator_columns(names):
     if isinstance(names, str):
         codes, distinct = None, [names]
     else:
-        lut = {}
-        codes = np.fromiter(
-            (lut.setdefault(n, len(lut)) for n in names.tolist()), dtype=np.intp, count=names.size
-        )
-        distinct = list(lut)
+        flat = names.tolist()
+        distinct = list(dict.fromkeys(flat))  # in order of first appearance
+        lut = {name: k for k, name in enumerate(distinct)}
+        codes = np.fromiter(map(lut.__getitem__, flat), dtype=np.intp, count=len(flat))
     keys = ("peak", "hbm", "tdp", "intercept", "extra_sigma")
     calibration = _calibration()
     intercepts = calibration.default_mfu_model().intercepts
