@@ -41,6 +41,7 @@ from .layout import (
     fit_rows,
     fmt,
     header,
+    is_header,
     keep_together,
     put,
     realign,
@@ -192,7 +193,7 @@ def _sheet(wb, c, title, parts, freeze, generated, paper):
         row = last + 3
     for line in ws.iter_rows(min_row=2):  # a row grown by wrapped text reads from the top
         for cell in line:
-            if cell.value is not None and cell.fill != STYLES["header_fill"]:
+            if cell.value is not None and not is_header(cell):
                 realign(cell, vertical="top")
     _pad_text_after_figures(ws)
     fit_columns(ws, names, 1, ws.max_row, wide={**_WIDE, **_SHEET_WIDE.get(title, {})})
@@ -222,7 +223,7 @@ def _pad_text_after_figures(ws):
             continue
         for r in rows:
             cell = ws.cell(row=r, column=j)
-            if isinstance(cell.value, str) and cell.fill != STYLES["header_fill"]:
+            if isinstance(cell.value, str) and not is_header(cell):
                 realign(cell, horizontal="left", indent=max(1, cell.alignment.indent or 0))
 
 
