@@ -139,6 +139,12 @@ def realign(cell, **changes):
     return cell
 
 
+def _alignment_of(cell):
+    """``cell``'s alignment as the workbook holds it (read only: no style proxy made)."""
+    style = cell._style
+    return cell.parent.parent._alignments[style.alignmentId if style is not None else 0]
+
+
 def is_header(cell):
     """Whether ``cell`` has the header fill (compared by the workbook's fill index)."""
     wb = cell.parent.parent
@@ -309,7 +315,7 @@ def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
             if isinstance(cell.value, int | float | _dt.date) and not isinstance(cell.value, bool):
                 figures = max(figures, display_len(cell.value, cell.number_format))
                 continue
-            if cell.alignment.wrap_text is False:  # a line of text (:func:`lines`) runs on
+            if _alignment_of(cell).wrap_text is False:  # a line of text (:func:`lines`) runs on
                 continue
             if is_header(cell) and isinstance(cell.value, str):
                 whole = max(whole, _longest_word(cell.value) + 1.5)
@@ -324,7 +330,7 @@ def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
         for r in range(header_row + 1, last_row + 1):
             cell = ws.cell(row=r, column=j)
             if (isinstance(cell.value, str) and len(cell.value) + 2 > cap
-                    and cell.alignment.wrap_text is not False):  # fmt: skip
+                    and _alignment_of(cell).wrap_text is not False):  # fmt: skip
                 realign(cell, wrap_text=True, vertical="top")
 
 
@@ -369,8 +375,8 @@ def fit_rows(ws, first_row=1, line_pt=LINE_PT):
     for row in ws.iter_rows(min_row=first_row):
         need = 1
         for c in row:
-            if (isinstance(c.value, str) and c.alignment is not None and c.alignment.wrap_text
-                    and c.data_type != "f"):  # fmt: skip
+            if (isinstance(c.value, str) and c.data_type != "f"
+                    and _alignment_of(c).wrap_text):  # fmt: skip
                 width = spans.get((c.row, c.column)) or ws.column_dimensions[
                     c.column_letter].width or 8.43  # fmt: skip
                 need = max(need, cell_lines(c, width))
