@@ -147,11 +147,14 @@ def _alignment_of(cell):
 
 def is_header(cell):
     """Whether ``cell`` has the header fill (compared by the workbook's fill index)."""
+    style = cell._style
+    if style is None or not style.fillId:
+        return False
     wb = cell.parent.parent
     index = wb.__dict__.get("_header_fill_id")
     if index is None:
         index = wb.__dict__["_header_fill_id"] = wb._fills.add(STYLES["header_fill"])
-    return cell.has_style and cell._style.fillId == index
+    return style.fillId == index
 
 
 def header(name):
