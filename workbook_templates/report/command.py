@@ -370,7 +370,8 @@ def _run(args):
         check_in_range(c)  # before any warning: a refused run is one line
         progress.show(f"writing the outputs of {len(c.runs):,} run(s)", force=True)
         c.paper = args.paper
-        written = write_outputs(c, out=args.out, csv_dir=args.csv, force=args.force)
+        written = write_outputs(c, out=args.out, csv_dir=args.csv, force=args.force,
+                                checked=True)  # fmt: skip
     finally:
         progress.clear()
     _warnings(c)  # after the write: a failed write is one line too

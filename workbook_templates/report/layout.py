@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from openpyxl.comments import Comment
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+from openpyxl.styles.cell_style import StyleArray
 from openpyxl.utils import get_column_letter
 
 from ..sheetkit import PAPER_SIZES, number_format, print_setup, put_text
@@ -25,7 +26,7 @@ from .consolidate import Q
 __all__ = ["cell_lines", "realign", "header", "fmt", "put", "write_table", "fit_columns",
            "fit_rows", "fit_header_rows", "wrapped_lines", "setup_print", "STYLES", "MONTH",
            "DATE", "USD", "lines", "keep_together", "sheet_width", "file_cell", "row_height",
-           "PAGE_LANDSCAPE", "PAGE_PORTRAIT"]  # fmt: skip
+           "PAGE_LANDSCAPE", "PAGE_PORTRAIT", "is_header"]  # fmt: skip
 
 # The workbook kit's formats (sheetkit.NUMBER_FORMATS), by the unit they show.
 USD = number_format("US$")
@@ -118,12 +119,42 @@ WIDE = {"file": 24, "detail": 80, "defaults_used": 40, "sha256": 34, "item": 34,
 
 
 def realign(cell, **changes):
-    """Set some of ``cell``'s alignment (vertical, wrap_text, indent...), keeping the rest."""
-    a = cell.alignment
-    keep = {"horizontal": a.horizontal, "vertical": a.vertical, "wrap_text": a.wrap_text,
-            "indent": a.indent}  # fmt: skip
-    cell.alignment = Alignment(**{**keep, **changes})
+    """Set some of ``cell``'s alignment (vertical, wrap_text, indent...), keeping the rest.
+
+    The workbook's alignment for each (alignment, changes) is made once and its index reused
+    (tens of thousands of cells share a handful of alignments)."""
+    wb = cell.parent.parent
+    cache = wb.__dict__.setdefault("_realigned", {})
+    if not cell.has_style:
+        cell._style = StyleArray()
+    style = cell._style
+    key = (style.alignmentId, *sorted(changes.items()))
+    index = cache.get(key)
+    if index is None:
+        a = wb._alignments[style.alignmentId]
+        keep = {"horizontal": a.horizontal, "vertical": a.vertical, "wrap_text": a.wrap_text,
+                "indent": a.indent}  # fmt: skip
+        index = cache[key] = wb._alignments.add(Alignment(**{**keep, **changes}))
+    style.alignmentId = index
     return cell
+
+
+def _alignment_of(cell):
+    """``cell``'s alignment as the workbook holds it (read only: no style proxy made)."""
+    style = cell._style
+    return cell.parent.parent._alignments[style.alignmentId if style is not None else 0]
+
+
+def is_header(cell):
+    """Whether ``cell`` has the header fill (compared by the workbook's fill index)."""
+    style = cell._style
+    if style is None or not style.fillId:
+        return False
+    wb = cell.parent.parent
+    index = wb.__dict__.get("_header_fill_id")
+    if index is None:
+        index = wb.__dict__["_header_fill_id"] = wb._fills.add(STYLES["header_fill"])
+    return style.fillId == index
 
 
 def header(name):
@@ -287,9 +318,9 @@ def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
             if isinstance(cell.value, int | float | _dt.date) and not isinstance(cell.value, bool):
                 figures = max(figures, display_len(cell.value, cell.number_format))
                 continue
-            if cell.alignment.wrap_text is False:  # a line of text (:func:`lines`) runs on
+            if _alignment_of(cell).wrap_text is False:  # a line of text (:func:`lines`) runs on
                 continue
-            if cell.fill == STYLES["header_fill"] and isinstance(cell.value, str):
+            if is_header(cell) and isinstance(cell.value, str):
                 whole = max(whole, _longest_word(cell.value) + 1.5)
                 need = max(need, len(cell.value) / 3.4 + 1.5)  # wraps: 4 lines
                 continue
@@ -302,7 +333,7 @@ def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
         for r in range(header_row + 1, last_row + 1):
             cell = ws.cell(row=r, column=j)
             if (isinstance(cell.value, str) and len(cell.value) + 2 > cap
-                    and cell.alignment.wrap_text is not False):  # fmt: skip
+                    and _alignment_of(cell).wrap_text is not False):  # fmt: skip
                 realign(cell, wrap_text=True, vertical="top")
 
 
@@ -347,8 +378,8 @@ def fit_rows(ws, first_row=1, line_pt=LINE_PT):
     for row in ws.iter_rows(min_row=first_row):
         need = 1
         for c in row:
-            if (isinstance(c.value, str) and c.alignment is not None and c.alignment.wrap_text
-                    and c.data_type != "f"):  # fmt: skip
+            if (isinstance(c.value, str) and c.data_type != "f"
+                    and _alignment_of(c).wrap_text):  # fmt: skip
                 width = spans.get((c.row, c.column)) or ws.column_dimensions[
                     c.column_letter].width or 8.43  # fmt: skip
                 need = max(need, cell_lines(c, width))
@@ -361,7 +392,7 @@ def fit_rows(ws, first_row=1, line_pt=LINE_PT):
 def fit_header_rows(ws, first_row=1):
     """Every header row (dark fill) as tall as its most wrapped header, at least two lines."""
     for row in ws.iter_rows(min_row=first_row):
-        heads = [c for c in row if c.fill == STYLES["header_fill"] and isinstance(c.value, str)]
+        heads = [c for c in row if is_header(c) and isinstance(c.value, str)]
         if heads:
             lines = max(wrapped_lines(c.value, ws.column_dimensions[c.column_letter].width or 8.43)
                         for c in heads)  # fmt: skip

@@ -79,9 +79,11 @@ def check_in_range(c):
             _check_table(table, df)
 
 
-def write_outputs(c, out=None, csv_dir=None, force=False):
-    """Write the workbook and/or CSV files; all or nothing. Returns the paths written."""
-    check_in_range(c)
+def write_outputs(c, out=None, csv_dir=None, force=False, checked=False):
+    """Write the workbook and/or CSV files; all or nothing. Returns the paths written.
+    ``checked``: :func:`check_in_range` has passed on ``c`` already (not checked twice)."""
+    if not checked:
+        check_in_range(c)
     with Staging(force) as staging:
         jobs = []  # (target, writer)
         if out is not None:

@@ -25,6 +25,7 @@ from .layout import (
     fit_columns,
     fit_header_rows,
     fit_rows,
+    is_header,
     keep_together,
     lines,
     put,
@@ -293,7 +294,7 @@ def _budget_view(ws, c, row):
 def _top_aligned(ws, first_row=1):
     for row in ws.iter_rows(min_row=first_row):  # a row grown by wrapped text reads from the top
         for cell in row:
-            if cell.value is not None and cell.fill != STYLES["header_fill"]:
+            if cell.value is not None and not is_header(cell):
                 realign(cell, vertical="top")
 
 
