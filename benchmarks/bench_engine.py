@@ -20,7 +20,7 @@ least 50x faster than the loop). Run: .venv/bin/python benchmarks/bench_engine.p
 import time
 
 import numpy as np
-from _results import QUICK, record
+from _results import QUICK, best_cpu_time, record
 
 from udfs import engine, model
 
@@ -141,23 +141,7 @@ def best_of(fn, arg, repeat):
 
 def _per_call(fn, arg, budget=0.2):
     """Best time of one ``fn(arg)`` call, in seconds, over ~``budget`` seconds of CPU time."""
-    fn(arg)
-    start = time.process_time()
-    number = 1
-    while True:  # calls per timing so that one timing lasts ~budget / 5
-        t0 = time.process_time()
-        for _ in range(number):
-            fn(arg)
-        if time.process_time() - t0 >= budget / 5 or number >= 1 << 20:
-            break
-        number *= 4
-    times = []
-    while not times or (time.process_time() - start < budget and len(times) < 7):
-        t0 = time.process_time()
-        for _ in range(number):
-            fn(arg)
-        times.append((time.process_time() - t0) / number)
-    return min(times)
+    return best_cpu_time(lambda: fn(arg), budget, share=5, most_calls=1 << 20)
 
 
 def _plain(s):

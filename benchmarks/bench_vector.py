@@ -30,10 +30,9 @@ import itertools
 import math
 import os
 import sys
-import time
 
 import numpy as np
-from _results import QUICK, record
+from _results import QUICK, best_cpu_time, record
 
 from udfs import calibration, catalogue, excel
 from udfs.formula import norm_s_inv
@@ -53,22 +52,7 @@ def cpu_best(fn, budget=0.02 if QUICK else 0.5):
 
 
 def _cpu_best(fn, budget):
-    fn()
-    number, start = 1, time.process_time()
-    while True:
-        t0 = time.process_time()
-        for _ in range(number):
-            fn()
-        if time.process_time() - t0 >= budget / 8 or number >= 1 << 16:
-            break
-        number *= 4
-    times = []
-    while not times or (time.process_time() - start < budget and len(times) < 7):
-        t0 = time.process_time()
-        for _ in range(number):
-            fn()
-        times.append((time.process_time() - t0) / number)
-    return min(times)
+    return best_cpu_time(fn, budget)
 
 
 def column(values):

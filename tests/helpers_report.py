@@ -245,3 +245,12 @@ def recalculated_values(path):
         (done,) = recalculate([path], path.parent / f"recalculated-{path.stem}")
         _RECALCULATED[path] = done
     return openpyxl.load_workbook(_RECALCULATED[path], data_only=True)
+
+
+#: ``python -c READY report ...``: compute-lab, saying "ready" on stderr once everything is
+#: imported (Ctrl-C during Python's own start-up is Python's: a traceback and status -2).
+READY = (
+    "import sys; from compute_lab.cli import main, _commands; _commands(); "
+    "import workbook_templates.report; print('ready', file=sys.stderr, flush=True); "
+    "sys.exit(main())"
+)

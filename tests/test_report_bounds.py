@@ -18,7 +18,7 @@ import openpyxl
 import pandas as pd
 import pytest
 from helpers import planner_cell
-from helpers_report import digest, run_report, tree
+from helpers_report import READY, digest, run_report, tree
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill
 
 from compute_lab.cli import main
@@ -199,14 +199,6 @@ def test_a_failed_workbook_write_closes_its_zip(tmp_path, monkeypatch):
 
 # --- row 7: Ctrl-C while reading ----------------------------------------------------------------
 
-#: compute-lab, saying "ready" once everything is imported (Ctrl-C during Python's own start-up
-#: is Python's: a traceback and status -2).
-_READY = (
-    "import sys; from compute_lab.cli import main, _commands; _commands(); "
-    "import workbook_templates.report; print('ready', file=sys.stderr, flush=True); "
-    "sys.exit(main())"
-)
-
 
 @pytest.fixture(scope="module")
 def two_hundred(template, tmp_path_factory):
@@ -234,7 +226,7 @@ def test_ctrl_c_while_reading_exits_130_and_keeps_the_old_outputs(two_hundred, t
     (tmp_path / "csv" / "runs.csv").write_text("old\n")
     before = tree(tmp_path)
     proc = subprocess.Popen(
-        [sys.executable, "-c", _READY, "report", *map(str, two_hundred), "--out", str(old),
+        [sys.executable, "-c", READY, "report", *map(str, two_hundred), "--out", str(old),
          "--csv", str(tmp_path / "csv"), "--force"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip

@@ -24,7 +24,7 @@ import zipfile
 import openpyxl
 import pytest
 from helpers import planner_cell
-from helpers_report import CLI, run_report, tree
+from helpers_report import CLI, READY, run_report, tree
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill, rezip
 
 from compute_lab.cli import main
@@ -280,13 +280,6 @@ def test_a_short_report_shows_no_progress(teams, tmp_path):
     assert rc == 0 and "reading planners" not in shown and "\r" not in shown.replace("\r\n", "")
 
 
-_READY = (
-    "import sys; from compute_lab.cli import main, _commands; _commands(); "
-    "import workbook_templates.report; print('ready', file=sys.stderr, flush=True); "
-    "sys.exit(main())"
-)
-
-
 @pytest.fixture(scope="module")
 def sixty(template, tmp_path_factory):
     folder = tmp_path_factory.mktemp("sixty")
@@ -304,7 +297,7 @@ def test_ctrl_c_with_a_pool_exits_130_and_keeps_the_old_outputs(sixty, tmp_path,
     old.write_bytes(b"the old hand-off")
     before = tree(tmp_path)
     proc = subprocess.Popen(
-        [sys.executable, "-c", _READY, "report", *map(str, sixty), "--out", str(old),
+        [sys.executable, "-c", READY, "report", *map(str, sixty), "--out", str(old),
          "--force", "--jobs", "2"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip

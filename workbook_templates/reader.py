@@ -629,7 +629,27 @@ class _Styles:
         return dates, spans
 
 
-class _Strings:
+class _Builder:
+    """Builds one element at a time during a scan (:class:`_Scan` hands it the events);
+    :meth:`take` gets each element once its end tag is read."""
+
+    builder = None
+    depth = 0
+
+    def data(self, text):
+        if self.builder is not None:
+            self.builder.data(text)
+
+    def end(self, tag, depth):
+        if self.builder is None:
+            return
+        self.builder.end(_et_name(tag))
+        if depth == self.depth:
+            node, self.builder = self.builder.close(), None
+            self.take(node)
+
+
+class _Strings(_Builder):
     """The shared strings, read during the scan of their part as openpyxl reads them
     (``read_string_table``): each ``<si>`` built and read by openpyxl's ``Text``."""
 
@@ -648,25 +668,17 @@ class _Strings:
             self.builder, self.depth = ElementTree.TreeBuilder(), depth
         self.builder.start(_et_name(tag), {_et_name(k): v for k, v in attrs.items()})
 
-    def data(self, text):
-        if self.builder is not None:
-            self.builder.data(text)
-
-    def end(self, tag, depth):
-        if self.builder is None:
-            return
-        self.builder.end(_et_name(tag))
-        if depth == self.depth:
-            node, self.builder = self.builder.close(), None
-            plain = len(node) == 1 and node[0].tag == self.PLAIN and not len(node[0])
-            if plain and not node.attrib:
-                text = node[0].text or ""  # a plain <si><t>...</t></si>: what Text reads
-            else:
-                text = Text.from_tree(node).content
-            self.strings.append(text.replace("x005F_", ""))
+    def take(self, node):
+        """One ``<si>``."""
+        plain = len(node) == 1 and node[0].tag == self.PLAIN and not len(node[0])
+        if plain and not node.attrib:
+            text = node[0].text or ""  # a plain <si><t>...</t></si>: what Text reads
+        else:
+            text = Text.from_tree(node).content
+        self.strings.append(text.replace("x005F_", ""))
 
 
-class _Rows:
+class _Rows(_Builder):
     """The rows of one worksheet that hold named cells, read during its scan (:class:`_Scan`).
 
     Each row inside the box of the named cells is built as a small element tree and given to
@@ -723,17 +735,8 @@ class _Rows:
                 return int(val)
             raise ValueError(f"{attrs['r']} is not a valid row number") from None
 
-    def data(self, text):
-        if self.builder is not None:
-            self.builder.data(text)
-
-    def end(self, tag, depth):
-        if self.builder is None:
-            return
-        self.builder.end(_et_name(tag))
-        if depth == self.depth:
-            row, self.builder = self.builder.close(), None
-            self._take(row)
+    def take(self, row):
+        self._take(row)
 
     def _take(self, row):
         p = self.parser
