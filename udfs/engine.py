@@ -33,6 +33,7 @@ import functools
 import inspect
 import itertools
 import math
+import operator
 import types
 from dataclasses import dataclass
 
@@ -1620,15 +1621,21 @@ def _lean_number(x, rule):
 def _lean_arrays(arrays, results=()):
     """True when every element of each array of ``arrays`` (name -> array) passes its rule
     and every element of each array of ``results`` is usable (:func:`_all_usable`), decided
-    by each array's min and max, found for all of them in two numpy calls (an input holding 0
-    or a denormal is left to the step-by-step checks)."""
-    parts = [*arrays.values(), *results]
-    sizes = [a.size for a in parts]
-    flat = np.concatenate(parts, axis=None, dtype=float, casting="unsafe")
+    by each input's min and max and the results' min and max, found for all of them in one
+    concatenation and four numpy calls (an input holding 0 or a denormal is left to the
+    step-by-step checks)."""
+    sizes = [a.size for a in arrays.values()]
+    flat = np.concatenate([*arrays.values(), *results], axis=None, dtype=float, casting="unsafe")
+    if results:
+        split = sum(sizes)
+        out = flat[split:]
+        if not (_min_reduce(out) >= SMALLEST_NORMAL and _max_reduce(out) <= LARGEST):
+            return False  # NaN, 0, a denormal, a negative or an overflow among the results
+        flat = flat[:split]
     starts = [0, *itertools.accumulate(sizes[:-1])]
     lows = np.minimum.reduceat(flat, starts).tolist()
     highs = np.maximum.reduceat(flat, starts).tolist()
-    for (name, arr), lo, hi in zip(arrays.items(), lows, highs, strict=False):
+    for (name, arr), lo, hi in zip(arrays.items(), lows, highs, strict=True):
         low, low_in, high, high_in, whole = _LEAN_RULES[name]
         if not (lo > low or (low_in and lo == low)) or not (SMALLEST_NORMAL <= lo <= hi <= LARGEST):
             return False
@@ -1636,8 +1643,7 @@ def _lean_arrays(arrays, results=()):
             return False
         if whole and arr.dtype.kind == "f" and not bool((np.trunc(arr) == arr).all()):
             return False
-    n = len(arrays)
-    return all(lo >= SMALLEST_NORMAL for lo in lows[n:]) and all(hi <= LARGEST for hi in highs[n:])
+    return True
 
 
 def _lean_inputs(fields, names=None):
@@ -1729,7 +1735,7 @@ def _lean_estimate(fields, names=None):
         return None
     if active is None:
         values["active_params"] = values["total_params"]
-    given = frozenset(n for n, v in values.items() if v is not None)
+    given = frozenset(_compress(values, map(_is_not, values.values(), _NONES)))  # not None
     try:
         out = _quietly(_lean_function(given), values) if arrays else _lean_function(given)(**values)
     except (ArithmeticError, ValueError, TypeError):
@@ -1754,6 +1760,7 @@ def _lean_estimate(fields, names=None):
     return result
 
 
+_compress, _is_not, _NONES = itertools.compress, operator.is_not, itertools.repeat(None)
 #: (given, (name, shape, dtype) of each input array) -> :func:`_lean_plan` (False: none)
 _LEAN_PLANS = {}
 
