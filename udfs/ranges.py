@@ -142,16 +142,54 @@ def estimate_ranges(point, throughput_sigma, price_sigma=0.0, ps=DEFAULT_PS):
 
     Notes
     -----
-    Evaluates the spec (``quantities.RANGE_FORMULAS``, the formulas of the planner's
-    ``{q}_p10`` and ``{q}_p90`` rows) at each probability of ``ps``.
+    The spec's formulas (``quantities.RANGE_FORMULAS``, the formulas of the planner's
+    ``{q}_p10`` and ``{q}_p90`` rows) at each probability of ``ps``, with the same
+    operations in numpy and the parts shared by every probability (the rental cost's
+    spread, the point's priced electricity) computed once: :func:`_spec_ranges`, which
+    evaluates the formula texts, gives the same numbers (``tests/test_ranges_fast.py``).
     """
+    tp, price, point = _checked(point, throughput_sigma, price_sigma, ps)
+    rental_sigma = np.sqrt(tp**2 + price**2)  # the rental cost's spread, as in the spec
+    elec = point["electricity_cost_usd"]
+    elec_priced = unpriced_as_zero(elec)
+    out = {q: {} for q in RANGE_QUANTITIES}
+    for p in ps:
+        k = f"p{100 * p:g}"  # the result's key; "p12.5" is no name a formula can use
+        z = norm_s_inv(float(p))
+        factor = np.exp(z * tp)  # q * exp(norm_s_inv(p) * throughput_sigma)
+        for q in ("accelerator_hours", "wall_clock_days", "electricity_kwh"):
+            out[q][k] = point[q] * factor
+        elec_k = out["electricity_cost_usd"][k] = elec * factor
+        rental_k = out["compute_cost_usd"][k] = point["compute_cost_usd"] * np.exp(z * rental_sigma)
+        # the total: point total plus the parts' moves; an unpriced electricity moves nothing
+        total = _add_into(rental_k - point["compute_cost_usd"], point["total_cost_usd"])
+        out["total_cost_usd"][k] = _add_into(total, unpriced_as_zero(elec_k) - elec_priced)
+    return out
+
+
+def _add_into(a, b):
+    """a + b (the same number as b + a), into ``a`` when it is an array of the result's shape."""
+    if type(a) is np.ndarray and a.ndim and np.shape(b) in ((), a.shape):
+        return np.add(a, b, out=a)
+    return a + b
+
+
+def _checked(point, throughput_sigma, price_sigma, ps):
+    """The spreads and the point's quantities as float arrays, once the spreads and ``ps``
+    pass their rules."""
     tp = np.asarray(throughput_sigma, dtype=float)
     price = np.asarray(price_sigma, dtype=float)
     for s in (tp, price):
         if np.any(~(s >= 0)):
             raise ValueError("sigma must be a non-negative number")
     z_score(np.asarray(ps))  # refuses anything but probabilities
-    point = {q: np.asarray(point.get(q, np.nan), dtype=float) for q in RANGE_QUANTITIES}
+    return tp, price, {q: np.asarray(point.get(q, np.nan), dtype=float) for q in RANGE_QUANTITIES}
+
+
+def _spec_ranges(point, throughput_sigma, price_sigma=0.0, ps=DEFAULT_PS):
+    """:func:`estimate_ranges` by evaluating the spec's formula texts (``RANGE_FORMULAS``)
+    with :func:`udfs.model.evaluate`: the reference the numpy path is tested against."""
+    tp, price, point = _checked(point, throughput_sigma, price_sigma, ps)
     values = {**point, "throughput_sigma": tp, "price_sigma": price}
     out = {q: {} for q in RANGE_QUANTITIES}
     for i, p in enumerate(ps):
