@@ -217,22 +217,6 @@ def test_train_quantile_names_the_first_bad_plan_of_a_long_range():
     assert str(new.value) == str(old.value)
 
 
-def test_an_accelerator_without_a_peak_is_refused_as_alone():
-    """A catalogue accelerator without a BF16 peak and a blank throughput: resolve's error."""
-    no_peak = [r["name"] for r in _accelerators() if np.isnan(r["bf16_tflops"])]
-    if not no_peak:
-        pytest.skip("every catalogue accelerator has a BF16 peak")
-    names = [["H100"], [no_peak[0]], ["H100"]]
-    args = {"quantity": "days", "p": 0.9, "total_params": 70e9, "active_params": None,
-            "tokens": 2e12, "accelerators": 1024.0, "accelerator_name": names}  # fmt: skip
-    args.update(dict.fromkeys(["mfu", "usd_per_accelerator_hour", "throughput_range_pct",
-                               "price_range_pct", "watts_per_accelerator", "pue", "usd_per_kwh",
-                               "effective_tflops"]))  # fmt: skip
-    old = _outcome(lambda: _quantiles(args, True))
-    assert isinstance(old, tuple)
-    assert _outcome(lambda: _quantiles(args, False)) == old
-
-
 def _accelerators():
     from udfs import catalogue
 
