@@ -254,3 +254,17 @@ READY = (
     "import workbook_templates.report; print('ready', file=sys.stderr, flush=True); "
     "sys.exit(main())"
 )
+
+
+def distinct_planners(base, folder, n):
+    """``n`` planners differing in their first scenario's name, by rewriting ``base``'s zip."""
+    with zipfile.ZipFile(base) as z:
+        parts = {i.filename: z.read(i.filename) for i in z.infolist()}
+    paths = []
+    for i in range(n):
+        path = folder / f"team-{i:03d}.xlsx"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+            for name, data in parts.items():
+                z.writestr(name, data.replace(b"NAME0000", f"NAME{i:04d}".encode()))
+        paths.append(path)
+    return paths

@@ -12,13 +12,12 @@ import signal
 import subprocess
 import sys
 import time
-import zipfile
 
 import openpyxl
 import pandas as pd
 import pytest
 from helpers import planner_cell
-from helpers_report import READY, digest, run_report, tree
+from helpers_report import READY, digest, distinct_planners, run_report, tree
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill
 
 from compute_lab.cli import main
@@ -205,16 +204,8 @@ def two_hundred(template, tmp_path_factory):
     """200 distinct planners (the scenario name differs), made by rewriting one's zip."""
     folder = tmp_path_factory.mktemp("two-hundred")
     base = fill(template, folder / "base.xlsx", [dict(PLAN_A, scenario_name="NAME0000"), PLAN_B])
-    with zipfile.ZipFile(base) as z:
-        parts = {i.filename: z.read(i.filename) for i in z.infolist()}
+    paths = distinct_planners(base, folder, 200)
     base.unlink()
-    paths = []
-    for i in range(200):
-        path = folder / f"team-{i:03d}.xlsx"
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-            for name, data in parts.items():
-                z.writestr(name, data.replace(b"NAME0000", f"NAME{i:04d}".encode()))
-        paths.append(path)
     return paths
 
 

@@ -24,7 +24,7 @@ import zipfile
 import openpyxl
 import pytest
 from helpers import planner_cell
-from helpers_report import CLI, READY, run_report, tree
+from helpers_report import CLI, READY, distinct_planners, run_report, tree
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill, rezip
 
 from compute_lab.cli import main
@@ -161,25 +161,11 @@ def test_each_planner_is_parsed_once(teams, monkeypatch):
     assert any(reader._is_worksheet(n) for n in scanned)
 
 
-def _distinct(base, folder, n):
-    """``n`` planners differing in their first scenario's name, by rewriting ``base``'s zip."""
-    with zipfile.ZipFile(base) as z:
-        parts = {i.filename: z.read(i.filename) for i in z.infolist()}
-    paths = []
-    for i in range(n):
-        path = folder / f"team-{i:03d}.xlsx"
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-            for name, data in parts.items():
-                z.writestr(name, data.replace(b"NAME0000", f"NAME{i:04d}".encode()))
-        paths.append(path)
-    return paths
-
-
 @pytest.fixture(scope="module")
 def teams(template, tmp_path_factory):
     folder = tmp_path_factory.mktemp("teams")
     base = fill(template, folder / "base.xlsx", [dict(PLAN_A, scenario_name="NAME0000"), PLAN_B])
-    paths = _distinct(base, folder, max(PROGRESS_FROM_FILES, 6))
+    paths = distinct_planners(base, folder, max(PROGRESS_FROM_FILES, 6))
     base.unlink()
     return paths
 
@@ -284,7 +270,7 @@ def test_a_short_report_shows_no_progress(teams, tmp_path):
 def sixty(template, tmp_path_factory):
     folder = tmp_path_factory.mktemp("sixty")
     base = fill(template, folder / "base.xlsx", [dict(PLAN_A, scenario_name="NAME0000"), PLAN_B])
-    paths = _distinct(base, folder, 60)
+    paths = distinct_planners(base, folder, 60)
     base.unlink()
     return paths
 
