@@ -303,15 +303,7 @@ def test_the_cap_and_floor_are_checked_against_the_data():
 def test_fitted_numbers_are_data_that_a_refit_reproduces():
     stored, now = calibration.fitted(), calibration.refit()
     assert stored["model"] == now["model"] == calibration.chosen_model()
-    for key in (
-        "slope",
-        "throughput_sigma",
-        "small_model_sigma",
-        "other_accelerator_sigma",
-        "organisation_sd",
-        "within_organisation_sd",
-        "between_organisation_sd",
-    ):
+    for key in calibration.FITTED_FIGURES:
         assert stored[key] == pytest.approx(now[key], rel=1e-9, abs=1e-12), key
     for g, a in now["intercepts"].items():
         assert stored["intercepts"][g] == pytest.approx(a, rel=1e-9), g

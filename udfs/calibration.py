@@ -869,6 +869,21 @@ def _toml_value(v):
     return repr(int(v)) if isinstance(v, int) else repr(float(v))
 
 
+#: The single fitted figures of ``refit()`` (besides the model's name and its tables), in the
+#: order :func:`write_fitted` stores them.
+FITTED_FIGURES = (
+    "slope",
+    "throughput_sigma",
+    "small_model_sigma",
+    "other_accelerator_sigma",
+    "organisation_sd",
+    "within_organisation_sd",
+    "between_organisation_sd",
+    "team_within_sd",
+    "team_between_sd",
+)
+
+
 def write_fitted(path=None):
     """Refit and write the fitted numbers to ``udfs/data/calibration.toml`` (or ``path``).
 
@@ -879,18 +894,7 @@ def write_fitted(path=None):
     lines = ["# Fitted default-MFU numbers (udfs.calibration.refit): data, not a fit at import.",
              "# Regenerate with udfs.calibration.write_fitted(); tests/test_calibration.py refits",
              "# and compares. See docs/methodology-calibration.md.", ""]  # fmt: skip
-    for key in (
-        "model",
-        "slope",
-        "throughput_sigma",
-        "small_model_sigma",
-        "other_accelerator_sigma",
-        "organisation_sd",
-        "within_organisation_sd",
-        "between_organisation_sd",
-        "team_within_sd",
-        "team_between_sd",
-    ):
+    for key in ("model", *FITTED_FIGURES):
         lines.append(f"{key} = {_toml_value(f[key])}")
     for table in ("intercepts", "grouped", "leave_one_out", "choice", "own_runs"):
         lines += ["", f"[{table}]"]
