@@ -736,9 +736,6 @@ class _Rows(_Builder):
             raise ValueError(f"{attrs['r']} is not a valid row number") from None
 
     def take(self, row):
-        self._take(row)
-
-    def _take(self, row):
         p = self.parser
         before = p.row_counter
         if not self.accept:
