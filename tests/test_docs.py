@@ -147,3 +147,30 @@ def test_the_docs_calibration_table_is_the_grouped_validation():
         assert float(predicted) == round(100 * r.predicted_mfu, 1)
         assert int(error) == round(r.error_pct)
         assert (inside == "yes") == bool(r.inside_p10_p90)
+
+
+def test_the_budget_section_counts_the_runs_beyond_their_p90():
+    """docs/methodology-calibration.md section 6 ("what P90 means for a budget"): how many
+    runs needed more hours than their P90 (and fewer than their P10), recounted from the
+    grouped validation, plain and with the spread sized without the run's organisation."""
+    import numpy as np
+
+    from udfs import calibration, ranges
+
+    text = (ROOT / "docs" / "methodology-calibration.md").read_text(encoding="utf-8")
+    flat = " ".join(text.split("## 6.")[1].split("## 7.")[0].split())
+    table = calibration.grouped_validation()
+    e, z = table["log_error"].to_numpy(), float(ranges.z_score(0.9))
+    above, below = int(np.sum(e > z * table["sigma"])), int(np.sum(e < -z * table["sigma"]))
+    n = len(e)
+    assert (
+        f"{above} of the {n} runs ({above / n:.0%}) needed more hours than their P90 and "
+        f"{below} fewer than their P10" in flat
+    )
+    orgs = table["organisation"].to_numpy()
+    nested = 0
+    for org in np.unique(orgs):
+        mine = orgs == org
+        sigma = calibration._run_sigmas(table[mine], calibration._spread_parts(table[~mine]))
+        nested += int(np.sum(e[mine] > z * sigma))
+    assert f'organisation (section 2, "nested"), {nested} ({nested / n:.0%}) needed' in flat
