@@ -246,6 +246,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, action="append", help="rows (default 10,000 and "
                         "100,000)")  # fmt: skip
+    parser.add_argument("--quick", action="store_true", help="a tiny run: 1,000 rows")
     args = parser.parse_args(argv)
     sizes = args.rows or ([1_000] if QUICK else [10_000, 100_000])  # quick: a tiny run
     if max(sizes) > excel.MAX_PLANS_PER_CALL:
