@@ -199,6 +199,8 @@ def _calibration_phrases():
         ("methodology.md", f"holds {g['share_inside_p10_p90']:.0%} of the runs "
                            f"({g['nested_share_inside_p10_p90']:.0%} when sized"),
         ("methodology.md", f"errors ({sig:.3f}; wider below 5B"),
+        ("methodology.md", f"optimistic second figure), the median is "
+                           f"{loo['median_abs_error_pct']:.1f}%"),
         ("README.md", f"(a constant MFU fitted the same way: "
                       f"{ch['in_fold_constant_median_abs_error_pct']:.1f}%)"),
         ("README.md", f"({g['nested_share_inside_p10_p90']:.0%} sized without the run's"),
