@@ -191,6 +191,7 @@ def _calibration_phrases():
     total = math.hypot(sig, small)
     k = (f["team_within_sd"] / f["team_between_sd"]) ** 2
     mc = "methodology-calibration.md"
+    meta = int((calibration.calibration_set()["organisation"] == "Meta").sum())
     phrases = [
         ("methodology.md", f"on {g['runs']} runs from {g['organisations']} organisations"),
         ("methodology.md", f"by a median of {g['median_abs_error_pct']:.1f}% (the constant: "
@@ -204,6 +205,9 @@ def _calibration_phrases():
         ("README.md", f"(a constant MFU fitted the same way: "
                       f"{ch['in_fold_constant_median_abs_error_pct']:.1f}%)"),
         ("README.md", f"({g['nested_share_inside_p10_p90']:.0%} sized without the run's"),
+        (mc, f"{g['runs']} training runs from {g['organisations']} organisations whose"),
+        (mc, f"(Meta's {meta} runs go out together"),
+        ("README.md", f"on {g['runs']} training runs from {g['organisations']} organisations"),
         (mc, f"sigma = **{sig:.3f}**"),
         (mc, f"P90 / P50 - 1 = {math.exp(z * sig) - 1:.1%}); below 5B"),
         (mc, f"sigma_small = **{small:.3f}** in quadrature (total {total:.3f}: "
