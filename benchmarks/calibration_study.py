@@ -36,8 +36,10 @@ def _residuals(name, evaluated):
     tm = t[mine]
     r = tm["ln_mfu"].to_numpy() - np.log(cal._predict_rows(cal.fit(name, rest), tm))
     inner = cal._grouped_on(name, rest)
-    inner = inner.assign(ln_active=np.log(rest["active_params"].to_numpy(float)))
-    return tm.assign(residual=r, ln_active=np.log(tm["active_params"].to_numpy(float))), inner
+    inner = inner.assign(ln_active=np.log(rest["active_params"].to_numpy(float)),
+                         ln_accel=np.log(rest["accelerators"].to_numpy(float)))  # fmt: skip
+    return tm.assign(residual=r, ln_active=np.log(tm["active_params"].to_numpy(float)),
+                     ln_accel=np.log(tm["accelerators"].to_numpy(float))), inner  # fmt: skip
 
 
 def _inner_residual(inner):
@@ -68,7 +70,10 @@ def _shift(r, gen, x, i, p):
     others = np.arange(len(r)) != i
     w = np.where(gen == gen[i], 1.0, p["w_other"]) * others
     if p["h"] is not None:
-        w = w * np.exp(-np.abs(x - x[i]) / p["h"])
+        w = w * np.exp(-np.abs(x[:, 0] - x[i, 0]) / p["h"])
+    if p.get("h_acc") is not None:  # cluster size; a run without a count: no information
+        d = np.nan_to_num(np.abs(x[:, 1] - x[i, 1]), nan=0.0)
+        w = w * np.exp(-d / p["h_acc"])
     n = float(w.sum())
     if n <= 0:
         return 0.0, 0.0
@@ -129,7 +134,8 @@ def _groups(table, r):
     for org in np.unique(table["organisation"]):
         m = (table["organisation"] == org).to_numpy()
         if m.sum() >= 2:
-            out[org] = (r[m], table["generation"].to_numpy()[m], table["ln_active"].to_numpy()[m])
+            x = table[["ln_active", "ln_accel"]].to_numpy(float)[m]
+            out[org] = (r[m], table["generation"].to_numpy()[m], x)
     return out
 
 
@@ -137,6 +143,7 @@ GRID = {
     "w_other": (0.0, 0.25, 0.5, 1.0),
     "h": (None, 4.0, 2.0, 1.0, 0.5, 0.25),
     "k": (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0),
+    "h_acc": (None, 2.0, 1.0, 0.5),
     "stat": ("mean", "median"),
 }
 
@@ -157,11 +164,19 @@ OWN_VARIANTS = {
         ("h", "k"),
     ),
     "all runs, size-weighted, other gen + h + k nested": ({"stat": "mean"}, ("w_other", "h", "k")),
+    "same generation, cluster-size-weighted (h nested), k nested": (
+        {"w_other": 0.0, "stat": "mean", "h": None},
+        ("h_acc", "k"),
+    ),
+    "same generation, size- and cluster-weighted, both h and k nested": (
+        {"w_other": 0.0, "stat": "mean"},
+        ("h", "h_acc", "k"),
+    ),
     "same generation, size-weighted h=1, k=1 (fixed, not nested)": (
         {"w_other": 0.0, "stat": "mean", "h": 1.0, "k": 1.0},
         (),
     ),
-    "same generation, size-weighted h=1, k from moments": (
+    "same generation, size-weighted h=1 (fixed, not nested), k from moments": (
         {"w_other": 0.0, "stat": "mean", "h": 1.0},
         ("k_moments",),
     ),
@@ -204,7 +219,7 @@ def own_runs_study(name=None):
     for org in orgs:
         tm, inner_groups, var = prepared[org]
         outer = {org: (tm["residual"].to_numpy(), tm["generation"].to_numpy(),
-                       tm["ln_active"].to_numpy())}  # fmt: skip
+                       tm[["ln_active", "ln_accel"]].to_numpy(float))}  # fmt: skip
         sig = _sigmas(name, org)
         for v, (fixed, free) in OWN_VARIANTS.items():
             p = _choose(fixed, free, inner_groups, var)
