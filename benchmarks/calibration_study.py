@@ -421,6 +421,35 @@ def features_study(t=None):
     return rows, consts
 
 
+def _wins(name, t, consts):
+    """Whether the one-term candidate ``name`` would be chosen over the chosen model on ``t``:
+    it beats the in-fold constants on median |error| and mean log score, and the chosen model
+    (on the same runs) by CHOICE_MARGIN in mean log score."""
+    feature, how, kw = FEATURES[name]
+    if feature == "ln_accelerators":
+        t = t[np.isfinite(t["accelerators"].to_numpy(float))]
+    s = cal._summary(_grouped_extra(_Extra(feature, how, **kw), t)[0], 6)
+    base = cal._summary(_grouped_extra(_Extra(None, "within"), t)[0], 5)
+    beats = (s["median_abs_error_pct"] < min(c["median_abs_error_pct"] for c in consts)
+             and s["mean_log_score"] > max(c["mean_log_score"] for c in consts))  # fmt: skip
+    return beats and s["mean_log_score"] > base["mean_log_score"] + cal.CHOICE_MARGIN
+
+
+def feature_stability():
+    """For each one-term candidate: in how many of the reruns with one organisation left out
+    of the whole data it would be chosen over the chosen model (see :func:`_wins`)."""
+    t = cal._calibration_frame()
+    names = [n for n, (f, _, _) in FEATURES.items() if f is not None]
+    counts = dict.fromkeys(names, 0)
+    orgs = sorted(t["organisation"].unique())
+    for org in orgs:
+        rest = t[t["organisation"] != org]
+        consts = list(_constants(rest).values())
+        for n in names:
+            counts[n] += _wins(n, rest, consts)
+    return counts, len(orgs)
+
+
 POOLING_GRID = (0.5, 1.0, 2.0, 4.0, 8.0)
 
 
@@ -491,3 +520,6 @@ if __name__ == "__main__":
             f"{s['mean_log_score']:.3f} | | k: {sorted(set(picked.values()))} |"
         )
         print(picked)
+        counts, n = feature_stability()
+        for name, c in counts.items():
+            print(f"{name}: chosen in {c} of {n} reruns with one organisation left out")
