@@ -60,8 +60,8 @@ REQUIRED = tuple(c for c in COLUMNS if c != "organisation")
 #: What to do about each broken rule: the refusals here and the planner's Checks say the same.
 ADVICE = {
     "complete": "fill every column but organisation, or clear the row",
-    "figures": "type a number greater than 0 (7E9 or 7B), active parameters at most total "
-    "parameters, enough accelerator-hours for an implied MFU of at most 1",
+    "figures": "type numbers greater than 0 (7E9 or 7B), active parameters at most total, "
+    "enough accelerator-hours for an implied MFU of at most 1",
     "accelerator": "type the accelerator as the catalogue names it (Accelerators sheet; "
     "compute-lab accelerators)",
     "unique": "give each run its own name",
@@ -142,7 +142,8 @@ def _number(fail, column, text, parse_number):
     try:
         value = parse_number(text)
     except Exception as err:  # the caller's parser: any refusal is one line here
-        fail(column, f"must be a number such as 70B or 2T ({err}): {ADVICE['figures']}")
+        said = str(err) if str(err).startswith("must be a number") else f"must be a number ({err})"
+        fail(column, f"{said}: {ADVICE['figures']}")
     if not (math.isfinite(value) and value > 0):
         fail(column, f"must be a finite number greater than 0 (got {text!r}): "
              f"{ADVICE['figures']}")  # fmt: skip
