@@ -124,7 +124,8 @@ def _own_runs_rows(ws, r):
     row fails it; else column D counts the failing rows and names the first (the row counts
     for nothing in the default MFU, and ``compute-lab report`` refuses the planner)."""
     for name, _, key in FLAGS:
-        put_text(ws.cell(r, 1), f"{_OWN_RUNS_RULES[key]}; else {ADVICE[key]}")
+        label = put_text(ws.cell(r, 1), f"{_OWN_RUNS_RULES[key]}; else {ADVICE[key]}")
+        label.alignment = Alignment(wrap_text=True, vertical="top")
         bad = f"COUNTIF({name},FALSE)"  # SUM gives an error value when a row check does
         ws.cell(r, 3, f"=AND({bad}=0,NOT(ISERROR(SUM({name}))))")
         ws.cell(r, 4, f'=IF(C{r},"",IF({bad}=0,"a row of Our runs gives an error value",'

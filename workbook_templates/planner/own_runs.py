@@ -54,7 +54,7 @@ INPUT_COLUMNS = (
     ("total_params", "Total parameters", "parameters", 14),
     ("tokens", "Tokens", "tokens", 19),
     ("accelerator", "Accelerator", "", 15),
-    ("accelerators", "Accelerators", "count", 11),
+    ("accelerators", "Accelerators", "count", 12),
     ("accelerator_hours", "Accelerator-hours", "accelerator-hours", 13),
 )
 _TOP = 6  # header row of the block
@@ -68,7 +68,7 @@ _USED = "own_runs_used_"  # defined names of the figures as used: own_runs_used_
 FLAGS = (
     ("own_runs_complete", "Row complete", "complete"),
     ("own_runs_figures_ok", "Figures > 0", "figures"),
-    ("own_runs_known_accelerator", "Accelerator in the catalogue", "accelerator"),
+    ("own_runs_known_accelerator", "Accelerator known", "accelerator"),
     ("own_runs_unique_name", "Name unique", "unique"),
 )
 
@@ -153,13 +153,14 @@ def _formulas():
     }
 
 
-_HEADS = {c: (head, unit) for c, head, unit, _ in INPUT_COLUMNS}
+_USED_HEADS = {"active_params": "Active", "total_params": "Total", "tokens": "Tokens",
+               "accelerators": "Count", "accelerator_hours": "Hours"}  # fmt: skip
 _CALC_HEADERS = {
-    **{_USED + c: (_HEADS[c][0] + " as used", _HEADS[c][1], 12) for c in NUMBERS},
+    **{_USED + c: (f"{_USED_HEADS[c]} as used", "", 10) for c in NUMBERS},
     "own_runs_name_key": ("Name as compared", "", 12),
-    "own_runs_catalogue_row": ("Catalogue row", "index", 9),
+    "own_runs_catalogue_row": ("Catalogue row", "index", 10),
     "own_runs_implied_mfu": ("Implied MFU", "fraction", 9),
-    **{n: (head, "", 10) for n, head, _ in FLAGS},
+    **{n: (head, "", 11) for n, head, _ in FLAGS},
     "own_runs_intercept": ("Generation intercept", "ln units", 11),
     "own_runs_default_mfu": ("Default MFU", "fraction", 9),
     "own_runs_residual": ("LN(implied / default)", "ln units", 11),
@@ -199,6 +200,10 @@ def own_runs_sheet(book):
     write_table(book, ws, _TOP, columns, MAX_ROWS)
     at = {c.name: get_column_letter(j) for j, c in enumerate(columns, start=1)}
     check_colours(ws, f"{at[FLAGS[0][0]]}{FIRST_ROW}:{at[FLAGS[-1][0]]}{LAST_ROW}")
+    for r in range(FIRST_ROW, LAST_ROW + 1):
+        for c in NUMBERS:  # a figure as used, compact (a whole token count fits no column)
+            ws[f"{at[_USED + c]}{r}"].number_format = "0.00E+00"
+        ws[f"{at['own_runs_catalogue_row']}{r}"].number_format = "0;-0;;@"  # 0: none, blank
     for j, c in enumerate(columns, start=1):
         if c.unit == "ln units":
             for r in range(_TOP + 1, _TOP + 1 + MAX_ROWS):
@@ -207,6 +212,7 @@ def own_runs_sheet(book):
         for cell in row[:2] + row[5:6]:
             cell.number_format = "@"
     book.finish(ws, freeze=f"A{_TOP + 1}", print_titles=f"{_TOP}:{_TOP}")
+    ws.row_dimensions[_TOP].height = 60  # four lines: "Accelerator-hours (accelerator-hours)"
     ws.page_setup.orientation = "landscape"
     return ws
 
