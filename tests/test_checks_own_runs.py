@@ -14,6 +14,7 @@ from helpers_planner import STATE_VARIANTS
 from udfs.own_runs import ADVICE
 from workbook_templates.planner import build
 from workbook_templates.planner import own_runs as sheet
+from workbook_templates.planner.checks import OWN_RUNS_LABELS
 from workbook_templates.recalc import recalculate, recalculate_gnumeric
 
 #: Scenario columns typed so that the master check reads OK without own runs.
@@ -97,15 +98,17 @@ def gnumeric_variants(variants, tmp_path_factory):
 
 
 def _checks(path):
-    """{ADVICE key: (passes, the rows text)} of the Checks sheet, and the master status/cause."""
+    """{ADVICE key: (passes, the rows text, label)} of the Checks sheet, and the master
+    status and cause."""
     wb = openpyxl.load_workbook(path, data_only=True)
     ws = wb["Checks"]
+    labels = {label: key for key, label in OWN_RUNS_LABELS.items()}
     got = {}
     for r in range(1, ws.max_row + 1):
-        label = str(ws.cell(r, 1).value or "")
-        for key in ADVICE:
-            if label.startswith("Our runs:") and label.endswith(f"; else {ADVICE[key]}"):
-                got[key] = (is_true(ws.cell(r, 3).value), ws.cell(r, 4).value or "", label)
+        key = labels.get(ws.cell(r, 1).value)
+        if key:
+            text = ws.cell(r, 4).value or ""
+            got[key] = (is_true(ws.cell(r, 3).value), text, OWN_RUNS_LABELS[key])
     assert set(got) == set(ADVICE), got
     return got, row_values(wb, "master_status")[0], row_values(wb, "master_cause")[0]
 
@@ -127,10 +130,10 @@ def _assert_flagged(path, key, rows=1, first=ROW):
         assert ok == (other != key), (other, checks)
         assert (text == "") == ok
     ok, text, label = checks[key]
-    word = "row" if rows == 1 else "rows"
-    assert text == f"{rows} {word} of Our runs fail it; the first is row {first}"
+    word = "row fails" if rows == 1 else "rows fail"
+    assert text == f"{rows} {word}; the first is Our runs row {first}: {ADVICE[key]}"
     assert status == "ERROR"
-    assert cause.startswith(label) and f"the first is row {first}" in cause
+    assert cause == f"{label} ({text})"
     wb = openpyxl.load_workbook(path, data_only=True)
     # the bad row counts for nothing in the default MFU: no intercept, no residual
     assert row_values(wb, "own_runs_intercept")[first - sheet.FIRST_ROW] in (None, "")

@@ -110,10 +110,11 @@ def _single_checks(n):
     )  # fmt: skip
 
 
-#: The "Our runs" row checks as Checks rows: ADVICE key -> the rule (the advice follows it).
-_OWN_RUNS_RULES = {
-    "complete": "Our runs: each typed row is complete",
-    "figures": "Our runs: figures are numbers > 0 (or text such as 70B)",
+#: The "Our runs" row checks as Checks rows: ``udfs.own_runs.ADVICE`` key -> the rule. A
+#: failing one says in column D how many rows fail, the first, and what to do (the advice).
+OWN_RUNS_LABELS = {
+    "complete": "Our runs: each typed row is complete (every column but Organisation)",
+    "figures": "Our runs: figures are numbers > 0 (text such as 70B reads as a number)",
     "accelerator": "Our runs: each accelerator is in the catalogue",
     "unique": "Our runs: run names are unique",
 }
@@ -121,16 +122,17 @@ _OWN_RUNS_RULES = {
 
 def _own_runs_rows(ws, r):
     """One Checks row per "Our runs" row check (:data:`.own_runs.FLAGS`): TRUE when no typed
-    row fails it; else column D counts the failing rows and names the first (the row counts
-    for nothing in the default MFU, and ``compute-lab report`` refuses the planner)."""
+    row fails it; else column D (D to the cause column, merged) counts the failing rows, names
+    the first and says what to do (the row counts for nothing in the default MFU, and
+    ``compute-lab report`` refuses the planner)."""
     for name, _, key in FLAGS:
-        label = put_text(ws.cell(r, 1), f"{_OWN_RUNS_RULES[key]}; else {ADVICE[key]}")
-        label.alignment = Alignment(wrap_text=True, vertical="top")
+        put_text(ws.cell(r, 1), OWN_RUNS_LABELS[key])
         bad = f"COUNTIF({name},FALSE)"  # SUM gives an error value when a row check does
         ws.cell(r, 3, f"=AND({bad}=0,NOT(ISERROR(SUM({name}))))")
         ws.cell(r, 4, f'=IF(C{r},"",IF({bad}=0,"a row of Our runs gives an error value",'
-                f'{bad}&IF({bad}=1," row"," rows")&" of Our runs fail it; the first is row "'
-                f"&(MATCH(FALSE,{name},0)+{FIRST_ROW - 1})))")  # fmt: skip
+                f'{bad}&IF({bad}=1," row fails"," rows fail")&"; the first is Our runs row "'
+                f'&(MATCH(FALSE,{name},0)+{FIRST_ROW - 1})&": {ADVICE[key]}"))')  # fmt: skip
+        ws.merge_cells(start_row=r, start_column=4, end_row=r, end_column=CAUSE_COL)
         r += 1
     return r
 
@@ -216,9 +218,12 @@ def checks_sheet(book, scen):
         for c in row:
             c.alignment = Alignment(horizontal="center", vertical="top")  # level a wrapped label
     ws.cell(r, 3).alignment = Alignment(horizontal="left")  # the cause reads to the right
-    for k in range(own_first, last_check + 1):
-        ws.cell(k, 4).alignment = Alignment(horizontal="left", vertical="top")  # which rows
+    for k in range(own_first, last_check + 1):  # which rows, and what to do
+        ws.cell(k, 1).alignment = Alignment(wrap_text=True, vertical="top")
+        ws.cell(k, 4).alignment = Alignment(horizontal="left", vertical="top", wrap_text=True)
     Book.finish(ws, freeze="D5")
+    for k in range(own_first, last_check + 1):  # room for two lines of rows and advice
+        ws.row_dimensions[k].height = max(ws.row_dimensions[k].height or 0, 30)
     return ws
 
 
