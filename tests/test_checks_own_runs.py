@@ -177,3 +177,68 @@ def test_gnumeric_flags_the_same_rows(gnumeric_variants, name):
         _assert_good(done)
     else:
         _assert_flagged(done, BAD[name][1])
+
+
+#: Cell values a row is drawn from: good and bad figures, names and accelerators as typed.
+_NAMES = ["Run 0", "run 0", " RUN  1 ", "Run B", "  ", None, "R*", "Run ?"]
+_FIGURES = [7e9, "7B", " 2T ", "1.5e12", "13b", 512, "512", 0, -5, "lots", "7,000", "1e999",
+            None, "0.5k", 250000]  # fmt: skip
+_ACCELERATORS = ["H100 SXM", "h100 sxm", " A100 SXM 80GB ", "H100", "H900", None, "TPU v5p"]
+
+
+def _random_rows(seed, n=sheet.MAX_ROWS):
+    import random
+
+    rnd = random.Random(seed)
+    rows = []
+    for _ in range(n):
+        if rnd.random() < 0.6:  # a plausible run of its own name, one cell perhaps changed
+            hours = rnd.choice([120000, 60, "1.2e5"])  # 60: too few for 7B x 2T
+            row = [f"Run {len(rows)}", "Acme", "7B", "7B", "2T", rnd.choice(_ACCELERATORS[:3]),
+                   512, hours]  # fmt: skip
+            if rnd.random() < 0.4:
+                row[rnd.randrange(8)] = rnd.choice(_FIGURES + _NAMES + _ACCELERATORS)
+        else:
+            row = [rnd.choice(_NAMES), rnd.choice(["Acme", None])]
+            row += [rnd.choice(_FIGURES) for _ in range(3)]
+            row += [rnd.choice(_ACCELERATORS), rnd.choice(_FIGURES), rnd.choice(_FIGURES)]
+        rows.append(row)
+    return rows
+
+
+def _engine_accepts(rows, k):
+    """Whether udfs.own_runs takes row k (the sheet's rules: earlier typed names count)."""
+    from udfs import own_runs
+    from udfs.validation import CommandError
+
+    columns = [c for c, *_ in sheet.INPUT_COLUMNS]
+    seen = {own_runs.name_key(r[0]): 1 for r in rows[:k] if own_runs.name_key(r[0])}
+    raw = {c: "" if v is None else str(v) for c, v in zip(columns, rows[k], strict=True)}
+    try:
+        own = own_runs._row("sheet", k, raw, own_runs._cell_number, seen, exact=True)
+        own_runs._implied(own_runs.pd.DataFrame([own]))
+    except CommandError:
+        return False
+    return True
+
+
+@pytest.mark.libreoffice
+@pytest.mark.gnumeric
+def test_the_sheet_and_the_engine_take_the_same_rows(tmp_path):
+    """Thirty rows drawn from good and bad cells: a row counts in the workbook (it gets its
+    generation's intercept) exactly when the engine's rules take it, after LibreOffice and
+    Gnumeric; the Checks count the rows that fail."""
+    rows = _random_rows(17)
+    rows = [r for r in rows if any(v is not None and str(v).strip() for v in r)]
+    path = _planner(tmp_path / "random.xlsx", rows)
+    want = [_engine_accepts(rows, k) for k in range(len(rows))]
+    assert 5 <= sum(want) <= len(rows) - 5  # both kinds, plenty of each
+    (lo,) = recalculate([path], tmp_path / "lo")
+    (gn,) = recalculate_gnumeric([path], tmp_path / "gn")
+    for done in (lo, gn):
+        wb = openpyxl.load_workbook(done, data_only=True)
+        got = [isinstance(v, float) for v in row_values(wb, "own_runs_intercept")[: len(rows)]]
+        assert got == want, [(k + sheet.FIRST_ROW, rows[k]) for k in range(len(rows))
+                             if got[k] != want[k]]  # fmt: skip
+        checks, status, _ = _checks(done)
+        assert status == "ERROR" and not all(ok for ok, *_ in checks.values())
