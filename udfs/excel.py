@@ -47,6 +47,7 @@ from ._cells import (
     rule_of,
     to_array,
     to_cells,
+    to_coded_text,
     to_text,
 )
 from .validation import (
@@ -238,18 +239,21 @@ def _document_parameters(f):
     return f
 
 
-def _numbers(function, values):
-    """Excel arguments as float arrays; a blank optional argument takes its default."""
+def _numbers(function, values, widths=None):
+    """Excel arguments as float arrays; a blank optional argument takes its default.
+
+    ``widths``: :func:`check_call_size`'s, for ranges whose rows it has looked at already."""
     defaults = _DEFAULTS[function]
+    widths = widths or {}
     arrays = {}
     for name, value in values.items():
         if name in defaults:
-            arr = to_array(function, name, value, optional=True)
+            arr = to_array(function, name, value, optional=True, width=widths.get(name))
             if arr is None:
                 default = defaults[name]
                 arr = None if default is None else np.asarray(float(default))
         else:
-            arr = to_array(function, name, value)
+            arr = to_array(function, name, value, width=widths.get(name))
         arrays[name] = arr
     return arrays
 
@@ -265,8 +269,9 @@ def _compute(function, compute, values, labels=None):
     arguments that drove it there; numpy's floating-point warnings are silenced, as every
     result is checked.
     """
-    check_call_size(function, values)
-    arrays = _numbers(function, values)
+    widths = {}
+    check_call_size(function, values, widths=widths)
+    arrays = _numbers(function, values, widths)
     shape = broadcast_shape(function, arrays)
     names = {name: name for name in values}
     names.update(labels or {})
@@ -894,16 +899,18 @@ def _quantity_names(function, value):
     return out
 
 
-def _accelerator_names(function, value):
-    """The accelerator cells as text, each checked against the catalogue in its own cell."""
-    cells = to_text(function, "accelerator_name", value)
+def _accelerator_names(function, value, width=None):
+    """The accelerator cells as text, each checked against the catalogue in its own cell:
+    (cells, distinct names, codes) as :func:`udfs._cells.to_coded_text` gives them."""
+    coded = to_coded_text(function, "accelerator_name", value, width=width)
+    cells = coded[0]
     try:  # each distinct name once; a bad one is then named at its first cell
-        for name in set(cells.ravel().tolist()):
+        for name in coded[1]:
             catalogue.accelerator_record(name, argument="accelerator_name")
     except InputError:
         pass
     else:
-        return cells
+        return coded
     known = set()
     for index, cell in np.ndenumerate(cells):
         if cell in known:
@@ -913,7 +920,7 @@ def _accelerator_names(function, value):
         except InputError as err:
             raise CellError(function, "accelerator_name", rule_of(err), index or None) from None
         known.add(cell)
-    return cells
+    return coded
 
 
 def _first(mask):
@@ -1060,8 +1067,8 @@ def _plan_quantiles(function, quantity, p, values, reference=False):
     names the first one, as resolving each plan on its own (:func:`udfs.plan.resolve`) does:
     that path, ``reference=True``, is kept for the tests that compare the two.
     """
-    memo = {}
-    check_call_size(function, {"quantity": quantity, "p": p, **values}, memo=memo)
+    memo, widths = {}, {}
+    check_call_size(function, {"quantity": quantity, "p": p, **values}, memo=memo, widths=widths)
     check_call_size(
         function,
         {name: values[name] for name in _PLAN_INPUT_OF},
@@ -1072,8 +1079,11 @@ def _plan_quantiles(function, quantity, p, values, reference=False):
     )
     names = _quantity_names(function, quantity)
     values = dict(values)
-    accel = _accelerator_names(function, values.pop("accelerator_name"))
-    arrays = _numbers(function, {"p": p, **values})
+    coded = _accelerator_names(
+        function, values.pop("accelerator_name"), widths.get("accelerator_name")
+    )
+    accel = coded[0]
+    arrays = _numbers(function, {"p": p, **values}, widths)
     try:
         _check_range_inputs(arrays)
     except InputError as err:
@@ -1088,7 +1098,7 @@ def _plan_quantiles(function, quantity, p, values, reference=False):
     if reference:
         point, tp, price = _reference_points(function, cells, shape, plan_shape)
     else:
-        point, tp, price = _array_points(function, cells, shape, plan_shape)
+        point, tp, price = _array_points(function, cells, shape, plan_shape, coded)
 
     # The quantiles.
     ps = arrays["p"] if np.ndim(arrays["p"]) == 0 else np.broadcast_to(arrays["p"], shape).ravel()
@@ -1126,7 +1136,7 @@ def _spread(values, plan_shape, shape):
     )
 
 
-def _array_points(function, cells, shape, plan_shape):
+def _array_points(function, cells, shape, plan_shape, coded):
     """(points (result cells x QUANTILE_QUANTITIES), throughput sigmas, price sigmas) of the
     plans in ``cells``, resolved and estimated on arrays (:func:`_plan_arrays`).
 
@@ -1135,7 +1145,7 @@ def _array_points(function, cells, shape, plan_shape):
     alone, so the message is the one plan-by-plan resolution gives.
     """
     m = math.prod(plan_shape)
-    got = _plan_arrays(cells, plan_shape, m)
+    got = _plan_arrays(cells, plan_shape, m, coded)
     if isinstance(got, tuple):
         points, tp, price = got
         return (
@@ -1170,15 +1180,18 @@ def _flat_input(arr, plan_shape):
     return np.broadcast_to(arr, plan_shape).ravel()
 
 
-def _plan_arrays(cells, plan_shape, m):
+def _plan_arrays(cells, plan_shape, m, coded):
     """Points and spreads of the ``m`` plans of ``cells`` (see :func:`_array_points`), or the
-    flat index of the first plan refused."""
+    flat index of the first plan refused. ``coded``: the accelerator names as
+    :func:`_accelerator_names` gives them (distinct names and codes)."""
     inputs = {
         _PLAN_INPUT_OF[a]: _flat_input(cells[a], plan_shape)
         for a in _PLAN_INPUT_OF
         if a != "accelerator_name"
     }
-    resolved = plan.resolve_many(inputs, _flat_input(cells["accelerator_name"], plan_shape))
+    _, distinct, codes = coded
+    names = distinct[int(codes)] if codes.ndim == 0 else (distinct, _flat_input(codes, plan_shape))
+    resolved = plan.resolve_many(inputs, names)
     if not plan_shape:  # one plan (a single-cell formula): no masks
         return _one_plan_points(resolved)
     unresolved = np.broadcast_to(resolved.unresolved, (m,))

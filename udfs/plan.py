@@ -599,6 +599,8 @@ def _accelerator_columns(names):
     index (a name's figures are looked up once, not once per plan)."""
     if isinstance(names, str):
         codes, distinct = None, [names]
+    elif isinstance(names, tuple):  # (distinct names, the index of each plan's name)
+        distinct, codes = names
     else:
         flat = names.tolist()
         distinct = list(dict.fromkeys(flat))  # in order of first appearance
@@ -645,8 +647,9 @@ def resolve_many(inputs, accelerator_name):
         Input name (:data:`MANY_INPUTS`) -> a float or a 1-D float array (one value per plan,
         all of one length), or None (blank in every plan). ``total_params``,
         ``training_tokens`` and ``accelerators`` are required.
-    accelerator_name : str or ndarray of str
-        Known catalogue names (checked by the caller), one or one per plan.
+    accelerator_name : str, ndarray of str, or tuple
+        Known catalogue names (checked by the caller), one or one per plan; or the pair
+        (distinct names, an intp array of the index of each plan's name among them).
 
     Returns
     -------
