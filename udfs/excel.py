@@ -1029,25 +1029,29 @@ def _estimate_together(plans):
     return out
 
 
-def _quantiles(point, throughput_sigma, price_sigma, p):
+def _quantiles(point, throughput_sigma, price_sigma, p, wanted=QUANTILE_QUANTITIES):
     """:func:`udfs.ranges.estimate_ranges` with an array of probabilities ``p``.
 
     The spec's quantile formulas (``quantities.RANGE_FORMULAS``, the ones estimate_ranges
     and the planner's P10 / P90 rows evaluate) with p as an input rather than a constant, so
-    that any p (0.125, 0.001), and one per cell, is one vectorised evaluation.
+    that any p (0.125, 0.001), and one per cell, is one vectorised evaluation; only the
+    ``wanted`` quantities (and what they need) are computed.
     """
-    formulas = {
-        f"{q}_at_p": quantities.RANGE_FORMULAS[q].format(p="quantile_p", k="at_p")
-        for q in QUANTILE_QUANTITIES
-    }
     values = {
         **point,
         "throughput_sigma": throughput_sigma,
         "price_sigma": price_sigma,
         "quantile_p": p,
     }
-    out = model.evaluate(values, list(formulas), formulas)
-    return {q: out[f"{q}_at_p"] for q in QUANTILE_QUANTITIES}
+    out = model.evaluate(values, [f"{q}_at_p" for q in wanted], _AT_P_FORMULAS)
+    return {q: out[f"{q}_at_p"] for q in wanted}
+
+
+#: The quantile formula of each quantity, at an input probability ``quantile_p``.
+_AT_P_FORMULAS = {
+    f"{q}_at_p": quantities.RANGE_FORMULAS[q].format(p="quantile_p", k="at_p")
+    for q in QUANTILE_QUANTITIES
+}
 
 
 def _first_cell(i, plan_shape, shape):
@@ -1101,21 +1105,7 @@ def _plan_quantiles(function, quantity, p, values, reference=False):
         point, tp, price = _array_points(function, cells, shape, plan_shape, coded)
 
     # The quantiles.
-    ps = arrays["p"] if np.ndim(arrays["p"]) == 0 else np.broadcast_to(arrays["p"], shape).ravel()
-    with np.errstate(all="ignore"):  # out-of-range results are caught below
-        got = _quantiles({q: point[:, k] for k, q in enumerate(QUANTILE_QUANTITIES)}, tp, price, ps)
-    if names.ndim == 0:
-        out = np.broadcast_to(got[names.item()], (n,))
-        is_cost = names.item() in _COSTS
-    else:
-        wanted = np.broadcast_to(names, shape).ravel()
-        out = np.empty(n)
-        for q in QUANTILE_QUANTITIES:
-            rows = wanted == q
-            if rows.any():
-                out[rows] = np.broadcast_to(got[q], (n,))[rows]
-        is_cost = np.isin(wanted, list(_COSTS)).reshape(shape)
-    result = out.reshape(shape)
+    result, is_cost = _wanted_quantiles(names, arrays["p"], shape, n, (point, tp, price))
     drivers = {k: v for k, v in arrays.items() if k != "p"}
     try:
         check_result("result", result, drivers, allow_zero=True, result_label="the result")
@@ -1125,20 +1115,37 @@ def _plan_quantiles(function, quantity, p, values, reference=False):
     return to_cells(function, result)
 
 
+def _wanted_quantiles(names, p, shape, n, points):
+    """(the result, of ``shape``: each cell's quantity at its p, True where it is a cost) of
+    ``points`` (per-result-cell points, throughput and price sigmas)."""
+    ps = p if np.ndim(p) == 0 else np.broadcast_to(p, shape).ravel()
+    wanted = (names.item(),) if names.ndim == 0 else tuple(dict.fromkeys(names.ravel().tolist()))
+    with np.errstate(all="ignore"):  # out-of-range results are caught by the caller
+        got = _quantiles(*points, ps, [q for q in QUANTILE_QUANTITIES if q in wanted])
+    if names.ndim == 0:
+        return np.broadcast_to(got[names.item()], (n,)).reshape(shape), names.item() in _COSTS
+    wanted = np.broadcast_to(names, shape).ravel()
+    out = np.empty(n)
+    for q in got:
+        rows = wanted == q
+        out[rows] = np.broadcast_to(got[q], (n,))[rows]
+    return out.reshape(shape), np.isin(wanted, list(_COSTS)).reshape(shape)
+
+
 def _spread(values, plan_shape, shape):
-    """Per-plan ``values`` (one per plan cell, or one for all) as one per result cell."""
+    """Per-plan ``values`` (one per plan cell, or one for all) as one per result cell; a dict
+    of them (quantity -> per-plan values) likewise."""
+    if isinstance(values, dict):
+        return {q: _spread(v, plan_shape, shape) for q, v in values.items()}
     if np.ndim(values) == 0 or tuple(plan_shape) == tuple(shape):
         return values
     arr = np.asarray(values)
-    extra = arr.shape[1:]
-    return np.broadcast_to(arr.reshape((*plan_shape, *extra)), (*shape, *extra)).reshape(
-        (-1, *extra)
-    )
+    return np.broadcast_to(arr.reshape(plan_shape), shape).reshape(-1)
 
 
 def _array_points(function, cells, shape, plan_shape, coded):
-    """(points (result cells x QUANTILE_QUANTITIES), throughput sigmas, price sigmas) of the
-    plans in ``cells``, resolved and estimated on arrays (:func:`_plan_arrays`).
+    """(points (QUANTILE_QUANTITIES -> one per result cell), throughput sigmas, price sigmas)
+    of the plans in ``cells``, resolved and estimated on arrays (:func:`_plan_arrays`).
 
     A plan that :func:`udfs.plan.resolve` or the engine refuses is found on arrays (the
     first one, in cell order); its error is then made by resolving and estimating that plan
@@ -1196,7 +1203,7 @@ def _plan_arrays(cells, plan_shape, m, coded):
         return _one_plan_points(resolved)
     unresolved = np.broadcast_to(resolved.unresolved, (m,))
     first_bad = int(np.argmax(unresolved)) if unresolved.any() else m
-    points = np.empty((m, len(QUANTILE_QUANTITIES)))
+    points = {}
     hbm = np.broadcast_to(resolved.hbm_known, (m,))
     for known in (True, False):
         rows = np.flatnonzero((hbm == known) & ~unresolved)
@@ -1205,7 +1212,7 @@ def _plan_arrays(cells, plan_shape, m, coded):
         fields = {k: _rows_of(v, rows, m) for k, v in resolved.fields.items()}
         if not known:
             fields["hbm_gb"] = None
-        bad = _first_refused(fields, rows, points)
+        bad = _first_refused(fields, rows, points, m)
         if bad is not None:
             first_bad = min(first_bad, bad)
     if first_bad < m:
@@ -1225,7 +1232,7 @@ def _one_plan_points(resolved):
             got = engine.estimate(engine.Plan(**fields))
     except (InputError, TypeError, ValueError):
         return 0
-    points = np.array([[got[q] for q in QUANTILE_QUANTITIES]])
+    points = {q: np.array([got[q]]) for q in QUANTILE_QUANTITIES}
     return points, resolved.throughput_sigma, resolved.price_sigma
 
 
@@ -1236,8 +1243,9 @@ def _rows_of(value, rows, m):
     return value[rows]
 
 
-def _first_refused(fields, rows, points):
-    """Estimate the plans ``rows`` (``fields``) into ``points``; the first refused, or None.
+def _first_refused(fields, rows, points, m):
+    """Estimate the plans ``rows`` (``fields``) of the ``m`` into ``points`` (quantity -> one
+    per plan); the first refused, or None.
 
     The engine's checks are cell by cell, so a set of plans is refused when one of them is:
     the first is found by halving (a few more engine calls, on arrays)."""
@@ -1254,8 +1262,11 @@ def _first_refused(fields, rows, points):
 
     got = refused(np.arange(rows.size))
     if got is not None:
-        for j, q in enumerate(QUANTILE_QUANTITIES):
-            points[rows, j] = got[q]
+        for q in QUANTILE_QUANTITIES:
+            if rows.size == m:  # every plan: the engine's figures as they are
+                points[q] = np.broadcast_to(got[q], (m,))
+            else:
+                points.setdefault(q, np.empty(m))[rows] = got[q]
         return None
     lo, hi = 0, rows.size
     while hi - lo > 1:
@@ -1290,7 +1301,8 @@ def _reference_points(function, cells, shape, plan_shape):
         return _plan_error(function, err, cells, shape, _first_cell(first[k], plan_shape, shape))
 
     points, throughput_sigma, price_sigma = _plan_points(list(plans), fail)
-    return points[plan_index], throughput_sigma[plan_index], price_sigma[plan_index]
+    points = {q: points[plan_index, k] for k, q in enumerate(QUANTILE_QUANTITIES)}
+    return points, throughput_sigma[plan_index], price_sigma[plan_index]
 
 
 @xw.func
