@@ -307,27 +307,40 @@ def test_lookup_column_is_taken_for_a_column_of_names():
         assert excel.ACCEL_SPEC(names, [["tdp_watts"]]) == [[700.0], [750.0], [700.0]]
 
 
-# -- the cells read in one pass: a column by itemgetter, accelerator names coded by a dict --
+# -- the cells read in one pass: a column by unpacking its rows, names coded by a dict ------
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
-    st.integers(1, 4).flatmap(
+    st.integers(0, 4).flatmap(
         lambda w: st.lists(
             st.lists(st.floats() | st.text(max_size=3), min_size=w, max_size=w),
-            min_size=1,
+            min_size=0,
             max_size=20,
         )  # fmt: skip
     ),
     st.booleans(),
+    st.sampled_from([None, [], [1.0, 2.0], (3.0,), "x", {0: 1.0}, {1.0}, b"a", range(1)]),
 )
-def test_flatten_equals_chaining_the_rows(rows, as_tuples):
+def test_row_cells_equal_chaining_the_rows_of_a_rectangular_range(rows, as_tuples, odd_row):
+    """``_cells._row_cells`` (a column's cells by unpacking each row) is the rows chained
+    when they are lists or tuples of one width (at least one cell), None otherwise: a row of
+    another width or another type (a dict, a set, bytes, a range unpack too) is seen."""
     import itertools
 
     from udfs import _cells
 
     rows = [tuple(r) for r in rows] if as_tuples else rows
-    assert _cells._flatten(rows, len(rows[0])) == list(itertools.chain.from_iterable(rows))
+    if odd_row is not None and rows:
+        rows = [*rows[:-1], odd_row]
+    regular = (
+        bool(rows)
+        and all(type(r) in (list, tuple) for r in rows)
+        and len({len(r) for r in rows}) == 1
+        and len(rows[0]) > 0
+    )
+    want = list(itertools.chain.from_iterable(rows)) if regular else None
+    assert _cells._row_cells(rows) == want
 
 
 @settings(max_examples=100, deadline=None)

@@ -17,7 +17,6 @@ import contextlib
 import itertools
 import math
 import numbers
-import operator
 
 import numpy as np
 import xlwings as xw
@@ -166,12 +165,12 @@ def _reject(function, argument, problem, position):
     raise CellError(function, argument, problem, position)
 
 
-def to_array(function, argument, value, *, optional=False, width=None):
+def to_array(function, argument, value, *, optional=False, flat=None):
     """A cell or range as a float ndarray: 0-d for one cell, 2-D (rows, columns) for a range.
 
     ``optional``: a blank single cell returns None (the caller applies its default).
-    ``width``: the width of ``value``'s rows as :func:`check_call_size` found it (its
-    ``widths``): the rows are then not looked at again.
+    ``flat``: ``value``'s cells row by row as :func:`check_call_size` found them (its
+    ``flats``): the rows are then not looked at again.
     A blank required cell, text, a boolean or an Excel error raises :class:`CellError`
     naming ``argument`` and, for a range, the first offending cell. The numeric rules
     (greater than 0, finite ...) are the engine's.
@@ -186,7 +185,7 @@ def to_array(function, argument, value, *, optional=False, width=None):
             return None
         raise CellError(function, argument, "is required (the cell is blank)")
     if isinstance(value, list | tuple):
-        arr = _fast_numbers(value, width)
+        arr = _fast_numbers(value, flat)
         if arr is not None:
             return _squeeze(function, argument, arr)
         rows = _rows(function, argument, value)
@@ -209,46 +208,43 @@ def to_array(function, argument, value, *, optional=False, width=None):
     return np.asarray(float(value))
 
 
-def _flatten(rows, width):
-    """The cells of rows of ``width`` cells each, row by row, as one list (a column's cells
-    by ``itemgetter``, about twice as fast as chaining its rows)."""
-    if width == 1:
-        return list(map(_FIRST, rows))
-    return list(itertools.chain.from_iterable(rows))
-
-
-_FIRST = operator.itemgetter(0)
-
-
-def _fast_numbers(rows, width=None):
+def _fast_numbers(rows, flat=None):
     """A list of rows holding only floats and ints as a 2-D array, else None (look closer).
 
-    A few passes at C speed: the rows' types and lengths (unless ``width`` says they were
-    seen: :func:`_row_width`), then the cells' types (``bool`` is not accepted: ``type(True)
-    is bool``), then one ``np.array`` of the flattened cells. Anything unusual (text, blanks,
-    ragged rows, a flat list) returns None.
+    A few passes at C speed: the rows' cells (:func:`_row_cells`, unless ``flat`` gives
+    them), then the cells' types (``bool`` is not accepted: ``type(True) is bool``), then one
+    ``np.fromiter`` of them. Anything unusual (text, blanks, ragged rows, a flat list)
+    returns None.
     """
-    width = _row_width(rows) if width is None else width
-    if width is None:
+    flat = _row_cells(rows) if flat is None else flat
+    if flat is None:
         return None
-    flat = _flatten(rows, width)
     if not set(map(type, flat)).issubset(_NUMBER_TYPES):
         return None
     try:
-        return np.fromiter(flat, dtype=float, count=len(flat)).reshape(len(rows), width)
+        return np.fromiter(flat, dtype=float, count=len(flat)).reshape(len(rows), -1)
     except OverflowError:  # an integer beyond float range: the slow path names its cell
         return None
 
 
-def _row_width(rows):
-    """The width of ``rows`` when it is a list of rows that are all lists or tuples of one
-    width (at least one cell), else None: two passes at C speed."""
-    if not set(map(type, rows)).issubset(_ROW_TYPES):
+def _row_cells(rows):
+    """The cells of ``rows``, row by row, as one list, when ``rows`` is a non-empty list of
+    rows that are all lists or tuples of one width (at least one cell); else None.
+
+    Two passes at C speed for a column (the rows' types, then each row unpacked as one cell,
+    which fails for a row of another width); for wider rows, their lengths, then the rows
+    chained.
+    """
+    if not rows or not set(map(type, rows)).issubset(_ROW_TYPES):
         return None
+    try:
+        return [cell for (cell,) in rows]  # a column: every row one cell
+    except ValueError:
+        pass
     widths = set(map(len, rows))
-    if len(widths) != 1:
+    if len(widths) != 1 or 0 in widths:
         return None
-    return widths.pop() or None
+    return list(itertools.chain.from_iterable(rows))
 
 
 def _squeeze(function, argument, arr):
@@ -259,15 +255,15 @@ def _squeeze(function, argument, arr):
     return arr
 
 
-def to_text(function, argument, value, *, width=None):
+def to_text(function, argument, value, *, flat=None):
     """A cell or range of names as a 0-d or 2-D object array of stripped strings.
 
-    ``width``: as :func:`to_array`'s. :func:`to_coded_text` gives the distinct texts too.
+    ``flat``: as :func:`to_array`'s. :func:`to_coded_text` gives the distinct texts too.
     """
-    return to_coded_text(function, argument, value, width=width)[0]
+    return to_coded_text(function, argument, value, flat=flat)[0]
 
 
-def to_coded_text(function, argument, value, *, width=None):
+def to_coded_text(function, argument, value, *, flat=None):
     """:func:`to_text`'s cells, the distinct texts and where each cell's is among them.
 
     Returns (cells, distinct, codes): ``distinct`` a list of the stripped texts in order of
@@ -279,7 +275,7 @@ def to_coded_text(function, argument, value, *, width=None):
     if is_blank(value):
         raise CellError(function, argument, "is required (the cell is blank)")
     if isinstance(value, list | tuple):
-        got = _fast_text(value, width)
+        got = _fast_text(value, flat)
         if got is not None:
             return got
     rows = _rows(function, argument, value) if isinstance(value, list | tuple) else [[value]]
@@ -311,15 +307,14 @@ def _one_or_range(cells, distinct, codes):
     return cells, distinct, codes
 
 
-def _fast_text(rows, width=None):
+def _fast_text(rows, flat=None):
     """:func:`to_coded_text` of a list of rows holding only non-blank text (no Excel error),
-    else None (look closer, cell by cell): a few passes at C speed (the rows' types and
-    lengths unless ``width`` says they were seen; the cells into a dict), each distinct cell
+    else None (look closer, cell by cell): a few passes at C speed (the rows' cells, see
+    :func:`_row_cells`, unless ``flat`` gives them; the cells into a dict), each distinct cell
     checked and stripped once, the cells spread back by index."""
-    width = _row_width(rows) if width is None else width
-    if width is None:
+    flat = _row_cells(rows) if flat is None else flat
+    if flat is None:
         return None
-    flat = _flatten(rows, width)
     try:
         keys = list(dict.fromkeys(flat))
     except TypeError:  # an unhashable cell: not text
@@ -333,7 +328,7 @@ def _fast_text(rows, width=None):
     index = {text: k for k, text in enumerate(distinct)}
     codes = _codes(flat, {key: index[text] for key, text in zip(keys, stripped, strict=True)})
     cells = np.array(distinct, dtype=object)[codes]
-    shape = (len(rows), width)
+    shape = (len(rows), len(flat) // len(rows))
     return _one_or_range(cells.reshape(shape), distinct, codes.reshape(shape))
 
 
@@ -357,16 +352,16 @@ def shape_of(value):
 
 
 def _scan(value):
-    """(:func:`shape_of` ``value``, :func:`_row_width` of its rows or None)."""
-    width = None
+    """(:func:`shape_of` ``value``, :func:`_row_cells` of its rows or None)."""
+    flat = None
     if isinstance(value, np.ndarray):
         shape = value.shape if value.ndim != 1 else (value.shape[0], 1)
     elif isinstance(value, list | tuple):
         if not value:
             return None, None
-        width = _row_width(value)
-        if width is not None:
-            shape = (len(value), width)
+        flat = _row_cells(value)
+        if flat is not None:
+            shape = (len(value), len(flat) // len(value))
         elif all(isinstance(row, list | tuple) for row in value):
             widths = set(map(len, value))
             if len(widths) != 1:
@@ -376,7 +371,7 @@ def _scan(value):
             shape = (len(value), 1)
     else:
         return (), None
-    return () if math.prod(shape) == 1 else tuple(shape), width
+    return () if math.prod(shape) == 1 else tuple(shape), flat
 
 
 def _cells_phrase(shape):
@@ -391,7 +386,7 @@ def check_call_size(
     what="cells",
     bound=None,
     memo=None,
-    widths=None,
+    flats=None,
 ):
     """Refuse a call whose arguments or broadcast result hold over ``limit`` cells, at once.
 
@@ -400,9 +395,10 @@ def check_call_size(
     that do not match are left to :func:`broadcast_shape` to report. The error names the bound:
     ``MAX_CELLS_PER_CALL``, or ``bound`` (with ``what`` the thing counted, e.g. "plans").
     ``memo``: a dict in which each argument's shape is kept (read from it when there), so
-    that a second check of the same cells does not read them again. ``widths``: a dict in
-    which the width of each argument that is a list of rows (lists or tuples) of one width is
-    kept, for its conversion (``to_array(..., width=)``) not to look at the rows again.
+    that a second check of the same cells does not read them again. ``flats``: a dict in
+    which the cells of each argument that is a list of rows (lists or tuples) of one width
+    are kept, row by row as one list, for its conversion (``to_array(..., flat=)``) not to
+    look at the rows again.
     Returns the broadcast shape (None if the sizes do not match).
     """
     bound = bound or "MAX_CELLS_PER_CALL"
@@ -411,9 +407,9 @@ def check_call_size(
     known = {} if memo is None else memo
     for name, value in values.items():
         if name not in known:
-            known[name], width = _scan(value)
-            if width is not None and widths is not None:
-                widths[name] = width
+            known[name], flat = _scan(value)
+            if flat is not None and flats is not None:
+                flats[name] = flat
         shape = known[name]
         if shape is None:
             continue

@@ -239,21 +239,21 @@ def _document_parameters(f):
     return f
 
 
-def _numbers(function, values, widths=None):
+def _numbers(function, values, flats=None):
     """Excel arguments as float arrays; a blank optional argument takes its default.
 
-    ``widths``: :func:`check_call_size`'s, for ranges whose rows it has looked at already."""
+    ``flats``: :func:`check_call_size`'s, for ranges whose rows it has looked at already."""
     defaults = _DEFAULTS[function]
-    widths = widths or {}
+    flats = flats or {}
     arrays = {}
     for name, value in values.items():
         if name in defaults:
-            arr = to_array(function, name, value, optional=True, width=widths.get(name))
+            arr = to_array(function, name, value, optional=True, flat=flats.get(name))
             if arr is None:
                 default = defaults[name]
                 arr = None if default is None else np.asarray(float(default))
         else:
-            arr = to_array(function, name, value, width=widths.get(name))
+            arr = to_array(function, name, value, flat=flats.get(name))
         arrays[name] = arr
     return arrays
 
@@ -269,9 +269,9 @@ def _compute(function, compute, values, labels=None):
     arguments that drove it there; numpy's floating-point warnings are silenced, as every
     result is checked.
     """
-    widths = {}
-    check_call_size(function, values, widths=widths)
-    arrays = _numbers(function, values, widths)
+    flats = {}
+    check_call_size(function, values, flats=flats)
+    arrays = _numbers(function, values, flats)
     shape = broadcast_shape(function, arrays)
     names = {name: name for name in values}
     names.update(labels or {})
@@ -899,10 +899,10 @@ def _quantity_names(function, value):
     return out
 
 
-def _accelerator_names(function, value, width=None):
+def _accelerator_names(function, value, flat=None):
     """The accelerator cells as text, each checked against the catalogue in its own cell:
     (cells, distinct names, codes) as :func:`udfs._cells.to_coded_text` gives them."""
-    coded = to_coded_text(function, "accelerator_name", value, width=width)
+    coded = to_coded_text(function, "accelerator_name", value, flat=flat)
     cells = coded[0]
     try:  # each distinct name once; a bad one is then named at its first cell
         for name in coded[1]:
@@ -1071,8 +1071,8 @@ def _plan_quantiles(function, quantity, p, values, reference=False):
     names the first one, as resolving each plan on its own (:func:`udfs.plan.resolve`) does:
     that path, ``reference=True``, is kept for the tests that compare the two.
     """
-    memo, widths = {}, {}
-    check_call_size(function, {"quantity": quantity, "p": p, **values}, memo=memo, widths=widths)
+    memo, flats = {}, {}
+    check_call_size(function, {"quantity": quantity, "p": p, **values}, memo=memo, flats=flats)
     check_call_size(
         function,
         {name: values[name] for name in _PLAN_INPUT_OF},
@@ -1084,10 +1084,10 @@ def _plan_quantiles(function, quantity, p, values, reference=False):
     names = _quantity_names(function, quantity)
     values = dict(values)
     coded = _accelerator_names(
-        function, values.pop("accelerator_name"), widths.get("accelerator_name")
+        function, values.pop("accelerator_name"), flats.get("accelerator_name")
     )
     accel = coded[0]
-    arrays = _numbers(function, {"p": p, **values}, widths)
+    arrays = _numbers(function, {"p": p, **values}, flats)
     try:
         _check_range_inputs(arrays)
     except InputError as err:
