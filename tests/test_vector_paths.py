@@ -170,7 +170,9 @@ def quantile_calls(draw):
         "tokens": cell(1e10, 3e13),
         "accelerators": draw(st.sampled_from([2048.0, [[float(8 + i)] for i in range(n)],
                                               [[2.5]] * n if bad else 64.0])),
-        "accelerator_name": draw(st.sampled_from([*_NAMES, [[_NAMES[i % 9]] for i in range(n)]])),
+        "accelerator_name": draw(st.sampled_from([*_NAMES, [[_NAMES[i % 9]] for i in range(n)],
+                                                  [[f" {_NAMES[(4 * i) % 9].lower()}"]
+                                                   for i in range(n)]])),
         "mfu": optional(0.05, 0.9, 1.5),
         "usd_per_accelerator_hour": optional(0.0, 10.0),
         "throughput_range_pct": optional(0.0, 0.5),
@@ -354,3 +356,117 @@ def test_accelerator_columns_equal_each_name_alone(names):
         alone = plan._accelerator_columns(name)
         for key, value in alone.items():
             _same(got[key][i], value)
+
+
+def _cell_values():
+    """Cells of every kind a range may hold: numbers, text (padded, in mixed case), blanks,
+    Excel errors, booleans, numpy scalars, nested lists, odd objects."""
+    return st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.integers(-(2**70), 2**70),
+        st.sampled_from(["H100", " h100 ", "H100 ", "A100", "mi300x", "  ", "", "#N/A",
+                         " #value! ", None, True, False, np.float64(2.5), np.str_("H100"),
+                         [1.0], ("x",), {0: 1.0}, 1e400]),
+    )  # fmt: skip
+
+
+@st.composite
+def cell_ranges(draw, cells=None):
+    """A value as an Excel face receives it: one cell, a list of rows (lists or tuples, now
+    and then ragged), a flat list, or a 1 x 1 range."""
+    cell = _cell_values() if cells is None else cells
+    kind = draw(st.sampled_from(["rows", "rows", "tuples", "ragged", "flat", "one", "1x1"]))
+    if kind == "one":
+        return draw(cell)
+    if kind == "1x1":
+        return [[draw(cell)]]
+    if kind == "flat":
+        return draw(st.lists(cell, min_size=0, max_size=8))
+    width = draw(st.integers(1, 3))
+    rows = draw(st.lists(st.lists(cell, min_size=width, max_size=width), min_size=1,
+                         max_size=8))  # fmt: skip
+    if kind == "ragged":
+        rows[draw(st.integers(0, len(rows) - 1))].append(draw(cell))
+    return [tuple(r) for r in rows] if kind == "tuples" else rows
+
+
+def _text_cells():
+    names = st.sampled_from(["H100", " h100 ", "H100 ", "A100", "a100", "MI300X", np.str_("B200")])
+    return st.one_of(names, names, names, _cell_values())
+
+
+class _Refused(str):
+    """The message of a refusal."""
+
+
+def _converted(convert):
+    try:
+        return convert()
+    except CellError as err:
+        return _Refused(err)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cell_ranges(_text_cells()))
+def test_coded_text_equals_the_cell_by_cell_reading(value):
+    """``to_coded_text``'s one-pass reading (each distinct cell checked and stripped once,
+    codes by a dict) gives the cell-by-cell reading's texts and refusals; its distinct texts
+    and codes give the cells back."""
+    from udfs import _cells
+
+    new = _converted(lambda: _cells.to_coded_text("F", "name", value))
+    with mock.patch.object(_cells, "_fast_text", lambda rows, flat=None: None):
+        old = _converted(lambda: _cells.to_coded_text("F", "name", value))
+    if isinstance(old, _Refused):
+        assert isinstance(new, _Refused) and new == old
+        return
+    (cells, distinct, codes), (old_cells, _, _) = new, old
+    assert cells.dtype == object and cells.shape == old_cells.shape
+    assert cells.tolist() == old_cells.tolist()
+    assert all(type(t) is str for t in cells.ravel().tolist())
+    assert len(set(distinct)) == len(distinct) and codes.shape == cells.shape
+    assert np.asarray(np.array(distinct, dtype=object)[codes]).tolist() == cells.tolist()
+    assert _cells.to_text("F", "name", value).tolist() == cells.tolist()
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cell_ranges())
+def test_numbers_read_once_equal_the_cell_by_cell_reading(value):
+    """A range's cells kept by ``check_call_size`` (``flats``) and converted from there give
+    the figures and refusals of a reading that looks again, and of the cell-by-cell one."""
+    from udfs import _cells
+
+    flats = {}
+    _cells.check_call_size("F", {"x": value}, flats=flats)
+    if "x" in flats:
+        assert flats["x"] == _cells._row_cells(value)
+    new = _converted(lambda: _cells.to_array("F", "x", value, flat=flats.get("x")))
+    again = _converted(lambda: _cells.to_array("F", "x", value))
+    with mock.patch.object(_cells, "_fast_numbers", lambda rows, flat=None: None):
+        old = _converted(lambda: _cells.to_array("F", "x", value))
+    for got in (new, again):
+        if isinstance(old, _Refused):
+            assert isinstance(got, _Refused) and got == old
+        else:
+            assert got.shape == old.shape and got.dtype == old.dtype
+            assert np.array_equal(got, old, equal_nan=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(1.0, 1e12), min_size=6, max_size=6),
+    st.floats(0.0, 1.0),
+    st.floats(0.0, 1.0),
+    st.lists(st.floats(0.001, 0.999), min_size=1, max_size=4),
+    st.sets(st.sampled_from(excel.QUANTILE_QUANTITIES), min_size=1),
+)
+def test_quantiles_of_some_quantities_are_those_of_all(point, tp, price, ps, wanted):
+    """Only the quantities asked are computed: each is, bit for bit, as when all are."""
+    point = {q: np.full(len(ps), v) for q, v in zip(excel.QUANTILE_QUANTITIES, point, strict=True)}
+    ps = np.array(ps)
+    with np.errstate(all="ignore"):
+        every = excel._quantiles(point, tp, price, ps)
+        some = excel._quantiles(point, tp, price, ps, [q for q in every if q in wanted])
+    assert set(some) == wanted
+    for q in wanted:
+        assert np.array_equal(some[q], every[q], equal_nan=True)
