@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-import operator
 
 import numpy as np
 import xlwings as xw
@@ -655,14 +654,15 @@ def _lookup_column(look_up, names, field):
     (then :func:`_lookup` looks closer and names the cell, as before)."""
     if not isinstance(names, list | tuple) or not 1 < len(names) <= MAX_CELLS_PER_CALL:
         return None
-    if not set(map(type, names)) <= _ROW_TYPES or set(map(len, names)) != {1}:
+    if not set(map(type, names)) <= _ROW_TYPES:
+        return None
+    try:
+        cells = [cell for (cell,) in names]  # every row one cell
+        distinct = set(cells)
+    except (ValueError, TypeError):  # a row of another width; an unhashable cell: not a name
         return None
     while isinstance(field, list | tuple) and len(field) == 1:  # a 1 x 1 range: its cell
         field = field[0]
-    try:
-        distinct = set(map(operator.itemgetter(0), names))
-    except TypeError:  # an unhashable cell: not a name
-        return None
     found = {}
     for cell in (field, *distinct):  # text, not blank, not an Excel error
         text = cell.strip() if type(cell) is str else ""
@@ -673,7 +673,7 @@ def _lookup_column(look_up, names, field):
             found[cell] = _shown(look_up(cell.strip(), field.strip()))
         except InputError:
             return None
-    return [[found[row[0]]] for row in names]
+    return [[found[cell]] for cell in cells]
 
 
 def _shown(value):
