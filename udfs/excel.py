@@ -1184,7 +1184,11 @@ def _flat_input(arr, plan_shape):
         return None
     if arr.ndim == 0:
         return arr[()] if arr.dtype == object else float(arr)
-    return np.broadcast_to(arr, plan_shape).ravel()
+    if arr.shape != tuple(plan_shape):
+        return np.broadcast_to(arr, plan_shape).ravel()
+    flat = arr.ravel()  # a view, read-only as a broadcast one is
+    flat.flags.writeable = False
+    return flat
 
 
 def _plan_arrays(cells, plan_shape, m, coded):

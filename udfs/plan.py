@@ -190,6 +190,7 @@ _OWN_RANGE = model.excel(
 )
 
 
+@functools.cache
 def _calibration():
     """:mod:`udfs.calibration`, imported when a plan is resolved (the calibrated MFU and
     spread, from the stored fitted numbers: no fit, no pandas); importing this module, or
