@@ -618,8 +618,8 @@ def _accelerator_columns(names):
                      extra if generation == "other" else 0.0))  # fmt: skip
     if codes is None:
         return dict(zip(keys, rows[0], strict=True))
-    table = np.array(rows, dtype=float)
-    return dict(zip(keys, table[codes].T, strict=True))
+    columns = np.array(rows, dtype=float).T.copy()  # one contiguous array per figure
+    return {key: column[codes] for key, column in zip(keys, columns, strict=True)}
 
 
 @functools.lru_cache(maxsize=256)
