@@ -470,3 +470,25 @@ def test_quantiles_of_some_quantities_are_those_of_all(point, tp, price, ps, wan
     assert set(some) == wanted
     for q in wanted:
         assert np.array_equal(some[q], every[q], equal_nan=True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["H100", "A100", "TPU v4", "B200", "MI300X", "Gaudi 3"]),
+            st.floats(1e8, 1e11),
+        ),
+        min_size=2,
+        max_size=30,
+    )  # fmt: skip
+)
+def test_throughput_sigma_by_name_equals_plan_by_plan(plans):
+    """The calibrated spread worked out once per (name, small model or not) and spread back
+    by index equals the spec's formulas evaluated plan by plan."""
+    names = np.array([n for n, _ in plans], dtype=object)
+    active = np.array([a for _, a in plans])
+    accel = plan._accelerator_columns(names)
+    by_name = plan._throughput_sigma(accel, active, None)
+    row_by_row = {k: v for k, v in accel.items() if k not in ("codes", "by_name")}
+    _same(by_name, plan._throughput_sigma(row_by_row, active, None))
