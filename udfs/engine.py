@@ -1243,6 +1243,9 @@ def estimate(*args, **kwargs):
     >>> round(r["wall_clock_days"], 1)
     46.4
     """
+    out = _fast_estimate(args, kwargs)  # the small-call path for this kind of call
+    if out is not None:
+        return out
     if args and isinstance(args[0], Plan):
         if len(args) > 1 or kwargs:
             raise TypeError("estimate() takes a Plan alone, or the plan's inputs")
@@ -1906,3 +1909,230 @@ def _lean_at_most(active, total):
         return bool(np.less_equal(active, total).all())
     except ValueError:
         return False
+
+
+# -- the small-call path, one pass per kind of call ---------------------------------------------
+#
+# A call's kind: its form (keyword or Plan), the fields it names and the type of each value.
+# For each kind one function is generated (:func:`_fast_source`) that checks the plain numbers
+# by their rules, checks the arrays' shapes and dtypes, runs the spec's formulas
+# (:func:`_lean_function`), checks the input arrays and the outputs in one concatenation and
+# two reductions, and shapes the outputs: straight-line code with no loop over the fields. It
+# returns None for anything unusual, and the call takes the paths above (same numbers, same
+# refusals).
+
+#: (form, field names..., value types...) -> the kind's generated function (False: none)
+_FAST = {}
+_NONE_TYPE = type(None)
+_FAST_DTYPES = frozenset(np.dtype(c) for c in "dlqi")  # float64 and the usual integers
+
+
+def _fast_estimate(args, kwargs):
+    """:func:`estimate` of one call on its kind's generated function, or None."""
+    if kwargs or len(args) != 1 or type(args[0]) is not Plan:
+        values = (*args, *kwargs.values())
+        key = (len(args), *kwargs, *map(type, values))
+    else:
+        values = tuple(args[0].__dict__.values())
+        key = (None, *map(type, values))
+    function = _FAST.get(key)
+    if function is None:
+        if len(_FAST) > 256:
+            _FAST.clear()
+        function = _FAST[key] = _fast_kind(key)
+    if not function:
+        return None
+    try:
+        return function(*values)
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+
+
+def _fast_kind(key):
+    """The generated function of the kind ``key`` (see :func:`_fast_estimate`), or False
+    when the kind is not the small-call path's (a field it leaves elsewhere, a value of
+    another type, a combination the step-by-step path refuses, a call that does not bind)."""
+    if key[0] is None:
+        names = tuple(_PLAN_DEFAULTS)
+    elif key[0] > len(_REQUIRED):
+        return False
+    else:
+        names = (*_REQUIRED[: key[0]], *key[1 : 1 + (len(key) - 1 - key[0]) // 2])
+    types_ = key[len(key) - len(names) :]
+    if (len(set(names)) != len(names) or not _FIELDS.issuperset(names)
+            or not set(_REQUIRED).issubset(names)):  # fmt: skip
+        return False
+    kinds = {}
+    for name, type_ in zip(names, types_, strict=True):
+        if type_ is _NONE_TYPE and _PLAN_DEFAULTS[name] is None:
+            continue
+        if name not in _LEAN_RULES:
+            return False  # a field the small-call path does not read (_LEAN_ELSEWHERE)
+        if type_ not in _PLAIN and type_ is not np.ndarray:
+            return False
+        kinds[name] = "array" if type_ is np.ndarray else "plain"
+    given = {
+        n for n in _LEAN_RULES if n in kinds or (n not in names and _LEAN_DEFAULTS[n] is not None)
+    }
+    derived = "effective_tflops" not in given
+    if not derived and given & {"peak_tflops", "mfu", "goodput"}:
+        return False
+    if derived and not {"peak_tflops", "mfu"} <= given:
+        return False
+    given |= {"active_params", "goodput"} if derived else {"active_params"}
+    source, namespace = _fast_source(names, kinds, frozenset(given))
+    exec(compile(source, "<engine small-call path, one kind>", "exec"), namespace)  # noqa: S102
+    return namespace["fast"]
+
+
+def _fast_source(names, kinds, given):
+    """The source of one kind's function and its namespace (see :func:`_fast_kind`):
+    ``fast(v0, v1, ...)`` of the call's values, in the order of ``names``; ``kinds``: the
+    inputs given, each "plain" or "array"; ``given``: the inputs the formulas read."""
+    var = {name: f"v{i}" for i, name in enumerate(names)}
+    arrays = [var[n] for n in kinds if kinds[n] == "array"]
+    lean = _lean_function(given)
+    namespace = {"lean": lean, "SN": SMALLEST_NORMAL, "LG": LARGEST, "mn": _min_reduce,
+                 "mx": _max_reduce, "concatenate": np.concatenate, "trunc": np.trunc,
+                 "less_equal": np.less_equal, "DT": _FAST_DTYPES,
+                 "fill": _fast_fill, "view": _fast_view, "errstate": np.errstate,
+                 "QUIET": _QUIET, "setq": _extobj_contextvar.set if _QUIET else None,
+                 "reset": _extobj_contextvar.reset if _QUIET else None}  # fmt: skip
+    lines = _fast_checks(var, kinds, namespace)
+    if arrays:
+        limit = _CONCATENATE_UP_TO // (len(arrays) + len(_OUTPUTS))
+        lines += [f"shape = {arrays[0]}.shape",
+                  f"if not shape or not 0 < {arrays[0]}.size <= {limit}: return None"]  # fmt: skip
+        lines += [f"if {a}.shape != shape: return None" for a in arrays[1:]]
+        lines.append(f"if {' or '.join(f'{a}.dtype not in DT' for a in arrays)}: return None")
+        lines += _fast_array_rules(var, kinds)
+    if "active_params" in kinds:
+        a, t = var["active_params"], var["total_params"]
+        lines.append(f"if not {a} <= {t}: return None" if not arrays else
+                     f"if not mn(less_equal({a}, {t}), axis=None): return None")  # fmt: skip
+    call = []
+    for name in _LEAN_RULES:
+        if name in var:
+            call.append(var[name])
+        elif name == "active_params":
+            call.append(var["total_params"])
+        elif name == "goodput" and name in given:
+            call.append("1.0")  # as _throughput: a goodput not given is 1
+        else:
+            namespace["c_" + name] = _LEAN_DEFAULTS[name]
+            call.append("c_" + name)
+    call = f"out = lean({', '.join(call)})"
+    if not arrays:
+        lines.append(call)
+    elif _QUIET is None:
+        lines += ["with errstate(all='ignore'):", "    " + call]
+    else:
+        lines += ["token = setq(QUIET)", "try:", "    " + call, "finally:", "    reset(token)"]
+    lines += _fast_outputs(var, kinds, given, lean)
+    source = f"def fast({', '.join(var.values())}):\n" + "".join(f"    {x}\n" for x in lines)
+    return source, namespace
+
+
+def _fast_checks(var, kinds, namespace):
+    """Lines of :func:`_fast_source` checking each plain number by its rule (as
+    :func:`_lean_number`); a value that is the field's default object is valid as it is."""
+    lines = []
+    for name, kind in kinds.items():
+        if kind != "plain":
+            continue
+        v = var[name]
+        low, low_in, high, high_in, whole = _LEAN_RULES[name]
+        rule = [f"{v} {'>=' if low_in else '>'} {low!r}"]
+        if high is not None:
+            rule.append(f"{v} {'<=' if high_in else '<'} {high!r}")
+        if whole:
+            rule.append(f"{v}.is_integer()")
+        rule.append(f"({v} == 0.0 or SN <= abs({v}) <= LG)")
+        check = [f"{v} = float({v})", f"if not ({' and '.join(rule)}): return None"]
+        if _PLAN_DEFAULTS[name] is None:
+            lines += check
+        else:
+            namespace["d_" + name] = _PLAN_DEFAULTS[name]
+            lines += [f"if {v} is not d_{name}:", *("    " + x for x in check)]
+    return lines
+
+
+def _fast_array_rules(var, kinds):
+    """Lines of :func:`_fast_source` checking each input array's own rule beyond what the
+    common check (every element a positive normal float) covers: a lowest value over 0, a
+    highest value, whole numbers."""
+    lines = []
+    for name, kind in kinds.items():
+        if kind != "array":
+            continue
+        v = var[name]
+        low, low_in, high, high_in, whole = _LEAN_RULES[name]
+        if low != 0.0:
+            lines.append(
+                f"if not mn({v}, axis=None) {'>=' if low_in else '>'} {low!r}: return None"
+            )
+        if high is not None:
+            lines.append(
+                f"if not mx({v}, axis=None) {'<=' if high_in else '<'} {high!r}: return None"
+            )
+        if whole:
+            lines.append(
+                f"if {v}.dtype.kind == 'f' and not mn(trunc({v}) == {v}, axis=None): return None"
+            )
+    return lines
+
+
+def _fast_outputs(var, kinds, given, lean):
+    """Lines of :func:`_fast_source` checking the outputs and returning them shaped: which
+    outputs are arrays, and which of those are input arrays returned as they came, is found
+    once by running ``lean`` on stand-ins of the kind's inputs."""
+    stand_ins, args = {}, []
+    for name in _LEAN_RULES:
+        kind = kinds.get(name, "plain" if name in given else None)
+        value = np.ones(1) if kind == "array" else None if kind is None else 1.0
+        if kind == "array":
+            stand_ins[id(value)] = var[name]
+        args.append(value)
+    if kinds.get("active_params") is None:
+        args[list(_LEAN_RULES).index("active_params")] = args[0]
+    with np.errstate(all="ignore"):
+        sample = lean(*args)
+    present = {_OUTPUTS.index(k) for k in _lean_present(given)}
+    arrays = [v for n, v in var.items() if kinds.get(n) == "array"]
+    made = [i for i, x in enumerate(sample) if type(x) is np.ndarray and id(x) not in stand_ins]
+    if not arrays:
+        lines = [f"if not SN <= abs(out[{i}]) <= LG: return None" for i in sorted(present)]
+        items = [f"{k!r}: float(out[{i}])" for i, k in enumerate(_OUTPUTS)]
+        return [*lines, "return {" + ", ".join(items) + "}"]
+    flat = [*arrays, *(f"out[{i}]" for i in made if i in present)]
+    lines = [f"flat = concatenate(({', '.join(flat)},), axis=None, dtype=float, casting='unsafe')",
+             "if not (mn(flat) >= SN and mx(flat) <= LG): return None"]  # fmt: skip
+    items = []
+    for i, key in enumerate(_OUTPUTS):
+        x = sample[i]
+        if type(x) is not np.ndarray:
+            if i in present:
+                lines.append(f"if not SN <= abs(out[{i}]) <= LG: return None")
+            items.append(f"{key!r}: fill(shape, out[{i}])")
+        elif id(x) in stand_ins:
+            items.append(f"{key!r}: view({stand_ins[id(x)]})")
+        else:
+            items.append(f"{key!r}: out[{i}]")
+    return [*lines, "return {" + ", ".join(items) + "}"]
+
+
+def _fast_fill(shape, value):
+    """A shared read-only array of ``shape`` filled with the number ``value``."""
+    value = float(value)
+    array = _FILLED.get((shape, value if value == value else "nan"))
+    return _filled(shape, value) if array is None else array
+
+
+def _fast_view(array):
+    """An input array returned as an output: a read-only float view (a float copy of
+    whole numbers)."""
+    if array.dtype != float:
+        return np.broadcast_to(np.asarray(array, float), array.shape)
+    view = array.view()
+    view.flags.writeable = False
+    return view
