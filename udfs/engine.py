@@ -1673,8 +1673,8 @@ def _lean_inputs(fields, names=None):
             values[name] = arrays[name] = value
         else:
             return None
-    if any(a.dtype.kind not in "fiu" or a.size == 0 for a in arrays.values()):
-        return None
+    if any(a.dtype.kind not in "iu" and a.dtype != float or a.size == 0 for a in arrays.values()):
+        return None  # float32 and the like: their arithmetic is not float64's
     return values, arrays  # the arrays' rules: checked with the outputs (_lean_arrays)
 
 
@@ -1853,6 +1853,8 @@ def _lean_usable(values):
         return False
     if arrays and arrays[0].size * len(arrays) > _CONCATENATE_UP_TO:  # large: one by one
         return all(a.size and _result_usable(a) for a in arrays)
+    if not arrays:  # 0-d input arrays only: the step-by-step path shapes the outputs
+        return False
     flat = np.concatenate(arrays, axis=None, dtype=float, casting="unsafe")
     if flat.size == 0:
         return False
@@ -2100,13 +2102,15 @@ def _fast_outputs(var, kinds, given, lean):
     present = {_OUTPUTS.index(k) for k in _lean_present(given)}
     arrays = [v for n, v in var.items() if kinds.get(n) == "array"]
     made = [i for i, x in enumerate(sample) if type(x) is np.ndarray and id(x) not in stand_ins]
-    if not arrays:
-        lines = [f"if not SN <= abs(out[{i}]) <= LG: return None" for i in sorted(present)]
+    lines = []
+    if arrays:
+        flat = ", ".join([*arrays, *(f"out[{i}]" for i in made if i in present)])
+        lines += [f"flat = concatenate(({flat},), axis=None, dtype=float, casting='unsafe')",
+                  "if not (mn(flat) >= SN and mx(flat) <= LG): return None"]  # fmt: skip
+    if not any(type(x) is np.ndarray for x in sample):  # numbers (input arrays only checked)
+        lines += [f"if not SN <= abs(out[{i}]) <= LG: return None" for i in sorted(present)]
         items = [f"{k!r}: float(out[{i}])" for i, k in enumerate(_OUTPUTS)]
         return [*lines, "return {" + ", ".join(items) + "}"]
-    flat = [*arrays, *(f"out[{i}]" for i in made if i in present)]
-    lines = [f"flat = concatenate(({', '.join(flat)},), axis=None, dtype=float, casting='unsafe')",
-             "if not (mn(flat) >= SN and mx(flat) <= LG): return None"]  # fmt: skip
     items = []
     for i, key in enumerate(_OUTPUTS):
         x = sample[i]
