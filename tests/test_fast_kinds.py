@@ -106,7 +106,7 @@ def values(draw, name, shape, bad):
 @st.composite
 def calls(draw):
     """(args, kwargs, fields) of one estimate call in a random form, and its fields."""
-    shape = draw(st.sampled_from([(), (), (1,), (2,), (3,), (5,), (12,), (2, 3)]))
+    shape = draw(st.sampled_from([(), (), (1,), (2,), (3,), (4,), (5,), (12,), (2, 2), (2, 3)]))
     bad = draw(st.integers(0, 2)) == 0
     other = draw(st.sampled_from([shape, shape, (1,), ()]))  # sometimes arrays broadcast
     names = ["total_params", "training_tokens", "accelerators"]
@@ -183,3 +183,17 @@ def test_a_field_left_elsewhere_or_a_bad_value_leaves_the_path():
     assert _outcome(lambda: engine.estimate(**bad)) == _outcome(
         lambda: engine._estimate(engine.Plan(**bad))
     )
+
+
+@pytest.mark.parametrize("n", range(1, engine._FAST_ROWS + 3))
+def test_a_few_plans_are_computed_one_by_one_and_more_on_arrays(n):
+    """Up to _FAST_ROWS plans the kind's function computes each plan on floats (its outputs
+    share one base array); above it, on arrays: the same numbers either side."""
+    kw = _arrays(n)
+    kw["training_tokens"] = np.linspace(1e12, 2e13, n)
+    got = engine._fast_estimate((), kw)
+    _same(got, engine._estimate(engine.Plan(**kw)))
+    shared = got["training_flops"].base is not None
+    assert shared == (n <= engine._FAST_ROWS)
+    assert not shared or got["wall_clock_days"].base is got["training_flops"].base
+    assert not got["effective_tflops"].flags.writeable and kw["effective_tflops"].flags.writeable

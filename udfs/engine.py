@@ -2001,12 +2001,16 @@ def _fast_source(names, kinds, given):
                  "QUIET": _QUIET, "setq": _extobj_contextvar.set if _QUIET else None,
                  "reset": _extobj_contextvar.reset if _QUIET else None}  # fmt: skip
     lines = _fast_checks(var, kinds, namespace)
+    args = ", ".join(var.values())
+    sample, stand_ins = _fast_sample(var, kinds, given, lean)
     if arrays:
         limit = _CONCATENATE_UP_TO // (len(arrays) + len(_OUTPUTS))
         lines += [f"shape = {arrays[0]}.shape",
                   f"if not shape or not 0 < {arrays[0]}.size <= {limit}: return None"]  # fmt: skip
         lines += [f"if {a}.shape != shape: return None" for a in arrays[1:]]
         lines.append(f"if {' or '.join(f'{a}.dtype not in DT' for a in arrays)}: return None")
+        if any(type(x) is np.ndarray for x in sample):  # a few plans: one by one, on floats
+            lines.append(f"if {arrays[0]}.size <= {_FAST_ROWS}: return rows(shape, {args})")
         lines += _fast_array_rules(var, kinds)
     if "active_params" in kinds:
         a, t = var["active_params"], var["total_params"]
@@ -2024,18 +2028,24 @@ def _fast_source(names, kinds, given):
             namespace["c_" + name] = _LEAN_DEFAULTS[name]
             call.append("c_" + name)
     call = f"out = lean({', '.join(call)})"
+    rows = _fast_rows(var, kinds, given, call, sample, stand_ins, namespace) if arrays else ""
     if not arrays:
         lines.append(call)
     elif _QUIET is None:
         lines += ["with errstate(all='ignore'):", "    " + call]
     else:
         lines += ["token = setq(QUIET)", "try:", "    " + call, "finally:", "    reset(token)"]
-    lines += _fast_outputs(var, kinds, given, lean)
-    source = f"def fast({', '.join(var.values())}):\n" + "".join(f"    {x}\n" for x in lines)
-    return source, namespace
+    lines += _fast_outputs(var, kinds, given, sample, stand_ins)
+    source = f"def fast({args}):\n" + "".join(f"    {x}\n" for x in lines)
+    return source + rows, namespace
 
 
-def _fast_checks(var, kinds, namespace):
+#: Up to this many plans in arrays, a kind's function computes them one by one on Python
+#: floats (:func:`_fast_rows`): below it that is cheaper than numpy calls on small arrays.
+_FAST_ROWS = 4
+
+
+def _fast_checks(var, kinds, namespace, defaults=True):
     """Lines of :func:`_fast_source` checking each plain number by its rule (as
     :func:`_lean_number`); a value that is the field's default object is valid as it is."""
     lines = []
@@ -2051,7 +2061,7 @@ def _fast_checks(var, kinds, namespace):
             rule.append(f"{v}.is_integer()")
         rule.append(f"({v} == 0.0 or SN <= abs({v}) <= LG)")
         check = [f"{v} = float({v})", f"if not ({' and '.join(rule)}): return None"]
-        if _PLAN_DEFAULTS[name] is None:
+        if _PLAN_DEFAULTS[name] is None or not defaults:
             lines += check
         else:
             namespace["d_" + name] = _PLAN_DEFAULTS[name]
@@ -2084,10 +2094,10 @@ def _fast_array_rules(var, kinds):
     return lines
 
 
-def _fast_outputs(var, kinds, given, lean):
-    """Lines of :func:`_fast_source` checking the outputs and returning them shaped: which
-    outputs are arrays, and which of those are input arrays returned as they came, is found
-    once by running ``lean`` on stand-ins of the kind's inputs."""
+def _fast_sample(var, kinds, given, lean):
+    """The outputs of ``lean`` on stand-ins of the kind's inputs (an array of one for each
+    array, 1.0 for each number) and the stand-in arrays' variables by id: which outputs are
+    arrays, and which of those are input arrays returned as they came."""
     stand_ins, args = {}, []
     for name in _LEAN_RULES:
         kind = kinds.get(name, "plain" if name in given else None)
@@ -2098,7 +2108,12 @@ def _fast_outputs(var, kinds, given, lean):
     if kinds.get("active_params") is None:
         args[list(_LEAN_RULES).index("active_params")] = args[0]
     with np.errstate(all="ignore"):
-        sample = lean(*args)
+        return lean(*args), stand_ins
+
+
+def _fast_outputs(var, kinds, given, sample, stand_ins):
+    """Lines of :func:`_fast_source` checking the outputs and returning them shaped, by the
+    :func:`_fast_sample` ``sample``."""
     present = {_OUTPUTS.index(k) for k in _lean_present(given)}
     arrays = [v for n, v in var.items() if kinds.get(n) == "array"]
     made = [i for i, x in enumerate(sample) if type(x) is np.ndarray and id(x) not in stand_ins]
@@ -2140,3 +2155,43 @@ def _fast_view(array):
     view = array.view()
     view.flags.writeable = False
     return view
+
+
+def _fast_rows(var, kinds, given, call, sample, stand_ins, namespace):
+    """The source of ``rows(shape, v0, v1, ...)``, :func:`_fast_source`'s function for a few
+    plans: each plan's numbers taken from the arrays (``tolist``) and checked by their rules
+    as plain numbers, the ``call`` of the spec's formulas on floats (the same operations, one
+    plan at a time), the outputs checked, and the outputs made into arrays of ``shape`` in
+    one ``np.array``; an input array returned as it came and a number as a shared array, as
+    :func:`_fast_outputs` does."""
+    namespace["array"] = np.array
+    elements = {n: "plain" for n, kind in kinds.items() if kind == "array"}
+    arrays = [var[n] for n in elements]
+    loop = [
+        f"for {', '.join(arrays)} in zip({', '.join(f'a_{a}.ravel().tolist()' for a in arrays)}):"
+    ]
+    body = _fast_checks(var, elements, namespace, defaults=False)
+    if "active_params" in kinds:
+        body.append(f"if not {var['active_params']} <= {var['total_params']}: return None")
+    body.append(call)
+    present = sorted(_OUTPUTS.index(k) for k in _lean_present(given))
+    body += [f"if not SN <= abs(out[{i}]) <= LG: return None" for i in present]
+    body.append("got.append(out)")
+    items = []
+    for i, key in enumerate(_OUTPUTS):
+        x = sample[i]
+        if type(x) is not np.ndarray:
+            items.append(f"{key!r}: fill(shape, got[0][{i}])")
+        elif id(x) in stand_ins:
+            items.append(f"{key!r}: view(a_{stand_ins[id(x)]})")
+        else:
+            items.append(f"{key!r}: m[{i}].reshape(shape)")
+    lines = [*(f"a_{a} = {a}" for a in arrays), "got = []"]
+    inner = [*("    " + x for x in loop), *("        " + x for x in body)]
+    if _QUIET is None:
+        lines += ["with errstate(all='ignore'):", *inner]
+    else:
+        lines += ["token = setq(QUIET)", "try:", *inner, "finally:", "    reset(token)"]
+    lines += ["m = array(got, dtype=float).T.copy()", "return {" + ", ".join(items) + "}"]
+    args = ", ".join(var.values())
+    return f"\n\ndef rows(shape, {args}):\n" + "".join(f"    {x}\n" for x in lines)
