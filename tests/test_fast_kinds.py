@@ -84,6 +84,8 @@ def values(draw, name, shape, bad):
         array = np.maximum(np.round(array), max(lo, 1)).astype(np.int64)
     elif whole or form == "array":
         array = np.asarray(array, dtype=float)
+        if name in engine._MAY_HOLD_ZERO and draw(st.integers(0, 3)) == 0:
+            array = np.zeros(shape)  # an input that may be 0, all 0 (the way defaults come)
     if bad and form != "whole array" and draw(st.booleans()):
         array = np.array(array, dtype=float, ndmin=1)
         array.flat[draw(st.integers(0, array.size - 1))] = draw(st.sampled_from(EDGE))
@@ -152,6 +154,17 @@ def _arrays(n, whole_accelerators=True):
     return out
 
 
+def _every_field(n):
+    """A Plan of n plans with every field an array (defaults too, zeros among them: the way
+    TRAIN_QUANTILE groups plans), throughput derived."""
+    given = {**EXAMPLE, "active_params": None, "effective_tflops": None, "peak_tflops": 989.0,
+             "mfu": 0.4, "usd_per_kwh": 0.1, "hbm_gb": 80.0}  # fmt: skip
+    fields = {**engine._PLAN_DEFAULTS, **given}
+    return engine.Plan(
+        **{k: None if v is None else np.full(n, float(v)) for k, v in fields.items()}
+    )
+
+
 @pytest.mark.parametrize(
     "args, kwargs",
     [
@@ -163,6 +176,9 @@ def _arrays(n, whole_accelerators=True):
         ((engine.Plan(**_arrays(7)),), {}),
         ((), {**EXAMPLE, "effective_tflops": None, "peak_tflops": np.full(4, 989.0),
               "mfu": 0.4, "pue": np.full(4, 1.2), "hbm_gb": 80.0, "usd_per_kwh": 0.1}),
+        ((engine.Plan(671e9, 14.8e12, 2048, peak_tflops=989.0, mfu=0.4),), {}),
+        ((_every_field(3),), {}),
+        ((_every_field(40),), {}),
     ],
 )  # fmt: skip
 def test_the_common_kinds_take_the_path(args, kwargs):

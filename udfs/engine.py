@@ -2018,7 +2018,7 @@ def _fast_source(names, kinds, given):
                      f"if not mn(less_equal({a}, {t}), axis=None): return None")  # fmt: skip
     call = []
     for name in _LEAN_RULES:
-        if name in var:
+        if name in kinds:
             call.append(var[name])
         elif name == "active_params":
             call.append(var["total_params"])
@@ -2039,6 +2039,9 @@ def _fast_source(names, kinds, given):
     source = f"def fast({args}):\n" + "".join(f"    {x}\n" for x in lines)
     return source + rows, namespace
 
+
+#: The inputs whose rule allows 0 (an array of them is checked alone: :func:`_fast_array_rules`).
+_MAY_HOLD_ZERO = frozenset(n for n, rule in _LEAN_RULES.items() if rule[:2] == (0.0, True))
 
 #: Up to this many plans in arrays, a kind's function computes them one by one on Python
 #: floats (:func:`_fast_rows`): below it that is cheaper than numpy calls on small arrays.
@@ -2072,13 +2075,20 @@ def _fast_checks(var, kinds, namespace, defaults=True):
 def _fast_array_rules(var, kinds):
     """Lines of :func:`_fast_source` checking each input array's own rule beyond what the
     common check (every element a positive normal float) covers: a lowest value over 0, a
-    highest value, whole numbers."""
+    highest value, whole numbers. An array that may hold 0 is checked alone (all of it 0,
+    or positive normal floats), not in the common check."""
     lines = []
     for name, kind in kinds.items():
         if kind != "array":
             continue
         v = var[name]
         low, low_in, high, high_in, whole = _LEAN_RULES[name]
+        if name in _MAY_HOLD_ZERO:
+            most = f" and hi {'<=' if high_in else '<'} {high!r}" if high is not None else ""
+            lines += [f"lo, hi = mn({v}, axis=None), mx({v}, axis=None)",
+                      f"if not ((lo >= SN or lo == hi == 0.0) and hi <= LG{most}):",
+                      "    return None"]  # fmt: skip
+            continue
         if low != 0.0:
             lines.append(
                 f"if not mn({v}, axis=None) {'>=' if low_in else '>'} {low!r}: return None"
@@ -2118,8 +2128,8 @@ def _fast_outputs(var, kinds, given, sample, stand_ins):
     arrays = [v for n, v in var.items() if kinds.get(n) == "array"]
     made = [i for i, x in enumerate(sample) if type(x) is np.ndarray and id(x) not in stand_ins]
     lines = []
-    if arrays:
-        flat = ", ".join([*arrays, *(f"out[{i}]" for i in made if i in present)])
+    flat = [v for n, v in var.items() if kinds.get(n) == "array" and n not in _MAY_HOLD_ZERO]
+    if arrays and (flat := ", ".join([*flat, *(f"out[{i}]" for i in made if i in present)])):
         lines += [f"flat = concatenate(({flat},), axis=None, dtype=float, casting='unsafe')",
                   "if not (mn(flat) >= SN and mx(flat) <= LG): return None"]  # fmt: skip
     if not any(type(x) is np.ndarray for x in sample):  # numbers (input arrays only checked)
