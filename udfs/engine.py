@@ -32,7 +32,6 @@ import datetime as _dt
 import functools
 import inspect
 import itertools
-import math
 import operator
 import types
 from dataclasses import dataclass
@@ -1621,20 +1620,12 @@ def _lean_number(x, rule):
     return x == 0.0 or SMALLEST_NORMAL <= abs(x) <= LARGEST
 
 
-def _lean_arrays(arrays, results=()):
-    """True when every element of each array of ``arrays`` (name -> array) passes its rule
-    and every element of each array of ``results`` is usable (:func:`_all_usable`), decided
-    by each input's min and max and the results' min and max, found for all of them in one
-    concatenation and four numpy calls (an input holding 0 or a denormal is left to the
-    step-by-step checks)."""
+def _lean_arrays(arrays):
+    """True when every element of each array of ``arrays`` (name -> array) passes its rule,
+    decided by each input's min and max, found for all of them in one concatenation and two
+    numpy calls (an input holding 0 or a denormal is left to the step-by-step checks)."""
     sizes = [a.size for a in arrays.values()]
-    flat = np.concatenate([*arrays.values(), *results], axis=None, dtype=float, casting="unsafe")
-    if results:
-        split = sum(sizes)
-        out = flat[split:]
-        if not (_min_reduce(out) >= SMALLEST_NORMAL and _max_reduce(out) <= LARGEST):
-            return False  # NaN, 0, a denormal, a negative or an overflow among the results
-        flat = flat[:split]
+    flat = np.concatenate([*arrays.values()], axis=None, dtype=float, casting="unsafe")
     starts = [0, *itertools.accumulate(sizes[:-1])]
     lows = np.minimum.reduceat(flat, starts).tolist()
     highs = np.maximum.reduceat(flat, starts).tolist()
@@ -1743,12 +1734,6 @@ def _lean_estimate(fields, names=None):
         out = _quietly(_lean_function(given), values) if arrays else _lean_function(given)(**values)
     except (ArithmeticError, ValueError, TypeError):
         return None
-    plan = kinds = None
-    if arrays:  # the outputs of inputs of these kinds and shapes were shaped before: likewise
-        kinds = (given, *[(n, a.shape, a.dtype.char) for n, a in arrays.items()])
-        plan = _LEAN_PLANS.get(kinds)
-        if plan:
-            return _lean_planned(plan, out, arrays, values)
     out = dict(zip(_OUTPUTS, out, strict=True))
     present = [out[key] for key in _lean_present(given)]
     if not arrays:
@@ -1757,65 +1742,10 @@ def _lean_estimate(fields, names=None):
         return {k: float(v) for k, v in out.items()}
     if not _lean_arrays(arrays) or not _lean_usable(present):
         return None
-    result = _lean_shape(out, {id(v) for v in values.values()})
-    if plan is None:
-        _LEAN_PLANS[kinds] = _lean_plan(out, _lean_present(given), arrays)
-    return result
+    return _lean_shape(out, {id(v) for v in values.values()})
 
 
 _compress, _is_not, _NONES = itertools.compress, operator.is_not, itertools.repeat(None)
-#: (given, (name, shape, dtype) of each input array) -> :func:`_lean_plan` (False: none)
-_LEAN_PLANS = {}
-
-
-def _lean_plan(out, present, arrays):
-    """What :func:`_lean_shape` did to each output, by position, for inputs of the same
-    kinds and shapes as ``arrays`` (it does the same again): (positions of the outputs
-    that are input arrays, positions of the numbers, positions of the arrays among the
-    ``present`` outputs, positions of the numbers among them, the shape). False when an
-    output needed broadcasting or the arrays are large (:func:`_lean_usable` one by one)."""
-    if len(_LEAN_PLANS) > 256:
-        _LEAN_PLANS.clear()
-    inputs = {id(a) for a in arrays.values()}
-    shapes = {v.shape for v in out.values() if type(v) is np.ndarray}
-    if len(shapes) != 1:
-        return False
-    shape = shapes.pop()
-    views, numbers = [], []
-    for i, value in enumerate(out.values()):
-        if type(value) is not np.ndarray or value.ndim == 0:
-            numbers.append(i)
-        elif value.dtype != float:
-            return False
-        elif id(value) in inputs:
-            views.append(i)
-    if len(shape) == 0 or math.prod(shape) * (len(arrays) + len(out)) > _CONCATENATE_UP_TO:
-        return False
-    wanted = [_OUTPUTS.index(k) for k in present]
-    return (tuple(views), tuple(numbers), tuple(i for i in wanted if i not in numbers),
-            tuple(i for i in wanted if i in numbers), shape)  # fmt: skip
-
-
-def _lean_planned(plan, out, arrays, values):
-    """:func:`_lean_estimate`'s checks and :func:`_lean_shape` of the outputs ``out`` (a
-    tuple, in :data:`_OUTPUTS`' order) by the :func:`_lean_plan` ``plan``: the input arrays
-    pass their rules and the present outputs are usable, in one :func:`_lean_arrays` call."""
-    views, numbers, present_arrays, present_numbers, shape = plan
-    for i in present_numbers:
-        if not SMALLEST_NORMAL <= abs(out[i]) <= LARGEST:
-            return None
-    if not _lean_arrays(arrays, [out[i] for i in present_arrays]):
-        return None
-    result = dict(zip(_OUTPUTS, out, strict=True))
-    for i in views:
-        view = out[i].view()
-        view.flags.writeable = False
-        result[_OUTPUTS[i]] = view
-    for i in numbers:
-        value = float(out[i])
-        array = _FILLED.get((shape, value if value == value else "nan"))
-        result[_OUTPUTS[i]] = _filled(shape, value) if array is None else array
-    return result
 
 
 try:  # numpy's floating-point error state, set without building it anew on every call
