@@ -213,3 +213,16 @@ def test_a_few_plans_are_computed_one_by_one_and_more_on_arrays(n):
     assert shared == (n <= engine._FAST_ROWS)
     assert not shared or got["wall_clock_days"].base is got["training_flops"].base
     assert not got["effective_tflops"].flags.writeable and kw["effective_tflops"].flags.writeable
+
+
+def test_many_plans_with_every_field_an_array_take_the_lean_path():
+    """Above the kind's size bound, arrays of defaults that are 0 (all of them 0) still take
+    the lean path (it used to leave them to the step-by-step one), with the same numbers."""
+    plan = _every_field(3000)
+    assert engine._fast_estimate((plan,), {}) is None  # beyond the one-pass bound
+    got = engine._lean_estimate(plan.__dict__)
+    assert got is not None
+    _same(got, engine._estimate(plan))
+    zeroed = engine.Plan(**{**plan.__dict__, "usd_per_kwh": np.zeros(3000)})
+    assert engine._lean_estimate(zeroed.__dict__) is None  # a 0 output: the step-by-step path
+    _same(engine.estimate(zeroed), engine._estimate(zeroed))

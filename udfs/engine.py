@@ -1623,7 +1623,8 @@ def _lean_number(x, rule):
 def _lean_arrays(arrays):
     """True when every element of each array of ``arrays`` (name -> array) passes its rule,
     decided by each input's min and max, found for all of them in one concatenation and two
-    numpy calls (an input holding 0 or a denormal is left to the step-by-step checks)."""
+    numpy calls (an input holding 0 or a denormal is left to the step-by-step checks, unless
+    its rule allows 0 and it is all 0)."""
     sizes = [a.size for a in arrays.values()]
     flat = np.concatenate([*arrays.values()], axis=None, dtype=float, casting="unsafe")
     starts = [0, *itertools.accumulate(sizes[:-1])]
@@ -1631,6 +1632,8 @@ def _lean_arrays(arrays):
     highs = np.maximum.reduceat(flat, starts).tolist()
     for (name, arr), lo, hi in zip(arrays.items(), lows, highs, strict=True):
         low, low_in, high, high_in, whole = _LEAN_RULES[name]
+        if name in _MAY_HOLD_ZERO and lo == hi == 0.0:
+            continue  # all 0 (a default given as an array): valid; an output it zeroes is not
         if not (lo > low or (low_in and lo == low)) or not (SMALLEST_NORMAL <= lo <= hi <= LARGEST):
             return False
         if high is not None and not (hi < high or (high_in and hi == high)):
