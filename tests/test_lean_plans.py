@@ -1,5 +1,5 @@
-"""engine.estimate's small-call path remembers, per kind and shape of input arrays, how it
-shaped the outputs (engine._lean_plan); a later call of the same kinds takes that plan. Law:
+"""engine.estimate's small-call path makes one function per kind of call (engine._fast_kind);
+a later call of the same kind takes that function (see also test_fast_kinds.py). Law:
 every call, first or later, good or bad, gives the numbers (within 1e-12) or the refusal of
 the step-by-step estimate (engine._estimate); an input array comes back as a read-only view."""
 

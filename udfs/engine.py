@@ -32,7 +32,6 @@ import datetime as _dt
 import functools
 import inspect
 import itertools
-import math
 import operator
 import types
 from dataclasses import dataclass
@@ -1243,6 +1242,9 @@ def estimate(*args, **kwargs):
     >>> round(r["wall_clock_days"], 1)
     46.4
     """
+    out = _fast_estimate(args, kwargs)  # the small-call path for this kind of call
+    if out is not None:
+        return out
     if args and isinstance(args[0], Plan):
         if len(args) > 1 or kwargs:
             raise TypeError("estimate() takes a Plan alone, or the plan's inputs")
@@ -1618,25 +1620,20 @@ def _lean_number(x, rule):
     return x == 0.0 or SMALLEST_NORMAL <= abs(x) <= LARGEST
 
 
-def _lean_arrays(arrays, results=()):
-    """True when every element of each array of ``arrays`` (name -> array) passes its rule
-    and every element of each array of ``results`` is usable (:func:`_all_usable`), decided
-    by each input's min and max and the results' min and max, found for all of them in one
-    concatenation and four numpy calls (an input holding 0 or a denormal is left to the
-    step-by-step checks)."""
+def _lean_arrays(arrays):
+    """True when every element of each array of ``arrays`` (name -> array) passes its rule,
+    decided by each input's min and max, found for all of them in one concatenation and two
+    numpy calls (an input holding 0 or a denormal is left to the step-by-step checks, unless
+    its rule allows 0 and it is all 0)."""
     sizes = [a.size for a in arrays.values()]
-    flat = np.concatenate([*arrays.values(), *results], axis=None, dtype=float, casting="unsafe")
-    if results:
-        split = sum(sizes)
-        out = flat[split:]
-        if not (_min_reduce(out) >= SMALLEST_NORMAL and _max_reduce(out) <= LARGEST):
-            return False  # NaN, 0, a denormal, a negative or an overflow among the results
-        flat = flat[:split]
+    flat = np.concatenate([*arrays.values()], axis=None, dtype=float, casting="unsafe")
     starts = [0, *itertools.accumulate(sizes[:-1])]
     lows = np.minimum.reduceat(flat, starts).tolist()
     highs = np.maximum.reduceat(flat, starts).tolist()
     for (name, arr), lo, hi in zip(arrays.items(), lows, highs, strict=True):
         low, low_in, high, high_in, whole = _LEAN_RULES[name]
+        if name in _MAY_HOLD_ZERO and lo == hi == 0.0:
+            continue  # all 0 (a default given as an array): valid; an output it zeroes is not
         if not (lo > low or (low_in and lo == low)) or not (SMALLEST_NORMAL <= lo <= hi <= LARGEST):
             return False
         if high is not None and not (hi < high or (high_in and hi == high)):
@@ -1670,8 +1667,8 @@ def _lean_inputs(fields, names=None):
             values[name] = arrays[name] = value
         else:
             return None
-    if any(a.dtype.kind not in "fiu" or a.size == 0 for a in arrays.values()):
-        return None
+    if any(a.dtype.kind not in "iu" and a.dtype != float or a.size == 0 for a in arrays.values()):
+        return None  # float32 and the like: their arithmetic is not float64's
     return values, arrays  # the arrays' rules: checked with the outputs (_lean_arrays)
 
 
@@ -1740,12 +1737,6 @@ def _lean_estimate(fields, names=None):
         out = _quietly(_lean_function(given), values) if arrays else _lean_function(given)(**values)
     except (ArithmeticError, ValueError, TypeError):
         return None
-    plan = kinds = None
-    if arrays:  # the outputs of inputs of these kinds and shapes were shaped before: likewise
-        kinds = (given, *[(n, a.shape, a.dtype.char) for n, a in arrays.items()])
-        plan = _LEAN_PLANS.get(kinds)
-        if plan:
-            return _lean_planned(plan, out, arrays, values)
     out = dict(zip(_OUTPUTS, out, strict=True))
     present = [out[key] for key in _lean_present(given)]
     if not arrays:
@@ -1754,65 +1745,10 @@ def _lean_estimate(fields, names=None):
         return {k: float(v) for k, v in out.items()}
     if not _lean_arrays(arrays) or not _lean_usable(present):
         return None
-    result = _lean_shape(out, {id(v) for v in values.values()})
-    if plan is None:
-        _LEAN_PLANS[kinds] = _lean_plan(out, _lean_present(given), arrays)
-    return result
+    return _lean_shape(out, {id(v) for v in values.values()})
 
 
 _compress, _is_not, _NONES = itertools.compress, operator.is_not, itertools.repeat(None)
-#: (given, (name, shape, dtype) of each input array) -> :func:`_lean_plan` (False: none)
-_LEAN_PLANS = {}
-
-
-def _lean_plan(out, present, arrays):
-    """What :func:`_lean_shape` did to each output, by position, for inputs of the same
-    kinds and shapes as ``arrays`` (it does the same again): (positions of the outputs
-    that are input arrays, positions of the numbers, positions of the arrays among the
-    ``present`` outputs, positions of the numbers among them, the shape). False when an
-    output needed broadcasting or the arrays are large (:func:`_lean_usable` one by one)."""
-    if len(_LEAN_PLANS) > 256:
-        _LEAN_PLANS.clear()
-    inputs = {id(a) for a in arrays.values()}
-    shapes = {v.shape for v in out.values() if type(v) is np.ndarray}
-    if len(shapes) != 1:
-        return False
-    shape = shapes.pop()
-    views, numbers = [], []
-    for i, value in enumerate(out.values()):
-        if type(value) is not np.ndarray or value.ndim == 0:
-            numbers.append(i)
-        elif value.dtype != float:
-            return False
-        elif id(value) in inputs:
-            views.append(i)
-    if len(shape) == 0 or math.prod(shape) * (len(arrays) + len(out)) > _CONCATENATE_UP_TO:
-        return False
-    wanted = [_OUTPUTS.index(k) for k in present]
-    return (tuple(views), tuple(numbers), tuple(i for i in wanted if i not in numbers),
-            tuple(i for i in wanted if i in numbers), shape)  # fmt: skip
-
-
-def _lean_planned(plan, out, arrays, values):
-    """:func:`_lean_estimate`'s checks and :func:`_lean_shape` of the outputs ``out`` (a
-    tuple, in :data:`_OUTPUTS`' order) by the :func:`_lean_plan` ``plan``: the input arrays
-    pass their rules and the present outputs are usable, in one :func:`_lean_arrays` call."""
-    views, numbers, present_arrays, present_numbers, shape = plan
-    for i in present_numbers:
-        if not SMALLEST_NORMAL <= abs(out[i]) <= LARGEST:
-            return None
-    if not _lean_arrays(arrays, [out[i] for i in present_arrays]):
-        return None
-    result = dict(zip(_OUTPUTS, out, strict=True))
-    for i in views:
-        view = out[i].view()
-        view.flags.writeable = False
-        result[_OUTPUTS[i]] = view
-    for i in numbers:
-        value = float(out[i])
-        array = _FILLED.get((shape, value if value == value else "nan"))
-        result[_OUTPUTS[i]] = _filled(shape, value) if array is None else array
-    return result
 
 
 try:  # numpy's floating-point error state, set without building it anew on every call
@@ -1850,6 +1786,8 @@ def _lean_usable(values):
         return False
     if arrays and arrays[0].size * len(arrays) > _CONCATENATE_UP_TO:  # large: one by one
         return all(a.size and _result_usable(a) for a in arrays)
+    if not arrays:  # 0-d input arrays only: the step-by-step path shapes the outputs
+        return False
     flat = np.concatenate(arrays, axis=None, dtype=float, casting="unsafe")
     if flat.size == 0:
         return False
@@ -1906,3 +1844,297 @@ def _lean_at_most(active, total):
         return bool(np.less_equal(active, total).all())
     except ValueError:
         return False
+
+
+# -- the small-call path, one pass per kind of call ---------------------------------------------
+#
+# A call's kind: its form (keyword or Plan), the fields it names and the type of each value.
+# For each kind one function is generated (:func:`_fast_source`) that checks the plain numbers
+# by their rules, checks the arrays' shapes and dtypes, runs the spec's formulas
+# (:func:`_lean_function`), checks the input arrays and the outputs in one concatenation and
+# two reductions, and shapes the outputs: straight-line code with no loop over the fields. It
+# returns None for anything unusual, and the call takes the paths above (same numbers, same
+# refusals).
+
+#: (form, field names..., value types...) -> the kind's generated function (False: none)
+_FAST = {}
+_NONE_TYPE = type(None)
+_FAST_DTYPES = frozenset(np.dtype(c) for c in "dlqi")  # float64 and the usual integers
+
+
+def _fast_estimate(args, kwargs):
+    """:func:`estimate` of one call on its kind's generated function, or None."""
+    if kwargs or len(args) != 1 or type(args[0]) is not Plan:
+        values = (*args, *kwargs.values())
+        key = (len(args), *kwargs, *map(type, values))
+    else:
+        values = tuple(args[0].__dict__.values())
+        key = (None, *map(type, values))
+    function = _FAST.get(key)
+    if function is None:
+        if len(_FAST) > 256:
+            _FAST.clear()
+        function = _FAST[key] = _fast_kind(key)
+    if not function:
+        return None
+    try:
+        return function(*values)
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+
+
+def _fast_kind(key):
+    """The generated function of the kind ``key`` (see :func:`_fast_estimate`), or False
+    when the kind is not the small-call path's (a field it leaves elsewhere, a value of
+    another type, a combination the step-by-step path refuses, a call that does not bind)."""
+    if key[0] is None:
+        names = tuple(_PLAN_DEFAULTS)
+    elif key[0] > len(_REQUIRED):
+        return False
+    else:
+        names = (*_REQUIRED[: key[0]], *key[1 : 1 + (len(key) - 1 - key[0]) // 2])
+    types_ = key[len(key) - len(names) :]
+    if (len(set(names)) != len(names) or not _FIELDS.issuperset(names)
+            or not set(_REQUIRED).issubset(names)):  # fmt: skip
+        return False
+    kinds = {}
+    for name, type_ in zip(names, types_, strict=True):
+        if type_ is _NONE_TYPE and _PLAN_DEFAULTS[name] is None:
+            continue
+        if name not in _LEAN_RULES:
+            return False  # a field the small-call path does not read (_LEAN_ELSEWHERE)
+        if type_ not in _PLAIN and type_ is not np.ndarray:
+            return False
+        kinds[name] = "array" if type_ is np.ndarray else "plain"
+    given = {
+        n for n in _LEAN_RULES if n in kinds or (n not in names and _LEAN_DEFAULTS[n] is not None)
+    }
+    derived = "effective_tflops" not in given
+    if not derived and given & {"peak_tflops", "mfu", "goodput"}:
+        return False
+    if derived and not {"peak_tflops", "mfu"} <= given:
+        return False
+    given |= {"active_params", "goodput"} if derived else {"active_params"}
+    source, namespace = _fast_source(names, kinds, frozenset(given))
+    exec(compile(source, "<engine small-call path, one kind>", "exec"), namespace)  # noqa: S102
+    return namespace["fast"]
+
+
+def _fast_source(names, kinds, given):
+    """The source of one kind's function and its namespace (see :func:`_fast_kind`):
+    ``fast(v0, v1, ...)`` of the call's values, in the order of ``names``; ``kinds``: the
+    inputs given, each "plain" or "array"; ``given``: the inputs the formulas read."""
+    var = {name: f"v{i}" for i, name in enumerate(names)}
+    arrays = [var[n] for n in kinds if kinds[n] == "array"]
+    lean = _lean_function(given)
+    namespace = {"lean": lean, "SN": SMALLEST_NORMAL, "LG": LARGEST, "mn": _min_reduce,
+                 "mx": _max_reduce, "concatenate": np.concatenate, "trunc": np.trunc,
+                 "less_equal": np.less_equal, "DT": _FAST_DTYPES,
+                 "fill": _fast_fill, "view": _fast_view, "errstate": np.errstate,
+                 "QUIET": _QUIET, "setq": _extobj_contextvar.set if _QUIET else None,
+                 "reset": _extobj_contextvar.reset if _QUIET else None}  # fmt: skip
+    lines = _fast_checks(var, kinds, namespace)
+    args = ", ".join(var.values())
+    sample, stand_ins = _fast_sample(var, kinds, given, lean)
+    if arrays:
+        limit = _CONCATENATE_UP_TO // (len(arrays) + len(_OUTPUTS))
+        lines += [f"shape = {arrays[0]}.shape",
+                  f"if not shape or not 0 < {arrays[0]}.size <= {limit}: return None"]  # fmt: skip
+        lines += [f"if {a}.shape != shape: return None" for a in arrays[1:]]
+        lines.append(f"if {' or '.join(f'{a}.dtype not in DT' for a in arrays)}: return None")
+        if any(type(x) is np.ndarray for x in sample):  # a few plans: one by one, on floats
+            lines.append(f"if {arrays[0]}.size <= {_FAST_ROWS}: return rows(shape, {args})")
+        lines += _fast_array_rules(var, kinds)
+    if "active_params" in kinds:
+        a, t = var["active_params"], var["total_params"]
+        lines.append(f"if not {a} <= {t}: return None" if not arrays else
+                     f"if not mn(less_equal({a}, {t}), axis=None): return None")  # fmt: skip
+    call = []
+    for name in _LEAN_RULES:
+        if name in kinds:
+            call.append(var[name])
+        elif name == "active_params":
+            call.append(var["total_params"])
+        elif name == "goodput" and name in given:
+            call.append("1.0")  # as _throughput: a goodput not given is 1
+        else:
+            namespace["c_" + name] = _LEAN_DEFAULTS[name]
+            call.append("c_" + name)
+    call = f"out = lean({', '.join(call)})"
+    rows = _fast_rows(var, kinds, given, call, sample, stand_ins, namespace) if arrays else ""
+    if not arrays:
+        lines.append(call)
+    elif _QUIET is None:
+        lines += ["with errstate(all='ignore'):", "    " + call]
+    else:
+        lines += ["token = setq(QUIET)", "try:", "    " + call, "finally:", "    reset(token)"]
+    lines += _fast_outputs(var, kinds, given, sample, stand_ins)
+    source = f"def fast({args}):\n" + "".join(f"    {x}\n" for x in lines)
+    return source + rows, namespace
+
+
+#: The inputs whose rule allows 0 (an array of them is checked alone: :func:`_fast_array_rules`).
+_MAY_HOLD_ZERO = frozenset(n for n, rule in _LEAN_RULES.items() if rule[:2] == (0.0, True))
+
+#: Up to this many plans in arrays, a kind's function computes them one by one on Python
+#: floats (:func:`_fast_rows`): below it that is cheaper than numpy calls on small arrays.
+_FAST_ROWS = 4
+
+
+def _fast_checks(var, kinds, namespace, defaults=True):
+    """Lines of :func:`_fast_source` checking each plain number by its rule (as
+    :func:`_lean_number`); a value that is the field's default object is valid as it is."""
+    lines = []
+    for name, kind in kinds.items():
+        if kind != "plain":
+            continue
+        v = var[name]
+        low, low_in, high, high_in, whole = _LEAN_RULES[name]
+        rule = [f"{v} {'>=' if low_in else '>'} {low!r}"]
+        if high is not None:
+            rule.append(f"{v} {'<=' if high_in else '<'} {high!r}")
+        if whole:
+            rule.append(f"{v}.is_integer()")
+        rule.append(f"({v} == 0.0 or SN <= abs({v}) <= LG)")
+        check = [f"{v} = float({v})", f"if not ({' and '.join(rule)}): return None"]
+        if _PLAN_DEFAULTS[name] is None or not defaults:
+            lines += check
+        else:
+            namespace["d_" + name] = _PLAN_DEFAULTS[name]
+            lines += [f"if {v} is not d_{name}:", *("    " + x for x in check)]
+    return lines
+
+
+def _fast_array_rules(var, kinds):
+    """Lines of :func:`_fast_source` checking each input array's own rule beyond what the
+    common check (every element a positive normal float) covers: a lowest value over 0, a
+    highest value, whole numbers. An array that may hold 0 is checked alone (all of it 0,
+    or positive normal floats), not in the common check."""
+    lines = []
+    for name, kind in kinds.items():
+        if kind != "array":
+            continue
+        v = var[name]
+        low, low_in, high, high_in, whole = _LEAN_RULES[name]
+        if name in _MAY_HOLD_ZERO:
+            most = f" and hi {'<=' if high_in else '<'} {high!r}" if high is not None else ""
+            lines += [f"lo, hi = mn({v}, axis=None), mx({v}, axis=None)",
+                      f"if not ((lo >= SN or lo == hi == 0.0) and hi <= LG{most}):",
+                      "    return None"]  # fmt: skip
+            continue
+        if low != 0.0:
+            lines.append(
+                f"if not mn({v}, axis=None) {'>=' if low_in else '>'} {low!r}: return None"
+            )
+        if high is not None:
+            lines.append(
+                f"if not mx({v}, axis=None) {'<=' if high_in else '<'} {high!r}: return None"
+            )
+        if whole:
+            lines.append(
+                f"if {v}.dtype.kind == 'f' and not mn(trunc({v}) == {v}, axis=None): return None"
+            )
+    return lines
+
+
+def _fast_sample(var, kinds, given, lean):
+    """The outputs of ``lean`` on stand-ins of the kind's inputs (an array of one for each
+    array, 1.0 for each number) and the stand-in arrays' variables by id: which outputs are
+    arrays, and which of those are input arrays returned as they came."""
+    stand_ins, args = {}, []
+    for name in _LEAN_RULES:
+        kind = kinds.get(name, "plain" if name in given else None)
+        value = np.ones(1) if kind == "array" else None if kind is None else 1.0
+        if kind == "array":
+            stand_ins[id(value)] = var[name]
+        args.append(value)
+    if kinds.get("active_params") is None:
+        args[list(_LEAN_RULES).index("active_params")] = args[0]
+    with np.errstate(all="ignore"):
+        return lean(*args), stand_ins
+
+
+def _fast_outputs(var, kinds, given, sample, stand_ins):
+    """Lines of :func:`_fast_source` checking the outputs and returning them shaped, by the
+    :func:`_fast_sample` ``sample``."""
+    present = {_OUTPUTS.index(k) for k in _lean_present(given)}
+    arrays = [v for n, v in var.items() if kinds.get(n) == "array"]
+    made = [i for i, x in enumerate(sample) if type(x) is np.ndarray and id(x) not in stand_ins]
+    lines = []
+    flat = [v for n, v in var.items() if kinds.get(n) == "array" and n not in _MAY_HOLD_ZERO]
+    if arrays and (flat := ", ".join([*flat, *(f"out[{i}]" for i in made if i in present)])):
+        lines += [f"flat = concatenate(({flat},), axis=None, dtype=float, casting='unsafe')",
+                  "if not (mn(flat) >= SN and mx(flat) <= LG): return None"]  # fmt: skip
+    if not any(type(x) is np.ndarray for x in sample):  # numbers (input arrays only checked)
+        lines += [f"if not SN <= abs(out[{i}]) <= LG: return None" for i in sorted(present)]
+        items = [f"{k!r}: float(out[{i}])" for i, k in enumerate(_OUTPUTS)]
+        return [*lines, "return {" + ", ".join(items) + "}"]
+    items = []
+    for i, key in enumerate(_OUTPUTS):
+        x = sample[i]
+        if type(x) is not np.ndarray:
+            if i in present:
+                lines.append(f"if not SN <= abs(out[{i}]) <= LG: return None")
+            items.append(f"{key!r}: fill(shape, out[{i}])")
+        elif id(x) in stand_ins:
+            items.append(f"{key!r}: view({stand_ins[id(x)]})")
+        else:
+            items.append(f"{key!r}: out[{i}]")
+    return [*lines, "return {" + ", ".join(items) + "}"]
+
+
+def _fast_fill(shape, value):
+    """A shared read-only array of ``shape`` filled with the number ``value``."""
+    value = float(value)
+    array = _FILLED.get((shape, value if value == value else "nan"))
+    return _filled(shape, value) if array is None else array
+
+
+def _fast_view(array):
+    """An input array returned as an output: a read-only float view (a float copy of
+    whole numbers)."""
+    if array.dtype != float:
+        return np.broadcast_to(np.asarray(array, float), array.shape)
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+def _fast_rows(var, kinds, given, call, sample, stand_ins, namespace):
+    """The source of ``rows(shape, v0, v1, ...)``, :func:`_fast_source`'s function for a few
+    plans: each plan's numbers taken from the arrays (``tolist``) and checked by their rules
+    as plain numbers, the ``call`` of the spec's formulas on floats (the same operations, one
+    plan at a time), the outputs checked, and the outputs made into arrays of ``shape`` in
+    one ``np.array``; an input array returned as it came and a number as a shared array, as
+    :func:`_fast_outputs` does."""
+    namespace["array"] = np.array
+    elements = {n: "plain" for n, kind in kinds.items() if kind == "array"}
+    arrays = [var[n] for n in elements]
+    loop = [
+        f"for {', '.join(arrays)} in zip({', '.join(f'a_{a}.ravel().tolist()' for a in arrays)}):"
+    ]
+    body = _fast_checks(var, elements, namespace, defaults=False)
+    if "active_params" in kinds:
+        body.append(f"if not {var['active_params']} <= {var['total_params']}: return None")
+    body.append(call)
+    present = sorted(_OUTPUTS.index(k) for k in _lean_present(given))
+    body += [f"if not SN <= abs(out[{i}]) <= LG: return None" for i in present]
+    body.append("got.append(out)")
+    items = []
+    for i, key in enumerate(_OUTPUTS):
+        x = sample[i]
+        if type(x) is not np.ndarray:
+            items.append(f"{key!r}: fill(shape, got[0][{i}])")
+        elif id(x) in stand_ins:
+            items.append(f"{key!r}: view(a_{stand_ins[id(x)]})")
+        else:
+            items.append(f"{key!r}: m[{i}].reshape(shape)")
+    lines = [*(f"a_{a} = {a}" for a in arrays), "got = []"]
+    inner = [*("    " + x for x in loop), *("        " + x for x in body)]
+    if _QUIET is None:
+        lines += ["with errstate(all='ignore'):", *inner]
+    else:
+        lines += ["token = setq(QUIET)", "try:", *inner, "finally:", "    reset(token)"]
+    lines += ["m = array(got, dtype=float).T.copy()", "return {" + ", ".join(items) + "}"]
+    args = ", ".join(var.values())
+    return f"\n\ndef rows(shape, {args}):\n" + "".join(f"    {x}\n" for x in lines)
