@@ -113,12 +113,12 @@ def test_implied_mfu_of_reference_runs():
 def test_default_mfu_is_the_median_of_every_run_with_hours():
     t = calibration.reference_table()
     mfus = t["implied_mfu"].dropna()
-    assert len(mfus) == 56
+    assert len(mfus) == 57
     assert calibration.default_mfu() == pytest.approx(np.median(mfus))
     # GPT-3's V100-hours: FLOPs / a throughput in a third party's paper (arXiv 2104.10350)
     assert t.loc["GPT-3 175B", "in_calibration"]
     assert catalogue.runs().loc["GPT-3 175B", "confidence"] == "low"
-    assert t["in_calibration"].sum() == 56
+    assert t["in_calibration"].sum() == 57
 
 
 def test_every_run_with_hours_says_who_trained_it_how_the_hours_are_known_and_how_sure():
