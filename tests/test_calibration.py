@@ -46,9 +46,10 @@ def test_unknown_figures_stay_blank_in_the_set():
 def test_the_set_spans_hardware_sizes_architectures_and_years():
     cal = calibration.calibration_set()
     assert len(cal) >= 45 and cal["organisation"].nunique() >= 15
-    assert set(cal["generation"]) == {"A100", "H100", "TPU", "other"}  # other: GPT-3 on V100
+    # other: V100 (GPT-3, SantaCoder) and AMD (AMD-Llama-135M on MI250, Poro 34B on MI250X)
+    assert set(cal["generation"]) == {"A100", "H100", "TPU", "other"}
     assert {"A100 SXM 80GB", "A100 SXM 40GB", "H100 SXM", "H800 SXM", "TPU v4", "TPU v3",
-            "V100 SXM2 32GB"} <= set(cal["accelerator"])  # fmt: skip
+            "V100 SXM2 32GB", "MI250", "MI250X"} <= set(cal["accelerator"])  # fmt: skip
     assert set(cal["architecture"]) == {"dense", "moe"}
     assert (cal["active_params"] < 10e9).sum() >= 5
     assert (cal["active_params"] >= 100e9).sum() >= 4
@@ -193,16 +194,17 @@ def test_chosen_model_beats_the_best_constant_under_grouped_validation():
     assert abs(cmp.loc[chosen, "mean_log_error"]) <= 0.05
     assert 0.75 <= cmp.loc[chosen, "share_inside_p10_p90"] <= 0.85
     assert 0.75 <= cmp.loc[chosen, "nested_share_inside_p10_p90"] <= 0.85
-    # 26.5% on the 51 runs (29.2% with the linear size slope of round 2)
+    # 25.4% on the 57 runs (26.5% on the 51 of round 3; 29.2% with the linear size slope)
     assert cmp.loc[chosen, "median_abs_error_pct"] <= 27
     # the linear pooled slope is scored, not eligible: the planner's formula saturates at 5B
     assert "pooled generation+size" not in calibration.ELIGIBLE
     # the free per-generation + slope fit (the former default) is scored but not eligible
-    # (issue 17: partial pooling); held out by organisation, it reaches the 55% cap on the
-    # largest A100 runs, the failure the issue describes
+    # (issue 17: partial pooling); held out by organisation, it predicts about 50% or more on
+    # the largest A100 runs, the failure the issue describes (the 55% cap on the 51 runs of
+    # round 3, 54% on the 57 of round 4)
     assert "generation+size (free)" not in calibration.ELIGIBLE
     free = calibration.grouped_validation("generation+size (free)")
-    assert free["predicted_mfu"].max() == pytest.approx(calibration.MFU_MAX)
+    assert free["predicted_mfu"].max() >= 0.5
 
 
 def test_the_choice_is_fair_stable_and_not_the_hindsight_constant():
@@ -245,15 +247,16 @@ def test_a_richer_candidate_needs_the_margin_and_no_winner_falls_back_to_the_con
 def test_own_runs_of_a_catalogue_organisation_pull_its_runs_closer():
     """Each run of an organisation with two or more, predicted with the organisation held
     out and its other runs on the same generation given as own runs: the mean |ln error|
-    falls (0.312 -> 0.297; the median does not move, and 3 of the 7 organisations get worse:
-    the gain is small, see docs/methodology-calibration.md). The stored figures are
-    recomputed."""
+    falls (0.294 -> 0.280; the median does not move: the gain is small, see
+    docs/methodology-calibration.md). BigCode's runs (A100, V100) and EleutherAI's (A100, TPU)
+    are on different generations, so neither pulls the other: 48 runs scored, 44 pulled (AMD's
+    two MI250 runs pull each other). The stored figures are recomputed."""
     got = calibration.own_runs_validation()
     stored = calibration.fitted()["own_runs"]
     for key, value in stored.items():
         assert got[key] == pytest.approx(value, rel=1e-9), key
     assert got["mean_abs_log_error_after"] < got["mean_abs_log_error_before"]
-    assert got["runs_pulled"] == got["runs"] == 42
+    assert (got["runs"], got["runs_pulled"]) == (48, 44)
 
 
 def test_intercepts_are_pulled_toward_the_shared_mean_by_their_organisations():

@@ -113,12 +113,12 @@ def test_implied_mfu_of_reference_runs():
 def test_default_mfu_is_the_median_of_every_run_with_hours():
     t = calibration.reference_table()
     mfus = t["implied_mfu"].dropna()
-    assert len(mfus) == 51
+    assert len(mfus) == 57
     assert calibration.default_mfu() == pytest.approx(np.median(mfus))
     # GPT-3's V100-hours: FLOPs / a throughput in a third party's paper (arXiv 2104.10350)
     assert t.loc["GPT-3 175B", "in_calibration"]
     assert catalogue.runs().loc["GPT-3 175B", "confidence"] == "low"
-    assert t["in_calibration"].sum() == 51
+    assert t["in_calibration"].sum() == 57
 
 
 def test_every_run_with_hours_says_who_trained_it_how_the_hours_are_known_and_how_sure():
@@ -137,6 +137,20 @@ def test_every_run_with_hours_says_who_trained_it_how_the_hours_are_known_and_ho
     }.items():
         on = with_hours[with_hours["accelerator"].isin(names)]
         assert len(on) >= 3 and on["organisation"].nunique() >= 2, family  # fmt: skip
+    # V100 and AMD where the public record has them: two organisations each
+    for names in (("V100 SXM2 32GB",), ("MI250", "MI250X", "MI300X", "MI325X")):
+        on = with_hours[with_hours["accelerator"].isin(names)]
+        assert on["organisation"].nunique() >= 2, names
+
+
+def test_an_amd_module_is_one_accelerator_with_the_package_peak():
+    # MI250/MI250X: two compute dies (GCDs) per module; runs count modules, so the peak is
+    # the module's (AMD's launch table) and the implied MFU does not depend on the choice
+    for name, peak in (("MI250X", 383.0), ("Instinct MI250", 362.1)):
+        assert catalogue.accelerator(name)["bf16_tflops"] == peak
+    poro = catalogue.run("Poro 34B")
+    assert (poro["accelerator"], poro["accelerators"]) == ("MI250X", 512)  # 128 nodes x 4
+    assert calibration.generation_of("MI250X") == "other"  # no calibrated AMD generation
 
 
 def test_a100_40gb_is_its_own_accelerator_with_the_a100_peak():

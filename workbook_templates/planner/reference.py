@@ -236,7 +236,8 @@ def reference_sheet(book):
     book.name("ref_implied_tflops", f"'Reference runs'!$K$5:$K${last}")
     book.name("ref_implied_mfu", f"'Reference runs'!$L$5:$L${last}")
     _median(book, ws, last)
-    Book.finish(ws, freeze="B5", print_titles="4:4",
+    # one page tall too: the catalogue's runs (60) outgrew one page at the width's scale
+    Book.finish(ws, freeze="B5", print_titles="4:4", pages_tall=1,
                 print_area=f"A1:{get_column_letter(SHORT_SOURCE_COL)}{last + 3}")  # fmt: skip
     return ws
 
