@@ -236,7 +236,7 @@ def _calibration_phrases():
     ]  # fmt: skip
     for gen, icpt in f["intercepts"].items():
         label = "H100 (H800, H200)" if gen == "H100" else gen
-        label = "other (shared mean)" if gen == "other" else label
+        label = "other (shared mean; V100, AMD, ...)" if gen == "other" else label
         phrases.append((mc, f"| {label} | {icpt:.4f} | {math.exp(icpt):.1%} |"))
     return phrases
 
