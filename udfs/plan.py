@@ -417,9 +417,7 @@ def resolve(inputs, precision="bf16", own_runs=None, engine_inputs=None):
             value = _blank_value(name, kwargs, accel, precision)
             why = _why(name, value, accel, precision, kwargs.get("active_params"))
             if name == "mfu" and own_runs is not None:
-                value = float(own_runs.mfu(_name_of(accel), kwargs["active_params"]))
-                n, pull = own_runs.count_for(_name_of(accel)), own_runs.pull_for(_name_of(accel))
-                why += f", pulled {pull:.0%} toward your {n} own run(s) on its generation"
+                value, why = _own_runs_mfu(own_runs, accel, kwargs["active_params"], why)
             notes.append(Note(name, value, why))
         if into is not False:
             kwargs[into or name] = value
@@ -453,6 +451,33 @@ def resolve(inputs, precision="bf16", own_runs=None, engine_inputs=None):
                     sigmas["price_sigma"], status)  # fmt: skip
 
 
+def _own_runs_group(accel):
+    """Where a plan's own runs are, in words: its calibrated generation, else its accelerator."""
+    if accel is None:
+        return "on its accelerator"
+    gen = _calibration().generation_of(accel["name"])
+    return f"on the {gen} generation" if gen != "other" else f"on the {accel['name']}"
+
+
+def _own_runs_mfu(own_runs, accel, active, why):
+    """The blank MFU pulled toward the team's runs in the plan's pooling group, and the note
+    saying so: the pull, the runs, and the bound the moved MFU is kept at when it leaves the
+    calibrated default's range (the value used is what the note says)."""
+    name = _name_of(accel)
+    n, pull = own_runs.count_for(name), own_runs.pull_for(name)
+    where = _own_runs_group(accel)
+    if n == 0:
+        return float(own_runs.mfu(name, active)), f"{why}; none of your own runs is {where}"
+    moved = float(own_runs.moved_mfu(name, active))
+    value = float(own_runs.mfu(name, active))
+    why += f", pulled {pull:.0%} toward your {n} own run(s) {where}"
+    if value < moved:
+        why += f" to {moved:.1%}, kept at the highest default MFU {value:.0%} (mfu_max)"
+    elif value > moved:
+        why += f" to {moved:.1%}, kept at the lowest default MFU {value:.0%} (mfu_min)"
+    return value, why
+
+
 def _blank_throughput_range(accel, active, source, own_runs):
     """The note of a blank ``throughput_range_pct``: the calibrated spread (narrowed by the
     team's own runs, when given), and why."""
@@ -467,7 +492,8 @@ def _blank_throughput_range(accel, active, source, own_runs):
         else f"blank: the calibrated spread, kept with a {source} (an estimate too)"
     )
     if own_runs is not None:
-        why += f", narrowed by your {own_runs.count_for(_name_of(accel))} own run(s)"
+        n = own_runs.count_for(_name_of(accel))
+        why += f", narrowed by your {n} own run(s) {_own_runs_group(accel)}" if n else ""
     return Note("throughput_range_pct", value, why)
 
 
