@@ -172,10 +172,16 @@ CALIBRATED_RANGE_EXCEL = model.excel(
 )
 
 #: The planner's own-runs pooling ("Our runs" sheet, workbook_templates.planner.own_runs): the
-#: same-generation runs' summed residual over (their count + k) is n / (n + k) x their mean
-#: residual (udfs.own_runs.OwnRuns); the runs of a generation share its intercept.
-_OWN_SUM = "SUMIFS(own_runs_residual,own_runs_intercept,{mfu_ln_intercept_used})"
-_OWN_N = "COUNTIFS(own_runs_intercept,{mfu_ln_intercept_used})"
+#: summed residual of the runs in the plan's pooling group over (their count + k) is
+#: n / (n + k) x their mean residual (udfs.own_runs.OwnRuns). The runs of a calibrated
+#: generation share its intercept (and accelerator group 0); an accelerator outside those
+#: generations has the 'other' intercept and is a group of its own (its catalogue row; a plan
+#: on no catalogue accelerator matches no run).
+_OWN_GROUP = "IF({mfu_ln_intercept_used}={mfu_ln_intercept_other},{catalogue_row},0)"
+_OWN_WHERE = (f"own_runs_intercept,{{mfu_ln_intercept_used}},"
+              f"own_runs_accelerator_group,{_OWN_GROUP}")  # fmt: skip
+_OWN_SUM = f"SUMIFS(own_runs_residual,{_OWN_WHERE})"
+_OWN_N = f"COUNTIFS({_OWN_WHERE})"
 #: Excel text of the default MFU moved toward the team's runs (the planner's Calculations row
 #: ``own_runs_mfu``, which a blank MFU takes).
 OWN_RUNS_MFU_EXCEL = ("IF(ISNUMBER({calibrated_mfu}),MIN({mfu_max},MAX({mfu_min},{calibrated_mfu}"
@@ -185,7 +191,10 @@ _OWN_RANGE = model.excel(
     bind={
         "calibrated_plan_sigma": "SQRT(MAX(0,("
         + model.excel("calibrated_plan_sigma", bind=_RANGE_BIND)
-        + f")^2-{_OWN_N}/({_OWN_N}+own_runs_k)*own_runs_between_sd^2))"
+        + f")^2-{_OWN_N}/({_OWN_N}+own_runs_k)*(own_runs_between_sd^2"
+        + "+("
+        + _RANGE_BIND["accelerator_extra_sigma"]
+        + ")^2)))"
     },
 )
 
@@ -218,8 +227,8 @@ def _rules(spread=None):
              "Typed, or the catalogue's dense BF16 peak"),
         Rule("mfu", None, "calibrated", "{own_runs_mfu}",
              "Typed, or the calibrated default for the accelerator's generation and the active "
-             "parameters (Accelerators sheet), moved toward your runs on that generation (Our "
-             "runs sheet)"),
+             "parameters (Accelerators sheet), moved toward your runs on that generation (an "
+             "uncalibrated accelerator: on it) within the default's bounds (Our runs sheet)"),
         Rule("goodput", float(_Q["goodput"].default)),
         Rule("watts_per_accelerator", watts, "",
              f"IF({{catalogue_row}}>0,IF(ISNUMBER({_TDP}),{_TDP},{{default}}),{{default}})",
