@@ -176,12 +176,12 @@ _CALC_HEADERS = {
     **{_USED + c: (f"{_USED_HEADS[c]} as used", "", 10) for c in NUMBERS},
     "own_runs_name_key": ("Name as compared", "", 12),
     "own_runs_organisation_key": ("Organisation as compared", "", 12),
-    "own_runs_organisation_first": ("First organisation typed", "", 11),
+    "own_runs_organisation_first": ("First organisation", "", 11),
     "own_runs_catalogue_row": ("Catalogue row", "index", 10),
     "own_runs_implied_mfu": ("Implied MFU", "fraction", 9),
     **{n: (head, "", 11) for n, head, _ in FLAGS},
     "own_runs_intercept": ("Generation intercept", "ln units", 11),
-    "own_runs_accelerator_group": ("Uncalibrated accelerator's row", "index", 11),
+    "own_runs_accelerator_group": ("Accelerator group", "index", 11),
     "own_runs_default_mfu": ("Default MFU", "fraction", 9),
     "own_runs_residual": ("LN(implied / default)", "ln units", 11),
 }
@@ -224,8 +224,9 @@ def own_runs_sheet(book):
     for r in range(FIRST_ROW, LAST_ROW + 1):
         for c in NUMBERS:  # a figure as used, compact (a whole token count fits no column)
             ws[f"{at[_USED + c]}{r}"].number_format = "0.00E+00"
-        for c in ("own_runs_catalogue_row", "own_runs_accelerator_group"):
-            ws[f"{at[c]}{r}"].number_format = "0;-0;;@"  # 0: none (or calibrated), blank
+        for c in ("own_runs_catalogue_row", "own_runs_accelerator_group",
+                  "own_runs_organisation_first"):  # fmt: skip
+            ws[f"{at[c]}{r}"].number_format = "0;-0;;@"  # 0 (none, calibrated, no): blank
     for j, c in enumerate(columns, start=1):
         if c.unit == "ln units":
             for r in range(_TOP + 1, _TOP + 1 + MAX_ROWS):
