@@ -196,10 +196,12 @@ def _print_own_runs(own, args):
         others = own_runs.OwnRuns(t.drop(index=t.index[i]))
         pooled.append(float(others.mfu(t["accelerator"].iloc[i], t["active_params"].iloc[i])))
     df = t[["name", "accelerator", "implied_mfu", "calibrated_mfu"]].assign(pooled_mfu=pooled)
-    pulls = {g: own.pull_for(a) for g, a in zip(t["generation"], t["accelerator"], strict=True)}
+    pulls = {g.removeprefix("other: "): own.pull_for(a)
+             for g, a in zip(t["group"], t["accelerator"], strict=True)}  # fmt: skip
     each = ", ".join(f"{g} {p:.0%}" for g, p in sorted(pulls.items()))
     line = (f"Your {own.count} own run(s): pull toward them on each generation {each} (more "
-            "runs, more pull; only runs on a plan's generation pull it).")  # fmt: skip
+            "runs, more pull; only runs on a plan's calibrated generation pull it, and on an "
+            "accelerator outside those generations only runs on that accelerator).")  # fmt: skip
     print(textwrap.fill(line, WIDTH))
     _print_frame(df, args, {c: "{:.1%}" for c in ("implied_mfu", "calibrated_mfu", "pooled_mfu")},
                  {"implied_mfu": ("implied", "MFU"), "calibrated_mfu": ("calibrated", "MFU"),

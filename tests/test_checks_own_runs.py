@@ -59,9 +59,15 @@ BAD = {
     "duplicate-name": (
         _with(name=" ours  7b "), "unique", "A (name)", "duplicate name 'ours  7b' (also row 7)"
     ),
+    # one organisation's runs (a blank one and other capitals are that organisation)
+    "two-organisations": (
+        _with(organisation="Other"), "organisation", "B (organisation)",
+        "organisation 'Other' differs from 'Acme' (row 7)"
+    ),
 }  # fmt: skip
 #: The variants Gnumeric recalculates too: one per check, and the good planner.
-GNUMERIC = ("good", "blank-total", "text-figure", "unknown-accelerator", "duplicate-name")
+GNUMERIC = ("good", "blank-total", "text-figure", "unknown-accelerator", "duplicate-name",
+            "two-organisations")  # fmt: skip
 
 
 def _planner(path, rows):
@@ -213,9 +219,12 @@ def _engine_accepts(rows, k):
 
     columns = [c for c, *_ in sheet.INPUT_COLUMNS]
     seen = {own_runs.name_key(r[0]): 1 for r in rows[:k] if own_runs.name_key(r[0])}
+    typed = [own_runs.name_key(r[1]) for r in rows[:k] if own_runs.name_key(r[1])]
+    organisations = {typed[0]: (typed[0], 1)} if typed else {}
     raw = {c: "" if v is None else str(v) for c, v in zip(columns, rows[k], strict=True)}
     try:
-        own = own_runs._row("sheet", k, raw, own_runs._cell_number, seen, exact=True)
+        own = own_runs._row("sheet", k, raw, own_runs._cell_number, seen, exact=True,
+                            organisations=organisations)  # fmt: skip
         own_runs._implied(own_runs.pd.DataFrame([own]))
     except CommandError:
         return False

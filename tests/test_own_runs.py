@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compute_lab.cli import parse_number
-from udfs import calibration, engine, own_runs
+from udfs import calibration, catalogue, engine, own_runs
 from udfs.validation import CommandError
 
 HEADER = "name,organisation,active_params,total_params,tokens,accelerator,accelerators,"
@@ -50,6 +50,83 @@ def test_only_own_runs_on_the_plans_generation_pull_it(tmp_path):
     )
 
 
+def _mi300x_runs(n=3, mfu=0.20, organisation="Acme"):
+    """n MI300X runs of a 7B model on 2T tokens at ``mfu``."""
+    peak = float(catalogue.accelerator("MI300X")["bf16_tflops"])
+    hours = engine.accelerator_hours(engine.training_flops(7e9, 2e12), peak * mfu)
+    rows = "".join(f"m{i},{organisation},7B,7B,2T,MI300X,512,{hours:.6f}\n" for i in range(n))
+    return own_runs.parse(HEADER + rows, "mi.csv", parse_number)
+
+
+def test_runs_on_an_uncalibrated_accelerator_pull_only_plans_on_that_accelerator():
+    """Three MI300X runs at 20% MFU: a B200 plan (also outside the calibrated generations)
+    keeps its calibrated default and spread (it used to fall from 28.7% to 24.5%), an MI300X
+    plan is pulled; a plan on no catalogue accelerator is not pulled either."""
+    runs = _mi300x_runs()
+    for other in ("B200 (HGX)", "MI325X", "Gaudi 3", "H100 SXM", ""):
+        assert runs.count_for(other) == 0 and runs.pull_for(other) == 0, other
+        base = calibration.predicted_mfu(other, 70e9)
+        assert float(runs.mfu(other, 70e9)) == pytest.approx(base, rel=1e-12), other
+        assert runs.sigma(other, 70e9) == pytest.approx(
+            calibration.throughput_sigma_for(other, 70e9), rel=1e-12
+        )
+    assert runs.count_for("MI300X") == 3
+    assert float(runs.mfu("MI300X", 70e9)) < calibration.predicted_mfu("MI300X", 70e9) - 0.03
+
+
+def test_runs_on_an_uncalibrated_accelerator_narrow_its_extra_spread_by_the_pull():
+    """sigma^2 - pull x (between^2 + extra^2): the accelerator's extra variance shrinks by the
+    pull as the team-to-team variance does; with many runs only the calibrated-generation
+    spread is left."""
+    f = calibration.fitted()
+    extra = calibration.accelerator_extra_sigma("MI300X")
+    assert extra > 0
+    s = calibration.throughput_sigma_for("MI300X", 70e9)
+    for n in (1, 3, 30):
+        runs = _mi300x_runs(n)
+        pull = runs.pull_for("MI300X")
+        want = math.sqrt(s**2 - pull * (f["team_between_sd"] ** 2 + extra**2))
+        assert runs.sigma("MI300X", 70e9) == pytest.approx(want, rel=1e-12)
+    # three runs: the range narrows by more than the team-to-team part alone (66% -> 62% before)
+    three = _mi300x_runs(3)
+    old = math.sqrt(s**2 - three.pull_for("MI300X") * f["team_between_sd"] ** 2)
+    assert three.sigma("MI300X", 70e9) < old - 0.03
+    # many runs: close to a calibrated generation's spread narrowed by the same runs
+    many = _mi300x_runs(30)
+    h100 = math.sqrt(calibration.throughput_sigma_for("H100 SXM", 70e9) ** 2
+                     - many.pull_for("MI300X") * f["team_between_sd"] ** 2)  # fmt: skip
+    assert many.sigma("MI300X", 70e9) == pytest.approx(
+        math.sqrt(h100**2 + (1 - many.pull_for("MI300X")) * extra**2), rel=1e-12
+    )
+
+
+def test_the_pooling_group_is_the_generation_or_else_the_accelerator():
+    got = calibration.pooling_group(["H800 SXM", "A100 SXM 40GB", "TPU v4", "MI300X", "B200",
+                                     "nonsense", ""])  # fmt: skip
+    assert list(got) == ["H100", "A100", "TPU", "other: MI300X", "other: B200 (HGX)", "", ""]
+    assert calibration.pooling_group("h100") == "H100"
+
+
+def test_the_catalogue_pooling_spreads_group_uncalibrated_accelerators_apart():
+    """The between-team part of the pull is sized on (organisation, pooling group) cells: two
+    runs of one organisation on two uncalibrated accelerators share no cell."""
+    import pandas as pd
+
+    def table(accelerators):
+        return pd.DataFrame({
+            "organisation": ["X", "X", "Y", "Y", "Z", "Z"],
+            "accelerator": accelerators,
+            "implied_mfu": [0.5, 0.5, 0.2, 0.3, 0.3, 0.2],
+            "predicted_mfu": [0.3] * 6,
+        })  # fmt: skip
+
+    same = table(["MI300X", "MI300X", "H100 SXM", "H100 SXM", "A100 SXM 40GB", "TPU v4"])
+    apart = table(["MI300X", "MI325X", "H100 SXM", "H100 SXM", "A100 SXM 40GB", "TPU v4"])
+    within_same, between_same = calibration._cell_spread(same)
+    within_apart, between_apart = calibration._cell_spread(apart)
+    assert between_apart < between_same  # X's shared part counts only on one accelerator
+
+
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
@@ -65,6 +142,12 @@ def test_only_own_runs_on_the_plans_generation_pull_it(tmp_path):
         (HEADER + "a,b,7B,7B,lots,H100,8,100\n", "row 2, column tokens: must be a number"),
         (HEADER + "a,b,9B,7B,2T,H100,8,100\n", "row 2, column active_params: must be at most"),
         (HEADER, "row 2: no runs"),
+        (
+            HEADER
+            + "a,Other,7B,7B,2T,H100,8,1e6\nb,,7B,7B,2T,H100,8,1e6\nc,Acme,7B,7B,2T,H100,8,1e6\n",
+            "row 4, column organisation: organisation 'Acme' differs from 'Other' (row 2): a "
+            "file holds one organisation's runs: keep one organisation's runs",
+        ),
         (HEADER + ",b,7B,7B,2T,H100,8,100\n", "row 2, column name: is blank"),
         (
             HEADER + "a,b,7B,7B,2T,H100,8,1000000\nc,b,7B,7B,2T,H100,8,100\n",
@@ -170,6 +253,7 @@ BAD_FILES = {
     "non-positive": (HEADER + "a,b,7B,7B,2T,H100,0,100\n", "row 2, column accelerators"),
     "non-finite": (HEADER + "a,b,7B,7B,2T,H100,8,nan\n", "row 2, column accelerator_hours"),
     "blank figure": (HEADER + "a,b,7B,,2T,H100,8,100\n", "row 2, column total_params"),
+    "two organisations": (GOOD + "c,Other,7B,7B,2T,H100,8,1e6\n", "row 4, column organisation"),
 }  # fmt: skip
 
 
@@ -204,3 +288,42 @@ def test_each_bad_file_is_one_line_exit_2_and_nothing_written_on_each_command(
     (line,) = got.err.strip().splitlines()
     assert f"{path}: {where}" in line, line
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+
+
+def test_one_organisation_a_file_blank_and_other_spellings_are_that_organisation(tmp_path):
+    text = HEADER + (
+        "a,,7B,7B,2T,H100,8,1e6\nb,Acme,7B,7B,2T,H100,8,1e6\n"
+        "c, ACME ,7B,7B,2T,H100,8,1e6\nd,,7B,7B,2T,H100,8,1e6\n"
+    )
+    runs = own_runs.parse(text, "one.csv", parse_number)
+    assert runs.count == 4 and runs.organisation == "Acme"
+
+
+def _many_runs(n, mfu):
+    peak = float(catalogue.accelerator("H100 SXM")["bf16_tflops"])
+    hours = engine.accelerator_hours(engine.training_flops(7e9, 2e12), peak * mfu)
+    rows = "".join(f"r{i},Acme,7B,7B,2T,H100,512,{hours:.6f}\n" for i in range(n))
+    return own_runs.parse(HEADER + rows, "mem.csv", parse_number)
+
+
+def test_a_pull_beyond_the_highest_default_mfu_says_the_bound_it_uses():
+    """Thirty runs at 90% MFU pull an H100 plan past the 55% bound: the note says the MFU
+    moved to, and the bound used (it used to say only "pulled 89%")."""
+    from udfs.plan import resolve
+
+    runs = _many_runs(30, 0.90)
+    inputs = {"total_params": 70e9, "training_tokens": 2e12, "accelerators": 1024,
+              "accelerator_name": "H100 SXM"}  # fmt: skip
+    got = resolve(inputs, own_runs=runs)
+    (note,) = [n for n in got.notes if n.name == "mfu"]
+    moved = float(runs.moved_mfu("H100 SXM", 70e9))
+    assert moved > calibration.MFU_MAX
+    assert note.value == calibration.MFU_MAX == got.arguments["mfu"]
+    pull = runs.pull_for("H100 SXM")
+    assert (f"pulled {pull:.0%} toward your 30 own run(s) on the H100 generation to "
+            f"{moved:.1%}, kept at the highest default MFU 55% (mfu_max)") in note.why  # fmt: skip
+    # below the bound the note says the pull alone, and the value is the moved one
+    few = _many_runs(1, 0.90)
+    (note,) = [n for n in resolve(inputs, own_runs=few).notes if n.name == "mfu"]
+    assert note.value == pytest.approx(float(few.moved_mfu("H100 SXM", 70e9)), rel=1e-12)
+    assert "kept at" not in note.why and "toward your 1 own run(s) on the H100" in note.why

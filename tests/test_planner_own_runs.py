@@ -38,21 +38,56 @@ PLANS = {
 REL = 1e-9
 
 
-@pytest.fixture(scope="module")
-def filled(tmp_path_factory):
-    """(templates folder, the filled planner with the plans typed, the own runs)."""
-    folder = tmp_path_factory.mktemp("own")
+def _hours(accelerator, mfu, active=7e9, tokens=2e12):
+    from udfs import catalogue, engine
+
+    peak = float(catalogue.accelerator(accelerator)["bf16_tflops"])
+    return engine.accelerator_hours(engine.training_flops(active, tokens), peak * mfu)
+
+
+#: Runs outside the calibrated generations: three MI300X runs at 20% MFU, six Gaudi 3 runs at
+#: 98% (they pull a Gaudi 3 plan past the highest default MFU), one H100 run.
+RUNS_OTHER = HEADER + "".join(
+    [f"MI {i},Acme,7B,7B,2T,MI300X,512,{_hours('MI300X', 0.20):.4f}\n" for i in range(3)]
+    + [f"G {i},,7B,7B,2T,Gaudi 3,512,{_hours('Gaudi 3', 0.98):.4f}\n" for i in range(6)]
+    + ["H,acme,7B,7B,2T,H100 SXM,512,120000\n"]
+)
+#: Scenario column -> plan: on an uncalibrated accelerator with runs, one without (B200: not
+#: pulled by the MI300X runs), one pulled past the bound, a calibrated generation.
+PLANS_OTHER = {
+    3: {**CUSTOM_PLAN, "scenario_name": "MI300X", "accelerator_name": "MI300X"},
+    4: {**CUSTOM_PLAN, "scenario_name": "B200", "accelerator_name": "B200 (HGX)"},
+    5: {**CUSTOM_PLAN, "scenario_name": "Gaudi", "accelerator_name": "Gaudi 3"},
+    6: {**CUSTOM_PLAN, "scenario_name": "MI325X 3B", "accelerator_name": "MI325X",
+        "total_params": 3e9, "active_params": None},
+    7: {**CUSTOM_PLAN, "scenario_name": "H100", "accelerator_name": "H100 SXM"},
+}  # fmt: skip
+
+
+def _fill(folder, text, plans):
     csv = folder / "runs.csv"
-    csv.write_text(RUNS, encoding="utf-8")
+    csv.write_text(text, encoding="utf-8")
     out = folder / "templates"
     code, _, err, _ = run_cli(["templates", "--out", out, "--own-runs", csv])
     assert code == 0, err
     wb = openpyxl.load_workbook(out / "training-run-planner.xlsx")
-    for k, plan in PLANS.items():
+    for k, plan in plans.items():
         type_plan(wb, k, plan)
     path = folder / "planner.xlsx"
     wb.save(path)
     return folder, path, own_runs.read(csv, parse_number)
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory):
+    """(templates folder, the filled planner with the plans typed, the own runs)."""
+    return _fill(tmp_path_factory.mktemp("own"), RUNS, PLANS)
+
+
+@pytest.fixture(scope="module")
+def filled_other(tmp_path_factory):
+    """As ``filled``, with runs and plans on accelerators outside the calibrated generations."""
+    return _fill(tmp_path_factory.mktemp("own-other"), RUNS_OTHER, PLANS_OTHER)
 
 
 def test_the_sheet_holds_the_file_and_its_formulas_are_portable(filled):
@@ -70,8 +105,8 @@ def test_the_sheet_holds_the_file_and_its_formulas_are_portable(filled):
     assert runs.count == 3
 
 
-def _check_against_engine(wb, runs):
-    for k, plan in PLANS.items():
+def _check_against_engine(wb, runs, plans=PLANS):
+    for k, plan in plans.items():
         inputs = {q.name: row_values(wb, q.name)[k] for q in PLAN_INPUTS}
         with_runs, without = resolve(inputs, own_runs=runs), resolve(inputs)
         got_mfu = row_values(wb, "mfu_used")[k]
@@ -87,6 +122,34 @@ def _check_against_engine(wb, runs):
     for i, want in enumerate(runs.table["residual"]):
         assert math.isclose(residual[i], want, rel_tol=REL, abs_tol=1e-12)
     assert all(v in (None, "") for v in residual[runs.count :])
+
+
+def _check_other(wb, runs):
+    """The planner pulls as the engine on uncalibrated accelerators: only by runs on the same
+    accelerator, the extra spread narrowed, the Gaudi 3 plan kept at the highest MFU."""
+    _check_against_engine(wb, runs, PLANS_OTHER)
+    mfu, sigma = row_values(wb, "mfu_used"), row_values(wb, "throughput_sigma")
+    for k in (4, 6):  # B200, MI325X: no run of theirs
+        plain = resolve({q.name: row_values(wb, q.name)[k] for q in PLAN_INPUTS})
+        assert math.isclose(mfu[k], plain.arguments["mfu"], rel_tol=REL)
+        assert math.isclose(sigma[k], plain.throughput_sigma, rel_tol=REL)
+    assert mfu[3] < row_values(wb, "calibrated_mfu")[3] - 0.02  # MI300X: pulled down
+    assert mfu[5] == pytest.approx(calibration.MFU_MAX, rel=1e-12)  # Gaudi 3: at the bound
+    assert float(runs.moved_mfu("Gaudi 3", 12e9)) > calibration.MFU_MAX
+
+
+def test_libreoffice_pulls_uncalibrated_accelerators_as_the_engine(filled_other, tmp_path):
+    require_soffice()
+    _, path, runs = filled_other
+    (done,) = recalculate([path], tmp_path)
+    _check_other(openpyxl.load_workbook(done, data_only=True), runs)
+
+
+def test_gnumeric_pulls_uncalibrated_accelerators_as_the_engine(filled_other, tmp_path):
+    require_ssconvert()
+    _, path, runs = filled_other
+    (done,) = recalculate_gnumeric([path], tmp_path)
+    _check_other(openpyxl.load_workbook(done, data_only=True), runs)
 
 
 def test_libreoffice_recalculates_the_pull_as_the_engine(filled, tmp_path):

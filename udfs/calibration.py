@@ -61,6 +61,7 @@ __all__ = [
     "default_mfu",
     "calibration_set",
     "generation_of",
+    "pooling_group",
     "fit",
     "grouped_validation",
     "grouped_summary",
@@ -245,6 +246,26 @@ def generation_of(accelerator):
         except InputError:  # not in the catalogue (or not a name): no calibrated generation
             return "other"
         return GENERATIONS.get(canonical, "other")
+
+    if isinstance(accelerator, str):
+        return one(accelerator)
+    return _lookup(np.asarray(accelerator).astype(str), one, object)
+
+
+def pooling_group(accelerator):
+    """The group whose own runs pull a plan on accelerator name(s) (:mod:`udfs.own_runs`,
+    :func:`own_runs_validation`): the generation label on a calibrated generation ("A100",
+    "H100", "TPU"), else "other: " and the accelerator's catalogue name (an accelerator
+    outside the calibrated generations is a group of its own: MI300X runs do not pull a B200
+    plan), else "" for a name the catalogue does not hold (no runs pull it). Aliases are
+    resolved; a string or an array of strings, the same shape back."""
+
+    def one(name):
+        try:
+            canonical = catalogue.accelerator_record(name)["name"]
+        except InputError:
+            return ""
+        return GENERATIONS.get(canonical, f"other: {canonical}")
 
     if isinstance(accelerator, str):
         return one(accelerator)
@@ -709,11 +730,11 @@ def hindsight_constant(step=0.001):
 def _team_spread(m=None):
     """(within, between) standard deviations of a team's runs around the calibrated default,
     for the pooling of a team's own runs (:mod:`udfs.own_runs`): pull = n / (n + within^2 /
-    between^2) for n own runs on the plan's accelerator generation.
+    between^2) for n own runs in the plan's :func:`pooling_group`.
 
     From the chosen model's leave-one-organisation-out residuals (ln implied / predicted MFU,
     each run's organisation out of the fit: how a new team's runs miss the default), grouped
-    by (organisation, generation): between^2 is the mean product of two different runs'
+    by (organisation, :func:`pooling_group`): between^2 is the mean product of two different runs'
     residuals in one group (their shared part), within^2 the pooled variance inside the
     groups. ``m`` (a model name) defaults to the chosen one."""
     return _cell_spread(_grouped(chosen_model() if m is None else m))
@@ -721,7 +742,9 @@ def _team_spread(m=None):
 
 def _cell_spread(table):
     r = np.log(table["implied_mfu"].to_numpy(float) / table["predicted_mfu"].to_numpy(float))
-    cells = (table["organisation"] + "|" + table["generation"]).to_numpy()
+    cells = (
+        table["organisation"] + "|" + pooling_group(table["accelerator"].to_numpy())
+    ).to_numpy()
     names, inverse, counts = np.unique(cells, return_inverse=True, return_counts=True)
     sums = np.bincount(inverse, weights=r)
     squares = np.bincount(inverse, weights=r * r)
@@ -742,11 +765,11 @@ def own_runs_validation(model=None):
 
     For each run of an organisation with two or more runs: the model fitted without the
     organisation (grouped validation), the pooling's within / between spreads sized without
-    it too, then the prediction pulled toward the organisation's other runs on the same
-    generation (:mod:`udfs.own_runs`' rule). Returns a dict: ``runs``,
+    it too, then the prediction pulled toward the organisation's other runs in the same
+    :func:`pooling_group` (:mod:`udfs.own_runs`' rule). Returns a dict: ``runs``,
     ``median_abs_log_error_before`` / ``_after``, ``mean_abs_log_error_before`` / ``_after``
-    (|ln(disclosed / predicted hours)|), ``runs_pulled`` (runs with a same-generation
-    sibling), and ``table`` (one row per run).
+    (|ln(disclosed / predicted hours)|), ``runs_pulled`` (runs with a sibling in their
+    pooling group), and ``table`` (one row per run).
     """
     name = chosen_model() if model is None else model
     t = _calibration_frame()
@@ -760,9 +783,9 @@ def own_runs_validation(model=None):
         k = (within / between) ** 2
         tm = t[mine]
         r = tm["ln_mfu"].to_numpy() - np.log(_predict_rows(fit(name, rest), tm))
-        gen = tm["generation"].to_numpy()
+        group = pooling_group(tm["accelerator"].to_numpy())
         for i in range(len(tm)):
-            others = (np.arange(len(tm)) != i) & (gen == gen[i])
+            others = (np.arange(len(tm)) != i) & (group == group[i])
             n = int(others.sum())
             u = n / (n + k) * float(r[others].mean()) if n else 0.0
             rows.append({"run": tm.index[i], "organisation": org, "own_runs": n,

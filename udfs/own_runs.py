@@ -8,16 +8,24 @@ accelerator as the catalogue names it (or an alias). A bad file raises one
 column, an unknown accelerator, a duplicate name, a non-positive or non-finite figure, a file
 too large (:data:`MAX_FILE_BYTES`, :data:`MAX_OWN_RUNS`) or not text.
 
-The runs are one more organisation (:func:`read` -> :class:`OwnRuns`). Each run's residual is
-ln(its implied MFU / the calibrated default MFU for its accelerator and size). A plan's
-default MFU moves toward the runs on its accelerator generation by partial pooling:
-``EXP(pull x mean residual)`` times the calibrated default, ``pull = n / (n + k)``, n the own
-runs on that generation, ``k = within^2 / between^2`` from the catalogue's grouped-validation
-residuals grouped by organisation and generation (``team_within_sd``, ``team_between_sd`` in
+A file (and the planner's Our runs sheet) holds one organisation's runs: a blank
+``organisation`` is that organisation, and a second distinct one (compared as names are:
+:func:`name_key`) is refused, naming its row. The runs are one more organisation
+(:func:`read` -> :class:`OwnRuns`). Each run's residual is ln(its implied MFU / the calibrated
+default MFU for its accelerator and size). A plan's default MFU moves toward the runs in its
+pooling group (:func:`udfs.calibration.pooling_group`: the plan's generation when it is a
+calibrated one, else the plan's accelerator itself) by partial pooling: ``EXP(pull x mean
+residual)`` times the calibrated default, ``pull = n / (n + k)``, n the own runs in that group,
+``k = within^2 / between^2`` from the catalogue's grouped-validation residuals grouped by
+organisation and pooling group (``team_within_sd``, ``team_between_sd`` in
 ``udfs/data/calibration.toml``; see :func:`udfs.calibration.own_runs_validation`): more runs,
-more pull. Runs on another generation do not pull (on the public record they pull the wrong
-way as often as the right one). The spread narrows with them: ``sigma^2 - pull x between^2``
-(never below 0).
+more pull. Runs in another group do not pull (on the public record an organisation's runs on
+another generation pull the wrong way as often as the right one; an MI300X is no guide to a
+B200). The moved MFU is kept within the calibrated default's bounds
+(:data:`udfs.calibration.MFU_MIN`, ``MFU_MAX``). The spread narrows with them: the
+team-to-team variance and an uncalibrated accelerator's extra variance each shrink by the same
+pull, ``sigma^2 - pull x (between^2 + extra^2)`` (extra 0 on a calibrated generation; never
+below 0).
 """
 
 from __future__ import annotations
@@ -65,6 +73,8 @@ ADVICE = {
     "accelerator": "type the accelerator as the catalogue names it (Accelerators sheet; "
     "compute-lab accelerators)",
     "unique": "give each run its own name",
+    "organisation": "keep one organisation's runs (the same organisation on every row, or "
+    "blank); put another organisation's runs in a file or planner of their own",
 }
 #: Largest own-runs file read (bytes), checked before it is parsed.
 MAX_FILE_BYTES = 1_000_000
@@ -83,16 +93,23 @@ class OwnRuns:
     def count(self):
         return len(self.table)
 
-    def _same_generation(self, accelerator):
-        gen = str(calibration.generation_of(accelerator or ""))
-        return self.table[self.table["generation"] == gen]
+    @property
+    def organisation(self):
+        """The runs' organisation as typed first ("" when every row leaves it blank)."""
+        typed = [o for o in self.table["organisation"] if str(o).strip()]
+        return str(typed[0]).strip() if typed else ""
+
+    def _same_group(self, accelerator):
+        group = str(calibration.pooling_group(accelerator or ""))
+        return self.table[(self.table["group"] == group) & (group != "")]
 
     def count_for(self, accelerator):
-        """Own runs on the accelerator's generation (the runs that pull a plan on it)."""
-        return len(self._same_generation(accelerator))
+        """Own runs in the accelerator's pooling group (the runs that pull a plan on it: its
+        calibrated generation, else that accelerator)."""
+        return len(self._same_group(accelerator))
 
     def pull_for(self, accelerator):
-        """n / (n + k), n the own runs on the accelerator's generation: how far a plan's
+        """n / (n + k), n the own runs in the accelerator's pooling group: how far a plan's
         default MFU moves toward them (0 without any)."""
         f = calibration.fitted()
         k = (f["team_within_sd"] / f["team_between_sd"]) ** 2
@@ -100,24 +117,33 @@ class OwnRuns:
         return n / (n + k)
 
     def shift_for(self, accelerator):
-        """pull x mean residual of the same-generation own runs (ln units; 0 without any)."""
-        same = self._same_generation(accelerator)
+        """pull x mean residual of the own runs in the accelerator's pooling group (ln units;
+        0 without any)."""
+        same = self._same_group(accelerator)
         if same.empty:
             return 0.0
         return self.pull_for(accelerator) * float(same["residual"].mean())
 
-    def mfu(self, accelerator, active_params):
-        """The default MFU pulled toward the runs on the plan's generation, clamped as the
-        calibrated one."""
+    def moved_mfu(self, accelerator, active_params):
+        """The calibrated default MFU x EXP(:meth:`shift_for`), before the bounds."""
         base = calibration.predicted_mfu(accelerator, active_params)
-        moved = base * math.exp(self.shift_for(accelerator))
+        return base * math.exp(self.shift_for(accelerator))
+
+    def mfu(self, accelerator, active_params):
+        """The default MFU pulled toward the runs in the plan's pooling group, kept within
+        the calibrated default's bounds (:data:`udfs.calibration.MFU_MIN`, ``MFU_MAX``)."""
+        moved = self.moved_mfu(accelerator, active_params)
         return np.clip(moved, calibration.MFU_MIN, calibration.MFU_MAX)
 
     def sigma(self, accelerator, active_params):
-        """The plan's calibrated spread, narrowed by what the runs tell (sigma of ln hours)."""
+        """The plan's calibrated spread, narrowed by what the runs tell (sigma of ln hours):
+        the team-to-team variance and the accelerator's extra variance (0 on a calibrated
+        generation) each shrink by the pull, never below 0."""
         s = calibration.throughput_sigma_for(accelerator, active_params)
         between = calibration.fitted()["team_between_sd"]
-        return np.sqrt(np.maximum(0.0, s**2 - self.pull_for(accelerator) * between**2))
+        extra = calibration.accelerator_extra_sigma(accelerator or "")
+        told = self.pull_for(accelerator) * (between**2 + extra**2)
+        return np.sqrt(np.maximum(0.0, s**2 - told))
 
 
 def name_key(name):
@@ -162,9 +188,11 @@ def _accelerator(fail, got, exact):
     return name
 
 
-def _row(path, i, raw, parse_number, seen, letters=None, exact=False):
+def _row(path, i, raw, parse_number, seen, letters=None, exact=False, organisations=None):
     """One run of a file (or a planner row): the rules of :data:`REQUIRED`, :data:`NUMBERS`,
-    the catalogue and unique names, each refusal one line naming the row and column."""
+    the catalogue, unique names and one organisation, each refusal one line naming the row
+    and column. ``seen`` (name key -> row) and ``organisations`` (the first non-blank
+    organisation's key -> (as typed, row); None: not checked) carry the earlier rows."""
 
     def fail(column, rule):
         _fail(path, i, f"{letters[column]} ({column})" if letters else column, rule)
@@ -178,6 +206,7 @@ def _row(path, i, raw, parse_number, seen, letters=None, exact=False):
         fail("name", f"duplicate name {name!r} (also row {seen[name_key(name)]}): "
              f"{ADVICE['unique']}")  # fmt: skip
     seen[name_key(name)] = i
+    _one_organisation(fail, i, text["organisation"], organisations)
     row = {"row": i, "name": name, "organisation": text["organisation"]}
     for column in NUMBERS:
         row[column] = _number(fail, column, text[column], parse_number)
@@ -187,17 +216,30 @@ def _row(path, i, raw, parse_number, seen, letters=None, exact=False):
     return row
 
 
+def _one_organisation(fail, i, organisation, organisations):
+    """The rule of one organisation a file: the first non-blank organisation is recorded in
+    ``organisations``; another distinct one (:func:`name_key`) is refused."""
+    key = name_key(organisation)
+    if organisations is None or not key:
+        return
+    if organisations and key not in organisations:
+        ((first, row),) = organisations.values()
+        fail("organisation", f"organisation {organisation!r} differs from {first!r} (row "
+             f"{row}): a file holds one organisation's runs: {ADVICE['organisation']}")  # fmt: skip
+    organisations.setdefault(key, (organisation, i))
+
+
 def parse(text, path, parse_number):
     """:class:`OwnRuns` from the CSV ``text`` of file ``path`` (named in errors)."""
     reader = csv.DictReader(io.StringIO(text))
     _header(path, reader)
-    rows, seen = [], {}
+    rows, seen, organisations = [], {}, {}
     for i, raw in enumerate(reader, start=2):
         if i - 1 > MAX_OWN_RUNS:
             _fail(path, i, None, f"more than {MAX_OWN_RUNS:,} runs (MAX_OWN_RUNS)")
         if not any((v or "").strip() for v in raw.values() if isinstance(v, str)):
             continue  # a blank line
-        rows.append(_row(path, i, raw, parse_number, seen))
+        rows.append(_row(path, i, raw, parse_number, seen, organisations=organisations))
     if not rows:
         _fail(path, 2, None, "no runs (a header and at least one run are needed)")
     return OwnRuns(_implied(pd.DataFrame(rows), path))
@@ -219,6 +261,7 @@ def _implied(t, path="own runs", letters=None):
                                                     t["active_params"].to_numpy())  # fmt: skip
     t["residual"] = np.log(t["implied_mfu"] / t["calibrated_mfu"])
     t["generation"] = calibration.generation_of(t["accelerator"].to_numpy())
+    t["group"] = calibration.pooling_group(t["accelerator"].to_numpy())
     return t
 
 
@@ -231,10 +274,10 @@ def from_rows(rows, where, letters=None):
     (case ignored); refusals as :func:`parse`'s, one line."""
     if not rows:
         return None
-    out, seen = [], {}
+    out, seen, organisations = [], {}, {}
     for i, raw in rows:
         text = {c: "" if v is None else str(v) for c, v in raw.items()}
-        out.append(_row(where, i, text, _cell_number, seen, letters, exact=True))
+        out.append(_row(where, i, text, _cell_number, seen, letters, True, organisations))
     return OwnRuns(_implied(pd.DataFrame(out), where, letters))
 
 

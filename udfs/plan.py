@@ -172,10 +172,16 @@ CALIBRATED_RANGE_EXCEL = model.excel(
 )
 
 #: The planner's own-runs pooling ("Our runs" sheet, workbook_templates.planner.own_runs): the
-#: same-generation runs' summed residual over (their count + k) is n / (n + k) x their mean
-#: residual (udfs.own_runs.OwnRuns); the runs of a generation share its intercept.
-_OWN_SUM = "SUMIFS(own_runs_residual,own_runs_intercept,{mfu_ln_intercept_used})"
-_OWN_N = "COUNTIFS(own_runs_intercept,{mfu_ln_intercept_used})"
+#: summed residual of the runs in the plan's pooling group over (their count + k) is
+#: n / (n + k) x their mean residual (udfs.own_runs.OwnRuns). The runs of a calibrated
+#: generation share its intercept (and accelerator group 0); an accelerator outside those
+#: generations has the 'other' intercept and is a group of its own (its catalogue row; a plan
+#: on no catalogue accelerator matches no run).
+_OWN_GROUP = "IF({mfu_ln_intercept_used}={mfu_ln_intercept_other},{catalogue_row},0)"
+_OWN_WHERE = (f"own_runs_intercept,{{mfu_ln_intercept_used}},"
+              f"own_runs_accelerator_group,{_OWN_GROUP}")  # fmt: skip
+_OWN_SUM = f"SUMIFS(own_runs_residual,{_OWN_WHERE})"
+_OWN_N = f"COUNTIFS({_OWN_WHERE})"
 #: Excel text of the default MFU moved toward the team's runs (the planner's Calculations row
 #: ``own_runs_mfu``, which a blank MFU takes).
 OWN_RUNS_MFU_EXCEL = ("IF(ISNUMBER({calibrated_mfu}),MIN({mfu_max},MAX({mfu_min},{calibrated_mfu}"
@@ -185,7 +191,10 @@ _OWN_RANGE = model.excel(
     bind={
         "calibrated_plan_sigma": "SQRT(MAX(0,("
         + model.excel("calibrated_plan_sigma", bind=_RANGE_BIND)
-        + f")^2-{_OWN_N}/({_OWN_N}+own_runs_k)*own_runs_between_sd^2))"
+        + f")^2-{_OWN_N}/({_OWN_N}+own_runs_k)*(own_runs_between_sd^2"
+        + "+("
+        + _RANGE_BIND["accelerator_extra_sigma"]
+        + ")^2)))"
     },
 )
 
@@ -219,8 +228,8 @@ def _rules(spread=None):
              "Typed, or the catalogue's dense BF16 peak"),
         Rule("mfu", None, "calibrated", "{own_runs_mfu}",
              "Typed, or the calibrated default for the accelerator's generation and the active "
-             "parameters (Accelerators sheet), moved toward your runs on that generation (Our "
-             "runs sheet)"),
+             "parameters (Accelerators sheet), moved toward your runs on that generation (an "
+             "uncalibrated accelerator: on it) within the default's bounds (Our runs sheet)"),
         Rule("goodput", float(_Q["goodput"].default)),
         Rule("watts_per_accelerator", watts, "",
              f"IF({{catalogue_row}}>0,IF(ISNUMBER({_TDP}),{_TDP},{{default}}),{{default}})",
@@ -418,9 +427,7 @@ def resolve(inputs, precision="bf16", own_runs=None, engine_inputs=None):
             value = _blank_value(name, kwargs, accel, precision)
             why = _why(name, value, accel, precision, kwargs.get("active_params"))
             if name == "mfu" and own_runs is not None:
-                value = float(own_runs.mfu(_name_of(accel), kwargs["active_params"]))
-                n, pull = own_runs.count_for(_name_of(accel)), own_runs.pull_for(_name_of(accel))
-                why += f", pulled {pull:.0%} toward your {n} own run(s) on its generation"
+                value, why = _own_runs_mfu(own_runs, accel, kwargs["active_params"], why)
             notes.append(Note(name, value, why))
         if into is not False:
             kwargs[into or name] = value
@@ -454,6 +461,33 @@ def resolve(inputs, precision="bf16", own_runs=None, engine_inputs=None):
                     sigmas["price_sigma"], status)  # fmt: skip
 
 
+def _own_runs_group(accel):
+    """Where a plan's own runs are, in words: its calibrated generation, else its accelerator."""
+    if accel is None:
+        return "on its accelerator"
+    gen = _calibration().generation_of(accel["name"])
+    return f"on the {gen} generation" if gen != "other" else f"on the {accel['name']}"
+
+
+def _own_runs_mfu(own_runs, accel, active, why):
+    """The blank MFU pulled toward the team's runs in the plan's pooling group, and the note
+    saying so: the pull, the runs, and the bound the moved MFU is kept at when it leaves the
+    calibrated default's range (the value used is what the note says)."""
+    name = _name_of(accel)
+    n, pull = own_runs.count_for(name), own_runs.pull_for(name)
+    where = _own_runs_group(accel)
+    if n == 0:
+        return float(own_runs.mfu(name, active)), f"{why}; none of your own runs is {where}"
+    moved = float(own_runs.moved_mfu(name, active))
+    value = float(own_runs.mfu(name, active))
+    why += f", pulled {pull:.0%} toward your {n} own run(s) {where}"
+    if value < moved:
+        why += f" to {moved:.1%}, kept at the highest default MFU {value:.0%} (mfu_max)"
+    elif value > moved:
+        why += f" to {moved:.1%}, kept at the lowest default MFU {value:.0%} (mfu_min)"
+    return value, why
+
+
 def _blank_throughput_range(accel, active, source, own_runs):
     """The note of a blank ``throughput_range_pct``: the calibrated spread (narrowed by the
     team's own runs, when given), and why."""
@@ -468,7 +502,8 @@ def _blank_throughput_range(accel, active, source, own_runs):
         else f"blank: the calibrated spread, kept with a {source} (an estimate too)"
     )
     if own_runs is not None:
-        why += f", narrowed by your {own_runs.count_for(_name_of(accel))} own run(s)"
+        n = own_runs.count_for(_name_of(accel))
+        why += f", narrowed by your {n} own run(s) {_own_runs_group(accel)}" if n else ""
     return Note("throughput_range_pct", value, why)
 
 

@@ -103,7 +103,8 @@ def _default_mfu_rows():
             f'=IF(ISNUMBER({{calibrated_mfu_raw}}),{clamped},"")',
             "Within the lowest and highest default MFU (Inputs, model constants)", "Calc", True),
         Row("own_runs_mfu", "Default MFU with your runs", "fraction", "=" + OWN_RUNS_MFU_EXCEL,
-            "Moved toward your runs on this generation (Our runs sheet)", "Calc", True),
+            "Moved toward your runs on this generation (an uncalibrated accelerator: on it), "
+            "within the bounds (Our runs sheet)", "Calc", True),
     ]  # fmt: skip
 
 

@@ -117,6 +117,7 @@ OWN_RUNS_LABELS = {
     "figures": "Our runs: figures are numbers > 0 (text such as 70B reads as a number)",
     "accelerator": "Our runs: each accelerator is in the catalogue",
     "unique": "Our runs: run names are unique",
+    "organisation": "Our runs: one organisation's runs (Organisation the same or blank)",
 }
 
 

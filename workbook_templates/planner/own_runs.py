@@ -7,14 +7,18 @@ sheet reads them: the "as used" columns). Each row gets the row checks :data:`FL
 rules of :func:`udfs.own_runs.from_rows`, which the report applies; a FALSE is an ERROR on the
 Checks sheet). Each row that passes them gets, in native
 formulas, its implied MFU (the spec's ``implied_mfu``), the calibrated default MFU for its
-accelerator and size (the spec's ``calibrated_mfu``), its residual LN(implied / default) and
+accelerator and size (the spec's ``calibrated_mfu``), its residual LN(implied / default),
 its generation's intercept, which identifies the generation (the intercepts are distinct
-fitted numbers). The pooling constants come from ``udfs/data/calibration.toml``.
+fitted numbers), and ``own_runs_accelerator_group``: 0 on a calibrated generation, else the
+accelerator's catalogue row (an accelerator outside the calibrated generations pools only
+with itself: :func:`udfs.calibration.pooling_group`). The pooling constants come from
+``udfs/data/calibration.toml``. The sheet holds one organisation's runs: a row naming another
+organisation than the first one typed fails ``own_runs_one_organisation``.
 
 The Calculations sheet's blank MFU and blank throughput uncertainty read the named columns
-``own_runs_residual`` and ``own_runs_intercept`` and the cells ``own_runs_k`` and
-``own_runs_between_sd`` (the rules in :mod:`udfs.plan`): the organisation effect
-SUMIFS(residual of the plan's generation) / (COUNTIFS(...) + k), which is
+``own_runs_residual``, ``own_runs_intercept`` and ``own_runs_accelerator_group`` and the cells
+``own_runs_k`` and ``own_runs_between_sd`` (the rules in :mod:`udfs.plan`): the organisation
+effect SUMIFS(residual of the plan's pooling group) / (COUNTIFS(...) + k), which is
 n / (n + k) x the mean residual, as :class:`udfs.own_runs.OwnRuns` computes it. With no row
 filled the planner is the calibrated default, unchanged.
 """
@@ -70,6 +74,7 @@ FLAGS = (
     ("own_runs_figures_ok", "Figures > 0", "figures"),
     ("own_runs_known_accelerator", "Accelerator known", "accelerator"),
     ("own_runs_unique_name", "Name unique", "unique"),
+    ("own_runs_one_organisation", "One organisation", "organisation"),
 )
 
 
@@ -100,12 +105,16 @@ def _flag_formulas():
     # a plain range comparison (Gnumeric does not take TRIM or UPPER of a range in SUMPRODUCT)
     earlier = ("SUMPRODUCT((own_runs_name_key=<own_runs_name_key>)"
                "*(ROW(own_runs_name_key)<{row}))=0")  # fmt: skip
+    # one organisation: the first organisation typed (a blank one is the sheet's)
+    other_org = ("SUMPRODUCT((own_runs_organisation_first=1)"
+                 "*(own_runs_organisation_key<><own_runs_organisation_key>))=0")  # fmt: skip
     rules = {
         "own_runs_complete": "AND(" + ",".join(filled[c] for c in REQUIRED) + ")",
         "own_runs_figures_ok": "AND(" + ",".join(figures) + ")",
         "own_runs_known_accelerator": f"OR(NOT({filled['accelerator']}),"
         "<own_runs_catalogue_row>>0)",
         "own_runs_unique_name": f"OR(NOT({filled['name']}),{earlier})",
+        "own_runs_one_organisation": f"OR(NOT({filled['organisation']}),{other_org})",
     }
     return {n: f'=IF({_TYPED},{rule},"")' for n, rule in rules.items()}
 
@@ -141,12 +150,20 @@ def _formulas():
     return {
         **{_USED + c: _used(c) for c in NUMBERS},
         "own_runs_name_key": f"=UPPER(TRIM(<{_PREFIX}name>))",
+        "own_runs_organisation_key": f"=UPPER(TRIM(<{_PREFIX}organisation>))",
+        "own_runs_organisation_first": "=IF(AND(LEN(<own_runs_organisation_key>)>0,"
+        'SUMPRODUCT((own_runs_organisation_key<>"")*(ROW(own_runs_organisation_key)<{row}))=0),'
+        "1,0)",
         "own_runs_catalogue_row": f"=IF(LEN(TRIM(<{_PREFIX}accelerator>))=0,0,"
         f"IFERROR(MATCH(TRIM(<{_PREFIX}accelerator>),accel_names,0),0))",
         "own_runs_implied_mfu": f'=IF({usable},{implied},"")',
         **_flag_formulas(),
         "own_runs_intercept": f"=IF({ok},"
         'INDEX(accel_mfu_intercept,MAX(1,<own_runs_catalogue_row>),1),"")',
+        # the pooling group: 0 on a calibrated generation (its intercept tells it), else the
+        # accelerator's catalogue row (udfs.calibration.pooling_group)
+        "own_runs_accelerator_group": "=IF(ISNUMBER(<own_runs_intercept>),"
+        'IF(<own_runs_intercept>=mfu_ln_intercept_other,<own_runs_catalogue_row>,0),"")',
         "own_runs_default_mfu": f'=IF(ISNUMBER(<own_runs_intercept>),{default},"")',
         "own_runs_residual": "=IF(ISNUMBER(<own_runs_intercept>),"
         'LN(<own_runs_implied_mfu>/<own_runs_default_mfu>),"")',
@@ -158,10 +175,13 @@ _USED_HEADS = {"active_params": "Active", "total_params": "Total", "tokens": "To
 _CALC_HEADERS = {
     **{_USED + c: (f"{_USED_HEADS[c]} as used", "", 10) for c in NUMBERS},
     "own_runs_name_key": ("Name as compared", "", 12),
+    "own_runs_organisation_key": ("Organisation as compared", "", 12),
+    "own_runs_organisation_first": ("First organisation", "", 11),
     "own_runs_catalogue_row": ("Catalogue row", "index", 10),
     "own_runs_implied_mfu": ("Implied MFU", "fraction", 9),
     **{n: (head, "", 11) for n, head, _ in FLAGS},
     "own_runs_intercept": ("Generation intercept", "ln units", 11),
+    "own_runs_accelerator_group": ("Accelerator group", "index", 11),
     "own_runs_default_mfu": ("Default MFU", "fraction", 9),
     "own_runs_residual": ("LN(implied / default)", "ln units", 11),
 }
@@ -173,11 +193,12 @@ def own_runs_sheet(book):
     book.title(ws, "Our runs: your completed training runs", None)
     f = calibration.fitted()
     k = (f["team_within_sd"] / f["team_between_sd"]) ** 2
-    paragraph(ws, 2, 1, "Type your completed runs (catalogue accelerator names; numbers such as "
-              "7E9, 7B or 2T), or fill them with compute-lab templates --own-runs FILE. A blank "
-              "MFU moves toward your runs on the plan's accelerator generation by n / (n + k), "
-              "and its spread narrows: more runs, more pull. A row that fails a row check (FALSE) "
-              "counts for nothing and is an ERROR on Checks.", 13)  # fmt: skip
+    paragraph(ws, 2, 1, "Type one organisation's completed runs (catalogue accelerator names; "
+              "numbers such as 7E9, 7B or 2T), or fill them with compute-lab templates --own-runs "
+              "FILE. A blank MFU moves toward your runs on the plan's calibrated generation (an "
+              "accelerator outside them: on that accelerator) by n / (n + k), within the default "
+              "MFU's bounds, and its spread narrows: more runs, more pull. A row that fails a "
+              "row check (FALSE) counts for nothing and is an ERROR on Checks.", 13)  # fmt: skip
     for r, (name, label, value, fmt) in enumerate((
         ("own_runs_within_sd", "One team's scatter (sigma, ln)", f["team_within_sd"], "0.0000"),
         ("own_runs_between_sd", "Team-to-team (sigma, ln)", f["team_between_sd"], "0.0000"),
@@ -203,7 +224,9 @@ def own_runs_sheet(book):
     for r in range(FIRST_ROW, LAST_ROW + 1):
         for c in NUMBERS:  # a figure as used, compact (a whole token count fits no column)
             ws[f"{at[_USED + c]}{r}"].number_format = "0.00E+00"
-        ws[f"{at['own_runs_catalogue_row']}{r}"].number_format = "0;-0;;@"  # 0: none, blank
+        for c in ("own_runs_catalogue_row", "own_runs_accelerator_group",
+                  "own_runs_organisation_first"):  # fmt: skip
+            ws[f"{at[c]}{r}"].number_format = "0;-0;;@"  # 0 (none, calibrated, no): blank
     for j, c in enumerate(columns, start=1):
         if c.unit == "ln units":
             for r in range(_TOP + 1, _TOP + 1 + MAX_ROWS):
