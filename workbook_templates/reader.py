@@ -20,7 +20,11 @@ on), so it is treated as untrusted input:
    pass reads the stylesheet's date formats, the shared strings and, on the worksheets that
    hold named cells, the rows of those cells (:class:`_Rows`: openpyxl's own cell parser on
    each row, for what was typed and for the value last saved); the worksheets are scanned
-   last, once the workbook says which cells are wanted;
+   last, once the workbook says which cells are wanted. A part that is sure to be within
+   every bound (at most :data:`QUICK_PART_BYTES` and :data:`QUICK_PART_TAGS` ``<``, plain
+   UTF-8 without ``<!DOCTYPE``) is parsed by the C parser into a small tree instead, its
+   depth and texts measured on it; one that breaks a bound there, or anything else, goes
+   through the streaming pass, whose outcome and message it always is (:func:`_scan_part`);
 5. openpyxl's readers read the small workbook-level parts (manifest, ``workbook.xml`` with
    the defined names, document properties: :func:`_read_book`), through ``defusedxml``
    (:func:`check_defusedxml`); openpyxl never loads a worksheet;
