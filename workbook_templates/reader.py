@@ -642,12 +642,15 @@ class _Styles:
             is_timedelta_format,
         )
 
-        dates, spans = set(), set()
+        dates, spans, kinds = set(), set(), {}  # kinds: {numFmtId: (date, span)}, asked once
         for idx, fmt_id in enumerate(self.ids):
-            fmt = self.custom[fmt_id] if fmt_id in self.custom else builtin_format_code(fmt_id)
-            if is_date_format(fmt):
+            kind = kinds.get(fmt_id)
+            if kind is None:
+                fmt = self.custom[fmt_id] if fmt_id in self.custom else builtin_format_code(fmt_id)
+                kind = kinds[fmt_id] = (is_date_format(fmt), is_timedelta_format(fmt))
+            if kind[0]:
                 dates.add(idx)
-            if is_timedelta_format(fmt):
+            if kind[1]:
                 spans.add(idx)
         return dates, spans
 
