@@ -1530,10 +1530,13 @@ def _own_runs(cells, problems):
     if TITLE not in cells.values:  # an older planner: no such sheet
         return None
     saved = cells.values[TITLE]
+    rows = read_rows(lambda r, c: saved.get((r, c)))
+    if not rows:  # none typed (as from_rows says), without importing it and pandas
+        return None
     from udfs import own_runs
 
     try:
-        return own_runs.from_rows(read_rows(lambda r, c: saved.get((r, c))), f"sheet {TITLE!r}")
+        return own_runs.from_rows(rows, f"sheet {TITLE!r}")
     except CommandError as err:
         problems.append(Problem(str(err), TITLE))
         return None
