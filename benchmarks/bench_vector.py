@@ -12,7 +12,15 @@ cells, as a sheet fills a column), timed as CPU time, best of several runs, besi
   dict look-up per cell instead of the arithmetic;
 - TRAIN_QUANTILE is timed over a column of accelerator counts (one plan per row), and with
   every plan input different per row (models, counts, accelerator names, MFU) beside the
-  same floor plus a dict look-up per name;
+  same floor plus a dict look-up per name (to an index into the per-name peaks and P90
+  factors: the spread depends on the accelerator's generation and on whether the model is
+  small). Until round 4 that floor took one P90 factor for every row, which is wrong for the
+  B200 and MI300X rows (11% off: the spread of an accelerator outside the calibrated
+  generations is wider), so it did less than the function must; it now computes the
+  function's figures;
+- every floor is checked to give the function's figures (within 1e-9 relative; a look-up's
+  missing figure is the function's ``#N/A``), so that it does the same arithmetic: the run
+  stops if one does not;
 - TRAIN_PLAN and TRAIN_PLAN_RANGE take one plan (a range is refused): their floor is a
   plain-Python evaluation of the example plan's formulas (the six of ``bench_engine``'s loop;
   for TRAIN_PLAN_RANGE also the P10/P90 factors), per call.
@@ -28,16 +36,18 @@ import argparse
 import gc
 import itertools
 import math
+import operator
 import os
 import sys
 
 import numpy as np
 from _results import QUICK, best_cpu_time, record
 
-from udfs import calibration, catalogue, excel
+from udfs import calibration, catalogue, excel, model
 from udfs.formula import norm_s_inv
 
 FIGURES = {}
+_FIRST = operator.itemgetter(0)
 
 
 def cpu_best(fn, budget=0.02 if QUICK else 0.5):
@@ -140,7 +150,8 @@ def lookup_cases(n):
 def quantile_cases(n):
     """TRAIN_QUANTILE over ``n`` plans: a column of counts; then every plan input per row."""
     mfu = float(calibration.predicted_mfu("H100 SXM", 37e9))
-    factor = float(np.exp(norm_s_inv(0.9) * calibration.throughput_sigma()))
+    z = norm_s_inv(0.9)
+    factor = float(np.exp(z * calibration.throughput_sigma()))
     counts = column(np.arange(1024, 1024 + n))
 
     def days(x):
@@ -153,15 +164,27 @@ def quantile_cases(n):
                "active_params": column(rng.uniform(1e10, 9e10, n)),
                "accelerators": column(rng.integers(64, 20000, n)),
                "mfu": column(rng.uniform(0.2, 0.5, n))}  # fmt: skip
-    peaks = {name: catalogue.accelerator_record(name)["bf16_tflops"] for name in names}
+    # Constants looked up beforehand, per name: the peak, and the P90 factor of the plan's
+    # spread (it depends on the accelerator's generation and on whether the model is small).
+    index = {name: k for k, name in enumerate(names)}
+    peak_of = np.array([catalogue.accelerator_record(name)["bf16_tflops"] for name in names])
+    factor_of = np.exp(z * np.array([
+        [calibration.throughput_sigma_for(name, active) for active in (1e11, 1e9)]
+        for name in names]))  # fmt: skip
+    small = float(model.CONSTANTS["small_model_active_params"])
 
     def mixed_floor():
-        peak = np.array([peaks[row[0]] for row in name_cells]).reshape(-1, 1)
+        k = np.fromiter(map(index.__getitem__, map(_FIRST, name_cells)), np.intp, n)
         a, c, u, _ = (
-            np.fromiter(itertools.chain.from_iterable(per_row[k]), float, n).reshape(-1, 1)
-            for k in ("active_params", "accelerators", "mfu", "total_params")
+            np.fromiter(itertools.chain.from_iterable(per_row[key]), float, n)
+            for key in ("active_params", "accelerators", "mfu", "total_params")
         )
-        return (6.0 * a * 14.8e12 / (peak * u * 1e12) / 3600.0 / c / 24.0 * factor).tolist()
+        f = factor_of[k, (a < small).view(np.int8)]
+        return (
+            (6.0 * a * 14.8e12 / (peak_of[k] * u * 1e12) / 3600.0 / c / 24.0 * f)
+            .reshape(-1, 1)
+            .tolist()
+        )
 
     def mixed():
         r = per_row
@@ -215,6 +238,7 @@ def run_ranges(n):
     print(f"  {'function':<22} {'varies':<26} {'call':>10} {'floor':>10} {'ratio':>7}")
     worst = 0.0
     for name, varies, call, floor in range_cases(n) + lookup_cases(n) + quantile_cases(n):
+        _check_floor(name, varies, call, floor)
         budget = 0.02 if QUICK else 0.3 if n <= 10_000 else 1.0
         t_call, t_floor = cpu_best(call, budget), cpu_best(floor, budget)
         ratio = t_call / t_floor
@@ -228,6 +252,19 @@ def run_ranges(n):
         FIGURES[f"{key}_over_floor"] = ratio
     print(f"  worst ratio {worst:.2f}x (aim: every function within 3x)")
     FIGURES[f"worst_over_floor_{n}"] = worst
+
+
+def _figures(rows):
+    """A result's cells as floats, a missing figure (``#N/A``, None) as NaN."""
+    return np.array([[np.nan if v is None or isinstance(v, str) else v for v in row]
+                     for row in rows], dtype=float)  # fmt: skip
+
+
+def _check_floor(name, varies, call, floor):
+    """Stop the run unless ``floor()`` gives ``call()``'s figures (the same arithmetic)."""
+    got, want = _figures(call()), _figures(floor())
+    if got.shape != want.shape or not np.allclose(got, want, rtol=1e-9, atol=0, equal_nan=True):
+        sys.exit(f"{name} ({varies}): the floor does not give the function's figures")
 
 
 def run_one_plan():
@@ -246,6 +283,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, action="append", help="rows (default 10,000 and "
                         "100,000)")  # fmt: skip
+    parser.add_argument("--quick", action="store_true", help="a tiny run: 1,000 rows")
     args = parser.parse_args(argv)
     sizes = args.rows or ([1_000] if QUICK else [10_000, 100_000])  # quick: a tiny run
     if max(sizes) > excel.MAX_PLANS_PER_CALL:

@@ -195,6 +195,34 @@ def _engine_only(args, given):
     return extras
 
 
+def _example_plan_notes(applied, example_watts, example_throughput):
+    """The notes of figures the example plan filled in say so, not "typed" nor a catalogue
+    accelerator's TDP: its draw (its planner column names an H800 SXM, whose TDP is not
+    published) and the spread kept with its sustained throughput, which nobody typed."""
+
+    def reworded(n):
+        if (
+            example_watts
+            and n.name == "watts_per_accelerator"
+            and n.value == SEED_PLAN["watts_per_accelerator"]
+        ):
+            return _note(
+                n.name,
+                n.value,
+                "not given: the example plan's 700 W (give --watts or --accelerator)",
+            )
+        if example_throughput and n.name == "throughput_range_pct" and "typed" in n.why:
+            return _note(
+                n.name,
+                n.value,
+                "not given: the calibrated spread, kept with the example plan's throughput "
+                "(an estimate too)",
+            )
+        return n
+
+    return [reworded(n) for n in applied]
+
+
 def _plan_from_args(args):
     """The plan of the flags: planner inputs resolved by :func:`udfs.plan.resolve`.
 
@@ -226,19 +254,8 @@ def _plan_from_args(args):
     arguments = resolved.arguments
     applied = [n for n in resolved.notes if n.name not in _SILENT_NOTES]
     example_model = args.preset is None and not any(k in given for k in _MODEL_KEYS)
-    if example_model and accel is None and "watts_per_accelerator" not in given:
-        # The example plan's own draw (its planner column names an H800 SXM, whose TDP is not
-        # published), not a catalogue accelerator's TDP.
-        applied = [
-            _note(
-                n.name,
-                n.value,
-                "not given: the example plan's 700 W (give --watts or --accelerator)",
-            )  # fmt: skip
-            if n.name == "watts_per_accelerator" and n.value == SEED_PLAN["watts_per_accelerator"]
-            else n
-            for n in applied
-        ]
+    example_watts = example_model and accel is None and "watts_per_accelerator" not in given
+    applied = _example_plan_notes(applied, example_watts, example_throughput is not None)
     _check_batch_within_run(arguments)
     if "active_params" not in inputs:  # dense: the active parameters are --total-params
         args.engine_flags.setdefault("active_params", "--total-params")

@@ -155,6 +155,7 @@ def run_runs(args):
 
     if getattr(args, "own_runs", None) is not None and (args.json or args.csv):
         raise CommandError("--own-runs lists your runs in the text table only: drop --json/--csv")
+    own = read_own_runs(args)  # a bad file is refused before anything is printed
     df = runs_table()
     if args.json or args.csv:
         _print_frame(df, args)
@@ -178,7 +179,6 @@ def run_runs(args):
         )
     for paragraph in paragraphs:
         print(textwrap.fill(paragraph, WIDTH))
-    own = read_own_runs(args)
     if own is not None:
         print()
         _print_own_runs(own, args)

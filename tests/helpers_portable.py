@@ -223,16 +223,25 @@ def _takes_range(call, position):
     return bool(spec) and position in spec
 
 
-def _walk(call, ranges, found):
+#: Functions whose range arguments stay arrays inside SUMPRODUCT in Excel, LibreOffice and
+#: Gnumeric (tried): SUMPRODUCT((A1:A9=B1)*(ROW(A1:A9)<5)) counts the same in each. Gnumeric
+#: takes one cell of a range given to TRIM, UPPER or ISERROR there, so those stay refused.
+ARRAY_KEEPING = {"ROW"}
+
+
+def _walk(call, ranges, found, array=False):
+    """Check ``call``'s arguments; ``array``: inside SUMPRODUCT, where a range compared or
+    multiplied is evaluated as an array by every engine."""
+    array = array or call.name == "SUMPRODUCT"
     for position, arg in enumerate(call.args):
         built = any(isinstance(i, _Token) and i.value == ":" for i in arg)  # ref:ref
         alone = len(arg) == 1 or (built and len(arg) == 3)
         for i, item in enumerate(arg):
             if isinstance(item, _Call):
                 _check_call(item, found)
-                _walk(item, ranges, found)
+                _walk(item, ranges, found, array and item.name in ARRAY_KEEPING)
             elif _is_range(item, ranges) or (built and item.value == ":"):
-                if not (alone and _takes_range(call, position)):
+                if not (array or (alone and _takes_range(call, position))):
                     found.add(RANGE_AS_VALUE)
                 _check_operand(item, found)
             elif isinstance(item, _Token) and item.subtype == "RANGE":

@@ -52,3 +52,17 @@ def test_a_benchmark_runs_in_its_quick_mode(script, tmp_path):
         isinstance(v, int | float) for v in payload["figures"].values()
     )
     assert _listing(results) == before, "a quick run wrote to benchmarks/results"
+
+
+@pytest.mark.parametrize(
+    "script",
+    [p for p in BENCHMARKS if "ArgumentParser" in p.read_text(encoding="utf-8")],
+    ids=lambda p: p.stem,
+)
+def test_a_benchmark_with_flags_takes_quick_as_its_docs_say(script):
+    """benchmarks/_results.py and docs/development.md: ``--quick`` on the command line is the
+    tiny mode too, so a benchmark with its own flags must not refuse it."""
+    proc = subprocess.run([sys.executable, str(script), "--help"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=300, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "--quick" in proc.stdout

@@ -254,6 +254,9 @@ def test_the_example_plan_as_is_names_the_defaults_resolve_applied(capsys):
             )
             assert "H100" not in line  # the example plan's accelerator is an H800 SXM
             continue
+        if note.name == "throughput_range_pct":  # the example's throughput: nobody typed it
+            assert line.endswith("kept with the example plan's throughput (an estimate too)")
+            continue
         assert line.endswith(note.why.replace("blank", "not given", 1)), (line, note)
     assert "model:" not in out  # the example itself: its model is not a fallback
 
@@ -799,3 +802,19 @@ def test_review_example_plan_watts_note_names_no_other_accelerator(capsys):
     assert "the example plan's 700 W" in capsys.readouterr().out
     main(["estimate", "--total-params", "7B", "--tokens", "1T", "--accelerators", "8"])
     assert "note: --watts 700: not given: 700 W, the H100 SXM's TDP" in capsys.readouterr().out
+
+
+def test_the_example_plans_throughput_is_not_called_typed(capsys):
+    """Nobody typed the example plan's 400 TFLOP/s: the spread's note says whose it is."""
+    for argv in (
+        ["estimate"],
+        ["estimate", "--total-params", "7B", "--tokens", "1T", "--accelerators", "8"],
+    ):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "the example plan's sustained throughput" in out
+        assert "typed" not in out, argv
+        assert "kept with the example plan's throughput (an estimate too)" in out
+    assert main(["estimate", "--effective-tflops", "400", "--json"]) == 0
+    notes = {n["name"]: n["why"] for n in json.loads(capsys.readouterr().out)["notes"]}
+    assert "kept with a typed throughput" in notes["throughput_range_pct"]

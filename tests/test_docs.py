@@ -147,3 +147,122 @@ def test_the_docs_calibration_table_is_the_grouped_validation():
         assert float(predicted) == round(100 * r.predicted_mfu, 1)
         assert int(error) == round(r.error_pct)
         assert (inside == "yes") == bool(r.inside_p10_p90)
+
+
+def test_the_budget_section_counts_the_runs_beyond_their_p90():
+    """docs/methodology-calibration.md section 6 ("what P90 means for a budget"): how many
+    runs needed more hours than their P90 (and fewer than their P10), recounted from the
+    grouped validation, plain and with the spread sized without the run's organisation."""
+    import numpy as np
+
+    from udfs import calibration, ranges
+
+    text = (ROOT / "docs" / "methodology-calibration.md").read_text(encoding="utf-8")
+    flat = " ".join(text.split("## 6.")[1].split("## 7.")[0].split())
+    table = calibration.grouped_validation()
+    e, z = table["log_error"].to_numpy(), float(ranges.z_score(0.9))
+    above, below = int(np.sum(e > z * table["sigma"])), int(np.sum(e < -z * table["sigma"]))
+    n = len(e)
+    assert (
+        f"{above} of the {n} runs ({above / n:.0%}) needed more hours than their P90 and "
+        f"{below} fewer than their P10" in flat
+    )
+    orgs = table["organisation"].to_numpy()
+    nested = 0
+    for org in np.unique(orgs):
+        mine = orgs == org
+        sigma = calibration._run_sigmas(table[mine], calibration._spread_parts(table[~mine]))
+        nested += int(np.sum(e[mine] > z * sigma))
+    assert f'organisation (section 2, "nested"), {nested} ({nested / n:.0%}) needed' in flat
+
+
+def _calibration_phrases():
+    """(page, phrase) of every calibrated figure the docs state in prose or tables, rebuilt
+    from the stored fitted numbers (udfs/data/calibration.toml) and the model comparison: a
+    refit that moves a figure fails here until the page says the new one."""
+    import math
+
+    from udfs import calibration, ranges
+
+    f = calibration.fitted()
+    g, loo, ch, own = f["grouped"], f["leave_one_out"], f["choice"], f["own_runs"]
+    sig, small, other = f["throughput_sigma"], f["small_model_sigma"], f["other_accelerator_sigma"]
+    z = float(ranges.z_score(0.9))
+    total = math.hypot(sig, small)
+    k = (f["team_within_sd"] / f["team_between_sd"]) ** 2
+    mc = "methodology-calibration.md"
+    meta = int((calibration.calibration_set()["organisation"] == "Meta").sum())
+    phrases = [
+        ("methodology.md", f"on {g['runs']} runs from {g['organisations']} organisations"),
+        ("methodology.md", f"by a median of {g['median_abs_error_pct']:.1f}% (the constant: "
+                           f"{ch['in_fold_constant_median_abs_error_pct']:.1f}%)"),
+        ("methodology.md", f"unbiased (mean ln error {g['mean_log_error']:+.3f})"),
+        ("methodology.md", f"holds {g['share_inside_p10_p90']:.0%} of the runs "
+                           f"({g['nested_share_inside_p10_p90']:.0%} when sized"),
+        ("methodology.md", f"errors ({sig:.3f}; wider below 5B"),
+        ("methodology.md", f"optimistic second figure), the median is "
+                           f"{loo['median_abs_error_pct']:.1f}%"),
+        ("README.md", f"(a constant MFU fitted the same way: "
+                      f"{ch['in_fold_constant_median_abs_error_pct']:.1f}%)"),
+        ("README.md", f"({g['nested_share_inside_p10_p90']:.0%} sized without the run's"),
+        (mc, f"{g['runs']} training runs from {g['organisations']} organisations whose"),
+        (mc, f"(Meta's {meta} runs go out together"),
+        ("README.md", f"on {g['runs']} training runs from {g['organisations']} organisations"),
+        (mc, f"sigma = **{sig:.3f}**"),
+        (mc, f"P90 / P50 - 1 = {math.exp(z * sig) - 1:.1%}); below 5B"),
+        (mc, f"sigma_small = **{small:.3f}** in quadrature (total {total:.3f}: "
+             f"P90 / P50 - 1 = {math.exp(z * total) - 1:.1%})"),
+        (mc, f"sigma_accelerator = **{other:.3f}**"),
+        (mc, f"Spreads (ln hours): sigma {sig:.4f}, small-model extra {small:.4f}, "
+             f"uncalibrated-accelerator extra {other:.4f}."),
+        (mc, f"Slope {f['slope']:+.4f} per ln(active / 5B)"),
+        (mc, f"median |error| {g['median_abs_error_pct']:.1f}% against "
+             f"{ch['in_fold_constant_median_abs_error_pct']:.1f}% for the in-fold constant, "
+             f"mean log score {g['mean_log_score']:.3f} against "
+             f"{ch['in_fold_constant_mean_log_score']:.3f}"),
+        (mc, f"the same model {ch['stability_share']:.0%} of the time"),
+        (mc, f"`team_within_sd` {f['team_within_sd']:.3f}, `team_between_sd` "
+             f"{f['team_between_sd']:.3f}: k = {k:.1f}"),
+        (mc, f"| calibrated default alone | {own['median_abs_log_error_before']:.3f} | "
+             f"{own['mean_abs_log_error_before']:.3f} |"),
+        (mc, f"| pulled toward the organisation's other runs | "
+             f"{own['median_abs_log_error_after']:.3f} | {own['mean_abs_log_error_after']:.3f} |"),
+        (mc, f"({own['mean_abs_log_error_before']:.3f} -> {own['mean_abs_log_error_after']:.3f})"),
+        ("excel-functions.md", f"{calibration.predicted_mfu('H100', 37e9):.1%} today"),
+        ("excel-functions.md", f"{sig:.3f} today: P90 = {math.exp(z * sig):.2f} x P50"),
+        ("workbooks.md", f"({math.exp(z * sig) - 1:.1%} today for a model of 5B"),
+        ("README.md", f"Leaving out one run at a time, the median is "
+                      f"{loo['median_abs_error_pct']:.1f}%"),
+    ]  # fmt: skip
+    for gen, icpt in f["intercepts"].items():
+        label = "H100 (H800, H200)" if gen == "H100" else gen
+        label = "other (shared mean)" if gen == "other" else label
+        phrases.append((mc, f"| {label} | {icpt:.4f} | {math.exp(icpt):.1%} |"))
+    return phrases
+
+
+def test_the_calibrated_figures_in_the_docs_are_the_stored_ones():
+    pages = {}
+    for page, phrase in _calibration_phrases():
+        path = README if page == "README.md" else ROOT / "docs" / page
+        flat = pages.setdefault(page, " ".join(path.read_text(encoding="utf-8").split()))
+        assert " ".join(phrase.split()) in flat, (page, phrase)
+
+
+def test_the_docs_model_comparison_table_is_recomputed():
+    """docs/methodology-calibration.md's table of candidates, every row and column."""
+    from udfs import calibration
+
+    text = (ROOT / "docs" / "methodology-calibration.md").read_text(encoding="utf-8")
+    table = calibration.model_comparison()
+    for name, r in table.iterrows():
+        label = name + (" (chosen)" if r["chosen"] else "")
+        if name in calibration.CANDIDATES and name not in calibration.ELIGIBLE:
+            label += " (not eligible)"
+        row = (
+            f"| {label} | {r['fitted_numbers']} | {r['median_abs_error_pct']:.1f}% | "
+            f"{r['median_abs_log_error']:.3f} | {r['mean_log_error']:+.3f} | {r['sigma_ln']:.3f} "
+            f"| {r['share_inside_p10_p90']:.0%} | {r['nested_share_inside_p10_p90']:.0%} | "
+            f"{r['mean_log_score']:.3f} | {r['loo_median_abs_error_pct']:.1f}% |"
+        )
+        assert row in text, row

@@ -158,3 +158,49 @@ def test_a_bad_own_runs_file_is_exit_2_and_one_line(tmp_path, capsys):
     assert len(err.splitlines()) == 1 and "row 2, column accelerator" in err
     assert main(["runs", "--json", "--own-runs", str(write(tmp_path, GOOD, "g.csv"))]) == 2
     assert "drop --json/--csv" in capsys.readouterr().err
+
+
+#: Each kind of bad own-runs file (issue 17 item 6) -> the row and column its one line names.
+BAD_FILES = {
+    "missing column": (
+        HEADER.replace(",tokens", "") + "a,b,7B,7B,H100,8,100\n", "row 1, column tokens"
+    ),
+    "unknown accelerator": (HEADER + "a,b,7B,7B,2T,H900,8,100\n", "row 2, column accelerator"),
+    "duplicate name": (GOOD + "ours 7b,Acme,7B,7B,2T,H100,8,100\n", "row 4, column name"),
+    "non-positive": (HEADER + "a,b,7B,7B,2T,H100,0,100\n", "row 2, column accelerators"),
+    "non-finite": (HEADER + "a,b,7B,7B,2T,H100,8,nan\n", "row 2, column accelerator_hours"),
+    "blank figure": (HEADER + "a,b,7B,,2T,H100,8,100\n", "row 2, column total_params"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("command", ["estimate", "runs", "templates", "report"])
+@pytest.mark.parametrize("kind", sorted(BAD_FILES))
+def test_each_bad_file_is_one_line_exit_2_and_nothing_written_on_each_command(
+    tmp_path, command, kind, capsys
+):
+    """On estimate, runs, templates and report: exit 2, one stderr line naming the file, the
+    row and the column, nothing on stdout and no file written."""
+    from compute_lab.cli import main
+
+    text, where = BAD_FILES[kind]
+    path = write(tmp_path, text, "bad.csv")
+    out = tmp_path / "out"
+    planner = tmp_path / "planner.xlsx"
+    if command == "report":
+        from workbook_templates.planner import build
+
+        build().save(planner)
+    argv = {
+        "estimate": ["estimate", "--accelerator", "H100", "--total-params", "70B", "--tokens",
+                     "2T", "--accelerators", "1024"],
+        "runs": ["runs"],
+        "templates": ["templates", "--out", str(out)],
+        "report": ["report", str(planner), "--csv", str(out)],
+    }[command]  # fmt: skip
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert main([*argv, "--own-runs", str(path)]) == 2
+    got = capsys.readouterr()
+    assert got.out == ""
+    (line,) = got.err.strip().splitlines()
+    assert f"{path}: {where}" in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written

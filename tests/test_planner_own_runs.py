@@ -145,7 +145,7 @@ def test_a_bad_row_in_the_block_is_one_line_naming_the_sheet_row_and_column(fill
     wb.save(bad)
     code, _, err, _ = run_cli(["report", bad, "--csv", tmp_path / "csv"])
     assert code == 2
-    assert "Our runs" in err and "row 8, column accelerator" in err and "H900" in err
+    assert "Our runs" in err and "row 8, column F (accelerator)" in err and "H900" in err
     assert len(err.strip().splitlines()) == 1
 
 

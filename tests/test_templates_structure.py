@@ -70,9 +70,11 @@ LINT_CASES = {
     ),
     "range-where-one-value-is-wanted": (
         ["=total_cost_usd*2", "=Calculations!$D$5:$K$5", "=SUM(IF(A1:A3>0,1,0))",
-         "=ABS(scenario_name)", "=MATCH(A1:A2,accel_names,0)", "=N(A1:B1)"],
+         "=ABS(scenario_name)", "=MATCH(A1:A2,accel_names,0)", "=N(A1:B1)",
+         "=SUMPRODUCT(--(TRIM(A1:A3)=B1))", "=SUMPRODUCT(--ISERROR(A1:A3))"],
         ["=SUM(total_cost_usd)*2", "=MATCH(TRUE,$D$5:$K$5,0)", "=COUNTIF(A1:A3,TRUE)",
-         "=COUNTIF(INDEX(scenario_ready,1,1):INDEX(scenario_ready,1,3),TRUE)", "=N($D14)"],
+         "=COUNTIF(INDEX(scenario_ready,1,1):INDEX(scenario_ready,1,3),TRUE)", "=N($D14)",
+         "=SUMPRODUCT((accel_names=B1)*(ROW(accel_names)<5))"],
     ),
     "excel-2010-functions": (
         ["=XLOOKUP(A1,B1,C1)", "=_xlfn.XLOOKUP(A1,B1,C1)", "=IFNA(A1,0)", "=FOO(1)"],

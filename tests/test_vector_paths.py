@@ -170,7 +170,9 @@ def quantile_calls(draw):
         "tokens": cell(1e10, 3e13),
         "accelerators": draw(st.sampled_from([2048.0, [[float(8 + i)] for i in range(n)],
                                               [[2.5]] * n if bad else 64.0])),
-        "accelerator_name": draw(st.sampled_from([*_NAMES, [[_NAMES[i % 9]] for i in range(n)]])),
+        "accelerator_name": draw(st.sampled_from([*_NAMES, [[_NAMES[i % 9]] for i in range(n)],
+                                                  [[f" {_NAMES[(4 * i) % 9].lower()}"]
+                                                   for i in range(n)]])),
         "mfu": optional(0.05, 0.9, 1.5),
         "usd_per_accelerator_hour": optional(0.0, 10.0),
         "throughput_range_pct": optional(0.0, 0.5),
@@ -249,7 +251,7 @@ def test_resolve_many_equals_resolve_plan_by_plan():
 def test_train_plan_range_equals_the_reference_path(monkeypatch, tflops):
     args = (671e9, 37e9, 14.8e12, 2048, "H100", None, 2, 0.15, 0.1, None, None, None, tflops)
     new = excel.TRAIN_PLAN_RANGE(*args)
-    monkeypatch.setattr(excel, "_array_points", excel._reference_points)
+    monkeypatch.setattr(excel, "_array_points", lambda *a: excel._reference_points(*a[:4]))
     old = excel.TRAIN_PLAN_RANGE(*args)
     assert [row[0] for row in new] == [row[0] for row in old]
     _same([row[1:] for row in new[1:]], [row[1:] for row in old[1:]])
@@ -307,27 +309,40 @@ def test_lookup_column_is_taken_for_a_column_of_names():
         assert excel.ACCEL_SPEC(names, [["tdp_watts"]]) == [[700.0], [750.0], [700.0]]
 
 
-# -- the cells read in one pass: a column by itemgetter, accelerator names coded by a dict --
+# -- the cells read in one pass: a column by unpacking its rows, names coded by a dict ------
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
-    st.integers(1, 4).flatmap(
+    st.integers(0, 4).flatmap(
         lambda w: st.lists(
             st.lists(st.floats() | st.text(max_size=3), min_size=w, max_size=w),
-            min_size=1,
+            min_size=0,
             max_size=20,
         )  # fmt: skip
     ),
     st.booleans(),
+    st.sampled_from([None, [], [1.0, 2.0], (3.0,), "x", {0: 1.0}, {1.0}, b"a", range(1)]),
 )
-def test_flatten_equals_chaining_the_rows(rows, as_tuples):
+def test_row_cells_equal_chaining_the_rows_of_a_rectangular_range(rows, as_tuples, odd_row):
+    """``_cells._row_cells`` (a column's cells by unpacking each row) is the rows chained
+    when they are lists or tuples of one width (at least one cell), None otherwise: a row of
+    another width or another type (a dict, a set, bytes, a range unpack too) is seen."""
     import itertools
 
     from udfs import _cells
 
     rows = [tuple(r) for r in rows] if as_tuples else rows
-    assert _cells._flatten(rows, len(rows[0])) == list(itertools.chain.from_iterable(rows))
+    if odd_row is not None and rows:
+        rows = [*rows[:-1], odd_row]
+    regular = (
+        bool(rows)
+        and all(type(r) in (list, tuple) for r in rows)
+        and len({len(r) for r in rows}) == 1
+        and len(rows[0]) > 0
+    )
+    want = list(itertools.chain.from_iterable(rows)) if regular else None
+    assert _cells._row_cells(rows) == want
 
 
 @settings(max_examples=100, deadline=None)
@@ -341,3 +356,139 @@ def test_accelerator_columns_equal_each_name_alone(names):
         alone = plan._accelerator_columns(name)
         for key, value in alone.items():
             _same(got[key][i], value)
+
+
+def _cell_values():
+    """Cells of every kind a range may hold: numbers, text (padded, in mixed case), blanks,
+    Excel errors, booleans, numpy scalars, nested lists, odd objects."""
+    return st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.integers(-(2**70), 2**70),
+        st.sampled_from(["H100", " h100 ", "H100 ", "A100", "mi300x", "  ", "", "#N/A",
+                         " #value! ", None, True, False, np.float64(2.5), np.str_("H100"),
+                         [1.0], ("x",), {0: 1.0}, 1e400]),
+    )  # fmt: skip
+
+
+@st.composite
+def cell_ranges(draw, cells=None):
+    """A value as an Excel face receives it: one cell, a list of rows (lists or tuples, now
+    and then ragged), a flat list, or a 1 x 1 range."""
+    cell = _cell_values() if cells is None else cells
+    kind = draw(st.sampled_from(["rows", "rows", "tuples", "ragged", "flat", "one", "1x1"]))
+    if kind == "one":
+        return draw(cell)
+    if kind == "1x1":
+        return [[draw(cell)]]
+    if kind == "flat":
+        return draw(st.lists(cell, min_size=0, max_size=8))
+    width = draw(st.integers(1, 3))
+    rows = draw(st.lists(st.lists(cell, min_size=width, max_size=width), min_size=1,
+                         max_size=8))  # fmt: skip
+    if kind == "ragged":
+        rows[draw(st.integers(0, len(rows) - 1))].append(draw(cell))
+    return [tuple(r) for r in rows] if kind == "tuples" else rows
+
+
+def _text_cells():
+    names = st.sampled_from(["H100", " h100 ", "H100 ", "A100", "a100", "MI300X", np.str_("B200")])
+    return st.one_of(names, names, names, _cell_values())
+
+
+class _Refused(str):
+    """The message of a refusal."""
+
+
+def _converted(convert):
+    try:
+        return convert()
+    except CellError as err:
+        return _Refused(err)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cell_ranges(_text_cells()))
+def test_coded_text_equals_the_cell_by_cell_reading(value):
+    """``to_coded_text``'s one-pass reading (each distinct cell checked and stripped once,
+    codes by a dict) gives the cell-by-cell reading's texts and refusals; its distinct texts
+    and codes give the cells back."""
+    from udfs import _cells
+
+    new = _converted(lambda: _cells.to_coded_text("F", "name", value))
+    with mock.patch.object(_cells, "_fast_text", lambda rows, flat=None: None):
+        old = _converted(lambda: _cells.to_coded_text("F", "name", value))
+    if isinstance(old, _Refused):
+        assert isinstance(new, _Refused) and new == old
+        return
+    (cells, distinct, codes), (old_cells, _, _) = new, old
+    assert cells.dtype == object and cells.shape == old_cells.shape
+    assert cells.tolist() == old_cells.tolist()
+    assert all(type(t) is str for t in cells.ravel().tolist())
+    assert len(set(distinct)) == len(distinct) and codes.shape == cells.shape
+    assert np.asarray(np.array(distinct, dtype=object)[codes]).tolist() == cells.tolist()
+    assert _cells.to_text("F", "name", value).tolist() == cells.tolist()
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cell_ranges())
+def test_numbers_read_once_equal_the_cell_by_cell_reading(value):
+    """A range's cells kept by ``check_call_size`` (``flats``) and converted from there give
+    the figures and refusals of a reading that looks again, and of the cell-by-cell one."""
+    from udfs import _cells
+
+    flats = {}
+    _cells.check_call_size("F", {"x": value}, flats=flats)
+    if "x" in flats:
+        assert flats["x"] == _cells._row_cells(value)
+    new = _converted(lambda: _cells.to_array("F", "x", value, flat=flats.get("x")))
+    again = _converted(lambda: _cells.to_array("F", "x", value))
+    with mock.patch.object(_cells, "_fast_numbers", lambda rows, flat=None: None):
+        old = _converted(lambda: _cells.to_array("F", "x", value))
+    for got in (new, again):
+        if isinstance(old, _Refused):
+            assert isinstance(got, _Refused) and got == old
+        else:
+            assert got.shape == old.shape and got.dtype == old.dtype
+            assert np.array_equal(got, old, equal_nan=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(1.0, 1e12), min_size=6, max_size=6),
+    st.floats(0.0, 1.0),
+    st.floats(0.0, 1.0),
+    st.lists(st.floats(0.001, 0.999), min_size=1, max_size=4),
+    st.sets(st.sampled_from(excel.QUANTILE_QUANTITIES), min_size=1),
+)
+def test_quantiles_of_some_quantities_are_those_of_all(point, tp, price, ps, wanted):
+    """Only the quantities asked are computed: each is, bit for bit, as when all are."""
+    point = {q: np.full(len(ps), v) for q, v in zip(excel.QUANTILE_QUANTITIES, point, strict=True)}
+    ps = np.array(ps)
+    with np.errstate(all="ignore"):
+        every = excel._quantiles(point, tp, price, ps)
+        some = excel._quantiles(point, tp, price, ps, [q for q in every if q in wanted])
+    assert set(some) == wanted
+    for q in wanted:
+        assert np.array_equal(some[q], every[q], equal_nan=True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["H100", "A100", "TPU v4", "B200", "MI300X", "Gaudi 3"]),
+            st.floats(1e8, 1e11),
+        ),
+        min_size=2,
+        max_size=30,
+    )  # fmt: skip
+)
+def test_throughput_sigma_by_name_equals_plan_by_plan(plans):
+    """The calibrated spread worked out once per (name, small model or not) and spread back
+    by index equals the spec's formulas evaluated plan by plan."""
+    names = np.array([n for n, _ in plans], dtype=object)
+    active = np.array([a for _, a in plans])
+    accel = plan._accelerator_columns(names)
+    by_name = plan._throughput_sigma(accel, active, None)
+    row_by_row = {k: v for k, v in accel.items() if k not in ("codes", "by_name")}
+    _same(by_name, plan._throughput_sigma(row_by_row, active, None))

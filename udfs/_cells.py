@@ -17,7 +17,6 @@ import contextlib
 import itertools
 import math
 import numbers
-import operator
 
 import numpy as np
 import xlwings as xw
@@ -31,6 +30,7 @@ __all__ = [
     "is_blank",
     "to_array",
     "to_text",
+    "to_coded_text",
     "broadcast_shape",
     "MAX_CELLS_PER_CALL",
     "check_call_size",
@@ -165,10 +165,12 @@ def _reject(function, argument, problem, position):
     raise CellError(function, argument, problem, position)
 
 
-def to_array(function, argument, value, *, optional=False):
+def to_array(function, argument, value, *, optional=False, flat=None):
     """A cell or range as a float ndarray: 0-d for one cell, 2-D (rows, columns) for a range.
 
     ``optional``: a blank single cell returns None (the caller applies its default).
+    ``flat``: ``value``'s cells row by row as :func:`check_call_size` found them (its
+    ``flats``): the rows are then not looked at again.
     A blank required cell, text, a boolean or an Excel error raises :class:`CellError`
     naming ``argument`` and, for a range, the first offending cell. The numeric rules
     (greater than 0, finite ...) are the engine's.
@@ -183,7 +185,7 @@ def to_array(function, argument, value, *, optional=False):
             return None
         raise CellError(function, argument, "is required (the cell is blank)")
     if isinstance(value, list | tuple):
-        arr = _fast_numbers(value)
+        arr = _fast_numbers(value, flat)
         if arr is not None:
             return _squeeze(function, argument, arr)
         rows = _rows(function, argument, value)
@@ -206,39 +208,43 @@ def to_array(function, argument, value, *, optional=False):
     return np.asarray(float(value))
 
 
-def _flatten(rows, width):
-    """The cells of rows of ``width`` cells each, row by row, as one list (a column's cells
-    by ``itemgetter``, about twice as fast as chaining its rows)."""
-    if width == 1:
-        return list(map(_FIRST, rows))
-    return list(itertools.chain.from_iterable(rows))
-
-
-_FIRST = operator.itemgetter(0)
-
-
-def _fast_numbers(rows):
+def _fast_numbers(rows, flat=None):
     """A list of rows holding only floats and ints as a 2-D array, else None (look closer).
 
-    A few passes at C speed: the rows' types and lengths, then the cells' types (``bool`` is
-    not accepted: ``type(True) is bool``), then one ``np.array`` of the flattened cells.
-    Anything unusual (text, blanks, ragged rows, a flat list) returns None.
+    A few passes at C speed: the rows' cells (:func:`_row_cells`, unless ``flat`` gives
+    them), then the cells' types (``bool`` is not accepted: ``type(True) is bool``), then one
+    ``np.fromiter`` of them. Anything unusual (text, blanks, ragged rows, a flat list)
+    returns None.
     """
-    if not set(map(type, rows)).issubset(_ROW_TYPES):
+    flat = _row_cells(rows) if flat is None else flat
+    if flat is None:
         return None
-    widths = set(map(len, rows))
-    if len(widths) != 1:
-        return None
-    width = widths.pop()
-    if width == 0:
-        return None
-    flat = _flatten(rows, width)
     if not set(map(type, flat)).issubset(_NUMBER_TYPES):
         return None
     try:
-        return np.fromiter(flat, dtype=float, count=len(flat)).reshape(len(rows), width)
+        return np.fromiter(flat, dtype=float, count=len(flat)).reshape(len(rows), -1)
     except OverflowError:  # an integer beyond float range: the slow path names its cell
         return None
+
+
+def _row_cells(rows):
+    """The cells of ``rows``, row by row, as one list, when ``rows`` is a non-empty list of
+    rows that are all lists or tuples of one width (at least one cell); else None.
+
+    Two passes at C speed for a column (the rows' types, then each row unpacked as one cell,
+    which fails for a row of another width); for wider rows, their lengths, then the rows
+    chained.
+    """
+    if not rows or not set(map(type, rows)).issubset(_ROW_TYPES):
+        return None
+    try:
+        return [cell for (cell,) in rows]  # a column: every row one cell
+    except ValueError:
+        pass
+    widths = set(map(len, rows))
+    if len(widths) != 1 or 0 in widths:
+        return None
+    return list(itertools.chain.from_iterable(rows))
 
 
 def _squeeze(function, argument, arr):
@@ -249,16 +255,29 @@ def _squeeze(function, argument, arr):
     return arr
 
 
-def to_text(function, argument, value):
-    """A cell or range of names as a 0-d or 2-D object array of stripped strings."""
+def to_text(function, argument, value, *, flat=None):
+    """A cell or range of names as a 0-d or 2-D object array of stripped strings.
+
+    ``flat``: as :func:`to_array`'s. :func:`to_coded_text` gives the distinct texts too.
+    """
+    return to_coded_text(function, argument, value, flat=flat)[0]
+
+
+def to_coded_text(function, argument, value, *, flat=None):
+    """:func:`to_text`'s cells, the distinct texts and where each cell's is among them.
+
+    Returns (cells, distinct, codes): ``distinct`` a list of the stripped texts in order of
+    first appearance, ``codes`` an intp array of the cells' shape with ``distinct[codes] ==
+    cells``, so that a caller works once per distinct text and spreads back by index.
+    """
     if isinstance(value, np.ndarray):
         value = value.tolist()
     if is_blank(value):
         raise CellError(function, argument, "is required (the cell is blank)")
     if isinstance(value, list | tuple):
-        out = _fast_text(value)
-        if out is not None:
-            return out.reshape(()) if out.size == 1 else out
+        got = _fast_text(value, flat)
+        if got is not None:
+            return got
     rows = _rows(function, argument, value) if isinstance(value, list | tuple) else [[value]]
     out = np.empty((len(rows), len(rows[0])), dtype=object)
     for r, row in enumerate(rows):
@@ -271,29 +290,46 @@ def to_text(function, argument, value):
             if not isinstance(cell, str):
                 _reject(function, argument, "must be text (a name)", pos)
             out[r, c] = cell.strip()
-    return out.reshape(()) if out.size == 1 else out
+    flat = out.ravel().tolist()
+    distinct = list(dict.fromkeys(flat))
+    codes = _codes(flat, {text: k for k, text in enumerate(distinct)})
+    return _one_or_range(out, distinct, codes.reshape(out.shape))
 
 
-def _fast_text(rows):
-    """A list of rows holding only non-blank text (no Excel error) as a 2-D object array of
-    stripped strings, else None (look closer, cell by cell): a few passes at C speed, each
-    distinct text checked once."""
-    if not set(map(type, rows)).issubset(_ROW_TYPES):
+def _codes(flat, index):
+    """The index (``index[cell]``) of each of the cells ``flat``, as an intp array."""
+    return np.fromiter(map(index.__getitem__, flat), dtype=np.intp, count=len(flat))
+
+
+def _one_or_range(cells, distinct, codes):
+    if cells.size == 1:
+        return cells.reshape(()), distinct, codes.reshape(())
+    return cells, distinct, codes
+
+
+def _fast_text(rows, flat=None):
+    """:func:`to_coded_text` of a list of rows holding only non-blank text (no Excel error),
+    else None (look closer, cell by cell): a few passes at C speed (the rows' cells, see
+    :func:`_row_cells`, unless ``flat`` gives them; the cells into a dict), each distinct cell
+    checked and stripped once, the cells spread back by index."""
+    flat = _row_cells(rows) if flat is None else flat
+    if flat is None:
         return None
-    widths = set(map(len, rows))
-    if len(widths) != 1 or 0 in widths:
-        return None
-    flat = _flatten(rows, next(iter(widths)))
     try:
-        stripped = list(map(str.strip, flat))  # anything but text is refused by str.strip
-    except TypeError:
+        keys = list(dict.fromkeys(flat))
+    except TypeError:  # an unhashable cell: not text
         return None
-    distinct = set(stripped)
-    if "" in distinct or any(text.upper() in EXCEL_ERRORS for text in distinct):
+    if not all(isinstance(key, str) for key in keys):
         return None
-    out = np.empty(len(stripped), dtype=object)
-    out[:] = stripped
-    return out.reshape(len(rows), widths.pop())
+    stripped = list(map(str.strip, keys))
+    if not all(stripped) or any(text.upper() in EXCEL_ERRORS for text in stripped):
+        return None
+    distinct = list(dict.fromkeys(stripped))
+    index = {text: k for k, text in enumerate(distinct)}
+    codes = _codes(flat, {key: index[text] for key, text in zip(keys, stripped, strict=True)})
+    cells = np.array(distinct, dtype=object)[codes]
+    shape = (len(rows), len(flat) // len(rows))
+    return _one_or_range(cells.reshape(shape), distinct, codes.reshape(shape))
 
 
 #: The most cells one call of an Excel function may take in one argument or produce (its
@@ -312,23 +348,30 @@ def shape_of(value):
     ``()`` for one cell (or a 1 x 1 range), ``(rows, columns)`` for a range (a flat list is a
     column), None for what the conversion will refuse anyway (a ragged or empty range).
     """
+    return _scan(value)[0]
+
+
+def _scan(value):
+    """(:func:`shape_of` ``value``, :func:`_row_cells` of its rows or None)."""
+    flat = None
     if isinstance(value, np.ndarray):
         shape = value.shape if value.ndim != 1 else (value.shape[0], 1)
     elif isinstance(value, list | tuple):
         if not value:
-            return None
-        if set(map(type, value)) <= _ROW_TYPES or all(
-            isinstance(row, list | tuple) for row in value
-        ):
+            return None, None
+        flat = _row_cells(value)
+        if flat is not None:
+            shape = (len(value), len(flat) // len(value))
+        elif all(isinstance(row, list | tuple) for row in value):
             widths = set(map(len, value))
             if len(widths) != 1:
-                return None
+                return None, None
             shape = (len(value), widths.pop())
         else:
             shape = (len(value), 1)
     else:
-        return ()
-    return () if math.prod(shape) == 1 else tuple(shape)
+        return (), None
+    return () if math.prod(shape) == 1 else tuple(shape), flat
 
 
 def _cells_phrase(shape):
@@ -336,7 +379,14 @@ def _cells_phrase(shape):
 
 
 def check_call_size(
-    function, values, *, limit=MAX_CELLS_PER_CALL, what="cells", bound=None, memo=None
+    function,
+    values,
+    *,
+    limit=MAX_CELLS_PER_CALL,
+    what="cells",
+    bound=None,
+    memo=None,
+    flats=None,
 ):
     """Refuse a call whose arguments or broadcast result hold over ``limit`` cells, at once.
 
@@ -345,7 +395,10 @@ def check_call_size(
     that do not match are left to :func:`broadcast_shape` to report. The error names the bound:
     ``MAX_CELLS_PER_CALL``, or ``bound`` (with ``what`` the thing counted, e.g. "plans").
     ``memo``: a dict in which each argument's shape is kept (read from it when there), so
-    that a second check of the same cells does not read them again.
+    that a second check of the same cells does not read them again. ``flats``: a dict in
+    which the cells of each argument that is a list of rows (lists or tuples) of one width
+    are kept, row by row as one list, for its conversion (``to_array(..., flat=)``) not to
+    look at the rows again.
     Returns the broadcast shape (None if the sizes do not match).
     """
     bound = bound or "MAX_CELLS_PER_CALL"
@@ -353,8 +406,11 @@ def check_call_size(
     shapes = {}
     known = {} if memo is None else memo
     for name, value in values.items():
-        shape = known[name] if name in known else shape_of(value)
-        known[name] = shape
+        if name not in known:
+            known[name], flat = _scan(value)
+            if flat is not None and flats is not None:
+                flats[name] = flat
+        shape = known[name]
         if shape is None:
             continue
         if math.prod(shape) > MAX_CELLS_PER_CALL:

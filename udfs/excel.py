@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-import operator
 
 import numpy as np
 import xlwings as xw
@@ -47,6 +46,7 @@ from ._cells import (
     rule_of,
     to_array,
     to_cells,
+    to_coded_text,
     to_text,
 )
 from .validation import (
@@ -238,18 +238,21 @@ def _document_parameters(f):
     return f
 
 
-def _numbers(function, values):
-    """Excel arguments as float arrays; a blank optional argument takes its default."""
+def _numbers(function, values, flats=None):
+    """Excel arguments as float arrays; a blank optional argument takes its default.
+
+    ``flats``: :func:`check_call_size`'s, for ranges whose rows it has looked at already."""
     defaults = _DEFAULTS[function]
+    flats = flats or {}
     arrays = {}
     for name, value in values.items():
         if name in defaults:
-            arr = to_array(function, name, value, optional=True)
+            arr = to_array(function, name, value, optional=True, flat=flats.get(name))
             if arr is None:
                 default = defaults[name]
                 arr = None if default is None else np.asarray(float(default))
         else:
-            arr = to_array(function, name, value)
+            arr = to_array(function, name, value, flat=flats.get(name))
         arrays[name] = arr
     return arrays
 
@@ -265,8 +268,9 @@ def _compute(function, compute, values, labels=None):
     arguments that drove it there; numpy's floating-point warnings are silenced, as every
     result is checked.
     """
-    check_call_size(function, values)
-    arrays = _numbers(function, values)
+    flats = {}
+    check_call_size(function, values, flats=flats)
+    arrays = _numbers(function, values, flats)
     shape = broadcast_shape(function, arrays)
     names = {name: name for name in values}
     names.update(labels or {})
@@ -650,14 +654,15 @@ def _lookup_column(look_up, names, field):
     (then :func:`_lookup` looks closer and names the cell, as before)."""
     if not isinstance(names, list | tuple) or not 1 < len(names) <= MAX_CELLS_PER_CALL:
         return None
-    if not set(map(type, names)) <= _ROW_TYPES or set(map(len, names)) != {1}:
+    if not set(map(type, names)) <= _ROW_TYPES:
+        return None
+    try:
+        cells = [cell for (cell,) in names]  # every row one cell
+        distinct = set(cells)
+    except (ValueError, TypeError):  # a row of another width; an unhashable cell: not a name
         return None
     while isinstance(field, list | tuple) and len(field) == 1:  # a 1 x 1 range: its cell
         field = field[0]
-    try:
-        distinct = set(map(operator.itemgetter(0), names))
-    except TypeError:  # an unhashable cell: not a name
-        return None
     found = {}
     for cell in (field, *distinct):  # text, not blank, not an Excel error
         text = cell.strip() if type(cell) is str else ""
@@ -668,7 +673,7 @@ def _lookup_column(look_up, names, field):
             found[cell] = _shown(look_up(cell.strip(), field.strip()))
         except InputError:
             return None
-    return [[found[row[0]]] for row in names]
+    return [[found[cell]] for cell in cells]
 
 
 def _shown(value):
@@ -894,16 +899,18 @@ def _quantity_names(function, value):
     return out
 
 
-def _accelerator_names(function, value):
-    """The accelerator cells as text, each checked against the catalogue in its own cell."""
-    cells = to_text(function, "accelerator_name", value)
+def _accelerator_names(function, value, flat=None):
+    """The accelerator cells as text, each checked against the catalogue in its own cell:
+    (cells, distinct names, codes) as :func:`udfs._cells.to_coded_text` gives them."""
+    coded = to_coded_text(function, "accelerator_name", value, flat=flat)
+    cells = coded[0]
     try:  # each distinct name once; a bad one is then named at its first cell
-        for name in set(cells.ravel().tolist()):
+        for name in coded[1]:
             catalogue.accelerator_record(name, argument="accelerator_name")
     except InputError:
         pass
     else:
-        return cells
+        return coded
     known = set()
     for index, cell in np.ndenumerate(cells):
         if cell in known:
@@ -913,7 +920,7 @@ def _accelerator_names(function, value):
         except InputError as err:
             raise CellError(function, "accelerator_name", rule_of(err), index or None) from None
         known.add(cell)
-    return cells
+    return coded
 
 
 def _first(mask):
@@ -1022,25 +1029,29 @@ def _estimate_together(plans):
     return out
 
 
-def _quantiles(point, throughput_sigma, price_sigma, p):
+def _quantiles(point, throughput_sigma, price_sigma, p, wanted=QUANTILE_QUANTITIES):
     """:func:`udfs.ranges.estimate_ranges` with an array of probabilities ``p``.
 
     The spec's quantile formulas (``quantities.RANGE_FORMULAS``, the ones estimate_ranges
     and the planner's P10 / P90 rows evaluate) with p as an input rather than a constant, so
-    that any p (0.125, 0.001), and one per cell, is one vectorised evaluation.
+    that any p (0.125, 0.001), and one per cell, is one vectorised evaluation; only the
+    ``wanted`` quantities (and what they need) are computed.
     """
-    formulas = {
-        f"{q}_at_p": quantities.RANGE_FORMULAS[q].format(p="quantile_p", k="at_p")
-        for q in QUANTILE_QUANTITIES
-    }
     values = {
         **point,
         "throughput_sigma": throughput_sigma,
         "price_sigma": price_sigma,
         "quantile_p": p,
     }
-    out = model.evaluate(values, list(formulas), formulas)
-    return {q: out[f"{q}_at_p"] for q in QUANTILE_QUANTITIES}
+    out = model.evaluate(values, [f"{q}_at_p" for q in wanted], _AT_P_FORMULAS)
+    return {q: out[f"{q}_at_p"] for q in wanted}
+
+
+#: The quantile formula of each quantity, at an input probability ``quantile_p``.
+_AT_P_FORMULAS = {
+    f"{q}_at_p": quantities.RANGE_FORMULAS[q].format(p="quantile_p", k="at_p")
+    for q in QUANTILE_QUANTITIES
+}
 
 
 def _first_cell(i, plan_shape, shape):
@@ -1060,8 +1071,8 @@ def _plan_quantiles(function, quantity, p, values, reference=False):
     names the first one, as resolving each plan on its own (:func:`udfs.plan.resolve`) does:
     that path, ``reference=True``, is kept for the tests that compare the two.
     """
-    memo = {}
-    check_call_size(function, {"quantity": quantity, "p": p, **values}, memo=memo)
+    memo, flats = {}, {}
+    check_call_size(function, {"quantity": quantity, "p": p, **values}, memo=memo, flats=flats)
     check_call_size(
         function,
         {name: values[name] for name in _PLAN_INPUT_OF},
@@ -1072,8 +1083,11 @@ def _plan_quantiles(function, quantity, p, values, reference=False):
     )
     names = _quantity_names(function, quantity)
     values = dict(values)
-    accel = _accelerator_names(function, values.pop("accelerator_name"))
-    arrays = _numbers(function, {"p": p, **values})
+    coded = _accelerator_names(
+        function, values.pop("accelerator_name"), flats.get("accelerator_name")
+    )
+    accel = coded[0]
+    arrays = _numbers(function, {"p": p, **values}, flats)
     try:
         _check_range_inputs(arrays)
     except InputError as err:
@@ -1088,24 +1102,10 @@ def _plan_quantiles(function, quantity, p, values, reference=False):
     if reference:
         point, tp, price = _reference_points(function, cells, shape, plan_shape)
     else:
-        point, tp, price = _array_points(function, cells, shape, plan_shape)
+        point, tp, price = _array_points(function, cells, shape, plan_shape, coded)
 
     # The quantiles.
-    ps = arrays["p"] if np.ndim(arrays["p"]) == 0 else np.broadcast_to(arrays["p"], shape).ravel()
-    with np.errstate(all="ignore"):  # out-of-range results are caught below
-        got = _quantiles({q: point[:, k] for k, q in enumerate(QUANTILE_QUANTITIES)}, tp, price, ps)
-    if names.ndim == 0:
-        out = np.broadcast_to(got[names.item()], (n,))
-        is_cost = names.item() in _COSTS
-    else:
-        wanted = np.broadcast_to(names, shape).ravel()
-        out = np.empty(n)
-        for q in QUANTILE_QUANTITIES:
-            rows = wanted == q
-            if rows.any():
-                out[rows] = np.broadcast_to(got[q], (n,))[rows]
-        is_cost = np.isin(wanted, list(_COSTS)).reshape(shape)
-    result = out.reshape(shape)
+    result, is_cost = _wanted_quantiles(names, arrays["p"], shape, n, (point, tp, price))
     drivers = {k: v for k, v in arrays.items() if k != "p"}
     try:
         check_result("result", result, drivers, allow_zero=True, result_label="the result")
@@ -1115,27 +1115,44 @@ def _plan_quantiles(function, quantity, p, values, reference=False):
     return to_cells(function, result)
 
 
+def _wanted_quantiles(names, p, shape, n, points):
+    """(the result, of ``shape``: each cell's quantity at its p, True where it is a cost) of
+    ``points`` (per-result-cell points, throughput and price sigmas)."""
+    ps = p if np.ndim(p) == 0 else np.broadcast_to(p, shape).ravel()
+    wanted = (names.item(),) if names.ndim == 0 else tuple(dict.fromkeys(names.ravel().tolist()))
+    with np.errstate(all="ignore"):  # out-of-range results are caught by the caller
+        got = _quantiles(*points, ps, [q for q in QUANTILE_QUANTITIES if q in wanted])
+    if names.ndim == 0:
+        return np.broadcast_to(got[names.item()], (n,)).reshape(shape), names.item() in _COSTS
+    wanted = np.broadcast_to(names, shape).ravel()
+    out = np.empty(n)
+    for q in got:
+        rows = wanted == q
+        out[rows] = np.broadcast_to(got[q], (n,))[rows]
+    return out.reshape(shape), np.isin(wanted, list(_COSTS)).reshape(shape)
+
+
 def _spread(values, plan_shape, shape):
-    """Per-plan ``values`` (one per plan cell, or one for all) as one per result cell."""
+    """Per-plan ``values`` (one per plan cell, or one for all) as one per result cell; a dict
+    of them (quantity -> per-plan values) likewise."""
+    if isinstance(values, dict):
+        return {q: _spread(v, plan_shape, shape) for q, v in values.items()}
     if np.ndim(values) == 0 or tuple(plan_shape) == tuple(shape):
         return values
     arr = np.asarray(values)
-    extra = arr.shape[1:]
-    return np.broadcast_to(arr.reshape((*plan_shape, *extra)), (*shape, *extra)).reshape(
-        (-1, *extra)
-    )
+    return np.broadcast_to(arr.reshape(plan_shape), shape).reshape(-1)
 
 
-def _array_points(function, cells, shape, plan_shape):
-    """(points (result cells x QUANTILE_QUANTITIES), throughput sigmas, price sigmas) of the
-    plans in ``cells``, resolved and estimated on arrays (:func:`_plan_arrays`).
+def _array_points(function, cells, shape, plan_shape, coded):
+    """(points (QUANTILE_QUANTITIES -> one per result cell), throughput sigmas, price sigmas)
+    of the plans in ``cells``, resolved and estimated on arrays (:func:`_plan_arrays`).
 
     A plan that :func:`udfs.plan.resolve` or the engine refuses is found on arrays (the
     first one, in cell order); its error is then made by resolving and estimating that plan
     alone, so the message is the one plan-by-plan resolution gives.
     """
     m = math.prod(plan_shape)
-    got = _plan_arrays(cells, plan_shape, m)
+    got = _plan_arrays(cells, plan_shape, m, coded)
     if isinstance(got, tuple):
         points, tp, price = got
         return (
@@ -1167,23 +1184,30 @@ def _flat_input(arr, plan_shape):
         return None
     if arr.ndim == 0:
         return arr[()] if arr.dtype == object else float(arr)
-    return np.broadcast_to(arr, plan_shape).ravel()
+    if arr.shape != tuple(plan_shape):
+        return np.broadcast_to(arr, plan_shape).ravel()
+    flat = arr.ravel()  # a view, read-only as a broadcast one is
+    flat.flags.writeable = False
+    return flat
 
 
-def _plan_arrays(cells, plan_shape, m):
+def _plan_arrays(cells, plan_shape, m, coded):
     """Points and spreads of the ``m`` plans of ``cells`` (see :func:`_array_points`), or the
-    flat index of the first plan refused."""
+    flat index of the first plan refused. ``coded``: the accelerator names as
+    :func:`_accelerator_names` gives them (distinct names and codes)."""
     inputs = {
         _PLAN_INPUT_OF[a]: _flat_input(cells[a], plan_shape)
         for a in _PLAN_INPUT_OF
         if a != "accelerator_name"
     }
-    resolved = plan.resolve_many(inputs, _flat_input(cells["accelerator_name"], plan_shape))
+    _, distinct, codes = coded
+    names = distinct[int(codes)] if codes.ndim == 0 else (distinct, _flat_input(codes, plan_shape))
+    resolved = plan.resolve_many(inputs, names)
     if not plan_shape:  # one plan (a single-cell formula): no masks
         return _one_plan_points(resolved)
     unresolved = np.broadcast_to(resolved.unresolved, (m,))
     first_bad = int(np.argmax(unresolved)) if unresolved.any() else m
-    points = np.empty((m, len(QUANTILE_QUANTITIES)))
+    points = {}
     hbm = np.broadcast_to(resolved.hbm_known, (m,))
     for known in (True, False):
         rows = np.flatnonzero((hbm == known) & ~unresolved)
@@ -1192,7 +1216,7 @@ def _plan_arrays(cells, plan_shape, m):
         fields = {k: _rows_of(v, rows, m) for k, v in resolved.fields.items()}
         if not known:
             fields["hbm_gb"] = None
-        bad = _first_refused(fields, rows, points)
+        bad = _first_refused(fields, rows, points, m)
         if bad is not None:
             first_bad = min(first_bad, bad)
     if first_bad < m:
@@ -1212,7 +1236,7 @@ def _one_plan_points(resolved):
             got = engine.estimate(engine.Plan(**fields))
     except (InputError, TypeError, ValueError):
         return 0
-    points = np.array([[got[q] for q in QUANTILE_QUANTITIES]])
+    points = {q: np.array([got[q]]) for q in QUANTILE_QUANTITIES}
     return points, resolved.throughput_sigma, resolved.price_sigma
 
 
@@ -1223,8 +1247,9 @@ def _rows_of(value, rows, m):
     return value[rows]
 
 
-def _first_refused(fields, rows, points):
-    """Estimate the plans ``rows`` (``fields``) into ``points``; the first refused, or None.
+def _first_refused(fields, rows, points, m):
+    """Estimate the plans ``rows`` (``fields``) of the ``m`` into ``points`` (quantity -> one
+    per plan); the first refused, or None.
 
     The engine's checks are cell by cell, so a set of plans is refused when one of them is:
     the first is found by halving (a few more engine calls, on arrays)."""
@@ -1241,8 +1266,11 @@ def _first_refused(fields, rows, points):
 
     got = refused(np.arange(rows.size))
     if got is not None:
-        for j, q in enumerate(QUANTILE_QUANTITIES):
-            points[rows, j] = got[q]
+        for q in QUANTILE_QUANTITIES:
+            if rows.size == m:  # every plan: the engine's figures as they are
+                points[q] = np.broadcast_to(got[q], (m,))
+            else:
+                points.setdefault(q, np.empty(m))[rows] = got[q]
         return None
     lo, hi = 0, rows.size
     while hi - lo > 1:
@@ -1277,7 +1305,8 @@ def _reference_points(function, cells, shape, plan_shape):
         return _plan_error(function, err, cells, shape, _first_cell(first[k], plan_shape, shape))
 
     points, throughput_sigma, price_sigma = _plan_points(list(plans), fail)
-    return points[plan_index], throughput_sigma[plan_index], price_sigma[plan_index]
+    points = {q: points[plan_index, k] for k, q in enumerate(QUANTILE_QUANTITIES)}
+    return points, throughput_sigma[plan_index], price_sigma[plan_index]
 
 
 @xw.func

@@ -34,12 +34,38 @@ import pandas as pd
 from . import calibration, catalogue, engine
 from .validation import CommandError, InputError
 
-__all__ = ["COLUMNS", "MAX_FILE_BYTES", "MAX_OWN_RUNS", "OwnRuns", "read", "parse", "from_rows"]
+__all__ = [
+    "COLUMNS",
+    "REQUIRED",
+    "NUMBERS",
+    "ADVICE",
+    "MAX_FILE_BYTES",
+    "MAX_OWN_RUNS",
+    "OwnRuns",
+    "read",
+    "parse",
+    "from_rows",
+    "name_key",
+]
 
 #: The columns of an own-runs file, in this order or any other.
 COLUMNS = ("name", "organisation", "active_params", "total_params", "tokens", "accelerator",
            "accelerators", "accelerator_hours")  # fmt: skip
-_NUMBERS = ("active_params", "total_params", "tokens", "accelerators", "accelerator_hours")
+#: The figures of a run: each a finite number greater than 0 (text such as 70B or 2T reads as
+#: a number, as on the command line; in the planner, as the Inputs sheet reads it).
+NUMBERS = ("active_params", "total_params", "tokens", "accelerators", "accelerator_hours")
+#: The columns a run needs (every one but ``organisation``): a row with only some of them is
+#: refused here and is an ERROR on the planner's Checks ("Our runs" rows).
+REQUIRED = tuple(c for c in COLUMNS if c != "organisation")
+#: What to do about each broken rule: the refusals here and the planner's Checks say the same.
+ADVICE = {
+    "complete": "fill every column but organisation, or clear the row",
+    "figures": "type numbers greater than 0 (7E9 or 7B), active parameters at most total, "
+    "enough accelerator-hours for an implied MFU of at most 1",
+    "accelerator": "type the accelerator as the catalogue names it (Accelerators sheet; "
+    "compute-lab accelerators)",
+    "unique": "give each run its own name",
+}
 #: Largest own-runs file read (bytes), checked before it is parsed.
 MAX_FILE_BYTES = 1_000_000
 #: Most runs in one file.
@@ -94,6 +120,12 @@ class OwnRuns:
         return np.sqrt(np.maximum(0.0, s**2 - self.pull_for(accelerator) * between**2))
 
 
+def name_key(name):
+    """A run name as names are compared (spaces trimmed and runs of spaces made one, as the
+    spreadsheet TRIM does; case ignored): two runs whose keys are equal are a duplicate."""
+    return " ".join(p for p in str(name or "").split(" ") if p).lower()
+
+
 def _fail(path, row, column, rule):
     where = f"row {row}" + (f", column {column}" if column else "")
     raise CommandError(f"{path}: {where}: {rule}")
@@ -106,33 +138,52 @@ def _header(path, reader):
         _fail(path, 1, missing[0], f"missing column (the header needs {', '.join(COLUMNS)})")
 
 
-def _number(path, i, column, text, parse_number):
+def _number(fail, column, text, parse_number):
     try:
         value = parse_number(text)
     except Exception as err:  # the caller's parser: any refusal is one line here
-        _fail(path, i, column, f"must be a number such as 70B or 2T ({err})")
+        said = str(err) if str(err).startswith("must be a number") else f"must be a number ({err})"
+        fail(column, f"{said}: {ADVICE['figures']}")
     if not (math.isfinite(value) and value > 0):
-        _fail(path, i, column, f"must be a finite number greater than 0 (got {text!r})")
+        fail(column, f"must be a finite number greater than 0 (got {text!r}): "
+             f"{ADVICE['figures']}")  # fmt: skip
     return value
 
 
-def _row(path, i, raw, parse_number, seen):
-    name = (raw.get("name") or "").strip()
-    if not name:
-        _fail(path, i, "name", "is blank")
-    if name.lower() in seen:
-        _fail(path, i, "name", f"duplicate name {name!r} (also row {seen[name.lower()]})")
-    seen[name.lower()] = i
-    row = {"row": i, "name": name, "organisation": (raw.get("organisation") or "").strip()}
-    for column in _NUMBERS:
-        row[column] = _number(path, i, column, (raw.get(column) or "").strip(), parse_number)
-    if row["active_params"] > row["total_params"]:
-        _fail(path, i, "active_params", "must be at most total_params")
+def _accelerator(fail, got, exact):
+    """The catalogue name of accelerator ``got``: an alias too, unless ``exact`` (a planner
+    row, whose formulas MATCH the catalogue's names, case ignored)."""
     try:
-        row["accelerator"] = catalogue.accelerator(raw.get("accelerator") or "")["name"]
+        name = catalogue.accelerator(got)["name"]
     except InputError:
-        got = (raw.get("accelerator") or "").strip()
-        _fail(path, i, "accelerator", f"unknown accelerator {got!r} (see compute-lab accelerators)")
+        name = None
+    if name is None or (exact and name_key(name) != name_key(got)):
+        fail("accelerator", f"unknown accelerator {got.strip()!r}: {ADVICE['accelerator']}")
+    return name
+
+
+def _row(path, i, raw, parse_number, seen, letters=None, exact=False):
+    """One run of a file (or a planner row): the rules of :data:`REQUIRED`, :data:`NUMBERS`,
+    the catalogue and unique names, each refusal one line naming the row and column."""
+
+    def fail(column, rule):
+        _fail(path, i, f"{letters[column]} ({column})" if letters else column, rule)
+
+    text = {c: "" if raw.get(c) is None else str(raw.get(c)).strip() for c in COLUMNS}
+    for column in REQUIRED:
+        if not text[column]:
+            fail(column, f"is blank: {ADVICE['complete']}")
+    name = text["name"]
+    if name_key(name) in seen:
+        fail("name", f"duplicate name {name!r} (also row {seen[name_key(name)]}): "
+             f"{ADVICE['unique']}")  # fmt: skip
+    seen[name_key(name)] = i
+    row = {"row": i, "name": name, "organisation": text["organisation"]}
+    for column in NUMBERS:
+        row[column] = _number(fail, column, text[column], parse_number)
+    if row["active_params"] > row["total_params"]:
+        fail("active_params", f"must be at most total_params: {ADVICE['figures']}")
+    row["accelerator"] = _accelerator(fail, text["accelerator"], exact)
     return row
 
 
@@ -152,7 +203,7 @@ def parse(text, path, parse_number):
     return OwnRuns(_implied(pd.DataFrame(rows), path))
 
 
-def _implied(t, path="own runs"):
+def _implied(t, path="own runs", letters=None):
     peak = catalogue.accelerators().loc[t["accelerator"], "bf16_tflops"].to_numpy(float)
     flops = engine.training_flops(t["active_params"].to_numpy(), t["tokens"].to_numpy())
     try:
@@ -160,8 +211,10 @@ def _implied(t, path="own runs"):
     except InputError as err:
         i = err.position[0] if err.position else 0
         row = t["row"].iloc[i] if "row" in t else i + 2
-        _fail(path, row, "accelerator_hours", "is too few for these tokens and parameters on "
-              "this accelerator (the implied MFU is above 1)")  # fmt: skip
+        column = "accelerator_hours"
+        where = f"{letters[column]} ({column})" if letters else column
+        _fail(path, row, where, "is too few for these tokens and parameters on this "
+              f"accelerator (the implied MFU is above 1): {ADVICE['figures']}")  # fmt: skip
     t["calibrated_mfu"] = calibration.predicted_mfu(t["accelerator"].to_numpy(),
                                                     t["active_params"].to_numpy())  # fmt: skip
     t["residual"] = np.log(t["implied_mfu"] / t["calibrated_mfu"])
@@ -169,22 +222,28 @@ def _implied(t, path="own runs"):
     return t
 
 
-def from_rows(rows, where):
+def from_rows(rows, where, letters=None):
     """:class:`OwnRuns` of rows typed in a workbook: ``rows`` a list of (row number, {column:
     value}), values as read from the cells (numbers, text or None); ``where`` names the sheet
-    in errors. None when there are no rows. Refusals as :func:`parse`'s, one line."""
+    in errors, ``letters`` ({column: sheet column letter}) the column. None when there are no
+    rows. The rules of a file, with the planner's reading: text such as 70B as the Inputs
+    sheet reads it (:func:`udfs.numbers.parse_size`), an accelerator by its catalogue name
+    (case ignored); refusals as :func:`parse`'s, one line."""
     if not rows:
         return None
     out, seen = [], {}
     for i, raw in rows:
         text = {c: "" if v is None else str(v) for c, v in raw.items()}
-        out.append(_row(where, i, text, _plain_number, seen))
-    return OwnRuns(_implied(pd.DataFrame(out), where))
+        out.append(_row(where, i, text, _cell_number, seen, letters, exact=True))
+    return OwnRuns(_implied(pd.DataFrame(out), where, letters))
 
 
-def _plain_number(text):
-    """A number typed in a cell (a workbook holds plain numbers: 7E9, not 7B)."""
-    return float(text)
+def _cell_number(text):
+    """A number typed in a cell: a number (a negative one too, refused for its sign), or text
+    of the planner's grammar (``70B``, ``2T``, ``1.5e12``)."""
+    from .numbers import parse_size
+
+    return float(text) if text.startswith("-") else parse_size(text)
 
 
 def read(path, parse_number):

@@ -190,6 +190,7 @@ _OWN_RANGE = model.excel(
 )
 
 
+@functools.cache
 def _calibration():
     """:mod:`udfs.calibration`, imported when a plan is resolved (the calibrated MFU and
     spread, from the stored fitted numbers: no fit, no pandas); importing this module, or
@@ -596,9 +597,13 @@ class ResolvedMany:
 
 def _accelerator_columns(names):
     """Catalogue figures of accelerator name(s): one record per distinct name, spread back by
-    index (a name's figures are looked up once, not once per plan)."""
+    index (a name's figures are looked up once, not once per plan). For many plans, also
+    ``"by_name"`` (each figure per distinct name) and ``"codes"`` (each plan's name's index),
+    for figures worked out once per name (:func:`_throughput_sigma`)."""
     if isinstance(names, str):
         codes, distinct = None, [names]
+    elif isinstance(names, tuple):  # (distinct names, the index of each plan's name)
+        distinct, codes = names
     else:
         flat = names.tolist()
         distinct = list(dict.fromkeys(flat))  # in order of first appearance
@@ -615,8 +620,10 @@ def _accelerator_columns(names):
                      extra if generation == "other" else 0.0))  # fmt: skip
     if codes is None:
         return dict(zip(keys, rows[0], strict=True))
-    table = np.array(rows, dtype=float)
-    return dict(zip(keys, table[codes].T, strict=True))
+    columns = np.array(rows, dtype=float).T.copy()  # one contiguous array per figure
+    out = {key: column[codes] for key, column in zip(keys, columns, strict=True)}
+    out.update(by_name=dict(zip(keys, columns, strict=True)), codes=codes)
+    return out
 
 
 @functools.lru_cache(maxsize=256)
@@ -645,8 +652,9 @@ def resolve_many(inputs, accelerator_name):
         Input name (:data:`MANY_INPUTS`) -> a float or a 1-D float array (one value per plan,
         all of one length), or None (blank in every plan). ``total_params``,
         ``training_tokens`` and ``accelerators`` are required.
-    accelerator_name : str or ndarray of str
-        Known catalogue names (checked by the caller), one or one per plan.
+    accelerator_name : str, ndarray of str, or tuple
+        Known catalogue names (checked by the caller), one or one per plan; or the pair
+        (distinct names, an intp array of the index of each plan's name among them).
 
     Returns
     -------
@@ -682,16 +690,12 @@ def resolve_many(inputs, accelerator_name):
             value = np.where(np.isnan(tdp), RULE_DEFAULTS[name], tdp)
             value = float(value) if value.ndim == 0 else value
         fields[name] = RULE_DEFAULTS[name] if value is None else value
-    spreads = {"throughput_range_pct": get("throughput_range_pct"),
-               "price_range_pct": get("price_range_pct")}  # fmt: skip
-    if spreads["throughput_range_pct"] is None:
-        spreads["throughput_range_pct"] = _calibrated_range_pct(accel, active)
-    if spreads["price_range_pct"] is None:
-        spreads["price_range_pct"] = RULE_DEFAULTS["price_range_pct"]
-    sigmas = model.evaluate(spreads, ["throughput_sigma", "price_sigma"])
+    price = get("price_range_pct")
+    price = RULE_DEFAULTS["price_range_pct"] if price is None else price
+    price_sigma = model.evaluate({"price_range_pct": price}, ["price_sigma"])["price_sigma"]
+    throughput_sigma = _throughput_sigma(accel, active, get("throughput_range_pct"))
     hbm_known = ~np.isnan(accel["hbm"])
-    return ResolvedMany(fields, hbm_known, unresolved, sigmas["throughput_sigma"],
-                        sigmas["price_sigma"])  # fmt: skip
+    return ResolvedMany(fields, hbm_known, unresolved, throughput_sigma, price_sigma)
 
 
 def _mfu_slope():
@@ -700,6 +704,24 @@ def _mfu_slope():
 
 def _mfu_bound(name):
     return getattr(_calibration().default_mfu_model(), name)
+
+
+def _throughput_sigma(accel, active, range_pct):
+    """The spec's ``throughput_sigma`` of the plans: from ``range_pct`` when given, else from
+    the calibrated spread (:func:`_calibrated_range_pct`). That depends only on the name and
+    on whether the model is small: for many plans it is worked out once per (name, small or
+    not) and spread back by index."""
+    codes = accel.get("codes")
+    if range_pct is None and codes is not None and np.ndim(active):
+        by_name = np.repeat(accel["by_name"]["extra_sigma"], 2)  # (name 0 large, small, ...)
+        small = np.tile([np.inf, 0.0], by_name.size // 2)  # an active count: large, small
+        table = _throughput_sigma({"extra_sigma": by_name}, small, None)
+        small_plans = np.asarray(active) < model.CONSTANTS["small_model_active_params"]
+        return table[codes * 2 + small_plans]
+    if range_pct is None:
+        range_pct = _calibrated_range_pct(accel, active)
+    values = {"throughput_range_pct": range_pct}
+    return model.evaluate(values, ["throughput_sigma"])["throughput_sigma"]
 
 
 def _calibrated_range_pct(accel, active):

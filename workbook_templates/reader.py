@@ -1525,18 +1525,18 @@ def _own_runs(cells, problems):
     planner, or no row typed). A bad row is a Problem naming the sheet, row and column."""
     from udfs.validation import CommandError
 
-    from .planner.own_runs import TITLE, read_rows
+    from .planner.own_runs import LETTERS, TITLE, read_rows
 
     if TITLE not in cells.values:  # an older planner: no such sheet
         return None
     saved = cells.values[TITLE]
-    rows = read_rows(lambda r, c: saved.get((r, c)))
-    if not rows:  # none typed (as from_rows says), without importing it and pandas
-        return None
-    from udfs import own_runs
-
     try:
-        return own_runs.from_rows(rows, f"sheet {TITLE!r}")
+        rows = read_rows(lambda r, c: saved.get((r, c)))
+        if not rows:  # none typed (as from_rows says), without importing it and pandas
+            return None
+        from udfs import own_runs
+
+        return own_runs.from_rows(rows, f"sheet {TITLE!r}", LETTERS)
     except CommandError as err:
         problems.append(Problem(str(err), TITLE))
         return None

@@ -47,8 +47,9 @@ FILL_NOTE = (
     "are filled on Inputs (a column without its required inputs is left out)."
 )
 RANGE_NOTE = (
-    "No bar for a scenario: a typed MFU or throughput has no range (P10 = P50 = P90) unless you "
-    "give an uncertainty on Inputs; a blank MFU takes the calibrated default and its spread."
+    "No bar for a scenario: its throughput uncertainty is typed as 0 on Inputs and its price "
+    "uncertainty is 0 or blank (P10 = P50 = P90). A blank throughput uncertainty takes the "
+    "calibrated spread, with a typed MFU or throughput too."
 )
 #: Table columns: (header, defined-name source or formula, number format). The two spreads are
 #: rounded to the cent: with no range, P10 = P50 = P90 up to the last bit, and Excel and

@@ -14,11 +14,13 @@ from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
 from udfs.numbers import SIZE_EXAMPLES
+from udfs.own_runs import ADVICE
 from udfs.plan import CALIBRATED_RANGE_EXCEL, THROUGHPUT_SOURCES
 from udfs.quantities import BUDGET_STATUSES, PLAN_INPUTS
 
 from ..sheetkit import CHECK_WARN_FILL, Book, bold, check_colours, put_text
 from .layout import FIRST_COL, LAST_COL, SCENARIO_COLUMNS
+from .own_runs import FIRST_ROW, FLAGS
 from .sizes import SIZE_INPUTS
 
 #: Column of each per-scenario check's first failing scenario (1-8), for the master cause.
@@ -108,6 +110,33 @@ def _single_checks(n):
     )  # fmt: skip
 
 
+#: The "Our runs" row checks as Checks rows: ``udfs.own_runs.ADVICE`` key -> the rule. A
+#: failing one says in column D how many rows fail, the first, and what to do (the advice).
+OWN_RUNS_LABELS = {
+    "complete": "Our runs: each typed row is complete (every column but Organisation)",
+    "figures": "Our runs: figures are numbers > 0 (text such as 70B reads as a number)",
+    "accelerator": "Our runs: each accelerator is in the catalogue",
+    "unique": "Our runs: run names are unique",
+}
+
+
+def _own_runs_rows(ws, r):
+    """One Checks row per "Our runs" row check (:data:`.own_runs.FLAGS`): TRUE when no typed
+    row fails it; else column D (D to the cause column, merged) counts the failing rows, names
+    the first and says what to do (the row counts for nothing in the default MFU, and
+    ``compute-lab report`` refuses the planner)."""
+    for name, _, key in FLAGS:
+        put_text(ws.cell(r, 1), OWN_RUNS_LABELS[key])
+        bad = f"COUNTIF({name},FALSE)"  # SUM gives an error value when a row check does
+        ws.cell(r, 3, f"=AND({bad}=0,NOT(ISERROR(SUM({name}))))")
+        ws.cell(r, 4, f'=IF(C{r},"",IF({bad}=0,"a row of Our runs gives an error value",'
+                f'{bad}&IF({bad}=1," row fails"," rows fail")&"; the first is Our runs row "'
+                f'&(MATCH(FALSE,{name},0)+{FIRST_ROW - 1})&": {ADVICE[key]}"))')  # fmt: skip
+        ws.merge_cells(start_row=r, start_column=4, end_row=r, end_column=CAUSE_COL)
+        r += 1
+    return r
+
+
 def _numeric_span(book):
     """First and last Inputs row of the number inputs, and the text inputs between them."""
     numeric = [q.name for q in PLAN_INPUTS if q.kind != "text"]
@@ -160,6 +189,7 @@ def checks_sheet(book, scen):
         put_text(ws.cell(r, 1), label)
         ws.cell(r, 3, book.formula(formula, ws.title))
         r += 1
+    own_first, r = r, _own_runs_rows(ws, r)
     last_check = r - 1
     r += 1
     put_text(ws.cell(r, 1), "Warnings: TRUE = nothing to look at; FALSE = WARN").style = "Section"
@@ -188,7 +218,12 @@ def checks_sheet(book, scen):
         for c in row:
             c.alignment = Alignment(horizontal="center", vertical="top")  # level a wrapped label
     ws.cell(r, 3).alignment = Alignment(horizontal="left")  # the cause reads to the right
+    for k in range(own_first, last_check + 1):  # which rows, and what to do
+        ws.cell(k, 1).alignment = Alignment(wrap_text=True, vertical="top")
+        ws.cell(k, 4).alignment = Alignment(horizontal="left", vertical="top", wrap_text=True)
     Book.finish(ws, freeze="D5")
+    for k in range(own_first, last_check + 1):  # room for two lines of rows and advice
+        ws.row_dimensions[k].height = max(ws.row_dimensions[k].height or 0, 30)
     return ws
 
 
@@ -200,6 +235,7 @@ def _master_cause(book, ws, r, first, last):
     ws.row_dimensions[r].hidden = True  # a helper: the cause below says it in words
     k = get_column_letter(CAUSE_COL)
     labels, columns = f"$A${first}:$A${last}", f"${k}${first}:${k}${last}"
+    rows = f"$D${first}:$D${last}"  # which rows of "Our runs" fail (a text there, else none)
     letters = "".join(get_column_letter(c) for c in SCENARIO_COLUMNS)
     put_text(ws.cell(r + 1, 1), "Cause of an ERROR: the first failing check").style = "Section"
     cell = ws.cell(r + 1, 3, book.formula(
@@ -208,7 +244,9 @@ def _master_cause(book, ws, r, first, last):
         f"INDEX({labels},{{checks.cause_row}},1)"
         f"&IF(ISNUMBER(INDEX({columns},{{checks.cause_row}},1)),"
         f'" (column "&MID("{letters}",INDEX({columns},{{checks.cause_row}},1),1)&": "'
-        f'&INDEX(scenario_name,1,INDEX({columns},{{checks.cause_row}},1))&")","")))',
+        f'&INDEX(scenario_name,1,INDEX({columns},{{checks.cause_row}},1))&")","")'
+        f'&IF(ISTEXT(INDEX({rows},{{checks.cause_row}},1)),'
+        f'" ("&INDEX({rows},{{checks.cause_row}},1)&")","")))',
         ws.title,
     ))  # fmt: skip
     book.place_cell("master_cause", ws, cell.coordinate, named=True)

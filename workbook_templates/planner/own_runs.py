@@ -2,7 +2,10 @@
 
 One row per completed run (up to :data:`MAX_ROWS`), typed by hand or filled by
 ``compute-lab templates --own-runs FILE`` (:func:`fill`): the own-runs file's columns
-(:data:`udfs.own_runs.COLUMNS`, numbers as plain numbers). Each complete row gets, in native
+(:data:`udfs.own_runs.COLUMNS`; numbers plain or as text such as 70B, read as the Inputs
+sheet reads them: the "as used" columns). Each row gets the row checks :data:`FLAGS` (the
+rules of :func:`udfs.own_runs.from_rows`, which the report applies; a FALSE is an ERROR on the
+Checks sheet). Each row that passes them gets, in native
 formulas, its implied MFU (the spec's ``implied_mfu``), the calibrated default MFU for its
 accelerator and size (the spec's ``calibrated_mfu``), its residual LN(implied / default) and
 its generation's intercept, which identifies the generation (the intercepts are distinct
@@ -18,12 +21,26 @@ filled the planner is the calibrated default, unchanged.
 
 from __future__ import annotations
 
+from openpyxl.utils import get_column_letter
+
 from udfs import calibration, model
+from udfs.own_runs import NUMBERS, REQUIRED
 
-from ..sheetkit import Column, paragraph, put_text, write_table
+from ..sheetkit import Column, check_colours, paragraph, put_text, write_table
 from .layout import constant_cell
+from .sizes import size_excel
 
-__all__ = ["TITLE", "MAX_ROWS", "INPUT_COLUMNS", "own_runs_sheet", "fill", "read_rows"]
+__all__ = [
+    "TITLE",
+    "MAX_ROWS",
+    "INPUT_COLUMNS",
+    "FLAGS",
+    "FIRST_ROW",
+    "own_runs_sheet",
+    "fill",
+    "read_rows",
+    "LETTERS",
+]
 
 #: The sheet's title (the reader finds the block by it and by the defined names).
 TITLE = "Our runs"
@@ -37,26 +54,74 @@ INPUT_COLUMNS = (
     ("total_params", "Total parameters", "parameters", 14),
     ("tokens", "Tokens", "tokens", 19),
     ("accelerator", "Accelerator", "", 15),
-    ("accelerators", "Accelerators", "count", 11),
+    ("accelerators", "Accelerators", "count", 12),
     ("accelerator_hours", "Accelerator-hours", "accelerator-hours", 13),
 )
 _TOP = 6  # header row of the block
+#: The first and last rows of the block (a row's number on the sheet, as the Checks name it).
+FIRST_ROW, LAST_ROW = _TOP + 1, _TOP + MAX_ROWS
 _PREFIX = "own_run_"  # defined names of the typed columns: own_run_<column>
+_USED = "own_runs_used_"  # defined names of the figures as used: own_runs_used_<column>
+#: The row checks (TRUE = passes): (defined name of the column, header, ``ADVICE`` key of
+#: :mod:`udfs.own_runs`). A FALSE is an ERROR on the Checks sheet: the row counts for nothing
+#: here and ``compute-lab report`` refuses it.
+FLAGS = (
+    ("own_runs_complete", "Row complete", "complete"),
+    ("own_runs_figures_ok", "Figures > 0", "figures"),
+    ("own_runs_known_accelerator", "Accelerator known", "accelerator"),
+    ("own_runs_unique_name", "Name unique", "unique"),
+)
+
+
+def _used(column):
+    """A typed figure as used: the number, text such as 70B read as the Inputs sheet reads it
+    (:func:`~workbook_templates.planner.sizes.size_excel`), "" when blank or not a number."""
+    x = f"<{_PREFIX}{column}>"
+    return f'=IF(ISNUMBER({x}),{x},IF(LEN(TRIM({x}))=0,"",{size_excel(x)}))'
+
+
+def _u(column):
+    return f"<{_USED}{column}>"
+
+
+#: A row with anything typed (the rows the reader reads, :func:`read_rows`).
+_TYPED = "LEN(TRIM(" + "&".join(f"<{_PREFIX}{c}>" for c, *_ in INPUT_COLUMNS) + "))>0"
+
+
+def _flag_formulas():
+    """The row checks (TRUE = passes, "" on a blank row): the rules of
+    :func:`udfs.own_runs.from_rows` (:data:`udfs.own_runs.REQUIRED`, ``NUMBERS``, a catalogue
+    name, a unique name), counted on the Checks sheet."""
+    filled = {c: f"LEN(TRIM(<{_PREFIX}{c}>))>0" for c, *_ in INPUT_COLUMNS}
+    figures = [f"OR(NOT({filled[c]}),AND(ISNUMBER({_u(c)}),{_u(c)}>0))" for c in NUMBERS]
+    figures.append(f"OR(NOT(ISNUMBER({_u('active_params')})),NOT(ISNUMBER({_u('total_params')})),"
+                   f"{_u('active_params')}<={_u('total_params')})")  # fmt: skip
+    figures.append("N(<own_runs_implied_mfu>)<=1")
+    # a plain range comparison (Gnumeric does not take TRIM or UPPER of a range in SUMPRODUCT)
+    earlier = ("SUMPRODUCT((own_runs_name_key=<own_runs_name_key>)"
+               "*(ROW(own_runs_name_key)<{row}))=0")  # fmt: skip
+    rules = {
+        "own_runs_complete": "AND(" + ",".join(filled[c] for c in REQUIRED) + ")",
+        "own_runs_figures_ok": "AND(" + ",".join(figures) + ")",
+        "own_runs_known_accelerator": f"OR(NOT({filled['accelerator']}),"
+        "<own_runs_catalogue_row>>0)",
+        "own_runs_unique_name": f"OR(NOT({filled['name']}),{earlier})",
+    }
+    return {n: f'=IF({_TYPED},{rule},"")' for n, rule in rules.items()}
 
 
 def _formulas():
     """The calculated columns' templates (``<X>``: column X on the same row)."""
-    ok = ("AND(ISNUMBER(<own_run_active_params>),ISNUMBER(<own_run_tokens>),"
-          "ISNUMBER(<own_run_accelerator_hours>),<own_runs_catalogue_row>>0,"
-          "<own_run_active_params>>0,<own_run_tokens>>0,"
-          "<own_run_accelerator_hours>>0)")  # fmt: skip
+    usable = (f"AND(N({_u('active_params')})>0,N({_u('tokens')})>0,"
+              f"N({_u('accelerator_hours')})>0,<own_runs_catalogue_row>>0)")  # fmt: skip
+    ok = "AND(ISLOGICAL(<own_runs_complete>)," + ",".join(f"<{n}>" for n, *_ in FLAGS) + ")"
     flops = model.excel(
         "training_flops",
-        bind={"active_params": "<own_run_active_params>", "training_tokens": "<own_run_tokens>"},
+        bind={"active_params": _u("active_params"), "training_tokens": _u("tokens")},
     )
     tflops = model.excel(
         "implied_effective_tflops",
-        bind={"training_flops": f"({flops})", "accelerator_hours": "<own_run_accelerator_hours>"},
+        bind={"training_flops": f"({flops})", "accelerator_hours": _u("accelerator_hours")},
     )
     implied = model.excel(
         "implied_mfu",
@@ -69,28 +134,36 @@ def _formulas():
         "calibrated_mfu",
         bind={
             "mfu_ln_intercept": "<own_runs_intercept>",
-            "active_params": "<own_run_active_params>",
+            "active_params": _u("active_params"),
         },
         through=("calibrated_mfu_raw",),
     )
     return {
-        "own_runs_catalogue_row": "=IF(LEN(<own_run_accelerator>)=0,0,"
-        "IFERROR(MATCH(<own_run_accelerator>,accel_names,0),0))",
+        **{_USED + c: _used(c) for c in NUMBERS},
+        "own_runs_name_key": f"=UPPER(TRIM(<{_PREFIX}name>))",
+        "own_runs_catalogue_row": f"=IF(LEN(TRIM(<{_PREFIX}accelerator>))=0,0,"
+        f"IFERROR(MATCH(TRIM(<{_PREFIX}accelerator>),accel_names,0),0))",
+        "own_runs_implied_mfu": f'=IF({usable},{implied},"")',
+        **_flag_formulas(),
         "own_runs_intercept": f"=IF({ok},"
         'INDEX(accel_mfu_intercept,MAX(1,<own_runs_catalogue_row>),1),"")',
-        "own_runs_implied_mfu": f'=IF(ISNUMBER(<own_runs_intercept>),{implied},"")',
         "own_runs_default_mfu": f'=IF(ISNUMBER(<own_runs_intercept>),{default},"")',
         "own_runs_residual": "=IF(ISNUMBER(<own_runs_intercept>),"
         'LN(<own_runs_implied_mfu>/<own_runs_default_mfu>),"")',
     }
 
 
+_USED_HEADS = {"active_params": "Active", "total_params": "Total", "tokens": "Tokens",
+               "accelerators": "Count", "accelerator_hours": "Hours"}  # fmt: skip
 _CALC_HEADERS = {
+    **{_USED + c: (f"{_USED_HEADS[c]} as used", "", 10) for c in NUMBERS},
+    "own_runs_name_key": ("Name as compared", "", 12),
     "own_runs_catalogue_row": ("Catalogue row", "index", 10),
-    "own_runs_intercept": ("Generation intercept", "ln units", 12),
-    "own_runs_implied_mfu": ("Implied MFU", "fraction", 10),
-    "own_runs_default_mfu": ("Default MFU", "fraction", 10),
-    "own_runs_residual": ("LN(implied / default)", "ln units", 12),
+    "own_runs_implied_mfu": ("Implied MFU", "fraction", 9),
+    **{n: (head, "", 11) for n, head, _ in FLAGS},
+    "own_runs_intercept": ("Generation intercept", "ln units", 11),
+    "own_runs_default_mfu": ("Default MFU", "fraction", 9),
+    "own_runs_residual": ("LN(implied / default)", "ln units", 11),
 }
 
 
@@ -100,11 +173,11 @@ def own_runs_sheet(book):
     book.title(ws, "Our runs: your completed training runs", None)
     f = calibration.fitted()
     k = (f["team_within_sd"] / f["team_between_sd"]) ** 2
-    paragraph(ws, 2, 1, "Type your completed runs (catalogue accelerator names; plain numbers, "
-              "7E9 for 7B), or fill them with compute-lab templates --own-runs FILE. A blank MFU "
-              "moves toward your runs on the plan's accelerator generation by n / (n + k), and "
-              "its spread narrows: more runs, more pull. Incomplete rows and accelerators not "
-              "in the catalogue count for nothing.", 13)  # fmt: skip
+    paragraph(ws, 2, 1, "Type your completed runs (catalogue accelerator names; numbers such as "
+              "7E9, 7B or 2T), or fill them with compute-lab templates --own-runs FILE. A blank "
+              "MFU moves toward your runs on the plan's accelerator generation by n / (n + k), "
+              "and its spread narrows: more runs, more pull. A row that fails a row check (FALSE) "
+              "counts for nothing and is an ERROR on Checks.", 13)  # fmt: skip
     for r, (name, label, value, fmt) in enumerate((
         ("own_runs_within_sd", "One team's scatter (sigma, ln)", f["team_within_sd"], "0.0000"),
         ("own_runs_between_sd", "Team-to-team (sigma, ln)", f["team_between_sd"], "0.0000"),
@@ -125,6 +198,12 @@ def own_runs_sheet(book):
     columns += [Column(n, h, u, formula=formulas[n], width=w)
                 for n, (h, u, w) in _CALC_HEADERS.items()]  # fmt: skip
     write_table(book, ws, _TOP, columns, MAX_ROWS)
+    at = {c.name: get_column_letter(j) for j, c in enumerate(columns, start=1)}
+    check_colours(ws, f"{at[FLAGS[0][0]]}{FIRST_ROW}:{at[FLAGS[-1][0]]}{LAST_ROW}")
+    for r in range(FIRST_ROW, LAST_ROW + 1):
+        for c in NUMBERS:  # a figure as used, compact (a whole token count fits no column)
+            ws[f"{at[_USED + c]}{r}"].number_format = "0.00E+00"
+        ws[f"{at['own_runs_catalogue_row']}{r}"].number_format = "0;-0;;@"  # 0: none, blank
     for j, c in enumerate(columns, start=1):
         if c.unit == "ln units":
             for r in range(_TOP + 1, _TOP + 1 + MAX_ROWS):
@@ -133,6 +212,7 @@ def own_runs_sheet(book):
         for cell in row[:2] + row[5:6]:
             cell.number_format = "@"
     book.finish(ws, freeze=f"A{_TOP + 1}", print_titles=f"{_TOP}:{_TOP}")
+    ws.row_dimensions[_TOP].height = 60  # four lines: "Accelerator-hours (accelerator-hours)"
     ws.page_setup.orientation = "landscape"
     return ws
 
@@ -153,6 +233,8 @@ def fill(wb, runs):
             ws.cell(_TOP + 1 + i, 1 + j).value = value if isinstance(value, str) else float(value)
 
 
+#: The sheet's column letter of each typed column (the report names it in a refusal).
+LETTERS = {c: get_column_letter(1 + j) for j, (c, *_) in enumerate(INPUT_COLUMNS)}
 #: The typed block's cells, {(row, column)}: what the reader reads of the sheet.
 AREA = frozenset(
     (r, 1 + j) for r in range(_TOP + 1, _TOP + 1 + MAX_ROWS) for j in range(len(INPUT_COLUMNS))
