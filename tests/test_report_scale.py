@@ -13,6 +13,7 @@ import collections
 import datetime as dt
 import importlib
 import io
+import multiprocessing
 import os
 import pty
 import signal
@@ -330,3 +331,97 @@ def test_a_run_without_a_scenario_names_the_files(template, tmp_path, capsys):
     rc = main(["report", str(empty), "--out", str(tmp_path / "h.xlsx")])
     (line,) = capsys.readouterr().err.splitlines()
     assert rc == 2 and "no scenario column has inputs" in line and str(empty) in line
+
+
+@pytest.mark.libreoffice
+@pytest.mark.parametrize("saved_by", ["openpyxl", "LibreOffice"])
+def test_the_quick_path_reads_what_the_streaming_pass_reads(odd, tmp_path, saved_by, monkeypatch):
+    """Every part of a planner through the quick path (the C parser's tree) and through the
+    streaming pass alone: the same styles, shared strings and named cells (typed, formula flag,
+    saved), and every part but the manifest took the quick path."""
+    path = odd if saved_by == "openpyxl" else _saved_by_libreoffice(odd, tmp_path)
+    streamed = []
+    run = reader._Scan.run
+
+    def counting(self, zf, info):
+        streamed.append(info.filename)
+        return run(self, zf, info)
+
+    monkeypatch.setattr(reader._Scan, "run", counting)
+    quick = _one_pass(path)
+    assert streamed == ["[Content_Types].xml"]
+    monkeypatch.setattr(reader, "QUICK_PART_BYTES", -1)  # every part streamed
+    assert _one_pass(path) == quick
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("xl/styles.xml")
+        both = []
+        for limit in (-1, reader.MAX_XML_RUN_BYTES):
+            monkeypatch.setattr(reader, "QUICK_PART_BYTES", limit)
+            styles = reader._Styles()
+            reader._scan_part(path, zf, info, styles)
+            both.append((styles.custom, styles.ids, styles.formats()))
+    assert both[0] == both[1] and both[0][1]
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        # a document type declaration the bytes would not show: UTF-16, or a declared encoding
+        '<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE x [<!ENTITY a "b">]><x>&a;</x>'.encode(
+            "utf-16"
+        ),
+        b'<?xml version="1.0" encoding="cp037"?><x/>',
+        b'<!DOCTYPE x [<!ENTITY a "b">]><x>&a;</x>',
+        b"<x>&undefined;</x>",
+        b"<a>" * 300 + b"</a>" * 300,  # over the depth bound
+        b"<sst xmlns='http://schemas.openxmlformats.org/spreadsheetml/2006/main'><si><t>"
+        + b"x" * 40_000
+        + b"</t></si></sst>",  # a text over Excel's limit
+        b"<x><y></x>",  # not well-formed
+    ],
+)
+def test_the_quick_path_leaves_every_doubtful_part_to_the_streaming_pass(
+    filled_path, part, monkeypatch
+):
+    """A part the quick path cannot vouch for gives the streaming pass's outcome: the same
+    refusal, message and all, as with the quick path off."""
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as zf:
+        zf.writestr("xl/sharedStrings.xml", part)
+    outcomes = []
+    for limit in (reader.QUICK_PART_BYTES, -1):
+        monkeypatch.setattr(reader, "QUICK_PART_BYTES", limit)
+        with zipfile.ZipFile(io.BytesIO(data.getvalue())) as zf:
+            info = zf.getinfo("xl/sharedStrings.xml")
+            try:
+                reader._check_part(filled_path, zf, info, True, reader._Strings())
+                outcomes.append("accepted")
+            except reader.PlannerError as err:
+                outcomes.append(str(err))
+    assert outcomes[0] == outcomes[1] != "accepted"
+
+
+@pytest.fixture
+def filled_path(tmp_path):
+    return tmp_path / "team.xlsx"
+
+
+def _pid(path, columns_left):
+    return os.getpid()
+
+
+def test_the_reading_processes_are_forked_before_started_is_called(tmp_path):
+    """``started`` (the command's import of its writers) is called once, after the first
+    file is handed out, when the pool has forked its processes; the files are read there."""
+    from workbook_templates.report.pool import read_files
+
+    calls = []
+
+    def started():
+        calls.append([p.pid for p in multiprocessing.active_children()])
+
+    paths = [tmp_path / f"{k}.xlsx" for k in range(6)]
+    got = list(read_files(paths, _pid, 2, lambda: 4000, 100, started))
+    assert len(calls) == 1 and len(calls[0]) == 2
+    assert [p for p, _ in got] == paths
+    assert {pid for _, pid in got} <= set(calls[0])

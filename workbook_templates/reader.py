@@ -20,7 +20,11 @@ on), so it is treated as untrusted input:
    pass reads the stylesheet's date formats, the shared strings and, on the worksheets that
    hold named cells, the rows of those cells (:class:`_Rows`: openpyxl's own cell parser on
    each row, for what was typed and for the value last saved); the worksheets are scanned
-   last, once the workbook says which cells are wanted;
+   last, once the workbook says which cells are wanted. A part that is sure to be within
+   every bound (at most :data:`QUICK_PART_BYTES` and :data:`QUICK_PART_TAGS` ``<``, plain
+   UTF-8 without ``<!DOCTYPE``) is parsed by the C parser into a small tree instead, its
+   depth and texts measured on it; one that breaks a bound there, or anything else, goes
+   through the streaming pass, whose outcome and message it always is (:func:`_scan_part`);
 5. openpyxl's readers read the small workbook-level parts (manifest, ``workbook.xml`` with
    the defined names, document properties: :func:`_read_book`), through ``defusedxml``
    (:func:`check_defusedxml`); openpyxl never loads a worksheet;
@@ -49,7 +53,9 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import io
+import itertools
 import math
+import operator
 import os
 import re
 import stat
@@ -473,6 +479,8 @@ _OVERRIDE = _CT_NS[1:] + "Override"  # expat's spelling: namespace "}" local nam
 _DEFAULT = _CT_NS[1:] + "Default"
 _ROW = f"{SHEET_MAIN_NS}}}row"
 _FORMULA = f"{SHEET_MAIN_NS}}}f"
+_ROW_ET = "{" + _ROW
+_FORMULA_ET = "{" + _FORMULA
 
 
 def _et_name(name):
@@ -597,6 +605,21 @@ class _Styles:
         self.ids = []  # numFmtId of each cell format, in order
         self.where = []
 
+    def reset(self):
+        self.__init__()
+
+    def tree(self, root):
+        """Read the part's tree (the quick path of :func:`_scan_part`), as :meth:`start`
+        reads its elements: the children of ``numFmts`` and ``cellXfs`` under the root."""
+        for group in root:
+            local = _local(group.tag)
+            for child in group if local in ("numFmts", "cellXfs") else ():
+                if local == "numFmts" and _local(child.tag) == "numFmt":
+                    self.custom[int(child.attrib["numFmtId"])] = child.attrib["formatCode"]
+                elif local == "cellXfs" and _local(child.tag) == "xf":
+                    self.ids.append(int(child.attrib.get("numFmtId", 0)))
+        return True
+
     def start(self, tag, attrs, depth):
         local = _local(tag)
         self.where[depth - 1 :] = [local]
@@ -619,12 +642,15 @@ class _Styles:
             is_timedelta_format,
         )
 
-        dates, spans = set(), set()
+        dates, spans, kinds = set(), set(), {}  # kinds: {numFmtId: (date, span)}, asked once
         for idx, fmt_id in enumerate(self.ids):
-            fmt = self.custom[fmt_id] if fmt_id in self.custom else builtin_format_code(fmt_id)
-            if is_date_format(fmt):
+            kind = kinds.get(fmt_id)
+            if kind is None:
+                fmt = self.custom[fmt_id] if fmt_id in self.custom else builtin_format_code(fmt_id)
+                kind = kinds[fmt_id] = (is_date_format(fmt), is_timedelta_format(fmt))
+            if kind[0]:
                 dates.add(idx)
-            if is_timedelta_format(fmt):
+            if kind[1]:
                 spans.add(idx)
         return dates, spans
 
@@ -635,6 +661,19 @@ class _Builder:
 
     builder = None
     depth = 0
+
+    def reset(self):
+        """Start again (the streaming pass after a quick one that gave up)."""
+        self.__init__(*self.args)
+
+    @staticmethod
+    def outermost(root, tag):
+        """The elements ``tag`` of ``root``'s tree in document order, as the streaming pass
+        takes them; None when one holds another (built into it there: left to that pass)."""
+        found = list(root.iter(tag))
+        if any(len(list(node.iter(tag))) > 1 for node in found):
+            return None
+        return found
 
     def data(self, text):
         if self.builder is not None:
@@ -660,6 +699,14 @@ class _Strings(_Builder):
         self.strings = []
         self.builder = None
         self.depth = 0
+        self.args = ()
+
+    def tree(self, root):
+        """Read the part's tree (the quick path of :func:`_scan_part`): each ``<si>``."""
+        found = self.outermost(root, _et_name(self.TAG))
+        for node in found or ():
+            self.take(node)
+        return found is not None
 
     def start(self, tag, attrs, depth):
         if self.builder is None:
@@ -690,6 +737,7 @@ class _Rows(_Builder):
     """
 
     def __init__(self, book, box):
+        self.args = (book, box)
         self.min_row, self.max_row, self.min_col, self.max_col = box
         self.parser = WorkSheetParser(
             None,
@@ -722,6 +770,21 @@ class _Rows(_Builder):
         self.shared, self.depth = False, depth
         self.builder = ElementTree.TreeBuilder()
         self.builder.start(_et_name(tag), {_et_name(k): v for k, v in attrs.items()})
+
+    def tree(self, root):
+        """Read the part's tree (the quick path of :func:`_scan_part`): its rows in document
+        order, taken as :meth:`start` and :meth:`take` take them."""
+        rows = self.outermost(root, _ROW_ET)
+        for row in rows or ():
+            idx = self._index(row.attrib)
+            if idx > self.max_row:
+                self.done = True
+                break
+            self.accept = idx >= self.counter
+            self.counter = max(self.counter, idx + self.accept)
+            self.shared = any(f.get("t") == "shared" for f in row.iter(_FORMULA_ET))
+            self.take(row)
+        return rows is not None
 
     def _index(self, attrs):
         """The row's number, as openpyxl's ``parse_row`` reads it."""
@@ -756,8 +819,97 @@ class _Rows(_Builder):
 
 
 def _scan_part(path, zf, info, rows=None):
-    """Scan one XML part (:class:`_Scan`); the content types it declares."""
+    """Scan one XML part; the content types it declares.
+
+    A part small enough to be within every bound whatever it holds is parsed by the C
+    parser into a tree (:func:`_quick_tree`), its depth and texts measured on the tree, and
+    ``rows`` (the part's reader) given the tree; anything else (a larger part, a part that
+    is not plain UTF-8 or has a document type declaration, one that breaks a bound or is
+    not well-formed, an error while reading it) is scanned by the bounded streaming pass
+    (:class:`_Scan`), which refuses it with its one-line message: the outcome is the
+    streaming pass's in every case, the quick one only saves time.
+    """
+    if info.filename != _CONTENT_TYPES and info.file_size <= QUICK_PART_BYTES:
+        root = _quick_tree(zf, info)
+        if root is not None:
+            try:
+                if rows is None or rows.tree(root):
+                    return []
+            except Exception:  # noqa: BLE001 - the streaming pass raises it, in its order
+                pass
+            rows.reset()
     return _Scan(path, info.filename, rows).run(zf, info)
+
+
+#: Largest part read by the quick path (:func:`_quick_tree`): at most
+#: :data:`MAX_XML_RUN_BYTES`, so no run of it can break that bound. A planner's largest part
+#: is about 160 kB. Not a bound on files: a larger part is scanned by the streaming pass.
+QUICK_PART_BYTES = MAX_XML_RUN_BYTES
+#: Most ``<`` in a part read by the quick path: each element needs one, so the tree holds at
+#: most this many elements (a few MB; far under :data:`MAX_PART_ELEMENTS`). A planner's
+#: largest part has about 2,200 elements; a part with more is scanned by the streaming pass.
+QUICK_PART_TAGS = 32_768
+_CONTENT_TYPES = "[Content_Types].xml"
+_UTF8_BOM = b"\xef\xbb\xbf"
+_DECLARED_ENCODING = re.compile(rb"""encoding\s*=\s*["']([^"']*)["']""")
+
+
+def _plain_utf8(data):
+    """True when expat reads ``data`` as UTF-8 (no byte-order mark but UTF-8's, an XML
+    declaration naming no encoding or UTF-8): then a document type declaration, whatever it
+    holds, is the bytes ``<!DOCTYPE`` in it."""
+    data = data.removeprefix(_UTF8_BOM)
+    if not data.startswith(b"<") or data.startswith(b"<\0"):
+        return False
+    if not data.startswith(b"<?xml"):
+        return True
+    end = data.find(b"?>")
+    found = _DECLARED_ENCODING.search(data[: end if end >= 0 else 0])
+    return end >= 0 and (found is None or found.group(1).lower() == b"utf-8")
+
+
+def _quick_tree(zf, info):
+    """The part's element tree, parsed by the C parser, when it is sure to be within every
+    bound of the streaming pass (:class:`_Scan`), else None.
+
+    Sure, because: at most :data:`QUICK_PART_BYTES` (no run over :data:`MAX_XML_RUN_BYTES`)
+    and :data:`QUICK_PART_TAGS` ``<`` (elements, far under :data:`MAX_PART_ELEMENTS`);
+    plain UTF-8 without ``<!DOCTYPE`` (no document type: no entity of any kind; an undefined
+    one is a parse error); depth at most :data:`MAX_XML_DEPTH`; every ``<t>``'s text (what
+    precedes its first child, as the streaming pass counts it) at most
+    :data:`MAX_CELL_TEXT_CHARS` characters.
+    """
+    try:
+        with zf.open(info) as fh:
+            data = fh.read(QUICK_PART_BYTES + 1)
+    except Exception:  # noqa: BLE001 - the streaming pass says what is wrong
+        return None
+    if len(data) > QUICK_PART_BYTES or data.count(b"<") > QUICK_PART_TAGS:
+        return None
+    if b"<!DOCTYPE" in data or not _plain_utf8(data):
+        return None
+    parser = ElementTree.XMLParser()
+    try:
+        parser.feed(data)
+        root = parser.close()
+    except Exception:  # noqa: BLE001 - not well-formed, an undefined entity...
+        return None
+    level, depth = [root], 0
+    while level:  # the tree level by level, in C: its depth
+        depth += 1
+        if depth > MAX_XML_DEPTH:
+            return None
+        level = list(itertools.chain.from_iterable(level))
+    if len(data) > MAX_CELL_TEXT_CHARS:  # a shorter part holds no longer text
+        for tag in set(map(_TAG, root.iter())):
+            if tag.endswith("}t") and any(
+                len(t.text or "") > MAX_CELL_TEXT_CHARS for t in root.iter(tag)
+            ):
+                return None
+    return root
+
+
+_TAG = operator.attrgetter("tag")
 
 
 def _xml_parts(zf):
@@ -1378,10 +1530,12 @@ def _own_runs(cells, problems):
     if TITLE not in cells.values:  # an older planner: no such sheet
         return None
     saved = cells.values[TITLE]
-    from udfs import own_runs
-
     try:
         rows = read_rows(lambda r, c: saved.get((r, c)))
+        if not rows:  # none typed (as from_rows says), without importing it and pandas
+            return None
+        from udfs import own_runs
+
         return own_runs.from_rows(rows, f"sheet {TITLE!r}", LETTERS)
     except CommandError as err:
         problems.append(Problem(str(err), TITLE))

@@ -23,17 +23,42 @@ listed as not in the budget. See docs/handoff.md.
 
 from __future__ import annotations
 
+import importlib
+
 from udfs.validation import CommandError
 
 from ..sheetkit import safe_text
 from .command import PROG, configure_parser, run
 from .consolidate import DEFAULT_TOLERANCE, Consolidation, Run
-from .csv_files import CSV_FILES
-from .layout import header as _header
-from .output import check_in_range, write_outputs
-from .summary import SHEET_GUIDE as _SHEET_GUIDE
-from .tables import consolidate
-from .xlsx import build_workbook, write_workbook
+
+#: Names of the writing stages, imported when first used: a run forks its reading processes
+#: before pandas and the workbook writer are imported (:mod:`.command`).
+_LAZY = {
+    "CSV_FILES": ("csv_files", "CSV_FILES"),
+    "_header": ("layout", "header"),
+    "check_in_range": ("output", "check_in_range"),
+    "write_outputs": ("output", "write_outputs"),
+    "_SHEET_GUIDE": ("summary", "SHEET_GUIDE"),
+    "build_workbook": ("xlsx", "build_workbook"),
+    "write_workbook": ("xlsx", "write_workbook"),
+}
+
+
+def consolidate(paths, **kwargs):
+    """:func:`.tables.consolidate`: read, recompute, check and tabulate ``paths``."""
+    from .tables import consolidate as pipeline
+
+    return pipeline(paths, **kwargs)
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attr = _LAZY[name]
+    value = getattr(importlib.import_module(f".{module}", __name__), attr)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "PROG",

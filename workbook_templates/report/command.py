@@ -18,11 +18,8 @@ from udfs.validation import CommandError, check_name, console_line, echo
 from ..files import deferred_interrupts
 from ..reader import DEFAULT_MAX_BYTES, MAX_UNCOMPRESSED_BYTES
 from ..sheetkit import paper_size
-from .consolidate import DEFAULT_TOLERANCE
-from .csv_files import CSV_FILES
-from .output import check_in_range, write_outputs
+from .consolidate import DEFAULT_TOLERANCE, consolidate_files
 from .pool import MAX_JOBS, default_jobs
-from .tables import consolidate
 
 __all__ = ["PROG", "configure_parser", "run"]
 
@@ -197,6 +194,38 @@ class Progress:
             self.shown = 0
 
 
+class _Writers:
+    """The later stages (pandas, the tables, the workbook and CSV writers), imported in a
+    thread while the reading processes read: they are forked first (:mod:`.pool` calls
+    :meth:`start` once they are), so they never carry these modules. In one process they
+    are imported when first used, after the reading."""
+
+    #: The modules imported (the stages after the reading, and what they import).
+    MODULES = ("tables", "output")
+
+    def __init__(self):
+        self.thread = None
+
+    def start(self):
+        import threading
+
+        self.thread = threading.Thread(target=self._load, name="import writers", daemon=True)
+        self.thread.start()
+
+    def _load(self):
+        import importlib
+
+        for name in self.MODULES:
+            try:
+                importlib.import_module(f".{name}", __package__)
+            except BaseException:  # noqa: BLE001 - imported again where used, and raised there
+                return
+
+    def join(self):
+        if self.thread is not None:
+            self.thread.join()
+
+
 def _targets(args):
     targets = []
     if args.out is not None:
@@ -204,6 +233,8 @@ def _targets(args):
     if args.csv is not None:
         if args.csv.exists() and not args.csv.is_dir():
             raise CommandError(f"--csv: {args.csv} is a file, not a folder (give a folder)")
+        from .csv_files import CSV_FILES
+
         targets += [args.csv / f"{n}.csv" for n in CSV_FILES]
     return targets
 
@@ -357,11 +388,17 @@ def _run(args):
         from udfs import own_runs
 
         own = own_runs.read(args.own_runs, args.parse_number)
-    progress = Progress(len(args.files))
+    progress, writers = Progress(len(args.files)), _Writers()
     try:
-        c = consolidate(args.files, max_bytes=max_bytes, tolerance=args.tolerance,
-                        fiscal_year_start=args.fiscal_year_start, jobs=args.jobs,
-                        progress=progress.reading, own_runs=own)  # fmt: skip
+        c = consolidate_files(args.files, max_bytes=max_bytes, tolerance=args.tolerance,
+                              fiscal_year_start=args.fiscal_year_start, jobs=args.jobs,
+                              progress=progress.reading, own_runs=own,
+                              started=writers.start)  # fmt: skip
+        writers.join()
+        from .output import check_in_range, write_outputs
+        from .tables import build_tables
+
+        c.tables = build_tables(c)
         progress.clear()
         _refuse_read_twice(c)
         code = _bad_files(c, args)
@@ -373,6 +410,7 @@ def _run(args):
         written = write_outputs(c, out=args.out, csv_dir=args.csv, force=args.force,
                                 checked=True)  # fmt: skip
     finally:
+        writers.join()
         progress.clear()
     _warnings(c)  # after the write: a failed write is one line too
     t = c.tables["totals"].iloc[0]

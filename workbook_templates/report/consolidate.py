@@ -438,6 +438,7 @@ def consolidate_files(
     jobs=1,
     progress=None,
     own_runs=None,
+    started=None,
 ):
     """Read and recompute ``paths``: a :class:`Consolidation` without its tables yet.
 
@@ -449,13 +450,14 @@ def consolidate_files(
 
     ``jobs`` above 1 reads the files in that many processes (:mod:`.pool`); the files are
     taken in order whatever finishes first, so the result, the bad files' order and every
-    message are those of one process. ``progress(done, total)`` is called after each file.
+    message are those of one process. ``progress(done, total)`` is called after each file;
+    ``started()`` once the reading processes are forked (never in one process).
     """
     planners, runs, bad, mismatch_rows = [], [], [], []
     columns = 0  # scenario columns read so far
     read = functools.partial(read_one, max_bytes=max_bytes, own_runs=own_runs)
     left = lambda: MAX_TOTAL_SCENARIO_COLUMNS - columns  # noqa: E731 - read as it changes
-    outcomes = read_files(paths, read, jobs, left, MAX_SCENARIO_COLUMNS)
+    outcomes = read_files(paths, read, jobs, left, MAX_SCENARIO_COLUMNS, started)
     with contextlib.closing(outcomes):  # the pool is shut down here, whatever happens
         for path, outcome in outcomes:
             if isinstance(outcome, ColumnBudgetError):  # its columns, before its cells

@@ -7,8 +7,6 @@ from __future__ import annotations
 import datetime as _dt
 import math
 
-import pandas as pd
-
 from ..sheetkit import TEMPLATE_VERSION, safe_text
 
 __all__ = ["CSV_FILES", "README", "STAMP_COLUMNS", "csv_frames", "csv_writer", "readme_text"]
@@ -50,6 +48,8 @@ def is_money(column):
 def csv_frames(c, as_of):
     """{name: DataFrame} of the tables to write: text guarded, US$ to the cent, and every
     row stamped with the template version and the as-of date (``as_of``, a date)."""
+    import pandas as pd  # here: the command reads its files before pandas is imported
+
     out = {}
     for name in CSV_FILES:
         df = c.tables[name].copy()

@@ -187,7 +187,7 @@ def fmt(name, unit=None):
 
 def put(ws, row, col, value, number_format=None):
     """Write one value; text is always stored as text (never as a formula)."""
-    cell = ws.cell(row=row, column=col)
+    cell = _cell(ws, row, col)
     if isinstance(value, np.generic):
         value = value.item()
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -301,6 +301,12 @@ def _longest_word(text):
     return max((len(w) for w in re.split(r"\s+|(?<=-)", str(text)) if w), default=0)
 
 
+def _cell(ws, row, col):
+    """``ws.cell(row, col)`` (made if missing, as it makes it), found without its checks."""
+    cell = ws._cells.get((row, col))
+    return cell if cell is not None else ws.cell(row=row, column=col)
+
+
 def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
     """Size each column to its widest shown value and its header (headers wrap on up to
     three lines, never inside a word); text wider than the column's cap wraps (and
@@ -311,7 +317,7 @@ def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
         need, whole = len(head) / 3.4 + 1.5, _longest_word(head) + 1.5
         figures = 0
         for r in range(header_row + 1, last_row + 1):
-            cell = ws.cell(row=r, column=j)
+            cell = _cell(ws, r, j)
             if isinstance(cell.value, str) and cell.value.startswith("="):  # a (sub)total:
                 figures = max(figures, 1)  # as wide as the column's figures, and a digit more
                 continue
@@ -331,7 +337,7 @@ def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
         figure_need = (figures + 1) * 1.1 + 1.5 if figures else 0
         ws.column_dimensions[letter].width = max(min(max(need, 7), cap), whole, figure_need)
         for r in range(header_row + 1, last_row + 1):
-            cell = ws.cell(row=r, column=j)
+            cell = _cell(ws, r, j)
             if (isinstance(cell.value, str) and len(cell.value) + 2 > cap
                     and _alignment_of(cell).wrap_text is not False):  # fmt: skip
                 realign(cell, wrap_text=True, vertical="top")

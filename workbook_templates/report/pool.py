@@ -15,6 +15,7 @@ files being read finish and exits 130 with nothing written.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import gc
 import multiprocessing
 import os
 import signal
@@ -64,14 +65,19 @@ def _attempt(read, path, columns_left):
         return err
 
 
-def read_files(paths, read, jobs, left, per_file):
+def read_files(paths, read, jobs, left, per_file, started=None):
     """Yield ``(path, outcome)`` for each of ``paths`` in order: ``read(path, columns_left)``'s
     answer, or its :class:`~workbook_templates.reader.PlannerError`.
 
     ``left()`` is the number of scenario columns the run has left after the files taken so
     far; a file is given it (in one process exactly, in a pool less ``per_file`` for each
     earlier file still being read, a lower bound: the caller reads a file refused for its
-    columns again if the exact count allows it).
+    columns again if the exact count allows it). ``started()`` is called once the reading
+    processes are forked (all of them at the first file handed out, as the pool forks them).
+
+    The command's objects are frozen (``gc.freeze``) while the processes are forked: their
+    garbage collector then never walks them, so the pages they share with the command stay
+    shared instead of being copied into each process.
     """
     paths = list(paths)
     if jobs <= 1 or len(paths) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
@@ -88,7 +94,9 @@ def read_files(paths, read, jobs, left, per_file):
         for _ in paths:
             while len(pending) < jobs * AHEAD and (nxt := next(queued, None)) is not None:
                 bound = left() - per_file * len(pending)
-                pending.append((nxt, pool.submit(_attempt, read, nxt, bound)))
+                pending.append((nxt, _submit(pool, not pending, _attempt, read, nxt, bound)))
+                if started is not None:  # the processes are forked at the first file
+                    started, _ = None, started()
             done_path, future = pending.pop(0)
             yield done_path, _wait(future)
     except cf.process.BrokenProcessPool as exc:
@@ -97,6 +105,18 @@ def read_files(paths, read, jobs, left, per_file):
         ) from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _submit(pool, first, *call):
+    """``pool.submit(*call)``; the first, which forks the processes, with the command's
+    objects frozen."""
+    if not first:
+        return pool.submit(*call)
+    gc.freeze()
+    try:
+        return pool.submit(*call)
+    finally:
+        gc.unfreeze()
 
 
 def _wait(future):
