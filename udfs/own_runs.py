@@ -29,10 +29,12 @@ import math
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from . import calibration, catalogue, engine
+from ._lazy import lazy_module
 from .validation import CommandError, InputError
+
+pd = lazy_module("pandas")  # the runs' table: importing this module (its rules) needs none
 
 __all__ = [
     "COLUMNS",
