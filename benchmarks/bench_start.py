@@ -5,7 +5,8 @@ numpy); ``python -c pass`` is shown too. Each figure is the best and the median 
 wall-clock runs of a fresh process, the commands taking turns (one run of each, then the next
 round), so that a busy spell on the shared machine hits them alike; the load average is
 printed. Aim (issue 19): the estimate within 2.5x of the floor. Also timed, for reference:
-an estimate on a catalogue accelerator, one from a preset (it reads the reference table), and
+an estimate on a catalogue accelerator, one from a preset (its run's implied MFU), one with
+a team's own runs (``--own-runs``, a one-run file: its table imports pandas), and
 ``import udfs.excel`` (the classic and Lite Excel routes load it; xlwings' own imports are in
 it). Results go to ``benchmarks/results/bench_start.json``. Run:
 .venv/bin/python benchmarks/bench_start.py
@@ -18,7 +19,9 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from _results import QUICK, record
 
@@ -36,7 +39,21 @@ def timed(commands):
     return {name: (min(t), statistics.median(t)) for name, t in times.items()}
 
 
+#: The ``--own-runs`` file timed: one completed run.
+OWN_RUNS = (
+    "name,organisation,active_params,total_params,tokens,accelerator,accelerators,"
+    "accelerator_hours\nours,us,70B,70B,2T,H100,1024,1.5M\n"
+)
+
+
 def main():
+    with tempfile.TemporaryDirectory() as folder:
+        own_runs = Path(folder) / "runs.csv"
+        own_runs.write_text(OWN_RUNS)
+        run(str(own_runs))
+
+
+def run(own_runs):
     py = sys.executable
     estimate = [py, "-m", "compute_lab", "estimate"]
     commands = {
@@ -46,6 +63,7 @@ def main():
         "estimate --accelerator H100 ...": [*estimate, "--accelerator", "H100", "--total-params",
                                             "70B", "--tokens", "2T", "--accelerators", "1024"],
         "estimate --preset llama-3.1-405b": [*estimate, "--preset", "llama-3.1-405b"],
+        "estimate --own-runs FILE": [*estimate, "--own-runs", own_runs],
     }  # fmt: skip
     if importlib.util.find_spec("xlwings") is not None:
         commands["python -c 'import udfs.excel'"] = [py, "-c", "import udfs.excel"]
@@ -62,6 +80,7 @@ def main():
             "compute-lab estimate": "estimate_s",
             "estimate --accelerator H100 ...": "estimate_h100_s",
             "estimate --preset llama-3.1-405b": "estimate_preset_s",
+            "estimate --own-runs FILE": "estimate_own_runs_s",
             "python -c 'import udfs.excel'": "import_udfs_excel_s"}  # fmt: skip
     figures = {keys[name]: b for name, (b, _) in got.items()}
     figures |= {"estimate_over_numpy": ratio, "load_average": load}

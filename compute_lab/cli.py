@@ -162,18 +162,21 @@ class _Parser(argparse.ArgumentParser):
         }
 
 
-def build_parser(command=None):
+def build_parser(command=None, faces=True):
     """The parser, with the flags of ``command`` (all commands' flags when None).
 
     Building only the chosen command's flags keeps start-up light: the workbook and server
-    commands import openpyxl, pandas or xlwings only when they are the one being run.
+    commands import openpyxl, pandas or xlwings only when they are the one being run. With
+    ``faces=False`` only this package's own commands (``estimate``, ``runs``,
+    ``accelerators``) are there: the faces' tables are not imported at all
+    (``addin.commands`` brings the server route's modules and ``ssl``, ~60 ms of a start).
     Returns ``(parser, handlers)``; ``parser.commands`` maps each name to its subparser.
     """
     parser = _Parser(prog=PROG, description="Plan large-model training runs: time, cost, energy.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     handlers = {}
-    for name, (help_text, configure, run) in _commands().items():
+    for name, (help_text, configure, run) in (_commands() if faces else _BUILTIN).items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         if command is None or name == command:
             configure(p)
@@ -233,7 +236,9 @@ def main(argv=None):
 def _main(argv):
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if not a.startswith("-")), None)
-    parser, handlers = build_parser(command if command in _commands() else None)
+    alone = bool(argv) and argv[0] in _BUILTIN  # `estimate ...`: no face's table imported
+    known = alone or command in _commands()
+    parser, handlers = build_parser(command if known else None, faces=not alone)
     if command is not None and command not in handlers and not argv[0].startswith("-"):
         close = difflib.get_close_matches(command, list(handlers), n=1)
         hint = f"; did you mean {close[0]}?" if close else f" (commands: {', '.join(handlers)})"

@@ -59,7 +59,7 @@ def _preset_plan(args, given, notes):
 
     if not args.preset.strip():
         raise CommandError("--preset must name a reference run (see `compute-lab runs`)")
-    r = catalogue.run(args.preset, argument="--preset")
+    r = catalogue.run_record(args.preset, argument="--preset")
     plan = {k: float(r[k]) for k in _PRESET_KEYS if not is_blank(r[k])}
     missing = [k for k in ("total_params", "training_tokens", "accelerators")
                if k not in plan and k not in given]  # fmt: skip
@@ -70,9 +70,9 @@ def _preset_plan(args, given, notes):
         )
     accel_name = args.accelerator or r["accelerator"]
     if not any(k in given for k in ("effective_tflops", "mfu")) and not is_blank(accel_name):
-        ref = calibration.reference_table().loc[r["name"]]
-        if not is_blank(ref["implied_mfu"]):
-            plan["mfu"] = float(ref["implied_mfu"])
+        implied = calibration.implied_mfu_of(r["name"])
+        if not is_blank(implied):
+            plan["mfu"] = float(implied)
             notes.append(_note("mfu", plan["mfu"], f"implied by {r['name']}'s disclosed hours"))
     source = catalogue.source("run", r["name"])
     notes.append(_note("preset", r["name"], f"preset {r['name']} ({source})"))

@@ -90,6 +90,63 @@ def test_estimate_on_a_catalogue_accelerator_imports_no_pandas_or_openpyxl():
     assert _heavy(_imported(code)) == []
 
 
+def _estimate_imports(*flags):
+    code = (
+        "import contextlib, io\n"
+        "from compute_lab.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['estimate', *{list(flags)!r}]) == 0\n"
+    )
+    return _imported(code)
+
+
+def test_estimate_from_a_preset_imports_no_pandas_or_openpyxl():
+    """--preset takes the run's figures and its implied MFU without the reference table."""
+    names = _estimate_imports("--preset", "llama-3.1-405b")
+    assert "udfs.calibration" in names  # the preset's implied MFU was looked up
+    assert _heavy(names) == []
+
+
+def test_estimate_imports_no_face_nor_network_code():
+    """The command line's own commands build their parser alone: no face's table (the
+    server route's addin.commands), no ssl, no workbook code."""
+    for flags in ((), ("--preset", "llama-3.1-405b")):
+        names = _estimate_imports(*flags)
+        faces = [n for n in names if n.split(".")[0] in ("addin", "workbook_templates", "ssl")]
+        assert faces == [], flags
+
+
+OWN_RUNS = (
+    "name,organisation,active_params,total_params,tokens,accelerator,accelerators,"
+    "accelerator_hours\nours,us,70B,70B,2T,H100,1024,1.5M\n"
+)
+
+
+def test_estimate_with_own_runs_imports_no_openpyxl_nor_face(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text(OWN_RUNS)
+    names = _estimate_imports("--own-runs", str(path))
+    assert "udfs.own_runs" in names
+    assert [h for h in _heavy(names) if not h.startswith("pandas")] == []
+    assert not [n for n in names if n.split(".")[0] in ("addin", "workbook_templates", "ssl")]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the own runs' table (udfs.own_runs.OwnRuns.table) is a pandas DataFrame: "
+    "--own-runs imports pandas when it reads the file (importing udfs.own_runs does not)",
+)
+def test_estimate_with_own_runs_imports_no_pandas(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text(OWN_RUNS)
+    assert _heavy(_estimate_imports("--own-runs", str(path))) == []
+
+
+def test_importing_own_runs_imports_no_pandas():
+    """The planner's Checks import udfs.own_runs for its rules; pandas waits for a table."""
+    assert _heavy(_imported("import udfs.own_runs\n")) == []
+
+
 def test_import_udfs_excel_adds_no_pandas_openpyxl_or_fit():
     pytest.importorskip("xlwings")
     names = _imported("import xlwings\nimport sys\nn = len(sys.modules)\nimport udfs.excel\n")
@@ -115,6 +172,9 @@ def test_no_fit_runs_for_an_estimate_nor_on_importing_udfs_excel():
     typed_mfu = "    from compute_lab.cli import main\n    main(['estimate', '--mfu', '0.4',"
     typed_mfu += " '--accelerator', 'H100'])\n"
     assert _fits(typed_mfu) == 0
+    preset = "    from compute_lab.cli import main\n"
+    preset += "    main(['estimate', '--preset', 'llama-3.1-405b'])\n"
+    assert _fits(preset) == 0
     if importlib.util.find_spec("xlwings") is not None:
         assert _fits("    import udfs.excel\n") == 0
 

@@ -172,17 +172,8 @@ def _table():
     for name, r in runs.iterrows():
         accel = r["accelerator"]
         peak = accels.loc[accel, "bf16_tflops"] if isinstance(accel, str) else np.nan
-        have = np.isfinite([r["active_params"], r["training_tokens"]]).all()
-        flops = engine.training_flops(r["active_params"], r["training_tokens"]) if have else np.nan
         hours = r["accelerator_hours"]
-        implied = (
-            engine.implied_effective_tflops(flops, hours)
-            if np.isfinite([flops, hours]).all()
-            else np.nan
-        )
-        mfu = (
-            engine.implied_mfu(flops, hours, peak) if np.isfinite([implied, peak]).all() else np.nan
-        )
+        flops, implied, mfu = _implied(r["active_params"], r["training_tokens"], hours, peak)
         rows.append(
             {
                 "run": name,
@@ -201,6 +192,28 @@ def _table():
             }
         )
     return pd.DataFrame(rows).set_index("run", drop=False)
+
+
+def _implied(active_params, training_tokens, hours, peak):
+    """(model FLOPs, implied TFLOP/s, implied MFU) of one run; NaN where a figure is missing."""
+    have = np.isfinite([active_params, training_tokens]).all()
+    flops = engine.training_flops(active_params, training_tokens) if have else np.nan
+    implied = (
+        engine.implied_effective_tflops(flops, hours)
+        if np.isfinite([flops, hours]).all()
+        else np.nan
+    )
+    mfu = engine.implied_mfu(flops, hours, peak) if np.isfinite([implied, peak]).all() else np.nan
+    return flops, implied, mfu
+
+
+def implied_mfu_of(run, argument="run"):
+    """The implied MFU of reference run ``run`` (a name or alias): its ``implied_mfu`` in
+    :func:`reference_table`, NaN without disclosed hours; without pandas (``--preset``)."""
+    r = catalogue.run_record(run, argument=argument)
+    accel = r["accelerator"]
+    peak = catalogue.accelerator_record(accel)["bf16_tflops"] if isinstance(accel, str) else np.nan
+    return _implied(r["active_params"], r["training_tokens"], r["accelerator_hours"], peak)[2]
 
 
 def reference_table():
@@ -249,7 +262,27 @@ def generation_of(accelerator):
 
     if isinstance(accelerator, str):
         return one(accelerator)
-    return _lookup(np.asarray(accelerator).astype(str), one, object)
+    return _lookup(_names(accelerator), one, object)
+
+
+def _names(accelerator):
+    """An array of accelerator names as text (an array of text is taken as it is)."""
+    arr = np.asarray(accelerator)
+    return arr if arr.dtype.kind == "U" else arr.astype(str)
+
+
+def _distinct(arr):
+    """(the distinct values of array ``arr``, sorted; each element's index among them, flat).
+
+    One pass of a dict over the elements: no sort of the whole array (``np.unique`` sorts a
+    million names, most of the cost of a lookup over a range); only the few distinct values
+    are sorted, so a function applied to them meets them in ``np.unique``'s order.
+    """
+    flat = arr.ravel().tolist()
+    uniq = sorted(set(flat))
+    index = {v: i for i, v in enumerate(uniq)}
+    codes = np.fromiter(map(index.__getitem__, flat), dtype=np.intp, count=len(flat))
+    return uniq, codes
 
 
 def pooling_group(accelerator):
@@ -269,7 +302,7 @@ def pooling_group(accelerator):
 
     if isinstance(accelerator, str):
         return one(accelerator)
-    return _lookup(np.asarray(accelerator).astype(str), one, object)
+    return _lookup(_names(accelerator), one, object)
 
 
 def _lookup(values, fn, dtype):
@@ -277,9 +310,9 @@ def _lookup(values, fn, dtype):
     arr = np.asarray(values)
     if arr.size == 0:
         return arr.astype(dtype)
-    uniq, inverse = np.unique(arr, return_inverse=True)
-    mapped = np.array([fn(u) for u in uniq.tolist()], dtype=dtype)
-    return mapped[inverse].reshape(arr.shape)
+    uniq, codes = _distinct(arr)
+    mapped = np.array([fn(u) for u in uniq], dtype=dtype)
+    return mapped[codes].reshape(arr.shape)
 
 
 @functools.cache
@@ -349,7 +382,11 @@ class MfuModel:
         if self.linear:
             raw = np.exp(self.ln_mfu(generation, active_params))
             return np.minimum(self.mfu_max, np.maximum(self.mfu_min, raw))
-        values = {"mfu_ln_intercept": self.intercept(generation),
+        return self.predict_from_intercept(self.intercept(generation), active_params)
+
+    def predict_from_intercept(self, intercept, active_params):
+        """:meth:`predict` from the ln-MFU intercept(s) already looked up (not linear)."""
+        values = {"mfu_ln_intercept": intercept,
                   "mfu_ln_slope": self.slope, "active_params": active_params,
                   "mfu_min": self.mfu_min, "mfu_max": self.mfu_max}  # fmt: skip
         return model.evaluate(values, ["calibrated_mfu"])["calibrated_mfu"]
@@ -957,7 +994,15 @@ def predicted_mfu(accelerator, active_params, architecture="dense"):
     True
     """
     del architecture
-    return default_mfu_model().predict(generation_of(accelerator), active_params)
+    m = default_mfu_model()
+    if isinstance(accelerator, str) or m.linear:
+        return m.predict(generation_of(accelerator), active_params)
+    arr = _names(accelerator)
+    if arr.size == 0:
+        return m.predict(arr.astype(object), active_params)
+    uniq, codes = _distinct(arr)  # each distinct name looked up once, its intercept too
+    intercepts = m.intercept(np.array([generation_of(u) for u in uniq], dtype=object))
+    return m.predict_from_intercept(intercepts[codes].reshape(arr.shape), active_params)
 
 
 def throughput_sigma():

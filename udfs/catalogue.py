@@ -199,6 +199,12 @@ def run(name, argument="run"):
     return _cached_frame("run").loc[_resolve("run", name, argument)["name"]].copy()
 
 
+def run_record(name, argument="run"):
+    """One reference run's figures as a read-only mapping (the fields of :func:`run` but
+    ``in_calibration``, numbers as floats, undisclosed figures NaN): without pandas, cached."""
+    return _record("run", _resolve("run", name, argument)["name"])
+
+
 def _field(kind, name, field, argument, field_argument):
     fields = ACCELERATOR_FIELDS if kind == "accelerator" else RUN_FIELDS
     row = _resolve(kind, name, argument)

@@ -42,7 +42,7 @@ from . import calibration, catalogue, engine
 from ._lazy import lazy_module
 from .validation import CommandError, InputError
 
-pd = lazy_module("pandas")  # the table of runs only: a planner with none typed needs none
+pd = lazy_module("pandas")  # the runs' table: importing this module (its rules) needs none
 
 __all__ = [
     "COLUMNS",
