@@ -86,14 +86,30 @@ def _generation_sd_by_hand(cal):
     return math.sqrt(np.mean((np.array(own) - mu) ** 2))
 
 
-def _sigmas(e, active, gen, share=0.85):
-    """Per-run sigma: the base spread, wider below 5B active and off the calibrated generations."""
-    small, known = active < 5e9, gen != "other"
+def _ramp(active):
+    """Share of the small-model spread: 1 at or below 1B, 0 from 5B up, linear in ln between."""
+    return np.clip(np.log(5e9 / np.asarray(active, dtype=float)) / math.log(5), 0.0, 1.0)
+
+
+def _parts(e, active, gen, share=0.85):
+    """(base, extra) sized on the log errors: the base holds ``share`` of the runs of 5B and
+    up on a calibrated generation, the extra ``share`` of the smaller ones (each needs
+    k = SQRT(MAX(0, (e / Z90)^2 - base^2) / its ramp) to sit inside its P10..P90)."""
+    w, known = _ramp(active), gen != "other"
+    small = w > 0
     base = np.quantile(np.abs(e[~small & known]), share) / Z90
-    wide = np.quantile(np.abs(e[small & known]), share) / Z90
-    extra = math.sqrt(max(0.0, wide**2 - base**2))
+    pick = small & known
+    need = np.sqrt(np.maximum(0.0, (e[pick] / Z90) ** 2 - base**2) / w[pick])
+    return base, float(np.quantile(need, share))
+
+
+def _sigmas(e, active, gen, share=0.85):
+    """Per-run sigma: the base spread, wider below 5B active (ramping in over ln(active) to
+    all of the extra at 1B) and off the calibrated generations."""
+    base, extra = _parts(e, active, gen, share)
     other = _generation_sd_by_hand(calibration.calibration_set())
-    return np.sqrt(base**2 + small * extra**2 + (~known) * other**2), base, extra
+    known = gen != "other"
+    return np.sqrt(base**2 + _ramp(active) * extra**2 + (~known) * other**2), base, extra
 
 
 def _recomputed(table, cal):
@@ -116,11 +132,9 @@ def _recomputed(table, cal):
     for i in range(len(e)):
         rest = orgs != orgs[i]
         # the run's own sigma sized on the other organisations only
-        b = np.quantile(np.abs(e[rest & (active >= 5e9) & (gen != "other")]), 0.85) / Z90
-        w = np.quantile(np.abs(e[rest & (active < 5e9) & (gen != "other")]), 0.85) / Z90
-        x = math.sqrt(max(0.0, w**2 - b**2))
+        b, x = _parts(e[rest], active[rest], gen[rest])
         o = _generation_sd_by_hand(cal)
-        mine = math.sqrt(b**2 + (active[i] < 5e9) * x**2 + (gen[i] == "other") * o**2)
+        mine = math.sqrt(b**2 + _ramp(active[i]) * x**2 + (gen[i] == "other") * o**2)
         nested.append(abs(e[i]) <= Z90 * mine)
     return {"runs": len(e), "median_abs_error_pct": float(np.median(np.abs(100 * (1 / ratio - 1)))),
             "mean_log_error": float(np.mean(e)), "sigma_ln": base, "small_model_sigma": extra,

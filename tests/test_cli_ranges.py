@@ -244,14 +244,19 @@ def _sigma(log_errors):
 
 
 def _run_sigmas(log_errors):
-    """Each run's spread: wider below 5B active and off the calibrated generations."""
+    """Each run's spread: wider below 5B active (the extra ramping in over ln(active), all of
+    it at 1B and below) and off the calibrated generations."""
     t = calibration.calibration_set()
-    small = (t["active_params"] < 5e9).to_numpy()
-    known = (t["generation"] != "other").to_numpy()
+    share = np.clip(np.log(5e9 / t["active_params"].to_numpy(float)) / math.log(5), 0, 1)
+    small, known = share > 0, (t["generation"] != "other").to_numpy()
     base = _sigma(log_errors[~small & known])
-    extra = math.sqrt(max(0.0, _sigma(log_errors[small & known]) ** 2 - base**2))
+    pick = small & known
+    need = np.sqrt(
+        np.maximum(0.0, (log_errors[pick] / 1.2815515655446004) ** 2 - base**2) / share[pick]
+    )
+    extra = float(np.quantile(need, 0.85))
     other = calibration.fitted()["other_accelerator_sigma"]
-    return np.sqrt(base**2 + small * extra**2 + ~known * other**2)
+    return np.sqrt(base**2 + share * extra**2 + ~known * other**2)
 
 
 def test_runs_prints_the_grouped_validation_table_recomputed(capsys):

@@ -59,7 +59,7 @@ VIA_MONTH_SHARES = ("run_days_in_month", "month_share")
 #: The ranges (udfs.ranges evaluates these) and the calibrated default (udfs.calibration).
 VIA_RANGES = tuple(q.name for q in RANGE_OUTPUTS)
 VIA_CALIBRATION = ("calibrated_mfu", "calibrated_mfu_raw", "calibrated_plan_sigma",
-                   "calibrated_range_pct")  # fmt: skip
+                   "calibrated_range_pct", "small_model")  # fmt: skip
 
 
 def _pos(lo, hi):
@@ -267,12 +267,13 @@ def _random_leaves(rng):
     # uncertainties and the calibrated default's coefficients in their own ranges
     for name, (lo, hi) in {"throughput_range_pct": (0, 1.5), "price_range_pct": (0, 1.5),
                            "calibrated_throughput_sigma": (0, 1), "mfu_ln_intercept": (-3, 0),
-                           "calibrated_small_model_sigma": (0, 1), "small_model": (0, 1),
+                           "calibrated_small_model_sigma": (0, 1),
                            "accelerator_extra_sigma": (0, 0.5),
                            "mfu_ln_slope": (-0.3, 0.3), "mfu_min": (0.05, 0.15),
                            "mfu_max": (0.4, 0.7)}.items():  # fmt: skip
         out[name] = rng.uniform(lo, hi, N_PLANS)
-    for name in ("p10_level", "p90_level"):  # the percentile levels: their own figures
+    # the percentile levels and the small-model sizes: their own figures
+    for name in ("p10_level", "p90_level", "small_model_active_params", "small_model_full_params"):
         out[name] = np.full(N_PLANS, model.CONSTANTS[name])
     # a few realistic magnitudes so that the large numbers go through Excel too
     out["total_params"] = out["total_params"] * 1e9

@@ -78,6 +78,7 @@ __all__ = [
     "predicted_mfu",
     "throughput_sigma",
     "small_model_sigma",
+    "small_model_share",
     "accelerator_extra_sigma",
     "throughput_sigma_for",
     "default_range_pct",
@@ -576,30 +577,42 @@ def _spread(log_errors):
     return float(np.quantile(np.abs(log_errors), SPREAD_SHARE) / _Z90)
 
 
-def _small(active_params):
-    return np.asarray(active_params, dtype=float) < model.CONSTANTS["small_model_active_params"]
+def small_model_share(active_params):
+    """Share (0..1) of the small-model spread a model of ``active_params`` gets: the spec's
+    ``small_model``, 0 from ``small_model_active_params`` (5B) up, 1 at or below
+    ``small_model_full_params`` (1B), linear in ln(active) between, so that the spread (and
+    P90) is continuous in the model's size; vectorised."""
+    values = {"active_params": np.asarray(active_params, dtype=float)}
+    return model.evaluate(values, ["small_model"])["small_model"]
 
 
 def _spread_parts(table):
     """(sigma, small-model extra sigma) sized on a validation table's log errors.
 
     sigma: :func:`_spread` of the runs of at least ``small_model_active_params`` on a
-    calibrated generation; the extra: what the small runs' spread adds in quadrature (0 if
-    nothing). Accelerators outside the calibrated generations add :func:`_generation_sd`.
+    calibrated generation. The extra, added in quadrature in proportion to
+    :func:`small_model_share` (w): each smaller run on a calibrated generation needs
+    k = SQRT(MAX(0, (|log error| / NORM.S.INV(0.9))^2 - sigma^2) / w) to sit inside its
+    P10..P90; the extra is the :data:`SPREAD_SHARE` percentile of those k (0 if no such run),
+    so that share of the small runs is inside, as sigma holds it of the larger ones.
+    Accelerators outside the calibrated generations add :func:`_generation_sd`.
     """
     e = table["log_error"].to_numpy()
-    small = _small(table["active_params"])
-    known = (table["generation"] != "other").to_numpy()
+    w = small_model_share(table["active_params"].to_numpy(float))
+    small, known = w > 0, (table["generation"] != "other").to_numpy()
     base = _spread(e[~small & known])
-    wide = _spread(e[small & known]) if (small & known).any() else base
-    return base, float(np.sqrt(max(0.0, wide**2 - base**2)))
+    pick = small & known
+    if not pick.any():
+        return base, 0.0
+    need = np.sqrt(np.maximum(0.0, (e[pick] / _Z90) ** 2 - base**2) / w[pick])
+    return base, float(np.quantile(need, SPREAD_SHARE))
 
 
 def _run_sigmas(table, parts):
     base, extra = parts
-    small = _small(table["active_params"]).astype(float)
+    w = small_model_share(table["active_params"].to_numpy(float))
     other = (table["generation"] == "other").to_numpy(float)
-    return np.sqrt(base**2 + small * extra**2 + other * _generation_sd() ** 2)
+    return np.sqrt(base**2 + w * extra**2 + other * _generation_sd() ** 2)
 
 
 @functools.cache
@@ -1013,7 +1026,8 @@ def throughput_sigma():
 
 
 def small_model_sigma():
-    """What a model below ``small_model_active_params`` adds to the spread (in quadrature)."""
+    """What a model at or below ``small_model_full_params`` adds to the spread (in quadrature);
+    between it and ``small_model_active_params`` its share, :func:`small_model_share`, of it."""
     return float(fitted()["small_model_sigma"])
 
 
@@ -1027,10 +1041,9 @@ def accelerator_extra_sigma(accelerator):
 
 
 def _values(accelerator, active_params):
-    small = np.asarray(active_params, dtype=float) < model.CONSTANTS["small_model_active_params"]
     return {"calibrated_throughput_sigma": throughput_sigma(),
             "calibrated_small_model_sigma": small_model_sigma(),
-            "small_model": small.astype(float),
+            "active_params": np.asarray(active_params, dtype=float),
             "accelerator_extra_sigma": accelerator_extra_sigma(accelerator)}  # fmt: skip
 
 

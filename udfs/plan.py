@@ -163,12 +163,12 @@ CALIBRATED_MFU_EXCEL = _MFU_BLANK
 #: calibrated_range_pct, wider for a small model and an accelerator outside the calibrated
 #: generations (Accelerators sheet, ``accel_sigma_extra``; the 'other' one without a row).
 _RANGE_BIND = {
-    "small_model": "IF({active_params_used}<{small_model_active_params},1,0)",
+    "active_params": "{active_params_used}",
     "accelerator_extra_sigma": "IF({catalogue_row}>0,INDEX(accel_sigma_extra,"
     "{catalogue_row},1),{accelerator_extra_sigma_other})",
 }
 CALIBRATED_RANGE_EXCEL = model.excel(
-    "calibrated_range_pct", through=("calibrated_plan_sigma",), bind=_RANGE_BIND
+    "calibrated_range_pct", through=("calibrated_plan_sigma", "small_model"), bind=_RANGE_BIND
 )
 
 #: The planner's own-runs pooling ("Our runs" sheet, workbook_templates.planner.own_runs): the
@@ -190,7 +190,7 @@ _OWN_RANGE = model.excel(
     "calibrated_range_pct",
     bind={
         "calibrated_plan_sigma": "SQRT(MAX(0,("
-        + model.excel("calibrated_plan_sigma", bind=_RANGE_BIND)
+        + model.excel("calibrated_plan_sigma", bind=_RANGE_BIND, through=("small_model",))
         + f")^2-{_OWN_N}/({_OWN_N}+own_runs_k)*(own_runs_between_sd^2"
         + "+("
         + _RANGE_BIND["accelerator_extra_sigma"]
@@ -762,9 +762,8 @@ def _throughput_sigma(accel, active, range_pct):
 def _calibrated_range_pct(accel, active):
     """:func:`udfs.calibration.default_range_pct` of the plans, from the looked-up columns."""
     calibration = _calibration()
-    small = np.asarray(active, dtype=float) < model.CONSTANTS["small_model_active_params"]
     values = {"calibrated_throughput_sigma": calibration.throughput_sigma(),
               "calibrated_small_model_sigma": calibration.small_model_sigma(),
-              "small_model": small.astype(float),
+              "active_params": np.asarray(active, dtype=float),
               "accelerator_extra_sigma": accel["extra_sigma"]}  # fmt: skip
     return model.evaluate(values, ["calibrated_range_pct"])["calibrated_range_pct"]

@@ -293,6 +293,10 @@ MODEL_CONSTANTS = (
              note="No large run reports above ~46% (PaLM); one small run implies 63% (Phi-2)"),
     Quantity("small_model_active_params", "Small model: active parameters below", "parameters",
              5e9, note="Below it the calibrated spread widens (Compute Lab calibration)"),
+    Quantity("small_model_full_params", "Small model: full extra spread at or below",
+             "parameters", 1e9,
+             note="The small-model spread ramps in over LN(active) from none at the "
+             "small-model size to all of it here (Compute Lab calibration)"),
     Quantity("p10_level", "Low percentile of the ranges (P10)", "fraction", 0.1,
              note="One run in ten comes in below"),
     Quantity("p90_level", "High percentile of the ranges (P90)", "fraction", 0.9,
@@ -388,10 +392,16 @@ MODEL_EXTRAS = (
          "The default before its bounds, kept within the lowest and highest default MFU"),
     # Its spread: wider for a small model and for an accelerator outside the calibrated
     # generations (udfs.calibration.throughput_sigma_for).
+    _out("small_model", "Share of the small-model spread", "fraction",
+         "minimum(1, maximum(0, log(small_model_active_params / active_params)"
+         " / log(small_model_active_params / small_model_full_params)))",
+         "0 from the small-model size up, 1 at or below the full-spread size, in between "
+         "linear in LN(active): a bigger model never gets a narrower P90"),
     _out("calibrated_plan_sigma", "Calibrated throughput spread of the plan", "ln units",
          "sqrt(calibrated_throughput_sigma ** 2 + small_model * calibrated_small_model_sigma ** 2"
          " + accelerator_extra_sigma ** 2)",
-         "SQRT(sigma^2 + small model (0/1) x small-model sigma^2 + accelerator's extra sigma^2)"),
+         "SQRT(sigma^2 + small-model share (0..1) x small-model sigma^2 + accelerator's extra "
+         "sigma^2)"),
     _out("calibrated_range_pct", "Calibrated throughput uncertainty", "fraction",
          "exp(norm_s_inv(p90_level) * calibrated_plan_sigma) - 1",
          "P90 / P50 - 1 of the calibrated default: EXP(NORM.S.INV(0.9) x sigma) - 1"),
@@ -479,15 +489,8 @@ MODEL_INPUTS = (
         "ln units",
         None,
         "",
-        "Added in quadrature below small_model_active_params (udfs.calibration)",
-    ),
-    Quantity(
-        "small_model",
-        "Small model (1) or not (0)",
-        "",
-        None,
-        "",
-        "1 when active parameters < small_model_active_params",
+        "Added in quadrature, in full at or below small_model_full_params, ramping to 0 at "
+        "small_model_active_params (udfs.calibration)",
     ),
     Quantity(
         "accelerator_extra_sigma",
