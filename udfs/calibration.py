@@ -238,7 +238,7 @@ def default_mfu():
     Examples
     --------
     >>> round(default_mfu(), 3)
-    0.276
+    0.265
     """
     t = _table()
     return float(np.median(t.loc[np.isfinite(t["implied_mfu"]), "implied_mfu"]))

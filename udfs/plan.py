@@ -743,16 +743,8 @@ def _mfu_bound(name):
 
 def _throughput_sigma(accel, active, range_pct):
     """The spec's ``throughput_sigma`` of the plans: from ``range_pct`` when given, else from
-    the calibrated spread (:func:`_calibrated_range_pct`). That depends only on the name and
-    on whether the model is small: for many plans it is worked out once per (name, small or
-    not) and spread back by index."""
-    codes = accel.get("codes")
-    if range_pct is None and codes is not None and np.ndim(active):
-        by_name = np.repeat(accel["by_name"]["extra_sigma"], 2)  # (name 0 large, small, ...)
-        small = np.tile([np.inf, 0.0], by_name.size // 2)  # an active count: large, small
-        table = _throughput_sigma({"extra_sigma": by_name}, small, None)
-        small_plans = np.asarray(active) < model.CONSTANTS["small_model_active_params"]
-        return table[codes * 2 + small_plans]
+    the calibrated spread (:func:`_calibrated_range_pct`), which depends on the name and, through
+    the small-model ramp, continuously on the active parameters: computed for every plan."""
     if range_pct is None:
         range_pct = _calibrated_range_pct(accel, active)
     values = {"throughput_range_pct": range_pct}
