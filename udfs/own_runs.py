@@ -90,9 +90,13 @@ class OwnRuns:
     file's, the row number ``row``, the accelerator's catalogue name, ``implied_mfu``,
     ``calibrated_mfu``, ``residual``, ``generation`` and ``group``) to a 1-D numpy array, one
     value a run: no pandas on the way to an estimate (issue 19: a fast start). ``table``
-    builds the pandas DataFrame for a caller that wants one."""
+    builds the pandas DataFrame for a caller that wants one. The arrays are read-only."""
 
     columns: dict
+
+    def __post_init__(self):
+        for values in self.columns.values():
+            values.setflags(write=False)
 
     def __getitem__(self, column):
         """One column's array: ``runs["implied_mfu"]``."""
