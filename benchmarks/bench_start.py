@@ -6,7 +6,7 @@ wall-clock runs of a fresh process, the commands taking turns (one run of each, 
 round), so that a busy spell on the shared machine hits them alike; the load average is
 printed. Aim (issue 19): the estimate within 2.5x of the floor. Also timed, for reference:
 an estimate on a catalogue accelerator, one from a preset (its run's implied MFU), one with
-a team's own runs (``--own-runs``, a one-run file: its table imports pandas), and
+a team's own runs (``--own-runs``, a one-run file, read as plain columns), and
 ``import udfs.excel`` (the classic and Lite Excel routes load it; xlwings' own imports are in
 it). Results go to ``benchmarks/results/bench_start.json``. Run:
 .venv/bin/python benchmarks/bench_start.py

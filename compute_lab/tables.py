@@ -188,16 +188,16 @@ def run_runs(args):
 def _print_own_runs(own, args):
     """Each own run's implied MFU beside the calibrated default and the default pulled toward
     the other own runs (the run itself left out)."""
-    from udfs import own_runs
+    import numpy as np
 
-    t = own.table
     pooled = []
-    for i in range(len(t)):
-        others = own_runs.OwnRuns(t.drop(index=t.index[i]))
-        pooled.append(float(others.mfu(t["accelerator"].iloc[i], t["active_params"].iloc[i])))
-    df = t[["name", "accelerator", "implied_mfu", "calibrated_mfu"]].assign(pooled_mfu=pooled)
+    for i in range(own.count):
+        others = own.select(np.arange(own.count) != i)
+        pooled.append(float(others.mfu(own["accelerator"][i], own["active_params"][i])))
+    shown = ["name", "accelerator", "implied_mfu", "calibrated_mfu"]
+    df = own.table[shown].assign(pooled_mfu=pooled)
     pulls = {g.removeprefix("other: "): own.pull_for(a)
-             for g, a in zip(t["group"], t["accelerator"], strict=True)}  # fmt: skip
+             for g, a in zip(own["group"], own["accelerator"], strict=True)}  # fmt: skip
     each = ", ".join(f"{g} {p:.0%}" for g, p in sorted(pulls.items()))
     line = (f"Your {own.count} own run(s): pull toward them on each generation {each} (more "
             "runs, more pull; only runs on a plan's calibrated generation pull it, and on an "

@@ -37,6 +37,23 @@ def test_a_good_file_gives_each_run_its_implied_mfu(tmp_path):
     assert runs.pull_for("A100") == 0 and runs.count_for("TPU v4") == 0
 
 
+def test_the_runs_are_plain_columns_and_a_selection_pools_as_a_smaller_file(tmp_path):
+    """OwnRuns keeps numpy columns (no pandas on the estimate path); ``table`` and
+    ``records`` show the same values; ``select`` pools exactly as a file of those rows."""
+    text = GOOD + "Ours A100,Acme,7B,7B,2T,A100 SXM 80GB,512,180000\n"
+    runs = own_runs.parse(text, "mem.csv", parse_number)
+    assert all(isinstance(v, np.ndarray) for v in runs.columns.values())
+    assert list(runs.table.columns) == list(runs.columns)
+    assert runs.records()[1]["name"] == "Ours 13B" and runs.records()[1]["row"] == 3
+    assert runs.records()[0]["implied_mfu"] == runs["implied_mfu"][0]
+    fewer = runs.select(np.array([True, False, True]))
+    alone = own_runs.parse(HEADER + "\n".join(text.splitlines()[1::2]) + "\n", "m", parse_number)
+    assert fewer.count == alone.count == 2
+    for accel in ("H100 SXM", "A100 SXM 40GB", "MI300X"):
+        assert float(fewer.mfu(accel, 7e9)) == float(alone.mfu(accel, 7e9))
+        assert float(fewer.sigma(accel, 7e9)) == float(alone.sigma(accel, 7e9))
+
+
 def test_only_own_runs_on_the_plans_generation_pull_it(tmp_path):
     """On the public record an organisation's runs on another generation pull the wrong way as
     often as the right one (calibration.own_runs_validation): they do not pull."""

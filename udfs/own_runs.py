@@ -42,7 +42,7 @@ from . import calibration, catalogue, engine
 from ._lazy import lazy_module
 from .validation import CommandError, InputError
 
-pd = lazy_module("pandas")  # the runs' table: importing this module (its rules) needs none
+pd = lazy_module("pandas")  # OwnRuns.table only: reading runs and pooling need none
 
 __all__ = [
     "COLUMNS",
@@ -84,26 +84,55 @@ MAX_FILE_BYTES = 1_000_000
 MAX_OWN_RUNS = 1_000
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class OwnRuns:
-    """A team's runs: ``table`` (one row per run: the file's columns, the accelerator's
-    catalogue name, ``implied_mfu``, ``calibrated_mfu`` and ``residual``), and the pooling."""
+    """A team's runs as plain columns, and the pooling. ``columns`` maps each column (the
+    file's, the row number ``row``, the accelerator's catalogue name, ``implied_mfu``,
+    ``calibrated_mfu``, ``residual``, ``generation`` and ``group``) to a 1-D numpy array, one
+    value a run: no pandas on the way to an estimate (issue 19: a fast start). ``table``
+    builds the pandas DataFrame for a caller that wants one. The arrays are read-only."""
 
-    table: pd.DataFrame
+    columns: dict
+
+    def __post_init__(self):
+        for values in self.columns.values():
+            values.setflags(write=False)
+
+    def __getitem__(self, column):
+        """One column's array: ``runs["implied_mfu"]``."""
+        return self.columns[column]
 
     @property
     def count(self):
-        return len(self.table)
+        return len(self.columns["name"])
+
+    @property
+    def table(self):
+        """The runs as a pandas DataFrame (one row a run, the columns in order): imports
+        pandas, so only a caller that prints or exports a table asks for it."""
+        return pd.DataFrame(self.columns)
+
+    def records(self):
+        """The runs as a list of {column: value}, values as Python numbers and text."""
+        lists = {c: v.tolist() for c, v in self.columns.items()}
+        return [{c: lists[c][i] for c in lists} for i in range(self.count)]
+
+    def select(self, mask):
+        """The runs where ``mask`` (a boolean array, one value a run) is true."""
+        mask = np.asarray(mask, dtype=bool)
+        return OwnRuns({c: v[mask] for c, v in self.columns.items()})
 
     @property
     def organisation(self):
         """The runs' organisation as typed first ("" when every row leaves it blank)."""
-        typed = [o for o in self.table["organisation"] if str(o).strip()]
+        typed = [o for o in self.columns["organisation"] if str(o).strip()]
         return str(typed[0]).strip() if typed else ""
 
     def _same_group(self, accelerator):
         group = str(calibration.pooling_group(accelerator or ""))
-        return self.table[(self.table["group"] == group) & (group != "")]
+        if group == "":
+            return self.columns["residual"][:0]
+        return self.columns["residual"][self.columns["group"] == group]
 
     def count_for(self, accelerator):
         """Own runs in the accelerator's pooling group (the runs that pull a plan on it: its
@@ -122,9 +151,9 @@ class OwnRuns:
         """pull x mean residual of the own runs in the accelerator's pooling group (ln units;
         0 without any)."""
         same = self._same_group(accelerator)
-        if same.empty:
+        if same.size == 0:
             return 0.0
-        return self.pull_for(accelerator) * float(same["residual"].mean())
+        return self.pull_for(accelerator) * float(same.mean())
 
     def moved_mfu(self, accelerator, active_params):
         """The calibrated default MFU x EXP(:meth:`shift_for`), before the bounds."""
@@ -182,7 +211,7 @@ def _accelerator(fail, got, exact):
     """The catalogue name of accelerator ``got``: an alias too, unless ``exact`` (a planner
     row, whose formulas MATCH the catalogue's names, case ignored)."""
     try:
-        name = catalogue.accelerator(got)["name"]
+        name = catalogue.accelerator_record(got)["name"]
     except InputError:
         name = None
     if name is None or (exact and name_key(name) != name_key(got)):
@@ -244,26 +273,42 @@ def parse(text, path, parse_number):
         rows.append(_row(path, i, raw, parse_number, seen, organisations=organisations))
     if not rows:
         _fail(path, 2, None, "no runs (a header and at least one run are needed)")
-    return OwnRuns(_implied(pd.DataFrame(rows), path))
+    return OwnRuns(_implied(_columns(rows), path))
+
+
+def _columns(rows):
+    """Plain columns of the checked rows (a list of {column: value}, the same keys in each):
+    {column: 1-D array}, text as an object array, numbers as numpy reads the values."""
+    out = {}
+    for column in rows[0]:
+        values = [r[column] for r in rows]
+        if all(isinstance(v, str) for v in values):
+            out[column] = np.array(values, dtype=object)
+        else:
+            out[column] = np.asarray(values)
+    return out
 
 
 def _implied(t, path="own runs", letters=None):
-    peak = catalogue.accelerators().loc[t["accelerator"], "bf16_tflops"].to_numpy(float)
-    flops = engine.training_flops(t["active_params"].to_numpy(), t["tokens"].to_numpy())
+    """The columns ``t`` with each run's implied MFU, calibrated default MFU, residual,
+    generation and pooling group added (the accelerators' peaks looked up without pandas)."""
+    names = t["accelerator"]
+    peaks = {n: catalogue.accelerator_record(n)["bf16_tflops"] for n in set(names)}
+    peak = np.array([peaks[n] for n in names], dtype=float)
+    flops = engine.training_flops(t["active_params"], t["tokens"])
     try:
-        t["implied_mfu"] = engine.implied_mfu(flops, t["accelerator_hours"].to_numpy(), peak)
+        t["implied_mfu"] = engine.implied_mfu(flops, t["accelerator_hours"], peak)
     except InputError as err:
         i = err.position[0] if err.position else 0
-        row = t["row"].iloc[i] if "row" in t else i + 2
+        row = t["row"][i] if "row" in t else i + 2
         column = "accelerator_hours"
         where = f"{letters[column]} ({column})" if letters else column
         _fail(path, row, where, "is too few for these tokens and parameters on this "
               f"accelerator (the implied MFU is above 1): {ADVICE['figures']}")  # fmt: skip
-    t["calibrated_mfu"] = calibration.predicted_mfu(t["accelerator"].to_numpy(),
-                                                    t["active_params"].to_numpy())  # fmt: skip
+    t["calibrated_mfu"] = calibration.predicted_mfu(names, t["active_params"])
     t["residual"] = np.log(t["implied_mfu"] / t["calibrated_mfu"])
-    t["generation"] = calibration.generation_of(t["accelerator"].to_numpy())
-    t["group"] = calibration.pooling_group(t["accelerator"].to_numpy())
+    t["generation"] = calibration.generation_of(names)
+    t["group"] = calibration.pooling_group(names)
     return t
 
 
@@ -280,7 +325,7 @@ def from_rows(rows, where, letters=None):
     for i, raw in rows:
         text = {c: "" if v is None else str(v) for c, v in raw.items()}
         out.append(_row(where, i, text, _cell_number, seen, letters, True, organisations))
-    return OwnRuns(_implied(pd.DataFrame(out), where, letters))
+    return OwnRuns(_implied(_columns(out), where, letters))
 
 
 def _cell_number(text):

@@ -250,7 +250,7 @@ def fill(wb, runs):
             f"--own-runs: {runs.count} runs, more than the planner's {MAX_ROWS} rows (MAX_ROWS)"
         )
     ws = wb[TITLE]
-    for i, rec in enumerate(runs.table.to_dict("records")):
+    for i, rec in enumerate(runs.records()):
         for j, (column, *_) in enumerate(INPUT_COLUMNS):
             value = rec[column]
             ws.cell(_TOP + 1 + i, 1 + j).value = value if isinstance(value, str) else float(value)
