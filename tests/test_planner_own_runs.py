@@ -138,32 +138,32 @@ def _check_other(wb, runs):
     assert float(runs.moved_mfu("Gaudi 3", 12e9)) > calibration.MFU_MAX
 
 
-def test_libreoffice_pulls_uncalibrated_accelerators_as_the_engine(filled_other, tmp_path):
-    require_soffice()
+#: the two spreadsheet engines the pull is recalculated with: (what it needs, how it runs)
+ENGINES = {
+    "libreoffice": (require_soffice, recalculate),
+    "gnumeric": (require_ssconvert, recalculate_gnumeric),
+}
+
+
+def _recalculated(engine, path, tmp_path):
+    require, recalc = ENGINES[engine]
+    require()
+    (done,) = recalc([path], tmp_path)
+    return openpyxl.load_workbook(done, data_only=True)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_spreadsheet_pulls_uncalibrated_accelerators_as_the_engine(
+    engine, filled_other, tmp_path
+):
     _, path, runs = filled_other
-    (done,) = recalculate([path], tmp_path)
-    _check_other(openpyxl.load_workbook(done, data_only=True), runs)
+    _check_other(_recalculated(engine, path, tmp_path), runs)
 
 
-def test_gnumeric_pulls_uncalibrated_accelerators_as_the_engine(filled_other, tmp_path):
-    require_ssconvert()
-    _, path, runs = filled_other
-    (done,) = recalculate_gnumeric([path], tmp_path)
-    _check_other(openpyxl.load_workbook(done, data_only=True), runs)
-
-
-def test_libreoffice_recalculates_the_pull_as_the_engine(filled, tmp_path):
-    require_soffice()
-    folder, path, runs = filled
-    (done,) = recalculate([path], tmp_path)
-    _check_against_engine(openpyxl.load_workbook(done, data_only=True), runs)
-
-
-def test_gnumeric_recalculates_the_pull_as_the_engine(filled, tmp_path):
-    require_ssconvert()
-    folder, path, runs = filled
-    (done,) = recalculate_gnumeric([path], tmp_path)
-    _check_against_engine(openpyxl.load_workbook(done, data_only=True), runs)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_spreadsheet_recalculates_the_pull_as_the_engine(engine, filled, tmp_path):
+    _, path, runs = filled
+    _check_against_engine(_recalculated(engine, path, tmp_path), runs)
 
 
 def test_an_empty_block_leaves_the_calibrated_default(tmp_path):
