@@ -268,3 +268,14 @@ def distinct_planners(base, folder, n):
                 z.writestr(name, data.replace(b"NAME0000", f"NAME{i:04d}".encode()))
         paths.append(path)
     return paths
+
+
+def team_planners(template, folder, n):
+    """``n`` distinct filled planners in ``folder`` (:func:`distinct_planners` of one planner
+    with the two report-fixture plans typed in, its first scenario named NAME0000)."""
+    from test_report_fixtures import PLAN_A, PLAN_B, fill
+
+    base = fill(template, folder / "base.xlsx", [dict(PLAN_A, scenario_name="NAME0000"), PLAN_B])
+    paths = distinct_planners(base, folder, n)
+    base.unlink()
+    return paths

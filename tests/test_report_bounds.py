@@ -17,7 +17,7 @@ import openpyxl
 import pandas as pd
 import pytest
 from helpers import planner_cell
-from helpers_report import READY, digest, distinct_planners, run_report, tree
+from helpers_report import READY, digest, run_report, team_planners, tree
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill
 
 from compute_lab.cli import main
@@ -203,10 +203,7 @@ def test_a_failed_workbook_write_closes_its_zip(tmp_path, monkeypatch):
 def two_hundred(template, tmp_path_factory):
     """200 distinct planners (the scenario name differs), made by rewriting one's zip."""
     folder = tmp_path_factory.mktemp("two-hundred")
-    base = fill(template, folder / "base.xlsx", [dict(PLAN_A, scenario_name="NAME0000"), PLAN_B])
-    paths = distinct_planners(base, folder, 200)
-    base.unlink()
-    return paths
+    return team_planners(template, folder, 200)
 
 
 @pytest.mark.parametrize("delay", [0.3, 0.8, 1.6, 2.6, 3.7])

@@ -25,7 +25,7 @@ import zipfile
 import openpyxl
 import pytest
 from helpers import planner_cell
-from helpers_report import CLI, READY, distinct_planners, run_report, tree
+from helpers_report import CLI, READY, run_report, team_planners, tree
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill, rezip
 
 from compute_lab.cli import main
@@ -165,10 +165,7 @@ def test_each_planner_is_parsed_once(teams, monkeypatch):
 @pytest.fixture(scope="module")
 def teams(template, tmp_path_factory):
     folder = tmp_path_factory.mktemp("teams")
-    base = fill(template, folder / "base.xlsx", [dict(PLAN_A, scenario_name="NAME0000"), PLAN_B])
-    paths = distinct_planners(base, folder, max(PROGRESS_FROM_FILES, 6))
-    base.unlink()
-    return paths
+    return team_planners(template, folder, max(PROGRESS_FROM_FILES, 6))
 
 
 @pytest.fixture(scope="module")
@@ -270,10 +267,7 @@ def test_a_short_report_shows_no_progress(teams, tmp_path):
 @pytest.fixture(scope="module")
 def sixty(template, tmp_path_factory):
     folder = tmp_path_factory.mktemp("sixty")
-    base = fill(template, folder / "base.xlsx", [dict(PLAN_A, scenario_name="NAME0000"), PLAN_B])
-    paths = distinct_planners(base, folder, 60)
-    base.unlink()
-    return paths
+    return team_planners(template, folder, 60)
 
 
 @pytest.mark.parametrize("delay", [0.2, 0.9])
