@@ -632,9 +632,7 @@ class ResolvedMany:
 
 def _accelerator_columns(names):
     """Catalogue figures of accelerator name(s): one record per distinct name, spread back by
-    index (a name's figures are looked up once, not once per plan). For many plans, also
-    ``"by_name"`` (each figure per distinct name) and ``"codes"`` (each plan's name's index),
-    for figures worked out once per name (:func:`_throughput_sigma`)."""
+    index (a name's figures are looked up once, not once per plan)."""
     if isinstance(names, str):
         codes, distinct = None, [names]
     elif isinstance(names, tuple):  # (distinct names, the index of each plan's name)
@@ -656,9 +654,7 @@ def _accelerator_columns(names):
     if codes is None:
         return dict(zip(keys, rows[0], strict=True))
     columns = np.array(rows, dtype=float).T.copy()  # one contiguous array per figure
-    out = {key: column[codes] for key, column in zip(keys, columns, strict=True)}
-    out.update(by_name=dict(zip(keys, columns, strict=True)), codes=codes)
-    return out
+    return {key: column[codes] for key, column in zip(keys, columns, strict=True)}
 
 
 @functools.lru_cache(maxsize=256)
