@@ -56,13 +56,9 @@ def cpu_best(fn, budget=0.02 if QUICK else 0.5):
     gc.collect()
     gc.disable()
     try:
-        return _cpu_best(fn, budget)
+        return best_cpu_time(fn, budget)
     finally:
         gc.enable()
-
-
-def _cpu_best(fn, budget):
-    return best_cpu_time(fn, budget)
 
 
 def column(values):

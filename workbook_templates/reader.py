@@ -952,7 +952,7 @@ def _check_part(path, zf, info, by_name, rows=None):
         _fail(path, f"is a corrupt .xlsx: {name} is not well-formed XML ({_flat(exc)})")
     except (zipfile.BadZipFile, EOFError, OSError, RuntimeError) as exc:
         _fail(path, f"is a corrupt or truncated .xlsx ({name}: {_flat(exc)})")
-    if name == "[Content_Types].xml":
+    if name == _CONTENT_TYPES:
         for ctype in ctypes:
             if any(m in ctype for m in _MACRO_CONTENT_TYPES):
                 _fail(path, f"is a macro-enabled workbook (content type {ctype}); refused")
@@ -1155,8 +1155,8 @@ def _grab(path, zf, book, wanted, later):
         if part is None:
             raise ValueError(f"sheet {sheet!r} is a chart sheet, not a worksheet")
         by_part.setdefault(part, []).append(sheet)
-    parts = list(later) + [(zf.getinfo(n), True) for n in by_part if n not in dict(
-        (i.filename, b) for i, b in later)]  # fmt: skip
+    scanned = {info.filename for info, _ in later}
+    parts = list(later) + [(zf.getinfo(n), True) for n in by_part if n not in scanned]
     typed, saved = {}, {}
     for info, by_name in parts:
         sheets = by_part.get(info.filename)
@@ -1543,7 +1543,7 @@ def _own_runs(cells, problems):
 
 
 def _read(path, book, cells, optional, size, collect):
-    present = [n for n in (*INPUT_NAMES, *OUTPUT_NAMES) if n not in optional]
+    present = list(cells.locations)  # the names located (optional inputs missing left out)
     epoch = book.epoch
     problems, scenarios, skipped = [], [], []
     any_cached = False

@@ -212,8 +212,8 @@ def calculations_sheet(book, scen):
     outputs = next(r for r in range(5, ws.max_row + 1) if ws.cell(r, 1).value == "Outputs")
     ws.row_breaks.append(Break(id=outputs - 1))  # page 2: the outputs and ranges, whole
     # one page wide, as tall as it needs; the header row repeats on every page
-    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4")
-    ws.page_setup.fitToHeight = 2  # two pages: the inputs as used, then the outputs and ranges
+    # two pages: the inputs as used, then the outputs and ranges
+    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4", pages_tall=2)
     return ws
 
 

@@ -236,7 +236,6 @@ def own_runs_sheet(book):
             cell.number_format = "@"
     book.finish(ws, freeze=f"A{_TOP + 1}", print_titles=f"{_TOP}:{_TOP}")
     ws.row_dimensions[_TOP].height = 60  # four lines: "Accelerator-hours (accelerator-hours)"
-    ws.page_setup.orientation = "landscape"
     return ws
 
 
@@ -260,20 +259,16 @@ def fill(wb, runs):
 LETTERS = {c: get_column_letter(1 + j) for j, (c, *_) in enumerate(INPUT_COLUMNS)}
 #: The typed block's cells, {(row, column)}: what the reader reads of the sheet.
 AREA = frozenset(
-    (r, 1 + j) for r in range(_TOP + 1, _TOP + 1 + MAX_ROWS) for j in range(len(INPUT_COLUMNS))
+    (r, 1 + j) for r in range(FIRST_ROW, LAST_ROW + 1) for j in range(len(INPUT_COLUMNS))
 )
 
 
 def read_rows(value_at):
     """The typed rows of the sheet: a list of (sheet row, {column: value}) for every row with
     anything typed, in the own-runs file's columns. ``value_at(row, col)`` is the cell's
-    value (an openpyxl worksheet's ``ws.cell(row, col).value``, or the reader's saved
-    values)."""
-    if hasattr(value_at, "cell"):  # an openpyxl worksheet
-        ws = value_at
-        value_at = lambda r, c: ws.cell(r, c).value  # noqa: E731
+    value (the reader's saved values)."""
     rows = []
-    for r in range(_TOP + 1, _TOP + 1 + MAX_ROWS):
+    for r in range(FIRST_ROW, LAST_ROW + 1):
         raw = {c: value_at(r, 1 + j) for j, (c, *_) in enumerate(INPUT_COLUMNS)}
         if any(v is not None and str(v).strip() for v in raw.values()):
             rows.append((r, raw))
