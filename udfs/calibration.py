@@ -1040,11 +1040,18 @@ def accelerator_extra_sigma(accelerator):
     return float(out) if out.ndim == 0 else out
 
 
-def _values(accelerator, active_params):
+def spread_inputs(extra_sigma, active_params):
+    """The spec's inputs of a plan's calibrated spread (``calibrated_plan_sigma``,
+    ``calibrated_range_pct``): the stored spreads, the active parameters and the accelerator's
+    extra sigma (:func:`accelerator_extra_sigma`, or the same figure already looked up)."""
     return {"calibrated_throughput_sigma": throughput_sigma(),
             "calibrated_small_model_sigma": small_model_sigma(),
             "active_params": np.asarray(active_params, dtype=float),
-            "accelerator_extra_sigma": accelerator_extra_sigma(accelerator)}  # fmt: skip
+            "accelerator_extra_sigma": extra_sigma}  # fmt: skip
+
+
+def _values(accelerator, active_params):
+    return spread_inputs(accelerator_extra_sigma(accelerator), active_params)
 
 
 def throughput_sigma_for(accelerator, active_params):

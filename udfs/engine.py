@@ -1816,10 +1816,7 @@ def _lean_shape(out, inputs):
                 value = value.view()
                 value.flags.writeable = False
         elif type(value) is not np.ndarray or value.ndim == 0:
-            value = float(value)
-            fill = (shape, value if value == value else "nan")
-            array = _FILLED.get(fill)
-            value = _filled(shape, value) if array is None else array
+            value = _fast_fill(shape, value)
         else:
             value = np.broadcast_to(np.asarray(value, float), shape)
         result[key] = value

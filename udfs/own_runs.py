@@ -163,7 +163,11 @@ class OwnRuns:
     def mfu(self, accelerator, active_params):
         """The default MFU pulled toward the runs in the plan's pooling group, kept within
         the calibrated default's bounds (:data:`udfs.calibration.MFU_MIN`, ``MFU_MAX``)."""
-        moved = self.moved_mfu(accelerator, active_params)
+        return self.kept(self.moved_mfu(accelerator, active_params))
+
+    @staticmethod
+    def kept(moved):
+        """A moved MFU kept within the calibrated default's bounds."""
         return np.clip(moved, calibration.MFU_MIN, calibration.MFU_MAX)
 
     def sigma(self, accelerator, active_params):

@@ -479,7 +479,7 @@ def _own_runs_mfu(own_runs, accel, active, why):
     if n == 0:
         return float(own_runs.mfu(name, active)), f"{why}; none of your own runs is {where}"
     moved = float(own_runs.moved_mfu(name, active))
-    value = float(own_runs.mfu(name, active))
+    value = float(own_runs.kept(moved))
     why += f", pulled {pull:.0%} toward your {n} own run(s) {where}"
     if value < moved:
         why += f" to {moved:.1%}, kept at the highest default MFU {value:.0%} (mfu_max)"
@@ -749,9 +749,5 @@ def _throughput_sigma(accel, active, range_pct):
 
 def _calibrated_range_pct(accel, active):
     """:func:`udfs.calibration.default_range_pct` of the plans, from the looked-up columns."""
-    calibration = _calibration()
-    values = {"calibrated_throughput_sigma": calibration.throughput_sigma(),
-              "calibrated_small_model_sigma": calibration.small_model_sigma(),
-              "active_params": np.asarray(active, dtype=float),
-              "accelerator_extra_sigma": accel["extra_sigma"]}  # fmt: skip
+    values = _calibration().spread_inputs(accel["extra_sigma"], active)
     return model.evaluate(values, ["calibrated_range_pct"])["calibrated_range_pct"]
