@@ -2,7 +2,7 @@
 
 Not a speed benchmark: it prints figures (the measurement harness behind the tables of
 docs/methodology-calibration.md sections 3 and 9). Run:
-``.venv/bin/python benchmarks/calibration_study.py [own|features|all]``.
+``.venv/bin/python benchmarks/calibration_study.py [own|features|floors|all]``.
 
 Own runs: each run of an organisation with two or more runs is predicted by the chosen model
 fitted without the organisation, then pulled toward the organisation's other runs. Every
@@ -141,15 +141,15 @@ def _groups(table, r):
 
 GRID = {
     "w_other": (0.0, 0.25, 0.5, 1.0),
-    "h": (None, 4.0, 2.0, 1.0, 0.5, 0.25),
-    "k": (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0),
+    "h": cal.OWN_RUNS_H_GRID,
+    "k": cal.OWN_RUNS_K_GRID,
     "h_acc": (None, 2.0, 1.0, 0.5),
     "stat": ("mean", "median"),
 }
 
 #: name -> (fixed design parts, parts chosen by the nested grid)
 OWN_VARIANTS = {
-    "today: same generation, mean, k from moments": (
+    "former (round 4): same generation, mean, k from moments": (
         {"w_other": 0.0, "h": None, "stat": "mean"},
         ("k_moments",),
     ),
@@ -159,7 +159,7 @@ OWN_VARIANTS = {
         {"h": None, "stat": "mean"},
         ("w_other", "k"),
     ),
-    "same generation, size-weighted (h nested), k nested": (
+    "today: same generation, size-weighted, h and k nested": (
         {"w_other": 0.0, "stat": "mean"},
         ("h", "k"),
     ),
@@ -506,8 +506,85 @@ def print_features(rows, consts):
             )
 
 
+# -- what the plan's figures can explain at best ----------------------------------------------
+
+
+def _in_sample(t, columns):
+    """Weighted least squares of ln MFU on ``columns``, scored on the very runs it was fitted
+    on (optimistic: no run is held out)."""
+    y, w = t["ln_mfu"].to_numpy(), np.sqrt(t["weight"].to_numpy())
+    x_mat = np.column_stack(columns)
+    b = np.linalg.lstsq(x_mat * w[:, None], y * w, rcond=None)[0]
+    return cal._table_for(t, np.exp(x_mat @ b)), x_mat.shape[1]
+
+
+def _plan_columns(t, count=False):
+    """Every plan figure as a column: one intercept per generation, the small-model size, the
+    linear size, MoE, ln(tokens per parameter / 20) and, with ``count``, ln(accelerators)."""
+    a = t["active_params"].to_numpy(float)
+    gens = [(t["generation"] == g).to_numpy(float) for g in sorted(t["generation"].unique())]
+    cols = [*gens, cal._size_x(a), np.log(a / 1e9), _feature(t, "moe"),
+            _feature(t, "ln_tokens_per_param")]  # fmt: skip
+    return cols + [_feature(t, "ln_accelerators")] if count else cols
+
+
+def _errors(table, numbers):
+    e, ln = np.abs(table["error_pct"].to_numpy()), np.abs(table["log_error"].to_numpy())
+    return {"runs": len(table), "numbers": numbers,
+            "median_abs_error_pct": float(np.median(e)),
+            "median_abs_log_error": float(np.median(ln)),
+            "mean_abs_log_error": float(ln.mean())}  # fmt: skip
+
+
+def floors():
+    """The grouped figure beside optimistic bounds of what the plan's figures explain: fits
+    scored on the runs they were fitted on, and each run predicted from its own organisation's
+    other runs on the same generation (their mean residual around the chosen model's size term,
+    unpooled: what a team's own runs could at most tell, from the public record)."""
+    t = cal._calibration_frame()
+    name = cal.chosen_model()
+    counted = t[np.isfinite(t["accelerators"].to_numpy(float))]
+    m = cal.fit(name, t)
+    grouped = cal.grouped_validation()
+    rows = {
+        "chosen, grouped (organisation held out)": _errors(grouped, cal._n_params(name)),
+        "chosen, fitted on every run": _errors(
+            cal._table_for(t, cal._predict_rows(m, t)), cal._n_params(name)
+        ),  # fmt: skip
+        "a free mean per generation, fitted on every run": _errors(
+            *_in_sample(t, _plan_columns(t)[: t["generation"].nunique()])
+        ),
+        "every plan figure, fitted on every run": _errors(*_in_sample(t, _plan_columns(t))),
+        "every plan figure and ln accelerators, fitted on every run with a count": _errors(
+            *_in_sample(counted, _plan_columns(counted, count=True))
+        ),
+    }
+    r = t["ln_mfu"].to_numpy() - m.slope * cal._size_x(t["active_params"].to_numpy(float))
+    cell = (t["organisation"] + "|" + t["generation"]).to_numpy()
+    own = np.array([(cell == c).sum() > 1 for c in cell])
+    mean_others = np.array([r[(cell == c) & (np.arange(len(t)) != i)].mean() if own[i] else 0.0
+                            for i, c in enumerate(cell)])  # fmt: skip
+    x = cal._size_x(t["active_params"].to_numpy(float))
+    oracle = cal._table_for(t[own], np.exp(mean_others[own] + m.slope * x[own]))
+    rows["its organisation's other same-generation runs, unpooled"] = _errors(oracle, None)
+    rows["chosen, grouped, on the same runs"] = _errors(grouped[own], cal._n_params(name))
+    return rows
+
+
+def print_floors(rows):
+    print("| Prediction | runs | fitted numbers | median abs error | median abs ln error | "
+          "mean abs ln error |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, s in rows.items():
+        numbers = "-" if s["numbers"] is None else s["numbers"]
+        print(f"| {name} | {s['runs']} | {numbers} | {s['median_abs_error_pct']:.1f}% | "
+              f"{s['median_abs_log_error']:.3f} | {s['mean_abs_log_error']:.3f} |")  # fmt: skip
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
+    if what in ("floors", "all"):
+        print_floors(floors())
     if what in ("own", "all"):
         print_own(*own_runs_study())
     if what in ("features", "all"):

@@ -143,7 +143,8 @@ def _runs_paragraphs(s):
         f"organisation left out, agrees {s['choice_stability_share']:.0%} of the time.",
         f"Own runs, on the catalogue: each run of an organisation with two or more predicted "
         f"with its organisation held out and its other runs on the same generation as own "
-        f"runs: mean |ln error| {s['own_mean_abs_log_error_before']:.3f} -> "
+        f"runs (weighted by closeness in size): mean |ln error| "
+        f"{s['own_mean_abs_log_error_before']:.3f} -> "
         f"{s['own_mean_abs_log_error_after']:.3f}, median "
         f"{s['own_median_abs_log_error_before']:.3f} -> "
         f"{s['own_median_abs_log_error_after']:.3f} ({s['own_runs']} runs).",
@@ -190,18 +191,23 @@ def _print_own_runs(own, args):
     the other own runs (the run itself left out)."""
     import numpy as np
 
+    from udfs import calibration
+
     pooled = []
     for i in range(own.count):
         others = own.select(np.arange(own.count) != i)
         pooled.append(float(others.mfu(own["accelerator"][i], own["active_params"][i])))
     shown = ["name", "accelerator", "implied_mfu", "calibrated_mfu"]
     df = own.table[shown].assign(pooled_mfu=pooled)
-    pulls = {g.removeprefix("other: "): own.pull_for(a)
-             for g, a in zip(own["group"], own["accelerator"], strict=True)}  # fmt: skip
-    each = ", ".join(f"{g} {p:.0%}" for g, p in sorted(pulls.items()))
-    line = (f"Your {own.count} own run(s): pull toward them on each generation {each} (more "
-            "runs, more pull; only runs on a plan's calibrated generation pull it, and on an "
-            "accelerator outside those generations only runs on that accelerator).")  # fmt: skip
+    f = calibration.fitted()
+    h, k = f["own_runs_size_h"], f["own_runs_k"]
+    groups = ", ".join(sorted({g.removeprefix("other: ") for g in own["group"]}))
+    line = (f"Your {own.count} own run(s), on {groups}: a plan's default MFU moves toward your "
+            "runs on its calibrated generation (an accelerator outside those generations: on "
+            "that accelerator), runs of a size like the plan's counting most (a run 10x larger "
+            f"or smaller weighs {np.exp(-np.log(10) / h):.0%}), by n_w / (n_w + k), k = {k:g}: "
+            f"one run of the plan's size pulls {1 / (1 + k):.0%}. Each run below is predicted "
+            "from your other runs.")  # fmt: skip
     print(textwrap.fill(line, WIDTH))
     _print_frame(df, args, {c: "{:.1%}" for c in ("implied_mfu", "calibrated_mfu", "pooled_mfu")},
                  {"implied_mfu": ("implied", "MFU"), "calibrated_mfu": ("calibrated", "MFU"),

@@ -189,7 +189,7 @@ def _calibration_phrases():
     sig, small, other = f["throughput_sigma"], f["small_model_sigma"], f["other_accelerator_sigma"]
     z = float(ranges.z_score(0.9))
     total = math.hypot(sig, small)
-    k = (f["team_within_sd"] / f["team_between_sd"]) ** 2
+    h, k = f["own_runs_size_h"], f["own_runs_k"]
     mc = "methodology-calibration.md"
     meta = int((calibration.calibration_set()["organisation"] == "Meta").sum())
     phrases = [
@@ -221,13 +221,26 @@ def _calibration_phrases():
              f"mean log score {g['mean_log_score']:.3f} against "
              f"{ch['in_fold_constant_mean_log_score']:.3f}"),
         (mc, f"the same model {ch['stability_share']:.0%} of the time"),
-        (mc, f"`team_within_sd` {f['team_within_sd']:.3f}, `team_between_sd` "
-             f"{f['team_between_sd']:.3f}: k = {k:.1f}"),
+        (mc, f"(`team_between_sd` {f['team_between_sd']:.3f}: the mean product"),
+        (mc, f"With h = {h:g} (`own_runs_size_h`) a run 2.7x larger or smaller weighs "
+             f"{math.exp(-1 / h):.0%}, one 10x larger or smaller "
+             f"{math.exp(-math.log(10) / h):.0%}; "
+             f"with k = {k:g} (`own_runs_k`) one run of the plan's size pulls {1 / (1 + k):.0%}, "
+             f"four {4 / (4 + k):.0%}"),
+        ("command-line.md", f"(h = {h:g}: a run 10x larger or smaller weighs "
+                            f"{math.exp(-math.log(10) / h):.0%}; k = {k:g}: one run of the plan's "
+                            f"size pulls {1 / (1 + k):.0%};"),
         (mc, f"| calibrated default alone | {own['median_abs_log_error_before']:.3f} | "
              f"{own['mean_abs_log_error_before']:.3f} |"),
-        (mc, f"| pulled toward the organisation's other runs | "
+        (mc, f"| pulled toward the organisation's other runs, size-weighted (today) | "
              f"{own['median_abs_log_error_after']:.3f} | {own['mean_abs_log_error_after']:.3f} |"),
-        (mc, f"({own['mean_abs_log_error_before']:.3f} -> {own['mean_abs_log_error_after']:.3f})"),
+        (mc, f"(median |ln| {own['median_abs_log_error_before']:.3f} -> "
+             f"{own['median_abs_log_error_after']:.3f}, mean "
+             f"{own['mean_abs_log_error_before']:.3f} -> {own['mean_abs_log_error_after']:.3f})"),
+        ("README.md", f"from {own['mean_abs_log_error_before']:.3f} to "
+                      f"{own['mean_abs_log_error_after']:.3f} in mean |ln| and from "
+                      f"{own['median_abs_log_error_before']:.3f} to "
+                      f"{own['median_abs_log_error_after']:.3f} in median"),
         ("excel-functions.md", f"{calibration.predicted_mfu('H100', 37e9):.1%} today"),
         ("excel-functions.md", f"{sig:.3f} today: P90 = {math.exp(z * sig):.2f} x P50"),
         ("workbooks.md", f"({math.exp(z * sig) - 1:.1%} today for a model of 5B"),

@@ -33,8 +33,8 @@ def test_a_good_file_gives_each_run_its_implied_mfu(tmp_path):
     assert t.loc[0, "implied_mfu"] == pytest.approx(engine.implied_mfu(flops, 120000, 989.4))
     want = math.log(t.loc[0, "implied_mfu"] / calibration.predicted_mfu("H100 SXM", 7e9))
     assert t.loc[0, "residual"] == pytest.approx(want, rel=1e-12)
-    assert 0 < runs.pull_for("H100") < 1
-    assert runs.pull_for("A100") == 0 and runs.count_for("TPU v4") == 0
+    assert 0 < runs.pull_for("H100", 7e9) < 1
+    assert runs.pull_for("A100", 7e9) == 0 and runs.count_for("TPU v4") == 0
 
 
 def test_the_runs_are_plain_columns_and_a_selection_pools_as_a_smaller_file(tmp_path):
@@ -81,7 +81,7 @@ def test_runs_on_an_uncalibrated_accelerator_pull_only_plans_on_that_accelerator
     plan is pulled; a plan on no catalogue accelerator is not pulled either."""
     runs = _mi300x_runs()
     for other in ("B200 (HGX)", "MI325X", "Gaudi 3", "H100 SXM", ""):
-        assert runs.count_for(other) == 0 and runs.pull_for(other) == 0, other
+        assert runs.count_for(other) == 0 and runs.pull_for(other, 70e9) == 0, other
         base = calibration.predicted_mfu(other, 70e9)
         assert float(runs.mfu(other, 70e9)) == pytest.approx(base, rel=1e-12), other
         assert runs.sigma(other, 70e9) == pytest.approx(
@@ -101,19 +101,19 @@ def test_runs_on_an_uncalibrated_accelerator_narrow_its_extra_spread_by_the_pull
     s = calibration.throughput_sigma_for("MI300X", 70e9)
     for n in (1, 3, 30):
         runs = _mi300x_runs(n)
-        pull = runs.pull_for("MI300X")
+        pull = runs.pull_for("MI300X", 70e9)
         want = math.sqrt(s**2 - pull * (f["team_between_sd"] ** 2 + extra**2))
         assert runs.sigma("MI300X", 70e9) == pytest.approx(want, rel=1e-12)
     # three runs: the range narrows by more than the team-to-team part alone (66% -> 62% before)
     three = _mi300x_runs(3)
-    old = math.sqrt(s**2 - three.pull_for("MI300X") * f["team_between_sd"] ** 2)
+    old = math.sqrt(s**2 - three.pull_for("MI300X", 70e9) * f["team_between_sd"] ** 2)
     assert three.sigma("MI300X", 70e9) < old - 0.03
     # many runs: close to a calibrated generation's spread narrowed by the same runs
     many = _mi300x_runs(30)
     h100 = math.sqrt(calibration.throughput_sigma_for("H100 SXM", 70e9) ** 2
-                     - many.pull_for("MI300X") * f["team_between_sd"] ** 2)  # fmt: skip
+                     - many.pull_for("MI300X", 70e9) * f["team_between_sd"] ** 2)  # fmt: skip
     assert many.sigma("MI300X", 70e9) == pytest.approx(
-        math.sqrt(h100**2 + (1 - many.pull_for("MI300X")) * extra**2), rel=1e-12
+        math.sqrt(h100**2 + (1 - many.pull_for("MI300X", 70e9)) * extra**2), rel=1e-12
     )
 
 
@@ -209,18 +209,40 @@ def test_a_prediction_moves_toward_the_runs_monotonically_as_runs_are_added(hour
     lo, hi = sorted((base, implied))
     assert lo - 1e-12 <= a <= hi + 1e-12 and lo - 1e-12 <= b <= hi + 1e-12  # between
     assert abs(math.log(b / implied)) <= abs(math.log(a / implied)) + 1e-12  # closer
-    assert fewer.pull_for("H100") < more.pull_for("H100") < 1
+    assert fewer.pull_for("H100", 7e9) < more.pull_for("H100", 7e9) < 1
     # the spread narrows with them, never below 0
     s_few, s_more = fewer.sigma("H100 SXM", 7e9), more.sigma("H100 SXM", 7e9)
     assert 0 <= s_more <= s_few <= calibration.throughput_sigma_for("H100 SXM", 7e9)
 
 
-def test_the_pull_is_the_catalogue_team_variance_ratio():
+def test_the_pull_weighs_runs_by_closeness_in_size():
+    """n runs of the plan's size pull n / (n + k); a run e^h times larger or smaller weighs
+    1/e of one of the plan's size (calibration.own_runs_pull, h and k stored)."""
     f = calibration.fitted()
-    k = (f["team_within_sd"] / f["team_between_sd"]) ** 2
+    h, k = f["own_runs_size_h"], f["own_runs_k"]
+    assert (h, k) == calibration.own_runs_design()  # the stored numbers are the data's choice
     for n in (1, 5, 50):
-        assert _runs(n, 100_000).pull_for("H100") == pytest.approx(n / (n + k), rel=1e-12)
-    assert np.isfinite(k) and k > 0
+        assert _runs(n, 100_000).pull_for("H100", 7e9) == pytest.approx(n / (n + k), rel=1e-12)
+    w = math.exp(-1.0)
+    one = _runs(1, 100_000)
+    assert one.pull_for("H100", 7e9 * math.exp(h)) == pytest.approx(w / (w + k), rel=1e-12)
+    assert one.pull_for("H100", 7e9 / math.exp(h)) == pytest.approx(w / (w + k), rel=1e-12)
+    # a 7B and a 70B run far from the default: a 7B plan moves mostly toward the 7B run
+    text = HEADER + "s,Acme,7B,7B,2T,H100,512,60000\nl,Acme,70B,70B,2T,H100,4096,2400000\n"
+    two = own_runs.parse(text, "two.csv", parse_number)
+    r_small, r_large = two["residual"]
+    shift = math.log(float(two.mfu("H100 SXM", 7e9)) / calibration.predicted_mfu("H100 SXM", 7e9))
+    w_large = math.exp(-math.log(10) / h)
+    assert shift == pytest.approx((r_small + w_large * r_large) / (1 + w_large + k), rel=1e-9)
+
+
+def test_a_plan_array_pools_as_one_plan_at_a_time():
+    runs = own_runs.parse(GOOD, "g.csv", parse_number)
+    sizes = np.array([1e9, 7e9, 13e9, 70e9, 405e9])
+    got = runs.mfu("H100 SXM", sizes)
+    assert got.shape == sizes.shape
+    for a, want in zip(sizes, got, strict=True):
+        assert float(runs.mfu("H100 SXM", float(a))) == pytest.approx(float(want), rel=1e-12)
 
 
 # -- the command line ---------------------------------------------------------------------------
@@ -244,7 +266,7 @@ def test_estimate_and_runs_take_own_runs(tmp_path, capsys):
     assert own["throughput_sigma"] < base["throughput_sigma"]
     assert main(["runs", "--own-runs", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "Your 2 own run(s): pull toward them on each generation H100" in out
+    assert "Your 2 own run(s), on H100: a plan's default MFU moves toward" in out
     assert "Ours 13B" in out
     assert max(map(len, out.splitlines())) <= 100
 
@@ -336,7 +358,7 @@ def test_a_pull_beyond_the_highest_default_mfu_says_the_bound_it_uses():
     moved = float(runs.moved_mfu("H100 SXM", 70e9))
     assert moved > calibration.MFU_MAX
     assert note.value == calibration.MFU_MAX == got.arguments["mfu"]
-    pull = runs.pull_for("H100 SXM")
+    pull = runs.pull_for("H100 SXM", 70e9)
     assert (f"pulled {pull:.0%} toward your 30 own run(s) on the H100 generation to "
             f"{moved:.1%}, kept at the highest default MFU 55% (mfu_max)") in note.why  # fmt: skip
     # below the bound the note says the pull alone, and the value is the moved one

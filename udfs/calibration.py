@@ -810,16 +810,92 @@ def _cell_spread(table):
 _MIN_BETWEEN_VAR = 1e-6
 
 
+#: The grids the own-runs pooling's two numbers are chosen from (:func:`own_runs_design`): the
+#: size width h (ln units: a run e^h times larger or smaller than the plan weighs 1/e) and the
+#: prior weight k (in runs of the plan's size). k stops at a quarter of a run: with k near 0 a
+#: single run would set the MFU alone and remove the whole team-to-team spread.
+OWN_RUNS_H_GRID = (8.0, 4.0, 2.0, 1.0, 0.5, 0.25)
+OWN_RUNS_K_GRID = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+
+
+def own_runs_pull(run_ln_active, run_residual, plan_ln_active, h, k):
+    """(shift, pull) of plans toward a team's runs in their pooling group; vectorised.
+
+    Each run weighs w = EXP(-|ln(its active params / the plan's)| / h); with n_w the summed
+    weights, the plan's ln MFU moves by shift = sum(w x residual) / (n_w + k) and
+    pull = n_w / (n_w + k) (0 and 0 without runs). ``run_ln_active`` and ``run_residual`` are
+    the runs' ln(active params) and residuals (1-D); ``plan_ln_active`` the plans' ln(active
+    params), any shape; the results have the plans' shape.
+
+    Examples
+    --------
+    One run of the plan's size with residual +0.2, h = 1, k = 0.25: pull 1 / 1.25 = 0.8,
+    shift 0.16.
+
+    >>> own_runs_pull([np.log(7e9)], [0.2], np.log(7e9), 1.0, 0.25)
+    (0.16000000000000003, 0.8)
+    """
+    runs = np.asarray(run_ln_active, dtype=float)
+    plan = np.asarray(plan_ln_active, dtype=float)
+    w = np.exp(-np.abs(plan[..., None] - runs) / h)
+    n = w.sum(axis=-1)
+    shift, pull = (w @ np.asarray(run_residual, dtype=float)) / (n + k), n / (n + k)
+    if plan.ndim == 0:
+        return float(shift), float(pull)
+    return shift, pull
+
+
+def _own_runs_errors(groups, h, k):
+    """|ln error| before and after the pull, each run of ``groups`` ({organisation: (ln active,
+    residual, pooling group)}) pulled toward its organisation's other runs in its group."""
+    before, after = [], []
+    for ln_active, r, group in groups.values():
+        for i in range(len(r)):
+            others = (np.arange(len(r)) != i) & (group == group[i])
+            u, _ = own_runs_pull(ln_active[others], r[others], ln_active[i], h, k)
+            before.append(abs(r[i]))
+            after.append(abs(r[i] - u))
+    return np.array(before), np.array(after)
+
+
+def _own_runs_groups(table):
+    """{organisation: (ln active, residual, pooling group)} of the organisations with two or
+    more runs in ``table`` (a grouped-validation table: each run predicted without its
+    organisation, as a new team's runs miss the default)."""
+    r = np.log(table["implied_mfu"].to_numpy(float) / table["predicted_mfu"].to_numpy(float))
+    ln_active = np.log(table["active_params"].to_numpy(float))
+    group = pooling_group(table["accelerator"].to_numpy())
+    orgs = table["organisation"].to_numpy()
+    return {o: (ln_active[orgs == o], r[orgs == o], group[orgs == o])
+            for o in np.unique(orgs) if (orgs == o).sum() >= 2}  # fmt: skip
+
+
+def own_runs_design(table=None):
+    """(h, k) of the own-runs pooling: the pair of :data:`OWN_RUNS_H_GRID` x
+    :data:`OWN_RUNS_K_GRID` with the smallest mean |ln error| when each organisation's runs
+    in ``table`` (default: the chosen model's grouped validation) are pulled toward its other
+    runs in their pooling group (:func:`own_runs_pull`)."""
+    groups = _own_runs_groups(_grouped(chosen_model()) if table is None else table)
+    best = None
+    for h in OWN_RUNS_H_GRID:
+        for k in OWN_RUNS_K_GRID:
+            score = float(_own_runs_errors(groups, h, k)[1].mean())
+            if best is None or score < best[0] - 1e-12:
+                best = (score, h, k)
+    return best[1], best[2]
+
+
 def own_runs_validation(model=None):
     """Each catalogue organisation's runs predicted with the rest of it given as own runs.
 
-    For each run of an organisation with two or more runs: the model fitted without the
-    organisation (grouped validation), the pooling's within / between spreads sized without
-    it too, then the prediction pulled toward the organisation's other runs in the same
-    :func:`pooling_group` (:mod:`udfs.own_runs`' rule). Returns a dict: ``runs``,
-    ``median_abs_log_error_before`` / ``_after``, ``mean_abs_log_error_before`` / ``_after``
-    (|ln(disclosed / predicted hours)|), ``runs_pulled`` (runs with a sibling in their
-    pooling group), and ``table`` (one row per run).
+    For each organisation with two or more runs: the model fitted without the organisation
+    (grouped validation), the pooling's (h, k) chosen without it too (:func:`own_runs_design`
+    on the other organisations' runs, each predicted without its own organisation), then each
+    of its runs pulled toward its other runs in the same :func:`pooling_group`
+    (:mod:`udfs.own_runs`' rule). Returns a dict: ``runs``, ``median_abs_log_error_before`` /
+    ``_after``, ``mean_abs_log_error_before`` / ``_after`` (|ln(disclosed / predicted
+    hours)|), ``runs_pulled`` (runs with a sibling in their pooling group), and ``table`` (one
+    row per run).
     """
     name = chosen_model() if model is None else model
     t = _calibration_frame()
@@ -829,17 +905,16 @@ def own_runs_validation(model=None):
         if mine.sum() < 2:
             continue
         rest = t[~mine]
-        within, between = _cell_spread(_grouped_on(name, rest))
-        k = (within / between) ** 2
+        h, k = own_runs_design(_grouped_on(name, rest))
         tm = t[mine]
         r = tm["ln_mfu"].to_numpy() - np.log(_predict_rows(fit(name, rest), tm))
+        ln_active = np.log(tm["active_params"].to_numpy(float))
         group = pooling_group(tm["accelerator"].to_numpy())
         for i in range(len(tm)):
             others = (np.arange(len(tm)) != i) & (group == group[i])
-            n = int(others.sum())
-            u = n / (n + k) * float(r[others].mean()) if n else 0.0
-            rows.append({"run": tm.index[i], "organisation": org, "own_runs": n,
-                         "pull": n / (n + k), "before": abs(r[i]),
+            u, pull = own_runs_pull(ln_active[others], r[others], ln_active[i], h, k)
+            rows.append({"run": tm.index[i], "organisation": org, "own_runs": int(others.sum()),
+                         "h": h, "k": k, "pull": pull, "before": abs(r[i]),
                          "after": abs(r[i] - u)})  # fmt: skip
     df = pd.DataFrame(rows).set_index("run")
     return {
@@ -884,7 +959,8 @@ def refit():
     ``other_accelerator_sigma``, ``organisation_sd`` (standard deviation of the organisations'
     mean ln-MFU residuals), ``within_organisation_sd`` and ``between_organisation_sd`` (see
     :func:`_organisation_spread`), ``team_within_sd`` and ``team_between_sd`` (see
-    :func:`_team_spread`), and the
+    :func:`_team_spread`), ``own_runs_size_h`` and ``own_runs_k`` (see
+    :func:`own_runs_design`), and the
     ``grouped`` and ``leave_one_out`` summaries of the chosen model.
     """
     name = chosen_model()
@@ -905,6 +981,7 @@ def refit():
             )
         ),
         **dict(zip(("team_within_sd", "team_between_sd"), _team_spread(name), strict=True)),
+        **dict(zip(("own_runs_size_h", "own_runs_k"), own_runs_design(), strict=True)),
         "grouped": grouped,
         "leave_one_out": loo,
         "choice": _choice_figures(name),
@@ -954,6 +1031,8 @@ FITTED_FIGURES = (
     "between_organisation_sd",
     "team_within_sd",
     "team_between_sd",
+    "own_runs_size_h",
+    "own_runs_k",
 )
 
 

@@ -14,15 +14,16 @@ A file (and the planner's Our runs sheet) holds one organisation's runs: a blank
 (:func:`read` -> :class:`OwnRuns`). Each run's residual is ln(its implied MFU / the calibrated
 default MFU for its accelerator and size). A plan's default MFU moves toward the runs in its
 pooling group (:func:`udfs.calibration.pooling_group`: the plan's generation when it is a
-calibrated one, else the plan's accelerator itself) by partial pooling: ``EXP(pull x mean
-residual)`` times the calibrated default, ``pull = n / (n + k)``, n the own runs in that group,
-``k = within^2 / between^2`` from the catalogue's grouped-validation residuals grouped by
-organisation and pooling group (``team_within_sd``, ``team_between_sd`` in
-``udfs/data/calibration.toml``; see :func:`udfs.calibration.own_runs_validation`): more runs,
-more pull. Runs in another group do not pull (on the public record an organisation's runs on
-another generation pull the wrong way as often as the right one; an MI300X is no guide to a
-B200). The moved MFU is kept within the calibrated default's bounds
-(:data:`udfs.calibration.MFU_MIN`, ``MFU_MAX``). The spread narrows with them: the
+calibrated one, else the plan's accelerator itself) by partial pooling, runs of a size like
+the plan's counting most: each run weighs ``w = EXP(-|LN(its active / the plan's)| / h)``, and
+the calibrated default is multiplied by ``EXP(sum(w x residual) / (n_w + k))``, n_w the summed
+weights, ``pull = n_w / (n_w + k)``. h and k (``own_runs_size_h``, ``own_runs_k`` in
+``udfs/data/calibration.toml``) are chosen on the catalogue's organisations
+(:func:`udfs.calibration.own_runs_design`): more runs, and closer in size, more pull. Runs in
+another group do not pull (on the public record an organisation's runs on another generation
+pull the wrong way as often as the right one; an MI300X is no guide to a B200). The moved MFU
+is kept within the calibrated default's bounds (:data:`udfs.calibration.MFU_MIN`,
+``MFU_MAX``). The spread narrows with them: the
 team-to-team variance and an uncalibrated accelerator's extra variance each shrink by the same
 pull, ``sigma^2 - pull x (between^2 + extra^2)`` (extra 0 on a calibrated generation; never
 below 0).
@@ -131,34 +132,40 @@ class OwnRuns:
     def _same_group(self, accelerator):
         group = str(calibration.pooling_group(accelerator or ""))
         if group == "":
-            return self.columns["residual"][:0]
-        return self.columns["residual"][self.columns["group"] == group]
+            return np.zeros(self.count, dtype=bool)
+        return self.columns["group"] == group
 
     def count_for(self, accelerator):
         """Own runs in the accelerator's pooling group (the runs that pull a plan on it: its
         calibrated generation, else that accelerator)."""
-        return len(self._same_group(accelerator))
+        return int(self._same_group(accelerator).sum())
 
-    def pull_for(self, accelerator):
-        """n / (n + k), n the own runs in the accelerator's pooling group: how far a plan's
-        default MFU moves toward them (0 without any)."""
-        f = calibration.fitted()
-        k = (f["team_within_sd"] / f["team_between_sd"]) ** 2
-        n = self.count_for(accelerator)
-        return n / (n + k)
-
-    def shift_for(self, accelerator):
-        """pull x mean residual of the own runs in the accelerator's pooling group (ln units;
-        0 without any)."""
+    def _pull(self, accelerator, active_params):
+        """(shift, pull) of plans on ``accelerator`` with ``active_params`` (scalar or array):
+        :func:`udfs.calibration.own_runs_pull` over the runs in the plan's pooling group, with
+        the stored ``own_runs_size_h`` and ``own_runs_k``."""
         same = self._same_group(accelerator)
-        if same.size == 0:
-            return 0.0
-        return self.pull_for(accelerator) * float(same.mean())
+        f = calibration.fitted()
+        ln_active = np.log(np.asarray(active_params, dtype=float))
+        return calibration.own_runs_pull(np.log(self.columns["active_params"][same]),
+                                         self.columns["residual"][same], ln_active,
+                                         f["own_runs_size_h"], f["own_runs_k"])  # fmt: skip
+
+    def pull_for(self, accelerator, active_params):
+        """n_w / (n_w + k): how far the default MFU of a plan on ``accelerator`` with
+        ``active_params`` moves toward the runs in its pooling group, n_w their weights by
+        closeness in size (0 without any)."""
+        return self._pull(accelerator, active_params)[1]
+
+    def shift_for(self, accelerator, active_params):
+        """The plan's ln-MFU shift toward its pooling group's runs: sum(weight x residual) /
+        (n_w + k) (0 without any)."""
+        return self._pull(accelerator, active_params)[0]
 
     def moved_mfu(self, accelerator, active_params):
         """The calibrated default MFU x EXP(:meth:`shift_for`), before the bounds."""
         base = calibration.predicted_mfu(accelerator, active_params)
-        return base * math.exp(self.shift_for(accelerator))
+        return base * np.exp(self.shift_for(accelerator, active_params))
 
     def mfu(self, accelerator, active_params):
         """The default MFU pulled toward the runs in the plan's pooling group, kept within
@@ -177,7 +184,7 @@ class OwnRuns:
         s = calibration.throughput_sigma_for(accelerator, active_params)
         between = calibration.fitted()["team_between_sd"]
         extra = calibration.accelerator_extra_sigma(accelerator or "")
-        told = self.pull_for(accelerator) * (between**2 + extra**2)
+        told = self.pull_for(accelerator, active_params) * (between**2 + extra**2)
         return np.sqrt(np.maximum(0.0, s**2 - told))
 
 

@@ -171,17 +171,24 @@ CALIBRATED_RANGE_EXCEL = model.excel(
     "calibrated_range_pct", through=("calibrated_plan_sigma", "small_model"), bind=_RANGE_BIND
 )
 
-#: The planner's own-runs pooling ("Our runs" sheet, workbook_templates.planner.own_runs): the
-#: summed residual of the runs in the plan's pooling group over (their count + k) is
-#: n / (n + k) x their mean residual (udfs.own_runs.OwnRuns). The runs of a calibrated
-#: generation share its intercept (and accelerator group 0); an accelerator outside those
-#: generations has the 'other' intercept and is a group of its own (its catalogue row; a plan
-#: on no catalogue accelerator matches no run).
+#: The planner's own-runs pooling ("Our runs" sheet, workbook_templates.planner.own_runs), as
+#: udfs.calibration.own_runs_pull: each run in the plan's pooling group weighs
+#: EXP(-|LN(its active / the plan's)| / own_runs_size_h); the weighted sum of their residuals
+#: over (their summed weight n_w + k) is the plan's ln-MFU shift, n_w / (n_w + k) its pull. The
+#: runs of a calibrated generation share its intercept (and accelerator group 0); an
+#: accelerator outside those generations has the 'other' intercept and is a group of its own
+#: (its catalogue row; a plan on no catalogue accelerator matches no run). The Our runs
+#: columns ``own_runs_ln_active`` and ``own_runs_counted_residual`` are 0 on a row that does
+#: not count (SUMPRODUCT takes no blank in a product). The weight is written with operators
+#: only, EXP(-1/h)^|difference| with |d| as ((d)^2)^0.5: inside SUMPRODUCT Gnumeric gives a
+#: function of a range (EXP, ABS) one cell of it, and every engine takes operators on arrays.
 _OWN_GROUP = "IF({mfu_ln_intercept_used}={mfu_ln_intercept_other},{catalogue_row},0)"
-_OWN_WHERE = (f"own_runs_intercept,{{mfu_ln_intercept_used}},"
-              f"own_runs_accelerator_group,{_OWN_GROUP}")  # fmt: skip
-_OWN_SUM = f"SUMIFS(own_runs_residual,{_OWN_WHERE})"
-_OWN_N = f"COUNTIFS({_OWN_WHERE})"
+_OWN_WEIGHTS = ("(own_runs_intercept={mfu_ln_intercept_used})"
+                f"*(own_runs_accelerator_group={_OWN_GROUP})"
+                "*EXP(-1/own_runs_size_h)"
+                "^(((own_runs_ln_active-LN({active_params_used}))^2)^0.5)")  # fmt: skip
+_OWN_SUM = f"SUMPRODUCT({_OWN_WEIGHTS}*own_runs_counted_residual)"
+_OWN_N = f"SUMPRODUCT({_OWN_WEIGHTS})"
 #: Excel text of the default MFU moved toward the team's runs (the planner's Calculations row
 #: ``own_runs_mfu``, which a blank MFU takes).
 OWN_RUNS_MFU_EXCEL = ("IF(ISNUMBER({calibrated_mfu}),MIN({mfu_max},MAX({mfu_min},{calibrated_mfu}"
@@ -474,7 +481,7 @@ def _own_runs_mfu(own_runs, accel, active, why):
     saying so: the pull, the runs, and the bound the moved MFU is kept at when it leaves the
     calibrated default's range (the value used is what the note says)."""
     name = _name_of(accel)
-    n, pull = own_runs.count_for(name), own_runs.pull_for(name)
+    n, pull = own_runs.count_for(name), own_runs.pull_for(name, active)
     where = _own_runs_group(accel)
     if n == 0:
         return float(own_runs.mfu(name, active)), f"{why}; none of your own runs is {where}"

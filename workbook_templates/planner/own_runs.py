@@ -16,15 +16,19 @@ with itself: :func:`udfs.calibration.pooling_group`). The pooling constants come
 organisation than the first one typed fails ``own_runs_one_organisation``.
 
 The Calculations sheet's blank MFU and blank throughput uncertainty read the named columns
-``own_runs_residual``, ``own_runs_intercept`` and ``own_runs_accelerator_group`` and the cells
-``own_runs_k`` and ``own_runs_between_sd`` (the rules in :mod:`udfs.plan`): the organisation
-effect SUMIFS(residual of the plan's pooling group) / (COUNTIFS(...) + k), which is
-n / (n + k) x the mean residual, as :class:`udfs.own_runs.OwnRuns` computes it. With no row
-filled the planner is the calibrated default, unchanged.
+``own_runs_intercept``, ``own_runs_accelerator_group``, ``own_runs_ln_active`` and
+``own_runs_counted_residual`` and the cells ``own_runs_size_h``, ``own_runs_k`` and
+``own_runs_between_sd`` (the rules in :mod:`udfs.plan`): each run of the plan's pooling group
+weighs EXP(-|LN(its active / the plan's)| / h), and the organisation effect is the weighted
+sum of residuals over (the summed weights + k), as :class:`udfs.own_runs.OwnRuns` computes it.
+With no row filled the planner is the calibrated default, unchanged.
 """
 
 from __future__ import annotations
 
+import math
+
+from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
 from udfs import calibration, model
@@ -167,9 +171,14 @@ def _formulas():
         "own_runs_default_mfu": f'=IF(ISNUMBER(<own_runs_intercept>),{default},"")',
         "own_runs_residual": "=IF(ISNUMBER(<own_runs_intercept>),"
         'LN(<own_runs_implied_mfu>/<own_runs_default_mfu>),"")',
+        # the pooling's numbers, 0 on a row that does not count (udfs.plan's SUMPRODUCTs)
+        "own_runs_ln_active": f"=IF(ISNUMBER(<own_runs_intercept>),LN({_u('active_params')}),0)",
+        "own_runs_counted_residual": "=IF(ISNUMBER(<own_runs_intercept>),<own_runs_residual>,0)",
     }
 
 
+#: Columns that are 0 on a row that does not count (shown blank there).
+_ZERO_WHEN_NOT_COUNTED = ("own_runs_ln_active", "own_runs_counted_residual")
 _USED_HEADS = {"active_params": "Active", "total_params": "Total", "tokens": "Tokens",
                "accelerators": "Count", "accelerator_hours": "Hours"}  # fmt: skip
 _CALC_HEADERS = {
@@ -184,6 +193,8 @@ _CALC_HEADERS = {
     "own_runs_accelerator_group": ("Accelerator group", "index", 11),
     "own_runs_default_mfu": ("Default MFU", "fraction", 9),
     "own_runs_residual": ("LN(implied / default)", "ln units", 11),
+    "own_runs_ln_active": ("LN(active) counted", "ln units", 10),
+    "own_runs_counted_residual": ("Residual counted", "ln units", 10),
 }
 
 
@@ -192,27 +203,30 @@ def own_runs_sheet(book):
     ws = book.sheet(TITLE)
     book.title(ws, "Our runs: your completed training runs", None)
     f = calibration.fitted()
-    k = (f["team_within_sd"] / f["team_between_sd"]) ** 2
+    h, k = f["own_runs_size_h"], f["own_runs_k"]
     paragraph(ws, 2, 1, "Type one organisation's completed runs (catalogue accelerator names; "
               "numbers such as 7E9, 7B or 2T), or fill them with compute-lab templates --own-runs "
               "FILE. A blank MFU moves toward your runs on the plan's calibrated generation (an "
-              "accelerator outside them: on that accelerator) by n / (n + k), within the default "
-              "MFU's bounds, and its spread narrows: more runs, more pull. A row that fails a "
-              "row check (FALSE) counts for nothing and is an ERROR on Checks.", 13)  # fmt: skip
-    for r, (name, label, value, fmt) in enumerate((
-        ("own_runs_within_sd", "One team's scatter (sigma, ln)", f["team_within_sd"], "0.0000"),
-        ("own_runs_between_sd", "Team-to-team (sigma, ln)", f["team_between_sd"], "0.0000"),
-    ), start=3):  # fmt: skip
+              "accelerator outside them: on that accelerator), runs of a size like the plan's "
+              "counting most, within the default MFU's bounds, and its spread narrows: more "
+              "runs, more pull. A row that fails a row check (FALSE) counts for nothing and is "
+              "an ERROR on Checks.", 13)  # fmt: skip
+    constants = (
+        ("own_runs_size_h", "Size width h (ln)", h, "0.00",
+         f"a run weighs EXP(-ABS(LN(its active / the plan's)) / h): 10x larger or smaller "
+         f"{math.exp(-math.log(10) / h):.0%}"),
+        ("own_runs_k", "Pooling k (runs)", k, "0.00",
+         f"pull = n_w / (n_w + k), n_w the runs' summed weights: one run of the plan's size "
+         f"pulls {1 / (1 + k):.0%}"),
+        ("own_runs_between_sd", "Team-to-team (sigma, ln)", f["team_between_sd"], "0.0000",
+         "the spread's team part, narrowed by the pull"),
+    )  # fmt: skip
+    for r, (name, label, value, fmt, note) in enumerate(constants, start=3):
         put_text(ws.cell(r, 1), label)
         cell = constant_cell(ws, r, 3, value)
         cell.number_format = fmt
         book.place_cell(name, ws, cell.coordinate, named=True)
-    put_text(ws.cell(5, 1), "Pooling k")
-    cell = ws.cell(5, 3, "=(own_runs_within_sd/own_runs_between_sd)^2")
-    cell.style, cell.number_format = "Calc", "0.00"
-    book.place_cell("own_runs_k", ws, cell.coordinate, named=True)
-    put_text(ws.cell(5, 4), f"= (one team / team-to-team)^2 ({k:.2f}): one run on a generation "
-             f"pulls {1 / (1 + k):.0%}, ten {10 / (10 + k):.0%}")  # fmt: skip
+        put_text(ws.cell(r, 4), note).alignment = Alignment(indent=1)
     columns = [Column(_PREFIX + c, head, unit, inputs=(None,) * MAX_ROWS, width=w)
                for c, head, unit, w in INPUT_COLUMNS]  # fmt: skip
     formulas = _formulas()
@@ -228,9 +242,10 @@ def own_runs_sheet(book):
                   "own_runs_organisation_first"):  # fmt: skip
             ws[f"{at[c]}{r}"].number_format = "0;-0;;@"  # 0 (none, calibrated, no): blank
     for j, c in enumerate(columns, start=1):
-        if c.unit == "ln units":
+        if c.unit == "ln units":  # the pooling's numbers are 0 on a row that does not count
+            fmt = "0.0000;-0.0000;;@" if c.name in _ZERO_WHEN_NOT_COUNTED else "0.0000"
             for r in range(_TOP + 1, _TOP + 1 + MAX_ROWS):
-                ws.cell(r, j).number_format = "0.0000"
+                ws.cell(r, j).number_format = fmt
     for row in ws.iter_rows(min_row=_TOP + 1, max_row=_TOP + MAX_ROWS, max_col=len(INPUT_COLUMNS)):
         for cell in row[:2] + row[5:6]:
             cell.number_format = "@"
