@@ -778,9 +778,9 @@ def hindsight_constant(step=0.001):
 
 
 def _team_spread(m=None):
-    """(within, between) standard deviations of a team's runs around the calibrated default,
-    for the pooling of a team's own runs (:mod:`udfs.own_runs`): pull = n / (n + within^2 /
-    between^2) for n own runs in the plan's :func:`pooling_group`.
+    """(within, between) standard deviations of a team's runs around the calibrated default:
+    between^2 is the team-to-team variance a team's own runs narrow the spread by
+    (:mod:`udfs.own_runs`: sigma^2 - pull x between^2); within is reported beside it.
 
     From the chosen model's leave-one-organisation-out residuals (ln implied / predicted MFU,
     each run's organisation out of the fit: how a new team's runs miss the default), grouped
