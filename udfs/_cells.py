@@ -31,6 +31,7 @@ __all__ = [
     "to_array",
     "to_text",
     "to_coded_text",
+    "distinct_texts",
     "broadcast_shape",
     "MAX_CELLS_PER_CALL",
     "check_call_size",
