@@ -123,12 +123,13 @@ OWN_RUNS_HELP = (
 
 
 def read_own_runs(args):
-    """The ``--own-runs`` file read (udfs.own_runs), or None."""
+    """The ``--own-runs`` file read (:func:`udfs.own_runs.read_given`), or None; udfs.own_runs
+    is imported only when the flag is given (a plain ``estimate`` starts without it)."""
     if getattr(args, "own_runs", None) is None:
         return None
     from udfs import own_runs
 
-    return own_runs.read(args.own_runs, parse_number)
+    return own_runs.read_given(args, parse_number)
 
 
 def configure_estimate(p):

@@ -296,7 +296,29 @@ BAD_FILES = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("command", ["estimate", "runs", "templates", "report"])
+#: The commands that take --own-runs.
+OWN_RUNS_COMMANDS = ("estimate", "runs", "templates", "report")
+
+
+def _argv(command, tmp_path):
+    """A command line of ``command`` that writes, if at all, below ``tmp_path`` (the report
+    reads a planner written there)."""
+    out = tmp_path / "out"
+    planner = tmp_path / "planner.xlsx"
+    if command == "report" and not planner.exists():
+        from workbook_templates.planner import build
+
+        build().save(planner)
+    return {
+        "estimate": ["estimate", "--accelerator", "H100", "--total-params", "70B", "--tokens",
+                     "2T", "--accelerators", "1024"],
+        "runs": ["runs"],
+        "templates": ["templates", "--out", str(out)],
+        "report": ["report", str(planner), "--csv", str(out)],
+    }[command]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", OWN_RUNS_COMMANDS)
 @pytest.mark.parametrize("kind", sorted(BAD_FILES))
 def test_each_bad_file_is_one_line_exit_2_and_nothing_written_on_each_command(
     tmp_path, command, kind, capsys
@@ -307,19 +329,7 @@ def test_each_bad_file_is_one_line_exit_2_and_nothing_written_on_each_command(
 
     text, where = BAD_FILES[kind]
     path = write(tmp_path, text, "bad.csv")
-    out = tmp_path / "out"
-    planner = tmp_path / "planner.xlsx"
-    if command == "report":
-        from workbook_templates.planner import build
-
-        build().save(planner)
-    argv = {
-        "estimate": ["estimate", "--accelerator", "H100", "--total-params", "70B", "--tokens",
-                     "2T", "--accelerators", "1024"],
-        "runs": ["runs"],
-        "templates": ["templates", "--out", str(out)],
-        "report": ["report", str(planner), "--csv", str(out)],
-    }[command]  # fmt: skip
+    argv = _argv(command, tmp_path)
     before = sorted(p.name for p in tmp_path.iterdir())
     assert main([*argv, "--own-runs", str(path)]) == 2
     got = capsys.readouterr()
@@ -327,6 +337,44 @@ def test_each_bad_file_is_one_line_exit_2_and_nothing_written_on_each_command(
     (line,) = got.err.strip().splitlines()
     assert f"{path}: {where}" in line, line
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+
+
+@pytest.mark.parametrize("kind", [*sorted(BAD_FILES), "no such file", "not text"])
+def test_every_command_refuses_a_bad_file_in_the_same_words(tmp_path, kind, capsys):
+    """The four commands read --own-runs by one reader (udfs.own_runs.read_given): a bad file
+    is the same line on each, but for the command's name."""
+    from compute_lab.cli import main
+
+    if kind == "no such file":
+        path = tmp_path / "none.csv"
+    elif kind == "not text":
+        path = tmp_path / "bad.csv"
+        path.write_bytes(b"\xff\xfe\x00 not text")
+    else:
+        path = write(tmp_path, BAD_FILES[kind][0], "bad.csv")
+    lines = set()
+    for command in OWN_RUNS_COMMANDS:
+        assert main([*_argv(command, tmp_path), "--own-runs", str(path)]) == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        prefix = f"compute-lab {command}: error: "
+        assert line.startswith(prefix), line
+        lines.add(line.removeprefix(prefix))
+    assert len(lines) == 1, lines
+    assert lines.pop().startswith(f"{path}: ")
+
+
+def test_read_given_reads_the_flag_with_the_parser_given_or_passed_down(tmp_path):
+    """None without --own-runs (no parser needed); else the file read by ``parse_number``, or
+    by the command line's parser passed down on ``args`` (as the faces read it)."""
+    import argparse
+
+    assert own_runs.read_given(argparse.Namespace()) is None
+    assert own_runs.read_given(argparse.Namespace(own_runs=None)) is None
+    path = str(write(tmp_path, GOOD))
+    given = own_runs.read_given(argparse.Namespace(own_runs=path), parse_number)
+    passed = own_runs.read_given(argparse.Namespace(own_runs=path, parse_number=parse_number))
+    assert list(given.table["name"]) == list(passed.table["name"]) == ["Ours 7B", "Ours 13B"]
+    assert given.mfu("H100 SXM", 70e9) == passed.mfu("H100 SXM", 70e9)
 
 
 def test_one_organisation_a_file_blank_and_other_spellings_are_that_organisation(tmp_path):

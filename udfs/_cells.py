@@ -31,6 +31,7 @@ __all__ = [
     "to_array",
     "to_text",
     "to_coded_text",
+    "distinct_texts",
     "broadcast_shape",
     "MAX_CELLS_PER_CALL",
     "check_call_size",
@@ -307,23 +308,33 @@ def _one_or_range(cells, distinct, codes):
     return cells, distinct, codes
 
 
+def distinct_texts(cells):
+    """The distinct ``cells`` (in order of first appearance) and their stripped texts, when
+    every cell is text, not blank and not an Excel error; else None (look closer, cell by
+    cell). The one rule of the passes at C speed over names: :func:`to_coded_text`'s and the
+    look-ups' column (``udfs.excel._lookup_column``)."""
+    try:
+        keys = list(dict.fromkeys(cells))
+    except TypeError:  # an unhashable cell: not text
+        return None
+    if not all(map(isinstance, keys, itertools.repeat(str))):
+        return None
+    stripped = list(map(str.strip, keys))
+    if not all(stripped) or not EXCEL_ERRORS.isdisjoint(map(str.upper, stripped)):
+        return None
+    return keys, stripped
+
+
 def _fast_text(rows, flat=None):
     """:func:`to_coded_text` of a list of rows holding only non-blank text (no Excel error),
     else None (look closer, cell by cell): a few passes at C speed (the rows' cells, see
     :func:`_row_cells`, unless ``flat`` gives them; the cells into a dict), each distinct cell
     checked and stripped once, the cells spread back by index."""
     flat = _row_cells(rows) if flat is None else flat
-    if flat is None:
+    texts = None if flat is None else distinct_texts(flat)
+    if texts is None:
         return None
-    try:
-        keys = list(dict.fromkeys(flat))
-    except TypeError:  # an unhashable cell: not text
-        return None
-    if not all(isinstance(key, str) for key in keys):
-        return None
-    stripped = list(map(str.strip, keys))
-    if not all(stripped) or any(text.upper() in EXCEL_ERRORS for text in stripped):
-        return None
+    keys, stripped = texts
     distinct = list(dict.fromkeys(stripped))
     index = {text: k for k, text in enumerate(distinct)}
     codes = _codes(flat, {key: index[text] for key, text in zip(keys, stripped, strict=True)})

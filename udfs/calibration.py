@@ -366,14 +366,14 @@ class MfuModel:
 
     def intercept(self, generation):
         """ln-MFU intercept of generation label(s)."""
-        gen = np.asarray(generation, dtype=object)
+        return _lookup(np.asarray(generation, dtype=object), self.intercept_of, float)
 
-        def one(g):
-            if g not in self.intercepts:
-                raise ValueError(f"unknown generation {g!r}; known: {', '.join(self.intercepts)}")
-            return self.intercepts[g]
-
-        return _lookup(gen, one, float)
+    def intercept_of(self, generation):
+        """ln-MFU intercept of one generation label."""
+        if generation not in self.intercepts:
+            known = ", ".join(self.intercepts)
+            raise ValueError(f"unknown generation {generation!r}; known: {known}")
+        return self.intercepts[generation]
 
     def predict(self, generation, active_params):
         """Predicted MFU (fraction), clamped; vectorised over all arguments.
@@ -1089,12 +1089,9 @@ def predicted_mfu(accelerator, active_params, architecture="dense"):
     m = default_mfu_model()
     if isinstance(accelerator, str) or m.linear:
         return m.predict(generation_of(accelerator), active_params)
-    arr = _names(accelerator)
-    if arr.size == 0:
-        return m.predict(arr.astype(object), active_params)
-    uniq, codes = _distinct(arr)  # each distinct name looked up once, its intercept too
-    intercepts = m.intercept(np.array([generation_of(u) for u in uniq], dtype=object))
-    return m.predict_from_intercept(intercepts[codes].reshape(arr.shape), active_params)
+    # each distinct name looked up once, its intercept too
+    intercepts = _lookup(_names(accelerator), lambda u: m.intercept_of(generation_of(u)), float)
+    return m.predict_from_intercept(intercepts, active_params)
 
 
 def throughput_sigma():

@@ -1959,12 +1959,7 @@ def _fast_source(names, kinds, given):
             call.append("c_" + name)
     call = f"out = lean({', '.join(call)})"
     rows = _fast_rows(var, kinds, given, call, sample, stand_ins, namespace) if arrays else ""
-    if not arrays:
-        lines.append(call)
-    elif _QUIET is None:
-        lines += ["with errstate(all='ignore'):", "    " + call]
-    else:
-        lines += ["token = setq(QUIET)", "try:", "    " + call, "finally:", "    reset(token)"]
+    lines += _fast_quiet(["    " + call]) if arrays else [call]
     lines += _fast_outputs(var, kinds, given, sample, stand_ins)
     source = f"def fast({args}):\n" + "".join(f"    {x}\n" for x in lines)
     return source + rows, namespace
@@ -2063,21 +2058,44 @@ def _fast_outputs(var, kinds, given, sample, stand_ins):
         lines += [f"flat = concatenate(({flat},), axis=None, dtype=float, casting='unsafe')",
                   "if not (mn(flat) >= SN and mx(flat) <= LG): return None"]  # fmt: skip
     if not any(type(x) is np.ndarray for x in sample):  # numbers (input arrays only checked)
-        lines += [f"if not SN <= abs(out[{i}]) <= LG: return None" for i in sorted(present)]
+        lines += [_OUT_USABLE.format(i) for i in sorted(present)]
         items = [f"{k!r}: float(out[{i}])" for i, k in enumerate(_OUTPUTS)]
         return [*lines, "return {" + ", ".join(items) + "}"]
+    numbers = [i for i in sorted(present) if type(sample[i]) is not np.ndarray]
+    lines += [_OUT_USABLE.format(i) for i in numbers]  # the made arrays: in ``flat``
+    return [*lines, _fast_return(sample, stand_ins, "out[{}]", "out[{}]", "")]
+
+
+#: A line of a kind's generated function refusing an output ``out[i]`` whose size is not
+#: that of a normal float (:data:`SMALLEST_NORMAL` to :data:`LARGEST`): the call looks closer.
+_OUT_USABLE = "if not SN <= abs(out[{}]) <= LG: return None"
+
+
+def _fast_return(sample, stand_ins, number, made, inputs):
+    """The ``return {...}`` line of a kind's generated functions (:func:`_fast_outputs`,
+    :func:`_fast_rows`), each output shaped by the :func:`_fast_sample` ``sample``: a number
+    (the expression ``number`` of its index) as a shared array of ``shape``, an input array
+    (its variable with the prefix ``inputs``) as it came, an array made by the formulas as
+    the expression ``made`` of its index."""
     items = []
     for i, key in enumerate(_OUTPUTS):
         x = sample[i]
         if type(x) is not np.ndarray:
-            if i in present:
-                lines.append(f"if not SN <= abs(out[{i}]) <= LG: return None")
-            items.append(f"{key!r}: fill(shape, out[{i}])")
+            value = f"fill(shape, {number.format(i)})"
         elif id(x) in stand_ins:
-            items.append(f"{key!r}: view({stand_ins[id(x)]})")
+            value = f"view({inputs}{stand_ins[id(x)]})"
         else:
-            items.append(f"{key!r}: out[{i}]")
-    return [*lines, "return {" + ", ".join(items) + "}"]
+            value = made.format(i)
+        items.append(f"{key!r}: {value}")
+    return "return {" + ", ".join(items) + "}"
+
+
+def _fast_quiet(inner):
+    """Lines of a kind's generated function running the lines ``inner`` (indented once) with
+    numpy's floating-point warnings off, as :func:`_quietly` does."""
+    if _QUIET is None:
+        return ["with errstate(all='ignore'):", *inner]
+    return ["token = setq(QUIET)", "try:", *inner, "finally:", "    reset(token)"]
 
 
 def _fast_fill(shape, value):
@@ -2115,23 +2133,11 @@ def _fast_rows(var, kinds, given, call, sample, stand_ins, namespace):
         body.append(f"if not {var['active_params']} <= {var['total_params']}: return None")
     body.append(call)
     present = sorted(_OUTPUTS.index(k) for k in _lean_present(given))
-    body += [f"if not SN <= abs(out[{i}]) <= LG: return None" for i in present]
+    body += [_OUT_USABLE.format(i) for i in present]
     body.append("got.append(out)")
-    items = []
-    for i, key in enumerate(_OUTPUTS):
-        x = sample[i]
-        if type(x) is not np.ndarray:
-            items.append(f"{key!r}: fill(shape, got[0][{i}])")
-        elif id(x) in stand_ins:
-            items.append(f"{key!r}: view(a_{stand_ins[id(x)]})")
-        else:
-            items.append(f"{key!r}: m[{i}].reshape(shape)")
     lines = [*(f"a_{a} = {a}" for a in arrays), "got = []"]
-    inner = [*("    " + x for x in loop), *("        " + x for x in body)]
-    if _QUIET is None:
-        lines += ["with errstate(all='ignore'):", *inner]
-    else:
-        lines += ["token = setq(QUIET)", "try:", *inner, "finally:", "    reset(token)"]
-    lines += ["m = array(got, dtype=float).T.copy()", "return {" + ", ".join(items) + "}"]
+    lines += _fast_quiet([*("    " + x for x in loop), *("        " + x for x in body)])
+    returned = _fast_return(sample, stand_ins, "got[0][{}]", "m[{}].reshape(shape)", "a_")
+    lines += ["m = array(got, dtype=float).T.copy()", returned]
     args = ", ".join(var.values())
     return f"\n\ndef rows(shape, {args}):\n" + "".join(f"    {x}\n" for x in lines)

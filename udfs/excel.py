@@ -37,11 +37,11 @@ import xlwings as xw
 from . import catalogue, engine, model, plan, quantities, ranges
 from ._cells import (
     _ROW_TYPES,
-    EXCEL_ERRORS,
     MAX_CELLS_PER_CALL,
     CellError,
     broadcast_shape,
     check_call_size,
+    distinct_texts,
     input_error,
     rule_of,
     to_array,
@@ -649,30 +649,28 @@ def _lookup(function, look_up, name_argument, name, field):
 
 def _lookup_column(look_up, names, field):
     """:func:`_lookup` of a column of names (two or more rows of one cell each, as a sheet
-    fills a column) and one field cell: each distinct cell checked and looked up once, the
-    column built from a dict in one pass. None for any other cells, or when a cell is refused
-    (then :func:`_lookup` looks closer and names the cell, as before)."""
+    fills a column) and one field cell: the cells checked by :func:`udfs._cells.distinct_texts`
+    (as :func:`to_coded_text` checks them), each distinct cell looked up once, the column built
+    from a dict in one pass. None for any other cells, or when a cell is refused (then
+    :func:`_lookup` looks closer and names the cell, as before)."""
     if not isinstance(names, list | tuple) or not 1 < len(names) <= MAX_CELLS_PER_CALL:
         return None
     if not set(map(type, names)) <= _ROW_TYPES:
         return None
     try:
         cells = [cell for (cell,) in names]  # every row one cell
-        distinct = set(cells)
-    except (ValueError, TypeError):  # a row of another width; an unhashable cell: not a name
+    except ValueError:  # a row of another width
         return None
     while isinstance(field, list | tuple) and len(field) == 1:  # a 1 x 1 range: its cell
         field = field[0]
-    found = {}
-    for cell in (field, *distinct):  # text, not blank, not an Excel error
-        text = cell.strip() if type(cell) is str else ""
-        if not text or text.upper() in EXCEL_ERRORS:
-            return None
-    for cell in distinct:
-        try:
-            found[cell] = _shown(look_up(cell.strip(), field.strip()))
-        except InputError:
-            return None
+    texts, fields = distinct_texts(cells), distinct_texts((field,))
+    if texts is None or fields is None:
+        return None
+    field = fields[1][0]
+    try:
+        found = {cell: _shown(look_up(text, field)) for cell, text in zip(*texts, strict=True)}
+    except InputError:
+        return None
     return [[found[cell]] for cell in cells]
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "MAX_OWN_RUNS",
     "OwnRuns",
     "read",
+    "read_given",
     "parse",
     "from_rows",
     "name_key",
@@ -361,3 +362,14 @@ def read(path, parse_number):
     except (OSError, UnicodeDecodeError):
         raise CommandError(f"{path}: not a UTF-8 CSV text file") from None
     return parse(text, path, parse_number)
+
+
+def read_given(args, parse_number=None):
+    """:func:`read` of a command line's ``--own-runs FILE`` (``args.own_runs``), or None when
+    the flag is not given: the one reader of every command that takes the flag (``estimate``,
+    ``runs``, ``templates``, ``report``). Numbers are read by ``parse_number``, else by the
+    command line's parser passed down as ``args.parse_number`` (the faces cannot import it)."""
+    path = getattr(args, "own_runs", None)
+    if path is None:
+        return None
+    return read(path, parse_number or args.parse_number)

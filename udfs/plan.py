@@ -469,11 +469,14 @@ def resolve(inputs, precision="bf16", own_runs=None, engine_inputs=None):
 
 
 def _own_runs_group(accel):
-    """Where a plan's own runs are, in words: its calibrated generation, else its accelerator."""
+    """Where a plan's own runs are, in words: its pooling group
+    (:func:`udfs.calibration.pooling_group`), its calibrated generation, else its accelerator."""
     if accel is None:
         return "on its accelerator"
-    gen = _calibration().generation_of(accel["name"])
-    return f"on the {gen} generation" if gen != "other" else f"on the {accel['name']}"
+    group = _calibration().pooling_group(accel["name"])
+    if group.startswith("other: "):  # outside the calibrated generations: a group of its own
+        return f"on the {accel['name']}"
+    return f"on the {group} generation"
 
 
 def _own_runs_mfu(own_runs, accel, active, why):

@@ -184,11 +184,9 @@ def run(args):
     if not str(args.out).strip():  # Path("") is the current folder: never meant
         raise CommandError(f"--out is empty; give a folder, e.g. --out {DEFAULT_OUT}")
     check_name(args.out, "--out")
-    own = None
-    if getattr(args, "own_runs", None) is not None:
-        from udfs import own_runs
+    from udfs import own_runs
 
-        own = own_runs.read(args.own_runs, args.parse_number)
+    own = own_runs.read_given(args)
     for path in write_templates(args.out, force=args.force, pdf=args.pdf, own_runs=own):
         print(path)
     return 0

@@ -383,11 +383,9 @@ def _run(args):
     _check_same_inputs(args.files, int(args.max_size_mb * 1024 * 1024))
     _check_targets(args)
     max_bytes = int(args.max_size_mb * 1024 * 1024)
-    own = None
-    if getattr(args, "own_runs", None) is not None:
-        from udfs import own_runs
+    from udfs import own_runs
 
-        own = own_runs.read(args.own_runs, args.parse_number)
+    own = own_runs.read_given(args)
     progress, writers = Progress(len(args.files)), _Writers()
     try:
         c = consolidate_files(args.files, max_bytes=max_bytes, tolerance=args.tolerance,
