@@ -832,8 +832,9 @@ def own_runs_pull(run_ln_active, run_residual, plan_ln_active, h, k):
     One run of the plan's size with residual +0.2, h = 1, k = 0.25: pull 1 / 1.25 = 0.8,
     shift 0.16.
 
-    >>> own_runs_pull([np.log(7e9)], [0.2], np.log(7e9), 1.0, 0.25)
-    (0.16000000000000003, 0.8)
+    >>> shift, pull = own_runs_pull([np.log(7e9)], [0.2], np.log(7e9), 1.0, 0.25)
+    >>> round(shift, 12), round(pull, 12)
+    (0.16, 0.8)
     """
     runs = np.asarray(run_ln_active, dtype=float)
     plan = np.asarray(plan_ln_active, dtype=float)
