@@ -158,6 +158,14 @@ def test_the_catalogue_pooling_spreads_group_uncalibrated_accelerators_apart():
         (HEADER + "a,b,7B,7B,inf,H100,8,100\n", "row 2, column tokens: must be a"),
         (HEADER + "a,b,7B,7B,lots,H100,8,100\n", "row 2, column tokens: must be a number"),
         (HEADER + "a,b,9B,7B,2T,H100,8,100\n", "row 2, column active_params: must be at most"),
+        # past any run (MAX_RUN_FIGURE, MAX_COUNT): refused as the planner's row check does
+        (
+            HEADER + "a,b,7B,7B,2T,H100,8,1e300\n",
+            "row 2, column accelerator_hours: must be at most 1E15 (got '1e300')",
+        ),
+        (HEADER + "a,b,7B,7B,2e15,H100,8,1e6\n", "row 2, column tokens: must be at most 1E15"),
+        (HEADER + "a,b,7B,7B,2T,H100,2e9,1e6\n", "row 2, column accelerators: must be at most 1E9"),
+        (HEADER + "a,b,7B,1e999,2T,H100,8,1e6\n", "row 2, column total_params: must be a"),
         (HEADER, "row 2: no runs"),
         (
             HEADER
@@ -291,6 +299,7 @@ BAD_FILES = {
     "duplicate name": (GOOD + "ours 7b,Acme,7B,7B,2T,H100,8,100\n", "row 4, column name"),
     "non-positive": (HEADER + "a,b,7B,7B,2T,H100,0,100\n", "row 2, column accelerators"),
     "non-finite": (HEADER + "a,b,7B,7B,2T,H100,8,nan\n", "row 2, column accelerator_hours"),
+    "past its bound": (HEADER + "a,b,7B,7B,2T,H100,8,1e300\n", "row 2, column accelerator_hours"),
     "blank figure": (HEADER + "a,b,7B,,2T,H100,8,100\n", "row 2, column total_params"),
     "two organisations": (GOOD + "c,Other,7B,7B,2T,H100,8,1e6\n", "row 4, column organisation"),
 }  # fmt: skip

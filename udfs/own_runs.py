@@ -41,7 +41,8 @@ import numpy as np
 
 from . import calibration, catalogue, engine
 from ._lazy import lazy_module
-from .validation import CommandError, InputError
+from .quantities import MAX_COUNT, MAX_RUN_FIGURE
+from .validation import SMALLEST_NORMAL, CommandError, InputError
 
 pd = lazy_module("pandas")  # OwnRuns.table only: reading runs and pooling need none
 
@@ -49,6 +50,7 @@ __all__ = [
     "COLUMNS",
     "REQUIRED",
     "NUMBERS",
+    "BOUNDS",
     "ADVICE",
     "MAX_FILE_BYTES",
     "MAX_OWN_RUNS",
@@ -66,14 +68,31 @@ COLUMNS = ("name", "organisation", "active_params", "total_params", "tokens", "a
 #: The figures of a run: each a finite number greater than 0 (text such as 70B or 2T reads as
 #: a number, as on the command line; in the planner, as the Inputs sheet reads it).
 NUMBERS = ("active_params", "total_params", "tokens", "accelerators", "accelerator_hours")
+#: Each figure's bounds (least, most), checked by the engine and by the planner's row check
+#: alike: at least the smallest normal double (below it a figure is too close to 0 to compute
+#: with, as :mod:`udfs.numbers` says) and at most
+#: :data:`~udfs.quantities.MAX_RUN_FIGURE` (accelerators: :data:`~udfs.quantities.MAX_COUNT`):
+#: text beyond the largest double (``1e999``) reads as 1.8e308 in LibreOffice, and a figure
+#: far past any run would overflow the implied MFU on one face and not the other.
+BOUNDS = {c: (SMALLEST_NORMAL, MAX_COUNT if c == "accelerators" else MAX_RUN_FIGURE)
+          for c in NUMBERS}  # fmt: skip
 #: The columns a run needs (every one but ``organisation``): a row with only some of them is
 #: refused here and is an ERROR on the planner's Checks ("Our runs" rows).
 REQUIRED = tuple(c for c in COLUMNS if c != "organisation")
+
+
+def _e(x):
+    """A bound as the messages and the Checks spell it: 1E15."""
+    mantissa, exponent = f"{x:.0E}".split("E")
+    return f"{mantissa}E{int(exponent)}"
+
+
 #: What to do about each broken rule: the refusals here and the planner's Checks say the same.
 ADVICE = {
     "complete": "fill every column but organisation, or clear the row",
-    "figures": "type numbers greater than 0 (7E9 or 7B), active parameters at most total, "
-    "enough accelerator-hours for an implied MFU of at most 1",
+    "figures": f"type numbers greater than 0 (7E9 or 7B) and at most {_e(MAX_RUN_FIGURE)} "
+    f"(accelerators {_e(MAX_COUNT)}), active parameters at most total, enough "
+    "accelerator-hours for an implied MFU of at most 1",
     "accelerator": "type the accelerator as the catalogue names it (Accelerators sheet; "
     "compute-lab accelerators)",
     "unique": "give each run its own name",
@@ -216,6 +235,12 @@ def _number(fail, column, text, parse_number):
     if not (math.isfinite(value) and value > 0):
         fail(column, f"must be a finite number greater than 0 (got {text!r}): "
              f"{ADVICE['figures']}")  # fmt: skip
+    least, most = BOUNDS[column]
+    if value < least:
+        fail(column, f"is too close to 0 to compute with (below {least:.1e}; got {text!r}): "
+             f"{ADVICE['figures']}")  # fmt: skip
+    if value > most:
+        fail(column, f"must be at most {_e(most)} (got {text!r}): {ADVICE['figures']}")
     return value
 
 

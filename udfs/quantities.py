@@ -29,6 +29,7 @@ __all__ = [
     "Flag",
     "ESTIMATE_FLAGS",
     "MAX_COUNT",
+    "MAX_RUN_FIGURE",
     "MAX_TFLOPS",
     "MAX_PURCHASE_USD",
     "MAX_OTHER_COSTS_USD",
@@ -536,6 +537,11 @@ ENGINE_INPUTS = (
 #: Bounds of the command line beyond the engine's rules: a value past them is a typo or a test
 #: of the tool, never a plan, and would print figures of hundreds of digits (docs/refused.md).
 MAX_COUNT = 1e9  # accelerators, parallel degrees, sequence tokens, accelerators per node
+#: The largest parameters, tokens or accelerator-hours of a completed run (a team's own runs,
+#: udfs.own_runs): the largest disclosed runs hold about 2e12 parameters, 4e13 tokens and 4e7
+#: accelerator-hours. Past it a figure is a slip, or text beyond the largest double (1e999)
+#: that a spreadsheet reads as 1.8e308; its accelerators are bounded by MAX_COUNT.
+MAX_RUN_FIGURE = 1e15
 MAX_TFLOPS = 1e6  # per accelerator: an H100 SXM peaks at 989 dense BF16 TFLOP/s
 MAX_PURCHASE_USD = 1e9  # per accelerator
 MAX_OTHER_COSTS_USD = 1e15

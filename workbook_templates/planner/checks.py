@@ -114,7 +114,8 @@ def _single_checks(n):
 #: failing one says in column D how many rows fail, the first, and what to do (the advice).
 OWN_RUNS_LABELS = {
     "complete": "Our runs: each typed row is complete (every column but Organisation)",
-    "figures": "Our runs: figures are numbers > 0 (text such as 70B reads as a number)",
+    "figures": "Our runs: figures are numbers > 0, within bounds (text such as 70B reads as a "
+    "number)",
     "accelerator": "Our runs: each accelerator is in the catalogue",
     "unique": "Our runs: run names are unique",
     "organisation": "Our runs: one organisation's runs (Organisation the same or blank)",

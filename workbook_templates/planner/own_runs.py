@@ -32,7 +32,7 @@ from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
 from udfs import calibration, model
-from udfs.own_runs import NUMBERS, REQUIRED
+from udfs.own_runs import BOUNDS, NUMBERS, REQUIRED
 
 from ..sheetkit import Column, check_colours, paragraph, put_text, write_table
 from .layout import constant_cell
@@ -75,7 +75,7 @@ _USED = "own_runs_used_"  # defined names of the figures as used: own_runs_used_
 #: here and ``compute-lab report`` refuses it.
 FLAGS = (
     ("own_runs_complete", "Row complete", "complete"),
-    ("own_runs_figures_ok", "Figures > 0", "figures"),
+    ("own_runs_figures_ok", "Figures in bounds", "figures"),
     ("own_runs_known_accelerator", "Accelerator known", "accelerator"),
     ("own_runs_unique_name", "Name unique", "unique"),
     ("own_runs_one_organisation", "One organisation", "organisation"),
@@ -93,6 +93,14 @@ def _u(column):
     return f"<{_USED}{column}>"
 
 
+def _in_bounds(column):
+    """The figure as used is a number within :data:`udfs.own_runs.BOUNDS` (the engine's
+    rule: LibreOffice reads text past the largest double, 1e999, as 1.8E308, Gnumeric a
+    denormal text as a number)."""
+    least, most = BOUNDS[column]
+    return f"AND(ISNUMBER({_u(column)}),{_u(column)}>={least:.17g},{_u(column)}<={most:.17g})"
+
+
 #: A row with anything typed (the rows the reader reads, :func:`read_rows`).
 _TYPED = "LEN(TRIM(" + "&".join(f"<{_PREFIX}{c}>" for c, *_ in INPUT_COLUMNS) + "))>0"
 
@@ -102,7 +110,7 @@ def _flag_formulas():
     :func:`udfs.own_runs.from_rows` (:data:`udfs.own_runs.REQUIRED`, ``NUMBERS``, a catalogue
     name, a unique name), counted on the Checks sheet."""
     filled = {c: f"LEN(TRIM(<{_PREFIX}{c}>))>0" for c, *_ in INPUT_COLUMNS}
-    figures = [f"OR(NOT({filled[c]}),AND(ISNUMBER({_u(c)}),{_u(c)}>0))" for c in NUMBERS]
+    figures = [f"OR(NOT({filled[c]}),{_in_bounds(c)})" for c in NUMBERS]
     figures.append(f"OR(NOT(ISNUMBER({_u('active_params')})),NOT(ISNUMBER({_u('total_params')})),"
                    f"{_u('active_params')}<={_u('total_params')})")  # fmt: skip
     figures.append("N(<own_runs_implied_mfu>)<=1")
@@ -125,8 +133,8 @@ def _flag_formulas():
 
 def _formulas():
     """The calculated columns' templates (``<X>``: column X on the same row)."""
-    usable = (f"AND(N({_u('active_params')})>0,N({_u('tokens')})>0,"
-              f"N({_u('accelerator_hours')})>0,<own_runs_catalogue_row>>0)")  # fmt: skip
+    usable = ("AND(" + ",".join(_in_bounds(c) for c in ("active_params", "tokens",
+              "accelerator_hours")) + ",<own_runs_catalogue_row>>0)")  # fmt: skip
     ok = "AND(ISLOGICAL(<own_runs_complete>)," + ",".join(f"<{n}>" for n, *_ in FLAGS) + ")"
     flops = model.excel(
         "training_flops",
