@@ -59,7 +59,7 @@ BAD = {
     # finite but past any run (MAX_RUN_FIGURE): 1e300 hours counted on both faces and pulled
     # the default MFU to its floor; a text past the double in a size refused on both faces
     "huge-hours": (_with(accelerator_hours=1e300), "figures", "H (accelerator_hours)",
-                   "must be at most 1E15 (got '1e+300')"),
+                   "must be at most 1e15 (got '1e+300')"),
     "huge-size-text": (_with(total_params="9e999B"), "figures", "D (total_params)",
                        "must be a finite number"),
     "unknown-accelerator": (
@@ -164,6 +164,19 @@ def test_a_good_block_passes_every_check_and_the_report_takes_it(variants, tmp_p
     code, _, err, _ = run_cli(["report", done, "--csv", tmp_path / "csv"])
     assert code == 0, err
     assert "saved" not in err  # the engine read the rows as the formulas did (70B included)
+
+
+@pytest.mark.libreoffice
+def test_a_block_saved_by_libreoffice_recalculates_the_same(variants, tmp_path):
+    """The row checks' bounds survive LibreOffice's save (it writes 15 digits: the smallest
+    normal double written so would read back as a denormal, Err:502, on the next opening)."""
+    for name in ("good", "text-past-double"):
+        _, done = variants[name]
+        (again,) = recalculate([done], tmp_path / name)
+        if name == "good":
+            _assert_good(again)
+        else:
+            _assert_flagged(again, "figures")
 
 
 @pytest.mark.libreoffice

@@ -161,10 +161,10 @@ def test_the_catalogue_pooling_spreads_group_uncalibrated_accelerators_apart():
         # past any run (MAX_RUN_FIGURE, MAX_COUNT): refused as the planner's row check does
         (
             HEADER + "a,b,7B,7B,2T,H100,8,1e300\n",
-            "row 2, column accelerator_hours: must be at most 1E15 (got '1e300')",
+            "row 2, column accelerator_hours: must be at most 1e15 (got '1e300')",
         ),
-        (HEADER + "a,b,7B,7B,2e15,H100,8,1e6\n", "row 2, column tokens: must be at most 1E15"),
-        (HEADER + "a,b,7B,7B,2T,H100,2e9,1e6\n", "row 2, column accelerators: must be at most 1E9"),
+        (HEADER + "a,b,7B,7B,2e15,H100,8,1e6\n", "row 2, column tokens: must be at most 1e15"),
+        (HEADER + "a,b,7B,7B,2T,H100,2e9,1e6\n", "row 2, column accelerators: must be at most 1e9"),
         (HEADER + "a,b,7B,1e999,2T,H100,8,1e6\n", "row 2, column total_params: must be a"),
         (HEADER, "row 2: no runs"),
         (

@@ -82,9 +82,9 @@ REQUIRED = tuple(c for c in COLUMNS if c != "organisation")
 
 
 def _e(x):
-    """A bound as the messages and the Checks spell it: 1E15."""
-    mantissa, exponent = f"{x:.0E}".split("E")
-    return f"{mantissa}E{int(exponent)}"
+    """A bound as the messages and the Checks spell it, as the command line's: 1e15."""
+    mantissa, exponent = f"{x:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
 
 
 #: What to do about each broken rule: the refusals here and the planner's Checks say the same.

@@ -98,7 +98,10 @@ def _in_bounds(column):
     rule: LibreOffice reads text past the largest double, 1e999, as 1.8E308, Gnumeric a
     denormal text as a number)."""
     least, most = BOUNDS[column]
-    return f"AND(ISNUMBER({_u(column)}),{_u(column)}>={least:.17g},{_u(column)}<={most:.17g})"
+    # the smallest normal double as 2^-1022 (exact): its 17 digits, saved by LibreOffice with
+    # 15, would read back as a denormal, an invalid argument (Err:502) on the next opening
+    low = "2^-1022" if least == 2.0**-1022 else f"{least:.15g}"
+    return f"AND(ISNUMBER({_u(column)}),{_u(column)}>={low},{_u(column)}<={most:.15g})"
 
 
 #: A row with anything typed (the rows the reader reads, :func:`read_rows`).
