@@ -249,3 +249,39 @@ def test_text_below_the_floors_is_the_floors_error_in_planner_and_report(variant
     ws, coord = planner_cell(typed, "total_params", 3)
     line = next(x for x in err.splitlines() if f"{ws.title}!{coord}" in x)
     assert "total_params" in line and "billions" in line, line
+
+
+#: Text past the largest double: LibreOffice read it as 1.8e308 and Gnumeric as a number, and
+#: the Checks passed while the report refused it as not finite.
+PAST = {3: {**DENSE, "scenario_name": "Past", "total_params": "1e999"},
+        4: {**DENSE, "scenario_name": "Past tokens", "training_tokens": "2e308"},
+        5: {**MOE, "scenario_name": "Past active", "active_params": "9e999B"}}  # fmt: skip
+
+
+@pytest.mark.libreoffice
+@pytest.mark.gnumeric
+def test_text_past_the_largest_double_is_an_error_in_planner_and_report(
+    generated_templates, tmp_path
+):
+    """The planner's grammar refuses what parse_size refuses (not finite), in LibreOffice and
+    Gnumeric: an ERROR on Checks naming the column, and the report's one line naming the cell."""
+    from helpers import run_cli
+
+    from workbook_templates.recalc import recalculate, recalculate_gnumeric
+
+    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    for k, plan in PAST.items():
+        type_plan(wb, k, plan)
+    path = tmp_path / "past.xlsx"
+    wb.save(path)
+    (lo,) = recalculate([path], tmp_path / "lo")
+    (gn,) = recalculate_gnumeric([path], tmp_path / "gn")
+    for done in (lo, gn):
+        got = openpyxl.load_workbook(done, data_only=True)
+        assert row_values(got, "master_status") == ["ERROR"], done
+        label = next(lab for lab in _labels(got) if lab.startswith("Parameters and tokens typed"))
+        cols = _check_cells(got, label)
+        assert [is_true(v) for v in cols] == [True] * 3 + [False] * 3 + [True] * 2, done
+        code, _, err, _ = run_cli(["report", done, "--csv", tmp_path / "csv"])
+        assert code == 2 and "must be a finite number" in err, err
+        assert not (tmp_path / "csv").exists()

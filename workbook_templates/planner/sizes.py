@@ -18,6 +18,9 @@ __all__ = ["SIZE_INPUTS", "SUFFIX_ROWS", "size_excel", "size_validation"]
 SUFFIX_ROWS = tuple((letter.upper(), value) for letter, value in SUFFIXES.items())
 #: The spreadsheet's decimal separator, read from a number turned into text.
 _POINT = 'MID(1/2&"",2,1)'
+#: The largest double, exact (2 - 2^-52) x 2^1023: a literal of it, saved by LibreOffice with
+#: 15 digits, would read back as another number.
+_LARGEST = "(2-2^-52)*2^1023"
 #: Characters a decimal with an exponent may hold (the text is in capitals).
 _ALLOWED = "0123456789.E+-"
 
@@ -35,7 +38,8 @@ def _count(text, part):
 def size_excel(ref):
     """Excel text of the number in text ``ref`` (``"70B"`` -> 7E+10), or "" when the text is not
     of the grammar: a decimal (digits, one point, an exponent ``E``, a sign only after ``E``)
-    and an optional suffix of ``size_suffixes``."""
+    and an optional suffix of ``size_suffixes``, whose value is below the largest double (as
+    :func:`udfs.numbers.parse_size` refuses a text past it as not finite)."""
     t = f"TRIM({ref})"
     k = f"MATCH(RIGHT({t},1),size_suffixes,0)"
     m = f"UPPER(IF(ISNUMBER({k}),TRIM(LEFT({t},LEN({t})-1)),{t}))"
@@ -47,7 +51,9 @@ def size_excel(ref):
         f"{_count(m, '.')}<=1,{_count(m, 'E')}<=1)"
     )
     value = f'VALUE(SUBSTITUTE({m},".",{_POINT}))*{multiplier}'
-    return f'IFERROR(IF({shape},{value},""),"")'
+    # text past the largest double (1e999, 9e999B) is not a finite number (udfs.numbers):
+    # LibreOffice reads it as the largest double itself, Gnumeric as more
+    return f'IFERROR(IF(AND({shape},{value}<{_LARGEST}),{value},""),"")'
 
 
 def size_validation(cell, total=None):
