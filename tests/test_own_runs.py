@@ -91,10 +91,19 @@ def test_runs_on_an_uncalibrated_accelerator_pull_only_plans_on_that_accelerator
     assert float(runs.mfu("MI300X", 70e9)) < calibration.predicted_mfu("MI300X", 70e9) - 0.03
 
 
+def _narrowest():
+    """The spec's own_runs_narrowest_sigma (tests/test_range_monotone.py checks why)."""
+    from udfs import model
+
+    f, c = calibration.fitted(), model.CONSTANTS
+    ramp = math.log(c["small_model_active_params"] / c["small_model_full_params"])
+    return calibration._Z90 * f["small_model_sigma"] ** 2 / (2 * ramp * (1 - max(0, f["slope"])))
+
+
 def test_runs_on_an_uncalibrated_accelerator_narrow_its_extra_spread_by_the_pull():
     """sigma^2 - pull x (between^2 + extra^2): the accelerator's extra variance shrinks by the
-    pull as the team-to-team variance does; with many runs only the calibrated-generation
-    spread is left."""
+    pull as the team-to-team variance does, never below own_runs_narrowest_sigma; with many
+    runs only the calibrated-generation spread is left, kept at that bound."""
     f = calibration.fitted()
     extra = calibration.accelerator_extra_sigma("MI300X")
     assert extra > 0
@@ -102,7 +111,8 @@ def test_runs_on_an_uncalibrated_accelerator_narrow_its_extra_spread_by_the_pull
     for n in (1, 3, 30):
         runs = _mi300x_runs(n)
         pull = runs.pull_for("MI300X", 70e9)
-        want = math.sqrt(s**2 - pull * (f["team_between_sd"] ** 2 + extra**2))
+        told = s**2 - pull * (f["team_between_sd"] ** 2 + extra**2)
+        want = math.sqrt(max(min(s**2, _narrowest() ** 2), told))
         assert runs.sigma("MI300X", 70e9) == pytest.approx(want, rel=1e-12)
     # three runs: the range narrows by more than the team-to-team part alone (66% -> 62% before)
     three = _mi300x_runs(3)
@@ -112,9 +122,8 @@ def test_runs_on_an_uncalibrated_accelerator_narrow_its_extra_spread_by_the_pull
     many = _mi300x_runs(30)
     h100 = math.sqrt(calibration.throughput_sigma_for("H100 SXM", 70e9) ** 2
                      - many.pull_for("MI300X", 70e9) * f["team_between_sd"] ** 2)  # fmt: skip
-    assert many.sigma("MI300X", 70e9) == pytest.approx(
-        math.sqrt(h100**2 + (1 - many.pull_for("MI300X", 70e9)) * extra**2), rel=1e-12
-    )
+    narrowed = math.sqrt(h100**2 + (1 - many.pull_for("MI300X", 70e9)) * extra**2)
+    assert many.sigma("MI300X", 70e9) == pytest.approx(max(narrowed, _narrowest()), rel=1e-12)
 
 
 def test_the_pooling_group_is_the_generation_or_else_the_accelerator():
@@ -218,7 +227,7 @@ def test_a_prediction_moves_toward_the_runs_monotonically_as_runs_are_added(hour
     assert lo - 1e-12 <= a <= hi + 1e-12 and lo - 1e-12 <= b <= hi + 1e-12  # between
     assert abs(math.log(b / implied)) <= abs(math.log(a / implied)) + 1e-12  # closer
     assert fewer.pull_for("H100", 7e9) < more.pull_for("H100", 7e9) < 1
-    # the spread narrows with them, never below 0
+    # the spread narrows with them, never below 0 (nor below own_runs_narrowest_sigma at 5B)
     s_few, s_more = fewer.sigma("H100 SXM", 7e9), more.sigma("H100 SXM", 7e9)
     assert 0 <= s_more <= s_few <= calibration.throughput_sigma_for("H100 SXM", 7e9)
 

@@ -166,6 +166,29 @@ def test_a_spreadsheet_recalculates_the_pull_as_the_engine(engine, filled, tmp_p
     _check_against_engine(_recalculated(engine, path, tmp_path), runs)
 
 
+#: Twenty H100 runs: their pull would narrow the spread at 5B active below the narrowest the
+#: small-model ramp allows (the spec's own_runs_narrowest_sigma), so P90 hours fell as a plan
+#: grew from 4.9B to 5B (by 0.06%); plans around that knee, dense, all else the same.
+RUNS_MANY = HEADER + "".join(f"R {i},Acme,7B,7B,2T,H100 SXM,512,120000\n" for i in range(20))
+KNEE_SIZES = (4.5e9, 4.9e9, 4.99e9, 5e9, 5.1e9)
+PLANS_KNEE = {
+    3 + i: {**CUSTOM_PLAN, "scenario_name": f"{a / 1e9:g}B", "accelerator_name": "H100 SXM",
+            "total_params": a, "active_params": None}
+    for i, a in enumerate(KNEE_SIZES)
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_with_many_runs_p90_hours_never_fall_as_the_model_grows(engine, tmp_path):
+    """The planner narrows the spread as the engine (never below the narrowest the ramp
+    allows at 5B), and its P90 hours rise with the model's size across the 5B knee."""
+    _, path, runs = _fill(tmp_path, RUNS_MANY, PLANS_KNEE)
+    wb = _recalculated(engine, path, tmp_path / "done")
+    _check_against_engine(wb, runs, PLANS_KNEE)
+    p90 = [row_values(wb, "accelerator_hours_p90")[k] for k in PLANS_KNEE]
+    assert p90 == sorted(p90), p90
+
+
 def test_an_empty_block_leaves_the_calibrated_default(tmp_path):
     """Without rows the formulas give the calibrated default exactly (no pull, no narrowing):
     the planner's other tests check those against the engine."""

@@ -56,10 +56,12 @@ ENGINE = {
 VIA_ESTIMATE = ("total_cost_usd",)
 #: Spec'd quantities of one calendar month, computed by ``engine.month_shares`` for a whole run.
 VIA_MONTH_SHARES = ("run_days_in_month", "month_share")
-#: The ranges (udfs.ranges evaluates these) and the calibrated default (udfs.calibration).
+#: The ranges (udfs.ranges evaluates these) and the calibrated default (udfs.calibration),
+#: with its spread narrowed by a team's own runs (udfs.own_runs).
 VIA_RANGES = tuple(q.name for q in RANGE_OUTPUTS)
 VIA_CALIBRATION = ("calibrated_mfu", "calibrated_mfu_raw", "calibrated_plan_sigma",
-                   "calibrated_range_pct", "small_model")  # fmt: skip
+                   "calibrated_range_pct", "small_model", "own_runs_narrowest_sigma",
+                   "own_runs_plan_sigma")  # fmt: skip
 
 
 def _pos(lo, hi):

@@ -25,8 +25,11 @@ pull the wrong way as often as the right one; an MI300X is no guide to a B200). 
 is kept within the calibrated default's bounds (:data:`udfs.calibration.MFU_MIN`,
 ``MFU_MAX``). The spread narrows with them: the
 team-to-team variance and an uncalibrated accelerator's extra variance each shrink by the same
-pull, ``sigma^2 - pull x (between^2 + extra^2)`` (extra 0 on a calibrated generation; never
-below 0).
+pull, ``sigma^2 - pull x (between^2 + extra^2)`` (extra 0 on a calibrated generation), taken
+at and above the small-model size and never below ``own_runs_narrowest_sigma``^2 there (the
+narrowest spread for which the small-model ramp keeps P90 hours from falling as a model grows
+past 5B: 0.266 today, reached from a pull of 0.745, about one run of the plan's size); a small
+model's extra variance is added after (the spec's ``own_runs_plan_sigma``).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import calibration, catalogue, engine
+from . import calibration, catalogue, engine, model
 from ._lazy import lazy_module
 from .quantities import MAX_COUNT, MAX_RUN_FIGURE
 from .validation import SMALLEST_NORMAL, CommandError, InputError
@@ -198,14 +201,20 @@ class OwnRuns:
         return np.clip(moved, calibration.MFU_MIN, calibration.MFU_MAX)
 
     def sigma(self, accelerator, active_params):
-        """The plan's calibrated spread, narrowed by what the runs tell (sigma of ln hours):
-        the team-to-team variance and the accelerator's extra variance (0 on a calibrated
-        generation) each shrink by the pull, never below 0."""
-        s = calibration.throughput_sigma_for(accelerator, active_params)
-        between = calibration.fitted()["team_between_sd"]
-        extra = calibration.accelerator_extra_sigma(accelerator or "")
-        told = self.pull_for(accelerator, active_params) * (between**2 + extra**2)
-        return np.sqrt(np.maximum(0.0, s**2 - told))
+        """The plan's calibrated spread, narrowed by what the runs tell (sigma of ln hours;
+        the spec's ``own_runs_plan_sigma``): at and above the small-model size, the
+        team-to-team variance and the accelerator's extra variance (0 on a calibrated
+        generation) each shrink by the pull, but never below ``own_runs_narrowest_sigma``,
+        the narrowest spread for which the small-model ramp keeps P90 hours from falling as
+        a model grows past that size; the small model's extra variance is added after."""
+        f = calibration.fitted()
+        values = calibration.spread_inputs(
+            calibration.accelerator_extra_sigma(accelerator or ""), active_params
+        )
+        values.update(own_runs_pull=self.pull_for(accelerator, active_params),
+                      team_between_sd=f["team_between_sd"],
+                      mfu_ln_slope=calibration.default_mfu_model().slope)  # fmt: skip
+        return model.evaluate(values, ["own_runs_plan_sigma"])["own_runs_plan_sigma"]
 
 
 def name_key(name):

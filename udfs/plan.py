@@ -193,17 +193,15 @@ _OWN_N = f"SUMPRODUCT({_OWN_WEIGHTS})"
 #: ``own_runs_mfu``, which a blank MFU takes).
 OWN_RUNS_MFU_EXCEL = ("IF(ISNUMBER({calibrated_mfu}),MIN({mfu_max},MAX({mfu_min},{calibrated_mfu}"
                       f'*EXP({_OWN_SUM}/({_OWN_N}+own_runs_k)))),"")')  # fmt: skip
-_OWN_RANGE = model.excel(
-    "calibrated_range_pct",
-    bind={
-        "calibrated_plan_sigma": "SQRT(MAX(0,("
-        + model.excel("calibrated_plan_sigma", bind=_RANGE_BIND, through=("small_model",))
-        + f")^2-{_OWN_N}/({_OWN_N}+own_runs_k)*(own_runs_between_sd^2"
-        + "+("
-        + _RANGE_BIND["accelerator_extra_sigma"]
-        + ")^2)))"
-    },
-)
+#: The spread narrowed by the runs: the spec's ``own_runs_plan_sigma`` (udfs.own_runs.OwnRuns
+#: .sigma), the pull n_w / (n_w + k) of the runs in the plan's pooling group.
+_OWN_SIGMA = model.excel(
+    "own_runs_plan_sigma",
+    bind={**_RANGE_BIND, "own_runs_pull": f"{_OWN_N}/({_OWN_N}+own_runs_k)",
+          "team_between_sd": "own_runs_between_sd"},
+    through=("small_model", "own_runs_narrowest_sigma"),
+)  # fmt: skip
+_OWN_RANGE = model.excel("calibrated_range_pct", bind={"calibrated_plan_sigma": _OWN_SIGMA})
 
 
 @functools.cache

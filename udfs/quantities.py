@@ -403,6 +403,27 @@ MODEL_EXTRAS = (
          " + accelerator_extra_sigma ** 2)",
          "SQRT(sigma^2 + small-model share (0..1) x small-model sigma^2 + accelerator's extra "
          "sigma^2)"),
+    # Narrowed by a team's own runs (udfs.own_runs.OwnRuns.sigma; the planner's Our runs):
+    # the spread at and above the small-model size loses pull x (team-to-team variance + the
+    # accelerator's extra variance), but never below the narrowest spread there for which
+    # the small-model ramp keeps P90 hours from falling as a model grows past it (the ramp
+    # adds NORM.S.INV(0.9) x small-model sigma^2 / (2 x sigma x LN(5B / 1B)) per LN(active)
+    # at the knee, where the work falls by 1 - slope); the small-model part is added after.
+    _out("own_runs_narrowest_sigma", "Narrowest spread own runs leave", "ln units",
+         "norm_s_inv(p90_level) * calibrated_small_model_sigma ** 2"
+         " / (2 * log(small_model_active_params / small_model_full_params)"
+         " * (1 - maximum(0, mfu_ln_slope)))",
+         "NORM.S.INV(0.9) x small-model sigma^2 / (2 x LN(small-model size / full-spread "
+         "size) x (1 - MAX(0, slope))): below it P90 hours would fall as a model grows past "
+         "the small-model size"),
+    _out("own_runs_plan_sigma", "Throughput spread narrowed by your own runs", "ln units",
+         "sqrt(maximum(minimum(calibrated_throughput_sigma ** 2 + accelerator_extra_sigma ** 2,"
+         " own_runs_narrowest_sigma ** 2),"
+         " calibrated_throughput_sigma ** 2 + accelerator_extra_sigma ** 2"
+         " - own_runs_pull * (team_between_sd ** 2 + accelerator_extra_sigma ** 2))"
+         " + small_model * calibrated_small_model_sigma ** 2)",
+         "SQRT(MAX(MIN(sigma^2 + extra^2, narrowest^2), sigma^2 + extra^2 - pull x "
+         "(team-to-team^2 + extra^2)) + small-model share x small-model sigma^2)"),
     _out("calibrated_range_pct", "Calibrated throughput uncertainty", "fraction",
          "exp(norm_s_inv(p90_level) * calibrated_plan_sigma) - 1",
          "P90 / P50 - 1 of the calibrated default: EXP(NORM.S.INV(0.9) x sigma) - 1"),
@@ -492,6 +513,22 @@ MODEL_INPUTS = (
         "",
         "Added in quadrature, in full at or below small_model_full_params, ramping to 0 at "
         "small_model_active_params (udfs.calibration)",
+    ),
+    Quantity(
+        "own_runs_pull",
+        "Pull of your own runs",
+        "fraction",
+        None,
+        "",
+        "n / (n + k), n your own runs in the plan's pooling group (udfs.own_runs)",
+    ),
+    Quantity(
+        "team_between_sd",
+        "Team-to-team spread",
+        "ln units",
+        None,
+        "",
+        "Sigma of an organisation's effect on a generation (udfs/data/calibration.toml)",
     ),
     Quantity(
         "accelerator_extra_sigma",
