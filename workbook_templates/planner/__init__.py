@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import datetime as _dt
 
+from openpyxl.styles import Alignment
+
 from udfs import catalogue
 from udfs.plan import RULES
 
@@ -135,4 +137,5 @@ def _cover(book, generated):
                     '"WARN: every check passes; have a look at the warnings on Checks",'
                     '"ERROR: "&master_cause&" (Checks sheet)"))'
                 )
+                cell.alignment = Alignment(vertical="top", wrap_text=True)  # a long cause
     ws.page_setup.fitToHeight = 1  # the Cover prints on one page

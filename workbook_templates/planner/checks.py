@@ -247,8 +247,11 @@ def _master_cause(book, ws, r, first, last):
         f"&IF(ISNUMBER(INDEX({columns},{{checks.cause_row}},1)),"
         f'" (column "&MID("{letters}",INDEX({columns},{{checks.cause_row}},1),1)&": "'
         f'&INDEX(scenario_name,1,INDEX({columns},{{checks.cause_row}},1))&")","")'
+        # an Our runs row check: how many rows fail and the first, its advice left on the row
         f'&IF(ISTEXT(INDEX({rows},{{checks.cause_row}},1)),'
-        f'" ("&INDEX({rows},{{checks.cause_row}},1)&")","")))',
+        f'" ("&IFERROR(LEFT(INDEX({rows},{{checks.cause_row}},1),'
+        f'FIND(":",INDEX({rows},{{checks.cause_row}},1))-1),'
+        f'INDEX({rows},{{checks.cause_row}},1))&")","")))',
         ws.title,
     ))  # fmt: skip
     book.place_cell("master_cause", ws, cell.coordinate, named=True)
