@@ -62,6 +62,15 @@ BAD = {
                    "must be at most 1e15 (got '1e+300')"),
     "huge-size-text": (_with(total_params="9e999B"), "figures", "D (total_params)",
                        "must be a finite number"),
+    # in bounds but not a run: an implied MFU below 0.1% (MIN_IMPLIED_MFU), with FLOPs that
+    # round to 0 (Gnumeric kept a denormal MFU and counted it), or one that overflows
+    # (LibreOffice: #NUM!, which made every plan #NUM!)
+    "tiny-figures": (_with(active_params=3e-308, total_params=3e-308, tokens=3e-308,
+                           accelerators=3e-308, accelerator_hours=3e-308), "figures",
+                     "H (accelerator_hours)", "below 0.1%"),
+    "overflowing-mfu": (_with(active_params=1e15, total_params=1e15, tokens=1e15,
+                              accelerators=1, accelerator_hours=1e-300), "figures",
+                        "H (accelerator_hours)", "is too few"),
     "unknown-accelerator": (
         _with(accelerator="H900"), "accelerator", "F (accelerator)", "unknown accelerator 'H900'"
     ),
@@ -78,8 +87,8 @@ BAD = {
 }  # fmt: skip
 #: The variants Gnumeric recalculates too: one per check, and the good planner.
 GNUMERIC = ("good", "blank-total", "text-figure", "text-past-double", "huge-hours",
-            "huge-size-text", "unknown-accelerator", "duplicate-name",
-            "two-organisations")  # fmt: skip
+            "huge-size-text", "tiny-figures", "overflowing-mfu", "unknown-accelerator",
+            "duplicate-name", "two-organisations")  # fmt: skip
 
 
 def _planner(path, rows):

@@ -183,6 +183,11 @@ def test_the_catalogue_pooling_spreads_group_uncalibrated_accelerators_apart():
             "file holds one organisation's runs: keep one organisation's runs",
         ),
         (HEADER + ",b,7B,7B,2T,H100,8,100\n", "row 2, column name: is blank"),
+        # in bounds, but not a training run: the implied MFU is below 0.1% (MIN_IMPLIED_MFU;
+        # tiny figures whose FLOPs round to 0 included), or above 1 (hours of 1e-300)
+        (HEADER + "a,b,7B,7B,2T,H100,8,1e14\n", "row 2, column accelerator_hours: is too many"),
+        (HEADER + "a,b,3e-308,3e-308,3e-308,H100,3e-308,3e-308\n", "below 0.1%"),
+        (HEADER + "a,b,1e15,1e15,1e15,H100,1,1e-300\n", "column accelerator_hours: is too few"),
         (
             HEADER + "a,b,7B,7B,2T,H100,8,1000000\nc,b,7B,7B,2T,H100,8,100\n",
             "row 3, column accelerator_hours: is too few",

@@ -32,7 +32,7 @@ from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
 from udfs import calibration, model
-from udfs.own_runs import BOUNDS, NUMBERS, REQUIRED
+from udfs.own_runs import BOUNDS, MIN_IMPLIED_MFU, NUMBERS, REQUIRED
 
 from ..sheetkit import Column, check_colours, paragraph, put_text, write_table
 from .layout import constant_cell
@@ -116,7 +116,12 @@ def _flag_formulas():
     figures = [f"OR(NOT({filled[c]}),{_in_bounds(c)})" for c in NUMBERS]
     figures.append(f"OR(NOT(ISNUMBER({_u('active_params')})),NOT(ISNUMBER({_u('total_params')})),"
                    f"{_u('active_params')}<={_u('total_params')})")  # fmt: skip
-    figures.append("N(<own_runs_implied_mfu>)<=1")
+    # the implied MFU from MIN_IMPLIED_MFU to 1 (an error value: the figures overflow)
+    figures.append(
+        "IF(ISNUMBER(<own_runs_implied_mfu>),AND(<own_runs_implied_mfu>>="
+        f"{MIN_IMPLIED_MFU!r},<own_runs_implied_mfu><=1),"
+        "NOT(ISERROR(<own_runs_implied_mfu>)))"
+    )
     # a plain range comparison (Gnumeric does not take TRIM or UPPER of a range in SUMPRODUCT)
     earlier = ("SUMPRODUCT((own_runs_name_key=<own_runs_name_key>)"
                "*(ROW(own_runs_name_key)<{row}))=0")  # fmt: skip
