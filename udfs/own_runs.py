@@ -28,8 +28,9 @@ team-to-team variance and an uncalibrated accelerator's extra variance each shri
 pull, ``sigma^2 - pull x (between^2 + extra^2)`` (extra 0 on a calibrated generation), taken
 at and above the small-model size and never below ``own_runs_narrowest_sigma``^2 there (the
 narrowest spread for which the small-model ramp keeps P90 hours from falling as a model grows
-past 5B: 0.266 today, reached from a pull of 0.745, about one run of the plan's size); a small
-model's extra variance is added after (the spec's ``own_runs_plan_sigma``).
+past 5B at a given pull: 0.266 today, reached from a pull of 0.745, about one run of the
+plan's size); a small model's extra variance is added after (the spec's
+``own_runs_plan_sigma``).
 """
 
 from __future__ import annotations
@@ -205,20 +206,27 @@ class OwnRuns:
         return np.clip(moved, calibration.MFU_MIN, calibration.MFU_MAX)
 
     def sigma(self, accelerator, active_params):
-        """The plan's calibrated spread, narrowed by what the runs tell (sigma of ln hours;
-        the spec's ``own_runs_plan_sigma``): at and above the small-model size, the
-        team-to-team variance and the accelerator's extra variance (0 on a calibrated
-        generation) each shrink by the pull, but never below ``own_runs_narrowest_sigma``,
-        the narrowest spread for which the small-model ramp keeps P90 hours from falling as
-        a model grows past that size; the small model's extra variance is added after."""
-        f = calibration.fitted()
-        values = calibration.spread_inputs(
-            calibration.accelerator_extra_sigma(accelerator or ""), active_params
-        )
-        values.update(own_runs_pull=self.pull_for(accelerator, active_params),
-                      team_between_sd=f["team_between_sd"],
-                      mfu_ln_slope=calibration.default_mfu_model().slope)  # fmt: skip
-        return model.evaluate(values, ["own_runs_plan_sigma"])["own_runs_plan_sigma"]
+        """The plan's calibrated spread, narrowed by what the runs tell (sigma of ln hours):
+        :func:`narrowed_sigma` at the plan's pull."""
+        return narrowed_sigma(accelerator, active_params,
+                              self.pull_for(accelerator, active_params))  # fmt: skip
+
+
+def narrowed_sigma(accelerator, active_params, pull):
+    """The calibrated spread of plans on ``accelerator`` with ``active_params``, narrowed by
+    a team's runs that pull them by ``pull`` (the spec's ``own_runs_plan_sigma``): at and
+    above the small-model size, the team-to-team variance and the accelerator's extra
+    variance (0 on a calibrated generation) each shrink by the pull, but never below
+    ``own_runs_narrowest_sigma``, the narrowest spread for which the small-model ramp keeps
+    P90 hours from falling as a model grows past that size at a given pull; the small
+    model's extra variance is added after."""
+    f = calibration.fitted()
+    values = calibration.spread_inputs(
+        calibration.accelerator_extra_sigma(accelerator or ""), active_params
+    )
+    values.update(own_runs_pull=pull, team_between_sd=f["team_between_sd"],
+                  mfu_ln_slope=calibration.default_mfu_model().slope)  # fmt: skip
+    return model.evaluate(values, ["own_runs_plan_sigma"])["own_runs_plan_sigma"]
 
 
 def name_key(name):

@@ -406,7 +406,8 @@ MODEL_EXTRAS = (
     # Narrowed by a team's own runs (udfs.own_runs.OwnRuns.sigma; the planner's Our runs):
     # the spread at and above the small-model size loses pull x (team-to-team variance + the
     # accelerator's extra variance), but never below the narrowest spread there for which
-    # the small-model ramp keeps P90 hours from falling as a model grows past it (the ramp
+    # the small-model ramp keeps P90 hours from falling as a model grows past it at a given
+    # pull (a size-weighted pull that grows toward faster runs can still lower them; the ramp
     # adds NORM.S.INV(0.9) x small-model sigma^2 / (2 x sigma x LN(5B / 1B)) per LN(active)
     # at the knee, where the work falls by 1 - slope); the small-model part is added after.
     _out("own_runs_narrowest_sigma", "Narrowest spread own runs leave", "ln units",
@@ -520,7 +521,8 @@ MODEL_INPUTS = (
         "fraction",
         None,
         "",
-        "n / (n + k), n your own runs in the plan's pooling group (udfs.own_runs)",
+        "n_w / (n_w + k), n_w the summed size weights of your own runs in the plan's pooling "
+        "group (udfs.own_runs)",
     ),
     Quantity(
         "team_between_sd",
