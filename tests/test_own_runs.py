@@ -437,3 +437,24 @@ def test_a_pull_beyond_the_highest_default_mfu_says_the_bound_it_uses():
     (note,) = [n for n in resolve(inputs, own_runs=few).notes if n.name == "mfu"]
     assert note.value == pytest.approx(float(few.moved_mfu("H100 SXM", 70e9)), rel=1e-12)
     assert "kept at" not in note.why and "toward your 1 own run(s) on the H100" in note.why
+
+
+def test_runs_too_far_in_size_neither_pull_nor_narrow_and_the_notes_say_so():
+    """A 1M-parameter plan and runs at 7B and 13B: the pull is about 0, the MFU is the
+    default's, and the notes do not claim a pull or a narrowing (they said "pulled 0%" and
+    "narrowed by your 2 own run(s)")."""
+    from udfs.plan import resolve
+
+    runs = own_runs.parse(GOOD, "g.csv", parse_number)
+    plan = {"total_params": 1e6, "training_tokens": 1e9, "accelerators": 8.0,
+            "accelerator_name": "H100 SXM"}  # fmt: skip
+    got = resolve(plan, own_runs=runs)
+    notes = {n.name: n.why for n in got.notes}
+    assert runs.pull_for("H100 SXM", 1e6) < 0.005
+    assert "too far in size to pull it" in notes["mfu"] and "pulled" not in notes["mfu"]
+    assert "narrowed" not in notes["throughput_range_pct"]
+    near = resolve({**plan, "total_params": 7e9}, own_runs=runs)
+    assert (
+        "narrowed by your 2 own run(s)"
+        in {n.name: n.why for n in near.notes}["throughput_range_pct"]
+    )

@@ -488,6 +488,8 @@ def _own_runs_mfu(own_runs, accel, active, why):
         return float(own_runs.mfu(name, active)), f"{why}; none of your own runs is {where}"
     moved = float(own_runs.moved_mfu(name, active))
     value = float(own_runs.kept(moved))
+    if pull < 0.005:  # the runs are too far from the plan in size to move it
+        return value, f"{why}; your {n} own run(s) {where} are too far in size to pull it"
     why += f", pulled {pull:.0%} toward your {n} own run(s) {where}"
     if value < moved:
         why += f" to {moved:.1%}, kept at the highest default MFU {value:.0%} (mfu_max)"
@@ -511,7 +513,8 @@ def _blank_throughput_range(accel, active, source, own_runs):
     )
     if own_runs is not None:
         n = own_runs.count_for(_name_of(accel))
-        why += f", narrowed by your {n} own run(s) {_own_runs_group(accel)}" if n else ""
+        told = n and own_runs.pull_for(_name_of(accel), active) >= 0.005  # as the MFU's note
+        why += f", narrowed by your {n} own run(s) {_own_runs_group(accel)}" if told else ""
     return Note("throughput_range_pct", value, why)
 
 
