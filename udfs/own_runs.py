@@ -92,21 +92,22 @@ def _e(x):
     return f"{mantissa}e{int(exponent)}"
 
 
+#: Smallest implied MFU a run may have (0.1%): below it the figures are not a training run
+#: (hours typed in seconds, parameters in units) and would drag a plan's MFU to its floor.
+MIN_IMPLIED_MFU = 1e-3
 #: What to do about each broken rule: the refusals here and the planner's Checks say the same.
 ADVICE = {
     "complete": "fill every column but organisation, or clear the row",
     "figures": f"type numbers greater than 0 (7E9 or 7B) and at most {_e(MAX_RUN_FIGURE)} "
     f"(accelerators {_e(MAX_COUNT)}), active parameters at most total, enough "
-    "accelerator-hours for an implied MFU of at most 1 and not so many that it falls below 0.1%",
+    f"accelerator-hours for an implied MFU of at most 1 and not so many that it falls below "
+    f"{MIN_IMPLIED_MFU:.1%}",
     "accelerator": "type the accelerator as the catalogue names it (Accelerators sheet; "
     "compute-lab accelerators)",
     "unique": "give each run its own name",
     "organisation": "keep one organisation's runs (the same organisation on every row, or "
     "blank); put another organisation's runs in a file or planner of their own",
 }
-#: Smallest implied MFU a run may have (0.1%): below it the figures are not a training run
-#: (hours typed in seconds, parameters in units) and would drag a plan's MFU to its floor.
-MIN_IMPLIED_MFU = 1e-3
 #: Largest own-runs file read (bytes), checked before it is parsed.
 MAX_FILE_BYTES = 1_000_000
 #: Most runs in one file.
@@ -354,23 +355,22 @@ def _implied(t, path="own runs", letters=None):
     peaks = {n: catalogue.accelerator_record(n)["bf16_tflops"] for n in set(names)}
     peak = np.array([peaks[n] for n in names], dtype=float)
     flops = engine.training_flops(t["active_params"], t["tokens"])
+
+    def hours_fail(i, too, mfu):
+        """Refuse run ``i``'s accelerator-hours: too few or too many for its FLOPs."""
+        column = "accelerator_hours"
+        _fail(path, t["row"][i] if "row" in t else i + 2,
+              f"{letters[column]} ({column})" if letters else column,
+              f"is too {too} for these tokens and parameters on this accelerator (the implied "
+              f"MFU is {mfu}): {ADVICE['figures']}")  # fmt: skip
+
     try:
         t["implied_mfu"] = engine.implied_mfu(flops, t["accelerator_hours"], peak)
     except InputError as err:
-        i = err.position[0] if err.position else 0
-        row = t["row"][i] if "row" in t else i + 2
-        column = "accelerator_hours"
-        where = f"{letters[column]} ({column})" if letters else column
-        _fail(path, row, where, "is too few for these tokens and parameters on this "
-              f"accelerator (the implied MFU is above 1): {ADVICE['figures']}")  # fmt: skip
+        hours_fail(err.position[0] if err.position else 0, "few", "above 1")
     low = np.flatnonzero(~(t["implied_mfu"] >= MIN_IMPLIED_MFU))
     if low.size:
-        i = int(low[0])
-        row = t["row"][i] if "row" in t else i + 2
-        column = "accelerator_hours"
-        where = f"{letters[column]} ({column})" if letters else column
-        _fail(path, row, where, "is too many for these tokens and parameters on this "
-              f"accelerator (the implied MFU is below 0.1%): {ADVICE['figures']}")  # fmt: skip
+        hours_fail(int(low[0]), "many", f"below {MIN_IMPLIED_MFU:.1%}")
     t["calibrated_mfu"] = calibration.predicted_mfu(names, t["active_params"])
     t["residual"] = np.log(t["implied_mfu"] / t["calibrated_mfu"])
     t["generation"] = calibration.generation_of(names)
