@@ -846,14 +846,20 @@ def own_runs_pull(run_ln_active, run_residual, plan_ln_active, h, k):
     return shift, pull
 
 
+def _pulled_by_the_others(ln_active, r, group, h, k):
+    """For each run of one organisation (ln active, residual, pooling group): (its siblings in
+    its group, shift, pull) when the others in its group are its own runs."""
+    for i in range(len(r)):
+        others = (np.arange(len(r)) != i) & (group == group[i])
+        yield (int(others.sum()), *own_runs_pull(ln_active[others], r[others], ln_active[i], h, k))
+
+
 def _own_runs_errors(groups, h, k):
     """|ln error| before and after the pull, each run of ``groups`` ({organisation: (ln active,
     residual, pooling group)}) pulled toward its organisation's other runs in its group."""
     before, after = [], []
     for ln_active, r, group in groups.values():
-        for i in range(len(r)):
-            others = (np.arange(len(r)) != i) & (group == group[i])
-            u, _ = own_runs_pull(ln_active[others], r[others], ln_active[i], h, k)
+        for i, (_, u, _) in enumerate(_pulled_by_the_others(ln_active, r, group, h, k)):
             before.append(abs(r[i]))
             after.append(abs(r[i] - u))
     return np.array(before), np.array(after)
@@ -911,12 +917,10 @@ def own_runs_validation(model=None):
         r = tm["ln_mfu"].to_numpy() - np.log(_predict_rows(fit(name, rest), tm))
         ln_active = np.log(tm["active_params"].to_numpy(float))
         group = pooling_group(tm["accelerator"].to_numpy())
-        for i in range(len(tm)):
-            others = (np.arange(len(tm)) != i) & (group == group[i])
-            u, pull = own_runs_pull(ln_active[others], r[others], ln_active[i], h, k)
-            rows.append({"run": tm.index[i], "organisation": org, "own_runs": int(others.sum()),
-                         "h": h, "k": k, "pull": pull, "before": abs(r[i]),
-                         "after": abs(r[i] - u)})  # fmt: skip
+        pulled = _pulled_by_the_others(ln_active, r, group, h, k)
+        for i, (n, u, pull) in enumerate(pulled):
+            rows.append({"run": tm.index[i], "organisation": org, "own_runs": n, "h": h, "k": k,
+                         "pull": pull, "before": abs(r[i]), "after": abs(r[i] - u)})  # fmt: skip
     df = pd.DataFrame(rows).set_index("run")
     return {
         "runs": len(df),
