@@ -477,6 +477,11 @@ def _own_runs_group(accel):
     return f"on the {group} generation"
 
 
+#: A pull below this (it rounds to 0%) is no pull in the notes: the team's runs are too far
+#: from the plan in size to move its MFU or narrow its spread.
+_NO_PULL = 0.005
+
+
 def _own_runs_mfu(own_runs, accel, active, why):
     """The blank MFU pulled toward the team's runs in the plan's pooling group, and the note
     saying so: the pull, the runs, and the bound the moved MFU is kept at when it leaves the
@@ -488,7 +493,7 @@ def _own_runs_mfu(own_runs, accel, active, why):
         return float(own_runs.mfu(name, active)), f"{why}; none of your own runs is {where}"
     moved = float(own_runs.moved_mfu(name, active))
     value = float(own_runs.kept(moved))
-    if pull < 0.005:  # the runs are too far from the plan in size to move it
+    if pull < _NO_PULL:
         return value, f"{why}; your {n} own run(s) {where} are too far in size to pull it"
     why += f", pulled {pull:.0%} toward your {n} own run(s) {where}"
     if value < moved:
@@ -513,7 +518,7 @@ def _blank_throughput_range(accel, active, source, own_runs):
     )
     if own_runs is not None:
         n = own_runs.count_for(_name_of(accel))
-        told = n and own_runs.pull_for(_name_of(accel), active) >= 0.005  # as the MFU's note
+        told = n and own_runs.pull_for(_name_of(accel), active) >= _NO_PULL
         why += f", narrowed by your {n} own run(s) {_own_runs_group(accel)}" if told else ""
     return Note("throughput_range_pct", value, why)
 
