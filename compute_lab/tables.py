@@ -191,7 +191,7 @@ def _print_own_runs(own, args):
     the other own runs (the run itself left out)."""
     import numpy as np
 
-    from udfs import calibration
+    from udfs import own_runs
 
     pooled = []
     for i in range(own.count):
@@ -199,15 +199,14 @@ def _print_own_runs(own, args):
         pooled.append(float(others.mfu(own["accelerator"][i], own["active_params"][i])))
     shown = ["name", "accelerator", "implied_mfu", "calibrated_mfu"]
     df = own.table[shown].assign(pooled_mfu=pooled)
-    f = calibration.fitted()
-    h, k = f["own_runs_size_h"], f["own_runs_k"]
+    p = own_runs.pooling_figures()
     groups = ", ".join(sorted({g.removeprefix("other: ") for g in own["group"]}))
     line = (f"Your {own.count} own run(s), on {groups}: a plan's default MFU moves toward your "
             "runs on its calibrated generation (an accelerator outside those generations: on "
             "that accelerator), runs of a size like the plan's counting most (a run 10x larger "
-            f"or smaller weighs {np.exp(-np.log(10) / h):.0%}), by n_w / (n_w + k), k = {k:g}: "
-            f"one run of the plan's size pulls {1 / (1 + k):.0%}. Each run below is predicted "
-            "from your other runs.")  # fmt: skip
+            f"or smaller weighs {p['weight_10x']:.0%}), by n_w / (n_w + k), k = {p['k']:g}: "
+            f"one run of the plan's size pulls {p['one_run_pull']:.0%}. Each run below is "
+            "predicted from your other runs.")  # fmt: skip
     print(textwrap.fill(line, WIDTH))
     _print_frame(df, args, {c: "{:.1%}" for c in ("implied_mfu", "calibrated_mfu", "pooled_mfu")},
                  {"implied_mfu": ("implied", "MFU"), "calibrated_mfu": ("calibrated", "MFU"),

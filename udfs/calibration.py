@@ -818,6 +818,12 @@ OWN_RUNS_H_GRID = (8.0, 4.0, 2.0, 1.0, 0.5, 0.25)
 OWN_RUNS_K_GRID = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
 
+def own_runs_weight(ln_distance, h):
+    """A team's run's weight in a plan's pull: EXP(-|ln(its active params / the plan's)| / h),
+    ``ln_distance`` the ln of that ratio (:func:`own_runs_pull`)."""
+    return np.exp(-np.abs(ln_distance) / h)
+
+
 def own_runs_pull(run_ln_active, run_residual, plan_ln_active, h, k):
     """(shift, pull) of plans toward a team's runs in their pooling group; vectorised.
 
@@ -838,7 +844,7 @@ def own_runs_pull(run_ln_active, run_residual, plan_ln_active, h, k):
     """
     runs = np.asarray(run_ln_active, dtype=float)
     plan = np.asarray(plan_ln_active, dtype=float)
-    w = np.exp(-np.abs(plan[..., None] - runs) / h)
+    w = own_runs_weight(plan[..., None] - runs, h)
     n = w.sum(axis=-1)
     shift, pull = (w @ np.asarray(run_residual, dtype=float)) / (n + k), n / (n + k)
     if plan.ndim == 0:

@@ -65,6 +65,8 @@ __all__ = [
     "parse",
     "from_rows",
     "name_key",
+    "pooling_figures",
+    "narrowed_sigma",
 ]
 
 #: The columns of an own-runs file, in this order or any other.
@@ -211,6 +213,18 @@ class OwnRuns:
         :func:`narrowed_sigma` at the plan's pull."""
         return narrowed_sigma(accelerator, active_params,
                               self.pull_for(accelerator, active_params))  # fmt: skip
+
+
+def pooling_figures():
+    """The stored pooling numbers and what they mean, as the faces describe them: ``h``,
+    ``k``, ``weight_10x`` (the weight of a run 10x larger or smaller than the plan) and
+    ``one_run_pull`` (the pull of one run of the plan's size), from
+    :func:`udfs.calibration.own_runs_pull` itself."""
+    f = calibration.fitted()
+    h, k = f["own_runs_size_h"], f["own_runs_k"]
+    _, one = calibration.own_runs_pull([0.0], [0.0], 0.0, h, k)
+    weight_10x = float(calibration.own_runs_weight(math.log(10), h))
+    return {"h": h, "k": k, "weight_10x": weight_10x, "one_run_pull": one}
 
 
 def narrowed_sigma(accelerator, active_params, pull):

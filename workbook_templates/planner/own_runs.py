@@ -26,13 +26,11 @@ With no row filled the planner is the calibrated default, unchanged.
 
 from __future__ import annotations
 
-import math
-
 from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
 from udfs import calibration, model
-from udfs.own_runs import BOUNDS, MIN_IMPLIED_MFU, NUMBERS, REQUIRED
+from udfs.own_runs import BOUNDS, MIN_IMPLIED_MFU, NUMBERS, REQUIRED, pooling_figures
 
 from ..sheetkit import Column, check_colours, paragraph, put_text, write_table
 from .layout import constant_cell
@@ -218,8 +216,7 @@ def own_runs_sheet(book):
     """Add the "Our runs" sheet (empty rows) to the planner Book."""
     ws = book.sheet(TITLE)
     book.title(ws, "Our runs: your completed training runs", None)
-    f = calibration.fitted()
-    h, k = f["own_runs_size_h"], f["own_runs_k"]
+    p = pooling_figures()
     paragraph(ws, 2, 1, "Type one organisation's completed runs (catalogue accelerator names; "
               "numbers such as 7E9, 7B or 2T), or fill them with compute-lab templates --own-runs "
               "FILE. A blank MFU moves toward your runs on the plan's calibrated generation (an "
@@ -228,13 +225,14 @@ def own_runs_sheet(book):
               "runs, more pull. A row that fails a row check (FALSE) counts for nothing and is "
               "an ERROR on Checks.", 13)  # fmt: skip
     constants = (
-        ("own_runs_size_h", "Size width h (ln)", h, "0.00",
+        ("own_runs_size_h", "Size width h (ln)", p["h"], "0.00",
          f"a run weighs EXP(-ABS(LN(its active / the plan's)) / h): 10x larger or smaller "
-         f"{math.exp(-math.log(10) / h):.0%}"),
-        ("own_runs_k", "Pooling k (runs)", k, "0.00",
+         f"{p['weight_10x']:.0%}"),
+        ("own_runs_k", "Pooling k (runs)", p["k"], "0.00",
          f"pull = n_w / (n_w + k), n_w the runs' summed weights: one run of the plan's size "
-         f"pulls {1 / (1 + k):.0%}"),
-        ("own_runs_between_sd", "Team-to-team (sigma, ln)", f["team_between_sd"], "0.0000",
+         f"pulls {p['one_run_pull']:.0%}"),
+        ("own_runs_between_sd", "Team-to-team (sigma, ln)",
+         calibration.fitted()["team_between_sd"], "0.0000",
          "the spread's team part, narrowed by the pull"),
     )  # fmt: skip
     for r, (name, label, value, fmt, note) in enumerate(constants, start=3):
