@@ -70,7 +70,7 @@ def _shift(r, gen, x, i, p):
     others = np.arange(len(r)) != i
     w = np.where(gen == gen[i], 1.0, p["w_other"]) * others
     if p["h"] is not None:
-        w = w * np.exp(-np.abs(x[:, 0] - x[i, 0]) / p["h"])
+        w = w * cal.own_runs_weight(x[:, 0] - x[i, 0], p["h"])  # the library's size weight
     if p.get("h_acc") is not None:  # cluster size; a run without a count: no information
         d = np.nan_to_num(np.abs(x[:, 1] - x[i, 1]), nan=0.0)
         w = w * np.exp(-d / p["h_acc"])
