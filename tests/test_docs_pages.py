@@ -134,3 +134,138 @@ def test_the_example_checker_catches_a_wrong_figure():
     assert evaluate("TRAIN_KWH(37E9, 14.8E12, 400, , 1.2)") == excel.TRAIN_KWH(
         37e9, 14.8e12, 400, None, 1.2
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/windows.md: the classic route on Windows, checked against the code it describes
+# ---------------------------------------------------------------------------------------------
+
+
+def _blocks(text, lang):
+    """The bodies of the fenced code blocks whose info string is ``lang``."""
+    blocks, body, info = [], None, None
+    for line in text.splitlines():
+        if line.startswith("```"):
+            if body is None:
+                body, info = [], line[3:].strip()
+            else:
+                if info == lang:
+                    blocks.append(body)
+                body = None
+        elif body is not None:
+            body.append(line)
+    return blocks
+
+
+def _powershell_lines():
+    return [
+        line.strip()
+        for block in _blocks(WINDOWS.read_text(encoding="utf-8"), "powershell")
+        for line in block
+        if line.strip()
+    ]
+
+
+def test_windows_page_compute_lab_commands_are_real_commands_and_flags():
+    from compute_lab.cli import build_parser
+
+    commands = [line for line in _powershell_lines() if line.startswith("compute-lab ")]
+    assert {"compute-lab addin install", "compute-lab estimate"} <= set(commands)
+    for line in commands:
+        argv = line.split()[1:]
+        parser, _ = build_parser(argv[0])
+        args, extras = parser.parse_known_args(argv)  # exits 2 on an unknown command or flag
+        assert not extras, (line, extras)
+    # Full paths used without activation name the same commands.
+    text = WINDOWS.read_text(encoding="utf-8")
+    for exe in re.findall(r"\.venv\\Scripts\\([\w-]+)\.exe", text):
+        assert exe in ("compute-lab", "pip", "python"), exe
+
+
+def test_windows_page_installs_with_the_readmes_command_and_a_real_venv():
+    lines = _powershell_lines()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    installs = [line for line in lines if line.startswith("pip install")]
+    assert installs == ["pip install -e ."]
+    classic = next(line for line in readme.splitlines() if "classic xlwings (free" in line)
+    assert "`pip install -e .`" in classic
+    assert "py -m venv .venv" in lines and ".venv\\Scripts\\Activate.ps1" in lines
+    assert "Set-ExecutionPolicy -Scope CurrentUser -ExecutionPolicy RemoteSigned" in lines
+    assert not [line for line in lines if line.startswith("make")]  # no make on Windows
+
+
+def test_windows_page_states_what_addin_install_writes(tmp_path):
+    """The settings the page names are those ``compute-lab addin install`` writes, and the
+    lines it says the command prints are the command's own."""
+    import sys
+
+    from addin import classic
+
+    text = " ".join(WINDOWS.read_text(encoding="utf-8").split())
+    written = classic.update_config(tmp_path / "xlwings.conf", classic.config_settings())
+    udf_line = next(line for line in written.splitlines() if line.startswith('"UDF MODULES"'))
+    assert f"`{udf_line}`" in text
+    assert '`"INTERPRETER_WIN","...\\compute-lab\\.venv\\Scripts\\python.exe"`' in text
+    assert "%USERPROFILE%\\.xlwings\\xlwings.conf" in text
+    printed = []
+    classic.install(tmp_path / "xlwings.conf", config_only=True, out=printed.append)
+    assert printed[0].startswith("wrote ") and "the `wrote ...` line" in text
+    assert f"{sys.executable}" in printed[0]  # the Python that ran the command
+
+
+def test_windows_page_quotes_the_real_messages():
+    """Every message the troubleshooting list and the steps quote is the one the software
+    shows: xlwings' own (its CLI and its add-in's VBA), Excel's setting, and ours."""
+    import xlwings
+
+    from udfs._cells import CellError
+
+    text = " ".join(WINDOWS.read_text(encoding="utf-8").split())
+    root = Path(xlwings.__file__).parent
+    cli = " ".join((root / "cli.py").read_text(encoding="utf-8").split())
+    ribbon = (root / "addin" / "RibbonXlwings.bas").read_text(encoding="utf-8", errors="replace")
+    assert "If Excel is running, quit Excel and try again." in text
+    assert '"Error: Failed to install the add-in: If Excel is running, " "quit Excel' in cli
+    assert "Successfully installed the xlwings add-in!" in text
+    assert "Successfully installed the xlwings add-in!" in cli
+    assert '`Please save this workbook ("Book1") as a macro-enabled workbook first.`' in text
+    assert '"Please save this workbook (""" + wb.Name + """) as a macro-enabled workbook' in ribbon
+    assert "Sub ImportFunctions" in ribbon and "xlwings_udfs" in text
+    main_bas = (root / "addin" / "Main.bas").read_text(encoding="utf-8", errors="replace")
+    assert "`XLPy`" in text and "XLPy.CallUDF" in (root / "udfs.py").read_text()
+    assert "Function XLPy()" in main_bas  # the add-in's code the imported functions call
+    assert (
+        "File > Options > Trust Center > Trust Center Settings... > Macro Settings" in text
+        and "Trust access to the VBA project object model" in text
+    )
+    with pytest.raises(CellError) as err:
+        excel.TRAIN_DAYS(37e9, 14.8e12, 2.5, 400)
+    assert f"```text {err.value} ```" in text
+    assert "```text =TRAIN_DAYS(37E9, 14.8E12, 2048, 400) ```" in text
+    assert f"**{excel.TRAIN_DAYS(37e9, 14.8e12, 2048, 400):.8f}**" in text
+
+
+def test_windows_page_shows_what_estimate_prints():
+    import subprocess
+    import sys
+
+    shown = _blocks(WINDOWS.read_text(encoding="utf-8"), "text")[0]
+    out = subprocess.run(
+        [str(Path(sys.executable).parent / "compute-lab"), "estimate"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.splitlines()[: len(shown)] == shown
+
+
+def test_windows_page_has_five_troubleshooting_rows_and_is_linked():
+    text = WINDOWS.read_text(encoding="utf-8")
+    section = _section(text, "Troubleshooting: the five likeliest failures")
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 1 + 5  # the header and five failures: what you see, why, what to do
+    assert all(line.count(" | ") == 2 for line in rows)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    classic = next(line for line in readme.split("\n- ") if "classic xlwings (free" in line)
+    assert "(docs/windows.md)" in classic
+    assert "(windows.md)" in (ROOT / "docs" / "excel-routes.md").read_text(encoding="utf-8")
