@@ -7,6 +7,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -172,6 +173,10 @@ def test_bundle_is_readable_and_smaller_than_the_sources(bundle):
     sources = sum(len(t.encode()) for t in lite.source_files().values())
     # The lean sources and wrapped data: a third smaller than the files themselves.
     assert len(text.encode()) < 0.75 * sources, (len(text.encode()), sources)
+    # docs/excel-routes.md states the size, to within a tenth.
+    routes = " ".join((ROOT / "docs" / "excel-routes.md").read_text(encoding="utf-8").split())
+    stated = int(re.search(r"About (\d+) KB, no line over (\d+) characters", routes).group(1))
+    assert abs(stated * 1000 - len(text.encode())) < 0.1 * len(text.encode()), stated
 
 
 def test_wrapped_toml_reads_back_the_same():
