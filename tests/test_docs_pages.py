@@ -243,6 +243,7 @@ def test_windows_page_quotes_the_real_messages():
     assert f"```text {err.value} ```" in text
     assert "```text =TRAIN_DAYS(37E9, 14.8E12, 2048, 400) ```" in text
     assert f"**{excel.TRAIN_DAYS(37e9, 14.8e12, 2048, 400):.8f}**" in text
+    assert f"`xlwings_udfs` with the {len(excel.__all__)} functions" in text
 
 
 def test_windows_page_shows_what_estimate_prints():
