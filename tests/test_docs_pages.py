@@ -127,6 +127,16 @@ def test_the_worked_example_gives_what_it_shows(formula, shown):
         assert isinstance(value, float) and _matches(value, number.group()), (value, shown)
 
 
+def test_the_plain_python_examples_run():
+    import doctest
+
+    block = "\n".join(_blocks(FUNCTIONS.read_text(encoding="utf-8"), "python")[0])
+    test = doctest.DocTestParser().get_doctest(block, {}, "excel-functions.md", None, 0)
+    assert len(test.examples) >= 3
+    result = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS).run(test)
+    assert result.failed == 0
+
+
 def test_the_example_checker_catches_a_wrong_figure():
     assert _matches(46.42, "46.4") and not _matches(46.46, "46.4")
     assert _matches(3.2856e24, "3.2856E+24") and not _matches(3.29e24, "3.2856E+24")
