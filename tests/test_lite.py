@@ -50,6 +50,7 @@ RUN_BUNDLE = textwrap.dedent(
         "udfs_file": sys.modules["udfs"].__file__,
         "udfs_dir": main.UDFS_DIR,
         "functions": sorted(f["name"] for f in meta["functions"]),
+        "descriptions": {f["id"]: f.get("description") for f in meta["functions"]},
         "days_help": [p["description"] for p in
                       next(f for f in meta["functions"] if f["id"] == "TRAIN_DAYS")["parameters"]],
         "days": call("TRAIN_DAYS", 37e9, 14.8e12, [[1024], [2048]], 400),
@@ -289,6 +290,10 @@ def test_bundle_uses_its_own_copy_of_udfs(executed):
 def test_bundle_registers_every_function_with_help(executed):
     assert executed["functions"] == sorted(excel.__all__)
     assert executed["days_help"][0] == excel.ARG_DOCS["active_params"]
+    # The Excel functions' own descriptions travel (their docstrings are kept in the bundle).
+    assert executed["descriptions"] == {
+        name: excel._summary(getattr(excel, name).__doc__) for name in excel.__all__
+    }
 
 
 def test_bundle_functions_answer_like_the_module(executed):
