@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import io
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
+import tokenize
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -46,6 +50,7 @@ RUN_BUNDLE = textwrap.dedent(
         "udfs_file": sys.modules["udfs"].__file__,
         "udfs_dir": main.UDFS_DIR,
         "functions": sorted(f["name"] for f in meta["functions"]),
+        "descriptions": {f["id"]: f.get("description") for f in meta["functions"]},
         "days_help": [p["description"] for p in
                       next(f for f in meta["functions"] if f["id"] == "TRAIN_DAYS")["parameters"]],
         "days": call("TRAIN_DAYS", 37e9, 14.8e12, [[1024], [2048]], 400),
@@ -106,19 +111,112 @@ def test_bundle_has_a_default_output_folder(tmp_path, monkeypatch, capsys):
     assert f"wrote {Path('xlwings-lite') / 'main.py'}" in capsys.readouterr().out
 
 
-def test_bundle_carries_the_source_files_verbatim(bundle):
-    tree = ast.parse((bundle / "main.py").read_text())
-    files = next(
-        ast.literal_eval(node.value)
-        for node in tree.body
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_FILES"
-    )
-    for relative, text in files.items():
-        assert (ROOT / relative).read_text(encoding="utf-8") == text
+def _carried_files(main_py_text):
+    """``{relative path: text}`` of the ``_FILES[...] = ...`` assignments of a main.py."""
+    files = {}
+    for node in ast.parse(main_py_text).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
+            target = node.targets[0]
+            assert getattr(target.value, "id", "") == "_FILES"
+            files[ast.literal_eval(target.slice)] = ast.literal_eval(node.value)
+    return files
+
+
+class _NoDocstrings(ast.NodeTransformer):
+    """The AST without docstrings (a body that was only one is ``pass``), but those kept."""
+
+    def __init__(self, keep=()):
+        self.keep = set(keep)
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and getattr(node, "name", None) not in self.keep
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+        return node
+
+
+def test_bundle_carries_the_sources_lean_and_the_data_as_is(bundle):
+    text = (bundle / "main.py").read_text()
+    files = _carried_files(text)
+    for relative, carried in files.items():
+        original = (ROOT / relative).read_text(encoding="utf-8")
+        if relative.endswith(".toml"):  # wrapped, the same data
+            assert tomllib.loads(carried) == tomllib.loads(original), relative
+            continue
+        # The same program: the original's AST with its docstrings gone, but the Excel
+        # functions' own (their help in Lite); no comment left.
+        keep = excel.__all__ if relative == "udfs/excel.py" else ()
+        assert ast.dump(ast.parse(carried)) == ast.dump(
+            _NoDocstrings(keep).visit(ast.parse(original))
+        ), relative
+        tokens = tokenize.generate_tokens(io.StringIO(carried).readline)
+        assert not [t for t in tokens if t.type == tokenize.COMMENT], relative
     for needed in ("excel", "_cells", "engine", "validation", "catalogue", "quantities"):
         assert f"udfs/{needed}.py" in files
     assert "udfs/data/accelerators.toml" in files and "udfs/data/runs.toml" in files
     assert not [f for f in files if f.startswith("compute_lab/")]  # only what the functions import
+    # Each file's lines are main.py's lines (no file on one line of escapes).
+    assert files["udfs/engine.py"].splitlines()[5] in text.splitlines()
+
+
+def test_bundle_is_readable_and_smaller_than_the_sources(bundle):
+    text = (bundle / "main.py").read_text()
+    longest = max(len(line) for line in text.splitlines())
+    assert longest <= lite.MAX_LINE_CHARS == 200, longest
+    sources = sum(len(t.encode()) for t in lite.source_files().values())
+    # The lean sources and wrapped data: a third smaller than the files themselves.
+    assert len(text.encode()) < 0.75 * sources, (len(text.encode()), sources)
+    # docs/excel-routes.md states the size, to within a tenth.
+    routes = " ".join((ROOT / "docs" / "excel-routes.md").read_text(encoding="utf-8").split())
+    stated = int(re.search(r"About (\d+) KB, no line over (\d+) characters", routes).group(1))
+    assert abs(stated * 1000 - len(text.encode())) < 0.1 * len(text.encode()), stated
+
+
+def test_wrapped_toml_reads_back_the_same():
+    text = 'a = 1\nsource = "' + " ".join(["word"] * 60) + ' https://example.com/x"\n'
+    wrapped = lite.wrap_toml(text, width=40)
+    assert tomllib.loads(wrapped) == tomllib.loads(text)
+    assert max(len(line) for line in wrapped.splitlines()) <= 40
+    with pytest.raises(ValueError, match="cannot be wrapped to 200"):
+        lite.wrap_toml('s = "' + "x" * 300 + ' y"\n', width=40)
+
+
+def test_lean_source_keeps_code_strings_and_help():
+    source = textwrap.dedent(
+        '''\
+        """Module help."""
+        __all__ = ["SHOWN"]
+
+
+        def SHOWN(x):  # drop me
+            """What Excel shows."""
+            text = """kept
+            # not a comment
+
+            inside"""
+            return text
+
+
+        def _hidden():
+            """Internal."""
+        '''
+    )
+    lean = lite.lean_source(source, keep_help=True)
+    assert "Module help" not in lean and "Internal" not in lean and "drop me" not in lean
+    assert '"""What Excel shows."""' in lean
+    assert '"""kept\n    # not a comment\n\n    inside"""' in lean
+    namespace = {}
+    exec(lean, namespace)
+    assert namespace["SHOWN"](1) == "kept\n    # not a comment\n\n    inside"
+    assert namespace["_hidden"]() is None
 
 
 def test_bundle_is_current(bundle):
@@ -192,6 +290,10 @@ def test_bundle_uses_its_own_copy_of_udfs(executed):
 def test_bundle_registers_every_function_with_help(executed):
     assert executed["functions"] == sorted(excel.__all__)
     assert executed["days_help"][0] == excel.ARG_DOCS["active_params"]
+    # The Excel functions' own descriptions travel (their docstrings are kept in the bundle).
+    assert executed["descriptions"] == {
+        name: excel._summary(getattr(excel, name).__doc__) for name in excel.__all__
+    }
 
 
 def test_bundle_functions_answer_like_the_module(executed):
