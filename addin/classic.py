@@ -78,6 +78,13 @@ def update_config(path, settings):
     return text
 
 
+# The line `xlwings addin install` prints when the add-in is in place; any other output is a
+# failure, whatever its exit code.
+INSTALLED_LINE = "Successfully installed the xlwings add-in"
+# How much of xlwings' own failure line a refusal quotes: its messages are one sentence.
+MAX_XLWINGS_ECHO_CHARS = 200
+
+
 def xlwings_install_command():
     """The command that installs the xlwings add-in with this Python's xlwings."""
     code = "import sys; from xlwings.cli import main; sys.argv[0] = 'xlwings'; main()"
@@ -112,9 +119,18 @@ def install(config_file=None, *, config_only=False, dry_run=False, out=print):
             out(f'would set in {config_file}: "{key}","{value}"')
         return 0
     if not config_only:
-        result = subprocess.run(command, check=False)
-        if result.returncode != 0:
-            raise CommandError(f"`xlwings addin install` failed (exit {result.returncode})")
+        result = subprocess.run(command, check=False, capture_output=True, text=True)
+        said = (result.stdout + result.stderr).strip()
+        # xlwings prints its failures (Excel still running, no permission) and still exits 0:
+        # only its success line means the add-in is in place.
+        if result.returncode != 0 or INSTALLED_LINE not in said:
+            first = next((line.strip() for line in said.splitlines() if line.strip()), "")
+            raise CommandError(
+                f"`xlwings addin install` failed (exit {result.returncode}"
+                + (f": {first[:MAX_XLWINGS_ECHO_CHARS]}" if first else ", no output")
+                + "); close Excel and run the command again (docs/windows.md, Troubleshooting)"
+            )
+        out(said.splitlines()[-1] if said else INSTALLED_LINE)
     try:
         update_config(config_file, settings)
     except UnicodeDecodeError:

@@ -357,3 +357,39 @@ def test_certs_folder_named_by_the_docs_is_in_the_repository():
         ["git", "check-ignore", "-q", "addin/server/certs/localhost+2-key.pem"], cwd=ROOT
     )
     assert ignored.returncode == 0  # keys never get committed
+
+
+@pytest.mark.parametrize(
+    "printed, status",
+    [
+        # What xlwings prints, exiting 0, when Excel holds the add-in file open.
+        ("Error: Failed to install the add-in: If Excel is running, quit Excel and try again.", 0),
+        ("", 0),
+        ("Error: This command is currently only supported on Windows.", 1),
+    ],
+)
+def test_install_fails_unless_xlwings_says_it_installed(
+    tmp_path, capsys, monkeypatch, printed, status
+):
+    monkeypatch.setenv("COMPUTE_LAB_FORCE_ADDIN", "1")  # as on Windows
+    program = f"import sys; print({printed!r}); sys.exit({status})"
+    monkeypatch.setattr(classic, "xlwings_install_command", lambda: [sys.executable, "-c", program])
+    conf = tmp_path / "xlwings.conf"
+    assert main(["addin", "install", "--config-file", str(conf)]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert len(err.splitlines()) == 1 and "wrote" not in captured.out
+    assert "`xlwings addin install` failed" in err and "close Excel" in err
+    assert (printed or "no output") in err
+    assert not conf.exists()
+
+
+def test_install_says_what_xlwings_said_when_it_installed(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COMPUTE_LAB_FORCE_ADDIN", "1")  # as on Windows
+    program = f"print({classic.INSTALLED_LINE + '!'!r})"
+    monkeypatch.setattr(classic, "xlwings_install_command", lambda: [sys.executable, "-c", program])
+    conf = tmp_path / "xlwings.conf"
+    assert main(["addin", "install", "--config-file", str(conf)]) == 0
+    out = capsys.readouterr().out
+    assert classic.INSTALLED_LINE in out and f"wrote {conf}" in out
+    assert '"UDF MODULES","udfs.excel"' in conf.read_text()
