@@ -352,3 +352,65 @@ def test_the_documented_openssl_lines_make_a_pair_serve_accepts(capsys, tmp_path
     )  # fmt: skip
     assert status == 0, err
     assert "for localhost, 127.0.0.1, ::1" in out
+
+
+# ---------------------------------------------------------------------------------------------
+# A self-signed certificate in a real browser: refused until trusted; the pane outside Office
+# ---------------------------------------------------------------------------------------------
+
+
+def _spki_sha256(certfile):
+    """The base64 SHA-256 of the certificate's public key: what Chromium's
+    ``--ignore-certificate-errors-spki-list`` trusts (this one key, as trusting it would)."""
+    import base64
+    import hashlib
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    cert = x509.load_pem_x509_certificate(Path(certfile).read_bytes())
+    spki = cert.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return base64.b64encode(hashlib.sha256(spki).digest()).decode()
+
+
+def test_a_made_certificate_is_refused_until_trusted_and_the_pane_outside_office(tmp_path):
+    sys.path.insert(0, str(ROOT / "tests"))
+    from browser import harness
+
+    harness.require_browser()
+    from playwright.sync_api import Error, sync_playwright
+
+    certfile, keyfile, _ = make_cert(tmp_path)
+    env = clean_env(XLWINGS_LICENSE_KEY="noncommercial", DOTENV_PATH=str(tmp_path / "no.env"))
+
+    def serve(port):
+        return [str(BIN / "compute-lab"), "serve", "--port", str(port), "--certfile",
+                str(certfile), "--keyfile", str(keyfile)]  # fmt: skip
+
+    with (
+        local_server(serve, env=env, log=tmp_path / "serve.log", scheme="https") as base,
+        sync_playwright() as pw,
+    ):
+        trusted = f"--ignore-certificate-errors-spki-list={_spki_sha256(certfile)}"
+        for args, profile in (([], "untrusted"), ([trusted], "trusted")):
+            context = pw.chromium.launch_persistent_context(
+                str(tmp_path / profile),
+                executable_path=harness.chromium_path(),
+                headless=True,
+                args=[*harness.CHROMIUM_ARGS, *args],
+            )
+            try:
+                page = context.new_page()
+                if profile == "untrusted":
+                    with pytest.raises(Error, match="ERR_CERT_AUTHORITY_INVALID"):
+                        page.goto(f"{base}/taskpane.html")
+                    continue
+                page.goto(f"{base}/taskpane.html")
+                # Outside Office, office.js finds no host: xlwings' notice, as the docs say.
+                notice = page.locator("#xlwings-office-ready-error")
+                notice.wait_for(state="visible", timeout=30_000)
+                assert "The add-in didn't load properly." in notice.inner_text()
+            finally:
+                context.close()
