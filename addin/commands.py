@@ -515,7 +515,8 @@ def check_public_hosts(certfile, public_hosts):
 
 
 def trust_hint(certfile):
-    """The command that makes this computer's own system trust ``certfile``, or None."""
+    """The command that makes this computer trust ``certfile`` (on Linux, Chrome's and
+    Chromium's certificate database), or None."""
     if sys.platform == "darwin":
         return (
             "security add-trusted-cert -r trustRoot -p ssl "
@@ -523,6 +524,8 @@ def trust_hint(certfile):
         )
     if sys.platform == "win32":
         return f"certutil -user -addstore Root {certfile}"
+    if sys.platform.startswith("linux"):  # Chrome and Chromium read the user's NSS database
+        return f"certutil -d sql:$HOME/.pki/nssdb -A -t P,, -n compute-lab -i {certfile}"
     return None
 
 

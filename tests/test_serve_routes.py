@@ -389,17 +389,33 @@ def test_a_made_certificate_is_refused_until_trusted_and_the_pane_outside_office
         return [str(BIN / "compute-lab"), "serve", "--port", str(port), "--certfile",
                 str(certfile), "--keyfile", str(keyfile)]  # fmt: skip
 
+    # Trusting it: the docs' Linux line (Chromium's NSS database under $HOME) when certutil is
+    # installed, else Chromium's flag that trusts this one key.
+    home = tmp_path / "home"
+    (home / ".pki" / "nssdb").mkdir(parents=True)
+    trusted = []
+    if shutil.which("certutil"):
+        text = (ROOT / "docs" / "excel-routes.md").read_text(encoding="utf-8")
+        line = re.search(r"\| Linux, Chrome or Chromium \| `([^`]+)`", text).group(1)
+        line = line.replace("$HOME", str(home)).replace(
+            "addin/server/certs/localhost+2.pem", str(certfile)
+        )
+        proc = subprocess.run(shlex.split(line), capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+    else:
+        trusted = [f"--ignore-certificate-errors-spki-list={_spki_sha256(certfile)}"]
+
     with (
         local_server(serve, env=env, log=tmp_path / "serve.log", scheme="https") as base,
         sync_playwright() as pw,
     ):
-        trusted = f"--ignore-certificate-errors-spki-list={_spki_sha256(certfile)}"
-        for args, profile in (([], "untrusted"), ([trusted], "trusted")):
+        for args, profile in (([], "untrusted"), (trusted, "trusted")):
             context = pw.chromium.launch_persistent_context(
                 str(tmp_path / profile),
                 executable_path=harness.chromium_path(),
                 headless=True,
                 args=[*harness.CHROMIUM_ARGS, *args],
+                env={**os.environ, "HOME": str(home if profile == "trusted" else tmp_path)},
             )
             try:
                 page = context.new_page()
