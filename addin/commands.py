@@ -422,6 +422,11 @@ def _run_serve(args):
             raise CommandError(
                 f"the server did not start on {args.host}:{args.port} (see the message above)"
             ) from None
+    except Exception as err:  # xlwings checks the key when the app is imported
+        if type(err).__name__ != "LicenseError":
+            raise
+        where = "--license-key" if args.license_key else "XLWINGS_LICENSE_KEY"
+        raise CommandError(f"{where}: {err} " + LICENCE_NOTE) from None
     return 0
 
 

@@ -205,6 +205,20 @@ def test_messages_give_the_readme_install_command_and_the_licence_variable(capsy
     status, _, err = run_cli(capsys, "serve", "--check")
     assert status == 2
     assert "xlwings Server is not installed: run pip install -e '.[server]' in the Compute" in err
+    proc = subprocess.run(
+        [str(BIN / "compute-lab"), "serve", "--port", str(free_port())],
+        capture_output=True, text=True, timeout=120,
+        env=clean_env(XLWINGS_LICENSE_KEY="not-a-key", DOTENV_PATH=os.devnull),
+    )  # fmt: skip
+    assert proc.returncode == 2 and "internal error" not in proc.stderr, proc.stderr
+    assert (
+        proc.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "compute-lab serve: error: XLWINGS_LICENSE_KEY: Invalid xlwings license key. xlwings "
+            "Server is licensed under PolyForm Noncommercial 1.0.0"
+        )
+    )
     missing = {"prometheus_client"}
     status, _, err = run_cli(capsys, "serve", "--license-key", "x", "--metrics", "--check")
     assert status == 2 and "run pip install -e '.[metrics]' in the Compute Lab folder" in err
