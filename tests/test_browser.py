@@ -307,17 +307,20 @@ def test_insert_says_what_it_inserted_and_where(pane, selector, said):
 
 
 def test_insert_that_fails_says_nothing_was_inserted(pane):
-    with screenshot_on_failure(pane, f"confirm-failed-{pane.runtime}"):
-        writes = _run_button(pane, "#insert-plan", selection=None)  # no cell selected
-        pane.wait_for_function(
-            "document.getElementById('insert-status').dataset.state !== 'running'"
-        )
-        assert writes == []
-        assert pane.text_content("#insert-status") == (
-            "Nothing was inserted: the reason is shown at the top."
-        )
-        assert pane.is_visible("#global-error-alert span")
-        assert "select" in pane.text_content("#global-error-alert span").lower()
+    try:
+        with screenshot_on_failure(pane, f"confirm-failed-{pane.runtime}"):
+            writes = _run_button(pane, "#insert-plan", selection=None)  # no cell selected
+            pane.wait_for_function(
+                "document.getElementById('insert-status').dataset.state !== 'running'"
+            )
+            assert writes == []
+            assert pane.text_content("#insert-status") == (
+                "Nothing was inserted: the reason is shown at the top."
+            )
+            assert pane.is_visible("#global-error-alert span")
+            assert "select" in pane.text_content("#global-error-alert span").lower()
+    finally:
+        pane.evaluate("window.__workbook.selection = [0, 0]")  # a cell selected for the rest
 
 
 def test_ribbon_buttons_run_their_scripts(pane):
