@@ -452,7 +452,8 @@ def _print_start(args, plan):
     if not plan["certfile"]:
         print(
             "note: plain HTTP (no certificate): Excel's Office.js add-ins need HTTPS, so Excel "
-            "will not load the add-in from this address; give --certfile/--keyfile",
+            "will not load the add-in from this address; make a certificate with compute-lab "
+            "serve --make-cert (docs/excel-routes.md, Certificates) or give --certfile/--keyfile",
             flush=True,
         )
 

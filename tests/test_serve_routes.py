@@ -134,6 +134,7 @@ def test_serve_starts_one_worker_process_by_default(tmp_path):
         text = log.read_text()
     assert "; 1 worker(s); no sign-in" in text
     assert "Started parent process" not in text  # uvicorn's multi-worker supervisor
+    assert "make a certificate with compute-lab serve --make-cert" in text  # no certificate yet
 
 
 # ---------------------------------------------------------------------------------------------
