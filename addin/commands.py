@@ -21,6 +21,11 @@ from pathlib import Path
 #: The xlwings Server project (the same path as ``addin.server_app.PROJECT_DIR``).
 PROJECT_DIR = Path(__file__).resolve().parent / "server"
 
+#: The certificate and key ``serve`` uses without ``--certfile``/``--keyfile`` when both exist
+#: (mkcert's names for ``mkcert localhost 127.0.0.1 ::1``), and ``serve --make-cert`` writes.
+DEFAULT_CERTFILE = PROJECT_DIR / "certs" / "localhost+2.pem"
+DEFAULT_KEYFILE = PROJECT_DIR / "certs" / "localhost+2-key.pem"
+
 #: Where ``compute-lab lite-bundle`` writes without ``--out``.
 LITE_OUT = "xlwings-lite"
 
@@ -30,6 +35,13 @@ LICENCE_NOTE = (
     "to your paid licence key for commercial use. Classic xlwings UDFs on Windows and xlwings "
     "Lite are free (see the README)."
 )
+
+#: How the server route is installed, as every message and page says it: users clone the
+#: repository and install it editable, from the clone's folder, with the ``server`` extra.
+SERVER_INSTALL = "pip install -e '.[server]'"
+
+#: The same for ``--metrics`` (prometheus-client).
+METRICS_INSTALL = "pip install -e '.[metrics]'"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,6 +152,10 @@ def _rate(text):
 #: ``--workers`` at most (each worker is a process with its own copy of the functions).
 MAX_WORKERS = 64
 
+#: ``--workers`` when not given: one process (about 125 MB resident) serves one person's Excel
+#: well; a team server asks for more with ``--workers N``.
+DEFAULT_WORKERS = 1
+
 
 def _configure_serve(parser):
     from . import team
@@ -193,9 +209,9 @@ def _configure_serve(parser):
     parser.add_argument(
         "--workers",
         type=_workers,
-        default=None,
-        help=f"worker processes, 1-{MAX_WORKERS} (default: the number of cores, "
-        f"{os.cpu_count() or 1} here)",
+        default=DEFAULT_WORKERS,
+        help=f"worker processes, 1-{MAX_WORKERS} (default {DEFAULT_WORKERS}; a team server: up "
+        f"to one per core, {os.cpu_count() or 1} here)",
     )
     parser.add_argument(
         "--rate-limit",
@@ -211,12 +227,24 @@ def _configure_serve(parser):
         help="serve Prometheus metrics at /metrics (needs prometheus-client; an admin token "
         "with sign-in)",
     )
+    _configure_serve_actions(parser)
+    _configure_tokens(parser)
+
+
+def _configure_serve_actions(parser):
+    """The flags that do one thing and exit instead of serving."""
     parser.add_argument(
         "--check",
         action="store_true",
         help="check the configuration, certificate and token file, then exit without serving",
     )
-    _configure_tokens(parser)
+    parser.add_argument(
+        "--make-cert",
+        action="store_true",
+        help="write a self-signed certificate and key (to --certfile/--keyfile, default "
+        "addin/server/certs/localhost+2.pem and -key.pem) for localhost, 127.0.0.1, ::1 and each "
+        "--public-host, then exit; this machine must trust it (docs/excel-routes.md)",
+    )
 
 
 def _configure_tokens(parser):
@@ -297,20 +325,24 @@ def _serve_plan(args):
 
     if importlib.util.find_spec("xlwings_server") is None:
         raise CommandError(
-            "xlwings Server is not installed: pip install 'compute-lab[server]'. " + LICENCE_NOTE
+            f"xlwings Server is not installed: run {SERVER_INSTALL} in the Compute Lab folder. "
+            + LICENCE_NOTE
         )
     key = args.license_key or os.environ.get("XLWINGS_LICENSE_KEY")
     if not key:
-        raise CommandError("no xlwings licence key. " + LICENCE_NOTE)
-    certs = PROJECT_DIR / "certs"
-    certfile = args.certfile or _existing(certs / "localhost+2.pem")
-    keyfile = args.keyfile or _existing(certs / "localhost+2-key.pem")
+        raise CommandError(
+            "no xlwings licence key: for noncommercial use run XLWINGS_LICENSE_KEY=noncommercial "
+            "compute-lab serve (or add --license-key noncommercial). " + LICENCE_NOTE
+        )
+    certfile = args.certfile or _existing(DEFAULT_CERTFILE)
+    keyfile = args.keyfile or _existing(DEFAULT_KEYFILE)
     if bool(certfile) != bool(keyfile):
         raise CommandError("give both --certfile and --keyfile")
     certificate = None
     if certfile:
         check_tls_files(certfile, keyfile)
         certificate = certificate_summary(certfile)  # an expired certificate is refused
+        check_public_hosts(certfile, args.public_host)
     sign_in = bool(args.require_sign_in or args.public_host or not is_loopback(args.host))
     check_exposure(args.host, certfile)
     token_file = _token_file(args)
@@ -325,8 +357,10 @@ def _serve_plan(args):
                 "`compute-lab serve token create NAME`"
             )
     if args.metrics and importlib.util.find_spec("prometheus_client") is None:
-        raise CommandError("--metrics needs prometheus-client: pip install prometheus-client")
-    workers = args.workers or os.cpu_count() or 1
+        raise CommandError(
+            f"--metrics needs prometheus-client: run {METRICS_INSTALL} in the Compute Lab folder"
+        )
+    workers = args.workers
     return {
         "key": key,
         "certfile": certfile,
@@ -345,6 +379,8 @@ def _run_serve(args):
 
     if getattr(args, "serve_command", None) == "token":
         return _run_tokens(args)
+    if args.make_cert:
+        return _make_cert(args)
     plan = _serve_plan(args)
     if args.check:
         print(_check_summary(args, plan))
@@ -386,6 +422,11 @@ def _run_serve(args):
             raise CommandError(
                 f"the server did not start on {args.host}:{args.port} (see the message above)"
             ) from None
+    except Exception as err:  # xlwings checks the key when the app is imported
+        if type(err).__name__ != "LicenseError":
+            raise
+        where = "--license-key" if args.license_key else "XLWINGS_LICENSE_KEY"
+        raise CommandError(f"{where}: {err} " + LICENCE_NOTE) from None
     return 0
 
 
@@ -411,7 +452,8 @@ def _print_start(args, plan):
     if not plan["certfile"]:
         print(
             "note: plain HTTP (no certificate): Excel's Office.js add-ins need HTTPS, so Excel "
-            "will not load the add-in from this address; give --certfile/--keyfile",
+            "will not load the add-in from this address; make a certificate with compute-lab "
+            "serve --make-cert (docs/excel-routes.md, Certificates) or give --certfile/--keyfile",
             flush=True,
         )
 
@@ -437,12 +479,14 @@ def certificate_summary(certfile):
     ``CommandError`` if it has expired, is not yet valid or cannot be read."""
     from udfs.validation import CommandError
 
+    from . import certs
+
     try:
         info = ssl._ssl._test_decode_cert(str(certfile))  # the standard library's own parser
     except (ssl.SSLError, OSError, AttributeError) as err:
         return f"(not decoded: {err})"
     until = ssl.cert_time_to_seconds(info["notAfter"])
-    names = ", ".join(v for k, v in info.get("subjectAltName", ()) if k in ("DNS", "IP Address"))
+    names = certs.names_text(info)
     if until < time.time():
         raise CommandError(f"--certfile {certfile}: expired on {info['notAfter']}")
     if ssl.cert_time_to_seconds(info["notBefore"]) > time.time():
@@ -450,7 +494,97 @@ def certificate_summary(certfile):
             f"--certfile {certfile}: not valid before {info['notBefore']} (browsers and Excel "
             "refuse it until then; check the certificate's dates or this machine's clock)"
         )
-    return f"valid until {info['notAfter']} for {names or 'no names'}"
+    return f"valid until {info['notAfter']} for {names}"
+
+
+def check_public_hosts(certfile, public_hosts):
+    """Raise ``CommandError`` naming the first ``--public-host`` the certificate in
+    ``certfile`` does not cover (by its subject alternative names), and the names it covers:
+    Excel, reaching the server by that name, would refuse the connection."""
+    from udfs.validation import CommandError
+
+    from . import certs
+
+    if not public_hosts:
+        return
+    try:
+        missing, covered = certs.uncovered(certfile, public_hosts)
+    except ValueError as err:
+        raise CommandError(f"--certfile {certfile}: cannot be decoded ({err})") from None
+    if missing:
+        raise CommandError(
+            f"--public-host {missing[0]} is not covered by the certificate {certfile}, which "
+            f"names {covered}: clients reaching the server by that name would refuse it; use a "
+            "certificate that names it (e.g. compute-lab serve --make-cert --public-host "
+            f"{missing[0]} --certfile NEW.pem --keyfile NEW-key.pem)"
+        )
+
+
+def trust_hint(certfile):
+    """The command that makes this computer trust ``certfile`` (on Linux, Chrome's and
+    Chromium's certificate database), or None."""
+    if sys.platform == "darwin":
+        return (
+            "security add-trusted-cert -r trustRoot -p ssl "
+            f"-k ~/Library/Keychains/login.keychain-db {certfile}"
+        )
+    if sys.platform == "win32":
+        return f"certutil -user -addstore Root {certfile}"
+    if sys.platform.startswith("linux"):  # Chrome and Chromium read the user's NSS database
+        return f"certutil -d sql:$HOME/.pki/nssdb -A -t P,, -n compute-lab -i {certfile}"
+    return None
+
+
+def _make_cert(args):
+    """``serve --make-cert``: write a self-signed pair for the loopback names, ``--host`` (a
+    specific address) and each ``--public-host``; never replaces a file."""
+    from udfs.validation import CommandError
+
+    from . import certs
+
+    if args.check:
+        raise CommandError("--make-cert writes a certificate and exits: run --check after it")
+    if bool(args.certfile) != bool(args.keyfile):
+        raise CommandError("--make-cert: give both --certfile and --keyfile, or neither")
+    certfile = Path(args.certfile) if args.certfile else DEFAULT_CERTFILE
+    keyfile = Path(args.keyfile) if args.keyfile else DEFAULT_KEYFILE
+    for flag, path in (("--certfile", certfile), ("--keyfile", keyfile)):
+        if path.exists():
+            raise CommandError(
+                f"--make-cert: {flag} {path} exists; delete it first or name new files with "
+                "--certfile/--keyfile (nothing was written)"
+            )
+    names = list(certs.LOCAL_NAMES)
+    if not is_loopback(args.host) and not ipaddress.ip_address(args.host).is_unspecified:
+        names.append(args.host)
+    names += args.public_host
+    try:
+        until = certs.make_self_signed(certfile, keyfile, names)
+    except ImportError:
+        raise CommandError(
+            f"--make-cert needs the cryptography package: run {SERVER_INSTALL} in the Compute "
+            "Lab folder, or make the pair with openssl as docs/excel-routes.md shows"
+        ) from None
+    except OSError as err:
+        if isinstance(err, FileExistsError) and err.filename in (str(certfile), str(keyfile)):
+            raise CommandError(
+                f"--make-cert: {err.filename} exists (nothing was written)"
+            ) from None
+        raise CommandError(
+            f"--make-cert: cannot write {err.filename or certfile} ({err.strerror}; nothing "
+            "was written)"
+        ) from None
+    print(
+        f"wrote {certfile} and {keyfile} (its key, mode 600): a self-signed certificate for "
+        f"{', '.join(certs.covered_names(names))}, valid until {until:%Y-%m-%d}"
+    )
+    hint = trust_hint(certfile)
+    where = f"run {hint}; " if hint else ""
+    print(
+        f"Excel accepts it once this computer trusts it: {where}see docs/excel-routes.md, "
+        "Certificates"
+    )
+    return 0
 
 
 def licence_line(key, *, from_flag):

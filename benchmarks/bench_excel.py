@@ -268,7 +268,7 @@ def main(argv=None):
     if args.no_server:
         return 0
     if importlib.util.find_spec("xlwings_server") is None:
-        print("xlwings Server not installed (pip install '.[server]'): server part skipped")
+        print("xlwings Server not installed (pip install -e '.[server]'): server part skipped")
         return 0
     print()
     through_server(wrapper)

@@ -16,10 +16,10 @@ from addin import local_server as _server
 from addin.local_server import local_server
 
 
-def make_certificate(folder, days=1, starts_in_days=None):
-    """A self-signed certificate and key for 127.0.0.1 and localhost, valid for ``days`` from
-    now (negative: expired that long ago), or from ``starts_in_days`` from now on; returns
-    ``(certfile, keyfile)``."""
+def make_certificate(folder, days=1, starts_in_days=None, names=()):
+    """A self-signed certificate and key for 127.0.0.1, localhost and ``names`` (DNS names),
+    valid for ``days`` from now (negative: expired that long ago), or from ``starts_in_days``
+    from now on; returns ``(certfile, keyfile)``."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -43,6 +43,7 @@ def make_certificate(folder, days=1, starts_in_days=None):
         .add_extension(
             x509.SubjectAlternativeName(
                 [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+                + [x509.DNSName(name) for name in names]
             ),
             critical=False,
         )
@@ -100,7 +101,8 @@ def signed_in_server(folder, *flags, tls=True, prelude="", names=("alice", "bob"
     }
     tls_flags = []
     if tls:
-        certfile, keyfile = make_certificate(folder)
+        hosts = [flags[i + 1] for i, flag in enumerate(flags) if flag == "--public-host"]
+        certfile, keyfile = make_certificate(folder, names=hosts)
         tls_flags = ["--certfile", str(certfile), "--keyfile", str(keyfile)]
     log = folder / "serve.log"
     command = serve_command(

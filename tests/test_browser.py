@@ -245,7 +245,7 @@ def _run_button(page, selector, selection=(2, 1)):
     page.evaluate(
         "(sel) => { const book = window.__workbook; window.__writes.length = 0; "
         "book.selection = sel; book.sheets[0].cells.clear(); book.sheets[0].tables.length = 0; }",
-        list(selection),
+        None if selection is None else list(selection),
     )
     page.click(selector)
     page.wait_for_function(f"!document.querySelector('{selector}').hasAttribute('disabled')")
@@ -285,6 +285,42 @@ def test_insert_catalogue_as_a_table(pane, selector, kind):
         assert all(row[-1] for row in values["values"][1:])  # every row carries its source
         assert table["kind"] == "table" and table["hasHeaders"] is True
         assert table["address"].split("!")[-1].replace("$", "") == values["address"]
+
+
+@pytest.mark.parametrize(
+    "selector, said",
+    [
+        ("#insert-plan", "Inserted a TRAIN_PLAN block (the example plan) at Sheet1!B3."),
+        ("#insert-runs", "Inserted the reference runs table at Sheet1!B3."),
+        ("#insert-accelerators", "Inserted the accelerator catalogue table at Sheet1!B3."),
+    ],
+)
+def test_insert_says_what_it_inserted_and_where(pane, selector, said):
+    with screenshot_on_failure(pane, f"confirm-{selector[1:]}-{pane.runtime}"):
+        writes = _run_button(pane, selector)  # selection: B3
+        pane.wait_for_function(
+            "document.getElementById('insert-status').dataset.state !== 'running'"
+        )
+        assert writes and pane.text_content("#insert-status") == said
+        assert "text-success" in pane.get_attribute("#insert-status", "class")
+        assert not pane.is_visible("#global-error-alert span")
+
+
+def test_insert_that_fails_says_nothing_was_inserted(pane):
+    try:
+        with screenshot_on_failure(pane, f"confirm-failed-{pane.runtime}"):
+            writes = _run_button(pane, "#insert-plan", selection=None)  # no cell selected
+            pane.wait_for_function(
+                "document.getElementById('insert-status').dataset.state !== 'running'"
+            )
+            assert writes == []
+            assert pane.text_content("#insert-status") == (
+                "Nothing was inserted: the reason is shown at the top."
+            )
+            assert pane.is_visible("#global-error-alert span")
+            assert "select" in pane.text_content("#global-error-alert span").lower()
+    finally:
+        pane.evaluate("window.__workbook.selection = [0, 0]")  # a cell selected for the rest
 
 
 def test_ribbon_buttons_run_their_scripts(pane):

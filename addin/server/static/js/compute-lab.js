@@ -56,8 +56,65 @@ function startSignIn() {
   show();
 }
 
+// What each insert button inserts, for the line the task pane shows once it has run.
+const INSERTS = {
+  "insert-plan": "a TRAIN_PLAN block (the example plan)",
+  "insert-runs": "the reference runs table",
+  "insert-accelerators": "the accelerator catalogue table",
+};
+
+async function selectedAddress() {
+  try {
+    await Office.onReady();
+    return await Excel.run(async (context) => {
+      const range = context.workbook.getSelectedRange().load("address");
+      await context.sync();
+      return range.address;
+    });
+  } catch (error) {
+    return null; // no cell selected (a shape, say): the script itself says so
+  }
+}
+
+// xlwings runs each insert (its xw-click handler disables the button, runs the script, shows a
+// failure in #global-error-alert, and enables the button again); once the button is enabled,
+// say what was inserted where, or that nothing was.
+function startInsertConfirmations() {
+  const status = document.getElementById("insert-status");
+  if (!status) return;
+  for (const [id, what] of Object.entries(INSERTS)) {
+    const button = document.getElementById(id);
+    if (!button) continue;
+    let pending = null;
+    button.addEventListener("click", () => {
+      status.textContent = "";
+      status.className = "small mb-3";
+      status.dataset.state = "running";
+      pending = selectedAddress();
+    });
+    const finished = async () => {
+      if (pending === null || button.hasAttribute("disabled")) return;
+      const address = await pending;
+      pending = null;
+      const alert = document.getElementById("global-error-alert");
+      const failed = alert !== null && !alert.classList.contains("d-none");
+      if (failed) {
+        status.textContent = "Nothing was inserted: the reason is shown at the top.";
+        status.className = "small mb-3 text-danger";
+        status.dataset.state = "failed";
+      } else {
+        status.textContent = `Inserted ${what}${address ? ` at ${address}` : ""}.`;
+        status.className = "small mb-3 text-success";
+        status.dataset.state = "done";
+      }
+    };
+    new MutationObserver(finished).observe(button, { attributes: true, attributeFilter: ["disabled"] });
+  }
+}
+
 async function start() {
   startSignIn();
+  startInsertConfirmations();
   const pane = document.getElementById("compute-lab");
   const container = document.getElementById("function-list");
   if (!pane || !container) return;
