@@ -129,7 +129,8 @@ class _HelpFormatter(argparse.HelpFormatter):
 
     def _format_args(self, action, default_metavar):
         text = super()._format_args(action, default_metavar)
-        if action.nargs == argparse.PARSER and not action.required:
+        optional = not (action.required or getattr(action, "shown_required", False))
+        if action.nargs == argparse.PARSER and optional:
             return f"[{text}]"
         return text
 
@@ -213,6 +214,7 @@ def build_parser(command=None, faces=True):
     sub = parser.add_subparsers(
         dest="command", metavar="COMMAND", parser_class=_Parser, required=False
     )
+    sub.shown_required = True  # no command is the help and exit 2: not optional
     handlers = {}
     for name, (help_text, configure, run) in (_commands() if faces else _BUILTIN).items():
         p = sub.add_parser(name, help=help_text, description=help_text, epilog=epilog(name))
