@@ -3,11 +3,12 @@
 ``python -m compute_lab.demo --out DIR`` runs what a newcomer's first hour runs, in one process:
 ``compute-lab estimate`` (the DeepSeek-V3-like example plan), ``compute-lab runs`` (the default
 throughput checked on the disclosed runs), ``compute-lab templates``, the example team plan
-(:mod:`workbook_templates.example`, saved by LibreOffice) and ``compute-lab report`` on it.
-Everything each command prints goes to ``DIR/estimate.txt``, ``runs.txt`` and ``report.txt``;
-the screen gets what was made and where, what to open next, a plain line for each thing a
-newcomer would otherwise read as a failure (the example's WARN about the price it never
-typed, the reference runs not in the budget), and the commands that print the rest.
+(:mod:`workbook_templates.example`, saved by LibreOffice when it is installed) and
+``compute-lab report`` on it. Everything each command prints goes to ``DIR/estimate.txt``,
+``runs.txt`` and ``report.txt``; the screen gets what was made and where, what to open next, a
+plain line for each thing a newcomer would otherwise read as a failure (the example's WARN
+about the price it never typed, the reference runs not in the budget), and the commands that
+print the rest.
 
 The figures shown are read back from what the commands wrote (their printed lines, the
 hand-off's CSV files): the summary cannot say something the files do not. A step that fails
@@ -132,9 +133,11 @@ def run(out):
     _run(["templates", "--out", str(out / "templates"), "--force"], out / "templates.txt")
     (out / "templates.txt").unlink()
     from workbook_templates import example
+    from workbook_templates.recalc import find_soffice
 
+    saved_by_libreoffice = find_soffice() is not None
     plan = example.write_example(out / "example" / "team-a-plan.xlsx", force=True,
-                                 recalculate=True)  # fmt: skip
+                                 recalculate=saved_by_libreoffice)  # fmt: skip
     handoff, handoff_csv = out / "handoff.xlsx", out / "handoff-csv"
     report_argv = ["report", str(plan), "--out", str(handoff), "--csv", str(handoff_csv)]
     _run([*report_argv, "--force"], out / "report.txt")
@@ -163,6 +166,14 @@ def run(out):
         "",
         "Expected, not failures:",
         *_explanations(handoff_csv),
+        *(
+            []
+            if saved_by_libreoffice
+            else _wrapped(
+                "LibreOffice is not installed: the example plan is saved without its formulas' "
+                "values (the hand-off recomputes every figure anyway)."
+            )
+        ),
         "",
         f"Next: open {_shown(out / 'templates' / 'training-run-planner.xlsx')} (no add-in needed).",
         f"Full estimate: {cli} estimate; calibration table: {cli} runs",
