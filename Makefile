@@ -9,17 +9,21 @@ DEMO_OUT ?= out
 
 .PHONY: demo test lint format bench libreoffice gnumeric chromium docs-browser-shot pictures clean
 
+# Set-up prints one line and stays quiet after it (pip's -qq: its errors still print), so that
+# `make demo`'s few lines are what a newcomer reads (tests/test_demo.py counts them).
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "Setting up $(VENV) (once: a minute or two)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -qq --upgrade pip
 
 $(STAMP_DEMO): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
-	touch $@
+	@$(BIN)/python -m pip install -qq -e .
+	@touch $@
 
 $(STAMP_TEST): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,server,metrics]'
-	touch $@ $(STAMP_DEMO)
+	@echo "Installing the test tools into $(VENV)"
+	@$(BIN)/python -m pip install -qq -e '.[test,server,metrics]'
+	@touch $@ $(STAMP_DEMO)
 
 # LibreOffice is the real spreadsheet engine the tests recalculate and print workbooks with;
 # poppler turns the printed pages into text and pictures.
@@ -64,20 +68,12 @@ chromium:
 docs-browser-shot: $(STAMP_TEST) chromium
 	$(BIN)/python tests/browser/screenshot.py
 
-# The main job on the built-in reference runs: the seed's estimate, the reference runs beside the
-# model, the planning workbooks, and the finance hand-off built from the preloaded planner.
+# The main job on the built-in examples, told in about twenty lines (compute_lab/demo.py): the
+# DeepSeek-V3-like example plan's estimate, the default throughput checked on the disclosed
+# runs, the planning workbooks, a team's filled plan and the finance hand-off built from it.
+# Each command's full output is kept in $(DEMO_OUT)/*.txt.
 demo: $(STAMP_DEMO) libreoffice
-	$(BIN)/compute-lab estimate
-	$(BIN)/compute-lab runs
-	$(BIN)/compute-lab templates --out $(DEMO_OUT)/templates --force
-	$(BIN)/python -m workbook_templates.example $(DEMO_OUT)/example/team-a-plan.xlsx --force --recalculate
-	$(BIN)/compute-lab report $(DEMO_OUT)/example/team-a-plan.xlsx \
-		--out $(DEMO_OUT)/handoff.xlsx --csv $(DEMO_OUT)/handoff-csv --force
-	@echo
-	@echo "Done. Planning workbooks: $(DEMO_OUT)/templates/ (open training-run-planner.xlsx);"
-	@echo "a team's filled plan: $(DEMO_OUT)/example/team-a-plan.xlsx;"
-	@echo "finance hand-off: $(DEMO_OUT)/handoff.xlsx and $(DEMO_OUT)/handoff-csv/."
-	@echo "Run the command line as $(BIN)/compute-lab --help (or: . $(BIN)/activate; compute-lab --help)."
+	@$(BIN)/python -m compute_lab.demo --out $(DEMO_OUT)
 
 # The docs' pictures, printed from the real workbooks (LibreOffice, poppler) and the browser.
 pictures: $(STAMP_TEST) libreoffice docs-browser-shot

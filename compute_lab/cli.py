@@ -42,6 +42,7 @@ from udfs import __version__
 from udfs.validation import CommandError, InputError, console_line
 
 from .estimate import run_estimate
+from .examples import EPILOG_START, epilog
 from .flags import configure_estimate, describe_error, flag_namer
 from .numbers import parse_number
 from .tables import configure_runs, configure_table, run_accelerators, run_runs
@@ -117,11 +118,29 @@ def _once(cls):
     return _ONCE[cls]
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """``--help`` as argparse writes it, but the examples kept line by line (not re-wrapped)
+    and an optional sub-command shown optional in the usage line (``[token ...]``)."""
+
+    def _fill_text(self, text, width, indent):
+        if text.startswith(EPILOG_START):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+    def _format_args(self, action, default_metavar):
+        text = super()._format_args(action, default_metavar)
+        optional = not (action.required or getattr(action, "shown_required", False))
+        if action.nargs == argparse.PARSER and optional:
+            return f"[{text}]"
+        return text
+
+
 class _Parser(argparse.ArgumentParser):
     """One-line errors (exit 2), no abbreviated flags, no flag given twice."""
 
     def __init__(self, *args, **kwargs):
         kwargs["allow_abbrev"] = False  # --tok is not --tokens
+        kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
         self.given_flags = {}
         # A value such as -1e-315 or -2.5k is a (negative) value, not a flag: argparse's own
@@ -148,6 +167,20 @@ class _Parser(argparse.ArgumentParser):
             action.__class__ = _once(type(action))
         return super()._add_action(action)
 
+    def add_argument_group(self, *args, **kwargs):
+        """A titled group of ``--help`` whose flags are refused twice like the others."""
+        group = super().add_argument_group(*args, **kwargs)
+        add = group._add_action
+
+        def _add_action(action):  # (the parser's own groups reach here from its _add_action)
+            once = type(action) in _ONCE.values()
+            if action.option_strings and not isinstance(action, _REPEATABLE) and not once:
+                action.__class__ = _once(type(action))
+            return add(action)
+
+        group._add_action = _add_action
+        return group
+
     def known_flags(self):
         """Every long flag -> the flag to suggest for it (a hidden alias -> its listed name)."""
         listed = {}
@@ -172,17 +205,36 @@ def build_parser(command=None, faces=True):
     (``addin.commands`` brings the server route's modules and ``ssl``, ~60 ms of a start).
     Returns ``(parser, handlers)``; ``parser.commands`` maps each name to its subparser.
     """
-    parser = _Parser(prog=PROG, description="Plan large-model training runs: time, cost, energy.")
+    parser = _Parser(
+        prog=PROG,
+        description="Plan large-model training runs: time, cost, energy.",
+        epilog=epilog(""),
+    )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_Parser, required=False
+    )
+    sub.shown_required = True  # no command is the help and exit 2: not optional
     handlers = {}
     for name, (help_text, configure, run) in (_commands() if faces else _BUILTIN).items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text, epilog=epilog(name))
         if command is None or name == command:
             configure(p)
+            _nested_epilogs(p, name)
         handlers[name] = run
     parser.commands = sub.choices
     return parser, handlers
+
+
+def _nested_epilogs(parser, name):
+    """The examples of ``name``'s own sub-commands (``addin install``, ``serve token create``)
+    at the end of their ``--help`` too, with this command line's help formatter."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child_name, child in action.choices.items():
+                child.formatter_class = _HelpFormatter
+                child.epilog = child.epilog or epilog(f"{name} {child_name}")
+                _nested_epilogs(child, f"{name} {child_name}")
 
 
 def _suggest(typed, flags):

@@ -132,11 +132,33 @@ def read_own_runs(args):
     return own_runs.read_given(args, parse_number)
 
 
-def configure_estimate(p):
-    p.add_argument("--preset", metavar="NAME", help="start from a reference run (see `runs`)")
-    p.add_argument("--own-runs", metavar="FILE", help=OWN_RUNS_HELP)
-    p.add_argument("--accelerator", metavar="NAME", help="accelerator from the catalogue")
-    p.add_argument(
+#: The groups of ``estimate --help``, titled and ordered as docs/command-line.md's three flag
+#: tables (tests/test_help.py checks they match): flag destination names.
+FLAG_GROUPS = {
+    "Model and cluster": ("preset", "accelerator", "precision", "total_params", "active_params",
+                          "training_tokens", "accelerators", "target_days"),
+    "Throughput": ("effective_tflops", "peak_tflops", "mfu", "goodput", "throughput_range_pct",
+                   "own_runs", "failures_per_accelerator_day", "failures_per_1000_node_days",
+                   "accelerators_per_node", "checkpoint_write_minutes", "restart_minutes",
+                   "global_batch_tokens", "tensor_parallel", "pipeline_parallel",
+                   "sequence_tokens", "pipeline_interleave", "interconnect_gb_per_s",
+                   "comm_overlap"),
+    "Cost, energy, memory": ("usd_per_accelerator_hour", "price_range_pct",
+                             "purchase_usd_per_accelerator", "amortisation_years", "utilisation",
+                             "other_costs_usd", "watts_per_accelerator", "server_overhead", "pue",
+                             "usd_per_kwh", "grams_co2_per_kwh", "checkpoint_bytes_per_param",
+                             "hbm_gb", "training_state_bytes_per_param"),
+}  # fmt: skip
+
+
+def _add_estimate_flags(add):
+    """Every flag of ``estimate``, each through ``add(key, *flags, **argparse keywords)``,
+    ``key`` the destination it is grouped by (:data:`FLAG_GROUPS`)."""
+    add("preset", "--preset", metavar="NAME", help="start from a reference run (see `runs`)")
+    add("own_runs", "--own-runs", metavar="FILE", help=OWN_RUNS_HELP)
+    add("accelerator", "--accelerator", metavar="NAME", help="accelerator from the catalogue")
+    add(
+        "precision",
         "--precision",
         choices=("bf16", "fp8"),
         type=str.lower,
@@ -147,29 +169,51 @@ def configure_estimate(p):
         kind = fraction if dest.endswith("_pct") else kind
         metavar = "PCT" if dest.endswith("_pct") else "N"
         help_text = _help(dest, help_text.replace("%", "%%"))
-        p.add_argument(flag, dest=dest, metavar=metavar, help=help_text, type=kind)
-    # Aliases, listed in --help: the planner's names. Giving both names of one setting is
-    # refused ("set the same thing"), like a repeated flag.
-    p.add_argument(
+        add(dest, flag, dest=dest, metavar=metavar, help=help_text, type=kind)
+    # Aliases, listed in --help beside their flag: the planner's names. Giving both names of
+    # one setting is refused ("set the same thing"), like a repeated flag.
+    add(
+        "training_tokens",
         "--training-tokens",
         dest="training_tokens",
         metavar="N",
         type=parse_number,
         help="the same as --tokens (give one of them)",
     )
-    p.add_argument(
+    add(
+        "usd_per_accelerator_hour",
         "--usd-per-accelerator-hour",
         dest="usd_per_accelerator_hour",
         metavar="N",
         type=parse_number,
         help="the same as --usd-per-hour (give one of them)",
     )
-    p.add_argument(
+    add(
+        "target_days",
         "--target-days",
         metavar="N",
         type=parse_number,
         help="also solve for the accelerators that finish in N days",
     )
+
+
+def configure_estimate(p):
+    """The flags of ``estimate`` in the three groups of :data:`FLAG_GROUPS` (each group in
+    that order; an alias beside its flag), and ``--json`` among the general options."""
+    added = {}
+
+    def add(key, /, *flags, **kw):
+        added.setdefault(key, []).append((flags, kw))
+
+    _add_estimate_flags(add)
+    grouped = [d for g in FLAG_GROUPS.values() for d in g]
+    if sorted(added) != sorted(grouped):  # a flag added to the spec needs its group here
+        raise RuntimeError(f"FLAG_GROUPS misses {sorted(set(added) - set(grouped))}")
+    for title, dests in FLAG_GROUPS.items():
+        group = p.add_argument_group(title)
+        for dest in dests:
+            for flags, kw in added[dest]:
+                group.add_argument(*flags, **kw)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 

@@ -74,25 +74,34 @@ def runs_table():
     One row per calibration run: its organisation, implied MFU, the MFU the default model
     predicts for it when fitted without every run of its organisation, the disclosed and
     predicted accelerator-hours, the error (predicted / disclosed - 1, in %) and whether the
-    disclosed hours fall inside P10..P90.
+    disclosed hours fall inside P10..P90. The default model is the stored one
+    (``calibration.fitted()["model"]``, which tests/test_calibration.py refits and compares):
+    the choice among the candidates is not made again at every call.
     """
     from udfs import calibration
 
-    return calibration.grouped_validation()[list(RUNS_COLUMNS)].reset_index(drop=True)
+    table = calibration.grouped_validation(calibration.fitted()["model"])
+    return table[list(RUNS_COLUMNS)].reset_index(drop=True)
 
 
 def runs_summary():
     """The figures printed under the runs table: the default's under grouped validation and
-    leave-one-out, the best constant's and the former constant's (grouped validation)."""
+    leave-one-out, the best constant's and the former constant's (grouped validation).
+
+    The default's figures, the hindsight constant's, the choice's stability and the own-runs
+    figures are the stored fitted numbers (``calibration.fitted()``: a refit reproduces
+    them); the two constants fitted inside each fold and the former constant are computed
+    (a few milliseconds each), not the whole candidate comparison.
+    """
     from udfs import calibration
 
-    table = calibration.model_comparison()
-    grouped, loo = calibration.grouped_summary(), calibration.loo_summary()
-    constants = table.loc[["constant", "constant (organisations)"]]
-    best = constants["mean_log_score"].idxmax()
-    legacy = table.loc[f"legacy constant {calibration.LEGACY_DEFAULT_MFU:.1%}"]
+    f = calibration.fitted()
+    grouped, loo = f["grouped"], f["leave_one_out"]
+    constants = {c: calibration.grouped_summary(c) for c in calibration.CONSTANTS}
+    best = max(constants, key=lambda c: constants[c]["mean_log_score"])
+    legacy = calibration.legacy_summary()
     return {
-        "model": calibration.chosen_model(),
+        "model": f["model"],
         "runs": grouped["runs"],
         "organisations": grouped["organisations"],
         "fitted_numbers": grouped["fitted_numbers"],
@@ -105,13 +114,13 @@ def runs_summary():
         "loo_median_abs_error_pct": loo["median_abs_error_pct"],
         "loo_share_inside_p10_p90": loo["share_inside_p10_p90"],
         "constant_model": best,
-        "constant_median_abs_error_pct": float(constants.loc[best, "median_abs_error_pct"]),
-        "constant_mean_log_score": float(constants.loc[best, "mean_log_score"]),
+        "constant_median_abs_error_pct": float(constants[best]["median_abs_error_pct"]),
+        "constant_mean_log_score": float(constants[best]["mean_log_score"]),
         "legacy_mfu": calibration.LEGACY_DEFAULT_MFU,
         "legacy_median_abs_error_pct": float(legacy["median_abs_error_pct"]),
         "legacy_share_inside_p10_p90": float(legacy["share_inside_p10_p90"]),
-        **{f"choice_{k}": v for k, v in calibration.fitted()["choice"].items()},
-        **{f"own_{k}": v for k, v in calibration.fitted()["own_runs"].items()},
+        **{f"choice_{k}": v for k, v in f["choice"].items()},
+        **{f"own_{k}": v for k, v in f["own_runs"].items()},
     }
 
 

@@ -86,6 +86,20 @@ def test_unknown_name_lists_the_known_ones():
         catalogue.accelerator_field("H100", "speed")
 
 
+def test_an_unknown_run_suggests_the_three_closest_not_all_sixty():
+    assert len(catalogue.runs()) > catalogue.MAX_NAMES_LISTED
+    with pytest.raises(UnknownNameError) as info:
+        catalogue.run("llama-3-405b")
+    message = str(info.value)
+    assert "did you mean Llama 3.1 405B, " in message
+    assert message.count(", ") + message.count(" or ") <= 3  # not the whole catalogue
+    assert f"({len(catalogue.runs())} runs in all: `compute-lab runs`" in message
+    with pytest.raises(UnknownNameError) as info:  # nothing alike: no suggestion at all
+        catalogue.run("zzzz")
+    assert "did you mean" not in str(info.value) and "runs in all" in str(info.value)
+    assert catalogue.closest_names("mixtral 8x22b", catalogue.runs()["name"]) == ["Mixtral 8x7B"]
+
+
 def test_dataframes_have_units_columns():
     acc = catalogue.accelerators()
     assert list(acc.columns[:7]) == list(catalogue.ACCELERATOR_FIELDS)

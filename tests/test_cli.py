@@ -158,7 +158,7 @@ def test_target_days_and_extended_inputs(capsys):
         (["--accelerator", " "], "--accelerator must name an accelerator"),
         (["--accelerator", "H100", "--mfu", "1.5"], "--mfu must be greater than 0 and at most 1"),
         (["--accelerator", "H100", "--mfu", "0"], "--mfu must be greater than 0"),
-        (["--preset", "gpt-7"], "--preset is not a known run; known: Llama 3.1 405B"),
+        (["--preset", "gpt-7"], "--preset is not a known run; did you mean GPT-J 6B, GPT-3 175B"),
         (["--accelerator", "H1000"], "--accelerator is not a known accelerator"),
         (["--effective-tflops", "400", "--mfu", "0.4"], "leave out --mfu"),
         (["--tokens", "inf"], "argument --tokens: must be a"),

@@ -1,9 +1,11 @@
 """The README and the docs stay true: every picture they show exists, every command runs.
 
 The README's shell blocks are run line by line, in order, in one empty folder, with the
-installed ``compute-lab`` (``make demo`` and ``make test`` are what CI itself runs, and
-``source`` changes nothing a subprocess could see, so those lines are not rerun here). The
-example output block must be what ``compute-lab estimate`` prints first.
+installed ``compute-lab`` and this ``python`` (``make demo`` is run by tests/test_demo.py,
+``make test`` is what CI itself runs, and ``source`` changes nothing a subprocess could see,
+so those lines are not rerun here); each ``$ command`` of its ``console`` blocks must print
+there what the block shows, line for line. The example output block must be what
+``compute-lab estimate`` prints first.
 """
 
 from __future__ import annotations
@@ -83,23 +85,58 @@ def test_docs_never_say_seed():
         assert not re.search(r"\bseeds?\b", page.read_text(encoding="utf-8"), re.I), page.name
 
 
-def test_every_command_in_the_readme_runs(tmp_path):
-    commands = _commands()
-    assert any(c.startswith("compute-lab report") for c in commands)
-    for command in commands:
+def _console(text):
+    """(command, printed lines) of every ``$ command`` in the ``console`` blocks of ``text``."""
+    out = []
+    for block in _blocks(text, "console"):
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                out.append((line[2:], []))
+            elif out:
+                out[-1][1].append(line)
+    return out
+
+
+def _run_readme_commands(folder):
+    """Run the README's ``sh`` commands in order in ``folder``: {command: what it printed}.
+
+    ``compute-lab`` is the installed one and ``python`` this Python; what a command prints on
+    stderr and stdout is kept in the order a terminal shows it (its warnings come first)."""
+    printed = {}
+    for command in _commands():
         argv = shlex.split(command)
         if argv[0] == ".venv/bin/compute-lab":
             argv[0] = "compute-lab"
-        assert argv[0] == "compute-lab", command
-        expanded = [str(BIN / "compute-lab")]
+        assert argv[0] in ("compute-lab", "python"), command
+        expanded = [str(BIN / "compute-lab") if argv[0] == "compute-lab" else sys.executable]
         for arg in argv[1:]:
-            matches = sorted(tmp_path.glob(arg)) if "*" in arg else []
+            matches = sorted(folder.glob(arg)) if "*" in arg else []
             expanded += [str(m) for m in matches] or [arg]
-        proc = subprocess.run(
-            expanded, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
-        )
+        proc = subprocess.run(expanded, cwd=folder, capture_output=True, text=True, timeout=300,
+                              check=False)  # fmt: skip
         assert proc.returncode == 0, (command, proc.stderr)
         assert "Traceback" not in proc.stderr, command
+        printed[" ".join(argv)] = proc.stderr + proc.stdout
+    return printed
+
+
+def test_every_command_in_the_readme_runs_and_prints_what_it_shows(tmp_path):
+    """The quick start's and the walk-through's commands, in order, in one empty folder; each
+    ``console`` block's output is what its command printed there, line for line."""
+    commands = _commands()
+    assert any(c.startswith("python -m workbook_templates.example") for c in commands)
+    assert any(c.startswith("compute-lab report") for c in commands)
+    printed = _run_readme_commands(tmp_path)
+    shown = _console(README.read_text(encoding="utf-8"))
+    assert any(c.startswith("compute-lab report") for c, _ in shown)
+    for command, lines in shown:
+        key = " ".join(shlex.split(command))
+        assert key in printed, f"the README shows {command!r} but its walk-through never runs it"
+        assert printed[key].splitlines() == lines, command
+    # the hand-off it shows is a filled plan's budget, not an empty template's $0
+    report = next(printed[c] for c in printed if c.startswith("compute-lab report"))
+    total = re.search(r"Consolidated \d+ budget run\(s\) .*?: total \$([\d,]+)", report)
+    assert total and int(total.group(1).replace(",", "")) > 1_000_000, report
 
 
 def test_the_example_output_is_what_estimate_prints():

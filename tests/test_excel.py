@@ -351,8 +351,10 @@ def test_ref_run():
     assert x.REF_RUN("DEEPSEEK-V3", "training_tokens") == 14.8e12
     assert x.REF_RUN("llama-3.1-405b", "accelerator") == "H100 SXM"
     assert x.REF_RUN("mixtral", "training_tokens") == "#N/A"
-    err = raises(lambda: x.REF_RUN("gpt-5", "total_params"), "REF_RUN: run_name", "known")
-    assert "DeepSeek-V3" in str(err)
+    closest = "did you mean DeepSeek-V3, DeepSeek-V2 or DeepSeek LLM 67B?"
+    err = raises(lambda: x.REF_RUN("deepsek v3", "total_params"), "REF_RUN: run_name", closest,
+                 "(60 runs in all: `compute-lab runs`")  # fmt: skip
+    assert "Llama 2 7B" not in str(err)  # the three closest, not the 60 runs on one line
 
 
 # ---------------------------------------------------------------------------------------------

@@ -450,20 +450,41 @@ def _organisation_means(t, residual):
 
 
 def _pooled_intercepts(t, residual, pooled=True):
-    """Intercepts pulled toward the organisations' shared mean (see POOLING_ORGANISATIONS)."""
-    cells = _organisation_means(t, residual)
-    orgs = cells.groupby("org").apply(
-        lambda d: pd.Series({"mean": np.average(d["mean"], weights=d["weight"]),
-                             "weight": d["weight"].max()}), include_groups=False)  # fmt: skip
-    mu = float(np.average(orgs["mean"], weights=orgs["weight"]))
+    """Intercepts pulled toward the organisations' shared mean (see POOLING_ORGANISATIONS).
+
+    Per (organisation, generation) cell: the weighted mean residual, the cell weighing its
+    runs' mean weight (an organisation counts once, at its runs' weight); per organisation:
+    its cells' weighted mean, weighing its largest cell weight; the shared mean ``mu`` is the
+    organisations' weighted mean. Plain arrays (``np.unique`` / ``np.bincount``), as
+    :func:`_organisation_means` groups them: one fit per fold of every validation.
+    """
+    org = t["organisation"].to_numpy()
+    gen = t["generation"].to_numpy()
+    w = t["weight"].to_numpy(float)
+    r = np.asarray(residual, dtype=float)
+    keys = np.char.add(np.char.add(org.astype(str), "|"), gen.astype(str))
+    _, first, cell, runs = np.unique(
+        keys, return_index=True, return_inverse=True, return_counts=True
+    )
+    cell_w = np.bincount(cell, weights=w)
+    cell_mean = np.bincount(cell, weights=w * r) / cell_w
+    cell_weight = cell_w / runs
+    cell_org, cell_gen = org[first], gen[first]
+    org_names, org_of = np.unique(cell_org, return_inverse=True)
+    org_weight = np.zeros(len(org_names))
+    np.maximum.at(org_weight, org_of, cell_weight)
+    org_mean = np.bincount(org_of, weights=cell_weight * cell_mean) / np.bincount(
+        org_of, weights=cell_weight
+    )
+    mu = float(np.sum(org_weight * org_mean) / np.sum(org_weight))
     out = {}
     for g in _FITTED_GENERATIONS:
-        d = cells[cells["gen"] == g]
-        if d.empty or not pooled:
+        mine = cell_gen == g
+        if not mine.any() or not pooled:
             out[g] = mu
             continue
-        n = float(d["weight"].sum())
-        own = float(np.average(d["mean"], weights=d["weight"]))
+        n = float(np.sum(cell_weight[mine]))
+        own = float(np.sum(cell_weight[mine] * cell_mean[mine]) / n)
         out[g] = mu + n / (n + POOLING_ORGANISATIONS) * (own - mu)
     return out | {"other": mu}
 
@@ -689,6 +710,12 @@ def _legacy_table():
     return _table_for(t, np.full(len(t), LEGACY_DEFAULT_MFU))
 
 
+def legacy_summary():
+    """The former constant default (:data:`LEGACY_DEFAULT_MFU`) applied to every run as it is
+    (not refitted), summarised as :func:`grouped_summary`."""
+    return _summary(_legacy_table(), 1)
+
+
 def model_comparison():
     """Every candidate under grouped validation and leave-one-out, and the legacy constant.
 
@@ -700,7 +727,7 @@ def model_comparison():
     for m in CANDIDATES:
         loo = {f"loo_{k}": v for k, v in loo_summary(m).items() if k not in ("runs",)}
         rows[m] = grouped_summary(m) | loo
-    legacy = _summary(_legacy_table(), 1)
+    legacy = legacy_summary()
     rows[f"legacy constant {LEGACY_DEFAULT_MFU:.1%}"] = legacy | {
         f"loo_{k}": v for k, v in legacy.items()
     }

@@ -8,6 +8,7 @@ raises :class:`UnknownNameError`, which lists the known names.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 import re
@@ -85,14 +86,46 @@ _EXTRA_KEYS = {
 }
 
 
-class UnknownNameError(InputError):
-    """A catalogue name or field that is not there; the message lists the known ones."""
+#: A catalogue of more names than this is not written out in an error (the run catalogue has
+#: 60: one line of them is unreadable on a terminal and in a cell's error): the error suggests
+#: the :data:`CLOSE_NAMES` closest names instead. The accelerators (16) are still listed whole.
+MAX_NAMES_LISTED = 20
 
-    def __init__(self, argument, what, given, known):
+#: How many of the closest names (difflib's ratio) an error suggests for a long catalogue.
+CLOSE_NAMES = 3
+
+#: How close (difflib's ratio, 0 to 1) a name must be to be suggested: below it, none is.
+CLOSE_NAME_RATIO = 0.5
+
+#: Where every name of a long catalogue is listed, said after the suggestions.
+_LISTED_IN = {"run": "`compute-lab runs` and docs/methodology-calibration.md list them"}
+
+
+class UnknownNameError(InputError):
+    """A catalogue name or field that is not there. The message lists the known ones, or, for
+    a catalogue of more than :data:`MAX_NAMES_LISTED`, suggests the :data:`CLOSE_NAMES`
+    closest (``aliases``: key -> canonical name, matched too) and says where all are listed."""
+
+    def __init__(self, argument, what, given, known, aliases=None):
         self.known = list(known)
-        super().__init__(
-            argument, f"is not a known {what}; known: {', '.join(self.known)}", value=given
-        )
+        if len(self.known) <= MAX_NAMES_LISTED:
+            rule = f"is not a known {what}; known: {', '.join(self.known)}"
+        else:
+            close = closest_names(given, self.known, aliases)
+            said = ", ".join(close[:-1]) + f" or {close[-1]}" if len(close) > 1 else "".join(close)
+            where = _LISTED_IN.get(what)
+            rule = f"is not a known {what}" + (f"; did you mean {said}?" if close else "")
+            rule += f" ({len(self.known)} {what}s in all" + (f": {where})" if where else ")")
+        super().__init__(argument, rule, value=given)
+
+
+def closest_names(given, known, aliases=None):
+    """At most :data:`CLOSE_NAMES` names of ``known`` closest to ``given``, each at least
+    :data:`CLOSE_NAME_RATIO` alike (difflib's ratio on the names with case, spaces and
+    punctuation dropped; ``aliases``, key -> name, count too), closest first."""
+    keys = {_key(name): name for name in known} | dict(aliases or {})
+    ranked = difflib.get_close_matches(_key(given), list(keys), len(keys), CLOSE_NAME_RATIO)
+    return list(dict.fromkeys(keys[k] for k in ranked))[:CLOSE_NAMES]
 
 
 _KEY_NOISE = re.compile(r"[\s\-_()]+")
@@ -160,7 +193,7 @@ def _resolve(kind, name, argument):
         raise InputError(argument, f"must be the name of a {kind} (text)", value=name)
     canonical = index.get(_key(name))
     if canonical is None:
-        raise UnknownNameError(argument, kind, name, [r["name"] for r in rows])
+        raise UnknownNameError(argument, kind, name, [r["name"] for r in rows], index)
     return _row_of(kind)[canonical]
 
 
