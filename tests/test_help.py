@@ -71,7 +71,7 @@ def test_every_example_is_a_command_line_the_parser_takes(name):
 
 def test_optional_sub_commands_are_shown_optional_in_the_usage_line(capsys):
     usage = " ".join(_help(capsys, "serve").split("\n\n", 1)[0].split())
-    assert usage.endswith("[--check] [token ...]"), usage
+    assert usage.endswith("[--check] [--make-cert] [token ...]"), usage
     assert _help(capsys, "").startswith("usage: compute-lab [-h] [--version] COMMAND ...\n")
     assert cli.main([]) == 2  # no command: the help, and exit 2 (a command is needed)
     capsys.readouterr()

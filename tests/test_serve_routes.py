@@ -240,7 +240,7 @@ def test_every_install_hint_in_the_repository_is_the_readme_one():
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         for m in re.finditer(r"pip install[^\n]*?\[\w[\w,]*\]", text):
-            hints.append((name, re.sub(r" --(quiet|no-cache-dir)\b", "", m.group(0))))
+            hints.append((name, re.sub(r" (--quiet|--no-cache-dir|-qq?)\b", "", m.group(0))))
     assert any(name == "README.md" for name, _ in hints)
     wrong = [
         (name, hint)
