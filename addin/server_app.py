@@ -746,6 +746,7 @@ def _create_app():
     from xlwings_server.main import main_app
     from xlwings_server.security_headers import resolve_security_headers
 
+    team.redact_server_logs()
     store = tokens.TokenStore(config.token_file)
     pool = team.CallPool()
     quick = team.CallPool(team.FAST_LANE_THREADS, team.FAST_LANE_PENDING)

@@ -9,7 +9,10 @@ variables (:func:`config_from_env` reads them; :data:`ENV` names them), and
   the token file is usable and the call queue is not full), outside the Host guard so a load
   balancer's probe by IP address is answered;
 - :class:`AccessLog`: one JSON line per function or script call on stderr (time, token name,
-  function, rows, status, ms; never an argument's value), and the Prometheus metrics when on;
+  function, rows, status, ms; never an argument's value, a URL or a token), and the Prometheus
+  metrics when on; it is the one access log: ``serve`` turns uvicorn's own off, and
+  :func:`redact_server_logs` cuts query strings and tokens out of uvicorn's lines where it runs
+  without ``serve``'s options;
 - :class:`SignIn`: on the call routes, an ``Origin`` that is neither the server's own nor an
   Office origin is 403; with sign-in on, a missing, malformed, unknown or revoked token is
   401 and a token over its rate is 429 with ``Retry-After``; ``/metrics`` needs an admin token;
@@ -33,6 +36,7 @@ import json
 import logging
 import math
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -64,6 +68,7 @@ __all__ = [
     "SecurityHeaders",
     "SignIn",
     "config_from_env",
+    "redact_server_logs",
     "reply",
 ]
 
@@ -420,6 +425,37 @@ def _access_logger():
         logger.setLevel(logging.INFO)
         logger.propagate = False
     return logger
+
+
+_TOKEN_TEXT = re.compile(r"cl_[A-Za-z0-9_-]{20,}")
+
+
+def _redacted(value):
+    if not isinstance(value, str):
+        return value
+    if value.startswith("/") and "?" in value:  # a request's path: the query may hold a token
+        value = value.split("?", 1)[0] + "?(query removed)"
+    return _TOKEN_TEXT.sub("cl_(removed)", value)
+
+
+class _Redact(logging.Filter):
+    """Query strings and anything shaped like a token out of a log record's text."""
+
+    def filter(self, record):
+        record.msg = _redacted(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(_redacted(a) for a in record.args)
+        return True
+
+
+def redact_server_logs():
+    """Cut query strings (a client may put its token in the URL) and token-shaped text out of
+    uvicorn's log lines: its access log (off under ``serve``, on under a plain
+    ``uvicorn addin.server_app:app``) and its error log."""
+    for name in ("uvicorn.access", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _Redact) for f in logger.filters):
+            logger.addFilter(_Redact())
 
 
 class Metrics:

@@ -7,12 +7,17 @@ Real parts: ``compute-lab serve token`` commands as concurrent processes on one 
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
+import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
 from addin import tokens
+from addin.local_server import local_server, raw_request
 
 # A child process that waits for the go file, then runs ``compute-lab ARGS``; its
 # ``tokens.load`` pauses after each read, so that two commands' read-change-write overlap
@@ -135,3 +140,106 @@ def test_a_token_file_in_a_folder_others_can_write_is_refused(tmp_path, mode):
         folder.chmod(0o700)
     assert [t["name"] for t in tokens.load(path)] == ["alice"]
     assert not (folder / "new.json").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# A real server: tokens in URLs never logged; the header bound however the bytes arrive
+# ---------------------------------------------------------------------------------------------
+
+needs_server = pytest.mark.skipif(
+    importlib.util.find_spec("xlwings_server") is None,
+    reason="needs the server extra (xlwings-server)",
+)
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory):
+    from helpers_team import signed_in_server
+
+    with signed_in_server(tmp_path_factory.mktemp("team"), tls=False) as running:
+        yield running
+
+
+def _port(base):
+    return int(base.rsplit(":", 1)[1])
+
+
+@needs_server
+def test_a_token_in_the_query_string_is_in_no_log_of_serve(team):
+    base, _, made, log = team
+    port = _port(base)
+    for token in (made["alice"], tokens.TOKEN_PREFIX + "Q" * 43):
+        for method, target in (
+            (b"POST", f"/xlwings/custom-functions-call?token={token}"),
+            (b"GET", f"/manifest.xml?token={token}&x=1"),
+            (b"GET", f"/no-such-page?access_token={token}"),
+        ):
+            status, _ = raw_request(port, target, method=method, body=b"{}")
+            assert status in (200, 401, 404), (target, status)
+    time.sleep(0.5)  # the server's log lines are written after the answers
+    text = log.read_text()
+    assert '"status":401' in text  # the JSON access log is written...
+    assert made["alice"] not in text and "Q" * 43 not in text  # ...without the token
+    assert "token=" not in text and "custom-functions-call?" not in text
+
+
+@needs_server
+def test_a_token_in_the_query_string_is_cut_from_plain_uvicorns_log(tmp_path):
+    from helpers_team import server_env
+
+    token = tokens.TOKEN_PREFIX + "Z" * 43
+    log = tmp_path / "uvicorn.log"
+    # uvicorn run by hand, without `serve`'s options: its own access log is on.
+    command = [sys.executable, "-m", "uvicorn", "addin.server_app:app", "--host", "127.0.0.1"]
+    with local_server(
+        lambda port: [*command, "--port", str(port)], env=server_env(tmp_path), log=log
+    ) as base:
+        status, _ = raw_request(_port(base), f"/manifest.xml?token={token}")
+        assert status == 200
+        time.sleep(0.5)
+    text = log.read_text()
+    assert 'GET /manifest.xml?(query removed) HTTP/1.1" 200' in text  # the access log is on
+    assert "Z" * 43 not in text and "token=" not in text
+
+
+def _send_head(port, head, pieces=1):
+    """Send a request head in ``pieces`` writes; return the status answered (None if closed)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        step = -(-len(head) // pieces)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            for start in range(0, len(head), step):
+                conn.sendall(head[start : start + step])
+        chunks = []
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := conn.recv(65536):
+                chunks.append(chunk)
+    answer = b"".join(chunks)
+    return (int(answer.split(b" ", 2)[1]), answer) if answer else (None, b"")
+
+
+@needs_server
+@pytest.mark.parametrize("pieces", [1, 7, 200])
+@pytest.mark.parametrize("where", ["header", "many-headers", "url"])
+def test_a_head_over_the_bound_is_431_however_it_arrives(team, pieces, where):
+    from addin.connections import MAX_HEADER_BYTES
+
+    base = team[0]
+    size = 100 * 1024
+    assert size > MAX_HEADER_BYTES
+    target = b"/manifest.xml"
+    extra = []
+    if where == "header":
+        extra = [b"X-Big: " + b"a" * size]
+    elif where == "many-headers":
+        extra = [b"X-H%d: %s" % (i, b"b" * 90) for i in range(size // 100)]
+    else:
+        target += b"?" + b"u" * size
+    host = f"Host: 127.0.0.1:{_port(base)}".encode()
+    head = b"\r\n".join([b"GET " + target + b" HTTP/1.1", host, *extra, b"Connection: close"])
+    status, answer = _send_head(_port(base), head + b"\r\n\r\n", pieces)
+    assert status == 431, answer[:200]
+    assert answer.endswith(b"request headers too large")
+    # Just under the bound is answered.
+    fits = [b"X-Fit: " + b"c" * (MAX_HEADER_BYTES - 1024)]
+    head = b"\r\n".join([b"GET /manifest.xml HTTP/1.1", host, *fits, b"Connection: close"])
+    assert _send_head(_port(base), head + b"\r\n\r\n", pieces)[0] == 200
