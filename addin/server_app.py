@@ -763,6 +763,7 @@ def _create_app():
         quick=None if other_auth else quick,
     )
     guarded = ScriptGuard(guarded, prefix=calls[1])
+    guarded = team.BodyBudget(guarded, calls)
     metrics = team.Metrics() if config.metrics else None
     guarded = team.MetricsRoute(guarded, metrics, path=f"{base}/metrics")
     guarded = team.SignIn(guarded, config, store, calls, metrics_path=f"{base}/metrics")

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
+import re
+import select
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -156,7 +160,8 @@ needs_server = pytest.mark.skipif(
 def team(tmp_path_factory):
     from helpers_team import signed_in_server
 
-    with signed_in_server(tmp_path_factory.mktemp("team"), tls=False) as running:
+    folder = tmp_path_factory.mktemp("team")
+    with signed_in_server(folder, "--workers", "1", tls=False) as running:
         yield running
 
 
@@ -243,3 +248,112 @@ def test_a_head_over_the_bound_is_431_however_it_arrives(team, pieces, where):
     fits = [b"X-Fit: " + b"c" * (MAX_HEADER_BYTES - 1024)]
     head = b"\r\n".join([b"GET /manifest.xml HTTP/1.1", host, *fits, b"Connection: close"])
     assert _send_head(_port(base), head + b"\r\n\r\n", pieces)[0] == 200
+
+
+def _server_pid(port):
+    """The process serving ``port`` (``serve`` with one worker serves in its own process)."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in argv and str(port).encode() in argv:
+            return int(proc.name)
+    raise AssertionError(f"no process serves port {port}")
+
+
+def _rss_bytes(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def _answer(conn):
+    chunks = []
+    with contextlib.suppress(ConnectionResetError, TimeoutError):
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+            if b"\r\n\r\n" in b"".join(chunks):
+                head, _, rest = b"".join(chunks).partition(b"\r\n\r\n")
+                length = re.search(rb"(?im)^content-length: *(\d+)", head)
+                if length and len(rest) >= int(length.group(1)):
+                    break
+    answer = b"".join(chunks)
+    return (int(answer.split(b" ", 2)[1]), answer) if answer else (None, b"")
+
+
+@needs_server
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_unfinished_bodies_of_one_token_are_held_within_its_bound(team):
+    from helpers_team import call_body as call
+
+    from addin.team import FAST_LANE_BYTES, MAX_HELD_BODY_BYTES_PER_TOKEN
+
+    base, _, made, _ = team
+    port = _port(base)
+    pid = _server_pid(port)
+    body_bytes = 16 * 2**20
+    fits = MAX_HELD_BODY_BYTES_PER_TOKEN // body_bytes
+    tries = 16
+    assert tries > fits
+    body = json.dumps(call()).encode()
+    body += b" " * (body_bytes - len(body))  # JSON with trailing blanks: a valid call
+    head = (
+        f"POST /xlwings/custom-functions-call HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Authorization: Bearer {made['alice']}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    before = _rss_bytes(pid)
+    conns, answers = [], {}
+    try:
+        for i in range(tries):
+            conn = socket.create_connection(("127.0.0.1", port), timeout=60)
+            conns.append(conn)
+            conn.sendall(head)
+            if select.select([conn], [], [], 2)[0]:  # answered on its head alone: refused
+                answers[i] = _answer(conn)
+                continue
+            conn.sendall(body[:-1])  # all but the last byte: the body is unfinished
+        time.sleep(1)  # the server reads what was sent
+        held = _rss_bytes(pid) - before
+        # Another token's one-cell call and alice's own small ones are still answered.
+        assert post_call(port, made["bob"]) == 200
+        assert post_call(port, made["alice"]) == 200
+        for i, conn in enumerate(conns):
+            if i not in answers:
+                conn.sendall(body[-1:])
+                answers[i] = _answer(conn)
+    finally:
+        for conn in conns:
+            conn.close()
+    statuses = [answers[i][0] for i in range(tries)]
+    assert statuses.count(200) == fits and statuses.count(503) == tries - fits, statuses
+    refused = next(a for s, a in answers.values() if s == 503)
+    assert b"token alice has 64 MB of request bodies in progress, the most one token may" in (
+        refused
+    )
+    assert b"retry-after: 1" in refused.lower()
+    # 16 bodies of 16 MB sent: only those within the bound are held (not 256 MB).
+    assert held < MAX_HELD_BODY_BYTES_PER_TOKEN + 32 * 2**20, held
+    assert FAST_LANE_BYTES < body_bytes
+    # Released: the token's next big body is taken again.
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+        conn.sendall(head + body)
+        assert _answer(conn)[0] == 200
+
+
+def post_call(port, token):
+    from helpers_team import call_body as call
+
+    body = json.dumps(call()).encode()
+    head = (
+        f"POST /xlwings/custom-functions-call HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+        conn.sendall(head + body)
+        return _answer(conn)[0]
