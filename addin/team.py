@@ -86,9 +86,9 @@ __all__ = [
 #: allow (MAX_CELLS_PER_CALL numbers) is about 20 MB of JSON.
 MAX_BODY_BYTES = 64 * 2**20
 #: Bytes of request bodies one worker process holds at once on the call routes, in progress or
-#: waiting for their answer (503 with Retry-After past it): two of the largest bodies. Without
-#: it, 16 unfinished 60 MB bodies held 1 GB; with it a worker's bodies stay under this (plus
-#: at most MAX_CONNECTIONS bodies of FAST_LANE_BYTES, 4 MB), whatever clients send.
+#: waiting for their answer (503 with Retry-After past it): two of the largest bodies, so that
+#: a worker's bodies stay under 128 MB (plus at most MAX_CONNECTIONS bodies of FAST_LANE_BYTES,
+#: 4 MB) whatever clients send; unbounded, 16 unfinished 60 MB bodies held 1 GB.
 MAX_HELD_BODY_BYTES = 2 * MAX_BODY_BYTES
 #: The same for one token's requests together: one of the largest bodies, so that one token
 #: cannot take the whole of MAX_HELD_BODY_BYTES from the others.
