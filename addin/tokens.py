@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
+import glob
 import hashlib
 import json
 import os
@@ -128,6 +129,17 @@ def _check_folder(path):
         raise TokenFileError(
             f"token file {path}: its folder {folder} cannot be read ({err.strerror})"
         ) from None
+    if hasattr(os, "getuid") and info.st_uid not in (os.getuid(), 0):
+        raise TokenFileError(
+            f"token file {path}: its folder {folder} is owned by another user (uid "
+            f"{info.st_uid}), who could replace the file; keep the file in a folder of your own"
+        )
+    if info.st_mode & 0o022 and info.st_mode & stat.S_ISVTX:
+        raise TokenFileError(
+            f"token file {path}: its folder {folder} is shared (mode "
+            f"{stat.S_IMODE(info.st_mode):04o}: others may create files there); keep the token "
+            "file in a folder of your own"
+        )
     if info.st_mode & 0o022:
         raise TokenFileError(
             f"token file {path}: its folder {folder} has mode {stat.S_IMODE(info.st_mode):03o}, "
@@ -275,8 +287,10 @@ def _update(path, change):
 
 
 def _save(path, tokens):
+    # Temporary files left by stopped commands go: the lock is ours, so none is being written.
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        stale.unlink(missing_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)  # left by a stopped command of this process id (the lock is ours)
     try:
         fd = os.open(
             tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600

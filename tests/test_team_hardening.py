@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import os
 import re
 import select
 import socket
@@ -109,8 +110,11 @@ def test_a_token_file_in_a_folder_others_can_write_is_refused(tmp_path, mode):
     token = tokens.create(path, "alice")
     folder.chmod(mode)
     try:
-        rule = f"its folder {folder} has mode {mode & 0o7777:03o}, which lets group or others"
+        rule = f"its folder {folder} has mode {mode:03o}, which lets group or others"
         hint = f"run: chmod go-w {folder}"
+        if mode & 0o1000:  # a shared folder such as /tmp: chmod is not the answer
+            rule = f"its folder {folder} is shared (mode {mode:04o}: others may create files"
+            hint = "keep the token file in a folder of your own"
         for attempt in (
             lambda: tokens.load(path),
             lambda: tokens.create(path, "bob"),
@@ -357,3 +361,15 @@ def post_call(port, token):
     with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
         conn.sendall(head + body)
         return _answer(conn)[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="chown needs root")
+def test_a_token_file_in_a_folder_of_another_user_is_refused(tmp_path):
+    folder = tmp_path / "theirs"
+    path = folder / "tokens.json"
+    tokens.create(path, "alice")
+    os.chown(folder, 12345, -1)  # mode 700: only its owner, another user, may change it
+    rule = f"its folder {folder} is owned by another user (uid 12345), who could replace"
+    for attempt in (lambda: tokens.load(path), lambda: tokens.create(path, "bob")):
+        with pytest.raises(tokens.TokenFileError, match=re.escape(rule)):
+            attempt()
