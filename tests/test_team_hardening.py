@@ -373,3 +373,61 @@ def test_a_token_file_in_a_folder_of_another_user_is_refused(tmp_path):
     for attempt in (lambda: tokens.load(path), lambda: tokens.create(path, "bob")):
         with pytest.raises(tokens.TokenFileError, match=re.escape(rule)):
             attempt()
+
+
+def test_the_body_budget_bounds_a_worker_and_each_token_and_gives_back():
+    """:class:`addin.team.BodyBudget` through ASGI calls: without sign-in only the worker's
+    bound; a chunked body (no Content-Length) counted as it arrives; all given back."""
+    import asyncio
+
+    from addin.team import FAST_LANE_BYTES, BodyBudget
+
+    mb = 2**20
+    release = asyncio.Event()
+
+    async def app(scope, receive, send):  # reads its whole body, then waits to be let go
+        while (await receive()).get("more_body"):
+            pass
+        await release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    budget = BodyBudget(app, ["/call"], limit=10 * mb, per_token=6 * mb)
+
+    async def request(token, size, chunked=False):
+        headers = [] if chunked else [(b"content-length", str(size).encode())]
+        scope = {"type": "http", "method": "POST", "path": "/call", "headers": headers}
+        scope["state"] = {"token": token}
+        pieces = [b" " * (size // 4)] * 4
+        sent = []
+
+        async def receive():
+            if pieces:
+                piece = pieces.pop()
+                return {"type": "http.request", "body": piece, "more_body": bool(pieces)}
+            await asyncio.sleep(3600)
+
+        async def send(message):
+            sent.append(message)
+
+        await budget(scope, receive, send)
+        return sent[0]["status"] if sent else None, sent[-1].get("body", b"")
+
+    async def scenario():
+        first = [asyncio.create_task(request("alice", 4 * mb)) for _ in range(2)]
+        await asyncio.sleep(0.01)
+        assert budget.held == 4 * mb  # the second is past alice's 6 MB
+        assert (await first[1])[0] == 503
+        bob = asyncio.create_task(request("bob", 5 * mb, chunked=True))
+        anon = asyncio.create_task(request(None, 2 * mb))
+        await asyncio.sleep(0.01)
+        assert budget.held == 4 * mb + 5 * mb  # bob's counted as it arrived; then the worker
+        status, text = await anon
+        assert status == 503 and b"the server is busy: 9 MB of request bodies" in text
+        small = asyncio.create_task(request("alice", FAST_LANE_BYTES))  # never refused
+        await asyncio.sleep(0.01)
+        release.set()
+        assert [(await t)[0] for t in (first[0], bob, small)] == [200, 200, 200]
+        assert budget.held == 0 and budget.held_by_token == {}
+
+    asyncio.run(scenario())
