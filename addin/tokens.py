@@ -389,8 +389,11 @@ class TokenStore:
 
     def _refresh(self):
         try:
+            # The folder's mode and owner too: a folder opened to others is refused at once.
+            folder = os.stat(self.path.parent)
             info = os.stat(self.path)
             stamp = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino, info.st_mode)
+            stamp += (folder.st_mode, folder.st_uid)
         except FileNotFoundError:
             stamp = None
         except OSError as err:

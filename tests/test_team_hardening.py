@@ -108,6 +108,8 @@ def test_a_token_file_in_a_folder_others_can_write_is_refused(tmp_path, mode):
     folder = tmp_path / "shared"
     path = folder / "tokens.json"
     token = tokens.create(path, "alice")
+    store = tokens.TokenStore(path)  # a server already running
+    assert store.check(f"Bearer {token}") == ("alice", "user")
     folder.chmod(mode)
     try:
         rule = f"its folder {folder} has mode {mode:03o}, which lets group or others"
@@ -125,7 +127,6 @@ def test_a_token_file_in_a_folder_others_can_write_is_refused(tmp_path, mode):
                 attempt()
             assert rule in str(err.value) and hint in str(err.value)
             assert "\n" not in str(err.value)
-        store = tokens.TokenStore(path)
         assert store.check(f"Bearer {token}")[1].startswith("sign-in is unavailable")
         assert rule in store.problem()
         run = subprocess.run(
