@@ -20,7 +20,10 @@ protect the file descriptors. :func:`protocol` is uvicorn's httptools protocol w
   all if it sent nothing: an idle or pre-opened socket). A
   request received in full is never cut: computing its answer has no deadline here (the bounds
   per call in ``udfs._cells`` keep that short);
-- a bound on the bytes of a request's head (:data:`MAX_HEADER_BYTES`; 431, closed);
+- a bound on the bytes of a request's head (:data:`MAX_HEADER_BYTES`; 431, closed), however
+  they arrive: counted as they come in while the head is unfinished, and again, part by part
+  (its URL and each header), as the parser reads them, so a head that arrives whole in one
+  read is measured before the request goes any further;
 - a limit on open connections (:func:`connection_limit`): a new connection past it closes the
   one that has waited longest for its request to arrive (a slow or idle client), or, if every
   connection is busy with a request received in full, is answered 503 and closed at once.
@@ -163,6 +166,8 @@ class _Deadlines:
     _armed_at = None  # when it was set (time.monotonic())
     _receiving_since = None  # when the wait for the current request began; None when received
     _head_bytes = None  # bytes of the current request's head so far; None once it is in
+    _head_parsed = 0  # bytes of the current request's URL and headers the parser has read
+    _head_too_large = False
     _refused = False
     _draining = False  # answered and half closed: the client's further bytes are dropped
 
@@ -196,8 +201,31 @@ class _Deadlines:
 
     def on_message_begin(self):
         super().on_message_begin()
+        self._head_parsed = 0
         if self._receiving_since is None:
             self._waiting()
+
+    def on_url(self, url):
+        self._count_head(len(url))
+        super().on_url(url)
+
+    def on_header(self, name, value):
+        self._count_head(len(name) + len(value) + 4)  # ": " and CRLF
+        super().on_header(name, value)
+
+    def _count_head(self, size):
+        """Count parsed head bytes; past MAX_HEADER_BYTES stop the parser (the exception ends
+        its feed, and :meth:`send_400_response` answers 431 in place of the parser's 400)."""
+        self._head_parsed += size
+        if self._head_parsed > MAX_HEADER_BYTES:
+            self._head_too_large = True
+            raise _HeadTooLargeError
+
+    def send_400_response(self, msg):
+        if self._head_too_large:
+            self._close(431, "Request Header Fields Too Large", "request headers too large")
+            return
+        super().send_400_response(msg)
 
     def on_headers_complete(self):
         self._head_bytes = None
@@ -307,6 +335,10 @@ class _Deadlines:
         self.loop.call_later(LINGER_SECONDS, self.transport.close)
 
 
+class _HeadTooLargeError(Exception):
+    """Raised from a parser callback: the request's head is over MAX_HEADER_BYTES."""
+
+
 def _make_room(connections):
     """Close the connection that has waited longest for its request; False if none waits."""
     waiting = [c for c in connections if getattr(c, "_receiving_since", None) is not None]
@@ -318,11 +350,14 @@ def _make_room(connections):
 
 
 def uvicorn_options():
-    """Keyword arguments for ``uvicorn.run``: the protocol and the keep-alive time. The protocol
-    is named by its import string, which worker processes (``--workers``) can import."""
+    """Keyword arguments for ``uvicorn.run``: the protocol, the keep-alive time, and uvicorn's
+    own access log off (it prints each URL with its query string, where a client may have put
+    its token; the JSON access log of ``addin.team`` is the one log). The protocol is named by
+    its import string, which worker processes (``--workers``) can import."""
     return {
         "http": "addin.connections:GuardedHttpToolsProtocol",
         "timeout_keep_alive": KEEP_ALIVE_SECONDS,
+        "access_log": False,
     }
 
 
@@ -332,6 +367,7 @@ UVICORN_FLAGS = (
     "addin.connections:GuardedHttpToolsProtocol",
     "--timeout-keep-alive",
     str(KEEP_ALIVE_SECONDS),
+    "--no-access-log",
 )
 
 

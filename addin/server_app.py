@@ -746,6 +746,7 @@ def _create_app():
     from xlwings_server.main import main_app
     from xlwings_server.security_headers import resolve_security_headers
 
+    team.redact_server_logs()
     store = tokens.TokenStore(config.token_file)
     pool = team.CallPool()
     quick = team.CallPool(team.FAST_LANE_THREADS, team.FAST_LANE_PENDING)
@@ -762,6 +763,7 @@ def _create_app():
         quick=None if other_auth else quick,
     )
     guarded = ScriptGuard(guarded, prefix=calls[1])
+    guarded = team.BodyBudget(guarded, calls)
     metrics = team.Metrics() if config.metrics else None
     guarded = team.MetricsRoute(guarded, metrics, path=f"{base}/metrics")
     guarded = team.SignIn(guarded, config, store, calls, metrics_path=f"{base}/metrics")

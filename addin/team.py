@@ -9,10 +9,20 @@ variables (:func:`config_from_env` reads them; :data:`ENV` names them), and
   the token file is usable and the call queue is not full), outside the Host guard so a load
   balancer's probe by IP address is answered;
 - :class:`AccessLog`: one JSON line per function or script call on stderr (time, token name,
-  function, rows, status, ms; never an argument's value), and the Prometheus metrics when on;
+  function, rows, status, ms; never an argument's value, a URL or a token), and the Prometheus
+  metrics when on; it is the one access log: ``serve`` turns uvicorn's own off, and
+  :func:`redact_server_logs` cuts query strings and tokens out of uvicorn's lines where it runs
+  without ``serve``'s options;
 - :class:`SignIn`: on the call routes, an ``Origin`` that is neither the server's own nor an
   Office origin is 403; with sign-in on, a missing, malformed, unknown or revoked token is
   401 and a token over its rate is 429 with ``Retry-After``; ``/metrics`` needs an admin token;
+- :class:`BodyBudget`: on the call routes, the bytes of request bodies a worker process holds
+  (being received, or received and waiting for or in their call) are at most
+  :data:`MAX_HELD_BODY_BYTES`, and one token's at most :data:`MAX_HELD_BODY_BYTES_PER_TOKEN`; a
+  body that would go past either is 503 with ``Retry-After`` before its bytes are kept (checked
+  on its ``Content-Length`` before any is read; a body without one, as its bytes arrive). A body
+  of at most :data:`FAST_LANE_BYTES` (Excel's usual call) is counted but never refused, so one
+  token's big bodies never hold another's one-cell formulas;
 - :class:`CallPool`: function calls run in :data:`POOL_THREADS` threads, off the event loop, so
   a slow call never holds a quick one; past :data:`MAX_PENDING_CALLS` waiting or running
   calls a new one is answered 503 with ``Retry-After`` instead of piling up. A small call
@@ -33,6 +43,7 @@ import json
 import logging
 import math
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -48,6 +59,8 @@ __all__ = [
     "GIL_SWITCH_SECONDS",
     "INLINE_CELLS",
     "MAX_BODY_BYTES",
+    "MAX_HELD_BODY_BYTES",
+    "MAX_HELD_BODY_BYTES_PER_TOKEN",
     "MAX_PENDING_CALLS",
     "OFFICE_ORIGINS",
     "POOL_THREADS",
@@ -55,6 +68,7 @@ __all__ = [
     "RATE_LIMIT_PER_SECOND",
     "RETRY_AFTER_SECONDS",
     "AccessLog",
+    "BodyBudget",
     "CallPool",
     "Config",
     "Metrics",
@@ -64,12 +78,21 @@ __all__ = [
     "SecurityHeaders",
     "SignIn",
     "config_from_env",
+    "redact_server_logs",
     "reply",
 ]
 
 #: Bytes a function or script call's body may take (413 past it). The largest call the bounds
 #: allow (MAX_CELLS_PER_CALL numbers) is about 20 MB of JSON.
 MAX_BODY_BYTES = 64 * 2**20
+#: Bytes of request bodies one worker process holds at once on the call routes, in progress or
+#: waiting for their answer (503 with Retry-After past it): two of the largest bodies, so that
+#: a worker's bodies stay under 128 MB (plus at most MAX_CONNECTIONS bodies of FAST_LANE_BYTES,
+#: 4 MB) whatever clients send; unbounded, 16 unfinished 60 MB bodies held 1 GB.
+MAX_HELD_BODY_BYTES = 2 * MAX_BODY_BYTES
+#: The same for one token's requests together: one of the largest bodies, so that one token
+#: cannot take the whole of MAX_HELD_BODY_BYTES from the others.
+MAX_HELD_BODY_BYTES_PER_TOKEN = MAX_BODY_BYTES
 #: Threads per worker process that run the calls outside the fast lane (big calls). One: only
 #: one thread runs Python code at a time (the GIL), so more threads for big calls would only
 #: split the GIL between them and the fast lane's threads; with one, a quick call waits at most
@@ -407,6 +430,98 @@ class SignIn:
 
 
 # ---------------------------------------------------------------------------------------------
+# Request bodies held
+# ---------------------------------------------------------------------------------------------
+
+
+class BodyBudget:
+    """ASGI middleware on the call routes (behind :class:`SignIn`, which names the token): the
+    bytes of bodies held, per worker process and per token, within their bounds."""
+
+    def __init__(self, app, call_prefixes, limit=None, per_token=None):
+        self.app = app
+        self.call_prefixes = tuple(call_prefixes)
+        self.limit = limit or MAX_HELD_BODY_BYTES
+        self.per_token = per_token or MAX_HELD_BODY_BYTES_PER_TOKEN
+        self.held = 0
+        self.held_by_token = {}
+
+    def _take(self, token, size, total):
+        """Count ``size`` more bytes for ``token``; the refusal's text if that would go past a
+        bound (a request of ``total`` <= FAST_LANE_BYTES bytes so far is never refused)."""
+        mine = self.held_by_token.get(token, 0)
+        if total > FAST_LANE_BYTES:
+            if token is not None and mine + size > self.per_token:
+                return (
+                    f"token {token} has {mine / 2**20:.0f} MB of request bodies in progress, "
+                    f"the most one token may ({self.per_token / 2**20:.0f} MB); retry when they "
+                    "are answered"
+                )
+            if self.held + size > self.limit:
+                return (
+                    f"the server is busy: {self.held / 2**20:.0f} MB of request bodies in "
+                    f"progress ({self.limit / 2**20:.0f} MB at most); retry shortly"
+                )
+        self.held += size
+        if token is not None:
+            self.held_by_token[token] = mine + size
+        return None
+
+    def _give_back(self, token, size):
+        self.held -= size
+        if token is not None:
+            left = self.held_by_token.get(token, 0) - size
+            if left > 0:
+                self.held_by_token[token] = left
+            else:
+                self.held_by_token.pop(token, None)
+
+    async def __call__(self, scope, receive, send):
+        if not (
+            scope["type"] == "http"
+            and scope["method"] == "POST"
+            and scope["path"].startswith(self.call_prefixes)
+        ):
+            return await self.app(scope, receive, send)
+        token = (scope.get("state") or {}).get("token")
+        try:
+            declared = int(_header(scope, b"content-length") or 0)
+        except ValueError:
+            declared = 0  # the parser refuses a malformed length before this is reached
+        if declared > MAX_BODY_BYTES:
+            return await reply(send, 413, "request body too large")
+        taken = 0
+        refused = None
+        retry = [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())]
+        try:
+            refused = self._take(token, declared, declared)
+            if refused:
+                return await reply(send, 503, refused, retry)
+            taken = declared
+
+            async def counted_receive():
+                nonlocal taken, refused
+                message = await receive()
+                if message["type"] != "http.request" or refused:
+                    return message
+                arrived[0] += len(message.get("body", b""))
+                if arrived[0] > taken:  # a body without a Content-Length
+                    refused = self._take(token, arrived[0] - taken, arrived[0])
+                    if refused:
+                        # The guards reading the body have sent nothing yet: the answer is
+                        # ours, and to them the client has left.
+                        await reply(send, 503, refused, retry)
+                        return {"type": "http.disconnect"}
+                    taken = arrived[0]
+                return message
+
+            arrived = [0]
+            return await self.app(scope, counted_receive, send)
+        finally:
+            self._give_back(token, taken)
+
+
+# ---------------------------------------------------------------------------------------------
 # Access log and metrics
 # ---------------------------------------------------------------------------------------------
 
@@ -420,6 +535,37 @@ def _access_logger():
         logger.setLevel(logging.INFO)
         logger.propagate = False
     return logger
+
+
+_TOKEN_TEXT = re.compile(r"cl_[A-Za-z0-9_-]{20,}")
+
+
+def _redacted(value):
+    if not isinstance(value, str):
+        return value
+    if value.startswith("/") and "?" in value:  # a request's path: the query may hold a token
+        value = value.split("?", 1)[0] + "?(query removed)"
+    return _TOKEN_TEXT.sub("cl_(removed)", value)
+
+
+class _Redact(logging.Filter):
+    """Query strings and anything shaped like a token out of a log record's text."""
+
+    def filter(self, record):
+        record.msg = _redacted(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(_redacted(a) for a in record.args)
+        return True
+
+
+def redact_server_logs():
+    """Cut query strings (a client may put its token in the URL) and token-shaped text out of
+    uvicorn's log lines: its access log (off under ``serve``, on under a plain
+    ``uvicorn addin.server_app:app``) and its error log."""
+    for name in ("uvicorn.access", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _Redact) for f in logger.filters):
+            logger.addFilter(_Redact())
 
 
 class Metrics:

@@ -8,10 +8,17 @@ password hash, and a stolen token file gives nobody a working token. The file is
                                "created": "2026-12-01T21:00:00Z"}, ...]}
 
 It must be a regular file owned by the user running the server and neither readable nor
-writable by group or others (mode 600), or nothing reads it: :func:`load` raises
-:class:`TokenFileError` with one line naming the file and the rule. The server re-reads the file
-when its modification time changes, so ``token revoke`` takes effect at the next request in
-every worker, without a restart.
+writable by group or others (mode 600), in a folder that group and others cannot write to (they
+could replace the file), or nothing reads it: :func:`load` raises :class:`TokenFileError` with
+one line naming the file (or folder) and the rule. The server re-reads the file when its
+modification time changes, so ``token revoke`` takes effect at the next request in every
+worker, without a restart.
+
+``token create`` and ``token revoke`` change the file under an exclusive lock on
+``<file>.lock`` beside it (``flock``; waiting at most :data:`LOCK_WAIT_SECONDS`), so two commands
+at once never lose each other's change: each reads the file, writes the new content to a
+temporary file, renames it over the old one (readers see the old file or the new one, never
+half of one), re-reads it and confirms the change is there before it says it is done.
 
 Last use is kept beside it, one empty file per token name in ``<file>.used/``, whose
 modification time is touched at most every :data:`LAST_USE_RESOLUTION_SECONDS` per worker
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
+import glob
 import hashlib
 import json
 import os
@@ -35,8 +43,14 @@ import stat
 import time
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # Windows: msvcrt's byte-range lock instead
+    fcntl = None
+
 __all__ = [
     "LAST_USE_RESOLUTION_SECONDS",
+    "LOCK_WAIT_SECONDS",
     "MAX_TOKENS",
     "ROLES",
     "TOKEN_PREFIX",
@@ -62,6 +76,11 @@ MAX_TOKENS = 10_000
 MAX_FILE_BYTES = 4 * 2**20
 #: Seconds between two updates of a token's last use by one worker.
 LAST_USE_RESOLUTION_SECONDS = 60
+#: Seconds ``token create`` / ``token revoke`` wait for another one's lock on the token file
+#: before giving up with one line. An update holds the lock for milliseconds (a file of at most
+#: MAX_FILE_BYTES read, written and re-read); 10 s covers a busy disk, and a lock held longer
+#: belongs to a stuck process, which the message names.
+LOCK_WAIT_SECONDS = 10.0
 _TOKEN_RULE = re.compile(r"cl_[A-Za-z0-9_-]{43}")
 _HEX = re.compile(r"[0-9a-f]{64}")
 
@@ -97,6 +116,34 @@ def _check_mode(path, info):
         raise TokenFileError(
             f"token file {path}: mode {stat.S_IMODE(info.st_mode):03o} lets group or others "
             f"read or write it; run: chmod 600 {path}"
+        )
+
+
+def _check_folder(path):
+    """Refuse a token file whose folder group or others may write to: they could replace the
+    file (or plant the lock file) whatever the file's own mode."""
+    folder = path.parent
+    try:
+        info = os.stat(folder)
+    except OSError as err:
+        raise TokenFileError(
+            f"token file {path}: its folder {folder} cannot be read ({err.strerror})"
+        ) from None
+    if hasattr(os, "getuid") and info.st_uid not in (os.getuid(), 0):
+        raise TokenFileError(
+            f"token file {path}: its folder {folder} is owned by another user (uid "
+            f"{info.st_uid}), who could replace the file; keep the file in a folder of your own"
+        )
+    if info.st_mode & 0o022 and info.st_mode & stat.S_ISVTX:
+        raise TokenFileError(
+            f"token file {path}: its folder {folder} is shared (mode "
+            f"{stat.S_IMODE(info.st_mode):04o}: others may create files there); keep the token "
+            "file in a folder of your own"
+        )
+    if info.st_mode & 0o022:
+        raise TokenFileError(
+            f"token file {path}: its folder {folder} has mode {stat.S_IMODE(info.st_mode):03o}, "
+            f"which lets group or others replace the file; run: chmod go-w {folder}"
         )
 
 
@@ -147,6 +194,7 @@ def load(path):
         raise TokenFileError(f"token file {path}: cannot be read ({err.strerror})") from None
     try:
         _check_mode(path, os.fstat(fd))
+        _check_folder(path)
         with os.fdopen(fd, "rb", closefd=False) as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)
     finally:
@@ -156,15 +204,108 @@ def load(path):
     return _parse(path, raw)
 
 
-def _save(path, tokens):
+def _lock_path(path):
+    return path.with_name(path.name + ".lock")
+
+
+def _take_lock(fd, path):
+    """Hold an exclusive lock on ``fd``; TokenFileError after LOCK_WAIT_SECONDS."""
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            else:  # pragma: no cover (Windows)
+                import msvcrt
+
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            return
+        except OSError as err:
+            if err.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK, errno.EDEADLK):
+                raise TokenFileError(
+                    f"token file {path}: cannot lock {_lock_path(path)} ({err.strerror})"
+                ) from None
+        if time.monotonic() >= deadline:
+            raise TokenFileError(
+                f"token file {path}: another `serve token` command has held its lock "
+                f"{_lock_path(path)} for over {LOCK_WAIT_SECONDS:g} s; try again when it has "
+                "finished (or stop it)"
+            )
+        time.sleep(0.01)
+
+
+def _open_lock(path):
+    """The lock file's descriptor (created mode 600 if missing), checked like the token file:
+    a regular file of ours, not a link."""
+    lock = _lock_path(path)
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(lock, flags, 0o600)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise TokenFileError(
+                f"token file {path}: its lock file {lock} is a symbolic link; remove it"
+            ) from None
+        raise TokenFileError(
+            f"token file {path}: cannot open its lock file {lock} ({err.strerror})"
+        ) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+            raise TokenFileError(
+                f"token file {path}: its lock file {lock} is not a regular file of yours; remove it"
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _update(path, change):
+    """Apply ``change`` (tokens -> new tokens) to the file under its lock; write the new file
+    and confirm, by reading it back, that it holds what was written."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as err:
+        raise TokenFileError(
+            f"token file {path}: its folder cannot be made ({err.strerror})"
+        ) from None
+    _check_folder(path)
+    fd = _open_lock(path)
+    try:
+        _take_lock(fd, path)  # released when fd is closed
+        tokens = change(load(path))
+        _save(path, tokens)
+        if load(path) != tokens:
+            raise TokenFileError(
+                f"token file {path}: changed by something else while being written (not by "
+                "`serve token`, which waits for the lock); check it and run the command again"
+            )
+    finally:
+        os.close(fd)
+
+
+def _save(path, tokens):
+    # Temporary files left by stopped commands go: the lock is ours, so none is being written.
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        stale.unlink(missing_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
+        )
+    except OSError as err:
+        raise TokenFileError(
+            f"token file {path}: cannot write {tmp} ({err.strerror}); remove it if it is left "
+            "from a stopped command"
+        ) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump({"version": 1, "tokens": tokens}, out, indent=1)
             out.write("\n")
+            out.flush()
+            os.fsync(out.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -184,25 +325,36 @@ def create(path, name, role="user"):
         )
     if role not in ROLES:
         raise TokenFileError(f"--role {role!r}: must be one of {', '.join(ROLES)}")
-    tokens = load(path)
-    if any(t["name"] == name for t in tokens):
-        raise TokenFileError(
-            f"token name {name!r}: already exists in {path}; revoke it first or pick another name"
-        )
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    tokens.append({"name": name, "sha256": digest(token), "role": role, "created": _now()})
-    _save(path, tokens)
+    entry = {"name": name, "sha256": digest(token), "role": role, "created": _now()}
+
+    def add(tokens):
+        if any(t["name"] == name for t in tokens):
+            raise TokenFileError(
+                f"token name {name!r}: already exists in {path}; revoke it first or pick "
+                "another name"
+            )
+        if len(tokens) >= MAX_TOKENS:
+            raise TokenFileError(
+                f"token file {path}: holds {MAX_TOKENS:,} tokens, the most it may; revoke one first"
+            )
+        return [*tokens, entry]
+
+    _update(path, add)
     return token
 
 
 def revoke(path, name):
     """Remove the token called ``name``; :class:`TokenFileError` if there is none."""
-    tokens = load(path)
-    kept = [t for t in tokens if t["name"] != name]
-    if len(kept) == len(tokens):
-        known = ", ".join(t["name"] for t in tokens) or "none"
-        raise TokenFileError(f"no token named {name!r} in {path} (tokens: {known})")
-    _save(path, kept)
+
+    def remove(tokens):
+        kept = [t for t in tokens if t["name"] != name]
+        if len(kept) == len(tokens):
+            known = ", ".join(t["name"] for t in tokens) or "none"
+            raise TokenFileError(f"no token named {name!r} in {path} (tokens: {known})")
+        return kept
+
+    _update(path, remove)
     used = _used_dir(path) / name
     used.unlink(missing_ok=True)
 
@@ -237,8 +389,11 @@ class TokenStore:
 
     def _refresh(self):
         try:
+            # The folder's mode and owner too: a folder opened to others is refused at once.
+            folder = os.stat(self.path.parent)
             info = os.stat(self.path)
             stamp = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino, info.st_mode)
+            stamp += (folder.st_mode, folder.st_uid)
         except FileNotFoundError:
             stamp = None
         except OSError as err:

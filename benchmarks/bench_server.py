@@ -101,6 +101,64 @@ def slow_clients(port, n=20 if QUICK else 600):
     FIGURES.update(slow_clients=n, slow_clients_one_cell_s=seconds)
 
 
+def _server_rss_mb(port):
+    """Resident memory (MB) of the process serving ``port`` (Linux /proc); None elsewhere."""
+    from pathlib import Path
+
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            if b"uvicorn" in argv and str(port).encode() in argv:
+                status = (proc / "status").read_text()
+                return int(status.split("VmRSS:")[1].split()[0]) / 1024
+        except (OSError, IndexError):
+            continue
+    return None
+
+
+def held_bodies(port, n=4 if QUICK else 16, megabytes=8 if QUICK else 60):
+    """The server's memory while ``n`` clients hold unfinished bodies of ``megabytes`` each
+    (declared just under MAX_BODY_BYTES); bounded by MAX_HELD_BODY_BYTES per worker."""
+    import socket
+
+    from addin.team import MAX_BODY_BYTES, MAX_HELD_BODY_BYTES
+
+    before = _server_rss_mb(port)
+    head = (
+        f"POST /xlwings/custom-functions-call HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {MAX_BODY_BYTES - 1}\r\n\r\n"
+    ).encode()
+    piece = b"[" + b"1," * 2**19
+    held, refused = [], 0
+    try:
+        for _ in range(n):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+            held.append(sock)
+            sock.sendall(head)
+            sock.settimeout(0.5)
+            try:
+                for _ in range(megabytes):
+                    sock.sendall(piece)
+            except (TimeoutError, OSError):
+                pass  # refused: the server reads no more of it
+            try:
+                refused += sock.recv(100).startswith(b"HTTP/1.1 503")
+            except (TimeoutError, OSError):
+                pass
+        time.sleep(1)
+        after = _server_rss_mb(port)
+    finally:
+        for sock in held:
+            sock.close()
+    if before is None:
+        return
+    print(f"Unfinished bodies (MAX_HELD_BODY_BYTES {MAX_HELD_BODY_BYTES / 2**20:.0f} MB a worker)")
+    print(f"  {n} clients each holding {megabytes} MB of an unfinished body: server {before:.0f}")
+    print(f"  MB before, {after:.0f} MB while they are held; {refused} refused (503)")
+    FIGURES.update(held_bodies=n, held_body_mb=megabytes, held_rss_before_mb=before,
+                   held_rss_mb=after, held_refused=refused)  # fmt: skip
+
+
 def floor(port, repeat=3 if QUICK else 20):
     """The one-cell call alone (best of ``repeat``): the floor the calls above compare with."""
     times = []
@@ -171,6 +229,7 @@ def main():
                 status = timed(port, f"{kind}: {label}", payload)
                 assert status == (200 if kind == "allowed" else 400), (label, status)
             slow_clients(port)
+            held_bodies(port)
     except ServerStartError as err:
         raise SystemExit(str(err)) from None
     record("bench_server", FIGURES, {
