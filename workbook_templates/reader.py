@@ -79,7 +79,7 @@ from openpyxl.xml.constants import SHEET_MAIN_NS
 from udfs.numbers import SIZE_INPUTS, NumberTextError, parse_size
 from udfs.plan import REQUIRED
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
-from udfs.validation import is_blank
+from udfs.validation import MAX_TEXT_CHARS, is_blank
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -127,11 +127,6 @@ MAX_SCENARIO_COLUMNS = 100
 #: references before any cell is read (names spread from row 1 to row 1,048,576 made the
 #: reader walk millions of empty cells: 43 s at row 20,000).
 MAX_CELLS_READ = 20_000
-#: Longest text of one input cell (scenario name, owner, accelerator name, status), in
-#: characters: a name is a few words; 255 is what Excel allows in a sheet name's cousins (a
-#: defined name, a chart title) and keeps every table of the hand-off readable. A longer text
-#: is refused at its cell, so the workbook and every CSV file carry the same text.
-MAX_TEXT_CHARS = 255
 #: Longest text in any ``<t>`` element of a part (a shared or inline string): Excel's own
 #: limit for one cell. No spreadsheet saves a longer one; a crafted file of 30 million
 #: characters is refused while its part is scanned, before openpyxl holds it twice.
