@@ -229,6 +229,8 @@ def _not_regular(tmp_path, kind):
         path = tmp_path / "runs.fifo"
         os.mkfifo(path)
         return path
+    if kind == "empty name":
+        return ""
     if kind == "folder":
         path = tmp_path / "runs.d"
         path.mkdir()
@@ -238,7 +240,7 @@ def _not_regular(tmp_path, kind):
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 @pytest.mark.parametrize("command", OWN_RUNS_COMMANDS)
-@pytest.mark.parametrize("kind", ["FIFO", "folder", "device"])
+@pytest.mark.parametrize("kind", ["FIFO", "folder", "device", "empty name"])
 def test_only_a_regular_file_is_read_and_a_fifo_does_not_hang(tmp_path, command, kind, capsys):
     """A FIFO, a folder or a device given to --own-runs: one line, exit 2, before any wait
     for a writer. The command runs in a thread so that a wait fails the test (the FIFO is
@@ -256,5 +258,10 @@ def test_only_a_regular_file_is_read_and_a_fifo_does_not_hang(tmp_path, command,
     assert not waited, "the command waited for a writer on the FIFO"
     assert result == [2]
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert f"{path}: is a " in line and "not a regular file" in line, line
+    if kind == "empty name":
+        assert line.endswith(
+            "error: --own-runs is empty; give the own-runs CSV file, e.g. runs.csv"
+        ), line
+    else:
+        assert f"{path}: is a " in line and "not a regular file" in line, line
     assert not (tmp_path / "out").exists()

@@ -500,6 +500,8 @@ def _read_bytes(path):
     """The bytes of the regular file ``path``: a FIFO, a device or a folder is refused by its
     stat before it is opened, and by the opened file's stat (opened without waiting for a
     writer), so that a path changed in between is refused too and nothing blocks."""
+    if not str(path):  # "" would be the current folder to some calls, no file to others
+        raise CommandError("--own-runs is empty; give the own-runs CSV file, e.g. runs.csv")
     try:
         _regular(path, os.stat(path))
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
