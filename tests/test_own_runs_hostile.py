@@ -265,3 +265,44 @@ def test_only_a_regular_file_is_read_and_a_fifo_does_not_hang(tmp_path, command,
     else:
         assert f"{path}: is a " in line and "not a regular file" in line, line
     assert not (tmp_path / "out").exists()
+
+
+def _runs_in_a_thread(target):
+    """(finished, result) of ``target()`` run in a thread; a call still waiting after the
+    guard is released by opening the FIFO for writing (the guard stops a hang, it does not
+    measure speed)."""
+    result = []
+    run = threading.Thread(target=lambda: result.append(target()), daemon=True)
+    run.start()
+    run.join(120)
+    return not run.is_alive(), result
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+@pytest.mark.parametrize("face", ["own runs", "planner"])
+def test_a_path_made_a_fifo_after_its_stat_is_refused_without_waiting(tmp_path, face, monkeypatch):
+    """The opened file's own stat is checked too: a path whose stat said regular file (a
+    file replaced by a FIFO in between, simulated here) is refused, not waited on."""
+    regular = write(tmp_path, "x")
+    fifo = tmp_path / "swapped"
+    os.mkfifo(fifo)
+    real_stat = os.stat
+    monkeypatch.setattr(
+        os, "stat", lambda p, *a, **k: real_stat(regular if str(p) == str(fifo) else p, *a, **k)
+    )
+
+    def call():
+        try:
+            if face == "own runs":
+                own_runs.read(fifo, parse_number)
+            else:
+                reader.read_planner(fifo)
+        except (CommandError, reader.PlannerError) as err:
+            return str(err)
+        return None
+
+    finished, result = _runs_in_a_thread(call)
+    if not finished:
+        os.close(os.open(fifo, os.O_WRONLY))
+    assert finished, "the reader waited for a writer on the FIFO"
+    assert result and "not a regular file" in result[0], result

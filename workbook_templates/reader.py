@@ -354,8 +354,11 @@ def _read_bytes(path, max_bytes):
         _fail(path, f"is a macro-enabled workbook ({suffix}); save it as a plain .xlsx")
     if suffix in _OTHER_SUFFIXES:
         _fail(path, f"is {_OTHER_SUFFIXES[suffix]}")
-    try:
-        with open(path, "rb") as fh:  # read-only: a source file is never written
+    try:  # read-only, never waiting on a writer: a path made a FIFO since its stat is refused
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with open(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                _fail(path, "is not a regular file")
             data = fh.read(max_bytes + 1)
     except OSError as exc:
         _fail(path, f"cannot be read: {exc.strerror or exc}")
