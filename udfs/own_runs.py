@@ -5,8 +5,10 @@ tokens,accelerator,accelerators,accelerator_hours``, one completed run a row. Nu
 command line (``70B``, ``2T``, plain digits: the caller passes its number parser); the
 accelerator as the catalogue names it (or an alias). A bad file raises one
 :class:`~udfs.validation.CommandError` naming the file, the row and the column: a missing
-column, an unknown accelerator, a duplicate name, a non-positive or non-finite figure, a file
-too large (:data:`MAX_FILE_BYTES`, :data:`MAX_OWN_RUNS`) or not text.
+column, an unknown accelerator, a duplicate name, a non-positive or non-finite figure, a field
+over :data:`~udfs.validation.MAX_TEXT_CHARS` characters or holding a control character, a
+file too large (:data:`MAX_FILE_BYTES`, :data:`MAX_OWN_RUNS`), not text, or not a regular file
+(a FIFO, a device, a folder: refused before it is read, so nothing waits on it).
 
 A file (and the planner's Our runs sheet) holds one organisation's runs: a blank
 ``organisation`` is that organisation, and a second distinct one (compared as names are:
@@ -39,14 +41,22 @@ import csv
 import dataclasses
 import io
 import math
-from pathlib import Path
+import os
+import stat
+import threading
 
 import numpy as np
 
 from . import calibration, catalogue, engine, model
 from ._lazy import lazy_module
 from .quantities import MAX_COUNT, MAX_RUN_FIGURE
-from .validation import SMALLEST_NORMAL, CommandError, InputError
+from .validation import (
+    MAX_TEXT_CHARS,
+    SMALLEST_NORMAL,
+    CommandError,
+    InputError,
+    control_character,
+)
 
 pd = lazy_module("pandas")  # OwnRuns.table only: reading runs and pooling need none
 
@@ -56,6 +66,7 @@ __all__ = [
     "NUMBERS",
     "BOUNDS",
     "ADVICE",
+    "TEXT_ADVICE",
     "MAX_FILE_BYTES",
     "MIN_IMPLIED_MFU",
     "MAX_OWN_RUNS",
@@ -110,6 +121,9 @@ ADVICE = {
     "organisation": "keep one organisation's runs (the same organisation on every row, or "
     "blank); put another organisation's runs in a file or planner of their own",
 }
+#: What to do about a field that is not plain text of one line (a file's or a planner row's).
+TEXT_ADVICE = (f"type plain text of at most {MAX_TEXT_CHARS} characters on one line (no control "
+               "characters, line breaks or bidirectional overrides)")  # fmt: skip
 #: Largest own-runs file read (bytes), checked before it is parsed.
 MAX_FILE_BYTES = 1_000_000
 #: Most runs in one file.
@@ -255,8 +269,24 @@ def _fail(path, row, column, rule):
     raise CommandError(f"{path}: {where}: {rule}")
 
 
-def _header(path, reader):
-    header = reader.fieldnames or []
+def _records(text, path):
+    """(row number, fields) of each record of the CSV ``text``, the header row 1 (a blank line
+    is a row, as a spreadsheet shows the file); a record the csv module cannot split is one
+    line naming its row."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    row = 0
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as err:
+            _fail(path, row + 1, None, f"cannot be split into CSV fields ({err})")
+        row += 1
+        yield row, fields
+
+
+def _header(path, header):
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         _fail(path, 1, missing[0], f"missing column (the header needs {', '.join(COLUMNS)})")
@@ -301,7 +331,10 @@ def _row(path, i, raw, parse_number, seen, letters=None, exact=False, organisati
     def fail(column, rule):
         _fail(path, i, f"{letters[column]} ({column})" if letters else column, rule)
 
-    text = {c: "" if raw.get(c) is None else str(raw.get(c)).strip() for c in COLUMNS}
+    text = {c: "" if raw.get(c) is None else str(raw.get(c)) for c in COLUMNS}
+    for column in COLUMNS:
+        _plain_text(fail, column, text[column])
+    text = {c: t.strip() for c, t in text.items()}
     for column in REQUIRED:
         if not text[column]:
             fail(column, f"is blank: {ADVICE['complete']}")
@@ -320,6 +353,21 @@ def _row(path, i, raw, parse_number, seen, letters=None, exact=False, organisati
     return row
 
 
+def _plain_text(fail, column, text):
+    """The rule of every field: at most :data:`~udfs.validation.MAX_TEXT_CHARS` characters
+    (spaces around it aside), none of them a control character, a line break or a
+    bidirectional override (:func:`~udfs.validation.control_character`: a name is printed in
+    tables and messages, and written into the planner, which cannot hold a control
+    character)."""
+    length = len(text.strip())
+    if length > MAX_TEXT_CHARS:
+        fail(column, f"is {length:,} characters long, over the limit of {MAX_TEXT_CHARS} "
+             f"(MAX_TEXT_CHARS; starts {text.strip()[:20]!r}): {TEXT_ADVICE}")  # fmt: skip
+    bad = control_character(text)
+    if bad is not None:
+        fail(column, f"holds the control character {bad}: {TEXT_ADVICE}")
+
+
 def _one_organisation(fail, i, organisation, organisations):
     """The rule of one organisation a file: the first non-blank organisation is recorded in
     ``organisations``; another distinct one (:func:`name_key`) is refused."""
@@ -333,20 +381,40 @@ def _one_organisation(fail, i, organisation, organisations):
     organisations.setdefault(key, (organisation, i))
 
 
+#: Held while :func:`parse` has the csv module's field limit (one setting for the whole
+#: process) raised to :data:`MAX_FILE_BYTES`.
+_FIELD_LIMIT = threading.Lock()
+
+
 def parse(text, path, parse_number):
-    """:class:`OwnRuns` from the CSV ``text`` of file ``path`` (named in errors)."""
-    reader = csv.DictReader(io.StringIO(text))
-    _header(path, reader)
+    """:class:`OwnRuns` from the CSV ``text`` of file ``path`` (named in errors). A field of
+    any length up to the file's is split off (the csv module's own limit, 131,072 characters,
+    is raised for the parse) and refused by the rules of a field, naming its row and
+    column."""
+    with _FIELD_LIMIT:
+        before = csv.field_size_limit(MAX_FILE_BYTES)
+        try:
+            rows = _rows(_records(text, path), path, parse_number)
+        finally:
+            csv.field_size_limit(before)
+    return OwnRuns(_implied(_columns(rows), path))
+
+
+def _rows(records, path, parse_number):
+    """The checked runs of a file's ``records`` (:func:`_records`)."""
+    _, header = next(records, (1, []))
+    _header(path, header)
     rows, seen, organisations = [], {}, {}
-    for i, raw in enumerate(reader, start=2):
-        if i - 1 > MAX_OWN_RUNS:
-            _fail(path, i, None, f"more than {MAX_OWN_RUNS:,} runs (MAX_OWN_RUNS)")
-        if not any((v or "").strip() for v in raw.values() if isinstance(v, str)):
+    for i, fields in records:
+        if not any(v.strip() for v in fields):
             continue  # a blank line
+        if len(rows) == MAX_OWN_RUNS:
+            _fail(path, i, None, f"more than {MAX_OWN_RUNS:,} runs (MAX_OWN_RUNS)")
+        raw = dict(zip(header, fields, strict=False))
         rows.append(_row(path, i, raw, parse_number, seen, organisations=organisations))
     if not rows:
         _fail(path, 2, None, "no runs (a header and at least one run are needed)")
-    return OwnRuns(_implied(_columns(rows), path))
+    return rows
 
 
 def _columns(rows):
@@ -416,18 +484,46 @@ def _cell_number(text):
     return float(text) if text.startswith("-") else parse_size(text)
 
 
-def read(path, parse_number):
-    """:class:`OwnRuns` of the CSV file ``path``; one :class:`CommandError` line if it is bad."""
-    p = Path(path)
+def _regular(path, info):
+    """Refuse ``path`` unless ``info`` (its stat) is a regular file's of at most
+    :data:`MAX_FILE_BYTES`."""
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a folder" if stat.S_ISDIR(info.st_mode)
+                else "a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode)
+                else "a device or socket")  # fmt: skip
+        raise CommandError(f"{path}: is {kind}, not a regular file: give the own-runs CSV file")
+    if info.st_size > MAX_FILE_BYTES:
+        raise CommandError(f"{path}: larger than {MAX_FILE_BYTES:,} bytes (MAX_FILE_BYTES)")
+
+
+def _read_bytes(path):
+    """The bytes of the regular file ``path``: a FIFO, a device or a folder is refused by its
+    stat before it is opened, and by the opened file's stat (opened without waiting for a
+    writer), so that a path changed in between is refused too and nothing blocks."""
+    if not str(path):  # "" would be the current folder to some calls, no file to others
+        raise CommandError("--own-runs is empty; give the own-runs CSV file, e.g. runs.csv")
     try:
-        size = p.stat().st_size
+        _regular(path, os.stat(path))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as err:
         raise CommandError(f"{path}: cannot read the own-runs file ({err.strerror})") from None
-    if size > MAX_FILE_BYTES:
+    with os.fdopen(fd, "rb") as fh:
+        _regular(path, os.fstat(fh.fileno()))
+        try:
+            data = fh.read(MAX_FILE_BYTES + 1)
+        except OSError as err:
+            raise CommandError(f"{path}: cannot read the own-runs file ({err.strerror})") from None
+    if len(data) > MAX_FILE_BYTES:  # grew since its stat
         raise CommandError(f"{path}: larger than {MAX_FILE_BYTES:,} bytes (MAX_FILE_BYTES)")
+    return data
+
+
+def read(path, parse_number):
+    """:class:`OwnRuns` of the CSV file ``path``; one :class:`CommandError` line if it is bad."""
+    data = _read_bytes(path)
     try:
-        text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError):
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
         raise CommandError(f"{path}: not a UTF-8 CSV text file") from None
     return parse(text, path, parse_number)
 

@@ -33,7 +33,9 @@ __all__ = [
     "check_count",
     "MAX_ECHO_CHARS",
     "MAX_NAME_BYTES",
+    "MAX_TEXT_CHARS",
     "printable",
+    "control_character",
     "echo",
     "console_line",
     "check_name",
@@ -527,6 +529,13 @@ MAX_ECHO_CHARS = 80
 #: Longest file or folder name (one path component), in bytes of UTF-8: what Linux, macOS
 #: and Windows file systems allow (NAME_MAX).
 MAX_NAME_BYTES = 255
+#: Longest text of one typed value, in characters: an input cell of a planner (scenario name,
+#: owner, accelerator name, status), a run's name and organisation on its Our runs sheet, and
+#: every field of an own-runs file. A name is a few words; 255 is what Excel allows in a
+#: sheet name's cousins (a defined name, a chart title) and keeps every table of the hand-off
+#: and of ``compute-lab runs`` readable. A longer text is refused at its cell or field, so
+#: the workbook and every CSV file carry the same text.
+MAX_TEXT_CHARS = 255
 #: Characters written as escapes in a console line: control characters (a newline would
 #: start a forged line), line and paragraph separators, and the bidirectional overrides that
 #: reorder what a terminal shows.
@@ -561,6 +570,15 @@ def printable(text):
     if not any(_needs_escape(ch) for ch in text):
         return text
     return "".join(_escape(ch) if _needs_escape(ch) else ch for ch in text)
+
+
+def control_character(text):
+    """The first character of ``text`` that :func:`printable` writes as an escape (a control
+    character, a line or paragraph separator, a bidirectional override, an undecodable
+    byte), as that escape (``\\x01``, ``\\u202e``); None when there is none. A name holding
+    one would forge a line or reorder what a terminal, a message or a table shows."""
+    bad = next((ch for ch in str(text) if _needs_escape(ch)), None)
+    return None if bad is None else _escape(bad)
 
 
 def echo(value, limit=MAX_ECHO_CHARS):
@@ -607,11 +625,9 @@ def check_name(path, flag):
         raise CommandError(
             f"{flag} {shown}: the name is not valid UTF-8 text (a byte shown as \\xNN); rename it"
         )
-    bad = next((ch for ch in text if _needs_escape(ch)), None)
+    bad = control_character(text)
     if bad is not None:
-        raise CommandError(
-            f"{flag} {shown}: the name holds the control character {_escape(bad)}; rename it"
-        )
+        raise CommandError(f"{flag} {shown}: the name holds the control character {bad}; rename it")
     for part in text.replace("\\", "/").split("/"):
         size = len(part.encode("utf-8", "surrogateescape"))
         if size > MAX_NAME_BYTES:

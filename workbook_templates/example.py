@@ -61,6 +61,7 @@ def write_example(target, plan=None, force=False, recalculate=False):
 
     from .files import place, temp_beside
     from .planner import build
+    from .sheetkit import put_text
 
     target = Path(target)
     if target.exists() and not force:
@@ -73,7 +74,10 @@ def write_example(target, plan=None, force=False, recalculate=False):
         k = _first_blank_column(wb)
         for name, value in (plan or EXAMPLE_PLAN).items():
             ws, coord = _cell(wb, name, k)
-            ws[coord].value = value
+            if isinstance(value, str):  # text stays text, whatever it starts with
+                put_text(ws[coord], value)
+            else:
+                ws[coord].value = value
         tmp_file = temp_beside(target)
         try:
             if recalculate:

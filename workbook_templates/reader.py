@@ -79,7 +79,7 @@ from openpyxl.xml.constants import SHEET_MAIN_NS
 from udfs.numbers import SIZE_INPUTS, NumberTextError, parse_size
 from udfs.plan import REQUIRED
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
-from udfs.validation import is_blank
+from udfs.validation import MAX_TEXT_CHARS, is_blank
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -127,11 +127,6 @@ MAX_SCENARIO_COLUMNS = 100
 #: references before any cell is read (names spread from row 1 to row 1,048,576 made the
 #: reader walk millions of empty cells: 43 s at row 20,000).
 MAX_CELLS_READ = 20_000
-#: Longest text of one input cell (scenario name, owner, accelerator name, status), in
-#: characters: a name is a few words; 255 is what Excel allows in a sheet name's cousins (a
-#: defined name, a chart title) and keeps every table of the hand-off readable. A longer text
-#: is refused at its cell, so the workbook and every CSV file carry the same text.
-MAX_TEXT_CHARS = 255
 #: Longest text in any ``<t>`` element of a part (a shared or inline string): Excel's own
 #: limit for one cell. No spreadsheet saves a longer one; a crafted file of 30 million
 #: characters is refused while its part is scanned, before openpyxl holds it twice.
@@ -359,8 +354,11 @@ def _read_bytes(path, max_bytes):
         _fail(path, f"is a macro-enabled workbook ({suffix}); save it as a plain .xlsx")
     if suffix in _OTHER_SUFFIXES:
         _fail(path, f"is {_OTHER_SUFFIXES[suffix]}")
-    try:
-        with open(path, "rb") as fh:  # read-only: a source file is never written
+    try:  # read-only, never waiting on a writer: a path made a FIFO since its stat is refused
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with open(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                _fail(path, "is not a regular file")
             data = fh.read(max_bytes + 1)
     except OSError as exc:
         _fail(path, f"cannot be read: {exc.strerror or exc}")

@@ -270,7 +270,9 @@ def own_runs_sheet(book):
 
 def fill(wb, runs):
     """Write a team's runs (:class:`udfs.own_runs.OwnRuns`) into the sheet's typed cells of
-    the planner Workbook ``wb``; refuses more than :data:`MAX_ROWS` runs."""
+    the planner Workbook ``wb``; refuses more than :data:`MAX_ROWS` runs. Text goes in through
+    :func:`~workbook_templates.sheetkit.put_text`: a name such as ``=HYPERLINK(...)`` is
+    stored as text, never as a formula."""
     from udfs.validation import CommandError
 
     if runs.count > MAX_ROWS:
@@ -280,8 +282,11 @@ def fill(wb, runs):
     ws = wb[TITLE]
     for i, rec in enumerate(runs.records()):
         for j, (column, *_) in enumerate(INPUT_COLUMNS):
-            value = rec[column]
-            ws.cell(_TOP + 1 + i, 1 + j).value = value if isinstance(value, str) else float(value)
+            value, cell = rec[column], ws.cell(_TOP + 1 + i, 1 + j)
+            if isinstance(value, str):
+                put_text(cell, value)
+            else:
+                cell.value = float(value)
 
 
 #: The sheet's column letter of each typed column (the report names it in a refusal).
