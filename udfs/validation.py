@@ -14,6 +14,8 @@ import re
 
 import numpy as np
 
+from .quantities import MAX_RUN_FIGURE, MIN_PLAUSIBLE, PLAUSIBLE_SLIPS
+
 __all__ = [
     "CommandError",
     "InputError",
@@ -26,6 +28,8 @@ __all__ = [
     "is_blank",
     "check_finite",
     "check_positive",
+    "check_plausible",
+    "implausible_rule",
     "check_non_negative",
     "check_fraction",
     "check_at_most",
@@ -244,8 +248,8 @@ def _check(name, value, bad_of, rule, low_ok, high_ok):
     bad = bad_of(arr)
     if np.any(bad):
         pos = _first_bad(np.asarray(bad))
-        got = arr[pos] if pos is not None else arr.item()
-        raise InputError(name, rule, pos, float(got))
+        got = float(arr[pos] if pos is not None else arr.item())
+        raise InputError(name, rule(got) if callable(rule) else rule, pos, got)
     if arr.dtype.kind == "f":
         tiny = (arr != 0) & (np.abs(arr) < SMALLEST_NORMAL)
         if tiny.any():
@@ -330,6 +334,59 @@ def _not_negative(lo):
 def check_positive(name, value):
     """Finite and greater than zero."""
     return _check(name, value, _not_positive, "must be greater than 0", _positive, _always)
+
+
+def _bound_text(x):
+    """A bound as the messages spell it: 1e6, 1e9 (not 1e+06)."""
+    mantissa, exponent = f"{x:e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
+def implausible_rule(quantity, value):
+    """The rule a count below its plausibility floor breaks, with the likely unit slip: the
+    one advice every face gives (``udfs.quantities.MIN_PLAUSIBLE``, ``PLAUSIBLE_SLIPS``).
+    Each slip's reading is shown while it stays a figure a plan can hold (at most
+    ``MAX_RUN_FIGURE``, 1e15).
+
+    >>> print(implausible_rule("total_params", 70).replace("? ", "?\\n"))
+    is below 1e6, too few for a run planned on a cluster: was it typed in billions?
+    (70 billion is 7e+10; type the full number, e.g. 70e9)
+    """
+    slips, example = PLAUSIBLE_SLIPS[quantity]
+    words = " or ".join(f"{word}s" for word, _ in slips)
+    sizes = ", ".join(
+        f"{value:g} {word} is {value * size:g}"
+        for word, size in slips
+        if value * size <= MAX_RUN_FIGURE
+    )
+    return (
+        f"is below {_bound_text(MIN_PLAUSIBLE[quantity])}, too few for a run planned on a "
+        f"cluster: was it typed in {words}? ({sizes + '; ' if sizes else ''}type the full "
+        f"number, e.g. {example})"
+    )
+
+
+def _plausibility_rule(quantity):
+    """(bad_of, low_ok, rule) of :func:`check_plausible` for ``quantity``, made once each (the
+    functions are keys of :func:`checks_remembered`)."""
+    least = MIN_PLAUSIBLE[quantity]
+
+    def rule(got):
+        return "must be greater than 0" if got <= 0 else implausible_rule(quantity, got)
+
+    return (lambda a: a < least), (lambda lo: lo >= least), rule
+
+
+_PLAUSIBILITY = {quantity: _plausibility_rule(quantity) for quantity in MIN_PLAUSIBLE}
+
+
+def check_plausible(name, value, quantity=None):
+    """Finite and at least the plausibility floor of ``quantity`` (``name`` when None): a
+    parameter count or a number of training tokens of a run planned on a cluster
+    (``udfs.quantities.MIN_PLAUSIBLE``). 0 or less breaks "must be greater than 0"; a figure
+    above 0 and below the floor names the likely unit slip (:func:`implausible_rule`)."""
+    bad_of, low_ok, rule = _PLAUSIBILITY[quantity or name]
+    return _check(name, value, bad_of, rule, low_ok, _always)
 
 
 def check_non_negative(name, value):
