@@ -372,7 +372,9 @@ def _plausibility_rule(quantity):
     least = MIN_PLAUSIBLE[quantity]
 
     def rule(got):
-        return "must be greater than 0" if got <= 0 else implausible_rule(quantity, got)
+        if got <= 0:
+            return "must be greater than 0"
+        return _DENORMAL_RULE if got < SMALLEST_NORMAL else implausible_rule(quantity, got)
 
     return (lambda a: a < least), (lambda lo: lo >= least), rule
 
