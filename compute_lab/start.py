@@ -15,7 +15,6 @@ PROG = "compute-lab"
 def main(argv=None):
     """Run :func:`compute_lab.cli.main`; return its exit status (130 for Ctrl-C)."""
     try:
-
         from .cli import main as run
 
         status = run(argv)

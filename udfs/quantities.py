@@ -312,10 +312,10 @@ PLAUSIBILITY_FLOORS = (
     Quantity("min_plausible_params", "Fewest plausible parameters",
              "parameters", 1e6,
              note="The smallest models trained on a cluster have tens of millions; below 1E6 "
-             "the figure was typed in billions (type 70B or 70E9 for 70 billion)"),
+             "the figure was typed in billions (type the full number, e.g. 70E9)"),
     Quantity("min_plausible_tokens", "Fewest plausible training tokens", "tokens", 1e9,
              note="Runs on a cluster see billions of tokens; below 1E9 the figure was typed "
-             "in billions or trillions (type 2T or 2E12 for 2 trillion)"),
+             "in billions or trillions (type the full number, e.g. 14.8E12)"),
 )  # fmt: skip
 #: Input name -> its plausibility floor: one rule for every face (the engine's estimate, the
 #: Excel functions, the command line, the planner's Checks and the hand-off; the advice in
@@ -329,9 +329,9 @@ MIN_PLAUSIBLE = {
 #: example of the full number: parameters are quoted in billions (70B), tokens in billions or
 #: trillions (300B, 15T).
 PLAUSIBLE_SLIPS = {
-    "total_params": ((("billion", 1e9),), "70e9"),
-    "active_params": ((("billion", 1e9),), "37e9"),
-    "training_tokens": ((("billion", 1e9), ("trillion", 1e12)), "14.8e12"),
+    "total_params": ((("billion", 1e9),), "70E9"),
+    "active_params": ((("billion", 1e9),), "37E9"),
+    "training_tokens": ((("billion", 1e9), ("trillion", 1e12)), "14.8E12"),
 }
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "check_positive",
     "check_plausible",
     "implausible_rule",
+    "plausibility_advice",
     "check_non_negative",
     "check_fraction",
     "check_at_most",
@@ -342,6 +343,14 @@ def _bound_text(x):
     return f"{float(mantissa):g}e{int(exponent)}"
 
 
+def plausibility_advice(quantity):
+    """The advice for a count below its plausibility floor, the same on every face (the
+    engine's message, the planner's Checks): ``"too few for a run planned on a cluster: was it
+    typed in billions?"``; the full number to type is ``PLAUSIBLE_SLIPS[quantity][1]``."""
+    words = " or ".join(f"{word}s" for word, _ in PLAUSIBLE_SLIPS[quantity][0])
+    return f"too few for a run planned on a cluster: was it typed in {words}?"
+
+
 def implausible_rule(quantity, value):
     """The rule a count below its plausibility floor breaks, with the likely unit slip: the
     one advice every face gives (``udfs.quantities.MIN_PLAUSIBLE``, ``PLAUSIBLE_SLIPS``).
@@ -350,19 +359,17 @@ def implausible_rule(quantity, value):
 
     >>> print(implausible_rule("total_params", 70).replace("? ", "?\\n"))
     is below 1e6, too few for a run planned on a cluster: was it typed in billions?
-    (70 billion is 7e+10; type the full number, e.g. 70e9)
+    (70 billion is 7e+10; type the full number, e.g. 70E9)
     """
     slips, example = PLAUSIBLE_SLIPS[quantity]
-    words = " or ".join(f"{word}s" for word, _ in slips)
     sizes = ", ".join(
         f"{value:g} {word} is {value * size:g}"
         for word, size in slips
         if value * size <= MAX_RUN_FIGURE
     )
     return (
-        f"is below {_bound_text(MIN_PLAUSIBLE[quantity])}, too few for a run planned on a "
-        f"cluster: was it typed in {words}? ({sizes + '; ' if sizes else ''}type the full "
-        f"number, e.g. {example})"
+        f"is below {_bound_text(MIN_PLAUSIBLE[quantity])}, {plausibility_advice(quantity)} "
+        f"({sizes + '; ' if sizes else ''}type the full number, e.g. {example})"
     )
 
 
