@@ -102,10 +102,13 @@ _USD_PER_KWH_DOC = (
 
 #: Help text of each Excel argument (at most 255 characters: Excel's limit).
 ARG_DOCS = {
-    "active_params": "Parameters used per token (all of them for a dense model), e.g. 37E9. > 0.",
-    "total_params": "All stored parameters (every expert of an MoE model), e.g. 671E9. > 0.",
-    "params": "Model parameters, e.g. 70E9. > 0.",
-    "tokens": "Training tokens, e.g. 14.8E12. > 0.",
+    "active_params": "Parameters used per token (all of them for a dense model), e.g. 37E9. "
+    "At least 1E6 (fewer: typed in billions).",
+    "total_params": "All stored parameters (every expert of an MoE model), e.g. 671E9. At least "
+    "1E6 (fewer: typed in billions).",
+    "params": "Model parameters, e.g. 70E9. At least 1E6 (fewer: typed in billions).",
+    "tokens": "Training tokens, e.g. 14.8E12. At least 1E9 (fewer: typed in billions or "
+    "trillions).",
     "accelerators": "Accelerators (GPUs) training at once, e.g. 2048. A whole number > 0.",
     "effective_tflops": "Sustained (not peak) TFLOP/s per accelerator, e.g. 400. > 0.",
     "usd_per_accelerator_hour": "Price of one accelerator for one hour, US$, e.g. 2. >= 0.",
