@@ -175,6 +175,7 @@ def _convert_pdfs(paths, folder):
     try:
         return convert(paths, folder, "pdf")
     except LibreOfficeError as exc:
+        check_interrupt()  # Ctrl-C at a terminal reaches LibreOffice too: interrupted, not failed
         raise CommandError(f"--pdf: {exc}") from exc
 
 
