@@ -192,3 +192,36 @@ def test_ctrl_c_at_random_moments_of_a_real_templates_run(tmp_path):
             assert state == "old", line
         seen[line] = seen.get(line, 0) + 1
     assert seen  # at least one run was interrupted
+
+
+def test_ctrl_c_reaching_another_thread_during_the_moves_waits_for_them(tmp_path, monkeypatch):
+    """numpy's BLAS threads can take a process's SIGINT: the moves hold it off wherever it
+    lands, and the KeyboardInterrupt raised once they are done says the new files are in."""
+    import threading
+
+    targets = [tmp_path / f"f{i}.txt" for i in range(3)]
+    for t in targets:
+        t.write_text("old")
+    real = files._keep_aside
+    calls = [0]
+
+    def keep_aside(target):
+        calls[0] += 1
+        if calls[0] == 2:
+
+            def press():
+                signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+            worker = threading.Thread(target=press)
+            worker.start()
+            worker.join()
+            time.sleep(0.01)  # the main thread's handler runs meanwhile
+        return real(target)
+
+    monkeypatch.setattr(files, "_keep_aside", keep_aside)
+    with pytest.raises(KeyboardInterrupt, match=ALL_WRITTEN), files.Staging(force=True) as s:
+        for t in targets:
+            s.new(t).write_text("new")
+        s.commit()
+    assert [t.read_text() for t in targets] == ["new"] * 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == [t.name for t in targets]

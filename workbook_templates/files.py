@@ -8,8 +8,8 @@ and, unless forced, never over an existing file, even one that appeared a moment
 written to its temporary first, and only then are they moved into place; if any move fails,
 the files already moved are taken back (an overwritten file is restored from a hard link kept
 aside), so on any failure the folder holds what it held before, with no temporary file and
-no folder the run created. The moves (and a roll-back) run with Ctrl-C held back, so an
-interrupt never leaves some files new and others old.
+no folder the run created. The moves (and a roll-back) run with Ctrl-C held back until they
+end, so an interrupt never leaves some files new and others old.
 
 :func:`deferred_interrupts` turns Ctrl-C into one ``KeyboardInterrupt`` whose text says what
 the run left: :data:`NOTHING_WRITTEN` or :data:`ALL_WRITTEN`.
@@ -176,19 +176,28 @@ def check_interrupt():
 
 @contextlib.contextmanager
 def _ctrl_c_held():
-    """Within the block, SIGINT is blocked (held pending, delivered when the block ends): the
-    moves of :meth:`Staging.commit` and their roll-back are never cut halfway. Only in the
-    main thread, where Python handles signals, and where the system can block them."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-        signal, "pthread_sigmask"
-    ):
+    """Within the block, Ctrl-C is only noted; when the block ends, a noted Ctrl-C goes to the
+    handler that was there before (under :func:`deferred_interrupts`, counted; otherwise a
+    ``KeyboardInterrupt`` raised then). The moves of :meth:`Staging.commit` and their roll-back
+    are never cut halfway. Python runs signal handlers in the main thread, so the handler
+    swapped in holds Ctrl-C off whichever thread the signal reaches (numpy's BLAS threads
+    too, which blocking the signal in the main thread would not cover). Only in the main
+    thread, and when Ctrl-C has a Python handler."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):  # ignored, or the system's default: nothing of ours to hold
+        yield
+        return
+    pressed = []
+    signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        previous(signal.SIGINT, None)
 
 
 def _reason(exc):
@@ -284,10 +293,15 @@ class Staging:
         """
         self.check()
         check_interrupt()  # a Ctrl-C while staging: nothing is moved
-        with _ctrl_c_held():  # all moved, or all rolled back: a Ctrl-C waits for the end
-            self._move_all()
-            if _INTERRUPTS is not None:
-                _INTERRUPTS["written"] = True
+        try:
+            with _ctrl_c_held():  # all moved, or all rolled back: a Ctrl-C waits for the end
+                self._move_all()
+                if _INTERRUPTS is not None:
+                    _INTERRUPTS["written"] = True
+        except KeyboardInterrupt as exc:  # pressed while the files moved, raised once moved
+            if self.committed and not exc.args:
+                exc.args = (ALL_WRITTEN,)
+            raise
         return [t for _, t in self.pairs]
 
     def _move_all(self):
