@@ -163,8 +163,17 @@ def _format_position(position):
 
 
 def _format_value(value):
+    """A value as a message shows it: six significant digits (``1e+305``, ``2.5``), more when
+    six would change it (``999999999``, not ``1e+09`` beside a bound of 1e9)."""
     if isinstance(value, float):
-        return f"{value:g}"
+        text = f"{value:g}"
+        digits = 6
+        while (
+            digits < 17 and value == value and abs(value) != float("inf") and float(text) != value
+        ):
+            digits += 1
+            text = f"{value:.{digits}g}"
+        return text
     return repr(value)
 
 
