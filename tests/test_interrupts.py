@@ -42,7 +42,7 @@ def _program(ready_line):
             f"from {module} import {function}; sys.exit({function}())")  # fmt: skip
 
 
-@pytest.mark.parametrize("delay", [0.03, 0.08, 0.15, 0.3])
+@pytest.mark.parametrize("delay", [0.06, 0.12, 0.2, 0.35])
 def test_ctrl_c_while_the_program_loads_is_one_line(delay):
     proc = subprocess.Popen(
         [sys.executable, "-c", _program("ready"), "estimate"],
