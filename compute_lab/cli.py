@@ -325,8 +325,8 @@ def _main(argv):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as err:  # its text, if any: what the run left (files written)
+        print(f"{prog}: interrupted" + (f"; {err}" if str(err) else ""), file=sys.stderr)
         return 130
     except Exception as err:  # never a traceback in front of a user
         if os.environ.get("COMPUTE_LAB_DEBUG"):

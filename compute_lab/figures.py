@@ -50,32 +50,33 @@ def _note_json(note):
 #: A printed figure this large or larger is written in scientific notation (1.234e+20):
 #: never a number of hundreds of digits.
 SCIENTIFIC_FROM = 1e15
-#: A figure of days below this is written with two significant digits (9.5e-05), not "0.0".
-SHORT_DAYS_BELOW = 0.05
 _SPEC = re.compile(r"\{:[^}]*\}")
+_DECIMALS = re.compile(r"\.(\d+)f\}")
 
 
 class _Figure(str):
     """A format string (``"${:,.0f}"``) whose ``format`` writes a figure of 1e15 or more (in
-    size) in scientific notation, ``"$1.234e+20"``, and, with ``short=True``, a positive figure
-    below 0.05 with two significant digits (days: ``"9.5e-05"``, never a misleading "0.0")."""
+    size) in scientific notation, ``"$1.234e+20"``, and a figure above 0 that its fixed
+    decimals would round to 0 (below 0.5 with none, below 0.05 with one) with two significant
+    digits: ``"$0.034"``, ``"9.5e-05"`` days, never a misleading "$0" or "0.0"."""
 
-    def __new__(cls, text, short=False):
+    def __new__(cls, text):
         self = super().__new__(cls, text)
-        self.short = short
+        decimals = _DECIMALS.search(text)
+        self.rounds_to_zero_below = 0.5 * 10.0 ** -int(decimals.group(1)) if decimals else 0.0
         return self
 
     def format(self, value):
         v = float(value)
         if abs(v) >= SCIENTIFIC_FROM:
             return _SPEC.sub("{:.3e}", self).format(v)
-        if self.short and 0 < abs(v) < SHORT_DAYS_BELOW:
+        if 0 < abs(v) < self.rounds_to_zero_below:
             return _SPEC.sub("{:.2g}", self).format(v)
         return str.format(self, v)
 
 
 _HOURS = _Figure("{:,.0f}")
-_DAYS = _Figure("{:,.1f}", short=True)
+_DAYS = _Figure("{:,.1f}")
 _USD = _Figure("${:,.0f}")
 _KWH = _Figure("{:,.0f} kWh")
 
@@ -106,7 +107,8 @@ def _fmt_count(n):
 
 def print_seed_lines(r, accelerators):
     """The example plan's six lines, in the methodology's exact format (a figure of 1e15 or
-    more in scientific notation, days below 0.05 with two significant digits)."""
+    more in scientific notation, a figure above 0 its decimals would round to 0 with two
+    significant digits)."""
     accelerators = _fmt_count(accelerators)
     print(f"Training FLOPs: {r['training_flops']:.3e}")
     print(f"Accelerator-hours: {_HOURS.format(r['accelerator_hours'])}")
@@ -130,7 +132,7 @@ def extended_lines(r, arguments, target_days):
         minutes = r["checkpoint_interval_hours"] * 60
         mtbf = (f"{_Figure('{:,.2f}').format(r['cluster_mtbf_hours'])} h; checkpoint every "
                 f"{_Figure('{:,.0f}').format(minutes)} min")  # fmt: skip
-    runs_per_year = _Figure("{:,.1f}", short=True).format(r["iterations_per_year"])
+    runs_per_year = _Figure("{:,.1f}").format(r["iterations_per_year"])
     scaling = None
     if "global_batch_tokens" in arguments:
         scaling = f"{r['scaling_efficiency']:.1%}"

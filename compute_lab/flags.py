@@ -23,6 +23,7 @@ from udfs.validation import (
     check_count,
     check_fraction,
     check_non_negative,
+    check_plausible,
     check_positive,
     check_whole,
 )
@@ -258,6 +259,7 @@ def _at_least_one(name, value):
 #: The spec's rule names (:class:`udfs.quantities.Flag`'s ``check``) and their functions.
 CHECKS = {
     "positive": check_positive,
+    "plausible": check_plausible,
     "non_negative": check_non_negative,
     "fraction": check_fraction,
     "at_least_one": _at_least_one,

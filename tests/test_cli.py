@@ -440,8 +440,8 @@ def _known_flags():
             "raise --checkpoint-write-minutes (1e-306)",
         ),
         (
-            ["--total-params", "1e-300", "--tokens", "1", "--accelerators", "8"],
-            "raise --total-params (1e-300)",
+            ["--total-params", "1e-300", "--tokens", "1T", "--accelerators", "8"],
+            "--total-params is below 1e6",
         ),
         (["--tokens", "1e300", "--total-params", "1e10", "--accelerators", "8"], "--tokens"),
         (

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from udfs import engine as e
-from udfs.quantities import SEED_OUTPUT_LINES
+from udfs.quantities import MIN_PLAUSIBLE, SEED_OUTPUT_LINES
 from udfs.validation import InputError
 
 # The seed's DeepSeek-V3-like configuration and its executed output (shared/seeds/003).
@@ -254,8 +254,9 @@ def test_scalar_in_float_out_array_in_array_out():
 
 pos = st.floats(min_value=1e-3, max_value=1e15, allow_nan=False, allow_infinity=False)
 count = st.integers(min_value=1, max_value=1_000_000)
-params = st.floats(min_value=1e6, max_value=1e13)
-tokens = st.floats(min_value=1e6, max_value=1e15)
+# Plans a cluster runs: parameters and tokens from their plausibility floors up.
+params = st.floats(min_value=MIN_PLAUSIBLE["total_params"], max_value=1e13)
+tokens = st.floats(min_value=MIN_PLAUSIBLE["training_tokens"], max_value=1e15)
 tflops = st.floats(min_value=1.0, max_value=1e4)
 fraction = st.floats(min_value=1e-3, max_value=1.0)
 
@@ -405,9 +406,9 @@ def test_an_intermediate_out_of_range_names_the_inputs_not_itself():
         e.estimate(**{**_PLAN, "active_params": 1e300, "total_params": 1e301})
     assert info.value.result == "training_flops"
     assert info.value.drivers == [("active_params", 1e300)]  # FLOPs use active, not total
-    # Underflow: a tiny model makes accelerator-hours denormal.
-    with pytest.raises(OutOfRangeError, match=r"\(below 2.2e-308\): raise total_params"):
-        e.estimate(1e-300, 1, 8, effective_tflops=400)
+    # Underflow: an absurd throughput makes accelerator-hours denormal.
+    with pytest.raises(OutOfRangeError, match=r"\(below 2.2e-308\): lower effective_tflops"):
+        e.estimate(1e6, 1e9, 8, effective_tflops=1e300)
     # A derived throughput of nearly 0 names the peak, not --effective-tflops.
     with pytest.raises(OutOfRangeError, match="raise peak_tflops"):
         e.estimate(671e9, 14.8e12, 2048, peak_tflops=1e-300, mfu=0.5)

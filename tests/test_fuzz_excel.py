@@ -213,10 +213,10 @@ def test_a_bad_cell_in_a_range_names_its_row(name, index, argument, cell, rule):
             "usd_per_accelerator_hour (1e+305)",
         ),
         (
-            "TRAIN_FLOPS",
-            (1e-200, 1e-200),
-            "TRAIN_FLOPS: the result is out of range (below 2.2e-308): raise active_params "
-            "(1e-200) or tokens (1e-200)",
+            "TRAIN_ACCEL_HOURS",
+            (1e6, 1e9, 1e300),
+            "TRAIN_ACCEL_HOURS: the result is out of range (below 2.2e-308): lower "
+            "effective_tflops (1e+300)",
         ),
         (
             "TRAIN_DAYS",

@@ -242,7 +242,7 @@ def test_text_below_the_floors_is_the_floors_error_in_planner_and_report(variant
         "ERROR"
     ]
     cause = row_values(wb, "master_cause")[0]
-    assert cause.startswith("Total and active parameters >= 1E6") and "70B" in cause, cause
+    assert cause.startswith("Total and active parameters >= 1E6") and "70E9" in cause, cause
     assert run(done["sizes-floor.xlsx"], "--csv", tmp_path / "csv") == 2
     err = capsys.readouterr().err
     typed = openpyxl.load_workbook(made["sizes-floor.xlsx"])

@@ -58,7 +58,8 @@ def test_numpy_ranges_match_the_spec_formulas(point_and_price, throughput_sigma,
 @given(POSITIVE, POSITIVE, st.integers(8, 100_000), SIGMA, SIGMA, st.booleans())
 def test_one_plan_matches_the_spec_formulas(total, tokens, n, tp, price, priced):
     kwargs = {"usd_per_accelerator_hour": 2.0, "usd_per_kwh": 0.1} if priced else {}
-    point = engine.estimate(total * 1e3, tokens * 1e6, n, effective_tflops=400.0, **kwargs)
+    # parameters and tokens from their plausibility floors (1e6, 1e9) up
+    point = engine.estimate(total * 1e9, tokens * 1e12, n, effective_tflops=400.0, **kwargs)
     got = ranges.estimate_ranges(point, tp, price)
     _assert_same(got, ranges._spec_ranges(point, tp, price))
     for q, by_p in got.items():  # P50 is the point estimate, to the digit

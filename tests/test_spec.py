@@ -77,7 +77,7 @@ VALUES = {
     "days_per_year": st.just(365.0),
     "active_params": _pos(1e6, 2e12),
     "total_params": _pos(1e6, 2e12),
-    "training_tokens": _pos(1e6, 1e14),
+    "training_tokens": _pos(1e9, 1e14),  # from the plausibility floor (MIN_PLAUSIBLE)
     "training_flops": _pos(1e15, 1e27),
     "effective_tflops": _pos(1, 5000),
     "accelerator_hours": _pos(1, 1e9),
@@ -152,7 +152,9 @@ PLAN = st.fixed_dictionaries(
         )
     }  # fmt: skip
 ).flatmap(
-    lambda p: _pos(1e-3, 1).map(lambda share: {**p, "active_params": p["total_params"] * share})
+    lambda p: _pos(1e-3, 1).map(  # active parameters from their plausibility floor up
+        lambda share: {**p, "active_params": max(p["total_params"] * share, 1e6)}
+    )
 )
 
 

@@ -41,6 +41,7 @@ import numpy as np
 from . import formula as _formula
 from . import model as _model
 from .quantities import ENGINE_INPUTS as _ENGINE_INPUTS
+from .quantities import MIN_PLAUSIBLE as _MIN_PLAUSIBLE
 from .quantities import MODEL_CONSTANTS as _MODEL_CONSTANTS
 from .quantities import MODEL_INPUTS as _MODEL_INPUTS
 from .validation import (
@@ -53,6 +54,7 @@ from .validation import (
     check_count,
     check_fraction,
     check_non_negative,
+    check_plausible,
     check_positive,
     check_whole,
 )
@@ -1288,7 +1290,6 @@ def _estimate(p):
     memory = nan
     if p.hbm_gb is not None:
         memory = min_accelerators_for_memory(total, p.hbm_gb, p.training_state_bytes_per_param)
-        _check_some_memory(memory, total)
     out = {
         "effective_tflops": through["effective_tflops"],
         "training_flops": flops,
@@ -1312,36 +1313,20 @@ def _estimate(p):
 _goodput = goodput  # a Plan has a field of the same name
 
 
-def _check_some_memory(memory, total):
-    """A training state that rounds to no accelerator at all (a model of a few parameters:
-    under a billionth of one accelerator's memory) is a problem of ``total_params``, not of
-    the HBM: it is named, with the likely unit slip."""
-    zero = np.asarray(memory) == 0
-    if not np.any(zero):
-        return
-    pos = None if np.ndim(memory) == 0 else tuple(int(i) for i in np.argwhere(zero)[0])
-    value = np.broadcast_to(total, np.shape(memory))[pos] if pos is not None else total
-    raise InputError(
-        "total_params",
-        "is too few parameters for a training run: their training state is under a "
-        "billionth of one accelerator's memory (was it typed in billions? 70B is 70e9)",
-        pos,
-        value=float(value),
-    )
-
-
 # -- estimate(), step by step -----------------------------------------------------------------
 
 
 def _checked_arguments(p):
     """Check every argument of :func:`estimate`, also one this plan does not use: a bad value
-    is never ignored. Returns the model's checked arrays (total, active, tokens, accelerators)."""
-    total = check_positive("total_params", p.total_params)
+    is never ignored. Parameters and tokens must reach their plausibility floors
+    (:func:`udfs.validation.check_plausible`: below, a unit slip such as 70 for 70 billion).
+    Returns the model's checked arrays (total, active, tokens, accelerators)."""
+    total = check_plausible("total_params", p.total_params)
     active = total
     if p.active_params is not None:
-        active = check_positive("active_params", p.active_params)
+        active = check_plausible("active_params", p.active_params)
     check_at_most("active_params", active, "total_params", total)
-    tokens = check_positive("training_tokens", p.training_tokens)
+    tokens = check_plausible("training_tokens", p.training_tokens)
     n = check_whole("accelerators", p.accelerators)
     for name, check in _ALWAYS_CHECKS.items():
         check(name, getattr(p, name))
@@ -1560,10 +1545,10 @@ _NON_NEGATIVE = (0.0, True, None, False, False)
 _AT_LEAST_ONE = (1.0, True, None, False, False)
 _FRACTION = (0.0, False, 1.0, True, False)
 _LEAN_RULES = {
-    "total_params": _POSITIVE,
-    "training_tokens": _POSITIVE,
+    "total_params": (_MIN_PLAUSIBLE["total_params"], True, None, False, False),
+    "training_tokens": (_MIN_PLAUSIBLE["training_tokens"], True, None, False, False),
     "accelerators": (0.0, False, None, False, True),
-    "active_params": _POSITIVE,
+    "active_params": (_MIN_PLAUSIBLE["active_params"], True, None, False, False),
     "effective_tflops": _POSITIVE,
     "peak_tflops": _POSITIVE,
     "mfu": _FRACTION,

@@ -55,6 +55,7 @@ from .validation import (
     check_finite,
     check_fraction,
     check_non_negative,
+    check_plausible,
     check_positive,
     check_result,
     out_of_range,
@@ -101,10 +102,13 @@ _USD_PER_KWH_DOC = (
 
 #: Help text of each Excel argument (at most 255 characters: Excel's limit).
 ARG_DOCS = {
-    "active_params": "Parameters used per token (all of them for a dense model), e.g. 37E9. > 0.",
-    "total_params": "All stored parameters (every expert of an MoE model), e.g. 671E9. > 0.",
-    "params": "Model parameters, e.g. 70E9. > 0.",
-    "tokens": "Training tokens, e.g. 14.8E12. > 0.",
+    "active_params": "Parameters used per token (all of them for a dense model), e.g. 37E9. "
+    "At least 1E6 (fewer: typed in billions).",
+    "total_params": "All stored parameters (every expert of an MoE model), e.g. 671E9. At least "
+    "1E6 (fewer: typed in billions).",
+    "params": "Model parameters, e.g. 70E9. At least 1E6 (fewer: typed in billions).",
+    "tokens": "Training tokens, e.g. 14.8E12. At least 1E9 (fewer: typed in billions or "
+    "trillions).",
     "accelerators": "Accelerators (GPUs) training at once, e.g. 2048. A whole number > 0.",
     "effective_tflops": "Sustained (not peak) TFLOP/s per accelerator, e.g. 400. > 0.",
     "usd_per_accelerator_hour": "Price of one accelerator for one hour, US$, e.g. 2. >= 0.",
@@ -259,6 +263,15 @@ def _numbers(function, values, flats=None):
 
 #: Functions whose result may be 0 (a free price, a carbon-free grid); others must be > 0.
 _MAY_BE_ZERO = frozenset({"TRAIN_COST", "TRAIN_CO2_T"})
+#: Argument -> the plan quantity whose plausibility floor it keeps (a parameter count or the
+#: training tokens: below the floor, a unit slip such as 70 for 70 billion), as the planner,
+#: the command line and the engine's estimate keep it (:func:`udfs.validation.check_plausible`).
+_PLAUSIBLE = {
+    "active_params": "active_params",
+    "total_params": "total_params",
+    "params": "total_params",
+    "tokens": "training_tokens",
+}
 
 
 def _compute(function, compute, values, labels=None):
@@ -277,6 +290,9 @@ def _compute(function, compute, values, labels=None):
     # single cells as plain floats: the engine's small-call path (same checks, same figures)
     plain = {k: float(v) if v is not None and v.ndim == 0 else v for k, v in arrays.items()}
     try:
+        for name, quantity in _PLAUSIBLE.items():
+            if name in arrays:
+                check_plausible(name, arrays[name], quantity)
         with np.errstate(all="ignore"):  # out-of-range results are caught below
             result = compute(**plain)
         check_result(

@@ -43,6 +43,7 @@ __all__ = [
     "PRICING_BASES",
     "PLAUSIBILITY_FLOORS",
     "MIN_PLAUSIBLE",
+    "PLAUSIBLE_SLIPS",
     "SEED_PLAN",
     "SEED_OUTPUT_LINES",
 ]
@@ -311,16 +312,26 @@ PLAUSIBILITY_FLOORS = (
     Quantity("min_plausible_params", "Fewest plausible parameters",
              "parameters", 1e6,
              note="The smallest models trained on a cluster have tens of millions; below 1E6 "
-             "the figure was typed in billions (type 70B or 70E9 for 70 billion)"),
+             "the figure was typed in billions (type the full number, e.g. 70E9)"),
     Quantity("min_plausible_tokens", "Fewest plausible training tokens", "tokens", 1e9,
              note="Runs on a cluster see billions of tokens; below 1E9 the figure was typed "
-             "in billions or trillions (type 2T or 2E12 for 2 trillion)"),
+             "in billions or trillions (type the full number, e.g. 14.8E12)"),
 )  # fmt: skip
-#: Input name -> its plausibility floor (the same figures, for the engine-side faces).
+#: Input name -> its plausibility floor: one rule for every face (the engine's estimate, the
+#: Excel functions, the command line, the planner's Checks and the hand-off; the advice in
+#: :func:`udfs.validation.implausible_rule`).
 MIN_PLAUSIBLE = {
     "total_params": PLAUSIBILITY_FLOORS[0].default,
     "active_params": PLAUSIBILITY_FLOORS[0].default,
     "training_tokens": PLAUSIBILITY_FLOORS[1].default,
+}
+#: Input name -> the units a figure below its floor was likely typed in (word, size) and an
+#: example of the full number: parameters are quoted in billions (70B), tokens in billions or
+#: trillions (300B, 15T).
+PLAUSIBLE_SLIPS = {
+    "total_params": ((("billion", 1e9),), "70E9"),
+    "active_params": ((("billion", 1e9),), "37E9"),
+    "training_tokens": ((("billion", 1e9), ("trillion", 1e12)), "14.8E12"),
 }
 
 
@@ -603,7 +614,8 @@ class Flag:
     help : str
         The help text; the command line adds what the flag left out takes.
     check : str
-        The range rule checked before anything else, by name: ``positive``, ``non_negative``,
+        The range rule checked before anything else, by name: ``positive``, ``plausible``
+        (above 0 and at least the quantity's :data:`MIN_PLAUSIBLE` floor), ``non_negative``,
         ``fraction``, ``at_least_one``, ``below_one``, ``range_pct``, ``count``, ``whole``,
         ``years``, ``utilisation`` (``compute_lab.flags`` holds the functions).
     maximum : float or None
@@ -642,9 +654,9 @@ _TFLOPS = {"maximum": MAX_TFLOPS, "maximum_text": f"{_sci(MAX_TFLOPS)} TFLOP/s p
 #: The number flags of ``compute-lab estimate``, in the order ``--help`` lists them. Numbers
 #: accept the 671B / 14.8T forms; a ``*_pct`` quantity takes a fraction or a percentage.
 ESTIMATE_FLAGS = (
-    _flag("--total-params", "total_params", "all parameters, e.g. 671B", "positive"),
-    _flag("--active-params", "active_params", "parameters active per token", "positive"),
-    _flag("--tokens", "training_tokens", "training tokens, e.g. 14.8T", "positive"),
+    _flag("--total-params", "total_params", "all parameters, e.g. 671B", "plausible"),
+    _flag("--active-params", "active_params", "parameters active per token", "plausible"),
+    _flag("--tokens", "training_tokens", "training tokens, e.g. 14.8T", "plausible"),
     _flag("--accelerators", "accelerators",
           f"accelerators in the job, a whole number up to {_sci(MAX_COUNT)}", "whole", **_COUNT),
     _flag("--effective-tflops", "effective_tflops_input",

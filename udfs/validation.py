@@ -14,6 +14,8 @@ import re
 
 import numpy as np
 
+from .quantities import MAX_RUN_FIGURE, MIN_PLAUSIBLE, PLAUSIBLE_SLIPS
+
 __all__ = [
     "CommandError",
     "InputError",
@@ -26,6 +28,9 @@ __all__ = [
     "is_blank",
     "check_finite",
     "check_positive",
+    "check_plausible",
+    "implausible_rule",
+    "plausibility_advice",
     "check_non_negative",
     "check_fraction",
     "check_at_most",
@@ -160,8 +165,17 @@ def _format_position(position):
 
 
 def _format_value(value):
+    """A value as a message shows it: six significant digits (``1e+305``, ``2.5``), more when
+    six would change it (``999999999``, not ``1e+09`` beside a bound of 1e9)."""
     if isinstance(value, float):
-        return f"{value:g}"
+        text = f"{value:g}"
+        digits = 6
+        while (
+            digits < 17 and value == value and abs(value) != float("inf") and float(text) != value
+        ):
+            digits += 1
+            text = f"{value:.{digits}g}"
+        return text
     return repr(value)
 
 
@@ -246,8 +260,8 @@ def _check(name, value, bad_of, rule, low_ok, high_ok):
     bad = bad_of(arr)
     if np.any(bad):
         pos = _first_bad(np.asarray(bad))
-        got = arr[pos] if pos is not None else arr.item()
-        raise InputError(name, rule, pos, float(got))
+        got = float(arr[pos] if pos is not None else arr.item())
+        raise InputError(name, rule(got) if callable(rule) else rule, pos, got)
     if arr.dtype.kind == "f":
         tiny = (arr != 0) & (np.abs(arr) < SMALLEST_NORMAL)
         if tiny.any():
@@ -332,6 +346,67 @@ def _not_negative(lo):
 def check_positive(name, value):
     """Finite and greater than zero."""
     return _check(name, value, _not_positive, "must be greater than 0", _positive, _always)
+
+
+def _bound_text(x):
+    """A bound as the messages spell it: 1e6, 1e9 (not 1e+06)."""
+    mantissa, exponent = f"{x:e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
+def plausibility_advice(quantity):
+    """The advice for a count below its plausibility floor, the same on every face (the
+    engine's message, the planner's Checks): ``"too few for a run planned on a cluster: was it
+    typed in billions?"``; the full number to type is ``PLAUSIBLE_SLIPS[quantity][1]``."""
+    words = " or ".join(f"{word}s" for word, _ in PLAUSIBLE_SLIPS[quantity][0])
+    return f"too few for a run planned on a cluster: was it typed in {words}?"
+
+
+def implausible_rule(quantity, value):
+    """The rule a count below its plausibility floor breaks, with the likely unit slip: the
+    one advice every face gives (``udfs.quantities.MIN_PLAUSIBLE``, ``PLAUSIBLE_SLIPS``).
+    Each slip's reading is shown while it stays a figure a plan can hold (at most
+    ``MAX_RUN_FIGURE``, 1e15).
+
+    >>> print(implausible_rule("total_params", 70).replace("? ", "?\\n"))
+    is below 1e6, too few for a run planned on a cluster: was it typed in billions?
+    (70 billion is 7e+10; type the full number, e.g. 70E9)
+    """
+    slips, example = PLAUSIBLE_SLIPS[quantity]
+    sizes = ", ".join(
+        f"{value:g} {word} is {value * size:g}"
+        for word, size in slips
+        if value * size <= MAX_RUN_FIGURE
+    )
+    return (
+        f"is below {_bound_text(MIN_PLAUSIBLE[quantity])}, {plausibility_advice(quantity)} "
+        f"({sizes + '; ' if sizes else ''}type the full number, e.g. {example})"
+    )
+
+
+def _plausibility_rule(quantity):
+    """(bad_of, low_ok, rule) of :func:`check_plausible` for ``quantity``, made once each (the
+    functions are keys of :func:`checks_remembered`)."""
+    least = MIN_PLAUSIBLE[quantity]
+
+    def rule(got):
+        if got <= 0:
+            return "must be greater than 0"
+        return _DENORMAL_RULE if got < SMALLEST_NORMAL else implausible_rule(quantity, got)
+
+    return (lambda a: a < least), (lambda lo: lo >= least), rule
+
+
+_PLAUSIBILITY = {quantity: _plausibility_rule(quantity) for quantity in MIN_PLAUSIBLE}
+
+
+def check_plausible(name, value, quantity=None):
+    """Finite and at least the plausibility floor of ``quantity`` (``name`` when None): a
+    parameter count or a number of training tokens of a run planned on a cluster
+    (``udfs.quantities.MIN_PLAUSIBLE``). 0 or less breaks "must be greater than 0"; a figure
+    above 0 and below the floor names the likely unit slip (:func:`implausible_rule`)."""
+    bad_of, low_ok, rule = _PLAUSIBILITY[quantity or name]
+    return _check(name, value, bad_of, rule, low_ok, _always)
 
 
 def check_non_negative(name, value):

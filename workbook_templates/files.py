@@ -8,7 +8,11 @@ and, unless forced, never over an existing file, even one that appeared a moment
 written to its temporary first, and only then are they moved into place; if any move fails,
 the files already moved are taken back (an overwritten file is restored from a hard link kept
 aside), so on any failure the folder holds what it held before, with no temporary file and
-no folder the run created.
+no folder the run created. The moves (and a roll-back) run with Ctrl-C held back until they
+end, so an interrupt never leaves some files new and others old.
+
+:func:`deferred_interrupts` turns Ctrl-C into one ``KeyboardInterrupt`` whose text says what
+the run left: :data:`NOTHING_WRITTEN` or :data:`ALL_WRITTEN`.
 """
 
 from __future__ import annotations
@@ -32,9 +36,18 @@ __all__ = [
     "save_workbook",
     "deferred_interrupts",
     "check_interrupt",
+    "NOTHING_WRITTEN",
+    "ALL_WRITTEN",
 ]
 
-#: The Ctrl-C count of the running :func:`deferred_interrupts` block (None outside one).
+#: What a run interrupted by Ctrl-C before its outputs moved into place left: the text of its
+#: ``KeyboardInterrupt``, after "interrupted; " on the command's one line.
+NOTHING_WRITTEN = "nothing written: every old file is as it was"
+#: What a run interrupted once its outputs were all in place left (the moves are never cut).
+ALL_WRITTEN = "the new files were already all in place"
+
+#: The state of the running :func:`deferred_interrupts` block (None outside one): the Ctrl-C
+#: count and whether a :class:`Staging` has moved its files into place.
 _INTERRUPTS = None
 
 
@@ -115,8 +128,13 @@ def deferred_interrupts():
     printed as "Exception ignored" and lost, and the run went on to replace its outputs.
     Here the first Ctrl-C only sets a flag, turned into ``KeyboardInterrupt`` at the next
     safe point (between files, before each output is written and before they are moved into
-    place); a second Ctrl-C interrupts at once. The previous handler is restored on the way
-    out; outside the main thread, or when SIGINT is ignored, nothing changes.
+    place); a second Ctrl-C interrupts at once. A Ctrl-C noted once the outputs were moved
+    into place (it waits for the moves) is raised when the block ends.
+
+    The ``KeyboardInterrupt`` leaving the block says what the run left: :data:`ALL_WRITTEN`
+    when its :class:`Staging` had moved every file into place, else :data:`NOTHING_WRITTEN`.
+    The previous handler is restored on the way out; outside the main thread, or when SIGINT
+    is ignored, nothing changes.
     """
     global _INTERRUPTS
     if threading.current_thread() is not threading.main_thread() or _INTERRUPTS is not None:
@@ -126,27 +144,60 @@ def deferred_interrupts():
     if previous in (signal.SIG_IGN, None):
         yield
         return
-    count = [0]
+    state = {"count": 0, "written": False, "raised": False}
 
     def note(signum, frame):
-        count[0] += 1
-        if count[0] > 1:
+        state["count"] += 1
+        if state["count"] > 1:
             raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, note)
-    _INTERRUPTS = count
+    _INTERRUPTS = state
     try:
         yield
+    except KeyboardInterrupt as exc:
+        if not exc.args:
+            exc.args = (ALL_WRITTEN if state["written"] else NOTHING_WRITTEN,)
+        raise
     finally:
         _INTERRUPTS = None
         signal.signal(signal.SIGINT, previous)
+    if state["count"] and not state["raised"]:  # noted, never raised (the outputs in place)
+        raise KeyboardInterrupt(ALL_WRITTEN if state["written"] else NOTHING_WRITTEN)
 
 
 def check_interrupt():
     """Raise ``KeyboardInterrupt`` if Ctrl-C was pressed in the :func:`deferred_interrupts`
     block (a no-op outside one)."""
-    if _INTERRUPTS is not None and _INTERRUPTS[0]:
+    if _INTERRUPTS is not None and _INTERRUPTS["count"]:
+        _INTERRUPTS["raised"] = True
         raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _ctrl_c_held():
+    """Within the block, Ctrl-C is only noted; when the block ends, a noted Ctrl-C goes to the
+    handler that was there before (under :func:`deferred_interrupts`, counted; otherwise a
+    ``KeyboardInterrupt`` raised then). The moves of :meth:`Staging.commit` and their roll-back
+    are never cut halfway. Python runs signal handlers in the main thread, so the handler
+    swapped in holds Ctrl-C off whichever thread the signal reaches (numpy's BLAS threads
+    too, which blocking the signal in the main thread would not cover). Only in the main
+    thread, and when Ctrl-C has a Python handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):  # ignored, or the system's default: nothing of ours to hold
+        yield
+        return
+    pressed = []
+    signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        previous(signal.SIGINT, None)
 
 
 def _reason(exc):
@@ -242,6 +293,18 @@ class Staging:
         """
         self.check()
         check_interrupt()  # a Ctrl-C while staging: nothing is moved
+        try:
+            with _ctrl_c_held():  # all moved, or all rolled back: a Ctrl-C waits for the end
+                self._move_all()
+                if _INTERRUPTS is not None:
+                    _INTERRUPTS["written"] = True
+        except KeyboardInterrupt as exc:  # pressed while the files moved, raised once moved
+            if self.committed and not exc.args:
+                exc.args = (ALL_WRITTEN,)
+            raise
+        return [t for _, t in self.pairs]
+
+    def _move_all(self):
         done = []  # (target, kept copy of what it held, or None when it was new)
         target = None
         try:
@@ -275,7 +338,6 @@ class Staging:
                 with contextlib.suppress(OSError):
                     kept.unlink()
         self.committed = True
-        return [t for _, t in self.pairs]
 
     def _roll_back(self, done):
         failed = []

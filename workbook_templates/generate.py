@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .files import Staging, save_workbook
+from .files import Staging, check_interrupt, deferred_interrupts, save_workbook
 
 __all__ = ["TEMPLATES", "configure_parser", "run", "build_all", "write_templates"]
 
@@ -133,6 +133,7 @@ def write_templates(out=DEFAULT_OUT, force=False, pdf=False, generated=None, own
         try:
             staged = []
             for target in targets:
+                check_interrupt()  # Ctrl-C is taken between workbooks
                 path = stage / target.name
                 try:
                     _save(books[target.name], path, force)
@@ -174,11 +175,22 @@ def _convert_pdfs(paths, folder):
     try:
         return convert(paths, folder, "pdf")
     except LibreOfficeError as exc:
+        check_interrupt()  # Ctrl-C at a terminal reaches LibreOffice too: interrupted, not failed
         raise CommandError(f"--pdf: {exc}") from exc
 
 
 def run(args):
-    """Run ``compute-lab templates``; print each written path; return the exit code."""
+    """Run ``compute-lab templates``; print each written path; return the exit code.
+
+    Ctrl-C is taken between workbooks and before they move into place; once they are moving
+    it waits for the end (:func:`workbook_templates.files.deferred_interrupts`): the
+    ``KeyboardInterrupt`` says whether nothing was written or every new file is in place.
+    """
+    with deferred_interrupts():
+        return _run(args)
+
+
+def _run(args):
     from udfs.validation import CommandError, check_name
 
     if not str(args.out).strip():  # Path("") is the current folder: never meant

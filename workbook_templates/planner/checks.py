@@ -16,7 +16,8 @@ from openpyxl.utils import get_column_letter
 from udfs.numbers import SIZE_EXAMPLES
 from udfs.own_runs import ADVICE
 from udfs.plan import CALIBRATED_RANGE_EXCEL, THROUGHPUT_SOURCES
-from udfs.quantities import BUDGET_STATUSES, PLAN_INPUTS
+from udfs.quantities import BUDGET_STATUSES, PLAN_INPUTS, PLAUSIBLE_SLIPS
+from udfs.validation import plausibility_advice
 
 from ..sheetkit import CHECK_WARN_FILL, Book, bold, check_colours, put_text
 from .layout import FIRST_COL, LAST_COL, SCENARIO_COLUMNS
@@ -61,11 +62,13 @@ _PER_SCENARIO = (  # the first failing check is the cause an ERROR names
     ("Pricing basis is rental all-in, rental plus power or owned (or blank)",
      "=OR(LEN({pricing_basis})=0,ISNUMBER(MATCH({pricing_basis},pricing_bases,0)))"),
     ("Total and active parameters >= 1E6 (Inputs rows {row:total_params} and "
-     "{row:active_params}); below, typed in billions? Type 70B or 70E9 for 70 billion",
+     "{row:active_params}); below, " + plausibility_advice("total_params") + " Type the full "
+     "number, e.g. " + PLAUSIBLE_SLIPS["total_params"][1],
      "=OR(NOT({scenario_ready}),AND({total_params_used}>=min_plausible_params,"
      "{active_params_used}>=min_plausible_params))"),
-    ("Training tokens >= 1E9 (Inputs row {row:training_tokens}); below, typed in billions or "
-     "trillions? Type 2T or 2E12 for 2 trillion",
+    ("Training tokens >= 1E9 (Inputs row {row:training_tokens}); below, "
+     + plausibility_advice("training_tokens") + " Type the full number, e.g. "
+     + PLAUSIBLE_SLIPS["training_tokens"][1],
      "=OR(NOT({scenario_ready}),{training_tokens_used}>=min_plausible_tokens)"),
     ("Complete scenarios give numbers",
      "=OR(NOT({scenario_ready}),AND(ISNUMBER({total_cost_usd}),"

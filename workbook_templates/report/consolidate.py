@@ -27,7 +27,7 @@ import numpy as np
 from udfs import engine, plan, ranges
 from udfs.quantities import MIN_PLAUSIBLE as _MIN_PLAUSIBLE
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_QUANTITIES, SEED_PLAN
-from udfs.validation import CommandError, InputError, printable
+from udfs.validation import CommandError, InputError, implausible_rule, printable
 
 from ..reader import (
     DEFAULT_MAX_BYTES,
@@ -61,11 +61,10 @@ MAX_TOTAL_SCENARIO_COLUMNS = 4_000
 #: The fewest parameters (total or active) and training tokens a plan may have: the smallest
 #: models trained on a cluster have tens of millions of parameters and see billions of
 #: tokens. Below them a figure was almost surely typed in billions or trillions (70 for 70B):
-#: refused at its cell, naming the likely slip, rather than costed at a few cents. One
-#: definition (``udfs.quantities.MIN_PLAUSIBLE``), the planner's Checks use the same floors.
+#: refused at its cell, naming the likely slip, rather than costed at a few cents. One rule
+#: (``udfs.quantities.MIN_PLAUSIBLE``, the advice of :func:`udfs.validation.implausible_rule`)
+#: for the engine, the command line, the Excel functions and the planner's Checks.
 MIN_PLAUSIBLE = _MIN_PLAUSIBLE
-_UNITS = {"total_params": ("billions", 1e9, "70e9"), "active_params": ("billions", 1e9, "37e9"),
-          "training_tokens": ("trillions", 1e12, "14.8e12")}  # fmt: skip
 
 #: Control characters a worksheet cannot hold (tab, newline and carriage return are text).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -292,19 +291,16 @@ def _check_end(scenario, outputs):
 
 
 def _implausible(scenario):
-    """Problems of the counts below :data:`MIN_PLAUSIBLE` (a unit slip: 70 for 70 billion)."""
+    """Problems of the counts below :data:`MIN_PLAUSIBLE` (a unit slip: 70 for 70 billion),
+    every one of them, in the engine's words (:func:`udfs.validation.implausible_rule`)."""
     problems = []
     for name, least in MIN_PLAUSIBLE.items():
         value = scenario.inputs.get(name)
         if isinstance(value, int | float) and 0 < value < least:
-            unit, scale, example = _UNITS[name]
-            least_text = f"{least:.0e}".replace("e+0", "e")
+            rule = implausible_rule(name, value)
             problems.append(
                 scenario.problem(
-                    name,
-                    f"{label(name)} = {value:g} is below {least_text}, too few for a run "
-                    f"planned on a cluster: was it typed in {unit}? ({value:g} {unit[:-1]} is "
-                    f"{value * scale:g}; type the full number, e.g. {example})",
+                    name, InputError(name, rule, value=float(value)).describe(label(name))
                 )
             )
     return problems
