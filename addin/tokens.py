@@ -182,8 +182,11 @@ def load(path):
 
     A missing file is an empty list (no one is signed in yet)."""
     path = Path(path)
+    # Opened without waiting for a writer (O_NONBLOCK): a FIFO put in the file's place is
+    # refused by its stat below instead of holding the server (and its event loop) for ever.
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, flags)
     except FileNotFoundError:
         return []
     except OSError as err:
