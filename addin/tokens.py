@@ -291,8 +291,12 @@ def _update(path, change):
 
 def _save(path, tokens):
     # Temporary files left by stopped commands go: the lock is ours, so none is being written.
+    # Only this file's (``.<name>.<pid>.tmp``): another token file's in the same folder, such
+    # as ``<name>.2``'s, may be being written under its own lock.
+    ours = re.compile(rf"\.{re.escape(path.name)}\.[0-9]+\.tmp")
     for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
-        stale.unlink(missing_ok=True)
+        if ours.fullmatch(stale.name):
+            stale.unlink(missing_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         fd = os.open(

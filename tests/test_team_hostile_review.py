@@ -264,3 +264,19 @@ def test_two_heads_declaring_the_largest_bodies_do_not_lock_out_a_third_token(te
     finally:
         for conn in held:
             conn.close()
+
+
+def test_an_update_removes_its_own_stale_temporary_files_only(tmp_path):
+    """``tokens.json``'s update clears what a stopped command left (``.tokens.json.<pid>.tmp``),
+    not the temporary file of ``tokens.json.2`` in the same folder, which another command may be
+    writing under that file's own lock (its rename would then fail)."""
+    path = tmp_path / "tokens.json"
+    tokens.create(path, "alice")
+    stale = tmp_path / ".tokens.json.4242.tmp"
+    other = tmp_path / ".tokens.json.2.4343.tmp"
+    for left in (stale, other):
+        left.write_text("{}")
+    tokens.create(path, "bob")
+    assert not stale.exists()
+    assert other.read_text() == "{}"
+    assert [t["name"] for t in tokens.load(path)] == ["alice", "bob"]
