@@ -280,3 +280,24 @@ def test_an_update_removes_its_own_stale_temporary_files_only(tmp_path):
     assert not stale.exists()
     assert other.read_text() == "{}"
     assert [t["name"] for t in tokens.load(path)] == ["alice", "bob"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the lock is a file that its owner may delete: a command that opens the lock file "
+    "after it was removed locks a new one while the old one is still held (the fix is a lock "
+    "that cannot be removed while held, such as the folder's own)",
+)
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="flock is POSIX")
+def test_a_lock_file_removed_while_held_still_keeps_a_second_update_out(tmp_path, monkeypatch):
+    import fcntl
+
+    path = tmp_path / "tokens.json"
+    tokens.create(path, "alice")
+    monkeypatch.setattr(tokens, "LOCK_WAIT_SECONDS", 0.3)
+    lock = path.with_name("tokens.json.lock")
+    with open(lock, "a") as held:  # another update holds the lock...
+        fcntl.flock(held, fcntl.LOCK_EX)
+        lock.unlink()  # ...when the lock file is cleaned away
+        with pytest.raises(tokens.TokenFileError, match="has held its lock"):
+            tokens.create(path, "bob")
