@@ -317,6 +317,23 @@ def _save(path, tokens):
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    _sync_folder(path.parent)
+
+
+def _sync_folder(folder):
+    """Flush the folder's entries to disk, so that the rename (a revoke) survives a crash of
+    the machine, not only the file's content. A folder that cannot be opened (Windows) is
+    left to the system, where the rename is durable."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # a file system without fsync on folders: the rename is as durable as it can be
+    finally:
+        os.close(fd)
 
 
 def _now():

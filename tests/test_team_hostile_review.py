@@ -301,3 +301,25 @@ def test_a_lock_file_removed_while_held_still_keeps_a_second_update_out(tmp_path
         lock.unlink()  # ...when the lock file is cleaned away
         with pytest.raises(tokens.TokenFileError, match="has held its lock"):
             tokens.create(path, "bob")
+
+
+@pytest.mark.skipif(not hasattr(os, "O_DIRECTORY"), reason="folders are opened on POSIX")
+def test_an_update_flushes_the_folder_after_its_rename(tmp_path, monkeypatch):
+    """A revoke is a rename: it lasts through a crash of the machine only once the folder's
+    entries are on disk, so the folder is fsynced after the file (which is fsynced first)."""
+    import stat
+
+    path = tmp_path / "tokens.json"
+    tokens.create(path, "alice")
+    synced = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        info = os.fstat(fd)
+        synced.append(("folder" if stat.S_ISDIR(info.st_mode) else "file", info.st_ino))
+        return real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    tokens.revoke(path, "alice")
+    assert synced[-1] == ("folder", tmp_path.stat().st_ino)
+    assert [kind for kind, _ in synced] == ["file", "folder"]
