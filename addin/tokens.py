@@ -18,7 +18,8 @@ worker, without a restart.
 ``<file>.lock`` beside it (``flock``; waiting at most :data:`LOCK_WAIT_SECONDS`), so two commands
 at once never lose each other's change: each reads the file, writes the new content to a
 temporary file, renames it over the old one (readers see the old file or the new one, never
-half of one), re-reads it and confirms the change is there before it says it is done.
+half of one) and flushes the folder (the rename survives a crash of the machine), re-reads
+it and confirms the change is there before it says it is done.
 
 Last use is kept beside it, one empty file per token name in ``<file>.used/``, whose
 modification time is touched at most every :data:`LAST_USE_RESOLUTION_SECONDS` per worker
