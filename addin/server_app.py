@@ -767,7 +767,7 @@ def _create_app():
     metrics = team.Metrics() if config.metrics else None
     guarded = team.MetricsRoute(guarded, metrics, path=f"{base}/metrics")
     guarded = team.SignIn(guarded, config, store, calls, metrics_path=f"{base}/metrics")
-    guarded = team.AccessLog(guarded, config, calls, metrics)
+    guarded = team.AccessLog(guarded, config, calls, metrics, scripts=_script_names())
     guarded = StaticGuard(guarded, static_mounts(fastapi_app))
     guarded = HostGuard(guarded, config.public_hosts)
     guarded = team.Ops(guarded, config, pool, store, app_path=base)

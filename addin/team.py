@@ -19,8 +19,9 @@ variables (:func:`config_from_env` reads them; :data:`ENV` names them), and
 - :class:`BodyBudget`: on the call routes, the bytes of request bodies a worker process holds
   (being received, or received and waiting for or in their call) are at most
   :data:`MAX_HELD_BODY_BYTES`, and one token's at most :data:`MAX_HELD_BODY_BYTES_PER_TOKEN`; a
-  body that would go past either is 503 with ``Retry-After`` before its bytes are kept (checked
-  on its ``Content-Length`` before any is read; a body without one, as its bytes arrive). A body
+  body that would go past either is 503 with ``Retry-After`` before its bytes are kept (its
+  ``Content-Length`` checked before any is read; the bytes counted as they arrive, so a head
+  that declares a large body and sends nothing holds nothing from the others). A body
   of at most :data:`FAST_LANE_BYTES` (Excel's usual call) is counted but never refused, so one
   token's big bodies never hold another's one-cell formulas;
 - :class:`CallPool`: function calls run in :data:`POOL_THREADS` threads, off the event loop, so
@@ -491,13 +492,15 @@ class BodyBudget:
         if declared > MAX_BODY_BYTES:
             return await reply(send, 413, "request body too large")
         taken = 0
-        refused = None
         retry = [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())]
+        # A Content-Length that would not fit is refused before any byte is read; one that
+        # fits is counted as its bytes arrive, so a head alone (a client that declares the
+        # largest body and sends nothing) holds nothing from the others.
+        refused = self._take(token, declared, declared)
+        if refused:
+            return await reply(send, 503, refused, retry)
+        self._give_back(token, declared)
         try:
-            refused = self._take(token, declared, declared)
-            if refused:
-                return await reply(send, 503, refused, retry)
-            taken = declared
 
             async def counted_receive():
                 nonlocal taken, refused
@@ -505,7 +508,7 @@ class BodyBudget:
                 if message["type"] != "http.request" or refused:
                     return message
                 arrived[0] += len(message.get("body", b""))
-                if arrived[0] > taken:  # a body without a Content-Length
+                if arrived[0] > taken:
                     refused = self._take(token, arrived[0] - taken, arrived[0])
                     if refused:
                         # The guards reading the body have sent nothing yet: the answer is
@@ -617,14 +620,20 @@ class MetricsRoute:
 
 
 class AccessLog:
-    """ASGI middleware: one JSON line per call on the call routes, and the metrics when on."""
+    """ASGI middleware: one JSON line per call on the call routes, and the metrics when on.
 
-    def __init__(self, app, config, call_prefixes, metrics=None):
+    A script call is named by its script when it is one of ``scripts`` (the server's custom
+    scripts), else ``script:(unknown)``: the rest of a URL is the client's text (a token put
+    there by mistake, or a new name per request), which goes neither into the log nor into a
+    metric's labels, where every new name would be kept for ever."""
+
+    def __init__(self, app, config, call_prefixes, metrics=None, scripts=()):
         self.app = app
         self.config = config
         self.call_prefixes = tuple(call_prefixes)
         self.logger = _access_logger() if config.access_log else None
         self.metrics = metrics
+        self.scripts = frozenset(scripts)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -648,7 +657,8 @@ class AccessLog:
         state = scope.get("state") or {}
         function = state.get("function")
         if function is None and "custom-scripts-call/" in scope["path"]:
-            function = "script:" + scope["path"].rsplit("/", 1)[-1][:64]
+            name = scope["path"].rsplit("/", 1)[-1]
+            function = "script:" + (name if name in self.scripts else "(unknown)")
         if self.metrics is not None:
             self.metrics.observe(function, status, seconds)
         if self.logger is None:

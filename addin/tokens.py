@@ -18,7 +18,8 @@ worker, without a restart.
 ``<file>.lock`` beside it (``flock``; waiting at most :data:`LOCK_WAIT_SECONDS`), so two commands
 at once never lose each other's change: each reads the file, writes the new content to a
 temporary file, renames it over the old one (readers see the old file or the new one, never
-half of one), re-reads it and confirms the change is there before it says it is done.
+half of one) and flushes the folder (the rename survives a crash of the machine), re-reads
+it and confirms the change is there before it says it is done.
 
 Last use is kept beside it, one empty file per token name in ``<file>.used/``, whose
 modification time is touched at most every :data:`LAST_USE_RESOLUTION_SECONDS` per worker
@@ -182,8 +183,11 @@ def load(path):
 
     A missing file is an empty list (no one is signed in yet)."""
     path = Path(path)
+    # Opened without waiting for a writer (O_NONBLOCK): a FIFO put in the file's place is
+    # refused by its stat below instead of holding the server (and its event loop) for ever.
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, flags)
     except FileNotFoundError:
         return []
     except OSError as err:
@@ -288,8 +292,12 @@ def _update(path, change):
 
 def _save(path, tokens):
     # Temporary files left by stopped commands go: the lock is ours, so none is being written.
+    # Only this file's (``.<name>.<pid>.tmp``): another token file's in the same folder, such
+    # as ``<name>.2``'s, may be being written under its own lock.
+    ours = re.compile(rf"\.{re.escape(path.name)}\.[0-9]+\.tmp")
     for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
-        stale.unlink(missing_ok=True)
+        if ours.fullmatch(stale.name):
+            stale.unlink(missing_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         fd = os.open(
@@ -310,6 +318,23 @@ def _save(path, tokens):
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    _sync_folder(path.parent)
+
+
+def _sync_folder(folder):
+    """Flush the folder's entries to disk, so that the rename (a revoke) survives a crash of
+    the machine, not only the file's content. A folder that cannot be opened (Windows) is
+    left to the system, where the rename is durable."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # a file system without fsync on folders: the rename is as durable as it can be
+    finally:
+        os.close(fd)
 
 
 def _now():
