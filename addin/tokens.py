@@ -14,9 +14,9 @@ one line naming the file (or folder) and the rule. The server re-reads the file 
 modification time changes, so ``token revoke`` takes effect at the next request in every
 worker, without a restart.
 
-``token create`` and ``token revoke`` change the file under an exclusive lock on
-``<file>.lock`` beside it (``flock``; waiting at most :data:`LOCK_WAIT_SECONDS`), so two commands
-at once never lose each other's change: each reads the file, writes the new content to a
+``token create`` and ``token revoke`` change the file under an exclusive lock on its folder
+and on ``<file>.lock`` beside it (``flock``; waiting at most :data:`LOCK_WAIT_SECONDS`), so two
+commands at once never lose each other's change: each reads the file, writes the new content to a
 temporary file, renames it over the old one (readers see the old file or the new one, never
 half of one) and flushes the folder (the rename survives a crash of the machine), re-reads
 it and confirms the change is there before it says it is done.
@@ -265,6 +265,23 @@ def _open_lock(path):
     return fd
 
 
+def _open_folder_lock(path):
+    """A descriptor of the token file's folder to lock (POSIX), or None (Windows).
+
+    The lock file is a name its owner may remove while an update holds it; a command that
+    came next would then lock a new file while the first still writes. The folder cannot be
+    removed while it holds the token file, so an update locks the folder first, then the lock
+    file (which Windows, with no lock on a folder, relies on alone)."""
+    if fcntl is None or not hasattr(os, "O_DIRECTORY"):  # pragma: no cover (Windows)
+        return None
+    try:
+        return os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        raise TokenFileError(
+            f"token file {path}: cannot open its folder to lock it ({err.strerror})"
+        ) from None
+
+
 def _update(path, change):
     """Apply ``change`` (tokens -> new tokens) to the file under its lock; write the new file
     and confirm, by reading it back, that it holds what was written."""
@@ -276,8 +293,12 @@ def _update(path, change):
             f"token file {path}: its folder cannot be made ({err.strerror})"
         ) from None
     _check_folder(path)
-    fd = _open_lock(path)
+    folder = _open_folder_lock(path)
+    fd = None
     try:
+        if folder is not None:
+            _take_lock(folder, path)  # the folder cannot be removed while it holds the file
+        fd = _open_lock(path)
         _take_lock(fd, path)  # released when fd is closed
         tokens = change(load(path))
         _save(path, tokens)
@@ -287,7 +308,9 @@ def _update(path, change):
                 "`serve token`, which waits for the lock); check it and run the command again"
             )
     finally:
-        os.close(fd)
+        for held in (fd, folder):
+            if held is not None:
+                os.close(held)
 
 
 def _save(path, tokens):

@@ -282,25 +282,35 @@ def test_an_update_removes_its_own_stale_temporary_files_only(tmp_path):
     assert [t["name"] for t in tokens.load(path)] == ["alice", "bob"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the lock is a file that its owner may delete: a command that opens the lock file "
-    "after it was removed locks a new one while the old one is still held (the fix is a lock "
-    "that cannot be removed while held, such as the folder's own)",
-)
-@pytest.mark.skipif(not hasattr(os, "getuid"), reason="flock is POSIX")
+@pytest.mark.skipif(not hasattr(os, "O_DIRECTORY"), reason="folders are locked on POSIX")
 def test_a_lock_file_removed_while_held_still_keeps_a_second_update_out(tmp_path, monkeypatch):
-    import fcntl
+    """An update in progress holds the folder's lock too: removing its lock file lets no second
+    update in beside it, and neither change is lost."""
+    import threading
 
     path = tmp_path / "tokens.json"
     tokens.create(path, "alice")
     monkeypatch.setattr(tokens, "LOCK_WAIT_SECONDS", 0.3)
-    lock = path.with_name("tokens.json.lock")
-    with open(lock, "a") as held:  # another update holds the lock...
-        fcntl.flock(held, fcntl.LOCK_EX)
-        lock.unlink()  # ...when the lock file is cleaned away
+    inside, release = threading.Event(), threading.Event()
+    real_update = tokens._update
+
+    def slow_change(current):
+        inside.set()  # the first update holds its locks here...
+        release.wait(10)
+        return current
+
+    first = threading.Thread(target=real_update, args=(path, slow_change))
+    first.start()
+    try:
+        assert inside.wait(10)
+        path.with_name("tokens.json.lock").unlink()  # ...when its lock file is cleaned away
         with pytest.raises(tokens.TokenFileError, match="has held its lock"):
             tokens.create(path, "bob")
+    finally:
+        release.set()
+        first.join(10)
+    tokens.create(path, "bob")  # once the first is done, the next goes through
+    assert [t["name"] for t in tokens.load(path)] == ["alice", "bob"]
 
 
 @pytest.mark.skipif(not hasattr(os, "O_DIRECTORY"), reason="folders are opened on POSIX")
