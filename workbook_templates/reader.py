@@ -1166,9 +1166,11 @@ _STYLES = "xl/styles.xml"
 _STRINGS = "xl/sharedStrings.xml"
 
 
-def _check_xml_parts(path, zf, parts, tally):
-    """Scan ``parts`` ((info, by name) pairs) in order (:func:`_check_part`); the
-    :class:`_Styles` and :class:`_Strings` read on the way (None when not among them)."""
+def _check_xml_parts(path, zf, parts, tally=None):
+    """Scan ``parts`` ((info, by name) pairs) in order (:func:`_check_part`), counting into
+    the package's ``tally``; the :class:`_Styles` and :class:`_Strings` read on the way (None
+    when not among them)."""
+    tally = tally if tally is not None else Tally()
     styles = strings = None
     for info, by_name in parts:
         hook = None
@@ -1370,7 +1372,7 @@ def _box_area(cells):
     return (max(rows) - min(rows) + 1) * (max(cols) - min(cols) + 1)
 
 
-def _grab(path, zf, book, wanted, later, tally):
+def _grab(path, zf, book, wanted, later, tally=None):
     """({sheet: {(row, col): (typed value, is formula)}}, {sheet: {(row, col): saved value}})
     of the wanted cells (``{sheet: {(row, col), ...}}``).
 
@@ -1380,6 +1382,7 @@ def _grab(path, zf, book, wanted, later, tally):
     A sheet whose part has another name (found by its relationship) was scanned already and
     is read in a second scan. Each part holds one sheet (:func:`_open_book`).
     """
+    tally = tally if tally is not None else Tally()
     by_part = {}
     for sheet in wanted:
         part = book.parts.get(sheet)
