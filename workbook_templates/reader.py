@@ -5,10 +5,11 @@ on), so it is treated as untrusted input:
 
 1. the file must be a regular file no larger than a size limit, checked before anything is
    parsed; it is read once into memory and never opened for writing;
-2. it must be a valid zip (every member passes its CRC check) whose declared uncompressed size
-   stays under a limit, in total and for each part, checked before anything is decompressed
-   (zip bombs), with ``[Content_Types].xml`` and ``xl/workbook.xml``; an OLE file is an
-   encrypted (password-protected) workbook or an Excel 97-2003 one, and is named as such;
+2. it must be a valid zip (every member passes its CRC check, no two entries share a name)
+   whose declared uncompressed size stays under a limit, in total and for each part, checked
+   before anything is decompressed (zip bombs), with ``[Content_Types].xml`` and
+   ``xl/workbook.xml``; an OLE file is an encrypted (password-protected) workbook or an Excel
+   97-2003 one, and is named as such;
 3. macro-enabled workbooks are refused: ``.xlsm``/``.xltm``/``.xlam`` names, a
    ``vbaProject.bin`` member, or a macro content type (VBA project, Excel 4.0 macro sheets);
 4. every XML part, whatever its name, is parsed once, by a bounded scan (:class:`_Scan`):
@@ -16,11 +17,17 @@ on), so it is treated as untrusted input:
    references), so an entity-expansion bomb ("billion laughs") or external entity is refused
    before openpyxl sees the file; no tree is kept, a part past :data:`MAX_PART_ELEMENTS`
    elements or :data:`MAX_XML_DEPTH` levels is refused, so memory stays flat; a text
-   (``<t>``) over Excel's cell limit, :data:`MAX_CELL_TEXT_CHARS`, is refused too. The same
-   pass reads the stylesheet's date formats, the shared strings and, on the worksheets that
-   hold named cells, the rows of those cells (:class:`_Rows`: openpyxl's own cell parser on
-   each row, for what was typed and for the value last saved); the worksheets are scanned
-   last, once the workbook says which cells are wanted. A part that is sure to be within
+   (``<t>``) over Excel's cell limit, :data:`MAX_CELL_TEXT_CHARS`, is refused too; all parts
+   together hold at most :data:`MAX_PACKAGE_ELEMENTS` elements and
+   :data:`MAX_DEFINED_NAMES` defined names (:mod:`workbook_templates.xlsx_safety`). The same
+   pass reads the stylesheet's date formats (a malformed one refused naming the part), the
+   shared strings (as Excel shows them: rich-text runs read, phonetic runs left out) and, on
+   the worksheets that hold named cells, the rows of those cells (:class:`_Rows`: only the
+   rows of ``<sheetData>``, each at most :data:`MAX_ROW_CELLS` cells and
+   :data:`MAX_ROW_ELEMENTS` elements, read by openpyxl's cell parser with the saved values
+   in the spreadsheet grammar, :class:`_CellParser`, for what was typed and for the value
+   last saved); the worksheets are scanned last, once the workbook says which cells are
+   wanted, and two sheet entries on one part are refused. A part that is sure to be within
    every bound (at most :data:`QUICK_PART_BYTES` and :data:`QUICK_PART_TAGS` ``<``, plain
    UTF-8 without ``<!DOCTYPE``) is parsed by the C parser into a small tree instead, its
    depth and texts measured on it; one that breaks a bound there, or anything else, goes
