@@ -22,10 +22,10 @@ one child at a time), time is its wall clock, best of 3, followed by the time sp
   546 MB of CSV before);
 - issue 30's crafted planners (rows 3-5, made by ``tests/helpers_hostile.py``), each to be
   refused under 30 s and :data:`~workbook_templates.report.pool.READER_PEAK_MB` (400 MB):
-  38 sheet entries on one worksheet part whose row 12 holds 999,000 empty cells (266 s, 684 MB before: the
-  part was read once per entry); a row of 999,000 empty ``<c/>`` (685 MB before); 725,000
-  defined names (590 MB, 18 s before); both together (971 MB, 21 s before); 50 parts of
-  999,000 ``<x/>`` each (54 s before, accepted).
+  38 sheet entries on one worksheet part whose row 12 holds 999,000 empty cells (266 s and
+  684 MB before: the part was read once per entry); a row of 999,000 empty ``<c/>`` (685 MB
+  before); 725,000 defined names (590 MB, 18 s before); both together (971 MB, 21 s
+  before); 50 parts of 999,000 ``<x/>`` each (54 s before, accepted).
 
 The floor every figure is compared with: the normal planner read the same way (a fresh
 Python process importing the reader, about 80 MB and 0.5 s of it, and ``read_planner``).
