@@ -124,6 +124,21 @@ def test_rows_outside_sheet_data_are_not_cells(planner, tmp_path):
     assert first.inputs["accelerators"] == 2048
 
 
+@pytest.mark.parametrize(
+    ("before", "after", "last"),
+    [
+        (b'<row r="13"', b'<row r="12"><c r="D12" t="n"><v>8192</v></c></row><row r="13"', 12),
+        (b"</sheetData>", b'<row r="12"><c r="D12" t="n"><v>8192</v></c></row></sheetData>', 51),
+    ],
+    ids=["repeated", "late"],
+)
+def test_a_row_repeated_or_out_of_order_is_refused(planner, tmp_path, before, after, last):
+    """LibreOffice shows the last copy of row 12 (8192); openpyxl's reading took the first."""
+    path = replaced(planner, tmp_path / "rows.xlsx", INPUTS, before, after)
+    err = refusal(path)
+    assert f"part {INPUTS}: row 12 comes after row {last}: rows out of order or repeated" in err
+
+
 @pytest.mark.skipif(find_soffice() is None, reason="LibreOffice is not installed")
 def test_libreoffice_shows_the_sheet_data_row_and_the_grammar(planner, tmp_path):
     """LibreOffice is the arbiter: it shows 2048 for the hidden copy's cell, and 1 for

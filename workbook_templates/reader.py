@@ -99,6 +99,7 @@ from .xlsx_safety import (
     MAX_PACKAGE_ELEMENTS,
     MAX_ROW_CELLS,
     MAX_ROW_ELEMENTS,
+    SHEET_ROWS,
     CellError,
     PartError,
     StringText,
@@ -917,6 +918,7 @@ class _Rows(_Builder):
         self.accept = self.shared = False
         self.in_data = False  # inside the worksheet's <sheetData>
         self.sheet_data = 0
+        self.last = 0  # the number of the last row of <sheetData> seen
         self.elements = self.cells = 0  # of the row being built
         self.typed, self.saved = {}, {}  # {(row, col): value}, {(row, col): data type}
 
@@ -935,7 +937,10 @@ class _Rows(_Builder):
             self.sheet_data += self.in_data
             if self.sheet_data > 1:
                 raise PartError("holds two sheetData elements (a worksheet has one)")
-        if tag != _ROW or self.done or depth != 3 or not self.in_data:
+        if tag != _ROW or depth != 3 or not self.in_data:
+            return
+        self._in_order(attrs)
+        if self.done:
             return
         idx = self._index(attrs)
         if idx > self.max_row:
@@ -947,6 +952,21 @@ class _Rows(_Builder):
         self.elements, self.cells, self.row = 1, 0, idx
         self.builder = ElementTree.TreeBuilder()
         self.builder.start(_et_name(tag), {_et_name(k): v for k, v in attrs.items()})
+
+    def _in_order(self, attrs):
+        """Refuse a row that does not follow the last one (:class:`PartError`): a
+        spreadsheet writes each row once, in order, and LibreOffice shows the last copy of a
+        repeated row where openpyxl's reading takes the first. Every row of ``<sheetData>``
+        is checked, past the box of the named cells too."""
+        idx = _row_number(attrs["r"]) if "r" in attrs else self.last + 1
+        if not 1 <= idx <= SHEET_ROWS:
+            raise PartError(f"row number {idx} is outside a worksheet's rows, 1 to {SHEET_ROWS:,}")
+        if idx <= self.last:
+            raise PartError(
+                f"row {idx} comes after row {self.last}: rows out of order or repeated (a "
+                "spreadsheet writes each row once, in order)"
+            )
+        self.last = idx
 
     def _bound(self, elements, cells):
         if cells > MAX_ROW_CELLS:
@@ -970,10 +990,13 @@ class _Rows(_Builder):
         for row in data[0] if data else ():
             if row.tag != _ROW_ET:
                 continue
+            self._in_order(row.attrib)
+            if self.done:
+                continue
             idx = self._index(row.attrib)
             if idx > self.max_row:
                 self.done = True
-                break
+                continue
             self.row = idx
             self._bound(sum(1 for _ in row.iter()), sum(1 for c in row if c.tag == CELL_TAG))
             self.accept = idx >= self.counter

@@ -7,9 +7,10 @@ this module holds what spans the package or reads what a spreadsheet shows:
   case), each sheet entry of the workbook has its own part, and all parts together hold at
   most :data:`MAX_PACKAGE_ELEMENTS` XML elements and :data:`MAX_DEFINED_NAMES` defined names
   (:class:`Tally`, counted while the parts are scanned);
-- a worksheet's rows: only the ``<row>`` children of ``<sheetData>`` are cells; one row
-  holds at most :data:`MAX_ROW_CELLS` cells and :data:`MAX_ROW_ELEMENTS` elements, checked
-  as it is built, before anything reads it;
+- a worksheet's rows: only the ``<row>`` children of ``<sheetData>`` are cells, each row
+  once and in order (numbered 1 to :data:`SHEET_ROWS`); one row holds at most
+  :data:`MAX_ROW_CELLS` cells and :data:`MAX_ROW_ELEMENTS` elements, checked as it is
+  built, before anything reads it;
 - a cell's saved value, read by the spreadsheet grammar (:func:`number`): a number is ASCII
   digits with an optional sign, one decimal point and an exponent, and finite; a boolean is
   0 or 1; a shared string's index is ASCII digits within the table (not Python's ``int()``,
@@ -34,6 +35,7 @@ __all__ = [
     "MAX_DEFINED_NAMES",
     "MAX_ROW_CELLS",
     "MAX_ROW_ELEMENTS",
+    "SHEET_ROWS",
     "PartError",
     "CellError",
     "Tally",
@@ -64,6 +66,9 @@ MAX_ROW_CELLS = 16_384
 #: :data:`MAX_ROW_CELLS` cells. Bounds the tree of one row (about 10 MB) whatever its cells
 #: hold.
 MAX_ROW_ELEMENTS = 4 * MAX_ROW_CELLS
+#: Rows of a worksheet, 1 to 1,048,576, in Excel and LibreOffice: a row numbered outside
+#: them is no row a spreadsheet shows.
+SHEET_ROWS = 1_048_576
 
 _NS = "{" + SHEET_MAIN_NS + "}"
 #: A number as a spreadsheet saves it in ``<v>``: an optional sign, ASCII digits with at most
