@@ -13,8 +13,8 @@ one child at a time), time is its wall clock, best of 3, followed by the time sp
 - the same with 30 MB of ``<a/>`` (7.9 million elements, under the part size bound: refused
   at the element bound, after 1,000,000 elements);
 - 1,000,000 nested ``<a>`` (every open element stays alive: refused at the depth bound);
-- ``xl/workbook.xml`` padded with 999,000 ``<a/>`` (just under the element bound, so openpyxl
-  parses it too: the worst a file can do and still be read);
+- ``xl/workbook.xml`` padded with 999,000 ``<a/>`` (just under the element bound of one
+  part; refused at the bound on a part openpyxl reads into objects, ``MAX_BOOK_PART_ELEMENTS``);
 - issue 22's crafted planners, each to be refused in under a second at under 150 MB: every
   defined name spanning columns A:XFD (row 2: before the bounds, 43 s at row 20,000);
   ``scenario_name`` moved to row 1,048,576 (row 2, the cells-read bound); 10,699 scenario

@@ -83,6 +83,41 @@ def test_defined_names_past_the_bound_are_refused_before_openpyxl_reads_them(pla
     assert f"part xl/workbook.xml: takes the package over {reader.MAX_DEFINED_NAMES:,}" in err
 
 
+@pytest.mark.parametrize(
+    ("part", "before", "element"),
+    [
+        ("xl/workbook.xml", b"</bookViews>", b"<workbookView/>"),
+        ("[Content_Types].xml", b"</Types>", b'<Default Extension="x" ContentType="a/b"/>'),
+    ],
+)
+def test_a_part_openpyxl_reads_into_objects_is_bounded(planner, tmp_path, part, before, element):
+    """900,000 workbook views took 481 MB and 40 s; 600,000 content types 411 MB and 35 s."""
+    flood = element * (reader.MAX_BOOK_PART_ELEMENTS + 1) + before
+    path = replaced(planner, tmp_path / "objects.xlsx", part, before, flood)
+    err = refusal(path)
+    assert f"part {part}: holds " in err
+    assert (
+        f"over the limit of {reader.MAX_BOOK_PART_ELEMENTS:,} for a part read into objects" in err
+    )
+
+
+def test_a_workbook_part_named_as_a_worksheet_is_refused_before_openpyxl_reads_it(
+    planner, tmp_path
+):
+    import zipfile
+
+    with zipfile.ZipFile(planner) as z:
+        book, rels = z.read("xl/workbook.xml"), z.read("xl/_rels/workbook.xml.rels")
+    moved = "xl/worksheets/book.xml"
+    edits = {
+        "[Content_Types].xml": lambda d: d.replace(b"/xl/workbook.xml", b"/" + moved.encode()),
+        "_rels/.rels": lambda d: d.replace(b"xl/workbook.xml", moved.encode()),
+    }
+    extra = {moved: book, "xl/worksheets/_rels/book.xml.rels": rels}
+    path = rewrite(planner, tmp_path / "moved.xlsx", edits, extra)
+    assert f"part {moved}: is the workbook's own part but is named as a worksheet" in refusal(path)
+
+
 def test_elements_past_the_package_bound_are_refused(planner, tmp_path):
     """Three parts each under the bound of one part, over the bound of the package."""
     per_part = reader.MAX_PACKAGE_ELEMENTS // 3 + 1

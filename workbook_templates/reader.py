@@ -33,8 +33,10 @@ on), so it is treated as untrusted input:
    depth and texts measured on it; one that breaks a bound there, or anything else, goes
    through the streaming pass, whose outcome and message it always is (:func:`_scan_part`);
 5. openpyxl's readers read the small workbook-level parts (manifest, ``workbook.xml`` with
-   the defined names, document properties: :func:`_read_book`), through ``defusedxml``
-   (:func:`check_defusedxml`); openpyxl never loads a worksheet;
+   the defined names and its relationships, core document properties: :func:`_read_book`),
+   each at most :data:`MAX_BOOK_PART_ELEMENTS` elements, through ``defusedxml``
+   (:func:`check_defusedxml`); openpyxl never loads a worksheet, and the custom document
+   properties are not read;
 6. before any cell is read, the defined names' references are bounded: one name spans at most
    :data:`MAX_SCENARIO_COLUMNS` cells, all of them together at most :data:`MAX_CELLS_READ`
    (the box the reader walks), and a caller may bound the scenario columns left in a run
@@ -95,6 +97,7 @@ from udfs.validation import is_blank
 
 from . import xlsx_safety
 from .xlsx_safety import (
+    MAX_BOOK_PART_ELEMENTS,
     MAX_DEFINED_NAMES,
     MAX_PACKAGE_ELEMENTS,
     MAX_ROW_CELLS,
@@ -121,6 +124,7 @@ __all__ = [
     "MAX_XML_RUN_BYTES",
     "MAX_PACKAGE_ELEMENTS",
     "MAX_DEFINED_NAMES",
+    "MAX_BOOK_PART_ELEMENTS",
     "MAX_ROW_CELLS",
     "MAX_ROW_ELEMENTS",
     "ColumnBudgetError",
@@ -633,6 +637,7 @@ class _Scan:
             while chunk := fh.read(_CHUNK):
                 self.parser.Parse(chunk, False)
             self.parser.Parse(b"", True)
+        self.tally.parts[info.filename] = self.count
         return self.ctypes
 
 
@@ -1050,6 +1055,7 @@ def _scan_part(path, zf, info, rows=None, tally=None):
             try:
                 if rows is None or rows.tree(quick[0]):
                     tally.add(*quick[1:])
+                    tally.parts[info.filename] = quick[1]
                     return []
             except Exception:  # noqa: BLE001 - the streaming pass raises it, in its order
                 pass
@@ -1227,15 +1233,18 @@ class _Book:
     timedelta_formats: set
 
 
-def _read_book(data, styles=None, strings=None, strings_of=None):
+def _read_book(data, styles=None, strings=None, strings_of=None, sizes=None):
     """A :class:`_Book` read by openpyxl's own readers (as ``load_workbook(read_only=True)``
     reads them, with the same errors), without opening any worksheet: the worksheets are
     read once, in the bounded scan (:func:`_grab`). The shared strings are those read in
     the scan (``strings``) when the manifest names ``xl/sharedStrings.xml`` for them, else
-    ``strings_of(part)``'s: never openpyxl's reader."""
-    from openpyxl.reader.excel import ExcelReader
+    ``strings_of(part)``'s: never openpyxl's reader. ``sizes`` (``{part: elements}``, from
+    the scan) bounds the parts openpyxl builds objects from (:func:`_check_book_part`); the
+    custom document properties are not read."""
+    from openpyxl.packaging.relationship import get_rels_path
+    from openpyxl.reader.excel import ExcelReader, _find_workbook_part
     from openpyxl.styles.stylesheet import apply_stylesheet
-    from openpyxl.xml.constants import SHARED_STRINGS
+    from openpyxl.xml.constants import ARC_CORE, SHARED_STRINGS
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "extension not supported" and the like
@@ -1243,7 +1252,13 @@ def _read_book(data, styles=None, strings=None, strings_of=None):
                              data_only=False, keep_links=False)  # fmt: skip
         action = "read manifest"
         try:
+            if sizes is not None:
+                _check_book_part(_CONTENT_TYPES, sizes, ())
             reader.read_manifest()
+            if sizes is not None:  # the parts openpyxl builds objects from, each bounded
+                book_part = _find_workbook_part(reader.package).PartName[1:]
+                for name in (book_part, get_rels_path(book_part), ARC_CORE):
+                    _check_book_part(name, sizes, reader.valid_files)
             action = "read strings"
             part = reader.package.find(SHARED_STRINGS)
             if strings is not None and part is not None and part.PartName[1:] == _STRINGS:
@@ -1254,8 +1269,6 @@ def _read_book(data, styles=None, strings=None, strings_of=None):
             reader.read_workbook()
             action = "read properties"
             reader.read_properties()
-            action = "read custom properties"
-            reader.read_custom()
             action = "read stylesheet"
             if styles is None:
                 apply_stylesheet(reader.archive, reader.wb)
@@ -1289,12 +1302,14 @@ def _read_book(data, styles=None, strings=None, strings_of=None):
     )
 
 
-def _open_book(path, data, styles=None, strings=None, strings_of=None):
+def _open_book(path, data, styles=None, strings=None, strings_of=None, sizes=None):
     """:func:`_read_book`, its failures as one line naming the file; two sheet entries whose
     relationships lead to one part are refused (no spreadsheet writes it; each would be
     read again)."""
     try:
-        book = _read_book(data, styles, strings, strings_of)
+        book = _read_book(data, styles, strings, strings_of, sizes)
+    except PartError as exc:
+        _part_problem(path, exc.part, exc.message)
     except PlannerError:
         raise
     except defusedxml.DefusedXmlException as exc:
@@ -1310,6 +1325,25 @@ def _open_book(path, data, styles=None, strings=None, strings_of=None):
             "sheet its own part); refused",
         )
     return book
+
+
+def _check_book_part(name, sizes, members):
+    """Refuse (:class:`PartError`) a part openpyxl reads into objects (the manifest, the
+    workbook part and its relationships, the document properties) of over
+    :data:`MAX_BOOK_PART_ELEMENTS` elements, or one of the package's ``members`` not scanned
+    yet (a workbook part named as a worksheet, which is scanned last)."""
+    if name not in sizes and name in members:
+        raise PartError(
+            "is the workbook's own part but is named as a worksheet (xl/worksheets/)",
+            part=name,
+        )
+    count = sizes.get(name, 0)
+    if count > MAX_BOOK_PART_ELEMENTS:
+        raise PartError(
+            f"holds {count:,} XML elements, over the limit of {MAX_BOOK_PART_ELEMENTS:,} for a "
+            "part read into objects (a planner's workbook part holds about 250)",
+            part=name,
+        )
 
 
 def _strings_of(path, zf, tally):
@@ -1586,7 +1620,8 @@ def _read_package(path, zf, data, collect, columns_left):
         path, zf, [p for p in parts if not _is_worksheet(p[0].filename)], tally
     )
     try:  # every part openpyxl reads here has passed the scan; no worksheet is read yet
-        book = _open_book(path, data, styles, strings, _strings_of(path, zf, tally))
+        strings_of = _strings_of(path, zf, tally)
+        book = _open_book(path, data, styles, strings, strings_of, tally.parts)
         optional, cells = _locate(path, book, columns_left)
     except PlannerError:  # refused after the worksheets' scan, as it always was
         _check_xml_parts(path, zf, later, tally)

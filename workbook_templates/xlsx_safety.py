@@ -33,6 +33,7 @@ from openpyxl.xml.constants import SHEET_MAIN_NS
 __all__ = [
     "MAX_PACKAGE_ELEMENTS",
     "MAX_DEFINED_NAMES",
+    "MAX_BOOK_PART_ELEMENTS",
     "MAX_ROW_CELLS",
     "MAX_ROW_ELEMENTS",
     "SHEET_ROWS",
@@ -57,6 +58,12 @@ MAX_PACKAGE_ELEMENTS = 2_000_000
 #: of about 1 kB, so 10,000 take about 10 MB (725,000 names, a 2 MB file, took 590 MB and
 #: 18 s before this bound).
 MAX_DEFINED_NAMES = 10_000
+#: Most XML elements in each part openpyxl reads into objects (the manifest, the workbook
+#: part and its relationships, the document properties): :data:`MAX_DEFINED_NAMES` names and
+#: as many other elements (sheets, views). A planner's workbook part holds about 250;
+#: openpyxl builds an object of about 1 kB from each element, so 900,000 workbook views took
+#: 481 MB and 40 s, 600,000 content types 411 MB and 35 s.
+MAX_BOOK_PART_ELEMENTS = 2 * MAX_DEFINED_NAMES
 #: Most cells (``<c>``) in one row: a worksheet's columns, A to XFD, in Excel and LibreOffice.
 #: A row is built as a small tree before its cells are read; a row of 999,000 empty cells
 #: (a 134 kB file) took 685 MB.
@@ -81,9 +88,10 @@ _GRAMMAR = "ASCII digits 0-9 with an optional sign, one decimal point and an exp
 class PartError(Exception):
     """A part that breaks a rule; ``message`` says which (the reader names file and part)."""
 
-    def __init__(self, message):
+    def __init__(self, message, part=None):
         super().__init__(message)
         self.message = message
+        self.part = part  # when the part is not the one being scanned
 
 
 class CellError(PartError):
@@ -101,6 +109,7 @@ class Tally:
     def __init__(self):
         self.elements = 0
         self.names = 0
+        self.parts = {}  # {part: elements} of each part scanned
 
     def fits(self, elements, names):
         """True when ``elements`` and ``names`` more stay within both bounds."""

@@ -32,9 +32,8 @@ __all__ = ["MAX_JOBS", "READER_PEAK_MB", "READ_MEMORY_BUDGET_MB", "default_jobs"
 
 #: Most resident memory one reading process takes, in MB, whatever planner it is given: the
 #: reader's bounds (``workbook_templates.reader`` and ``xlsx_safety``) keep every crafted
-#: file of ``benchmarks/bench_reader.py`` under it (the worst, 999,000 elements in
-#: ``xl/workbook.xml`` that openpyxl parses, 145 MB; a planner 70 MB, most of it the imports
-#: the processes share with the command), with room to spare.
+#: file of ``benchmarks/bench_reader.py`` under it (each under 150 MB; a planner 70 MB,
+#: most of it the imports the processes share with the command), with room to spare.
 READER_PEAK_MB = 400
 #: Memory the reading processes of one run may take together, in MB: half of a laptop of
 #: 8 GB, the least a team member runs the report on.
