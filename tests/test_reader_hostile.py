@@ -174,6 +174,28 @@ def test_a_row_repeated_or_out_of_order_is_refused(planner, tmp_path, before, af
     assert f"part {INPUTS}: row 12 comes after row {last}: rows out of order or repeated" in err
 
 
+@pytest.mark.parametrize(
+    ("before", "after", "words"),
+    [
+        (
+            b'<c r="E12"',
+            b'<c r="D99" t="n"><v>8192</v></c><c r="E12"',
+            "Inputs!D99: is written in row 12",
+        ),
+        (b'<c r="D12"', '<c r="D\u0661\u0662"'.encode(), "a cell reference 'D\u0661\u0662'"),
+        (b'<row r="12"', '<row r="\u0661\u0662"'.encode(), "a row numbered '\u0661\u0662'"),
+    ],
+    ids=["cell-in-another-row", "arabic-cell-reference", "arabic-row-number"],
+)
+def test_cell_and_row_references_outside_the_grammar_are_refused(
+    planner, tmp_path, before, after, words
+):
+    """openpyxl's reading put a cell written as D99 inside row 12 at D12, and read Arabic-Indic
+    digits in a reference as ASCII ones."""
+    path = replaced(planner, tmp_path / "ref.xlsx", INPUTS, before, after)
+    assert words in refusal(path)
+
+
 @pytest.mark.skipif(find_soffice() is None, reason="LibreOffice is not installed")
 def test_libreoffice_shows_the_sheet_data_row_and_the_grammar(planner, tmp_path):
     """LibreOffice is the arbiter: it shows 2048 for the hidden copy's cell, and 1 for

@@ -79,7 +79,7 @@ import defusedxml
 import defusedxml.ElementTree as DefusedET
 import openpyxl
 import openpyxl.xml.functions
-from openpyxl.utils.cell import coordinate_to_tuple, range_boundaries
+from openpyxl.utils.cell import column_index_from_string, range_boundaries
 from openpyxl.utils.datetime import from_excel, from_ISO8601
 from openpyxl.worksheet._reader import (
     CELL_TAG,
@@ -820,7 +820,11 @@ class _CellParser(WorkSheetParser):
         data_type = element.get("t", "n")
         coordinate = element.get("r")
         if coordinate:
-            row, column = coordinate_to_tuple(coordinate)
+            row, column = _cell_reference(coordinate)
+            if row != self.row_counter:  # openpyxl's reading put it in the row it is in
+                raise CellError(
+                    _coordinate(row, column), f"is written in row {self.row_counter}, not its own"
+                )
             self.col_counter = column
         else:
             self.col_counter += 1
@@ -873,15 +877,27 @@ class _CellParser(WorkSheetParser):
         return value, data_type
 
 
+_ROW_NUMBER = re.compile(r"[0-9]{1,7}(?:\.0*)?", re.ASCII)
+_CELL_REFERENCE = re.compile(r"\$?([A-Z]{1,3})\$?([0-9]{1,7})", re.ASCII)
+
+
 def _row_number(text):
-    """A row's ``r``, as openpyxl's ``parse_row`` reads it."""
-    try:
-        return int(text)
-    except ValueError:
-        val = float(text)
-        if val.is_integer():
-            return int(val)
-        raise ValueError(f"{text} is not a valid row number") from None
+    """A row's ``r``: ASCII digits (``12.0`` too, as openpyxl's ``parse_row`` reads it), else
+    :class:`PartError` (``int()`` would read Arabic-Indic digits)."""
+    if _ROW_NUMBER.fullmatch(text) is None:
+        raise PartError(f"a row numbered {text[:20]!r}, not a whole number in ASCII digits")
+    return int(text.split(".")[0])
+
+
+def _cell_reference(text):
+    """(row, column) of a cell's ``r``: A1 style in ASCII, within a worksheet's columns and
+    rows, else :class:`PartError` (openpyxl's reading takes any Unicode digit)."""
+    found = _CELL_REFERENCE.fullmatch(text)
+    column = column_index_from_string(found.group(1)) if found else 0
+    row = int(found.group(2)) if found else 0
+    if not (1 <= column <= MAX_ROW_CELLS and 1 <= row <= SHEET_ROWS):
+        raise PartError(f"a cell reference {text[:20]!r}, not a cell of a worksheet")
+    return row, column
 
 
 _SHEET_DATA = f"{SHEET_MAIN_NS}}}sheetData"
