@@ -13,13 +13,19 @@ one child at a time), time is its wall clock, best of 3, followed by the time sp
 - the same with 30 MB of ``<a/>`` (7.9 million elements, under the part size bound: refused
   at the element bound, after 1,000,000 elements);
 - 1,000,000 nested ``<a>`` (every open element stays alive: refused at the depth bound);
-- ``xl/workbook.xml`` padded with 999,000 ``<a/>`` (just under the element bound, so openpyxl
-  parses it too: the worst a file can do and still be read);
+- ``xl/workbook.xml`` padded with 999,000 ``<a/>`` (just under the element bound of one
+  part; refused at the bound on a part openpyxl reads into objects, ``MAX_BOOK_PART_ELEMENTS``);
 - issue 22's crafted planners, each to be refused in under a second at under 150 MB: every
   defined name spanning columns A:XFD (row 2: before the bounds, 43 s at row 20,000);
   ``scenario_name`` moved to row 1,048,576 (row 2, the cells-read bound); 10,699 scenario
   columns (row 4: 118 s and 1.1 GB before); a scenario name of 30 million characters (row 5:
-  546 MB of CSV before).
+  546 MB of CSV before);
+- issue 30's crafted planners (rows 3-5, made by ``tests/helpers_hostile.py``), each to be
+  refused under 30 s and :data:`~workbook_templates.report.pool.READER_PEAK_MB` (400 MB):
+  38 sheet entries on one worksheet part whose row 12 holds 999,000 empty cells (266 s and
+  684 MB before: the part was read once per entry); a row of 999,000 empty ``<c/>`` (685 MB
+  before); 725,000 defined names (590 MB, 18 s before); both together (971 MB, 21 s
+  before); 50 parts of 999,000 ``<x/>`` each (54 s before, accepted).
 
 The floor every figure is compared with: the normal planner read the same way (a fresh
 Python process importing the reader, about 80 MB and 0.5 s of it, and ``read_planner``).
@@ -43,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from _results import QUICK, record  # noqa: E402
+from helpers_hostile import aliased_sheets, flooded_parts, many_names, wide_row  # noqa: E402
 from helpers_report import long_text, spread_names, xml_flood  # noqa: E402
 from test_report_fixtures import PLAN_A, PLAN_B, fill, rezip  # noqa: E402
 
@@ -106,6 +113,17 @@ def _issue22_files(template, normal, tmp):
     ]
 
 
+def _issue30_files(normal, tmp):
+    wide = wide_row(normal, tmp / "wide-row.xlsx", 999_000)
+    return [
+        ("38 sheet entries on one part", aliased_sheets(wide, tmp / "alias.xlsx", 38)),
+        ("a row of 999,000 empty cells", wide),
+        ("725,000 defined names", many_names(normal, tmp / "names.xlsx", 725_000)),
+        ("the row and the names together", many_names(wide, tmp / "both.xlsx", 725_000)),
+        ("50 parts of 999,000 elements", flooded_parts(normal, tmp / "parts.xlsx", 50, 999_000)),
+    ]  # fmt: skip
+
+
 def main():
     print(
         f"bounds: {MAX_PART_BYTES / 2**20:.0f} MiB expanded, {MAX_PART_ELEMENTS:,} "
@@ -133,6 +151,7 @@ def main():
                     padded_workbook(normal, tmp / "wb.xlsx", MAX_PART_ELEMENTS - 1000),
                 ),
                 *_issue22_files(template, normal, tmp),
+                *_issue30_files(normal, tmp),
             ]
         )
         results = []
@@ -171,6 +190,7 @@ def main():
 def _quick_files(normal, tmp):
     return [
         ("normal planner", normal),
+        ("38 sheet entries on one part", aliased_sheets(normal, tmp / "alias.xlsx", 38)),
         ("names spanning A:XFD", spread_names(normal, tmp / "wide.xlsx", columns=("A", "XFD"))),
         ("30,000 nested <a> in customXml",
          rezip(normal, tmp / "deep.xlsx", {"customXml/item1.xml": b"<a>" * 30_000})),

@@ -141,9 +141,9 @@ def test_each_planner_is_parsed_once(teams, monkeypatch):
     scanned = collections.Counter()
     scan = reader._scan_part
 
-    def counting(path, zf, info, rows=None):
+    def counting(path, zf, info, rows=None, tally=None):
         scanned[info.filename] += 1
-        return scan(path, zf, info, rows)
+        return scan(path, zf, info, rows, tally)
 
     def never(*args, **kwargs):
         raise AssertionError("parsed a second time")

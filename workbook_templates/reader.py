@@ -5,10 +5,11 @@ on), so it is treated as untrusted input:
 
 1. the file must be a regular file no larger than a size limit, checked before anything is
    parsed; it is read once into memory and never opened for writing;
-2. it must be a valid zip (every member passes its CRC check) whose declared uncompressed size
-   stays under a limit, in total and for each part, checked before anything is decompressed
-   (zip bombs), with ``[Content_Types].xml`` and ``xl/workbook.xml``; an OLE file is an
-   encrypted (password-protected) workbook or an Excel 97-2003 one, and is named as such;
+2. it must be a valid zip (every member passes its CRC check, no two entries share a name)
+   whose declared uncompressed size stays under a limit, in total and for each part, checked
+   before anything is decompressed (zip bombs), with ``[Content_Types].xml`` and
+   ``xl/workbook.xml``; an OLE file is an encrypted (password-protected) workbook or an Excel
+   97-2003 one, and is named as such;
 3. macro-enabled workbooks are refused: ``.xlsm``/``.xltm``/``.xlam`` names, a
    ``vbaProject.bin`` member, or a macro content type (VBA project, Excel 4.0 macro sheets);
 4. every XML part, whatever its name, is parsed once, by a bounded scan (:class:`_Scan`):
@@ -16,18 +17,26 @@ on), so it is treated as untrusted input:
    references), so an entity-expansion bomb ("billion laughs") or external entity is refused
    before openpyxl sees the file; no tree is kept, a part past :data:`MAX_PART_ELEMENTS`
    elements or :data:`MAX_XML_DEPTH` levels is refused, so memory stays flat; a text
-   (``<t>``) over Excel's cell limit, :data:`MAX_CELL_TEXT_CHARS`, is refused too. The same
-   pass reads the stylesheet's date formats, the shared strings and, on the worksheets that
-   hold named cells, the rows of those cells (:class:`_Rows`: openpyxl's own cell parser on
-   each row, for what was typed and for the value last saved); the worksheets are scanned
-   last, once the workbook says which cells are wanted. A part that is sure to be within
+   (``<t>``) over Excel's cell limit, :data:`MAX_CELL_TEXT_CHARS`, is refused too; all parts
+   together hold at most :data:`MAX_PACKAGE_ELEMENTS` elements and
+   :data:`MAX_DEFINED_NAMES` defined names (:mod:`workbook_templates.xlsx_safety`). The same
+   pass reads the stylesheet's date formats (a malformed one refused naming the part), the
+   shared strings (as Excel shows them: rich-text runs read, phonetic runs left out) and, on
+   the worksheets that hold named cells, the rows of those cells (:class:`_Rows`: only the
+   rows of ``<sheetData>``, each at most :data:`MAX_ROW_CELLS` cells and
+   :data:`MAX_ROW_ELEMENTS` elements, read by openpyxl's cell parser with the saved values
+   in the spreadsheet grammar, :class:`_CellParser`, for what was typed and for the value
+   last saved); the worksheets are scanned last, once the workbook says which cells are
+   wanted, and two sheet entries on one part are refused. A part that is sure to be within
    every bound (at most :data:`QUICK_PART_BYTES` and :data:`QUICK_PART_TAGS` ``<``, plain
    UTF-8 without ``<!DOCTYPE``) is parsed by the C parser into a small tree instead, its
    depth and texts measured on it; one that breaks a bound there, or anything else, goes
    through the streaming pass, whose outcome and message it always is (:func:`_scan_part`);
 5. openpyxl's readers read the small workbook-level parts (manifest, ``workbook.xml`` with
-   the defined names, document properties: :func:`_read_book`), through ``defusedxml``
-   (:func:`check_defusedxml`); openpyxl never loads a worksheet;
+   the defined names and its relationships, core document properties: :func:`_read_book`),
+   each at most :data:`MAX_BOOK_PART_ELEMENTS` elements, through ``defusedxml``
+   (:func:`check_defusedxml`); openpyxl never loads a worksheet, and the custom document
+   properties are not read;
 6. before any cell is read, the defined names' references are bounded: one name spans at most
    :data:`MAX_SCENARIO_COLUMNS` cells, all of them together at most :data:`MAX_CELLS_READ`
    (the box the reader walks), and a caller may bound the scenario columns left in a run
@@ -70,16 +79,36 @@ import defusedxml
 import defusedxml.ElementTree as DefusedET
 import openpyxl
 import openpyxl.xml.functions
-from openpyxl.cell.text import Text
-from openpyxl.utils.cell import range_boundaries
-from openpyxl.utils.datetime import from_excel
-from openpyxl.worksheet._reader import WorkSheetParser
+from openpyxl.utils.cell import column_index_from_string, range_boundaries
+from openpyxl.utils.datetime import from_excel, from_ISO8601
+from openpyxl.worksheet._reader import (
+    CELL_TAG,
+    FORMULA_TAG,
+    INLINE_STRING,
+    VALUE_TAG,
+    WorkSheetParser,
+)
 from openpyxl.xml.constants import SHEET_MAIN_NS
 
 from udfs.numbers import SIZE_INPUTS, NumberTextError, parse_size
 from udfs.plan import REQUIRED
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
 from udfs.validation import MAX_TEXT_CHARS, is_blank
+
+from . import xlsx_safety
+from .xlsx_safety import (
+    MAX_BOOK_PART_ELEMENTS,
+    MAX_DEFINED_NAMES,
+    MAX_PACKAGE_ELEMENTS,
+    MAX_ROW_CELLS,
+    MAX_ROW_ELEMENTS,
+    SHEET_ROWS,
+    CellError,
+    PartError,
+    StringText,
+    Tally,
+    own_text,
+)
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -93,6 +122,11 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "MAX_CELL_TEXT_CHARS",
     "MAX_XML_RUN_BYTES",
+    "MAX_PACKAGE_ELEMENTS",
+    "MAX_DEFINED_NAMES",
+    "MAX_BOOK_PART_ELEMENTS",
+    "MAX_ROW_CELLS",
+    "MAX_ROW_ELEMENTS",
     "ColumnBudgetError",
     "Problem",
     "PlannerError",
@@ -404,6 +438,13 @@ def _check_members(path, zf):
             "30); refused",
         )
     names = {i.filename for i in infos}
+    repeated = xlsx_safety.duplicate_entry(i.filename for i in infos)
+    if repeated is not None:
+        _fail(
+            path,
+            f"holds two zip entries named {repeated!r} (names compared ignoring case, as "
+            "Excel compares part names): readers disagree on which is the part; refused",
+        )
     total = sum(i.file_size for i in infos)
     if total > MAX_UNCOMPRESSED_BYTES:
         _fail(
@@ -493,11 +534,13 @@ class _Scan:
     Elements are counted and their depth bounded as they open; no tree is kept (memory stays
     flat whatever the part holds). A ``<t>``'s text is measured as it arrives. With ``rows``
     (a :class:`_Rows`), the rows of a worksheet that hold named cells are read in the same
-    pass.
+    pass. Elements and defined names are counted into the package's ``tally``
+    (:class:`~workbook_templates.xlsx_safety.Tally`) as they open.
     """
 
-    def __init__(self, path, name, rows=None):
+    def __init__(self, path, name, rows=None, tally=None):
         self.path, self.name, self.rows = path, name, rows  # rows: any reader of the part
+        self.tally = tally if tally is not None else Tally()
         self.count = self.depth = 0
         self.ctypes = []
         self.texts = []  # [length, child seen] of each open <t>, innermost last
@@ -533,6 +576,12 @@ class _Scan:
 
     def _start(self, tag, attrs):
         self.count += 1
+        tally = self.tally
+        tally.elements += 1
+        if tag[-11:] == "definedName" and xlsx_safety.is_defined_name(tag):
+            tally.names += 1
+        if tally.elements > MAX_PACKAGE_ELEMENTS or tally.names > MAX_DEFINED_NAMES:
+            tally.add(0)  # refuses this part, naming the bound
         if self.count > MAX_PART_ELEMENTS:
             self._problem(
                 f"holds over {MAX_PART_ELEMENTS:,} XML elements, over the limit for one part "
@@ -586,6 +635,7 @@ class _Scan:
             while chunk := fh.read(_CHUNK):
                 self.parser.Parse(chunk, False)
             self.parser.Parse(b"", True)
+        self.tally.parts[info.filename] = self.count
         return self.ctypes
 
 
@@ -596,7 +646,10 @@ def _local(tag):
 class _Styles:
     """The styles that show a number as a date or a time span, read during the scan of
     ``xl/styles.xml`` as openpyxl's stylesheet reads them (``Stylesheet._normalise_numbers``):
-    the cell formats (``cellXfs``) whose number format is a date (or a time span)."""
+    the cell formats (``cellXfs``) whose number format is a date (or a time span). A number
+    format without a whole-number ``numFmtId`` or without a ``formatCode``, and a cell format
+    whose ``numFmtId`` is not a whole number, are refused (:class:`PartError`); a cell
+    format naming a format the part does not define is not a date, as openpyxl reads it."""
 
     def __init__(self):
         self.custom = {}  # {numFmtId: formatCode}
@@ -613,18 +666,29 @@ class _Styles:
             local = _local(group.tag)
             for child in group if local in ("numFmts", "cellXfs") else ():
                 if local == "numFmts" and _local(child.tag) == "numFmt":
-                    self.custom[int(child.attrib["numFmtId"])] = child.attrib["formatCode"]
+                    self._custom(child.attrib)
                 elif local == "cellXfs" and _local(child.tag) == "xf":
-                    self.ids.append(int(child.attrib.get("numFmtId", 0)))
+                    self._cell_format(child.attrib)
         return True
+
+    def _custom(self, attrs):
+        fmt_id = _format_id(attrs.get("numFmtId"), "a number format (numFmt)")
+        code = attrs.get("formatCode")
+        if code is None:
+            raise PartError(f"number format {fmt_id} has no formatCode")
+        self.custom[fmt_id] = code
+
+    def _cell_format(self, attrs):
+        what = f"cell format {len(self.ids)} (xf of cellXfs)"
+        self.ids.append(_format_id(attrs.get("numFmtId", "0"), what))
 
     def start(self, tag, attrs, depth):
         local = _local(tag)
         self.where[depth - 1 :] = [local]
         if depth == 3 and local == "numFmt" and self.where[1] == "numFmts":
-            self.custom[int(attrs["numFmtId"])] = attrs["formatCode"]
+            self._custom(attrs)
         elif depth == 3 and local == "xf" and self.where[1] == "cellXfs":
-            self.ids.append(int(attrs.get("numFmtId", 0)))
+            self._cell_format(attrs)
 
     def data(self, text):
         pass
@@ -651,6 +715,17 @@ class _Styles:
             if kind[1]:
                 spans.add(idx)
         return dates, spans
+
+
+_WHOLE_NUMBER = re.compile(r"[0-9]{1,9}", re.ASCII)
+
+
+def _format_id(text, what):
+    """A ``numFmtId``: a whole number in ASCII digits, else :class:`PartError`."""
+    if text is None or _WHOLE_NUMBER.fullmatch(text) is None:
+        shown = "no numFmtId" if text is None else f"numFmtId {text[:20]!r}"
+        raise PartError(f"{what} has {shown}, not a whole number")
+    return int(text)
 
 
 class _Builder:
@@ -686,58 +761,169 @@ class _Builder:
             self.take(node)
 
 
-class _Strings(_Builder):
-    """The shared strings, read during the scan of their part as openpyxl reads them
-    (``read_string_table``): each ``<si>`` built and read by openpyxl's ``Text``."""
+class _Strings:
+    """The shared strings, read during the scan of their part as Excel shows them
+    (:class:`~workbook_templates.xlsx_safety.StringText`: each ``<si>`` child of the root,
+    its ``<t>`` and its rich-text runs' ``<t>``, phonetic runs left out), without a tree;
+    ``_x005F_`` escapes undone as openpyxl undoes them. A string over
+    :data:`MAX_CELL_TEXT_CHARS` characters, runs together, is refused."""
 
-    TAG = f"{SHEET_MAIN_NS}}}si"
-    PLAIN = f"{{{SHEET_MAIN_NS}}}t"
+    SI = "{" + SHEET_MAIN_NS + "}si"
 
     def __init__(self):
-        self.strings = []
-        self.builder = None
-        self.depth = 0
-        self.args = ()
+        self.text = StringText(MAX_CELL_TEXT_CHARS)
+
+    def reset(self):
+        self.__init__()
+
+    @property
+    def strings(self):
+        return [text.replace("x005F_", "") for text in self.text.strings]
 
     def tree(self, root):
         """Read the part's tree (the quick path of :func:`_scan_part`): each ``<si>``."""
-        found = self.outermost(root, _et_name(self.TAG))
-        for node in found or ():
-            self.take(node)
-        return found is not None
+        for node in root:
+            if node.tag == self.SI:
+                text = own_text(node)
+                if len(text) > MAX_CELL_TEXT_CHARS:  # the streaming pass refuses it
+                    raise PartError("a shared string over the cell limit")
+                self.text.strings.append(text)
+        return True
 
     def start(self, tag, attrs, depth):
-        if self.builder is None:
-            if tag != self.TAG:
-                return
-            self.builder, self.depth = ElementTree.TreeBuilder(), depth
-        self.builder.start(_et_name(tag), {_et_name(k): v for k, v in attrs.items()})
+        self.text.start(tag, depth)
 
-    def take(self, node):
-        """One ``<si>``."""
-        plain = len(node) == 1 and node[0].tag == self.PLAIN and not len(node[0])
-        if plain and not node.attrib:
-            text = node[0].text or ""  # a plain <si><t>...</t></si>: what Text reads
+    def data(self, text):
+        self.text.data(text)
+
+    def end(self, tag, depth):
+        self.text.end(tag, depth)
+
+
+class _CellParser(WorkSheetParser):
+    """openpyxl's worksheet parser, its rows' cells read as a spreadsheet reads them: only the
+    ``<c>`` children of a row are cells; a saved value is read by the spreadsheet grammar
+    (:func:`~workbook_templates.xlsx_safety.number`, ``boolean``, ``string_index``), not by
+    Python's ``int()``; an inline string's text is its ``<t>`` and rich-text runs' ``<t>``
+    (:func:`~workbook_templates.xlsx_safety.own_text`). A value outside the grammar is a
+    :class:`CellError` naming the cell."""
+
+    def parse_row(self, row):
+        r = row.get("r")
+        self.row_counter = _row_number(r) if r is not None else self.row_counter + 1
+        self.col_counter = 0
+        return self.row_counter, [self.parse_cell(el) for el in row if el.tag == CELL_TAG]
+
+    def parse_cell(self, element):
+        data_type = element.get("t", "n")
+        coordinate = element.get("r")
+        if coordinate:
+            row, column = _cell_reference(coordinate)
+            if row != self.row_counter:  # openpyxl's reading put it in the row it is in
+                raise CellError(
+                    _coordinate(row, column), f"is written in row {self.row_counter}, not its own"
+                )
+            self.col_counter = column
         else:
-            text = Text.from_tree(node).content
-        self.strings.append(text.replace("x005F_", ""))
+            self.col_counter += 1
+            row, column = self.row_counter, self.col_counter
+        cell = _coordinate(row, column)
+        style_id = element.get("s", "0")
+        if _WHOLE_NUMBER.fullmatch(style_id) is None:
+            raise CellError(cell, f"has the style {style_id[:20]!r}, not a whole number")
+        style_id = int(style_id)
+        value = None if data_type == "inlineStr" else element.findtext(VALUE_TAG) or None
+        if not self.data_only and element.find(FORMULA_TAG) is not None:
+            data_type, value = "f", self.parse_formula(element)
+        elif value is not None:
+            value, data_type = self._saved(value, data_type, style_id, cell)
+        elif data_type == "inlineStr":
+            child = element.find(INLINE_STRING)
+            if child is not None:
+                data_type, value = "s", own_text(child)
+                if len(value) > MAX_CELL_TEXT_CHARS:
+                    raise CellError(
+                        cell, f"holds a text over Excel's limit of {MAX_CELL_TEXT_CHARS:,}"
+                    )
+        return {"row": row, "column": column, "value": value, "data_type": data_type,
+                "style_id": style_id}  # fmt: skip
+
+    def _saved(self, value, data_type, style_id, cell):
+        """(value, data type) of a saved ``<v>``, as openpyxl types it."""
+        if data_type == "n":
+            value = xlsx_safety.number(value, cell)
+            if style_id in self.date_formats:
+                spans = style_id in self.timedelta_formats
+                try:
+                    return from_excel(value, self.epoch, timedelta=spans), "d"
+                except (OverflowError, ValueError):  # no date: refused by name when read
+                    return "#VALUE!", "e"
+        elif data_type == "s":
+            strings = self.shared_strings
+            value = strings[xlsx_safety.string_index(value, len(strings), cell)]
+        elif data_type == "b":
+            value = xlsx_safety.boolean(value, cell)
+        elif data_type == "str":
+            data_type = "s"
+        elif data_type == "d":
+            try:
+                value = from_ISO8601(value)
+            except (ValueError, TypeError, OverflowError):
+                raise CellError(
+                    cell, f"holds the saved date {value[:40]!r}, not an ISO 8601 date"
+                ) from None
+        return value, data_type
+
+
+_ROW_NUMBER = re.compile(r"[0-9]{1,7}(?:\.0*)?", re.ASCII)
+_CELL_REFERENCE = re.compile(r"\$?([A-Z]{1,3})\$?([0-9]{1,7})", re.ASCII)
+
+
+def _row_number(text):
+    """A row's ``r``: ASCII digits (``12.0`` too, as openpyxl's ``parse_row`` reads it), else
+    :class:`PartError` (``int()`` would read Arabic-Indic digits)."""
+    if _ROW_NUMBER.fullmatch(text) is None:
+        raise PartError(f"a row numbered {text[:20]!r}, not a whole number in ASCII digits")
+    return int(text.split(".")[0])
+
+
+def _cell_reference(text):
+    """(row, column) of a cell's ``r``: A1 style in ASCII, within a worksheet's columns and
+    rows, else :class:`PartError` (openpyxl's reading takes any Unicode digit)."""
+    found = _CELL_REFERENCE.fullmatch(text)
+    column = column_index_from_string(found.group(1)) if found else 0
+    row = int(found.group(2)) if found else 0
+    if not (1 <= column <= MAX_ROW_CELLS and 1 <= row <= SHEET_ROWS):
+        raise PartError(f"a cell reference {text[:20]!r}, not a cell of a worksheet")
+    return row, column
+
+
+_SHEET_DATA = f"{SHEET_MAIN_NS}}}sheetData"
+_SHEET_DATA_ET = "{" + _SHEET_DATA
+_CELL = CELL_TAG[1:]
 
 
 class _Rows(_Builder):
     """The rows of one worksheet that hold named cells, read during its scan (:class:`_Scan`).
 
-    Each row inside the box of the named cells is built as a small element tree and given to
-    openpyxl's own worksheet parser twice, once for what was typed (formula text) and once
-    for the values last saved: the same cells, types and dates as two read-only loads gave,
-    from one parse. Rows are taken as openpyxl's read-only worksheet takes them (a row number
-    already passed is skipped; reading stops past the last row of the box); rows above the
-    box are only built when they hold a shared formula, whose text later cells refer to.
+    Only the ``<row>`` children of the worksheet's one ``<sheetData>`` are rows (a row
+    anywhere else, say in an extension list, is no cell a spreadsheet shows). Each row inside
+    the box of the named cells is built as a small element tree, at most
+    :data:`MAX_ROW_CELLS` cells and :data:`MAX_ROW_ELEMENTS` elements (checked as it is
+    built), and given to openpyxl's worksheet parser (:class:`_CellParser`) twice, once for
+    what was typed (formula text) and once for the values last saved: the same cells, types
+    and dates as two read-only loads gave, from one parse. Rows are taken as openpyxl's
+    read-only worksheet takes them (a row number already passed is skipped; reading stops
+    past the last row of the box); rows above the box are only built when they hold a shared
+    formula, whose text later cells refer to. ``sheet`` is the sheet's title, for a cell's
+    refusal.
     """
 
-    def __init__(self, book, box):
-        self.args = (book, box)
+    def __init__(self, book, box, sheet=None):
+        self.args = (book, box, sheet)
+        self.sheet = sheet
         self.min_row, self.max_row, self.min_col, self.max_col = box
-        self.parser = WorkSheetParser(
+        self.parser = _CellParser(
             None,
             book.shared_strings,
             epoch=book.epoch,
@@ -749,15 +935,31 @@ class _Rows(_Builder):
         self.builder = None
         self.depth = 0
         self.accept = self.shared = False
+        self.in_data = False  # inside the worksheet's <sheetData>
+        self.sheet_data = 0
+        self.last = 0  # the number of the last row of <sheetData> seen
+        self.elements = self.cells = 0  # of the row being built
         self.typed, self.saved = {}, {}  # {(row, col): value}, {(row, col): data type}
 
     def start(self, tag, attrs, depth):
         if self.builder is not None:
+            self.elements += 1
+            if depth == self.depth + 1 and tag == _CELL:
+                self.cells += 1
+            self._bound(self.elements, self.cells)
             if tag == _FORMULA and attrs.get("t") == "shared":
                 self.shared = True
             self.builder.start(_et_name(tag), {_et_name(k): v for k, v in attrs.items()})
             return
-        if tag != _ROW or self.done:
+        if depth == 2:
+            self.in_data = tag == _SHEET_DATA
+            self.sheet_data += self.in_data
+            if self.sheet_data > 1:
+                raise PartError("holds two sheetData elements (a worksheet has one)")
+        if tag != _ROW or depth != 3 or not self.in_data:
+            return
+        self._in_order(attrs)
+        if self.done:
             return
         idx = self._index(attrs)
         if idx > self.max_row:
@@ -766,35 +968,67 @@ class _Rows(_Builder):
         self.accept = idx >= self.counter
         self.counter = max(self.counter, idx + self.accept)
         self.shared, self.depth = False, depth
+        self.elements, self.cells, self.row = 1, 0, idx
         self.builder = ElementTree.TreeBuilder()
         self.builder.start(_et_name(tag), {_et_name(k): v for k, v in attrs.items()})
 
+    def _in_order(self, attrs):
+        """Refuse a row that does not follow the last one (:class:`PartError`): a
+        spreadsheet writes each row once, in order, and LibreOffice shows the last copy of a
+        repeated row where openpyxl's reading takes the first. Every row of ``<sheetData>``
+        is checked, past the box of the named cells too."""
+        idx = _row_number(attrs["r"]) if "r" in attrs else self.last + 1
+        if not 1 <= idx <= SHEET_ROWS:
+            raise PartError(f"row number {idx} is outside a worksheet's rows, 1 to {SHEET_ROWS:,}")
+        if idx <= self.last:
+            raise PartError(
+                f"row {idx} comes after row {self.last}: rows out of order or repeated (a "
+                "spreadsheet writes each row once, in order)"
+            )
+        self.last = idx
+
+    def _bound(self, elements, cells):
+        if cells > MAX_ROW_CELLS:
+            raise PartError(
+                f"row {self.row} holds over {MAX_ROW_CELLS:,} cells, more than a worksheet "
+                "has columns"
+            )
+        if elements > MAX_ROW_ELEMENTS:
+            raise PartError(
+                f"row {self.row} holds over {MAX_ROW_ELEMENTS:,} XML elements, over the limit "
+                "for one row"
+            )
+
     def tree(self, root):
-        """Read the part's tree (the quick path of :func:`_scan_part`): its rows in document
-        order, taken as :meth:`start` and :meth:`take` take them."""
-        rows = self.outermost(root, _ROW_ET)
-        for row in rows or ():
+        """Read the part's tree (the quick path of :func:`_scan_part`): the rows of its
+        ``<sheetData>`` in document order, taken as :meth:`start` and :meth:`take` take
+        them."""
+        data = [node for node in root if node.tag == _SHEET_DATA_ET]
+        if len(data) > 1:
+            raise PartError("two sheetData")  # the streaming pass says it
+        for row in data[0] if data else ():
+            if row.tag != _ROW_ET:
+                continue
+            self._in_order(row.attrib)
+            if self.done:
+                continue
             idx = self._index(row.attrib)
             if idx > self.max_row:
                 self.done = True
-                break
+                continue
+            self.row = idx
+            self._bound(sum(1 for _ in row.iter()), sum(1 for c in row if c.tag == CELL_TAG))
             self.accept = idx >= self.counter
             self.counter = max(self.counter, idx + self.accept)
             self.shared = any(f.get("t") == "shared" for f in row.iter(_FORMULA_ET))
             self.take(row)
-        return rows is not None
+        return True
 
     def _index(self, attrs):
         """The row's number, as openpyxl's ``parse_row`` reads it."""
         if "r" not in attrs:
             return self.parser.row_counter + 1
-        try:
-            return int(attrs["r"])
-        except ValueError:
-            val = float(attrs["r"])
-            if val.is_integer():
-                return int(val)
-            raise ValueError(f"{attrs['r']} is not a valid row number") from None
+        return _row_number(attrs["r"])
 
     def take(self, row):
         p = self.parser
@@ -816,8 +1050,9 @@ class _Rows(_Builder):
                     out[(idx, cell["column"])] = cell
 
 
-def _scan_part(path, zf, info, rows=None):
-    """Scan one XML part; the content types it declares.
+def _scan_part(path, zf, info, rows=None, tally=None):
+    """Scan one XML part; the content types it declares. Its elements and defined names
+    count into the package's ``tally``.
 
     A part small enough to be within every bound whatever it holds is parsed by the C
     parser into a tree (:func:`_quick_tree`), its depth and texts measured on the tree, and
@@ -827,16 +1062,20 @@ def _scan_part(path, zf, info, rows=None):
     (:class:`_Scan`), which refuses it with its one-line message: the outcome is the
     streaming pass's in every case, the quick one only saves time.
     """
+    tally = tally if tally is not None else Tally()
     if info.filename != _CONTENT_TYPES and info.file_size <= QUICK_PART_BYTES:
-        root = _quick_tree(zf, info)
-        if root is not None:
+        quick = _quick_tree(zf, info)
+        if quick is not None and tally.fits(*quick[1:]):  # else the scan refuses it in order
             try:
-                if rows is None or rows.tree(root):
+                if rows is None or rows.tree(quick[0]):
+                    tally.add(*quick[1:])
+                    tally.parts[info.filename] = quick[1]
                     return []
             except Exception:  # noqa: BLE001 - the streaming pass raises it, in its order
                 pass
-            rows.reset()
-    return _Scan(path, info.filename, rows).run(zf, info)
+            if rows is not None:
+                rows.reset()
+    return _Scan(path, info.filename, rows, tally).run(zf, info)
 
 
 #: Largest part read by the quick path (:func:`_quick_tree`): at most
@@ -867,8 +1106,9 @@ def _plain_utf8(data):
 
 
 def _quick_tree(zf, info):
-    """The part's element tree, parsed by the C parser, when it is sure to be within every
-    bound of the streaming pass (:class:`_Scan`), else None.
+    """(element tree, elements, defined names) of the part, parsed by the C parser, when it
+    is sure to be within every bound of one part in the streaming pass (:class:`_Scan`),
+    else None (the bounds across the package are the caller's, from the counts).
 
     Sure, because: at most :data:`QUICK_PART_BYTES` (no run over :data:`MAX_XML_RUN_BYTES`)
     and :data:`QUICK_PART_TAGS` ``<`` (elements, far under :data:`MAX_PART_ELEMENTS`);
@@ -892,9 +1132,10 @@ def _quick_tree(zf, info):
         root = parser.close()
     except Exception:  # noqa: BLE001 - not well-formed, an undefined entity...
         return None
-    level, depth = [root], 0
+    level, depth, elements = [root], 0, 0
     while level:  # the tree level by level, in C: its depth
         depth += 1
+        elements += len(level)
         if depth > MAX_XML_DEPTH:
             return None
         level = list(itertools.chain.from_iterable(level))
@@ -904,7 +1145,10 @@ def _quick_tree(zf, info):
                 len(t.text or "") > MAX_CELL_TEXT_CHARS for t in root.iter(tag)
             ):
                 return None
-    return root
+    names = 0
+    if b"definedName" in data:
+        names = sum(map(xlsx_safety.is_defined_name, map(_TAG, root.iter())))
+    return root, elements, names
 
 
 _TAG = operator.attrgetter("tag")
@@ -928,16 +1172,22 @@ def _is_worksheet(name):
     return name.startswith("xl/worksheets/") and name.lower().endswith(".xml")
 
 
-def _check_part(path, zf, info, by_name, rows=None):
+def _check_part(path, zf, info, by_name, rows=None, tally=None):
     """Scan one part, bounded; refuse unsafe XML and macro content types.
 
-    Each part's expanded size and element count are bounded. VML drawings (legacy comments)
-    are often not well-formed and openpyxl does not parse them: a parse error in a part that
-    is not XML by name is not a problem, a document type declaration is.
+    Each part's expanded size and element count are bounded, and the package's (``tally``).
+    VML drawings (legacy comments) are often not well-formed and openpyxl does not parse
+    them: a parse error in a part that is not XML by name is not a problem, a document type
+    declaration is. What the part's reader (``rows``) refuses names the part, or the sheet
+    and cell; any other failure while reading it names the part.
     """
     name = info.filename
     try:
-        ctypes = _scan_part(path, zf, info, rows)
+        ctypes = _scan_part(path, zf, info, rows, tally)
+    except CellError as exc:
+        _fail(path, exc.message, getattr(rows, "sheet", None), exc.cell)
+    except PartError as exc:
+        _part_problem(path, name, exc.message)
     except defusedxml.DefusedXmlException as exc:
         _fail(
             path,
@@ -950,6 +1200,10 @@ def _check_part(path, zf, info, by_name, rows=None):
         _fail(path, f"is a corrupt .xlsx: {name} is not well-formed XML ({_flat(exc)})")
     except (zipfile.BadZipFile, EOFError, OSError, RuntimeError) as exc:
         _fail(path, f"is a corrupt or truncated .xlsx ({name}: {_flat(exc)})")
+    except PlannerError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a malformed part surfaces in its reader
+        _part_problem(path, name, f"could not be read ({_one_line(exc)})")
     if name == _CONTENT_TYPES:
         for ctype in ctypes:
             if any(m in ctype for m in _MACRO_CONTENT_TYPES):
@@ -962,9 +1216,11 @@ _STYLES = "xl/styles.xml"
 _STRINGS = "xl/sharedStrings.xml"
 
 
-def _check_xml_parts(path, zf, parts):
-    """Scan ``parts`` ((info, by name) pairs) in order (:func:`_check_part`); the
-    :class:`_Styles` and :class:`_Strings` read on the way (None when not among them)."""
+def _check_xml_parts(path, zf, parts, tally=None):
+    """Scan ``parts`` ((info, by name) pairs) in order (:func:`_check_part`), counting into
+    the package's ``tally``; the :class:`_Styles` and :class:`_Strings` read on the way (None
+    when not among them)."""
+    tally = tally if tally is not None else Tally()
     styles = strings = None
     for info, by_name in parts:
         hook = None
@@ -972,7 +1228,7 @@ def _check_xml_parts(path, zf, parts):
             hook = styles = _Styles()
         elif info.filename == _STRINGS:
             hook = strings = _Strings()
-        _check_part(path, zf, info, by_name, hook)
+        _check_part(path, zf, info, by_name, hook, tally)
     return styles, strings
 
 
@@ -983,6 +1239,7 @@ class _Book:
     defined_names: object  # openpyxl DefinedNameDict of the workbook-scoped names
     sheetnames: list
     parts: dict  # {sheet title: zip member of the worksheet}
+    sheet_parts: list  # [(sheet title, zip member)] of every sheet, chart sheets too
     properties: object
     epoch: object
     shared_strings: list
@@ -990,13 +1247,18 @@ class _Book:
     timedelta_formats: set
 
 
-def _read_book(data, styles=None, strings=None):
+def _read_book(data, styles=None, strings=None, strings_of=None, sizes=None):
     """A :class:`_Book` read by openpyxl's own readers (as ``load_workbook(read_only=True)``
     reads them, with the same errors), without opening any worksheet: the worksheets are
-    read once, in the bounded scan (:func:`_grab`)."""
-    from openpyxl.reader.excel import ExcelReader
+    read once, in the bounded scan (:func:`_grab`). The shared strings are those read in
+    the scan (``strings``) when the manifest names ``xl/sharedStrings.xml`` for them, else
+    ``strings_of(part)``'s: never openpyxl's reader. ``sizes`` (``{part: elements}``, from
+    the scan) bounds the parts openpyxl builds objects from (:func:`_check_book_part`); the
+    custom document properties are not read."""
+    from openpyxl.packaging.relationship import get_rels_path
+    from openpyxl.reader.excel import ExcelReader, _find_workbook_part
     from openpyxl.styles.stylesheet import apply_stylesheet
-    from openpyxl.xml.constants import SHARED_STRINGS
+    from openpyxl.xml.constants import ARC_CORE, SHARED_STRINGS
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "extension not supported" and the like
@@ -1004,19 +1266,23 @@ def _read_book(data, styles=None, strings=None):
                              data_only=False, keep_links=False)  # fmt: skip
         action = "read manifest"
         try:
+            if sizes is not None:
+                _check_book_part(_CONTENT_TYPES, sizes, ())
             reader.read_manifest()
+            if sizes is not None:  # the parts openpyxl builds objects from, each bounded
+                book_part = _find_workbook_part(reader.package).PartName[1:]
+                for name in (book_part, get_rels_path(book_part), ARC_CORE):
+                    _check_book_part(name, sizes, reader.valid_files)
             action = "read strings"
             part = reader.package.find(SHARED_STRINGS)
             if strings is not None and part is not None and part.PartName[1:] == _STRINGS:
                 reader.shared_strings = strings.strings  # read in the scan
-            else:
-                reader.read_strings()
+            elif part is not None:
+                reader.shared_strings = strings_of(part.PartName[1:])
             action = "read workbook"
             reader.read_workbook()
             action = "read properties"
             reader.read_properties()
-            action = "read custom properties"
-            reader.read_custom()
             action = "read stylesheet"
             if styles is None:
                 apply_stylesheet(reader.archive, reader.wb)
@@ -1041,6 +1307,7 @@ def _read_book(data, styles=None, strings=None):
         defined_names=wb.defined_names,
         sheetnames=[name for name, _ in sheets],
         parts={name: rel.target for name, rel in sheets if "chartsheet" not in rel.Type},
+        sheet_parts=[(name, rel.target) for name, rel in sheets],
         properties=wb.properties,
         epoch=wb.epoch,
         shared_strings=reader.shared_strings,
@@ -1049,14 +1316,60 @@ def _read_book(data, styles=None, strings=None):
     )
 
 
-def _open_book(path, data, styles=None, strings=None):
-    """:func:`_read_book`, its failures as one line naming the file."""
+def _open_book(path, data, styles=None, strings=None, strings_of=None, sizes=None):
+    """:func:`_read_book`, its failures as one line naming the file; two sheet entries whose
+    relationships lead to one part are refused (no spreadsheet writes it; each would be
+    read again)."""
     try:
-        return _read_book(data, styles, strings)
+        book = _read_book(data, styles, strings, strings_of, sizes)
+    except PartError as exc:
+        _part_problem(path, exc.part, exc.message)
+    except PlannerError:
+        raise
     except defusedxml.DefusedXmlException as exc:
         _fail(path, f"contains unsafe XML ({type(exc).__name__}); refused")
     except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds on bad files
         _fail(path, f"could not be read as a workbook ({_one_line(exc)})")
+    shared = xlsx_safety.shared_part(book.sheet_parts)
+    if shared is not None:
+        first, second, part = shared
+        _fail(
+            path,
+            f"sheets {first!r} and {second!r} are one part, {part} (a workbook gives each "
+            "sheet its own part); refused",
+        )
+    return book
+
+
+def _check_book_part(name, sizes, members):
+    """Refuse (:class:`PartError`) a part openpyxl reads into objects (the manifest, the
+    workbook part and its relationships, the document properties) of over
+    :data:`MAX_BOOK_PART_ELEMENTS` elements, or one of the package's ``members`` not scanned
+    yet (a workbook part named as a worksheet, which is scanned last)."""
+    if name not in sizes and name in members:
+        raise PartError(
+            "is the workbook's own part but is named as a worksheet (xl/worksheets/)",
+            part=name,
+        )
+    count = sizes.get(name, 0)
+    if count > MAX_BOOK_PART_ELEMENTS:
+        raise PartError(
+            f"holds {count:,} XML elements, over the limit of {MAX_BOOK_PART_ELEMENTS:,} for a "
+            "part read into objects (a planner's workbook part holds about 250)",
+            part=name,
+        )
+
+
+def _strings_of(path, zf, tally):
+    """``strings_of(part)`` for :func:`_read_book`: the shared strings of a part of another
+    name than ``xl/sharedStrings.xml``, read by a second bounded scan of it."""
+
+    def strings_of(name):
+        strings = _Strings()
+        _check_part(path, zf, zf.getinfo(name), True, strings, tally)
+        return strings.strings
+
+    return strings_of
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1137,7 +1450,7 @@ def _box_area(cells):
     return (max(rows) - min(rows) + 1) * (max(cols) - min(cols) + 1)
 
 
-def _grab(path, zf, book, wanted, later):
+def _grab(path, zf, book, wanted, later, tally=None):
     """({sheet: {(row, col): (typed value, is formula)}}, {sheet: {(row, col): saved value}})
     of the wanted cells (``{sheet: {(row, col), ...}}``).
 
@@ -1145,8 +1458,9 @@ def _grab(path, zf, book, wanted, later):
     of its named cells (:class:`_Rows`). ``later`` are the worksheets not yet scanned
     ((info, by name) pairs, in package order); those without named cells are only scanned.
     A sheet whose part has another name (found by its relationship) was scanned already and
-    is read in a second scan.
+    is read in a second scan. Each part holds one sheet (:func:`_open_book`).
     """
+    tally = tally if tally is not None else Tally()
     by_part = {}
     for sheet in wanted:
         part = book.parts.get(sheet)
@@ -1159,14 +1473,14 @@ def _grab(path, zf, book, wanted, later):
     for info, by_name in parts:
         sheets = by_part.get(info.filename)
         if not sheets:
-            _check_part(path, zf, info, by_name)
+            _check_part(path, zf, info, by_name, tally=tally)
             continue
-        for sheet in sheets:  # two sheets on one part (never written so): one scan each
+        for sheet in sheets:  # one: a part of two sheets was refused
             cells = wanted[sheet]
             rows = [r for r, _ in cells]
             cols = [c for _, c in cells]
-            found = _Rows(book, (min(rows), max(rows), min(cols), max(cols)))
-            _check_part(path, zf, info, by_name, found)
+            found = _Rows(book, (min(rows), max(rows), min(cols), max(cols)), sheet)
+            _check_part(path, zf, info, by_name, found, tally)
             typed[sheet] = {
                 rc: (cell["value"], cell["data_type"] == "f")
                 for rc, cell in found.typed.items()
@@ -1299,22 +1613,8 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False, columns_left=
     data = _read_bytes(path, max_bytes)
     zf = _check_zip(path, data)
     with zf:
-        parts = list(_xml_parts(zf))
-        later = [(info, by_name) for info, by_name in parts if _is_worksheet(info.filename)]
-        styles, strings = _check_xml_parts(
-            path, zf, [p for p in parts if not _is_worksheet(p[0].filename)]
-        )
-        try:  # every part openpyxl reads here has passed the scan; no worksheet is read yet
-            book = _open_book(path, data, styles, strings)
-            optional, cells = _locate(path, book, columns_left)
-        except PlannerError:  # refused after the worksheets' scan, as it always was
-            _check_xml_parts(path, zf, later)
-            raise
         try:
-            with warnings.catch_warnings():  # "marked as a date but ... outside the limits"
-                warnings.simplefilter("ignore")  # such a cell reads #VALUE!, refused by name
-                cells.read(*_grab(path, zf, book, cells.wanted, later))
-            planner = _read(path, book, cells, optional, len(data), collect)
+            planner = _read_package(path, zf, data, collect, columns_left)
         except PlannerError:
             raise
         except defusedxml.DefusedXmlException as exc:
@@ -1323,6 +1623,27 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False, columns_left=
             _fail(path, f"could not be read as a workbook ({_one_line(exc)})")
     planner.sha256 = hashlib.sha256(data).hexdigest()
     return planner
+
+
+def _read_package(path, zf, data, collect, columns_left):
+    """The :class:`Planner` of the open package ``zf`` (:func:`read_planner`'s work)."""
+    tally = Tally()  # elements and defined names of every part, as they are scanned
+    parts = list(_xml_parts(zf))
+    later = [(info, by_name) for info, by_name in parts if _is_worksheet(info.filename)]
+    styles, strings = _check_xml_parts(
+        path, zf, [p for p in parts if not _is_worksheet(p[0].filename)], tally
+    )
+    try:  # every part openpyxl reads here has passed the scan; no worksheet is read yet
+        strings_of = _strings_of(path, zf, tally)
+        book = _open_book(path, data, styles, strings, strings_of, tally.parts)
+        optional, cells = _locate(path, book, columns_left)
+    except PlannerError:  # refused after the worksheets' scan, as it always was
+        _check_xml_parts(path, zf, later, tally)
+        raise
+    with warnings.catch_warnings():  # "marked as a date but ... outside the limits"
+        warnings.simplefilter("ignore")  # such a cell reads #VALUE!, refused by name
+        cells.read(*_grab(path, zf, book, cells.wanted, later, tally))
+    return _read(path, book, cells, optional, len(data), collect)
 
 
 def _locate(path, book, columns_left):

@@ -2,8 +2,11 @@
 
 :func:`read_files` gives each file's outcome, in the order of the files, whichever process
 finishes first: the consolidation, its bad files and every message are those of a run in one
-process. At most :data:`MAX_JOBS` processes read at once (``compute-lab report --jobs``), and
-at most two files per process are in flight, so the answers waiting to be taken stay few.
+process. At most :data:`MAX_JOBS` processes read at once (``compute-lab report --jobs``), so
+that their memory together stays within :data:`READ_MEMORY_BUDGET_MB` (each at most
+:data:`READER_PEAK_MB`), and at most two files per process are in flight, so the answers
+waiting to be taken stay few. The default is also held within the memory the machine has
+available.
 
 The processes are forked from the command (no second start-up: the engine and openpyxl are
 imported once) and run in their own process group, so Ctrl-C reaches the command alone (an
@@ -25,11 +28,19 @@ from udfs.validation import CommandError
 from ..files import check_interrupt
 from ..reader import PlannerError
 
-__all__ = ["MAX_JOBS", "default_jobs", "read_files"]
+__all__ = ["MAX_JOBS", "READER_PEAK_MB", "READ_MEMORY_BUDGET_MB", "default_jobs", "read_files"]
 
-#: Most processes reading planners at once (``--jobs``): more than any machine here has
-#: cores; each holds one planner (a few MB) at a time.
-MAX_JOBS = 32
+#: Most resident memory one reading process takes, in MB, whatever planner it is given: the
+#: reader's bounds (``workbook_templates.reader`` and ``xlsx_safety``) keep every crafted
+#: file of ``benchmarks/bench_reader.py`` under it (each under 150 MB; a planner 70 MB,
+#: most of it the imports the processes share with the command), with room to spare.
+READER_PEAK_MB = 400
+#: Memory the reading processes of one run may take together, in MB: half of a laptop of
+#: 8 GB, the least a team member runs the report on.
+READ_MEMORY_BUDGET_MB = 4096
+#: Most processes reading planners at once (``--jobs``): as many as fit the memory budget at
+#: each one's peak (10), more than most machines here have cores.
+MAX_JOBS = READ_MEMORY_BUDGET_MB // READER_PEAK_MB
 #: Files handed to each process ahead of the one being taken (bounds the answers held).
 AHEAD = 2
 #: Seconds between looks for Ctrl-C while waiting for a file.
@@ -37,12 +48,28 @@ _POLL = 0.1
 
 
 def default_jobs(files):
-    """The default ``--jobs``: the cores this process may use, at most one per file."""
+    """The default ``--jobs``: the cores this process may use, at most one per file, and no
+    more than the memory available holds at :data:`READER_PEAK_MB` each."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    return max(1, min(cores, files, MAX_JOBS))
+    available = _available_mb()
+    fit = MAX_JOBS if available is None else available // READER_PEAK_MB
+    return max(1, min(cores, files, MAX_JOBS, fit))
+
+
+def _available_mb():
+    """The memory available to new processes, in MB (``MemAvailable``), or None when the
+    system does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def _quiet():
