@@ -9,13 +9,6 @@ from compute_lab.cli import main
 from workbook_templates.example import EXAMPLE_PLAN, write_example
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a planner's text inputs refuse C0 control characters only: a bidirectional "
-    "override, a C1 control or a line separator in a scenario name or owner reaches the "
-    "hand-off workbook and every CSV file, while the same text in an own-runs name or an Our "
-    "runs row is refused (udfs.validation.control_character)",
-)
 @pytest.mark.parametrize("bad", ["\u202e", "\x9b", "\u2028"], ids=["bidi", "C1", "LS"])
 def test_a_scenario_name_with_a_character_an_own_runs_name_may_not_hold_is_refused(
     tmp_path, bad, capsys

@@ -93,7 +93,7 @@ from openpyxl.xml.constants import SHEET_MAIN_NS
 from udfs.numbers import SIZE_INPUTS, NumberTextError, parse_size
 from udfs.plan import REQUIRED
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
-from udfs.validation import MAX_TEXT_CHARS, is_blank
+from udfs.validation import MAX_TEXT_CHARS, control_character, is_blank
 
 from . import xlsx_safety
 from .xlsx_safety import (
@@ -1525,9 +1525,9 @@ def _number(value):
     return None, f"must be a number (got {type(value).__name__})"
 
 
-#: Control characters a worksheet cannot hold (openpyxl's ILLEGAL_CHARACTERS_RE): tab,
-#: newline and carriage return are text.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+#: Line breaks and tabs a text input may hold (a cell typed with Alt+Enter); every other
+#: character :func:`udfs.validation.control_character` names is refused.
+_TEXT_WHITESPACE = frozenset("\t\n\r")
 
 
 #: The largest number a text input (a name, an owner, a reference) may hold, read as its text.
@@ -1538,11 +1538,14 @@ def _text(value):
     if isinstance(value, bool):
         return None, "must be text, not TRUE/FALSE"
     if isinstance(value, str):
-        bad = _CONTROL.search(value)
-        if bad:  # a workbook cannot hold it (Excel writes it as _x0001_; openpyxl refuses it)
+        # A C0 control a workbook cannot hold (Excel writes it as _x0001_), a C1 control, a
+        # line separator or a bidirectional override that would reorder what a table shows:
+        # the rule own-runs names follow.
+        bad = control_character(value.translate(dict.fromkeys(map(ord, _TEXT_WHITESPACE))))
+        if bad:
             return None, (
-                f"holds the control character \\x{ord(bad.group()):02x}, which a workbook "
-                "cannot hold; retype the text"
+                f"holds the control character {bad}, which a name in a workbook, a CSV file "
+                "or a message must not hold; retype the text"
             )
         if len(value.strip()) > MAX_TEXT_CHARS:
             return None, (
