@@ -234,3 +234,20 @@ def require_ssconvert():
             pytest.fail("Gnumeric (ssconvert) is required when CI is set: run `make gnumeric`")
         pytest.skip("Gnumeric (ssconvert) is not installed")
     return path
+
+
+def fenced_blocks(text, lang):
+    """The fenced code blocks of a Markdown ``text`` whose info string is ``lang``, each as
+    its list of lines."""
+    blocks, body, info = [], None, None
+    for line in text.splitlines():
+        if line.startswith("```"):
+            if body is None:
+                body, info = [], line[3:].strip()
+            else:
+                if info == lang:
+                    blocks.append(body)
+                body = None
+        elif body is not None:
+            body.append(line)
+    return blocks

@@ -147,3 +147,15 @@ def get(base, path):
             return response.status, response.read().decode(), dict(response.headers)
     except urllib.error.HTTPError as err:
         return err.code, err.read().decode(), dict(err.headers)
+
+
+def run_cli(capsys, *argv):
+    """``compute-lab ARGV`` in this process: (status, stdout, stderr)."""
+    from compute_lab.cli import main
+
+    try:
+        status = main(list(argv))
+    except SystemExit as stop:
+        status = stop.code
+    out = capsys.readouterr()
+    return status, out.out, out.err

@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from helpers import fenced_blocks
+
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
@@ -23,19 +25,8 @@ BIN = Path(sys.executable).parent
 
 
 def _blocks(text, lang):
-    """The bodies of the fenced code blocks whose info string is ``lang``."""
-    blocks, body, info = [], None, None
-    for line in text.splitlines():
-        if line.startswith("```"):
-            if body is None:
-                body, info = [], line[3:].strip()
-            else:
-                if info == lang:
-                    blocks.append("\n".join(body))
-                body = None
-        elif body is not None:
-            body.append(line)
-    return blocks
+    """The bodies of the fenced code blocks whose info string is ``lang``, as text."""
+    return ["\n".join(body) for body in fenced_blocks(text, lang)]
 
 
 def _commands():

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import fenced_blocks
 
 from udfs import excel
 
@@ -130,7 +131,7 @@ def test_the_worked_example_gives_what_it_shows(formula, shown):
 def test_the_plain_python_examples_run():
     import doctest
 
-    block = "\n".join(_blocks(FUNCTIONS.read_text(encoding="utf-8"), "python")[0])
+    block = "\n".join(fenced_blocks(FUNCTIONS.read_text(encoding="utf-8"), "python")[0])
     test = doctest.DocTestParser().get_doctest(block, {}, "excel-functions.md", None, 0)
     assert len(test.examples) >= 3
     result = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS).run(test)
@@ -151,26 +152,10 @@ def test_the_example_checker_catches_a_wrong_figure():
 # ---------------------------------------------------------------------------------------------
 
 
-def _blocks(text, lang):
-    """The bodies of the fenced code blocks whose info string is ``lang``."""
-    blocks, body, info = [], None, None
-    for line in text.splitlines():
-        if line.startswith("```"):
-            if body is None:
-                body, info = [], line[3:].strip()
-            else:
-                if info == lang:
-                    blocks.append(body)
-                body = None
-        elif body is not None:
-            body.append(line)
-    return blocks
-
-
 def _powershell_lines():
     return [
         line.strip()
-        for block in _blocks(WINDOWS.read_text(encoding="utf-8"), "powershell")
+        for block in fenced_blocks(WINDOWS.read_text(encoding="utf-8"), "powershell")
         for line in block
         if line.strip()
     ]
@@ -260,7 +245,7 @@ def test_windows_page_shows_what_estimate_prints():
     import subprocess
     import sys
 
-    shown = _blocks(WINDOWS.read_text(encoding="utf-8"), "text")[0]
+    shown = fenced_blocks(WINDOWS.read_text(encoding="utf-8"), "text")[0]
     out = subprocess.run(
         [str(Path(sys.executable).parent / "compute-lab"), "estimate"],
         capture_output=True,

@@ -341,16 +341,11 @@ def _argv(command, tmp_path):
     }[command]  # fmt: skip
 
 
-@pytest.mark.parametrize("command", OWN_RUNS_COMMANDS)
-@pytest.mark.parametrize("kind", sorted(BAD_FILES))
-def test_each_bad_file_is_one_line_exit_2_and_nothing_written_on_each_command(
-    tmp_path, command, kind, capsys
-):
-    """On estimate, runs, templates and report: exit 2, one stderr line naming the file, the
-    row and the column, nothing on stdout and no file written."""
+def refused_own_runs(capsys, tmp_path, command, text):
+    """``command --own-runs`` a file holding ``text``: (its path, the one stderr line), after
+    checking exit 2, nothing on stdout and no file written."""
     from compute_lab.cli import main
 
-    text, where = BAD_FILES[kind]
     path = write(tmp_path, text, "bad.csv")
     argv = _argv(command, tmp_path)
     before = sorted(p.name for p in tmp_path.iterdir())
@@ -358,8 +353,20 @@ def test_each_bad_file_is_one_line_exit_2_and_nothing_written_on_each_command(
     got = capsys.readouterr()
     assert got.out == ""
     (line,) = got.err.strip().splitlines()
-    assert f"{path}: {where}" in line, line
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+    return path, line
+
+
+@pytest.mark.parametrize("command", OWN_RUNS_COMMANDS)
+@pytest.mark.parametrize("kind", sorted(BAD_FILES))
+def test_each_bad_file_is_one_line_exit_2_and_nothing_written_on_each_command(
+    tmp_path, command, kind, capsys
+):
+    """On estimate, runs, templates and report: exit 2, one stderr line naming the file, the
+    row and the column, nothing on stdout and no file written."""
+    text, where = BAD_FILES[kind]
+    path, line = refused_own_runs(capsys, tmp_path, command, text)
+    assert f"{path}: {where}" in line, line
 
 
 @pytest.mark.parametrize("kind", [*sorted(BAD_FILES), "no such file", "not text"])

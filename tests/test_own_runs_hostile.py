@@ -16,7 +16,7 @@ from xml.etree import ElementTree
 import openpyxl
 import pytest
 from helpers import require_soffice
-from test_own_runs import HEADER, OWN_RUNS_COMMANDS, _argv, write
+from test_own_runs import HEADER, OWN_RUNS_COMMANDS, _argv, refused_own_runs, write
 
 from compute_lab.cli import main, parse_number
 from udfs import own_runs, validation
@@ -184,15 +184,8 @@ def test_each_command_refuses_a_hostile_field_in_one_line_writing_nothing(
     """Exit 2, one line naming the file, row and column (not an internal error, exit 1), and
     nothing written."""
     text, where = HOSTILE[kind]
-    path = write(tmp_path, text, "bad.csv")
-    argv = _argv(command, tmp_path)
-    before = sorted(p.name for p in tmp_path.iterdir())
-    assert main([*argv, "--own-runs", str(path)]) == 2
-    got = capsys.readouterr()
-    assert got.out == ""
-    (line,) = got.err.strip().splitlines()
+    path, line = refused_own_runs(capsys, tmp_path, command, text)
     assert line.startswith(f"compute-lab {command}: error: {path}: {where}"), line
-    assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
 def test_a_name_at_the_bound_is_written_in_full(tmp_path):

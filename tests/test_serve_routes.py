@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers_team import run_cli
 
 from addin import certs, commands
 from addin.local_server import free_port, local_server
@@ -31,17 +32,6 @@ if importlib.util.find_spec("xlwings_server") is None:
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-
-
-def run_cli(capsys, *argv):
-    from compute_lab.cli import main
-
-    try:
-        status = main(list(argv))
-    except SystemExit as stop:
-        status = stop.code
-    out = capsys.readouterr()
-    return status, out.out, out.err
 
 
 def clean_env(**extra):

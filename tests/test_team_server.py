@@ -15,23 +15,12 @@ import urllib.error
 import urllib.request
 
 import pytest
-from helpers_team import call_body, get, post, signed_in_server
+from helpers_team import call_body, get, post, run_cli, signed_in_server
 
 from addin import tokens
 
 if importlib.util.find_spec("xlwings_server") is None:
     pytest.skip("needs the server extra (xlwings-server)", allow_module_level=True)
-
-
-def run_cli(capsys, *argv):
-    from compute_lab.cli import main
-
-    try:
-        status = main(list(argv))
-    except SystemExit as stop:
-        status = stop.code
-    out = capsys.readouterr()
-    return status, out.out, out.err
 
 
 # ---------------------------------------------------------------------------------------------
