@@ -26,7 +26,6 @@ This module does no I/O and imports nothing from Excel tooling.
 
 from __future__ import annotations
 
-import ast
 import datetime as _dt
 import functools
 import inspect
@@ -34,7 +33,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import formula as _formula
 from . import model as _model
 from .quantities import ENGINE_INPUTS as _ENGINE_INPUTS
 from .quantities import MODEL_CONSTANTS as _MODEL_CONSTANTS
@@ -99,106 +97,17 @@ def _ret(x):
     return float(x) if x.ndim == 0 else x
 
 
-_BINARY_UFUNCS = {
-    ast.Add: np.add,
-    ast.Sub: np.subtract,
-    ast.Mult: np.multiply,
-    ast.Div: np.divide,
-    ast.Pow: np.power,
-}
-_COMPARE_UFUNCS = {
-    ast.Gt: np.greater,
-    ast.GtE: np.greater_equal,
-    ast.Lt: np.less,
-    ast.LtE: np.less_equal,
-    ast.Eq: np.equal,
-    ast.NotEq: np.not_equal,
-}
-
-
 def _spec(name, **values):
     """``name`` computed by its formula in the model spec (:mod:`udfs.quantities`).
 
     The engine's functions check their inputs and then call this: the formula is written
-    once, in the spec, and the planner's Excel text is rendered from the same definition.
-    The formula's tree (:func:`udfs.model.tree`) is evaluated with the operations of
-    :func:`udfs.model.function`, in the same order and in float64, so the figures are the
-    same to the bit (``tests/test_engine.py`` checks it); the difference is speed: an
-    intermediate array is reused for the next operation instead of a new one being allocated
-    (the engine's 1,000,000-scenario benchmark depends on it), and whole-number arrays
-    (counts of accelerators) are converted to float on the fly, not copied. For one plan
-    (scalars) it calls :func:`udfs.model.function` itself. The spec's constants
+    once, in the spec, evaluated by its numpy rendering (:func:`udfs.model.function`), and the
+    planner's Excel text is rendered from the same definition. The spec's constants
     (:data:`udfs.model.CONSTANTS`) fill in the names not given.
     """
-    size = 0
-    for v in values.values():
-        if type(v) not in _PLAIN:
-            size = max(size, np.size(v) or 1)
-    if size == 0:  # one plan of plain numbers: on numpy scalars
-        function, names = _scalar_rendered(name)
-    elif size <= _SMALL:  # one plan, or a few: the rendering itself
-        function, names = _rendered(name)
-    else:
-        value, _ = _evaluate(_model.tree(name), values)
-        return _ret(value)
     constants = _model.CONSTANTS
-    return function(*[values[n] if n in values else constants[n] for n in names])
-
-
-#: Up to this many plans, :func:`_spec` calls the formula's plain rendering (the same
-#: operations in the same order: the same bits) rather than reusing intermediate arrays.
-_SMALL = 4096
-
-
-_PLAIN = frozenset({float, int, np.float64})
-
-
-@functools.cache
-def _scalar_rendered(name):
-    """The spec's formula of ``name`` on numpy float64 scalars and the names it reads."""
     names = _model.inputs_of(name)
-    return _formula.to_scalar(_model.tree(name), name, names), names
-
-
-@functools.cache
-def _rendered(name):
-    """:func:`udfs.model.function` of ``name`` and the names it reads, looked up once."""
-    return _model.function(name), _model.inputs_of(name)
-
-
-def _evaluate(node, values):
-    """(value, owned) of a spec formula's node: ``owned`` when the value is a float array
-    made here, which the next operation may overwrite."""
-    if isinstance(node, ast.Constant):
-        return node.value, False
-    if isinstance(node, ast.Name):
-        value = values[node.id] if node.id in values else _model.CONSTANTS[node.id]
-        return value, False
-    if isinstance(node, ast.UnaryOp):  # unary minus, the only one the spec allows
-        operand, owned = _evaluate(node.operand, values)
-        return _apply(np.negative, (operand,), (owned,))
-    if isinstance(node, ast.BinOp):
-        left, right = _evaluate(node.left, values), _evaluate(node.right, values)
-        return _apply(_BINARY_UFUNCS[type(node.op)], (left[0], right[0]), (left[1], right[1]))
-    if isinstance(node, ast.Compare):
-        left, right = _evaluate(node.left, values)[0], _evaluate(node.comparators[0], values)[0]
-        return _COMPARE_UFUNCS[type(node.ops[0])](left, right), False
-    function = _formula.FUNCTIONS[node.func.id][0]
-    args = [_evaluate(arg, values)[0] for arg in node.args]
-    if function is np.round:  # round(x, digits): digits is a whole number
-        return np.round(np.asarray(args[0], dtype=float), int(args[1])), True
-    out = function(*(np.asarray(a, dtype=float) for a in args))
-    return out, isinstance(out, np.ndarray) and out.dtype == float
-
-
-def _apply(ufunc, args, owned):
-    """``ufunc(*args)`` in float64, into an owned argument of the result's shape if any."""
-    shape = np.broadcast_shapes(*(np.shape(a) for a in args))
-    for arg, mine in zip(args, owned, strict=True):
-        if mine and shape and np.shape(arg) == shape:
-            return ufunc(*args, out=arg, dtype=float), True
-    out = ufunc(*args, dtype=float)
-    return out, isinstance(out, np.ndarray) and out.ndim > 0
+    return _model.function(name)(*[values[n] if n in values else constants[n] for n in names])
 
 
 def training_flops(active_params, tokens):
@@ -1115,7 +1024,7 @@ def _checked_results(function):
                     result_label=_RESULT_LABELS[key],
                 ) from None
             present = [key for key in out if not _absent(key, p)]
-            if _all_usable([out[key] for key in present]):  # checked before broadcasting
+            if _all_usable([out[key] for key in present]):
                 return _one_shape(out)
             out = _one_shape(out)
             depends = _result_inputs(p)  # an output is out of range: the error names inputs
@@ -1134,20 +1043,8 @@ def _checked_results(function):
 
 
 def _all_usable(values):
-    """True when every element of every value is a usable figure (:func:`_result_usable`):
-    plain numbers by comparison, the arrays together in two reductions."""
-    arrays = []
-    for value in values:
-        if type(value) in _PLAIN:
-            if not _result_usable(value):
-                return False
-        else:
-            arrays.append(np.ravel(value))
-    if not arrays:
-        return True
-    if not all(a.size for a in arrays):  # an empty figure: the checks one by one decide
-        return False
-    return _result_usable(np.concatenate(arrays, dtype=float, casting="unsafe"))
+    """True when every element of every value is a usable figure (:func:`_result_usable`)."""
+    return all(_result_usable(value) for value in values)
 
 
 #: The defaults of the engine's own inputs (and its constants), from the quantities spec.
