@@ -91,7 +91,7 @@ HOURS_PER_YEAR = 8760.0
 _TERA = 1e12
 
 
-def _ret(x):
+def _float_or_array(x):
     """Scalar in, float out; array in, array out."""
     x = np.asarray(x, dtype=float)
     return float(x) if x.ndim == 0 else x
@@ -128,7 +128,8 @@ def training_flops(active_params, tokens):
 
     Notes
     -----
-    The 6N heuristic (Kaplan et al. 2020; Hoffmann et al. 2022), as used by the seed.
+    The 6N heuristic (Kaplan et al. 2020; Hoffmann et al. 2022), as the Compute Lab
+    methodology uses it.
 
     Examples
     --------
@@ -184,7 +185,7 @@ def wall_clock_days(accelerator_hours, accelerators):
 
     Examples
     --------
-    The seed's iteration-time example: 30M accelerator-hours on 15,000 accelerators.
+    The methodology's iteration-time example: 30M accelerator-hours on 15,000 accelerators.
 
     >>> round(wall_clock_days(30e6, 15_000), 1)
     83.3
@@ -202,8 +203,8 @@ def checkpoint_bytes(total_params, bytes_per_param=2.0):
     total_params : scalar or array_like
         All stored parameters (every expert of an MoE model), > 0.
     bytes_per_param : scalar or array_like, default 2
-        2 for BF16 weights alone (the seed); about 13 for a resumable checkpoint with
-        optimizer state (BLOOM: 2.3 TB for 176B parameters).
+        2 for BF16 weights alone (the methodology's figure); about 13 for a resumable
+        checkpoint with optimizer state (BLOOM: 2.3 TB for 176B parameters).
 
     Returns
     -------
@@ -217,7 +218,7 @@ def checkpoint_bytes(total_params, bytes_per_param=2.0):
     """
     p = check_positive("total_params", total_params)
     b = check_positive("bytes_per_param", bytes_per_param)
-    return _ret(p * b)
+    return _float_or_array(p * b)
 
 
 def checkpoint_gb(total_params, bytes_per_param=2.0):
@@ -281,7 +282,7 @@ def electricity_kwh(accelerator_hours, watts_per_accelerator=700.0, server_overh
     Returns
     -------
     float or ndarray
-        kWh. With the defaults this is the seed's accelerator-only figure.
+        kWh. With the defaults this is the methodology's accelerator-only figure.
 
     Examples
     --------
@@ -363,7 +364,9 @@ def effective_tflops(peak_tflops, mfu, goodput=1.0, scaling_efficiency=1.0):
     m = check_fraction("mfu", mfu)
     g = check_fraction("goodput", goodput)
     s = check_fraction("scaling_efficiency", scaling_efficiency)
-    return _ret(np.asarray(_spec("effective_tflops", peak_tflops=p, mfu=m, goodput=g)) * s)
+    return _float_or_array(
+        np.asarray(_spec("effective_tflops", peak_tflops=p, mfu=m, goodput=g)) * s
+    )
 
 
 def failure_rate_per_accelerator_day(interruptions, days, accelerators):
@@ -379,7 +382,7 @@ def failure_rate_per_accelerator_day(interruptions, days, accelerators):
     i = check_non_negative("interruptions", interruptions)
     d = check_positive("days", days)
     n = check_whole("accelerators", accelerators)
-    return _ret(i / d / n)
+    return _float_or_array(i / d / n)
 
 
 def failure_rate_from_node_days(failures_per_1000_node_days, accelerators_per_node=8):
@@ -395,7 +398,7 @@ def failure_rate_from_node_days(failures_per_1000_node_days, accelerators_per_no
     """
     r = check_non_negative("failures_per_1000_node_days", failures_per_1000_node_days)
     k = check_count("accelerators_per_node", accelerators_per_node)
-    return _ret(r / 1000.0 / k)
+    return _float_or_array(r / 1000.0 / k)
 
 
 def cluster_mtbf_hours(accelerators, failures_per_accelerator_day):
@@ -414,7 +417,7 @@ def cluster_mtbf_hours(accelerators, failures_per_accelerator_day):
     """
     n = check_whole("accelerators", accelerators)
     r = check_positive("failures_per_accelerator_day", failures_per_accelerator_day)
-    return _ret(24.0 / (n * r))
+    return _float_or_array(24.0 / (n * r))
 
 
 def checkpoint_interval_hours(checkpoint_write_hours, mtbf_hours):
@@ -434,7 +437,7 @@ def checkpoint_interval_hours(checkpoint_write_hours, mtbf_hours):
     x = d / (2.0 * m)
     young = np.sqrt(2.0 * d) * np.sqrt(m)  # not sqrt(2dm): that product can underflow to 0
     daly = young * (1.0 + np.sqrt(x) / 3.0 + x / 9.0) - d
-    return _ret(np.where(d < 2.0 * m, daly, m))
+    return _float_or_array(np.where(d < 2.0 * m, daly, m))
 
 
 def goodput(mtbf_hours, checkpoint_write_hours, restart_hours, interval_hours=None):
@@ -485,7 +488,7 @@ def goodput(mtbf_hours, checkpoint_write_hours, restart_hours, interval_hours=No
             "is too short: checkpoint writes, redone work and restarts leave no time to train",
             pos,
         )
-    return _ret(1.0 - waste)
+    return _float_or_array(1.0 - waste)
 
 
 def scaling_efficiency(
@@ -562,9 +565,11 @@ def scaling_efficiency(
     >>> round(465.5 * e8k), round(465.5 * e16k)
     (430, 400)
     """
-    args = locals()  # every argument by name
-    t_compute, bubble, t_comm, exposed = _step_times(**args)
-    return _ret(t_compute / (t_compute * (1.0 + bubble) + exposed * t_comm))
+    job = (accelerators, active_params, total_params, global_batch_tokens, tflops_per_accelerator)
+    layout = (tensor_parallel, pipeline_parallel, sequence_tokens, pipeline_interleave)
+    network = (interconnect_gb_per_s, comm_overlap, bytes_per_gradient)
+    t_compute, bubble, t_comm, exposed = _step_times(*job, *layout, *network)
+    return _float_or_array(t_compute / (t_compute * (1.0 + bubble) + exposed * t_comm))
 
 
 def _step_times(
@@ -685,7 +690,7 @@ def ownership_usd_per_accelerator_hour(
     y = check_positive("amortisation_years", amortisation_years)
     u = check_fraction("utilisation", utilisation)
     o = check_non_negative("opex_usd_per_hour", opex_usd_per_hour)
-    return _ret(c / (y * HOURS_PER_YEAR * u) + o)
+    return _float_or_array(c / (y * HOURS_PER_YEAR * u) + o)
 
 
 def accelerators_for_days(accelerator_hours, target_days):
@@ -708,7 +713,8 @@ def iterations_per_year(wall_clock_days):
 
     Examples
     --------
-    30M accelerator-hours: 83.3 days on 15,000 accelerators, 8.3 on 150,000 (the seed).
+    30M accelerator-hours: 83.3 days on 15,000 accelerators, 8.3 on 150,000 (the
+    methodology's example).
 
     >>> round(iterations_per_year(wall_clock_days(30e6, 15_000)), 2)
     4.38
@@ -729,7 +735,7 @@ def chinchilla_tokens(params, tokens_per_param=20.0):
     """
     p = check_positive("params", params)
     t = check_positive("tokens_per_param", tokens_per_param)
-    return _ret(p * t)
+    return _float_or_array(p * t)
 
 
 #: Loss fits L(N, D) = E + A / N^alpha + B / D^beta.
@@ -761,7 +767,7 @@ def chinchilla_loss(params, tokens, fit="hoffmann"):
     c = CHINCHILLA_FITS[fit]
     n = check_positive("params", params)
     d = check_positive("tokens", tokens)
-    return _ret(c["E"] + c["A"] / n ** c["alpha"] + c["B"] / d ** c["beta"])
+    return _float_or_array(c["E"] + c["A"] / n ** c["alpha"] + c["B"] / d ** c["beta"])
 
 
 def implied_effective_tflops(training_flops, accelerator_hours):
@@ -800,7 +806,7 @@ def implied_mfu(training_flops, accelerator_hours, peak_tflops):
             "is too few for these FLOPs at this peak (the implied MFU is above 1)",
             pos,
         )
-    return _ret(mfu)
+    return _float_or_array(mfu)
 
 
 def _blame_interval(m, d, r, tau, pos):
@@ -901,7 +907,7 @@ _RESULT_LABELS = {
 }
 
 #: Outputs that may be 0 (a free price, a carbon-free grid); the others must be positive.
-_MAY_BE_ZERO = frozenset(
+_OUTPUTS_THAT_MAY_BE_ZERO = frozenset(
     {
         "usd_per_accelerator_hour",
         "compute_cost_usd",
@@ -1034,7 +1040,7 @@ def _checked_results(function):
                     key,
                     value,
                     {k: getattr(p, k) for k in depends[key]},
-                    allow_zero=key in _MAY_BE_ZERO,
+                    allow_zero=key in _OUTPUTS_THAT_MAY_BE_ZERO,
                     result_label=_RESULT_LABELS[key],
                 )
         return out
@@ -1051,6 +1057,10 @@ def _all_usable(values):
 _DEFAULT = {q.name: q.default for q in (*_ENGINE_INPUTS, *_MODEL_INPUTS, *_MODEL_CONSTANTS)}
 
 
+#: One input of a plan: a number, or an array of numbers (one per plan).
+Figure = float | np.ndarray
+
+
 @dataclass(frozen=True, eq=False)
 class Plan:
     """One training plan as the engine reads it: one field per input of :func:`estimate`.
@@ -1064,37 +1074,37 @@ class Plan:
     costs) are the quantities spec's (:data:`udfs.quantities.ENGINE_INPUTS`).
     """
 
-    total_params: object
-    training_tokens: object
-    accelerators: object
-    active_params: object = None
-    effective_tflops: object = None
-    peak_tflops: object = None
-    mfu: object = None
-    goodput: object = None
-    usd_per_accelerator_hour: object = None
-    watts_per_accelerator: object = 700.0
-    server_overhead: object = 1.0
-    pue: object = 1.0
-    usd_per_kwh: object = None
-    grams_co2_per_kwh: object = None
-    checkpoint_bytes_per_param: object = 2.0
-    failures_per_accelerator_day: object = _DEFAULT["failures_per_accelerator_day"]
-    checkpoint_write_minutes: object = _DEFAULT["checkpoint_write_minutes"]
-    restart_minutes: object = _DEFAULT["restart_minutes"]
-    global_batch_tokens: object = _DEFAULT["global_batch_tokens"]
-    tensor_parallel: object = _DEFAULT["tensor_parallel"]
-    pipeline_parallel: object = _DEFAULT["pipeline_parallel"]
-    sequence_tokens: object = _DEFAULT["sequence_tokens"]
-    pipeline_interleave: object = _DEFAULT["pipeline_interleave"]
-    interconnect_gb_per_s: object = _DEFAULT["interconnect_gb_per_s"]
-    comm_overlap: object = _DEFAULT["comm_overlap"]
-    hbm_gb: object = _DEFAULT["hbm_gb"]
-    training_state_bytes_per_param: object = _DEFAULT["training_state_bytes_per_param"]
-    purchase_usd_per_accelerator: object = _DEFAULT["purchase_usd_per_accelerator"]
-    amortisation_years: object = _DEFAULT["amortisation_years"]
-    utilisation: object = _DEFAULT["utilisation"]
-    other_costs_usd: object = _DEFAULT["other_costs_usd"]
+    total_params: Figure
+    training_tokens: Figure
+    accelerators: Figure
+    active_params: Figure | None = None
+    effective_tflops: Figure | None = None
+    peak_tflops: Figure | None = None
+    mfu: Figure | None = None
+    goodput: Figure | None = None
+    usd_per_accelerator_hour: Figure | None = None
+    watts_per_accelerator: Figure = 700.0
+    server_overhead: Figure = 1.0
+    pue: Figure = 1.0
+    usd_per_kwh: Figure | None = None
+    grams_co2_per_kwh: Figure | None = None
+    checkpoint_bytes_per_param: Figure = 2.0
+    failures_per_accelerator_day: Figure | None = _DEFAULT["failures_per_accelerator_day"]
+    checkpoint_write_minutes: Figure = _DEFAULT["checkpoint_write_minutes"]
+    restart_minutes: Figure = _DEFAULT["restart_minutes"]
+    global_batch_tokens: Figure | None = _DEFAULT["global_batch_tokens"]
+    tensor_parallel: Figure = _DEFAULT["tensor_parallel"]
+    pipeline_parallel: Figure = _DEFAULT["pipeline_parallel"]
+    sequence_tokens: Figure = _DEFAULT["sequence_tokens"]
+    pipeline_interleave: Figure = _DEFAULT["pipeline_interleave"]
+    interconnect_gb_per_s: Figure = _DEFAULT["interconnect_gb_per_s"]
+    comm_overlap: Figure = _DEFAULT["comm_overlap"]
+    hbm_gb: Figure | None = _DEFAULT["hbm_gb"]
+    training_state_bytes_per_param: Figure = _DEFAULT["training_state_bytes_per_param"]
+    purchase_usd_per_accelerator: Figure | None = _DEFAULT["purchase_usd_per_accelerator"]
+    amortisation_years: Figure = _DEFAULT["amortisation_years"]
+    utilisation: Figure = _DEFAULT["utilisation"]
+    other_costs_usd: Figure = _DEFAULT["other_costs_usd"]
 
 
 def estimate(*args, **kwargs):
@@ -1103,10 +1113,10 @@ def estimate(*args, **kwargs):
     ``estimate(plan)`` takes a :class:`Plan`; the keyword form, ``estimate(total_params,
     training_tokens, accelerators, **inputs)``, builds one from :class:`Plan`'s fields.
 
-    Throughput: ``effective_tflops`` when given (sustained, as in the seed, used as is);
-    otherwise ``peak_tflops x mfu x goodput x scaling``, where goodput is the given value or,
-    with ``failures_per_accelerator_day``, :func:`goodput` of the job MTBF, and scaling is
-    :func:`scaling_efficiency` when ``global_batch_tokens`` is given (else 1).
+    Throughput: ``effective_tflops`` when given (sustained, as the methodology takes it, used
+    as is); otherwise ``peak_tflops x mfu x goodput x scaling``, where goodput is the given
+    value or, with ``failures_per_accelerator_day``, :func:`goodput` of the job MTBF, and
+    scaling is :func:`scaling_efficiency` when ``global_batch_tokens`` is given (else 1).
 
     Hourly price: ``usd_per_accelerator_hour`` when given, else the ownership equivalent
     when ``purchase_usd_per_accelerator`` is given; electricity cost and CO2 need
@@ -1124,7 +1134,7 @@ def estimate(*args, **kwargs):
 
     Examples
     --------
-    The seed's DeepSeek-V3-like configuration:
+    The DeepSeek-V3-like example plan:
 
     >>> r = estimate(671e9, 14.8e12, 2048, active_params=37e9, effective_tflops=400,
     ...              usd_per_accelerator_hour=2.0)
@@ -1180,9 +1190,6 @@ def _estimate(p):
         "tokens_per_param": tokens / total,
     }
     return out  # one shape (_one_shape) once checked
-
-
-_goodput = goodput  # a Plan has a field of the same name
 
 
 def _check_some_memory(memory, total):
@@ -1317,7 +1324,7 @@ def _goodput_from_failures(p, n):
     r = check_non_negative("restart_minutes", p.restart_minutes) / 60.0
     interval = np.asarray(checkpoint_interval_hours(d, mtbf))
     try:
-        good = np.asarray(_goodput(mtbf, d, r))
+        good = np.asarray(goodput(mtbf, d, r))
     except InputError as err:
         raise InputError(
             "failures_per_accelerator_day",

@@ -585,7 +585,7 @@ def _lookup_column(look_up, names, field):
     fills a column) and one field cell: the cells checked by :func:`udfs._cells.distinct_texts`
     (as :func:`to_coded_text` checks them), each distinct cell looked up once, the column built
     from a dict in one pass. None for any other cells, or when a cell is refused (then
-    :func:`_lookup` looks closer and names the cell, as before)."""
+    :func:`_lookup` looks closer and names the cell)."""
     if not isinstance(names, list | tuple) or not 1 < len(names) <= MAX_CELLS_PER_CALL:
         return None
     if not set(map(type, names)) <= _ROW_TYPES:
@@ -750,11 +750,10 @@ QUANTILE_QUANTITIES = tuple(ranges.QUANTITIES)
 #: The most plans one call of TRAIN_QUANTILE may compute: the cells of its broadcast plan
 #: inputs (every argument but quantity and p), counted from their shapes before any cell is
 #: read. The plans are resolved together on arrays (udfs.plan.resolve_many) and estimated in
-#: one engine call, a few microseconds a plan since issue 19 (0.1 to 2 ms a plan before, when
-#: each was resolved on its own: issue 22 measured 50,000 plans holding the server for 37 s
-#: and set 1,024, raised to 4,096 later). 131,072 plans (a column of 100,000 rows fits) take
-#: about 0.2 s in one column of accelerator counts and about 0.6 s with every plan input and
-#: the accelerator name different per row, at about 200 MB
+#: one engine call, a few microseconds a plan (resolving each plan on its own takes 0.1 to
+#: 2 ms: 50,000 plans would hold the server for about 37 s). 131,072 plans (a column of
+#: 100,000 rows fits) take about 0.2 s in one column of accelerator counts and about 0.6 s
+#: with every plan input and the accelerator name different per row, at about 200 MB
 #: (benchmarks/bench_vector.py, benchmarks/bench_server.py). Ranges of p and quantity only
 #: repeat the plans; they are bounded by MAX_CELLS_PER_CALL like every result.
 MAX_PLANS_PER_CALL = 2**17
@@ -769,7 +768,7 @@ QUANTITY_ALIASES = {
     "cost": "total_cost_usd",
     "total_cost": "total_cost_usd",
     "rental_cost": "compute_cost_usd",
-    "rental_cost_usd": "compute_cost_usd",  # its earlier name (one name per cost now)
+    "rental_cost_usd": "compute_cost_usd",  # the rental-equivalent compute cost
     "compute_cost": "compute_cost_usd",
     "kwh": "electricity_kwh",
     "electricity": "electricity_kwh",
