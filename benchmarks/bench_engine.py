@@ -145,7 +145,7 @@ def _per_call(fn, arg, budget=0.2):
 
 
 def _plain(s):
-    """One scenario as plain Python numbers (the small-call path)."""
+    """One scenario as plain Python numbers (as a single-cell formula gives it)."""
     return {k: v.tolist()[0] for k, v in s.items()}
 
 

@@ -567,8 +567,8 @@ _SPEC_VALUE = st.floats(1e-3, 1e6, allow_nan=False, allow_subnormal=False)
 @settings(max_examples=60, deadline=None)
 @given(data=st.data(), n=st.integers(0, 5), whole=st.booleans())
 def test_the_engine_evaluates_the_spec_to_the_bit(data, n, whole):
-    """engine._spec (in place, for speed) = udfs.model.function (the spec's numpy rendering),
-    bit for bit, for scalars and arrays, whole-number arrays included."""
+    """engine._spec = udfs.model.function (the spec's numpy rendering), bit for bit, for
+    scalars and arrays, whole-number arrays included."""
     from udfs import model
 
     names = sorted({*THROUGH_THE_SPEC.values(), "total_cost_usd", "calibrated_mfu"})

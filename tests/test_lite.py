@@ -338,7 +338,7 @@ def test_bundle_bad_input_is_an_xlwings_error(executed):
     assert executed["bad"]["error"] == (
         "TRAIN_DAYS: accelerators at row 2, column 1 is an Excel error (#N/A)"
     )
-    assert "known:" in executed["unknown"]["error"]
+    assert "did you mean" in executed["unknown"]["error"]  # the closest run names
 
 
 def test_bundle_refuses_an_oversized_call_naming_the_bound(executed):

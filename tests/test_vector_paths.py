@@ -1,8 +1,6 @@
-"""The vectorised paths of issue 19 against the paths they replaced (same numbers, same refusals).
+"""The vectorised paths against their references (same numbers, same refusals).
 
-- ``engine.estimate``'s small-call path (``engine._lean_estimate``: checks on plain floats or
-  two reductions, the spec's formulas straight-line) against the step-by-step estimate
-  (``engine._estimate``), over plain numbers, arrays and a mix, good and bad;
+- ``engine.estimate`` of arrays of plans: the caller's arrays unchanged, the outputs read-only;
 - TRAIN_QUANTILE and TRAIN_PLAN_RANGE resolving their plans on arrays
   (``plan.resolve_many``, one engine call) against each distinct plan resolved alone
   (``plan.resolve``: ``excel._plan_quantiles(..., reference=True)``), over single cells,
@@ -51,85 +49,10 @@ def _assert_same_outcome(new, old):
         _same(new, old)
 
 
-# -- engine.estimate: the small-call path against the step-by-step estimate -----------------
-
-_EDGE = [0.0, -1.0, 1e-320, 0.5, 1.0, 1.5, 1e300, float("nan"), float("inf")]
+# -- engine.estimate: arrays of plans ------------------------------------------------------
 
 
-@st.composite
-def _number(draw, lo, hi, n, edge=0.05):
-    """A plain float or an array of ``n`` (sometimes an edge value: 0, negative, denormal,
-    huge, NaN), in [lo, hi] otherwise."""
-
-    def one():
-        if draw(st.floats(0, 1)) < edge:
-            return draw(st.sampled_from(_EDGE))
-        return draw(st.floats(lo, hi))
-
-    if n == 0 or draw(st.booleans()):
-        value = one()
-        return int(value) if draw(st.integers(0, 9)) == 0 and float(value).is_integer() else value
-    return np.array([one() for _ in range(n)])
-
-
-@st.composite
-def engine_plans(draw):
-    """A Plan of plain numbers, arrays or both, with the inputs the small-call path takes (and
-    sometimes one it leaves to the step-by-step path)."""
-    n = draw(st.sampled_from([0, 1, 3, 10]))
-    edge = 0.06 if draw(st.integers(0, 2)) == 0 else 0.0  # a third of the plans may be bad
-    num = lambda lo, hi: draw(_number(lo, hi, n, edge))  # noqa: E731
-    kw = {
-        "total_params": num(1e8, 2e12),
-        "training_tokens": num(1e9, 5e13),
-        "accelerators": draw(
-            st.sampled_from([2048, 8.0, 2.5 if edge else 16, np.arange(1, max(n, 1) + 1)])
-        ),
-    }
-    if draw(st.booleans()):
-        kw["active_params"] = num(1e7, 1e8)
-    if draw(st.booleans()):
-        kw["effective_tflops"] = num(10, 2000)
-    else:
-        kw["peak_tflops"] = num(100, 2500)
-        kw["mfu"] = num(0.05, 1.0)
-        if draw(st.booleans()):
-            kw["goodput"] = num(0.5, 1.0)
-    for name, lo, hi in (("usd_per_accelerator_hour", 0.0, 10),
-                         ("watts_per_accelerator", 100, 2000), ("pue", 1.0, 2.0),
-                         ("usd_per_kwh", 0.0, 0.5),
-                         ("grams_co2_per_kwh", 0.0, 900), ("hbm_gb", 16, 192),
-                         ("other_costs_usd", 0.0, 1e6), ("server_overhead", 1.0, 1.5)):  # fmt: skip
-        if draw(st.booleans()):
-            kw[name] = num(lo, hi)
-    if draw(st.integers(0, 9)) == 0:
-        kw["failures_per_accelerator_day"] = 1e-5  # the step-by-step path's
-    return kw
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(engine_plans())
-def test_small_call_path_equals_the_step_by_step_estimate(kw):
-    p = engine.Plan(**kw)
-    old = _outcome(lambda: engine._estimate(p))
-    _assert_same_outcome(_outcome(lambda: engine.estimate(p)), old)
-    _assert_same_outcome(_outcome(lambda: engine.estimate(**kw)), old)
-
-
-def test_small_call_path_is_taken_for_the_example_plan():
-    """The example plan (plain numbers, arrays of plans) runs on the small-call path."""
-    kw = {"total_params": 671e9, "training_tokens": 14.8e12, "accelerators": 2048,
-          "active_params": 37e9, "effective_tflops": 400.0,
-          "usd_per_accelerator_hour": 2.0}  # fmt: skip
-    fields = {**engine._PLAN_DEFAULTS, **kw}
-    assert engine._lean_estimate(fields) is not None
-    fields["accelerators"] = np.array([1024, 2048])
-    got = engine._lean_estimate(fields)
-    assert got is not None
-    assert round(float(got["wall_clock_days"][1]), 1) == 46.4
-
-
-def test_small_call_path_leaves_inputs_unchanged_and_read_only_where_shared():
+def test_estimate_leaves_inputs_unchanged_and_read_only_where_shared():
     tflops = np.array([400.0, 300.0])
     out = engine.estimate(671e9, 14.8e12, 2048, active_params=37e9, effective_tflops=tflops)
     assert tflops.flags.writeable  # the caller's array stays writable

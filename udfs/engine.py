@@ -18,37 +18,37 @@ One definition per quantity: a function whose quantity has a formula in the mode
 checks its inputs here and then computes the spec's formula, rendered to numpy by
 :func:`udfs.model.function` (:func:`_spec`); the planner's Excel formulas are rendered from
 the same text. :func:`estimate` runs the plan in named steps (:func:`_checked_arguments`,
-:func:`_throughput`, :func:`_hourly_price`, :func:`_energy_and_costs`). The hand-written
-functions are those the spec does not express (failures, scaling, ownership, Chinchilla).
+:func:`_throughput`, :func:`_hourly_price`, :func:`_energy_and_costs`), its outputs checked
+by :mod:`udfs.result_checks`. The hand-written
+functions are those the spec does not express (failures and checkpointing, from
+:mod:`udfs.failures` and exported here; scaling, ownership, Chinchilla).
 
 This module does no I/O and imports nothing from Excel tooling.
 """
 
 from __future__ import annotations
 
-import ast
-import dataclasses
 import datetime as _dt
-import functools
 import inspect
-import itertools
-import operator
-import types
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import formula as _formula
 from . import model as _model
+from .failures import (
+    checkpoint_interval_hours,
+    cluster_mtbf_hours,
+    failure_rate_from_node_days,
+    failure_rate_per_accelerator_day,
+    goodput,
+)
 from .quantities import ENGINE_INPUTS as _ENGINE_INPUTS
-from .quantities import MIN_PLAUSIBLE as _MIN_PLAUSIBLE
 from .quantities import MODEL_CONSTANTS as _MODEL_CONSTANTS
 from .quantities import MODEL_INPUTS as _MODEL_INPUTS
+from .result_checks import checked_results as _checked_results
+from .result_checks import shape_of as _shape_of
 from .validation import (
-    LARGEST,
-    SMALLEST_NORMAL,
     InputError,
-    OutOfRangeError,
     check_at_least,
     check_at_most,
     check_count,
@@ -58,10 +58,6 @@ from .validation import (
     check_positive,
     check_whole,
 )
-from .validation import check_result as _check_result
-from .validation import checks_remembered as _checks_remembered
-from .validation import out_of_range as _out_of_range
-from .validation import result_usable as _result_usable
 
 __all__ = [
     "Plan",
@@ -101,112 +97,23 @@ HOURS_PER_YEAR = 8760.0
 _TERA = 1e12
 
 
-def _ret(x):
+def _float_or_array(x):
     """Scalar in, float out; array in, array out."""
     x = np.asarray(x, dtype=float)
     return float(x) if x.ndim == 0 else x
-
-
-_BINARY_UFUNCS = {
-    ast.Add: np.add,
-    ast.Sub: np.subtract,
-    ast.Mult: np.multiply,
-    ast.Div: np.divide,
-    ast.Pow: np.power,
-}
-_COMPARE_UFUNCS = {
-    ast.Gt: np.greater,
-    ast.GtE: np.greater_equal,
-    ast.Lt: np.less,
-    ast.LtE: np.less_equal,
-    ast.Eq: np.equal,
-    ast.NotEq: np.not_equal,
-}
 
 
 def _spec(name, **values):
     """``name`` computed by its formula in the model spec (:mod:`udfs.quantities`).
 
     The engine's functions check their inputs and then call this: the formula is written
-    once, in the spec, and the planner's Excel text is rendered from the same definition.
-    The formula's tree (:func:`udfs.model.tree`) is evaluated with the operations of
-    :func:`udfs.model.function`, in the same order and in float64, so the figures are the
-    same to the bit (``tests/test_engine.py`` checks it); the difference is speed: an
-    intermediate array is reused for the next operation instead of a new one being allocated
-    (the engine's 1,000,000-scenario benchmark depends on it), and whole-number arrays
-    (counts of accelerators) are converted to float on the fly, not copied. For one plan
-    (scalars) it calls :func:`udfs.model.function` itself. The spec's constants
+    once, in the spec, evaluated by its numpy rendering (:func:`udfs.model.function`), and the
+    planner's Excel text is rendered from the same definition. The spec's constants
     (:data:`udfs.model.CONSTANTS`) fill in the names not given.
     """
-    size = 0
-    for v in values.values():
-        if type(v) not in _PLAIN:
-            size = max(size, np.size(v) or 1)
-    if size == 0:  # one plan of plain numbers: on numpy scalars
-        function, names = _scalar_rendered(name)
-    elif size <= _SMALL:  # one plan, or a few: the rendering itself
-        function, names = _rendered(name)
-    else:
-        value, _ = _evaluate(_model.tree(name), values)
-        return _ret(value)
     constants = _model.CONSTANTS
-    return function(*[values[n] if n in values else constants[n] for n in names])
-
-
-#: Up to this many plans, :func:`_spec` calls the formula's plain rendering (the same
-#: operations in the same order: the same bits) rather than reusing intermediate arrays.
-_SMALL = 4096
-
-
-_PLAIN = frozenset({float, int, np.float64})
-
-
-@functools.cache
-def _scalar_rendered(name):
-    """The spec's formula of ``name`` on numpy float64 scalars and the names it reads."""
     names = _model.inputs_of(name)
-    return _formula.to_scalar(_model.tree(name), name, names), names
-
-
-@functools.cache
-def _rendered(name):
-    """:func:`udfs.model.function` of ``name`` and the names it reads, looked up once."""
-    return _model.function(name), _model.inputs_of(name)
-
-
-def _evaluate(node, values):
-    """(value, owned) of a spec formula's node: ``owned`` when the value is a float array
-    made here, which the next operation may overwrite."""
-    if isinstance(node, ast.Constant):
-        return node.value, False
-    if isinstance(node, ast.Name):
-        value = values[node.id] if node.id in values else _model.CONSTANTS[node.id]
-        return value, False
-    if isinstance(node, ast.UnaryOp):  # unary minus, the only one the spec allows
-        operand, owned = _evaluate(node.operand, values)
-        return _apply(np.negative, (operand,), (owned,))
-    if isinstance(node, ast.BinOp):
-        left, right = _evaluate(node.left, values), _evaluate(node.right, values)
-        return _apply(_BINARY_UFUNCS[type(node.op)], (left[0], right[0]), (left[1], right[1]))
-    if isinstance(node, ast.Compare):
-        left, right = _evaluate(node.left, values)[0], _evaluate(node.comparators[0], values)[0]
-        return _COMPARE_UFUNCS[type(node.ops[0])](left, right), False
-    function = _formula.FUNCTIONS[node.func.id][0]
-    args = [_evaluate(arg, values)[0] for arg in node.args]
-    if function is np.round:  # round(x, digits): digits is a whole number
-        return np.round(np.asarray(args[0], dtype=float), int(args[1])), True
-    out = function(*(np.asarray(a, dtype=float) for a in args))
-    return out, isinstance(out, np.ndarray) and out.dtype == float
-
-
-def _apply(ufunc, args, owned):
-    """``ufunc(*args)`` in float64, into an owned argument of the result's shape if any."""
-    shape = np.broadcast_shapes(*(np.shape(a) for a in args))
-    for arg, mine in zip(args, owned, strict=True):
-        if mine and shape and np.shape(arg) == shape:
-            return ufunc(*args, out=arg, dtype=float), True
-    out = ufunc(*args, dtype=float)
-    return out, isinstance(out, np.ndarray) and out.ndim > 0
+    return _model.function(name)(*[values[n] if n in values else constants[n] for n in names])
 
 
 def training_flops(active_params, tokens):
@@ -227,7 +134,8 @@ def training_flops(active_params, tokens):
 
     Notes
     -----
-    The 6N heuristic (Kaplan et al. 2020; Hoffmann et al. 2022), as used by the seed.
+    The 6N heuristic (Kaplan et al. 2020; Hoffmann et al. 2022), as the Compute Lab
+    methodology uses it.
 
     Examples
     --------
@@ -283,7 +191,7 @@ def wall_clock_days(accelerator_hours, accelerators):
 
     Examples
     --------
-    The seed's iteration-time example: 30M accelerator-hours on 15,000 accelerators.
+    The methodology's iteration-time example: 30M accelerator-hours on 15,000 accelerators.
 
     >>> round(wall_clock_days(30e6, 15_000), 1)
     83.3
@@ -301,8 +209,8 @@ def checkpoint_bytes(total_params, bytes_per_param=2.0):
     total_params : scalar or array_like
         All stored parameters (every expert of an MoE model), > 0.
     bytes_per_param : scalar or array_like, default 2
-        2 for BF16 weights alone (the seed); about 13 for a resumable checkpoint with
-        optimizer state (BLOOM: 2.3 TB for 176B parameters).
+        2 for BF16 weights alone (the methodology's figure); about 13 for a resumable
+        checkpoint with optimizer state (BLOOM: 2.3 TB for 176B parameters).
 
     Returns
     -------
@@ -316,7 +224,7 @@ def checkpoint_bytes(total_params, bytes_per_param=2.0):
     """
     p = check_positive("total_params", total_params)
     b = check_positive("bytes_per_param", bytes_per_param)
-    return _ret(p * b)
+    return _float_or_array(p * b)
 
 
 def checkpoint_gb(total_params, bytes_per_param=2.0):
@@ -380,7 +288,7 @@ def electricity_kwh(accelerator_hours, watts_per_accelerator=700.0, server_overh
     Returns
     -------
     float or ndarray
-        kWh. With the defaults this is the seed's accelerator-only figure.
+        kWh. With the defaults this is the methodology's accelerator-only figure.
 
     Examples
     --------
@@ -462,129 +370,9 @@ def effective_tflops(peak_tflops, mfu, goodput=1.0, scaling_efficiency=1.0):
     m = check_fraction("mfu", mfu)
     g = check_fraction("goodput", goodput)
     s = check_fraction("scaling_efficiency", scaling_efficiency)
-    return _ret(np.asarray(_spec("effective_tflops", peak_tflops=p, mfu=m, goodput=g)) * s)
-
-
-def failure_rate_per_accelerator_day(interruptions, days, accelerators):
-    """Failure rate per accelerator per day from an observed count.
-
-    Examples
-    --------
-    Llama 3: 419 unexpected interruptions in 54 days on 16,384 GPUs (arXiv 2407.21783).
-
-    >>> f"{failure_rate_per_accelerator_day(419, 54, 16_384):.3e}"
-    '4.736e-04'
-    """
-    i = check_non_negative("interruptions", interruptions)
-    d = check_positive("days", days)
-    n = check_whole("accelerators", accelerators)
-    return _ret(i / d / n)
-
-
-def failure_rate_from_node_days(failures_per_1000_node_days, accelerators_per_node=8):
-    """Failure rate per accelerator-day from a rate quoted per 1,000 node-days.
-
-    Meta's RSC clusters saw 6.50 and 2.34 failures per 1,000 node-days (arXiv 2410.21680),
-    nodes of 8 GPUs.
-
-    Examples
-    --------
-    >>> f"{failure_rate_from_node_days(6.5):.4e}"
-    '8.1250e-04'
-    """
-    r = check_non_negative("failures_per_1000_node_days", failures_per_1000_node_days)
-    k = check_count("accelerators_per_node", accelerators_per_node)
-    return _ret(r / 1000.0 / k)
-
-
-def cluster_mtbf_hours(accelerators, failures_per_accelerator_day):
-    """Mean time between failures of the whole job, in hours: 24 / (N x rate).
-
-    A synchronous job stops when any accelerator (or its node) fails, so failure rates add
-    up: MTTF = 1 / (N x r) (Meta RSC, arXiv 2410.21680). A rate quoted per 1,000 node-days
-    of 8 accelerators is ``rate / 1000 / 8`` per accelerator-day.
-
-    Examples
-    --------
-    Llama 3's observed rate on 16,384 GPUs gives one interruption every ~3.1 hours.
-
-    >>> round(cluster_mtbf_hours(16_384, 419 / 54 / 16_384), 2)
-    3.09
-    """
-    n = check_whole("accelerators", accelerators)
-    r = check_positive("failures_per_accelerator_day", failures_per_accelerator_day)
-    return _ret(24.0 / (n * r))
-
-
-def checkpoint_interval_hours(checkpoint_write_hours, mtbf_hours):
-    """Optimal time between checkpoints (Daly 2006, with Young 1974 as its first term).
-
-    ``tau = sqrt(2 d M) [1 + (1/3) sqrt(d / 2M) + (1/9)(d / 2M)] - d`` for ``d < 2M``,
-    else ``tau = M``; ``d`` is the checkpoint write time and ``M`` the job MTBF.
-
-    Examples
-    --------
-    >>> round(checkpoint_interval_hours(1 / 60, 3.09), 3)
-    0.31
-    """
-    d = check_positive("checkpoint_write_hours", checkpoint_write_hours)
-    m = check_positive("mtbf_hours", mtbf_hours)
-    d, m = np.broadcast_arrays(d, m)
-    x = d / (2.0 * m)
-    young = np.sqrt(2.0 * d) * np.sqrt(m)  # not sqrt(2dm): that product can underflow to 0
-    daly = young * (1.0 + np.sqrt(x) / 3.0 + x / 9.0) - d
-    return _ret(np.where(d < 2.0 * m, daly, m))
-
-
-def goodput(mtbf_hours, checkpoint_write_hours, restart_hours, interval_hours=None):
-    """Fraction of wall-clock time that advances training, given failures and checkpoints.
-
-    ``goodput = 1 - (d / tau + (tau / 2 + R) / M)``: time spent writing
-    checkpoints (``d / tau``), plus, per failure, half an interval of work redone and a
-    restart ``R``, failures arriving every ``M`` hours (Daly 2006, first-order waste).
-
-    Parameters
-    ----------
-    mtbf_hours : scalar or array_like
-        Job MTBF in hours, see :func:`cluster_mtbf_hours`.
-    checkpoint_write_hours : scalar or array_like
-        Time the job stalls to write one checkpoint, hours (> 0).
-    restart_hours : scalar or array_like
-        Time from a failure to training again (detection, rescheduling, reload), hours.
-    interval_hours : scalar or array_like, optional
-        Checkpoint interval; default the optimum from :func:`checkpoint_interval_hours`.
-
-    Returns
-    -------
-    float or ndarray
-        A fraction in (0, 1]. Failures so frequent that the waste reaches 1 (the job
-        cannot make progress) are an error naming ``mtbf_hours``.
-
-    Examples
-    --------
-    Llama 3's rate (MTBF ~3.09 h) with 1-minute checkpoint writes and 5-minute restarts:
-
-    >>> round(goodput(3.09, 1 / 60, 5 / 60), 3)
-    0.869
-    """
-    m = check_positive("mtbf_hours", mtbf_hours)
-    d = check_positive("checkpoint_write_hours", checkpoint_write_hours)
-    r = check_non_negative("restart_hours", restart_hours)
-    if interval_hours is None:
-        tau = np.asarray(checkpoint_interval_hours(d, m))
-    else:
-        tau = check_positive("interval_hours", interval_hours)
-    waste = d / tau + (tau / 2.0 + r) / m
-    if np.any(waste >= 1.0):
-        pos = None if np.ndim(waste) == 0 else tuple(int(i) for i in np.argwhere(waste >= 1)[0])
-        if interval_hours is not None:
-            _blame_interval(m, d, r, tau, pos)
-        raise InputError(
-            "mtbf_hours",
-            "is too short: checkpoint writes, redone work and restarts leave no time to train",
-            pos,
-        )
-    return _ret(1.0 - waste)
+    return _float_or_array(
+        np.asarray(_spec("effective_tflops", peak_tflops=p, mfu=m, goodput=g)) * s
+    )
 
 
 def scaling_efficiency(
@@ -661,9 +449,11 @@ def scaling_efficiency(
     >>> round(465.5 * e8k), round(465.5 * e16k)
     (430, 400)
     """
-    args = locals()  # every argument by name
-    t_compute, bubble, t_comm, exposed = _step_times(**args)
-    return _ret(t_compute / (t_compute * (1.0 + bubble) + exposed * t_comm))
+    job = (accelerators, active_params, total_params, global_batch_tokens, tflops_per_accelerator)
+    layout = (tensor_parallel, pipeline_parallel, sequence_tokens, pipeline_interleave)
+    network = (interconnect_gb_per_s, comm_overlap, bytes_per_gradient)
+    t_compute, bubble, t_comm, exposed = _step_times(*job, *layout, *network)
+    return _float_or_array(t_compute / (t_compute * (1.0 + bubble) + exposed * t_comm))
 
 
 def _step_times(
@@ -784,7 +574,7 @@ def ownership_usd_per_accelerator_hour(
     y = check_positive("amortisation_years", amortisation_years)
     u = check_fraction("utilisation", utilisation)
     o = check_non_negative("opex_usd_per_hour", opex_usd_per_hour)
-    return _ret(c / (y * HOURS_PER_YEAR * u) + o)
+    return _float_or_array(c / (y * HOURS_PER_YEAR * u) + o)
 
 
 def accelerators_for_days(accelerator_hours, target_days):
@@ -807,7 +597,8 @@ def iterations_per_year(wall_clock_days):
 
     Examples
     --------
-    30M accelerator-hours: 83.3 days on 15,000 accelerators, 8.3 on 150,000 (the seed).
+    30M accelerator-hours: 83.3 days on 15,000 accelerators, 8.3 on 150,000 (the
+    methodology's example).
 
     >>> round(iterations_per_year(wall_clock_days(30e6, 15_000)), 2)
     4.38
@@ -828,7 +619,7 @@ def chinchilla_tokens(params, tokens_per_param=20.0):
     """
     p = check_positive("params", params)
     t = check_positive("tokens_per_param", tokens_per_param)
-    return _ret(p * t)
+    return _float_or_array(p * t)
 
 
 #: Loss fits L(N, D) = E + A / N^alpha + B / D^beta.
@@ -860,7 +651,7 @@ def chinchilla_loss(params, tokens, fit="hoffmann"):
     c = CHINCHILLA_FITS[fit]
     n = check_positive("params", params)
     d = check_positive("tokens", tokens)
-    return _ret(c["E"] + c["A"] / n ** c["alpha"] + c["B"] / d ** c["beta"])
+    return _float_or_array(c["E"] + c["A"] / n ** c["alpha"] + c["B"] / d ** c["beta"])
 
 
 def implied_effective_tflops(training_flops, accelerator_hours):
@@ -899,32 +690,7 @@ def implied_mfu(training_flops, accelerator_hours, peak_tflops):
             "is too few for these FLOPs at this peak (the implied MFU is above 1)",
             pos,
         )
-    return _ret(mfu)
-
-
-def _blame_interval(m, d, r, tau, pos):
-    """Raise the InputError naming a typed checkpoint interval when it is the largest waste
-    term: far too long (the work redone after each failure) or too short (all the time spent
-    writing). Returns when the restarts weigh more (the caller names mtbf_hours)."""
-    shape = np.broadcast_shapes(*(np.shape(x) for x in (m, d, r, tau)))
-
-    def at(x):
-        x = np.asarray(x, dtype=float)
-        return float(np.broadcast_to(x, shape)[pos] if pos is not None else x)
-
-    m_, d_, tau_ = at(m), at(d), at(tau)
-    writing, redone, restart = d_ / tau_, tau_ / 2.0 / m_, at(r) / m_
-    best = float(np.sqrt(2.0 * d_ * m_))
-    if restart > max(writing, redone):
-        return  # the MTBF against the write time, or the restarts: mtbf_hours names all three
-    if redone >= writing:
-        rule = (f"is too long for an MTBF of {m_:.4g} h: half an interval of work is redone "
-                f"after each failure, leaving no time to train (the optimum is about "
-                f"{best:.3g} h)")  # fmt: skip
-    else:
-        rule = (f"is too short for checkpoint writes of {d_:.4g} h: writing takes all the "
-                f"time (the optimum is about {best:.3g} h)")  # fmt: skip
-    raise InputError("interval_hours", rule, pos, value=tau_)
+    return _float_or_array(mfu)
 
 
 def month_shares(start_date, wall_clock_days):
@@ -976,190 +742,12 @@ def month_shares(start_date, wall_clock_days):
 # The whole plan
 # ---------------------------------------------------------------------------------------------
 
-#: estimate()'s outputs in words, for an error that one of them is out of range.
-_RESULT_LABELS = {
-    "effective_tflops": "effective TFLOP/s",
-    "training_flops": "training compute (FLOPs)",
-    "accelerator_hours": "accelerator-hours",
-    "wall_clock_days": "wall-clock time",
-    "checkpoint_gb": "checkpoint size",
-    "usd_per_accelerator_hour": "price per accelerator-hour",
-    "compute_cost_usd": "compute cost",
-    "electricity_kwh": "electricity (kWh)",
-    "electricity_cost_usd": "electricity cost",
-    "co2_tonnes": "emissions",
-    "total_cost_usd": "total cost",
-    "goodput": "goodput",
-    "scaling_efficiency": "scaling efficiency",
-    "cluster_mtbf_hours": "job MTBF",
-    "checkpoint_interval_hours": "checkpoint interval",
-    "min_accelerators_for_memory": "min. accelerators for training state",
-    "iterations_per_year": "back-to-back runs per year",
-    "chinchilla_tokens": "Chinchilla-optimal tokens",
-    "tokens_per_param": "tokens per parameter",
-}
-
-#: Outputs that may be 0 (a free price, a carbon-free grid); the others must be positive.
-_MAY_BE_ZERO = frozenset(
-    {
-        "usd_per_accelerator_hour",
-        "compute_cost_usd",
-        "electricity_cost_usd",
-        "co2_tonnes",
-        "total_cost_usd",
-    }
-)
-
-#: Names the engine's own checks give intermediate figures inside estimate(): the output each
-#: one is (or feeds), for an error naming the inputs behind it instead.
-_INTERMEDIATES = {
-    "training_flops": "training_flops",
-    "accelerator_hours": "accelerator_hours",
-    "wall_clock_days": "wall_clock_days",
-    "effective_tflops": "effective_tflops",
-    "tflops_per_accelerator": "effective_tflops",
-    "mtbf_hours": "cluster_mtbf_hours",
-    "checkpoint_write_hours": "checkpoint_interval_hours",
-    "interval_hours": "checkpoint_interval_hours",
-    "restart_hours": "goodput",
-    "electricity_kwh": "electricity_kwh",
-}
-
-
-def _result_inputs(p):
-    """For each output of estimate(), the inputs it depends on (given the :class:`Plan` ``p``)."""
-    model = ("active_params" if p.active_params is not None else "total_params",)
-    model += ("training_tokens",)
-    if p.effective_tflops is not None:
-        eff = ("effective_tflops",)
-        good = scale = ()
-    else:
-        good = ("goodput",)
-        if p.failures_per_accelerator_day is not None:
-            good = ("failures_per_accelerator_day", "accelerators", "checkpoint_write_minutes",
-                    "restart_minutes")  # fmt: skip
-        scale = ()
-        if p.global_batch_tokens is not None:
-            scale = ("global_batch_tokens", "accelerators", "total_params", "tensor_parallel",
-                     "pipeline_parallel", "sequence_tokens", "pipeline_interleave",
-                     "interconnect_gb_per_s", "comm_overlap")  # fmt: skip
-        eff = ("peak_tflops", "mfu", *good, *scale)
-    hours = (*model, *eff)
-    days = (*hours, "accelerators")
-    if p.usd_per_accelerator_hour is not None:
-        price = ("usd_per_accelerator_hour",)
-    else:
-        price = ("purchase_usd_per_accelerator", "amortisation_years", "utilisation")
-    kwh = (*hours, "watts_per_accelerator", "server_overhead", "pue")
-    mtbf = ("accelerators", "failures_per_accelerator_day")
-    return {
-        "effective_tflops": eff,
-        "training_flops": model,
-        "accelerator_hours": hours,
-        "wall_clock_days": days,
-        "checkpoint_gb": ("total_params", "checkpoint_bytes_per_param"),
-        "usd_per_accelerator_hour": price,
-        "compute_cost_usd": (*hours, *price),
-        "electricity_kwh": kwh,
-        "electricity_cost_usd": (*kwh, "usd_per_kwh"),
-        "co2_tonnes": (*kwh, "grams_co2_per_kwh"),
-        "total_cost_usd": (*hours, *price, *kwh[len(hours) :], "usd_per_kwh", "other_costs_usd"),
-        "goodput": good,
-        "scaling_efficiency": scale,
-        "cluster_mtbf_hours": mtbf,
-        "checkpoint_interval_hours": (*mtbf, "checkpoint_write_minutes"),
-        "min_accelerators_for_memory": ("total_params", "hbm_gb", "training_state_bytes_per_param"),
-        "iterations_per_year": days,
-        "chinchilla_tokens": ("total_params",),
-        "tokens_per_param": ("training_tokens", "total_params"),
-    }
-
-
-def _absent(key, p):
-    """True when output ``key`` is NaN by design: an input it needs was not given."""
-    if key in ("goodput", "scaling_efficiency"):
-        return p.effective_tflops is not None
-    if key in ("cluster_mtbf_hours", "checkpoint_interval_hours"):
-        return p.failures_per_accelerator_day is None
-    if key in ("usd_per_accelerator_hour", "compute_cost_usd", "total_cost_usd"):
-        return p.usd_per_accelerator_hour is None and p.purchase_usd_per_accelerator is None
-    needs = {
-        "electricity_cost_usd": "usd_per_kwh",
-        "co2_tonnes": "grams_co2_per_kwh",
-        "min_accelerators_for_memory": "hbm_gb",
-    }.get(key)
-    return needs is not None and getattr(p, needs) is None
-
-
-def _checked_results(function):
-    """Make every output of ``function(plan)`` (the estimate) finite, or an error naming its
-    inputs.
-
-    An output beyond a float's range (infinity, NaN, a denormal, or 0 where it must be
-    positive), or an intermediate figure that an inner check refuses, raises
-    :class:`~udfs.validation.OutOfRangeError` naming the output and the inputs that drove
-    it there. numpy's floating-point warnings are silenced inside: the outputs are checked.
-    """
-
-    @functools.wraps(function)
-    def checked(p):
-        with np.errstate(all="ignore"), _checks_remembered():
-            try:
-                out = function(p)
-            except OutOfRangeError:
-                raise
-            except InputError as err:
-                key = _INTERMEDIATES.get(err.argument)
-                if key is None or getattr(p, err.argument, None) is not None or err.value is None:
-                    raise
-                inputs = {k: getattr(p, k) for k in _result_inputs(p)[key]}
-                shape = np.broadcast_shapes(*(np.shape(v) for v in inputs.values()))
-                raise _out_of_range(
-                    key,
-                    err.value,
-                    inputs,
-                    shape=shape,
-                    position=err.position,
-                    result_label=_RESULT_LABELS[key],
-                ) from None
-            present = [key for key in out if not _absent(key, p)]
-            if _all_usable([out[key] for key in present]):  # checked before broadcasting
-                return _one_shape(out)
-            out = _one_shape(out)
-            depends = _result_inputs(p)  # an output is out of range: the error names inputs
-            for key in present:
-                value = out[key]
-                _check_result(
-                    key,
-                    value,
-                    {k: getattr(p, k) for k in depends[key]},
-                    allow_zero=key in _MAY_BE_ZERO,
-                    result_label=_RESULT_LABELS[key],
-                )
-        return out
-
-    return checked
-
-
-def _all_usable(values):
-    """True when every element of every value is a usable figure (:func:`_result_usable`):
-    plain numbers by comparison, the arrays together in two reductions."""
-    arrays = []
-    for value in values:
-        if type(value) in _PLAIN:
-            if not _result_usable(value):
-                return False
-        else:
-            arrays.append(np.ravel(value))
-    if not arrays:
-        return True
-    if not all(a.size for a in arrays):  # an empty figure: the checks one by one decide
-        return False
-    return _result_usable(np.concatenate(arrays, dtype=float, casting="unsafe"))
-
-
 #: The defaults of the engine's own inputs (and its constants), from the quantities spec.
 _DEFAULT = {q.name: q.default for q in (*_ENGINE_INPUTS, *_MODEL_INPUTS, *_MODEL_CONSTANTS)}
+
+
+#: One input of a plan: a number, or an array of numbers (one per plan).
+Figure = float | np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -1175,37 +763,37 @@ class Plan:
     costs) are the quantities spec's (:data:`udfs.quantities.ENGINE_INPUTS`).
     """
 
-    total_params: object
-    training_tokens: object
-    accelerators: object
-    active_params: object = None
-    effective_tflops: object = None
-    peak_tflops: object = None
-    mfu: object = None
-    goodput: object = None
-    usd_per_accelerator_hour: object = None
-    watts_per_accelerator: object = 700.0
-    server_overhead: object = 1.0
-    pue: object = 1.0
-    usd_per_kwh: object = None
-    grams_co2_per_kwh: object = None
-    checkpoint_bytes_per_param: object = 2.0
-    failures_per_accelerator_day: object = _DEFAULT["failures_per_accelerator_day"]
-    checkpoint_write_minutes: object = _DEFAULT["checkpoint_write_minutes"]
-    restart_minutes: object = _DEFAULT["restart_minutes"]
-    global_batch_tokens: object = _DEFAULT["global_batch_tokens"]
-    tensor_parallel: object = _DEFAULT["tensor_parallel"]
-    pipeline_parallel: object = _DEFAULT["pipeline_parallel"]
-    sequence_tokens: object = _DEFAULT["sequence_tokens"]
-    pipeline_interleave: object = _DEFAULT["pipeline_interleave"]
-    interconnect_gb_per_s: object = _DEFAULT["interconnect_gb_per_s"]
-    comm_overlap: object = _DEFAULT["comm_overlap"]
-    hbm_gb: object = _DEFAULT["hbm_gb"]
-    training_state_bytes_per_param: object = _DEFAULT["training_state_bytes_per_param"]
-    purchase_usd_per_accelerator: object = _DEFAULT["purchase_usd_per_accelerator"]
-    amortisation_years: object = _DEFAULT["amortisation_years"]
-    utilisation: object = _DEFAULT["utilisation"]
-    other_costs_usd: object = _DEFAULT["other_costs_usd"]
+    total_params: Figure
+    training_tokens: Figure
+    accelerators: Figure
+    active_params: Figure | None = None
+    effective_tflops: Figure | None = None
+    peak_tflops: Figure | None = None
+    mfu: Figure | None = None
+    goodput: Figure | None = None
+    usd_per_accelerator_hour: Figure | None = None
+    watts_per_accelerator: Figure = 700.0
+    server_overhead: Figure = 1.0
+    pue: Figure = 1.0
+    usd_per_kwh: Figure | None = None
+    grams_co2_per_kwh: Figure | None = None
+    checkpoint_bytes_per_param: Figure = 2.0
+    failures_per_accelerator_day: Figure | None = _DEFAULT["failures_per_accelerator_day"]
+    checkpoint_write_minutes: Figure = _DEFAULT["checkpoint_write_minutes"]
+    restart_minutes: Figure = _DEFAULT["restart_minutes"]
+    global_batch_tokens: Figure | None = _DEFAULT["global_batch_tokens"]
+    tensor_parallel: Figure = _DEFAULT["tensor_parallel"]
+    pipeline_parallel: Figure = _DEFAULT["pipeline_parallel"]
+    sequence_tokens: Figure = _DEFAULT["sequence_tokens"]
+    pipeline_interleave: Figure = _DEFAULT["pipeline_interleave"]
+    interconnect_gb_per_s: Figure = _DEFAULT["interconnect_gb_per_s"]
+    comm_overlap: Figure = _DEFAULT["comm_overlap"]
+    hbm_gb: Figure | None = _DEFAULT["hbm_gb"]
+    training_state_bytes_per_param: Figure = _DEFAULT["training_state_bytes_per_param"]
+    purchase_usd_per_accelerator: Figure | None = _DEFAULT["purchase_usd_per_accelerator"]
+    amortisation_years: Figure = _DEFAULT["amortisation_years"]
+    utilisation: Figure = _DEFAULT["utilisation"]
+    other_costs_usd: Figure = _DEFAULT["other_costs_usd"]
 
 
 def estimate(*args, **kwargs):
@@ -1214,10 +802,10 @@ def estimate(*args, **kwargs):
     ``estimate(plan)`` takes a :class:`Plan`; the keyword form, ``estimate(total_params,
     training_tokens, accelerators, **inputs)``, builds one from :class:`Plan`'s fields.
 
-    Throughput: ``effective_tflops`` when given (sustained, as in the seed, used as is);
-    otherwise ``peak_tflops x mfu x goodput x scaling``, where goodput is the given value or,
-    with ``failures_per_accelerator_day``, :func:`goodput` of the job MTBF, and scaling is
-    :func:`scaling_efficiency` when ``global_batch_tokens`` is given (else 1).
+    Throughput: ``effective_tflops`` when given (sustained, as the methodology takes it, used
+    as is); otherwise ``peak_tflops x mfu x goodput x scaling``, where goodput is the given
+    value or, with ``failures_per_accelerator_day``, :func:`goodput` of the job MTBF, and
+    scaling is :func:`scaling_efficiency` when ``global_batch_tokens`` is given (else 1).
 
     Hourly price: ``usd_per_accelerator_hour`` when given, else the ownership equivalent
     when ``purchase_usd_per_accelerator`` is given; electricity cost and CO2 need
@@ -1235,7 +823,7 @@ def estimate(*args, **kwargs):
 
     Examples
     --------
-    The seed's DeepSeek-V3-like configuration:
+    The DeepSeek-V3-like example plan:
 
     >>> r = estimate(671e9, 14.8e12, 2048, active_params=37e9, effective_tflops=400,
     ...              usd_per_accelerator_hour=2.0)
@@ -1244,29 +832,11 @@ def estimate(*args, **kwargs):
     >>> round(r["wall_clock_days"], 1)
     46.4
     """
-    out = _fast_estimate(args, kwargs)  # the small-call path for this kind of call
-    if out is not None:
-        return out
     if args and isinstance(args[0], Plan):
         if len(args) > 1 or kwargs:
             raise TypeError("estimate() takes a Plan alone, or the plan's inputs")
-        p = args[0]
-        fields, names = p.__dict__, None
-    elif (
-        len(args) == len(_REQUIRED)
-        and _FIELDS.issuperset(kwargs)
-        and kwargs.keys().isdisjoint(_REQUIRED)
-    ):
-        p = None  # the keyword form, bound without building the Plan (made if needed)
-        fields = {**_PLAN_DEFAULTS, **dict(zip(_REQUIRED, args, strict=True)), **kwargs}
-        names = (*_REQUIRED, *kwargs)
-    else:
-        p = Plan(*args, **kwargs)
-        fields, names = p.__dict__, None
-    out = _lean_estimate(fields, names)  # the small-call path: checks pass, few numpy calls
-    if out is None:
-        return _estimate(Plan(**fields) if p is None else p)
-    return out
+        return _estimate(args[0])
+    return _estimate(Plan(*args, **kwargs))
 
 
 estimate.__signature__ = inspect.Signature(  # Plan's fields, as estimate's parameters
@@ -1307,10 +877,7 @@ def _estimate(p):
         "chinchilla_tokens": chinchilla_tokens(total),
         "tokens_per_param": tokens / total,
     }
-    return out  # one shape (_one_shape) once checked
-
-
-_goodput = goodput  # a Plan has a field of the same name
+    return out  # one shape once checked (_checked_results)
 
 
 # -- estimate(), step by step -----------------------------------------------------------------
@@ -1429,7 +996,7 @@ def _goodput_from_failures(p, n):
     r = check_non_negative("restart_minutes", p.restart_minutes) / 60.0
     interval = np.asarray(checkpoint_interval_hours(d, mtbf))
     try:
-        good = np.asarray(_goodput(mtbf, d, r))
+        good = np.asarray(goodput(mtbf, d, r))
     except InputError as err:
         raise InputError(
             "failures_per_accelerator_day",
@@ -1506,623 +1073,3 @@ def unpriced_as_zero(value):
     """An unpriced (NaN) figure adds 0 to a total; an overflow stays infinite, for the checks."""
     value = np.asarray(value, dtype=float)
     return np.where(np.isnan(value), 0.0, value)
-
-
-def _one_shape(out):
-    """Floats for a scalar plan; arrays of one broadcast shape for arrays of plans."""
-    shape = _shape_of(out.values())
-    if shape == ():
-        return {k: float(v) for k, v in out.items()}
-    return {k: _read_only(v, shape) for k, v in out.items()}
-
-
-def _shape_of(values):
-    """The broadcast shape of ``values`` (numbers and arrays), quickly when they agree."""
-    shapes = {getattr(v, "shape", None) if type(v) is np.ndarray else np.shape(v) for v in values}
-    if len(shapes) > 1:
-        shapes.discard(())
-    if len(shapes) == 1:
-        return shapes.pop()
-    return np.broadcast_shapes(*shapes)
-
-
-def _read_only(value, shape):
-    """``value`` as a read-only float array of ``shape`` (a view, never a copy of the data)."""
-    if type(value) is np.ndarray and value.dtype == float and value.shape == shape:
-        view = value.view()
-        view.flags.writeable = False
-        return view
-    return np.broadcast_to(np.asarray(value, float), shape)
-
-
-# -- the small-call path ----------------------------------------------------------------------
-
-#: Rules of the inputs the small-call path checks itself: (lowest, lowest allowed, highest,
-#: highest allowed, whole number); the same as the engine's checks (:data:`_ALWAYS_CHECKS`,
-#: :data:`_OPTIONAL_CHECKS`, :func:`_checked_arguments`, :func:`_throughput`).
-_POSITIVE = (0.0, False, None, False, False)
-_NON_NEGATIVE = (0.0, True, None, False, False)
-_AT_LEAST_ONE = (1.0, True, None, False, False)
-_FRACTION = (0.0, False, 1.0, True, False)
-_LEAN_RULES = {
-    "total_params": (_MIN_PLAUSIBLE["total_params"], True, None, False, False),
-    "training_tokens": (_MIN_PLAUSIBLE["training_tokens"], True, None, False, False),
-    "accelerators": (0.0, False, None, False, True),
-    "active_params": (_MIN_PLAUSIBLE["active_params"], True, None, False, False),
-    "effective_tflops": _POSITIVE,
-    "peak_tflops": _POSITIVE,
-    "mfu": _FRACTION,
-    "goodput": _FRACTION,
-    "usd_per_accelerator_hour": _NON_NEGATIVE,
-    "watts_per_accelerator": _POSITIVE,
-    "server_overhead": _AT_LEAST_ONE,
-    "pue": _AT_LEAST_ONE,
-    "usd_per_kwh": _NON_NEGATIVE,
-    "grams_co2_per_kwh": _NON_NEGATIVE,
-    "checkpoint_bytes_per_param": _POSITIVE,
-    "checkpoint_write_minutes": _POSITIVE,
-    "restart_minutes": _NON_NEGATIVE,
-    "tensor_parallel": (1.0, True, None, False, True),
-    "pipeline_parallel": (1.0, True, None, False, True),
-    "sequence_tokens": (1.0, True, None, False, True),
-    "pipeline_interleave": (1.0, True, None, False, True),
-    "interconnect_gb_per_s": _POSITIVE,
-    "comm_overlap": (0.0, True, 1.0, False, False),
-    "hbm_gb": _POSITIVE,
-    "training_state_bytes_per_param": _POSITIVE,
-    "amortisation_years": _POSITIVE,
-    "utilisation": _FRACTION,
-    "other_costs_usd": _NON_NEGATIVE,
-}
-#: Fields the small-call path leaves to the step-by-step estimate when given.
-_LEAN_ELSEWHERE = ("failures_per_accelerator_day", "global_batch_tokens",
-                   "purchase_usd_per_accelerator")  # fmt: skip
-#: The fields' defaults (a default is a valid value: not checked again).
-_PLAN_DEFAULTS = {
-    f.name: None if f.default is dataclasses.MISSING else f.default
-    for f in dataclasses.fields(Plan)
-}
-_FIELDS = frozenset(_PLAN_DEFAULTS)
-_LEAN_DEFAULTS = {name: _PLAN_DEFAULTS[name] for name in _LEAN_RULES}
-_REQUIRED = ("total_params", "training_tokens", "accelerators")  # Plan's positional fields
-#: The outputs, in estimate()'s order.
-_OUTPUTS = tuple(_RESULT_LABELS)[:11] + (
-    "goodput", "scaling_efficiency", "cluster_mtbf_hours", "checkpoint_interval_hours",
-    "min_accelerators_for_memory", "iterations_per_year", "chinchilla_tokens",
-    "tokens_per_param",
-)  # fmt: skip
-
-
-def _lean_number(x, rule):
-    """True when the plain number ``x`` passes ``rule`` (as :func:`udfs.validation._check`)."""
-    low, low_in, high, high_in, whole = rule
-    if not (x > low or (low_in and x == low)):
-        return False
-    if high is not None and not (x < high or (high_in and x == high)):
-        return False
-    if whole and not x.is_integer():
-        return False
-    return x == 0.0 or SMALLEST_NORMAL <= abs(x) <= LARGEST
-
-
-def _lean_arrays(arrays):
-    """True when every element of each array of ``arrays`` (name -> array) passes its rule,
-    decided by each input's min and max, found for all of them in one concatenation and two
-    numpy calls (an input holding 0 or a denormal is left to the step-by-step checks, unless
-    its rule allows 0 and it is all 0)."""
-    sizes = [a.size for a in arrays.values()]
-    flat = np.concatenate([*arrays.values()], axis=None, dtype=float, casting="unsafe")
-    starts = [0, *itertools.accumulate(sizes[:-1])]
-    lows = np.minimum.reduceat(flat, starts).tolist()
-    highs = np.maximum.reduceat(flat, starts).tolist()
-    for (name, arr), lo, hi in zip(arrays.items(), lows, highs, strict=True):
-        low, low_in, high, high_in, whole = _LEAN_RULES[name]
-        if name in _MAY_HOLD_ZERO and lo == hi == 0.0:
-            continue  # all 0 (a default given as an array): valid; an output it zeroes is not
-        if not (lo > low or (low_in and lo == low)) or not (SMALLEST_NORMAL <= lo <= hi <= LARGEST):
-            return False
-        if high is not None and not (hi < high or (high_in and hi == high)):
-            return False
-        if whole and arr.dtype.kind == "f" and not bool((np.trunc(arr) == arr).all()):
-            return False
-    return True
-
-
-def _lean_inputs(fields, names=None):
-    """The plan's inputs as plain floats or arrays when every one passes its rule (the
-    small-call path); None when any is unusual or fails (the step-by-step path decides).
-    ``names``: the fields that may differ from their defaults (all when None)."""
-    values, arrays = dict(_LEAN_DEFAULTS), {}
-    for name in _LEAN_RULES if names is None else names:
-        rule = _LEAN_RULES.get(name)
-        if rule is None:  # a field the small-call path does not read (_LEAN_ELSEWHERE)
-            continue
-        value = fields[name]
-        if value is None or value is _PLAN_DEFAULTS[name]:
-            values[name] = value
-        elif type(value) in _PLAIN:
-            try:
-                x = float(value)
-            except OverflowError:
-                return None
-            if not _lean_number(x, rule):
-                return None
-            values[name] = x
-        elif type(value) is np.ndarray:
-            values[name] = arrays[name] = value
-        else:
-            return None
-    if any(a.dtype.kind not in "iu" and a.dtype != float or a.size == 0 for a in arrays.values()):
-        return None  # float32 and the like: their arithmetic is not float64's
-    return values, arrays  # the arrays' rules: checked with the outputs (_lean_arrays)
-
-
-@functools.cache
-def _lean_function(given):
-    """The estimate's arithmetic, straight-line, for the inputs ``given`` (a frozenset of
-    the optional inputs given): each quantity's formula from the model spec, in the order
-    and with the operations of :func:`_estimate`."""
-    f = {n: ast.unparse(_model.tree(n)) for n in _model.SPEC}
-    derived = "effective_tflops" not in given
-    lines = ["effective_tflops = " + f["effective_tflops"]] if derived else []
-    lines += [f"{n} = {f[n]}" for n in ("training_flops", "accelerator_hours", "wall_clock_days",
-              "checkpoint_gb")]  # fmt: skip
-    price = "usd_per_accelerator_hour" in given
-    lines.append(f"compute_cost_usd = {f['compute_cost_usd']}" if price else
-                 "usd_per_accelerator_hour = compute_cost_usd = nan")  # fmt: skip
-    lines.append(f"electricity_kwh = {f['electricity_kwh']}")
-    optional = (("electricity_cost_usd", "usd_per_kwh"), ("co2_tonnes", "grams_co2_per_kwh"),
-                ("min_accelerators_for_memory", "hbm_gb"))  # fmt: skip
-    for name, needs in optional:
-        lines.append(f"{name} = {f[name]}" if needs in given else f"{name} = nan")
-    kwh_cost = "electricity_cost_usd" if "usd_per_kwh" in given else "0.0"
-    lines.append(f"total_cost_usd = ({f['total_cost_usd']}".replace(
-        "electricity_cost_usd", kwh_cost) + ") + other_costs_usd")  # fmt: skip
-    lines.append(f"iterations_per_year = {f['iterations_per_year']}")
-    lines.append("chinchilla_tokens = total_params * 20.0")  # chinchilla_tokens()'s default
-    lines.append("tokens_per_param = training_tokens / total_params")
-    good = ("1.0" if "goodput" not in given else "goodput") if derived else "nan"
-    lines.append(f"goodput = {good}")
-    lines.append(f"scaling_efficiency = {'1.0' if derived else 'nan'}")
-    lines.append("cluster_mtbf_hours = checkpoint_interval_hours = nan")
-    inputs = ", ".join(_LEAN_RULES)
-    source = f"def lean({inputs}):\n" + "".join(f"    {line}\n" for line in lines)
-    source += f"    return ({', '.join(_OUTPUTS)},)\n"
-    namespace = {"nan": np.nan, "ceil": np.ceil, "round": np.round, "__builtins__": {}}
-    namespace.update(_model.CONSTANTS)
-    exec(compile(source, "<engine small-call path>", "exec"), namespace)  # noqa: S102
-    return namespace["lean"]
-
-
-def _lean_estimate(fields, names=None):
-    """:func:`_estimate` of a plan whose inputs all pass their rules and whose outputs are all
-    usable, computed on plain floats (one plan) or arrays with a few numpy calls; None when
-    anything is unusual (a failure rate, scaling, a purchase price, a bad or borderline
-    value), for the step-by-step path to compute or to refuse with its message."""
-    if any(fields[name] is not None for name in _LEAN_ELSEWHERE):
-        return None
-    got = _lean_inputs(fields, names)
-    if got is None:
-        return None
-    values, arrays = got
-    if values["effective_tflops"] is not None:
-        if any(values[n] is not None for n in ("peak_tflops", "mfu", "goodput")):
-            return None
-    elif values["peak_tflops"] is None or values["mfu"] is None:
-        return None
-    elif values["goodput"] is None:
-        values["goodput"] = 1.0  # as _throughput: a goodput not given is 1
-    active = values["active_params"]
-    if active is not None and not _lean_at_most(active, values["total_params"]):
-        return None
-    if active is None:
-        values["active_params"] = values["total_params"]
-    given = frozenset(_compress(values, map(_is_not, values.values(), _NONES)))  # not None
-    try:
-        out = _quietly(_lean_function(given), values) if arrays else _lean_function(given)(**values)
-    except (ArithmeticError, ValueError, TypeError):
-        return None
-    out = dict(zip(_OUTPUTS, out, strict=True))
-    present = [out[key] for key in _lean_present(given)]
-    if not arrays:
-        if not all(SMALLEST_NORMAL <= abs(x) <= LARGEST for x in present):
-            return None
-        return {k: float(v) for k, v in out.items()}
-    if not _lean_arrays(arrays) or not _lean_usable(present):
-        return None
-    return _lean_shape(out, {id(v) for v in values.values()})
-
-
-_compress, _is_not, _NONES = itertools.compress, operator.is_not, itertools.repeat(None)
-
-
-try:  # numpy's floating-point error state, set without building it anew on every call
-    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
-
-    _QUIET = _make_extobj(all="ignore")
-except (ImportError, AttributeError, TypeError):  # another numpy: np.errstate, a bit slower
-    _QUIET = None
-
-
-def _quietly(function, values):
-    """``function(**values)`` with numpy's floating-point warnings silenced (the outputs are
-    checked): ``np.errstate(all="ignore")``, whose state is made once here."""
-    if _QUIET is None:
-        with np.errstate(all="ignore"):
-            return function(**values)
-    token = _extobj_contextvar.set(_QUIET)
-    try:
-        return function(**values)
-    finally:
-        _extobj_contextvar.reset(token)
-
-
-@functools.cache
-def _lean_present(given):
-    """The outputs :func:`_absent` does not leave NaN, for the inputs ``given``."""
-    p = types.SimpleNamespace(**{n: 1.0 if n in given else None for n in _PLAN_DEFAULTS})
-    return tuple(key for key in _OUTPUTS if not _absent(key, p))
-
-
-def _lean_usable(values):
-    """:func:`_all_usable` of arrays and numbers, in a few numpy calls."""
-    arrays = [v for v in values if type(v) is np.ndarray]
-    if not all(SMALLEST_NORMAL <= abs(x) <= LARGEST for x in values if type(x) is not np.ndarray):
-        return False
-    if arrays and arrays[0].size * len(arrays) > _CONCATENATE_UP_TO:  # large: one by one
-        return all(a.size and _result_usable(a) for a in arrays)
-    if not arrays:  # 0-d input arrays only: the step-by-step path shapes the outputs
-        return False
-    flat = np.concatenate(arrays, axis=None, dtype=float, casting="unsafe")
-    if flat.size == 0:
-        return False
-    lo, hi = float(_min_reduce(flat)), float(_max_reduce(flat))
-    return lo >= SMALLEST_NORMAL and hi <= LARGEST
-
-
-_CONCATENATE_UP_TO = 1 << 16
-
-
-_min_reduce, _max_reduce = np.minimum.reduce, np.maximum.reduce
-#: Read-only arrays of one value and shape (NaN, 1.0) the small-call path returns, shared.
-_FILLED = {}
-
-
-def _lean_shape(out, inputs):
-    """:func:`_one_shape` of the small-call path's outputs: arrays made here are returned as
-    they are (new arrays); an input as a read-only view; a number as a shared read-only
-    array of the shape."""
-    shapes = {v.shape for v in out.values() if type(v) is np.ndarray}
-    shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes)
-    result = {}
-    for key, value in out.items():
-        if type(value) is np.ndarray and value.shape == shape and value.dtype == float:
-            if id(value) in inputs:  # the caller's array: a read-only view
-                value = value.view()
-                value.flags.writeable = False
-        elif type(value) is not np.ndarray or value.ndim == 0:
-            value = _fast_fill(shape, value)
-        else:
-            value = np.broadcast_to(np.asarray(value, float), shape)
-        result[key] = value
-    return result
-
-
-def _filled(shape, value):
-    """A read-only array of ``shape`` filled with ``value``, made once per shape and value
-    (threads may race: harmless)."""
-    if len(_FILLED) > 64:
-        _FILLED.clear()
-    array = np.full(shape, value)
-    array.flags.writeable = False
-    _FILLED[(shape, value if value == value else "nan")] = array
-    return array
-
-
-def _lean_at_most(active, total):
-    if type(active) is float and type(total) is float:
-        return active <= total
-    try:
-        return bool(np.less_equal(active, total).all())
-    except ValueError:
-        return False
-
-
-# -- the small-call path, one pass per kind of call ---------------------------------------------
-#
-# A call's kind: its form (keyword or Plan), the fields it names and the type of each value.
-# For each kind one function is generated (:func:`_fast_source`) that checks the plain numbers
-# by their rules, checks the arrays' shapes and dtypes, runs the spec's formulas
-# (:func:`_lean_function`), checks the input arrays and the outputs in one concatenation and
-# two reductions, and shapes the outputs: straight-line code with no loop over the fields. It
-# returns None for anything unusual, and the call takes the paths above (same numbers, same
-# refusals).
-
-#: (form, field names..., value types...) -> the kind's generated function (False: none)
-_FAST = {}
-_NONE_TYPE = type(None)
-_FAST_DTYPES = frozenset(np.dtype(c) for c in "dlqi")  # float64 and the usual integers
-
-
-def _fast_estimate(args, kwargs):
-    """:func:`estimate` of one call on its kind's generated function, or None."""
-    if kwargs or len(args) != 1 or type(args[0]) is not Plan:
-        values = (*args, *kwargs.values())
-        key = (len(args), *kwargs, *map(type, values))
-    else:
-        values = tuple(args[0].__dict__.values())
-        key = (None, *map(type, values))
-    function = _FAST.get(key)
-    if function is None:
-        if len(_FAST) > 256:
-            _FAST.clear()
-        function = _FAST[key] = _fast_kind(key)
-    if not function:
-        return None
-    try:
-        return function(*values)
-    except (ArithmeticError, ValueError, TypeError):
-        return None
-
-
-def _fast_kind(key):
-    """The generated function of the kind ``key`` (see :func:`_fast_estimate`), or False
-    when the kind is not the small-call path's (a field it leaves elsewhere, a value of
-    another type, a combination the step-by-step path refuses, a call that does not bind)."""
-    if key[0] is None:
-        names = tuple(_PLAN_DEFAULTS)
-    elif key[0] > len(_REQUIRED):
-        return False
-    else:
-        names = (*_REQUIRED[: key[0]], *key[1 : 1 + (len(key) - 1 - key[0]) // 2])
-    types_ = key[len(key) - len(names) :]
-    if (len(set(names)) != len(names) or not _FIELDS.issuperset(names)
-            or not set(_REQUIRED).issubset(names)):  # fmt: skip
-        return False
-    kinds = {}
-    for name, type_ in zip(names, types_, strict=True):
-        if type_ is _NONE_TYPE and _PLAN_DEFAULTS[name] is None:
-            continue
-        if name not in _LEAN_RULES:
-            return False  # a field the small-call path does not read (_LEAN_ELSEWHERE)
-        if type_ not in _PLAIN and type_ is not np.ndarray:
-            return False
-        kinds[name] = "array" if type_ is np.ndarray else "plain"
-    given = {
-        n for n in _LEAN_RULES if n in kinds or (n not in names and _LEAN_DEFAULTS[n] is not None)
-    }
-    derived = "effective_tflops" not in given
-    if not derived and given & {"peak_tflops", "mfu", "goodput"}:
-        return False
-    if derived and not {"peak_tflops", "mfu"} <= given:
-        return False
-    given |= {"active_params", "goodput"} if derived else {"active_params"}
-    source, namespace = _fast_source(names, kinds, frozenset(given))
-    exec(compile(source, "<engine small-call path, one kind>", "exec"), namespace)  # noqa: S102
-    return namespace["fast"]
-
-
-def _fast_source(names, kinds, given):
-    """The source of one kind's function and its namespace (see :func:`_fast_kind`):
-    ``fast(v0, v1, ...)`` of the call's values, in the order of ``names``; ``kinds``: the
-    inputs given, each "plain" or "array"; ``given``: the inputs the formulas read."""
-    var = {name: f"v{i}" for i, name in enumerate(names)}
-    arrays = [var[n] for n in kinds if kinds[n] == "array"]
-    lean = _lean_function(given)
-    namespace = {"lean": lean, "SN": SMALLEST_NORMAL, "LG": LARGEST, "mn": _min_reduce,
-                 "mx": _max_reduce, "concatenate": np.concatenate, "trunc": np.trunc,
-                 "less_equal": np.less_equal, "DT": _FAST_DTYPES,
-                 "fill": _fast_fill, "view": _fast_view, "errstate": np.errstate,
-                 "QUIET": _QUIET, "setq": _extobj_contextvar.set if _QUIET else None,
-                 "reset": _extobj_contextvar.reset if _QUIET else None}  # fmt: skip
-    lines = _fast_checks(var, kinds, namespace)
-    args = ", ".join(var.values())
-    sample, stand_ins = _fast_sample(var, kinds, given, lean)
-    if arrays:
-        limit = _CONCATENATE_UP_TO // (len(arrays) + len(_OUTPUTS))
-        lines += [f"shape = {arrays[0]}.shape",
-                  f"if not shape or not 0 < {arrays[0]}.size <= {limit}: return None"]  # fmt: skip
-        lines += [f"if {a}.shape != shape: return None" for a in arrays[1:]]
-        lines.append(f"if {' or '.join(f'{a}.dtype not in DT' for a in arrays)}: return None")
-        if any(type(x) is np.ndarray for x in sample):  # a few plans: one by one, on floats
-            lines.append(f"if {arrays[0]}.size <= {_FAST_ROWS}: return rows(shape, {args})")
-        lines += _fast_array_rules(var, kinds)
-    if "active_params" in kinds:
-        a, t = var["active_params"], var["total_params"]
-        lines.append(f"if not {a} <= {t}: return None" if not arrays else
-                     f"if not mn(less_equal({a}, {t}), axis=None): return None")  # fmt: skip
-    call = []
-    for name in _LEAN_RULES:
-        if name in kinds:
-            call.append(var[name])
-        elif name == "active_params":
-            call.append(var["total_params"])
-        elif name == "goodput" and name in given:
-            call.append("1.0")  # as _throughput: a goodput not given is 1
-        else:
-            namespace["c_" + name] = _LEAN_DEFAULTS[name]
-            call.append("c_" + name)
-    call = f"out = lean({', '.join(call)})"
-    rows = _fast_rows(var, kinds, given, call, sample, stand_ins, namespace) if arrays else ""
-    lines += _fast_quiet(["    " + call]) if arrays else [call]
-    lines += _fast_outputs(var, kinds, given, sample, stand_ins)
-    source = f"def fast({args}):\n" + "".join(f"    {x}\n" for x in lines)
-    return source + rows, namespace
-
-
-#: The inputs whose rule allows 0 (an array of them is checked alone: :func:`_fast_array_rules`).
-_MAY_HOLD_ZERO = frozenset(n for n, rule in _LEAN_RULES.items() if rule[:2] == (0.0, True))
-
-#: Up to this many plans in arrays, a kind's function computes them one by one on Python
-#: floats (:func:`_fast_rows`): below it that is cheaper than numpy calls on small arrays.
-_FAST_ROWS = 4
-
-
-def _fast_checks(var, kinds, namespace, defaults=True):
-    """Lines of :func:`_fast_source` checking each plain number by its rule (as
-    :func:`_lean_number`); a value that is the field's default object is valid as it is."""
-    lines = []
-    for name, kind in kinds.items():
-        if kind != "plain":
-            continue
-        v = var[name]
-        low, low_in, high, high_in, whole = _LEAN_RULES[name]
-        rule = [f"{v} {'>=' if low_in else '>'} {low!r}"]
-        if high is not None:
-            rule.append(f"{v} {'<=' if high_in else '<'} {high!r}")
-        if whole:
-            rule.append(f"{v}.is_integer()")
-        rule.append(f"({v} == 0.0 or SN <= abs({v}) <= LG)")
-        check = [f"{v} = float({v})", f"if not ({' and '.join(rule)}): return None"]
-        if _PLAN_DEFAULTS[name] is None or not defaults:
-            lines += check
-        else:
-            namespace["d_" + name] = _PLAN_DEFAULTS[name]
-            lines += [f"if {v} is not d_{name}:", *("    " + x for x in check)]
-    return lines
-
-
-def _fast_array_rules(var, kinds):
-    """Lines of :func:`_fast_source` checking each input array's own rule beyond what the
-    common check (every element a positive normal float) covers: a lowest value over 0, a
-    highest value, whole numbers. An array that may hold 0 is checked alone (all of it 0,
-    or positive normal floats), not in the common check."""
-    lines = []
-    for name, kind in kinds.items():
-        if kind != "array":
-            continue
-        v = var[name]
-        low, low_in, high, high_in, whole = _LEAN_RULES[name]
-        if name in _MAY_HOLD_ZERO:
-            most = f" and hi {'<=' if high_in else '<'} {high!r}" if high is not None else ""
-            lines += [f"lo, hi = mn({v}, axis=None), mx({v}, axis=None)",
-                      f"if not ((lo >= SN or lo == hi == 0.0) and hi <= LG{most}):",
-                      "    return None"]  # fmt: skip
-            continue
-        if low != 0.0:
-            lines.append(
-                f"if not mn({v}, axis=None) {'>=' if low_in else '>'} {low!r}: return None"
-            )
-        if high is not None:
-            lines.append(
-                f"if not mx({v}, axis=None) {'<=' if high_in else '<'} {high!r}: return None"
-            )
-        if whole:
-            lines.append(
-                f"if {v}.dtype.kind == 'f' and not mn(trunc({v}) == {v}, axis=None): return None"
-            )
-    return lines
-
-
-def _fast_sample(var, kinds, given, lean):
-    """The outputs of ``lean`` on stand-ins of the kind's inputs (an array of one for each
-    array, 1.0 for each number) and the stand-in arrays' variables by id: which outputs are
-    arrays, and which of those are input arrays returned as they came."""
-    stand_ins, args = {}, []
-    for name in _LEAN_RULES:
-        kind = kinds.get(name, "plain" if name in given else None)
-        value = np.ones(1) if kind == "array" else None if kind is None else 1.0
-        if kind == "array":
-            stand_ins[id(value)] = var[name]
-        args.append(value)
-    if kinds.get("active_params") is None:
-        args[list(_LEAN_RULES).index("active_params")] = args[0]
-    with np.errstate(all="ignore"):
-        return lean(*args), stand_ins
-
-
-def _fast_outputs(var, kinds, given, sample, stand_ins):
-    """Lines of :func:`_fast_source` checking the outputs and returning them shaped, by the
-    :func:`_fast_sample` ``sample``."""
-    present = {_OUTPUTS.index(k) for k in _lean_present(given)}
-    arrays = [v for n, v in var.items() if kinds.get(n) == "array"]
-    made = [i for i, x in enumerate(sample) if type(x) is np.ndarray and id(x) not in stand_ins]
-    lines = []
-    flat = [v for n, v in var.items() if kinds.get(n) == "array" and n not in _MAY_HOLD_ZERO]
-    if arrays and (flat := ", ".join([*flat, *(f"out[{i}]" for i in made if i in present)])):
-        lines += [f"flat = concatenate(({flat},), axis=None, dtype=float, casting='unsafe')",
-                  "if not (mn(flat) >= SN and mx(flat) <= LG): return None"]  # fmt: skip
-    if not any(type(x) is np.ndarray for x in sample):  # numbers (input arrays only checked)
-        lines += [_OUT_USABLE.format(i) for i in sorted(present)]
-        items = [f"{k!r}: float(out[{i}])" for i, k in enumerate(_OUTPUTS)]
-        return [*lines, "return {" + ", ".join(items) + "}"]
-    numbers = [i for i in sorted(present) if type(sample[i]) is not np.ndarray]
-    lines += [_OUT_USABLE.format(i) for i in numbers]  # the made arrays: in ``flat``
-    return [*lines, _fast_return(sample, stand_ins, "out[{}]", "out[{}]", "")]
-
-
-#: A line of a kind's generated function refusing an output ``out[i]`` whose size is not
-#: that of a normal float (:data:`SMALLEST_NORMAL` to :data:`LARGEST`): the call looks closer.
-_OUT_USABLE = "if not SN <= abs(out[{}]) <= LG: return None"
-
-
-def _fast_return(sample, stand_ins, number, made, inputs):
-    """The ``return {...}`` line of a kind's generated functions (:func:`_fast_outputs`,
-    :func:`_fast_rows`), each output shaped by the :func:`_fast_sample` ``sample``: a number
-    (the expression ``number`` of its index) as a shared array of ``shape``, an input array
-    (its variable with the prefix ``inputs``) as it came, an array made by the formulas as
-    the expression ``made`` of its index."""
-    items = []
-    for i, key in enumerate(_OUTPUTS):
-        x = sample[i]
-        if type(x) is not np.ndarray:
-            value = f"fill(shape, {number.format(i)})"
-        elif id(x) in stand_ins:
-            value = f"view({inputs}{stand_ins[id(x)]})"
-        else:
-            value = made.format(i)
-        items.append(f"{key!r}: {value}")
-    return "return {" + ", ".join(items) + "}"
-
-
-def _fast_quiet(inner):
-    """Lines of a kind's generated function running the lines ``inner`` (indented once) with
-    numpy's floating-point warnings off, as :func:`_quietly` does."""
-    if _QUIET is None:
-        return ["with errstate(all='ignore'):", *inner]
-    return ["token = setq(QUIET)", "try:", *inner, "finally:", "    reset(token)"]
-
-
-def _fast_fill(shape, value):
-    """A shared read-only array of ``shape`` filled with the number ``value``."""
-    value = float(value)
-    array = _FILLED.get((shape, value if value == value else "nan"))
-    return _filled(shape, value) if array is None else array
-
-
-def _fast_view(array):
-    """An input array returned as an output: a read-only float view (a float copy of
-    whole numbers)."""
-    if array.dtype != float:
-        return np.broadcast_to(np.asarray(array, float), array.shape)
-    view = array.view()
-    view.flags.writeable = False
-    return view
-
-
-def _fast_rows(var, kinds, given, call, sample, stand_ins, namespace):
-    """The source of ``rows(shape, v0, v1, ...)``, :func:`_fast_source`'s function for a few
-    plans: each plan's numbers taken from the arrays (``tolist``) and checked by their rules
-    as plain numbers, the ``call`` of the spec's formulas on floats (the same operations, one
-    plan at a time), the outputs checked, and the outputs made into arrays of ``shape`` in
-    one ``np.array``; an input array returned as it came and a number as a shared array, as
-    :func:`_fast_outputs` does."""
-    namespace["array"] = np.array
-    elements = {n: "plain" for n, kind in kinds.items() if kind == "array"}
-    arrays = [var[n] for n in elements]
-    loop = [
-        f"for {', '.join(arrays)} in zip({', '.join(f'a_{a}.ravel().tolist()' for a in arrays)}):"
-    ]
-    body = _fast_checks(var, elements, namespace, defaults=False)
-    if "active_params" in kinds:
-        body.append(f"if not {var['active_params']} <= {var['total_params']}: return None")
-    body.append(call)
-    present = sorted(_OUTPUTS.index(k) for k in _lean_present(given))
-    body += [_OUT_USABLE.format(i) for i in present]
-    body.append("got.append(out)")
-    lines = [*(f"a_{a} = {a}" for a in arrays), "got = []"]
-    lines += _fast_quiet([*("    " + x for x in loop), *("        " + x for x in body)])
-    returned = _fast_return(sample, stand_ins, "got[0][{}]", "m[{}].reshape(shape)", "a_")
-    lines += ["m = array(got, dtype=float).T.copy()", returned]
-    args = ", ".join(var.values())
-    return f"\n\ndef rows(shape, {args}):\n" + "".join(f"    {x}\n" for x in lines)

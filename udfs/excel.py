@@ -28,6 +28,7 @@ ISNUMBER() and IFERROR(cell * 1, fallback) behave the same on every route.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import math
 
@@ -261,8 +262,27 @@ def _numbers(function, values, flats=None):
     return arrays
 
 
-#: Functions whose result may be 0 (a free price, a carbon-free grid); others must be > 0.
-_MAY_BE_ZERO = frozenset({"TRAIN_COST", "TRAIN_CO2_T"})
+def _cell_function(f=None, *, may_be_zero=False):
+    """Make ``f``, a formula over numbers, an Excel function over cells.
+
+    The Excel function takes ``f``'s arguments (bound from its signature, so a blank optional
+    argument takes ``f``'s default), converts each to numbers, checks their sizes, computes
+    ``f`` on them and converts the result back to cells (:func:`_compute`). The result must be
+    positive, or with ``may_be_zero`` at least 0 (a free price, a carbon-free grid).
+    """
+    if f is None:
+        return functools.partial(_cell_function, may_be_zero=may_be_zero)
+    signature = inspect.signature(f)
+
+    @functools.wraps(f)
+    def excel_function(*args, **kwargs):
+        cells = signature.bind(*args, **kwargs)
+        cells.apply_defaults()
+        return _compute(f.__name__, f, cells.arguments, may_be_zero=may_be_zero)
+
+    return _cells_in(excel_function)
+
+
 #: Argument -> the plan quantity whose plausibility floor it keeps (a parameter count or the
 #: training tokens: below the floor, a unit slip such as 70 for 70 billion), as the planner,
 #: the command line and the engine's estimate keep it (:func:`udfs.validation.check_plausible`).
@@ -274,7 +294,26 @@ _PLAUSIBLE = {
 }
 
 
-def _compute(function, compute, values, labels=None):
+def _plan_function(compute):
+    """Make the decorated definition, which gives an Excel function's arguments and help, an
+    Excel function computing ``compute(name, cells)``: ``cells`` its arguments by name, bound
+    from its signature (defaults filled in), ``name`` the function's."""
+
+    def decorate(f):
+        signature = inspect.signature(f)
+
+        @functools.wraps(f)
+        def excel_function(*args, **kwargs):
+            cells = signature.bind(*args, **kwargs)
+            cells.apply_defaults()
+            return compute(f.__name__, dict(cells.arguments))
+
+        return _cells_in(excel_function)
+
+    return decorate
+
+
+def _compute(function, compute, values, may_be_zero=False):
     """Convert ``values``, check their sizes, run ``compute(**arrays)``, convert back.
 
     A result (or an intermediate figure) out of a float's range is a CellError naming the
@@ -286,22 +325,14 @@ def _compute(function, compute, values, labels=None):
     arrays = _numbers(function, values, flats)
     shape = broadcast_shape(function, arrays)
     names = {name: name for name in values}
-    names.update(labels or {})
-    # single cells as plain floats: the engine's small-call path (same checks, same figures)
-    plain = {k: float(v) if v is not None and v.ndim == 0 else v for k, v in arrays.items()}
+    single = {k: float(v) if v is not None and v.ndim == 0 else v for k, v in arrays.items()}
     try:
         for name, quantity in _PLAUSIBLE.items():
             if name in arrays:
                 check_plausible(name, arrays[name], quantity)
         with np.errstate(all="ignore"):  # out-of-range results are caught below
-            result = compute(**plain)
-        check_result(
-            "result",
-            result,
-            arrays,
-            allow_zero=function in _MAY_BE_ZERO,
-            result_label="the result",
-        )
+            result = compute(**single)
+        check_result("result", result, arrays, allow_zero=may_be_zero, result_label="the result")
     except InputError as err:
         if (
             not isinstance(err, OutOfRangeError)
@@ -327,7 +358,7 @@ def _compute(function, compute, values, labels=None):
 
 
 @xw.func
-@_cells_in
+@_cell_function
 def TRAIN_FLOPS(active_params, tokens):
     """Training compute in FLOPs: 6 x active parameters x training tokens.
 
@@ -338,11 +369,7 @@ def TRAIN_FLOPS(active_params, tokens):
     >>> TRAIN_FLOPS([[1e9], [2e9]], 1e12)
     [[6e+21], [1.2e+22]]
     """
-    return _compute(
-        "TRAIN_FLOPS",
-        engine.training_flops,
-        {"active_params": active_params, "tokens": tokens},
-    )
+    return engine.training_flops(active_params, tokens)
 
 
 def _hours(active_params, tokens, effective_tflops):
@@ -350,7 +377,7 @@ def _hours(active_params, tokens, effective_tflops):
 
 
 @xw.func
-@_cells_in
+@_cell_function
 def TRAIN_ACCEL_HOURS(active_params, tokens, effective_tflops):
     """Accelerator-hours (GPU-hours): 6 x active parameters x tokens / sustained FLOP/s / 3600.
 
@@ -359,15 +386,11 @@ def TRAIN_ACCEL_HOURS(active_params, tokens, effective_tflops):
     >>> round(TRAIN_ACCEL_HOURS(37e9, 14.8e12, 400))
     2281667
     """
-    return _compute(
-        "TRAIN_ACCEL_HOURS",
-        _hours,
-        {"active_params": active_params, "tokens": tokens, "effective_tflops": effective_tflops},
-    )
+    return _hours(active_params, tokens, effective_tflops)
 
 
 @xw.func
-@_cells_in
+@_cell_function
 def TRAIN_DAYS(active_params, tokens, accelerators, effective_tflops):
     """Wall-clock days of a training run at linear scaling: accelerator-hours / accelerators / 24.
 
@@ -380,24 +403,11 @@ def TRAIN_DAYS(active_params, tokens, accelerators, effective_tflops):
     >>> [round(d[0], 1) for d in TRAIN_DAYS(37e9, 14.8e12, [[1024], [2048]], 400)]
     [92.8, 46.4]
     """
-
-    def days(active_params, tokens, accelerators, effective_tflops):
-        return engine.wall_clock_days(_hours(active_params, tokens, effective_tflops), accelerators)
-
-    return _compute(
-        "TRAIN_DAYS",
-        days,
-        {
-            "active_params": active_params,
-            "tokens": tokens,
-            "accelerators": accelerators,
-            "effective_tflops": effective_tflops,
-        },
-    )
+    return engine.wall_clock_days(_hours(active_params, tokens, effective_tflops), accelerators)
 
 
 @xw.func
-@_cells_in
+@_cell_function(may_be_zero=True)
 def TRAIN_COST(active_params, tokens, effective_tflops, usd_per_accelerator_hour):
     """Rental-equivalent compute cost in US$: accelerator-hours x price per accelerator-hour.
 
@@ -406,25 +416,13 @@ def TRAIN_COST(active_params, tokens, effective_tflops, usd_per_accelerator_hour
     >>> round(TRAIN_COST(37e9, 14.8e12, 400, 2))
     4563333
     """
-
-    def cost(active_params, tokens, effective_tflops, usd_per_accelerator_hour):
-        hours = _hours(active_params, tokens, effective_tflops)
-        return engine.compute_cost_usd(hours, usd_per_accelerator_hour)
-
-    return _compute(
-        "TRAIN_COST",
-        cost,
-        {
-            "active_params": active_params,
-            "tokens": tokens,
-            "effective_tflops": effective_tflops,
-            "usd_per_accelerator_hour": usd_per_accelerator_hour,
-        },
+    return engine.compute_cost_usd(
+        _hours(active_params, tokens, effective_tflops), usd_per_accelerator_hour
     )
 
 
 @xw.func
-@_cells_in
+@_cell_function
 def TRAIN_KWH(active_params, tokens, effective_tflops, watts_per_accelerator=700.0, pue=1.0):
     """Electricity in kWh: accelerator-hours x watts per accelerator x PUE / 1000.
 
@@ -435,26 +433,13 @@ def TRAIN_KWH(active_params, tokens, effective_tflops, watts_per_accelerator=700
     >>> round(TRAIN_KWH(37e9, 14.8e12, 400, None, 1.1))
     1756883
     """
-
-    def kwh(active_params, tokens, effective_tflops, watts_per_accelerator, pue):
-        hours = _hours(active_params, tokens, effective_tflops)
-        return engine.electricity_kwh(hours, watts_per_accelerator, pue=pue)
-
-    return _compute(
-        "TRAIN_KWH",
-        kwh,
-        {
-            "active_params": active_params,
-            "tokens": tokens,
-            "effective_tflops": effective_tflops,
-            "watts_per_accelerator": watts_per_accelerator,
-            "pue": pue,
-        },
+    return engine.electricity_kwh(
+        _hours(active_params, tokens, effective_tflops), watts_per_accelerator, pue=pue
     )
 
 
 @xw.func
-@_cells_in
+@_cell_function
 def CHECKPOINT_GB(total_params, bytes_per_param=2.0):
     """Checkpoint size in GB (1E9 bytes): total parameters x bytes per parameter.
 
@@ -465,15 +450,11 @@ def CHECKPOINT_GB(total_params, bytes_per_param=2.0):
     >>> CHECKPOINT_GB(176e9, 13)
     2288.0
     """
-    return _compute(
-        "CHECKPOINT_GB",
-        engine.checkpoint_gb,
-        {"total_params": total_params, "bytes_per_param": bytes_per_param},
-    )
+    return engine.checkpoint_gb(total_params, bytes_per_param)
 
 
 @xw.func
-@_cells_in
+@_cell_function
 def EFFECTIVE_TFLOPS(peak_tflops, mfu, goodput=1.0):
     """Sustained TFLOP/s per accelerator: peak TFLOP/s x MFU x goodput.
 
@@ -482,11 +463,7 @@ def EFFECTIVE_TFLOPS(peak_tflops, mfu, goodput=1.0):
     >>> round(EFFECTIVE_TFLOPS(989.4, 0.4), 2)
     395.76
     """
-    return _compute(
-        "EFFECTIVE_TFLOPS",
-        engine.effective_tflops,
-        {"peak_tflops": peak_tflops, "mfu": mfu, "goodput": goodput},
-    )
+    return engine.effective_tflops(peak_tflops, mfu, goodput)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -495,7 +472,7 @@ def EFFECTIVE_TFLOPS(peak_tflops, mfu, goodput=1.0):
 
 
 @xw.func
-@_cells_in
+@_cell_function
 def TRAIN_GOODPUT(mtbf_hours, checkpoint_write_hours, restart_hours, interval_hours=None):
     """Share of wall-clock time that advances training, given failures and checkpoints (Daly).
 
@@ -507,20 +484,11 @@ def TRAIN_GOODPUT(mtbf_hours, checkpoint_write_hours, restart_hours, interval_ho
     >>> round(TRAIN_GOODPUT(3.09, 1 / 60, 5 / 60), 3)
     0.869
     """
-    return _compute(
-        "TRAIN_GOODPUT",
-        engine.goodput,
-        {
-            "mtbf_hours": mtbf_hours,
-            "checkpoint_write_hours": checkpoint_write_hours,
-            "restart_hours": restart_hours,
-            "interval_hours": interval_hours,
-        },
-    )
+    return engine.goodput(mtbf_hours, checkpoint_write_hours, restart_hours, interval_hours)
 
 
 @xw.func
-@_cells_in
+@_cell_function
 def ACCELS_FOR_DAYS(accelerator_hours, target_days):
     """Accelerators needed to finish in target_days at linear scaling (not rounded up).
 
@@ -529,15 +497,11 @@ def ACCELS_FOR_DAYS(accelerator_hours, target_days):
     >>> ACCELS_FOR_DAYS(2_400_000, 50)
     2000.0
     """
-    return _compute(
-        "ACCELS_FOR_DAYS",
-        engine.accelerators_for_days,
-        {"accelerator_hours": accelerator_hours, "target_days": target_days},
-    )
+    return engine.accelerators_for_days(accelerator_hours, target_days)
 
 
 @xw.func
-@_cells_in
+@_cell_function
 def IMPLIED_MFU(training_flops, accelerator_hours, peak_tflops):
     """MFU implied by disclosed figures: FLOPs / accelerator-hours / 3600 / peak FLOP/s.
 
@@ -548,19 +512,11 @@ def IMPLIED_MFU(training_flops, accelerator_hours, peak_tflops):
     >>> round(IMPLIED_MFU(6 * 405e9 * 15.6e12, 30.84e6, 989.4), 3)
     0.345
     """
-    return _compute(
-        "IMPLIED_MFU",
-        engine.implied_mfu,
-        {
-            "training_flops": training_flops,
-            "accelerator_hours": accelerator_hours,
-            "peak_tflops": peak_tflops,
-        },
-    )
+    return engine.implied_mfu(training_flops, accelerator_hours, peak_tflops)
 
 
 @xw.func
-@_cells_in
+@_cell_function
 def MIN_ACCELS_FOR_MEMORY(total_params, hbm_gb, bytes_per_param=16.0, usable_fraction=1.0):
     """Fewest accelerators whose HBM holds the fully sharded training state (activations excluded).
 
@@ -569,26 +525,13 @@ def MIN_ACCELS_FOR_MEMORY(total_params, hbm_gb, bytes_per_param=16.0, usable_fra
     >>> MIN_ACCELS_FOR_MEMORY(405e9, 80)
     81.0
     """
-
-    def accelerators(total_params, hbm_gb, bytes_per_param, usable_fraction):
-        return engine.min_accelerators_for_memory(
-            total_params, hbm_gb, bytes_per_param, usable_fraction
-        )
-
-    return _compute(
-        "MIN_ACCELS_FOR_MEMORY",
-        accelerators,
-        {
-            "total_params": total_params,
-            "hbm_gb": hbm_gb,
-            "bytes_per_param": bytes_per_param,
-            "usable_fraction": usable_fraction,
-        },
+    return engine.min_accelerators_for_memory(
+        total_params, hbm_gb, bytes_per_param, usable_fraction
     )
 
 
 @xw.func
-@_cells_in
+@_cell_function
 def CHINCHILLA_TOKENS(params, tokens_per_param=20.0):
     """Compute-optimal training tokens: parameters x tokens per parameter (Chinchilla: 20).
 
@@ -597,15 +540,11 @@ def CHINCHILLA_TOKENS(params, tokens_per_param=20.0):
     >>> CHINCHILLA_TOKENS(70e9)
     1400000000000.0
     """
-    return _compute(
-        "CHINCHILLA_TOKENS",
-        engine.chinchilla_tokens,
-        {"params": params, "tokens_per_param": tokens_per_param},
-    )
+    return engine.chinchilla_tokens(params, tokens_per_param)
 
 
 @xw.func
-@_cells_in
+@_cell_function(may_be_zero=True)
 def TRAIN_CO2_T(electricity_kwh, grams_co2_per_kwh):
     """Operational emissions in tonnes of CO2: kWh x grams CO2 per kWh / 1E6.
 
@@ -614,11 +553,7 @@ def TRAIN_CO2_T(electricity_kwh, grams_co2_per_kwh):
     >>> TRAIN_CO2_T(1_000_000, 481)
     481.0
     """
-    return _compute(
-        "TRAIN_CO2_T",
-        engine.co2_tonnes,
-        {"electricity_kwh": electricity_kwh, "grams_co2_per_kwh": grams_co2_per_kwh},
-    )
+    return engine.co2_tonnes(electricity_kwh, grams_co2_per_kwh)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -668,7 +603,7 @@ def _lookup_column(look_up, names, field):
     fills a column) and one field cell: the cells checked by :func:`udfs._cells.distinct_texts`
     (as :func:`to_coded_text` checks them), each distinct cell looked up once, the column built
     from a dict in one pass. None for any other cells, or when a cell is refused (then
-    :func:`_lookup` looks closer and names the cell, as before)."""
+    :func:`_lookup` looks closer and names the cell)."""
     if not isinstance(names, list | tuple) or not 1 < len(names) <= MAX_CELLS_PER_CALL:
         return None
     if not set(map(type, names)) <= _ROW_TYPES:
@@ -765,8 +700,30 @@ def _plan_row_label(q):
 PLAN_ROWS = tuple((q.name, _plan_row_label(q)) for q in quantities.PLAN_OUTPUTS)
 
 
+def _plan_table(function, values):
+    """TRAIN_PLAN of its cells ``values``: every output of one plan, one row each."""
+    check_call_size(function, values)
+    arrays = _numbers(function, values)
+    for name, arr in arrays.items():
+        if arr is not None and arr.ndim:
+            raise CellError(function, name, "must be a single cell (TRAIN_PLAN is for one plan)")
+    plan = {k: (None if v is None else float(v)) for k, v in arrays.items()}
+    plan["training_tokens"] = plan.pop("tokens")
+    try:
+        with np.errstate(all="ignore"):  # every output is checked by the engine
+            out = engine.estimate(**plan)
+    except InputError as err:
+        labels = {k: k for k in values} | {"training_tokens": "tokens"}
+        raise input_error(function, err, labels) from None
+    rows = []
+    for key, label in PLAN_ROWS:
+        value = out[key]
+        rows.append([label, NOT_AVAILABLE if np.isnan(value) else to_cells(function, value)])
+    return rows
+
+
 @xw.func
-@_cells_in
+@_plan_function(_plan_table)
 def TRAIN_PLAN(
     total_params,
     active_params,
@@ -799,38 +756,6 @@ def TRAIN_PLAN(
     >>> plan[10]
     ['Min. accelerators for training state (accelerators)', '#N/A']
     """
-    function = "TRAIN_PLAN"
-    values = {
-        "total_params": total_params,
-        "active_params": active_params,
-        "tokens": tokens,
-        "accelerators": accelerators,
-        "effective_tflops": effective_tflops,
-        "usd_per_accelerator_hour": usd_per_accelerator_hour,
-        "watts_per_accelerator": watts_per_accelerator,
-        "pue": pue,
-        "usd_per_kwh": usd_per_kwh,
-        "grams_co2_per_kwh": grams_co2_per_kwh,
-        "hbm_gb": hbm_gb,
-    }
-    check_call_size(function, values)
-    arrays = _numbers(function, values)
-    for name, arr in arrays.items():
-        if arr is not None and arr.ndim:
-            raise CellError(function, name, "must be a single cell (TRAIN_PLAN is for one plan)")
-    plan = {k: (None if v is None else float(v)) for k, v in arrays.items()}
-    plan["training_tokens"] = plan.pop("tokens")
-    try:
-        with np.errstate(all="ignore"):  # every output is checked by the engine
-            out = engine.estimate(**plan)
-    except InputError as err:
-        labels = {k: k for k in values} | {"training_tokens": "tokens"}
-        raise input_error(function, err, labels) from None
-    rows = []
-    for key, label in PLAN_ROWS:
-        value = out[key]
-        rows.append([label, NOT_AVAILABLE if np.isnan(value) else to_cells(function, value)])
-    return rows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -843,11 +768,10 @@ QUANTILE_QUANTITIES = tuple(ranges.QUANTITIES)
 #: The most plans one call of TRAIN_QUANTILE may compute: the cells of its broadcast plan
 #: inputs (every argument but quantity and p), counted from their shapes before any cell is
 #: read. The plans are resolved together on arrays (udfs.plan.resolve_many) and estimated in
-#: one engine call, a few microseconds a plan since issue 19 (0.1 to 2 ms a plan before, when
-#: each was resolved on its own: issue 22 measured 50,000 plans holding the server for 37 s
-#: and set 1,024, raised to 4,096 later). 131,072 plans (a column of 100,000 rows fits) take
-#: about 0.2 s in one column of accelerator counts and about 0.6 s with every plan input and
-#: the accelerator name different per row, at about 200 MB
+#: one engine call, a few microseconds a plan (resolving each plan on its own takes 0.1 to
+#: 2 ms: 50,000 plans would hold the server for about 37 s). 131,072 plans (a column of
+#: 100,000 rows fits) take about 0.2 s in one column of accelerator counts and about 0.6 s
+#: with every plan input and the accelerator name different per row, at about 200 MB
 #: (benchmarks/bench_vector.py, benchmarks/bench_server.py). Ranges of p and quantity only
 #: repeat the plans; they are bounded by MAX_CELLS_PER_CALL like every result.
 MAX_PLANS_PER_CALL = 2**17
@@ -862,7 +786,7 @@ QUANTITY_ALIASES = {
     "cost": "total_cost_usd",
     "total_cost": "total_cost_usd",
     "rental_cost": "compute_cost_usd",
-    "rental_cost_usd": "compute_cost_usd",  # its earlier name (one name per cost now)
+    "rental_cost_usd": "compute_cost_usd",  # the rental-equivalent compute cost
     "compute_cost": "compute_cost_usd",
     "kwh": "electricity_kwh",
     "electricity": "electricity_kwh",
@@ -1323,8 +1247,14 @@ def _reference_points(function, cells, shape, plan_shape):
     return points, throughput_sigma[plan_index], price_sigma[plan_index]
 
 
+def _quantile_of_cells(function, cells):
+    """TRAIN_QUANTILE of its cells: the quantity and p, and the plan inputs."""
+    quantity, p = cells.pop("quantity"), cells.pop("p")
+    return _plan_quantiles(function, quantity, p, cells)
+
+
 @xw.func
-@_cells_in
+@_plan_function(_quantile_of_cells)
 def TRAIN_QUANTILE(
     quantity,
     p,
@@ -1359,8 +1289,13 @@ def TRAIN_QUANTILE(
     >>> round(TRAIN_QUANTILE("hours", 0.5, 671e9, 37e9, 14.8e12, 2048, "H100", None, 2,
     ...                      None, None, 700, None, None, 400))
     2281667
-    >>> round(TRAIN_QUANTILE("days", 0.9, 671e9, 37e9, 14.8e12, 2048, "H100", None, 2,
-    ...                      0.15, None, 700, None, None, 400), 1)
+
+    From Python the optional plan inputs (those after accelerator_name) may be given by name,
+    as Excel's argument help names them; Excel takes them by position:
+
+    >>> round(TRAIN_QUANTILE("days", 0.9, 671e9, 37e9, 14.8e12, 2048, "H100",
+    ...                      usd_per_accelerator_hour=2, throughput_range_pct=0.15,
+    ...                      watts_per_accelerator=700, effective_tflops=400), 1)
     53.4
 
     With a blank MFU (the calibrated default and its spread), a column of p spills a column:
@@ -1369,26 +1304,6 @@ def TRAIN_QUANTILE(
     >>> days[0][0] < days[1][0] < days[2][0]
     True
     """
-    return _plan_quantiles(
-        "TRAIN_QUANTILE",
-        quantity,
-        p,
-        {
-            "total_params": total_params,
-            "active_params": active_params,
-            "tokens": tokens,
-            "accelerators": accelerators,
-            "accelerator_name": accelerator_name,
-            "mfu": mfu,
-            "usd_per_accelerator_hour": usd_per_accelerator_hour,
-            "throughput_range_pct": throughput_range_pct,
-            "price_range_pct": price_range_pct,
-            "watts_per_accelerator": watts_per_accelerator,
-            "pue": pue,
-            "usd_per_kwh": usd_per_kwh,
-            "effective_tflops": effective_tflops,
-        },
-    )
 
 
 def _range_row_label(name):
@@ -1400,8 +1315,29 @@ PLAN_RANGE_HEADER = ("Quantity (unit)", "P10", "P50", "P90")
 PLAN_RANGE_ROWS = tuple((q, _range_row_label(q)) for q in QUANTILE_QUANTITIES)
 
 
+def _plan_range_table(function, values):
+    """TRAIN_PLAN_RANGE of its cells ``values``: a header and P10, P50, P90 of each quantity."""
+    check_call_size(function, values)
+    for name, value in values.items():
+        if name == "accelerator_name":
+            cells = to_text(function, name, value)
+        else:
+            cells = to_array(function, name, value, optional=name in _DEFAULTS[function])
+        if cells is not None and cells.ndim:
+            raise CellError(function, name, f"must be a single cell ({function} is for one plan)")
+    table = _plan_quantiles(
+        function,
+        [[q] for q, _ in PLAN_RANGE_ROWS],
+        [[p for p in ranges.DEFAULT_PS]],
+        values,
+    )
+    return [list(PLAN_RANGE_HEADER)] + [
+        [label, *row] for (_, label), row in zip(PLAN_RANGE_ROWS, table, strict=True)
+    ]
+
+
 @xw.func
-@_cells_in
+@_plan_function(_plan_range_table)
 def TRAIN_PLAN_RANGE(
     total_params,
     active_params,
@@ -1434,39 +1370,6 @@ def TRAIN_PLAN_RANGE(
     >>> table[2][0], [round(v, 1) for v in table[2][1:]]
     ('Wall-clock time (days)', [40.4, 46.4, 53.4])
     """
-    function = "TRAIN_PLAN_RANGE"
-    values = {
-        "total_params": total_params,
-        "active_params": active_params,
-        "tokens": tokens,
-        "accelerators": accelerators,
-        "accelerator_name": accelerator_name,
-        "mfu": mfu,
-        "usd_per_accelerator_hour": usd_per_accelerator_hour,
-        "throughput_range_pct": throughput_range_pct,
-        "price_range_pct": price_range_pct,
-        "watts_per_accelerator": watts_per_accelerator,
-        "pue": pue,
-        "usd_per_kwh": usd_per_kwh,
-        "effective_tflops": effective_tflops,
-    }
-    check_call_size(function, values)
-    for name, value in values.items():
-        if name == "accelerator_name":
-            cells = to_text(function, name, value)
-        else:
-            cells = to_array(function, name, value, optional=name in _DEFAULTS[function])
-        if cells is not None and cells.ndim:
-            raise CellError(function, name, f"must be a single cell ({function} is for one plan)")
-    table = _plan_quantiles(
-        function,
-        [[q] for q, _ in PLAN_RANGE_ROWS],
-        [[p for p in ranges.DEFAULT_PS]],
-        values,
-    )
-    return [list(PLAN_RANGE_HEADER)] + [
-        [label, *row] for (_, label), row in zip(PLAN_RANGE_ROWS, table, strict=True)
-    ]
 
 
 for _name in __all__:

@@ -5,7 +5,10 @@ blank input being None or "" (:func:`udfs.validation.is_blank`). :func:`resolve`
 blank from one rule table, :data:`RULES`, and returns the engine arguments together with one
 :class:`Note` per default it applied (the input, the value used and why). The same table
 gives the planner workbook its "Used when blank" column and its "as used" formulas
-(``workbook_templates.planner``), so a default is changed in one place:
+(``workbook_templates.planner``), so a default is changed in one place. Each rule computes
+the value a blank takes (:meth:`Rule.blank_value`, on one plan's numbers or on arrays of plans)
+and says why (:meth:`Rule.why`); :func:`resolve` (one plan, with notes) and
+:func:`resolve_many` (arrays of plans) ask the same rules:
 
 - ``active_params`` blank: the model is dense, active = total;
 - ``effective_tflops_input`` typed: the sustained throughput, used as is; otherwise
@@ -52,6 +55,7 @@ __all__ = [
     "Plan",
     "Note",
     "Rule",
+    "Accelerator",
     "Resolved",
     "RULES",  # noqa: F822 (built on first use: __getattr__)
     "RULE_DEFAULTS",
@@ -142,6 +146,124 @@ class Rule:
         typed = f"LEN({{{self.name}}})>0" if self.text else f"ISNUMBER({{{self.name}}})"
         return f"IF({typed},{{{self.name}}},{blank})"
 
+    def blank_value(self, used, accel):
+        """The value a blank takes (a float, or an array over many plans): the fixed default.
+
+        ``used``: the plan's inputs resolved so far (``total_params``, then
+        ``active_params``); ``accel``: the :class:`Accelerator` figures of the plan."""
+        return self.default
+
+    def why(self, value, used, accel):
+        """Why a blank took ``value``, for one plan's :class:`Note`."""
+        unit = _Q[self.name].unit
+        shown = f" {unit}" if unit not in ("", "fraction", "ratio") else ""
+        return f"blank: the default {value:g}{shown}"
+
+    def refuse_missing(self, value, accel):
+        """Raise when one plan's blank value is missing (the default: nothing is missing)."""
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """The catalogue figures a blank input may take, of one plan's accelerator (floats) or of
+    many plans' (arrays over the plans): NaN where the catalogue has no figure.
+
+    ``name`` and ``generation`` (the calibrated one, or "other") are for one plan's notes;
+    ``name`` is None when no accelerator is named. ``peak_tflops`` is at ``precision``."""
+
+    name: str | None
+    generation: str
+    peak_tflops: float | np.ndarray
+    tdp_watts: float | np.ndarray
+    hbm_gb: float | np.ndarray
+    mfu_ln_intercept: float | np.ndarray
+    precision: str = "bf16"
+
+
+class _DenseRule(Rule):
+    """A blank ``active_params``: the model is dense, active = total."""
+
+    def blank_value(self, used, accel):
+        return used["total_params"]
+
+    def why(self, value, used, accel):
+        return "blank: dense, = total parameters"
+
+
+class _CataloguePeakRule(Rule):
+    """A blank ``peak_tflops``: the catalogue peak of the accelerator at the precision."""
+
+    def blank_value(self, used, accel):
+        return accel.peak_tflops
+
+    def refuse_missing(self, value, accel):
+        if math.isnan(value):
+            raise InputError(
+                "peak_tflops",
+                "is required when effective_tflops_input is blank and accelerator_name "
+                f"has no catalogue {accel.precision.upper()} peak",
+            )
+
+    def why(self, value, used, accel):
+        return f"blank: the {accel.name}'s dense {accel.precision.upper()} peak from the catalogue"
+
+
+class _CalibratedMfuRule(Rule):
+    """A blank ``mfu``: the calibrated default for the accelerator's generation and the
+    active parameters (the spec's ``calibrated_mfu``)."""
+
+    def blank_value(self, used, accel):
+        mfu_model = _calibration().default_mfu_model()
+        return mfu_model.predict_from_intercept(accel.mfu_ln_intercept, used["active_params"])
+
+    def why(self, value, used, accel):
+        size = f"at {used['active_params'] / 1e9:,.4g}B active parameters"
+        if accel.generation != "other":
+            return f"blank: the calibrated default for the {accel.generation} generation {size}"
+        why = "no accelerator named" if accel.name is None else f"the {accel.name} is uncalibrated"
+        return f"blank: the calibrated default of the 'other' generation ({why}) {size}"
+
+
+class _TdpRule(Rule):
+    """A blank ``watts_per_accelerator``: the accelerator's TDP where published, else the
+    default."""
+
+    def blank_value(self, used, accel):
+        tdp = accel.tdp_watts
+        value = np.where(np.isnan(tdp), self.default, tdp)
+        return float(value) if value.ndim == 0 else value
+
+    def why(self, value, used, accel):
+        if accel.name is None:
+            return f"blank: {value:,.0f} W, the H100 SXM's TDP"
+        if math.isnan(accel.tdp_watts):
+            return f"blank: {value:,.0f} W assumed (the {accel.name}'s TDP is not published)"
+        return f"blank: the {accel.name}'s TDP from the catalogue"
+
+
+class _StatusRule(Rule):
+    """A blank ``budget_status``: counts as Proposed."""
+
+    def blank_value(self, used, accel):
+        return "Proposed"
+
+    def why(self, value, used, accel):
+        return "blank: counts as Proposed"
+
+
+class _ElectricityPriceRule(Rule):
+    """A blank ``usd_per_kwh``: electricity priced at the default (never left unpriced)."""
+
+    def why(self, value, used, accel):
+        return f"blank: electricity priced at the default US${value:g}/kWh"
+
+
+class _ExactPriceRule(Rule):
+    """A blank ``price_range_pct``: 0, the price taken as exact."""
+
+    def why(self, value, used, accel):
+        return "blank: 0, the price is taken as exact"
+
 
 _TDP = "INDEX(accel_tdp_watts,{catalogue_row},1)"
 #: Excel text of the blank MFU: the spec's calibrated_mfu over the accelerator's intercept
@@ -221,26 +343,28 @@ def _rules(spread=None):
     if spread is None:
         spread = _calibration().default_range_pct()
     rules = [
-        Rule("budget_status", None, "Proposed", '""', "Typed, or Proposed in a filled column",
-             text=True),
+        _StatusRule("budget_status", None, "Proposed", '""',
+                    "Typed, or Proposed in a filled column", text=True),
         Rule("owner", None, "none", '""', "Typed, or none", text=True),
         Rule("approval_ref", None, "none", '""', "Typed, or none", text=True),
         Rule("approval_date", None, "none", '""', "Typed, or none"),
-        Rule("active_params", None, "= total (dense)", "{total_params_used}",
-             "Blank: dense, = total parameters"),
-        Rule("peak_tflops", None, "catalogue",
-             'IF({catalogue_row}>0,INDEX(accel_bf16_tflops,{catalogue_row},1),"")',
-             "Typed, or the catalogue's dense BF16 peak"),
-        Rule("mfu", None, "calibrated", "{own_runs_mfu}",
+        _DenseRule("active_params", None, "= total (dense)", "{total_params_used}",
+                   "Blank: dense, = total parameters"),
+        _CataloguePeakRule("peak_tflops", None, "catalogue",
+                           'IF({catalogue_row}>0,INDEX(accel_bf16_tflops,{catalogue_row},1),"")',
+                           "Typed, or the catalogue's dense BF16 peak"),
+        _CalibratedMfuRule("mfu", None, "calibrated", "{own_runs_mfu}",
              "Typed, or the calibrated default for the accelerator's generation and the active "
              "parameters (Accelerators sheet), moved toward your runs on that generation (an "
              "uncalibrated accelerator: on it) within the default's bounds (Our runs sheet)"),
         Rule("goodput", float(_Q["goodput"].default)),
-        Rule("watts_per_accelerator", watts, "",
+        _TdpRule("watts_per_accelerator", watts, "",
              f"IF({{catalogue_row}}>0,IF(ISNUMBER({_TDP}),{_TDP},{{default}}),{{default}})",
              f"Typed, or the accelerator's TDP (Accelerators sheet), else {watts:,.0f} W"),
     ]  # fmt: skip
-    rules += [Rule(n, float(_Q[n].default)) for n in PASS_THROUGH if n != "watts_per_accelerator"]
+    kind = {"usd_per_kwh": _ElectricityPriceRule}  # the others: Rule, a fixed default
+    rules += [kind.get(n, Rule)(n, float(_Q[n].default)) for n in PASS_THROUGH
+              if n != "watts_per_accelerator"]  # fmt: skip
     rules += [
         Rule(
             "effective_tflops_input", None, "peak x MFU x goodput", '""', "When typed, used as is"
@@ -254,7 +378,7 @@ def _rules(spread=None):
             "a small model or an uncalibrated accelerator), also with a typed MFU or "
             "throughput: a typed number is an estimate too",
         ),
-        Rule("price_range_pct", float(_Q["price_range_pct"].default)),
+        _ExactPriceRule("price_range_pct", float(_Q["price_range_pct"].default)),
         Rule(
             "pricing_basis",
             None,
@@ -317,72 +441,32 @@ class Resolved:
     budget_status: str = "Proposed"
 
 
-def _why(name, value, accel, precision="bf16", active=None):
-    """Why a blank ``name`` took ``value`` (``accel`` is the catalogue row or None)."""
-    if name == "active_params":
-        return "blank: dense, = total parameters"
-    if name == "peak_tflops":
-        return f"blank: the {accel['name']}'s dense {precision.upper()} peak from the catalogue"
-    if name == "mfu":
-        gen = _calibration().generation_of(accel["name"]) if accel is not None else "other"
-        size = f"at {active / 1e9:,.4g}B active parameters"
-        if gen != "other":
-            return f"blank: the calibrated default for the {gen} generation {size}"
-        why = "no accelerator named" if accel is None else f"the {accel['name']} is uncalibrated"
-        return f"blank: the calibrated default of the 'other' generation ({why}) {size}"
-    if name == "budget_status":
-        return "blank: counts as Proposed"
-    if name == "price_range_pct":
-        return "blank: 0, the price is taken as exact"
-    if name == "watts_per_accelerator" and accel is not None:
-        if is_blank(accel["tdp_watts"]):
-            return f"blank: {value:,.0f} W assumed (the {accel['name']}'s TDP is not published)"
-        return f"blank: the {accel['name']}'s TDP from the catalogue"
-    if name == "watts_per_accelerator":
-        return f"blank: {value:,.0f} W, the H100 SXM's TDP"
-    if name == "usd_per_kwh":
-        return f"blank: electricity priced at the default US${value:g}/kWh"
-    unit = _Q[name].unit
-    shown = f" {unit}" if unit not in ("", "fraction", "ratio") else ""
-    return f"blank: the default {value:g}{shown}"
-
-
-def _accelerator(inputs, kwargs):
-    name = inputs.get("accelerator_name")
+def _accelerator_of(name, precision="bf16"):
+    """The :class:`Accelerator` of one plan: the catalogue figures of the accelerator named
+    (``precision`` chooses the peak), or none."""
+    intercepts = _calibration().default_mfu_model().intercepts
     if is_blank(name):
-        return None
-    accel = catalogue.accelerator_record(name, argument="accelerator_name")
-    if not math.isnan(accel["hbm_gb"]):
-        kwargs["hbm_gb"] = float(accel["hbm_gb"])
-    return accel
+        nan = math.nan
+        return Accelerator(None, "other", nan, nan, nan, intercepts["other"], precision)
+    record = catalogue.accelerator_record(name, argument="accelerator_name")
+    generation = _calibration().generation_of(record["name"])
+    return Accelerator(record["name"], generation, float(record[f"{precision}_tflops"]),
+                       float(record["tdp_watts"]), float(record["hbm_gb"]),
+                       intercepts[generation], precision)  # fmt: skip
 
 
-def _name_of(accel):
-    return "" if accel is None else accel["name"]
-
-
-def _blank_value(name, kwargs, accel, precision="bf16"):
-    """The value a blank ``name`` takes (RULES, with the plan and the catalogue row)."""
-    if name == "active_params":
-        return kwargs["total_params"]
-    if name == "mfu":
-        gen = _calibration().generation_of(accel["name"]) if accel is not None else "other"
-        return _calibration().default_mfu_model().predict(gen, kwargs["active_params"])
-    if name == "budget_status":
-        return "Proposed"
-    if name == "peak_tflops":
-        column = f"{precision}_tflops"
-        if accel is None or math.isnan(accel[column]):
-            raise InputError(
-                "peak_tflops",
-                "is required when effective_tflops_input is blank and accelerator_name "
-                f"has no catalogue {precision.upper()} peak",
-            )
-        return float(accel[column])
-    if name == "watts_per_accelerator" and accel is not None:
-        if not math.isnan(accel["tdp_watts"]):
-            return float(accel["tdp_watts"])
-    return RULE_DEFAULTS[name]
+def _typed_or_blank(name, inputs, used, accel, notes=None):
+    """The typed value of input ``name``, else the value its rule gives a blank (for one plan,
+    ``notes`` given: checked, with a :class:`Note` appended saying why)."""
+    value = inputs.get(name)
+    if not is_blank(value):
+        return value
+    rule = _LIGHT_RULES[name]
+    value = rule.blank_value(used, accel)
+    if notes is not None:
+        rule.refuse_missing(value, accel)
+        notes.append(Note(name, value, rule.why(value, used, accel)))
+    return value
 
 
 def resolve(inputs, precision="bf16", own_runs=None, engine_inputs=None):
@@ -423,42 +507,38 @@ def resolve(inputs, precision="bf16", own_runs=None, engine_inputs=None):
         if is_blank(inputs.get(name)):
             raise InputError(name, "is required (the cell is blank)")
     kwargs = {n: inputs[n] for n in ("total_params", "training_tokens", "accelerators")}
+    accel = _accelerator_of(inputs.get("accelerator_name"), precision)
+    if not math.isnan(accel.hbm_gb):
+        kwargs["hbm_gb"] = accel.hbm_gb
     notes = []
-    accel = _accelerator(inputs, kwargs)
-
-    def use(name, into=None):
-        value = inputs.get(name)
-        if is_blank(value):
-            value = _blank_value(name, kwargs, accel, precision)
-            why = _why(name, value, accel, precision, kwargs.get("active_params"))
-            if name == "mfu" and own_runs is not None:
-                value, why = _own_runs_mfu(own_runs, accel, kwargs["active_params"], why)
-            notes.append(Note(name, value, why))
-        if into is not False:
-            kwargs[into or name] = value
-        return value
-
     status = _budget_status(inputs.get("budget_status"))
     if status is None:
-        status = use("budget_status", into=False)
-    use("active_params")
+        status = _typed_or_blank("budget_status", inputs, kwargs, accel, notes)
+    kwargs["active_params"] = _typed_or_blank("active_params", inputs, kwargs, accel, notes)
     if not is_blank(inputs.get("effective_tflops_input")):
         kwargs["effective_tflops"] = inputs["effective_tflops_input"]
         source = THROUGHPUT_SOURCES[0]
     else:
         source = THROUGHPUT_SOURCES[2] if is_blank(inputs.get("mfu")) else THROUGHPUT_SOURCES[1]
         for name in ("peak_tflops", "mfu", "goodput"):
-            use(name)
+            kwargs[name] = _typed_or_blank(name, inputs, kwargs, accel, notes)
+        if own_runs is not None and source == THROUGHPUT_SOURCES[2]:  # pulled toward the runs
+            (k,) = [k for k, note in enumerate(notes) if note.name == "mfu"]
+            kwargs["mfu"], why = _own_runs_mfu(own_runs, accel.name, kwargs["active_params"],
+                                               notes[k].why)  # fmt: skip
+            notes[k] = Note("mfu", kwargs["mfu"], why)
     for name in PASS_THROUGH:
-        use(name)
+        kwargs[name] = _typed_or_blank(name, inputs, kwargs, accel, notes)
     _pricing(inputs, kwargs, notes)
     spreads = {n: _range_pct(inputs, n) for n in ("throughput_range_pct", "price_range_pct")}
     if spreads["throughput_range_pct"] is None:
-        note = _blank_throughput_range(accel, kwargs["active_params"], source, own_runs)
+        note = _blank_throughput_range(accel.name, kwargs["active_params"], source, own_runs)
         notes.append(note)
         spreads["throughput_range_pct"] = note.value
     if spreads["price_range_pct"] is None:
-        spreads["price_range_pct"] = use("price_range_pct", into=False)
+        spreads["price_range_pct"] = _typed_or_blank(
+            "price_range_pct", inputs, kwargs, accel, notes
+        )
     notes.sort(key=lambda n: _ORDER[n.name])
     kwargs, notes = _with_engine_inputs(kwargs, notes, inputs, engine_inputs or {})
     sigmas = model.evaluate(spreads, ["throughput_sigma", "price_sigma"])
@@ -466,14 +546,15 @@ def resolve(inputs, precision="bf16", own_runs=None, engine_inputs=None):
                     sigmas["price_sigma"], status)  # fmt: skip
 
 
-def _own_runs_group(accel):
+def _own_runs_group(accelerator):
     """Where a plan's own runs are, in words: its pooling group
-    (:func:`udfs.calibration.pooling_group`), its calibrated generation, else its accelerator."""
-    if accel is None:
+    (:func:`udfs.calibration.pooling_group`), its calibrated generation, else its accelerator
+    (the catalogue name, or None)."""
+    if accelerator is None:
         return "on its accelerator"
-    group = _calibration().pooling_group(accel["name"])
+    group = _calibration().pooling_group(accelerator)
     if group.startswith("other: "):  # outside the calibrated generations: a group of its own
-        return f"on the {accel['name']}"
+        return f"on the {accelerator}"
     return f"on the {group} generation"
 
 
@@ -482,13 +563,13 @@ def _own_runs_group(accel):
 _NO_PULL = 0.005
 
 
-def _own_runs_mfu(own_runs, accel, active, why):
+def _own_runs_mfu(own_runs, accelerator, active, why):
     """The blank MFU pulled toward the team's runs in the plan's pooling group, and the note
     saying so: the pull, the runs, and the bound the moved MFU is kept at when it leaves the
     calibrated default's range (the value used is what the note says)."""
-    name = _name_of(accel)
+    name = accelerator or ""
     n, pull = own_runs.count_for(name), own_runs.pull_for(name, active)
-    where = _own_runs_group(accel)
+    where = _own_runs_group(accelerator)
     if n == 0:
         return float(own_runs.mfu(name, active)), f"{why}; none of your own runs is {where}"
     moved = float(own_runs.moved_mfu(name, active))
@@ -503,12 +584,13 @@ def _own_runs_mfu(own_runs, accel, active, why):
     return value, why
 
 
-def _blank_throughput_range(accel, active, source, own_runs):
+def _blank_throughput_range(accelerator, active, source, own_runs):
     """The note of a blank ``throughput_range_pct``: the calibrated spread (narrowed by the
-    team's own runs, when given), and why."""
-    value = float(_calibration().default_range_pct(_name_of(accel), active))
+    team's own runs, when given), and why; ``accelerator`` is the catalogue name, or None."""
+    name = accelerator or ""
+    value = float(_calibration().default_range_pct(name, active))
     if own_runs is not None:
-        sigma = own_runs.sigma(_name_of(accel), active)
+        sigma = own_runs.sigma(name, active)
         pct = model.evaluate({"calibrated_plan_sigma": sigma}, ["calibrated_range_pct"])
         value = float(pct["calibrated_range_pct"])
     why = (
@@ -517,9 +599,9 @@ def _blank_throughput_range(accel, active, source, own_runs):
         else f"blank: the calibrated spread, kept with a {source} (an estimate too)"
     )
     if own_runs is not None:
-        n = own_runs.count_for(_name_of(accel))
-        told = n and own_runs.pull_for(_name_of(accel), active) >= _NO_PULL
-        why += f", narrowed by your {n} own run(s) {_own_runs_group(accel)}" if told else ""
+        n = own_runs.count_for(name)
+        told = n and own_runs.pull_for(name, active) >= _NO_PULL
+        why += f", narrowed by your {n} own run(s) {_own_runs_group(accelerator)}" if told else ""
     return Note("throughput_range_pct", value, why)
 
 
@@ -686,12 +768,12 @@ def _accelerator_row(name):
 def resolve_many(inputs, accelerator_name):
     """:func:`resolve` of many plans at once, on arrays: the engine's fields and the spreads.
 
-    The rules are :func:`resolve`'s for the inputs of the Excel range functions
-    (:data:`MANY_INPUTS`; bf16 peaks, no own runs, no engine-only inputs): the catalogue is
-    read once per distinct accelerator and spread back by index, the calibrated MFU and spread
-    are the spec's formulas over arrays, and a blank takes its default everywhere at once.
-    Notes are not made (the Excel functions show none). The figures equal those of
-    :func:`resolve` plan by plan (``tests/test_speed_paths.py``).
+    The rules (:data:`RULES`) are :func:`resolve`'s, for the inputs of the Excel range
+    functions (:data:`MANY_INPUTS`; bf16 peaks, no own runs, no engine-only inputs): the
+    catalogue is read once per distinct accelerator and spread back by index, and each blank
+    takes its rule's value for every plan at once. Notes are not made (the Excel functions
+    show none). The figures equal those of :func:`resolve` plan by plan
+    (``tests/test_vector_paths.py``).
 
     Parameters
     ----------
@@ -710,47 +792,28 @@ def resolve_many(inputs, accelerator_name):
     unknown = set(inputs) - MANY_INPUTS
     if unknown:
         raise ValueError(f"resolve_many does not take {sorted(unknown)}")
-    get = inputs.get
-    accel = _accelerator_columns(accelerator_name)
-    total = inputs["total_params"]
-    active = total if get("active_params") is None else inputs["active_params"]
-    fields = {"total_params": total, "training_tokens": inputs["training_tokens"],
-              "accelerators": inputs["accelerators"], "active_params": active,
-              "hbm_gb": accel["hbm"]}  # fmt: skip
+    columns = _accelerator_columns(accelerator_name)
+    accel = Accelerator(None, "other", columns["peak"], columns["tdp"], columns["hbm"],
+                        columns["intercept"])  # fmt: skip
+    fields = {n: inputs[n] for n in ("total_params", "training_tokens", "accelerators")}
+    fields["active_params"] = _typed_or_blank("active_params", inputs, fields, accel)
+    fields["hbm_gb"] = columns["hbm"]
     unresolved = False
-    if get("effective_tflops_input") is not None:
+    if inputs.get("effective_tflops_input") is not None:
         fields["effective_tflops"] = inputs["effective_tflops_input"]
     else:
-        peak = accel["peak"]
-        unresolved = np.isnan(peak)
-        mfu = get("mfu")
-        if mfu is None:
-            values = {"mfu_ln_intercept": accel["intercept"], "mfu_ln_slope": _mfu_slope(),
-                      "active_params": active, "mfu_min": _mfu_bound("mfu_min"),
-                      "mfu_max": _mfu_bound("mfu_max")}  # fmt: skip
-            mfu = model.evaluate(values, ["calibrated_mfu"])["calibrated_mfu"]
-        fields.update(peak_tflops=peak, mfu=mfu, goodput=RULE_DEFAULTS["goodput"])
+        unresolved = np.isnan(columns["peak"])
+        for name in ("peak_tflops", "mfu", "goodput"):
+            fields[name] = _typed_or_blank(name, inputs, fields, accel)
     for name in PASS_THROUGH:
-        value = get(name)
-        if value is None and name == "watts_per_accelerator":
-            tdp = accel["tdp"]
-            value = np.where(np.isnan(tdp), RULE_DEFAULTS[name], tdp)
-            value = float(value) if value.ndim == 0 else value
-        fields[name] = RULE_DEFAULTS[name] if value is None else value
-    price = get("price_range_pct")
-    price = RULE_DEFAULTS["price_range_pct"] if price is None else price
+        fields[name] = _typed_or_blank(name, inputs, fields, accel)
+    price = _typed_or_blank("price_range_pct", inputs, fields, accel)
     price_sigma = model.evaluate({"price_range_pct": price}, ["price_sigma"])["price_sigma"]
-    throughput_sigma = _throughput_sigma(accel, active, get("throughput_range_pct"))
-    hbm_known = ~np.isnan(accel["hbm"])
+    throughput_sigma = _throughput_sigma(
+        columns, fields["active_params"], inputs.get("throughput_range_pct")
+    )
+    hbm_known = ~np.isnan(columns["hbm"])
     return ResolvedMany(fields, hbm_known, unresolved, throughput_sigma, price_sigma)
-
-
-def _mfu_slope():
-    return _calibration().default_mfu_model().slope
-
-
-def _mfu_bound(name):
-    return getattr(_calibration().default_mfu_model(), name)
 
 
 def _throughput_sigma(accel, active, range_pct):
