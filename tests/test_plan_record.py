@@ -104,11 +104,17 @@ def test_every_flag_sets_a_quantity_of_the_spec():
     assert set(PLAN_NAME.values()) == {f.quantity for f in ESTIMATE_FLAGS} & planner
 
 
-def test_the_parser_lists_the_specs_flags_in_order():
+def test_the_parser_lists_the_specs_flags_in_their_groups_order():
+    """Every flag of the spec once, in the order of the help's groups (FLAG_GROUPS)."""
+    from compute_lab.flags import FLAG_GROUPS
+
     parser, _ = build_parser("estimate")
     listed = [a.option_strings[0] for a in parser.commands["estimate"]._actions]
-    flags = [f for f in listed if f in {g.flag for g in ESTIMATE_FLAGS}]
-    assert flags == [f.flag for f in ESTIMATE_FLAGS]
+    by_dest = {g.quantity: g.flag for g in ESTIMATE_FLAGS}
+    flags = [f for f in listed if f in set(by_dest.values())]
+    grouped = [by_dest[d] for group in FLAG_GROUPS.values() for d in group if d in by_dest]
+    assert flags == grouped
+    assert sorted(flags) == sorted(by_dest.values())
     helps = {a.option_strings[0]: a.help for a in parser.commands["estimate"]._actions}
     for f in ESTIMATE_FLAGS:
         assert helps[f.flag].startswith(f.help.replace("%", "%%")), f.flag
