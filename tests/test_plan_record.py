@@ -109,12 +109,13 @@ def test_the_parser_lists_the_specs_flags_in_their_groups_order():
     from compute_lab.flags import FLAG_GROUPS
 
     parser, _ = build_parser("estimate")
-    listed = [a.option_strings[0] for a in parser.commands["estimate"]._actions]
-    by_dest = {g.quantity: g.flag for g in ESTIMATE_FLAGS}
-    flags = [f for f in listed if f in set(by_dest.values())]
-    grouped = [by_dest[d] for group in FLAG_GROUPS.values() for d in group if d in by_dest]
-    assert flags == grouped
-    assert sorted(flags) == sorted(by_dest.values())
+    spec = {g.flag for g in ESTIMATE_FLAGS}
+    actions = [a for a in parser.commands["estimate"]._actions if a.option_strings[0] in spec]
+    flags = [a.option_strings[0] for a in actions]
+    rank = {dest: i for i, dest in enumerate(d for group in FLAG_GROUPS.values() for d in group)}
+    assert all(a.dest in rank for a in actions), [a.dest for a in actions if a.dest not in rank]
+    assert flags == [a.option_strings[0] for a in sorted(actions, key=lambda a: rank[a.dest])]
+    assert sorted(flags) == sorted(spec)
     helps = {a.option_strings[0]: a.help for a in parser.commands["estimate"]._actions}
     for f in ESTIMATE_FLAGS:
         assert helps[f.flag].startswith(f.help.replace("%", "%%")), f.flag
