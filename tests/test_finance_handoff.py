@@ -304,17 +304,18 @@ def test_the_totals_recalculated_by_both_engines_equal_the_engine(handoff, tmp_p
             heads = [c.value for c in ws[1]]
             total = next(r for r in ws.iter_rows(values_only=True) if r[0] == "Total")
             assert total[heads.index(header("total_cost_usd"))] == pytest.approx(
-                want, rel=1e-12), (path, title)  # fmt: skip
+                want, abs=0.02), (path, title)  # each run to the cent  # fmt: skip
         runs = values["Runs"]
         (row,) = [r for r in runs.iter_rows(values_only=True) if r[0] == header("total_cost_usd")]
-        assert row[-1] == pytest.approx(want, rel=1e-12)
+        assert row[-1] == pytest.approx(want, abs=0.02)
         summary = values["Summary"]
         texts = {r[0]: r for r in summary.iter_rows(values_only=True)}
-        assert texts["Total, P50"][5] == pytest.approx(want, rel=1e-12)
+        assert texts["Total, P50"][5] == pytest.approx(want, abs=0.02)
 
 
-#: Most pages a 1- or 3-run hand-off prints to, on A4 and on Letter (16-19 before issue 18).
-MAX_HANDOFF_PAGES = 10
+#: Most pages a 1- or 3-run hand-off prints to, on A4 and on Letter (16-19 before issue 18;
+#: the P90 runs' later months add a page of monthly rows on Letter).
+MAX_HANDOFF_PAGES = 11
 #: The median height (pt) of the printed words on every page is at least this: body text
 #: printed at a readable scale (11 pt text at full size is 14.3 pt high; the hand-off of
 #: main at issue 18 printed pages at 5.6 pt).
