@@ -265,3 +265,44 @@ def test_every_file_and_named_cell_ties_to_the_cent(handoff):
         _cents(totals["scheduled_total_cost_usd"]) + unscheduled)  # fmt: skip
     broken = {k: v - want[k[1]] for k, v in found.items() if v != want[k[1]]}
     assert not broken, broken  # (file, column): cents off the totals.csv figure
+
+
+@pytest.mark.libreoffice
+@pytest.mark.gnumeric
+def test_the_planner_monthly_p90_is_the_p90_run_in_both_engines(template, tmp_path):
+    """The planner's Monthly spend P90 column (native formulas from the spec), recalculated
+    by LibreOffice and by Gnumeric, equals the engine's P90 schedule month by month, runs on
+    after the P50 run, and stays within capacity x the P90 price plus the other costs."""
+    from helpers import planner_cell, require_soffice, require_ssconvert, row_values
+
+    from workbook_templates.recalc import recalculate, recalculate_gnumeric
+
+    require_soffice()
+    require_ssconvert()
+    plan = {**BETA, "other_costs_usd": 250_000.0}
+    path = with_references(template, tmp_path / "p.xlsx", [plan])
+    wb = openpyxl.load_workbook(path)
+    ws, coord = planner_cell(wb, "active_scenario", 0)
+    ws[coord].value = 4  # the first custom column, after the three preset ones
+    wb.save(path)
+    r = _run({q: plan.get(q) for q in plan} | {"start_date": plan["start_date"].date()})
+    p50, p90 = tables.run_accounts(r)
+    months = schedule.spend_schedule(r.start, r.outputs["wall_clock_days"],
+                                     r.ranges["wall_clock_days"][1], p50, p90)  # fmt: skip
+    assert any(m.share == 0 for m in months)  # the P90 run ends later
+    (lo,) = recalculate([path], tmp_path / "lo")
+    (gn,) = recalculate_gnumeric([path], tmp_path / "gn")
+    for got in (lo, gn):
+        values = openpyxl.load_workbook(got, data_only=True)
+        shown = row_values(values, "monthly_month")
+        column = row_values(values, "monthly_total_cost_usd_p90")
+        for k, m in enumerate(months):
+            assert shown[k].date() == m.month, (got, k)
+            assert column[k] == pytest.approx(m.total_p90, rel=1e-9), (got, m.month)
+            assert column[k] - m.p90["other"] <= _capacity_cents(r, m.month) / 100 + (
+                p90["electricity"] * m.share_p90) + 0.01  # fmt: skip
+        assert not any(isinstance(v, int | float) and v for v in column[len(months):])
+        assert sum(v for v in column if isinstance(v, int | float)) == pytest.approx(
+            r.ranges["total_cost_usd"][1], rel=1e-9)  # fmt: skip
+        status = row_values(values, "master_status")[0]
+        assert status != "ERROR", row_values(values, "master_cause")
