@@ -301,7 +301,7 @@ def test_the_planner_monthly_p90_is_the_p90_run_in_both_engines(template, tmp_pa
             assert column[k] == pytest.approx(m.total_p90, rel=1e-9), (got, m.month)
             assert column[k] - m.p90["other"] <= _capacity_cents(r, m.month) / 100 + (
                 p90["electricity"] * m.share_p90) + 0.01  # fmt: skip
-        assert not any(isinstance(v, int | float) and v for v in column[len(months):])
+        assert not any(isinstance(v, int | float) and v for v in column[len(months) :])
         assert sum(v for v in column if isinstance(v, int | float)) == pytest.approx(
             r.ranges["total_cost_usd"][1], rel=1e-9)  # fmt: skip
         status = row_values(values, "master_status")[0]

@@ -55,8 +55,13 @@ ENGINE = {
 #: Spec'd quantities the engine computes only inside ``estimate``.
 VIA_ESTIMATE = ("total_cost_usd",)
 #: Spec'd quantities of one calendar month, computed by ``engine.month_shares`` for a whole run.
-VIA_MONTH_SHARES = ("run_days_in_month", "month_share", "run_days_in_month_p90",
-                    "month_share_p90", "month_total_cost_usd_p90")  # and udfs.schedule
+VIA_MONTH_SHARES = (
+    "run_days_in_month",
+    "month_share",
+    "run_days_in_month_p90",
+    "month_share_p90",
+    "month_total_cost_usd_p90",
+)  # and udfs.schedule
 #: The ranges (udfs.ranges evaluates these) and the calibrated default (udfs.calibration),
 #: with its spread narrowed by a team's own runs (udfs.own_runs).
 VIA_RANGES = tuple(q.name for q in RANGE_OUTPUTS)

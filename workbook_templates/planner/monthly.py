@@ -200,7 +200,8 @@ def _schedule(book, ws, head):
             g + f'D{row}*{{mon.electricity}},"")',
             g + f'D{row}*{{mon.total}},"")',
             "=IF(AND({mon.ok},ISNUMBER({mon.total_p90}),N({mon.days_p90})>0),"
-            + _total_p90(row) + ',"")',
+            + _total_p90(row)
+            + ',"")',
             g + f'SUM(H${first}:H{row}),"")',
         )
         for j, (formula, (_, _, fmt)) in enumerate(zip(formulas, _COLUMNS, strict=True)):
