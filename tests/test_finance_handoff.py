@@ -333,9 +333,9 @@ def _page_count(pdf):
 @pytest.mark.libreoffice
 @pytest.mark.parametrize("paper", ["a4", "letter"])
 @pytest.mark.parametrize("runs", [1, 3])
-def test_the_handoff_prints_on_ten_pages_one_page_wide(template, tmp_path, monkeypatch,
+def test_the_handoff_prints_on_eleven_pages_one_page_wide(template, tmp_path, monkeypatch,
                                                        paper, runs):  # fmt: skip
-    """1 and 3 runs on A4 and Letter (COMPUTE_LAB_PAPER): at most ten pages, every sheet one
+    """1 and 3 runs on A4 and Letter (COMPUTE_LAB_PAPER): at most eleven pages, every sheet one
     page wide at a readable scale, no table title or header alone at the foot of a page."""
     import statistics
 
