@@ -306,3 +306,22 @@ def test_the_planner_monthly_p90_is_the_p90_run_in_both_engines(template, tmp_pa
             r.ranges["total_cost_usd"][1], rel=1e-9)  # fmt: skip
         status = row_values(values, "master_status")[0]
         assert status != "ERROR", row_values(values, "master_cause")
+
+
+def test_a_p90_run_ending_after_the_year_9999_is_refused_at_the_start_date():
+    """The P50 run fits before the year 9999, the P90 run (3 x longer) does not: refused at
+    the start date cell, naming the P90 length, before any schedule is made."""
+    from workbook_templates.reader import CellRef, PlannerError
+
+    start = dt.date(9996, 1, 1)
+    inputs = {**BETA, "start_date": start, "throughput_range_pct": 2.0,
+              "accelerators": 4096.0, "training_tokens": 4e13}  # fmt: skip
+    cells = {"start_date": CellRef("Inputs", "G29"), "scenario_name": CellRef("Inputs", "G4")}
+    scenario = Scenario("plan.xlsx", 1, "G", "Beta", inputs, cells)
+    days = recompute.__globals__["_estimate"](inputs)[1]["wall_clock_days"]
+    assert start.toordinal() + days < dt.date.max.toordinal() < start.toordinal() + 3 * days
+    with pytest.raises(PlannerError) as err:
+        recompute(scenario)
+    (problem,) = err.value.problems
+    assert problem.cell == "G29" and "wall_clock_days_p90" in problem.message
+    assert "after the year 9999" in problem.message
