@@ -9,7 +9,7 @@ formulas (``run_days_in_month``, ``month_share``, ``month_total_cost_usd_p90``).
 The schedule has :data:`~.layout.MONTHS` rows from the run's first month (so a run of any
 length up to that is laid out whole, and the defined names ``monthly_month``,
 ``monthly_share``, ``monthly_accelerator_hours``, ``monthly_total_cost_usd`` and
-``monthly_total_cost_usd_p90`` span every row). Months after the run's last month plus one
+``monthly_total_cost_usd_p90`` span every row). Months after the P90 run's last month plus one
 month of margin are blanked by conditional formatting, and the page prints the first
 :data:`PRINTED_MONTHS` months (the spend after them is shown above the table), on one page.
 """
@@ -34,7 +34,7 @@ FIRST_ROW = 14
 _COLUMNS = (
     ("Month", 11, MONTH_FORMAT),
     ("Next month", 11, MONTH_FORMAT),
-    ("Run days in month", 11, "#,##0.00"),
+    ("Run days in month", 13, "#,##0.00"),  # wide enough for the US$ links beside it
     ("Share of run", 10, "0.00%"),
     ("Accelerator-hours", 15, number_format("accelerator-hours")),
     ("Compute cost (US$)", 15, number_format("US$")),
@@ -133,7 +133,7 @@ def _timing(book, ws, first, last):
         _value(book, ws, 5 + i, 8, name, formula, fmt, style)
     put_text(
         ws.cell(11, 5),
-        f"Months after the run's last month + 1 are blank; the page prints {PRINTED_MONTHS} "
+        f"Months after the P90 run's last month + 1 are blank; the page prints {PRINTED_MONTHS} "
         f"months, the sheet holds {MONTHS}.",
     ).style = "Note"
     ws.cell(11, 5).alignment = Alignment(wrap_text=False)
