@@ -375,7 +375,11 @@ def test_the_handoff_prints_on_eleven_pages_one_page_wide(template, tmp_path, mo
         foot = [w[4] for w in body if w[1] >= last - 2]
         assert not all(w in heads for w in foot), (i, foot)  # a header alone at the foot
     first = " ".join(w[4] for w in pages[0][1])
-    assert "Words" in first and "Contingency" in first and "Budget total (P50)" in first
+    assert "Contingency" in first and "Budget total (P50)" in first
+    # the five words on page 1, or whole on page 2 when a P90 run's later fiscal year adds
+    # period rows and the page would split them (Letter is shorter than A4)
+    second = " ".join(w[4] for w in pages[1][1]) if len(pages) > 1 else ""
+    assert "Words" in first or ("Words" in second and "Contingency" in second)
 
 
 def test_the_paper_flag_wins_over_the_environment(template, tmp_path, monkeypatch, capsys):
