@@ -62,28 +62,43 @@ def _capacity_cents(r, month):
 
 
 def _run(inputs):
-    scenario = Scenario("plan.xlsx", 1, "G", inputs["scenario_name"], inputs, {})
+    from workbook_templates.reader import CellRef
+
+    cells = {"scenario_name": CellRef("Inputs", "G4"), "start_date": CellRef("Inputs", "G29")}
+    scenario = Scenario("plan.xlsx", 1, "G", inputs["scenario_name"], inputs, cells)
     return recompute(scenario)
+
+
+def _number(lo, hi):
+    """A float in [lo, hi], never a subnormal (the engine refuses those at their input)."""
+    return st.floats(lo, hi, allow_nan=False, allow_infinity=False, allow_subnormal=False)
 
 
 _PLANS = st.fixed_dictionaries({
     "scenario_name": st.just("Random"),
-    "total_params": st.floats(1e9, 2e12),
-    "training_tokens": st.floats(1e11, 3e13),
+    "total_params": _number(1e9, 2e12),
+    "training_tokens": _number(1e11, 3e13),
     "accelerators": st.integers(8, 32_768).map(float),
     "accelerator_name": st.sampled_from(["H100 SXM", "H200", "B200", "A100 SXM 80GB"]),
-    "usd_per_accelerator_hour": st.floats(0.5, 12),
-    "price_range_pct": st.none() | st.floats(0, 0.6),
-    "throughput_range_pct": st.none() | st.floats(0, 1.5),
-    "usd_per_kwh": st.floats(0, 0.3),
+    "usd_per_accelerator_hour": _number(0.5, 12),
+    "price_range_pct": st.none() | _number(0, 0.6),
+    "throughput_range_pct": st.none() | _number(0, 1.5),
+    "usd_per_kwh": _number(0, 0.3),
     "start_date": st.dates(dt.date(2025, 1, 1), dt.date(2040, 12, 31)),
 })  # fmt: skip
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plans=st.lists(_PLANS, min_size=1, max_size=3), fy_start=st.integers(1, 12))
 def test_no_month_bills_more_than_the_accelerators_can_at_the_p90_price(plans, fy_start):
-    runs = [_run({**p, "scenario_name": f"Random {k}"}) for k, p in enumerate(plans)]
+    from hypothesis import reject
+
+    from workbook_templates.reader import PlannerError
+
+    try:
+        runs = [_run({**p, "scenario_name": f"Random {k}"}) for k, p in enumerate(plans)]
+    except PlannerError:  # a run (or its P90 run) past the year 9999: refused, no schedule
+        reject()
     rows = tables.fpa_table(runs, fy_start)
     for r in runs:
         rid = tables.run_id(r)
