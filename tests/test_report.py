@@ -217,7 +217,10 @@ def test_runs_and_outputs_sheets_hold_every_input_and_output_as_the_engine_compu
         p = PLANS[r[header("scenario")]]
         out = expected(p)
         for name in OUTPUTS:
-            assert close(r[header(name)], out[name]), (p["scenario_name"], name)
+            assert close(r[header(name)], out[name], cents=name.endswith("_usd")), (
+                p["scenario_name"],
+                name,
+            )  # money to the cent, as in every table
         for name in ("total_params", "training_tokens", "accelerators", "accelerator_name"):
             assert i[billions(name)] == p[name]
         if "active_params" not in p:  # blank: dense, the engine used total
@@ -228,7 +231,8 @@ def test_runs_and_outputs_sheets_hold_every_input_and_output_as_the_engine_compu
     )  # base names; the full path in the cell's note
     (total,) = [r for r in rows if r[header("file")] == "Total"]
     for name in ("total_cost_usd", "compute_cost_usd", "electricity_kwh", "accelerator_hours"):
-        assert close(total[header(name)], sum(expected(p)[name] for p in PLANS.values()))
+        assert close(total[header(name)], sum(expected(p)[name] for p in PLANS.values()),
+                     cents=name.endswith("_usd"))  # fmt: skip
 
 
 def test_costs_sheet_breaks_the_total_down(handoff):
@@ -236,10 +240,10 @@ def test_costs_sheet_breaks_the_total_down(handoff):
     runs = [r for r in rows if r[header("scenario")] != "Total"]
     for r in runs:
         out = expected(PLANS[r[header("scenario")]])
-        assert close(r[header("compute_cost_usd")], out["compute_cost_usd"])
-        assert close(r[header("electricity_cost_usd")], out["electricity_cost_usd"])
+        assert close(r[header("compute_cost_usd")], out["compute_cost_usd"], cents=True)
+        assert close(r[header("electricity_cost_usd")], out["electricity_cost_usd"], cents=True)
         assert r[header("other_costs_usd")] == 0
-        assert close(r[header("total_cost_usd")], out["total_cost_usd"])
+        assert close(r[header("total_cost_usd")], out["total_cost_usd"], cents=True)
         assert close(
             r[header("compute_cost_usd")]
             + r[header("electricity_cost_usd")]
@@ -247,10 +251,10 @@ def test_costs_sheet_breaks_the_total_down(handoff):
             r[header("total_cost_usd")],
         )
         assert close(
-            r[header("compute_cost_share")], out["compute_cost_usd"] / out["total_cost_usd"]
-        )
+            r[header("compute_cost_share")], out["compute_cost_usd"] / out["total_cost_usd"], 1e-6
+        )  # of the figures to the cent
     (total,) = [r for r in rows if r[header("scenario")] == "Total"]
-    assert close(total[header("total_cost_usd")], grand_total())
+    assert close(total[header("total_cost_usd")], grand_total(), cents=True)
 
 
 def test_monthly_sheet_adds_schedules_up_by_calendar_month(handoff):
@@ -266,15 +270,16 @@ def test_monthly_sheet_adds_schedules_up_by_calendar_month(handoff):
         for r in rows
         if isinstance(r[header("month")], dt.datetime)
     }
-    assert got.keys() == want.keys()
+    assert got.keys() >= want.keys()  # and the P90 runs' later months, at a P50 of 0
+    assert not any(got[m] for m in got.keys() - want.keys())
     for month in want:
-        assert close(got[month], want[month])
+        assert close(got[month], want[month], cents=True)
     # the runs without a start date in their own row: the sheet adds up to the budget total
     (unscheduled,) = [r for r in rows if r[header("month")] == "Unscheduled (no start date)"]
     late = sum(expected(p)["total_cost_usd"] for p in PLANS.values() if not p.get("start_date"))
-    assert late > 0 and close(unscheduled[header("total_cost_usd")], late)
+    assert late > 0 and close(unscheduled[header("total_cost_usd")], late, cents=True)
     (total,) = [r for r in rows if r[header("month")] == "Total"]
-    assert close(total[header("total_cost_usd")], grand_total())
+    assert close(total[header("total_cost_usd")], grand_total(), cents=True)
 
 
 def test_a_run_without_start_date_is_unscheduled_but_counted(handoff):
@@ -298,7 +303,7 @@ def test_summary_and_the_other_sheets(handoff):
     summary = {}
     for r in wb["Summary"].iter_rows(values_only=True):  # the first of each label: page 1
         summary.setdefault(r[0], r[1])
-    assert close(summary["Budget total (P50)"], grand_total())
+    assert close(summary["Budget total (P50)"], grand_total(), cents=True)
     assert summary["Checks"] == "WARN"  # default MFU, override, blank statuses, no start date
     assert summary["Total in the budget"] == 3
     files = sheet_records(handoff / "handoff.xlsx", "Files")
@@ -380,7 +385,7 @@ def test_a_recalculated_planner_agrees_with_the_engine(recalculated, tmp_path, c
     rows = sheet_records(tmp_path / "h.xlsx", "Outputs")
     for r in rows[:-1]:
         out = expected(PLANS[r[header("scenario")]])
-        assert all(close(r[header(n)], out[n]) for n in OUTPUTS)
+        assert all(close(r[header(n)], out[n], cents=n.endswith("_usd")) for n in OUTPUTS)
 
 
 @needs_soffice

@@ -55,7 +55,13 @@ ENGINE = {
 #: Spec'd quantities the engine computes only inside ``estimate``.
 VIA_ESTIMATE = ("total_cost_usd",)
 #: Spec'd quantities of one calendar month, computed by ``engine.month_shares`` for a whole run.
-VIA_MONTH_SHARES = ("run_days_in_month", "month_share")
+VIA_MONTH_SHARES = (
+    "run_days_in_month",
+    "month_share",
+    "run_days_in_month_p90",
+    "month_share_p90",
+    "month_total_cost_usd_p90",
+)  # and udfs.schedule
 #: The ranges (udfs.ranges evaluates these) and the calibrated default (udfs.calibration),
 #: with its spread narrowed by a team's own runs (udfs.own_runs).
 VIA_RANGES = tuple(q.name for q in RANGE_OUTPUTS)
@@ -186,6 +192,42 @@ def test_month_share_equals_engine_month_shares(start, days):
         ["month_share"],
     )["month_share"]  # fmt: skip
     np.testing.assert_allclose(ours, [share for _, share in theirs], rtol=REL, atol=1e-15)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    start=st.dates(dt.date(2000, 1, 1), dt.date(2100, 1, 1)),
+    days=_pos(0.01, 2000),
+    slower=_pos(1, 4),
+    costs=st.tuples(_pos(0, 1e9), _pos(0, 1e7), _pos(0, 1e6)),
+    price_risk=_pos(1, 1.5),
+)
+def test_the_spec_p90_month_equals_the_p90_schedule(start, days, slower, costs, price_risk):
+    """The spec's month_total_cost_usd_p90 (the planner's Monthly spend P90 column), over the
+    P90 run's months, = udfs.schedule.spend_schedule's P90 month."""
+    from udfs import schedule
+
+    compute, power, other = costs
+    days_p90 = days * slower
+    p50 = {"compute": compute, "electricity": power, "other": other}
+    p90 = {"compute": compute * slower * price_risk, "electricity": power * slower,
+           "other": other}  # fmt: skip
+    theirs = schedule.spend_schedule(start, days, days_p90, p50, p90)
+    months = [m.month for m in theirs]
+    nxt = [dt.date(m.year + m.month // 12, m.month % 12 + 1, 1) for m in months]
+    ours = model.evaluate(
+        {"run_start": start.toordinal(), "wall_clock_days": days,
+         "wall_clock_days_p90": days_p90, "other_costs_usd": other,
+         "total_cost_usd_p90": sum(p90.values()),
+         "month_start": np.array([m.toordinal() for m in months], float),
+         "next_month": np.array([m.toordinal() for m in nxt], float)},
+        ["month_total_cost_usd_p90", "month_share_p90"],
+    )  # fmt: skip
+    np.testing.assert_allclose(ours["month_share_p90"], [m.share_p90 for m in theirs],
+                               rtol=REL, atol=1e-15)  # fmt: skip
+    np.testing.assert_allclose(ours["month_total_cost_usd_p90"],
+                               [m.total_p90 for m in theirs], rtol=1e-9,
+                               atol=1e-9 * sum(p90.values()))  # fmt: skip
 
 
 Z90 = 1.2815515655446004  # NORM.S.INV(0.9)

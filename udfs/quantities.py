@@ -375,6 +375,11 @@ PLAN_OUTPUTS = (
          "days_per_year / wall_clock_days", "365 / wall-clock days"),
 )  # fmt: skip
 
+#: A run's days in a calendar month: its overlap [start, start + days) with the month, in
+#: days counted from the start (dates as day numbers).
+_RUN_DAYS = ("maximum(0, minimum(wall_clock_days, next_month - run_start)"
+             " - maximum(0, month_start - run_start))")  # fmt: skip
+
 #: Further computed quantities the workbooks show (sizing, reference runs, comparison).
 MODEL_EXTRAS = (
     _out("accelerators_for_days", "Accelerators needed", "accelerators",
@@ -386,13 +391,23 @@ MODEL_EXTRAS = (
     _out("implied_mfu", "Implied MFU", "fraction",
          "implied_effective_tflops / peak_tflops", "Implied TFLOP/s / peak TFLOP/s"),
     # One calendar month of the spend schedule (udfs.engine.month_shares), dates as day numbers.
-    _out("run_days_in_month", "Run days in month", "days",
-         "maximum(0, minimum(wall_clock_days, next_month - run_start)"
-         " - maximum(0, month_start - run_start))",
+    _out("run_days_in_month", "Run days in month", "days", _RUN_DAYS,
          "Overlap of the run [start, start + days) with the month [month, next month), "
          "in days counted from the start"),
     _out("month_share", "Share of run", "fraction", "run_days_in_month / wall_clock_days",
          "Run days in the month / wall-clock days"),
+    # The P90 schedule is the P90 run (udfs.schedule): the same overlap over the P90 days,
+    # its compute and electricity P90 spread over it; other costs keep the P50 schedule.
+    _out("run_days_in_month_p90", "P90 run days in month", "days",
+         _RUN_DAYS.replace("wall_clock_days", "wall_clock_days_p90"),
+         "Overlap of the P90 run [start, start + P90 days) with the month"),
+    _out("month_share_p90", "Share of the P90 run", "fraction",
+         "run_days_in_month_p90 / wall_clock_days_p90", "P90 run days in the month / P90 days"),
+    _out("month_total_cost_usd_p90", "Total cost in the month, P90", "US$",
+         "(total_cost_usd_p90 - other_costs_usd) * month_share_p90"
+         " + other_costs_usd * month_share",
+         "(P90 total - other costs) x share of the P90 run + other costs x share of the run: "
+         "the accelerators bill at their capacity for longer, at most at the P90 price"),
     # The calibrated default MFU (udfs.calibration.predicted_mfu), for a blank MFU.
     _out("calibrated_mfu_raw", "Default MFU before its bounds", "fraction",
          "exp(mfu_ln_intercept + mfu_ln_slope"

@@ -1,9 +1,15 @@
 """The Monthly spend sheet: the selected run spread over calendar months, at P50 and P90.
 
+The P50 spreads the run's cost evenly over its wall-clock days; the P90 is the P90 run
+(:mod:`udfs.schedule`): the P90 cost less other costs spread evenly over the P90 wall-clock
+days from the same start, so a slower run bills its accelerators' capacity for longer and
+ends later, at most at the P90 price; other costs keep the P50 schedule. Both use the spec's
+formulas (``run_days_in_month``, ``month_share``, ``month_total_cost_usd_p90``).
+
 The schedule has :data:`~.layout.MONTHS` rows from the run's first month (so a run of any
 length up to that is laid out whole, and the defined names ``monthly_month``,
 ``monthly_share``, ``monthly_accelerator_hours``, ``monthly_total_cost_usd`` and
-``monthly_total_cost_usd_p90`` span every row). Months after the run's last month plus one
+``monthly_total_cost_usd_p90`` span every row). Months after the P90 run's last month plus one
 month of margin are blanked by conditional formatting, and the page prints the first
 :data:`PRINTED_MONTHS` months (the spend after them is shown above the table), on one page.
 """
@@ -28,7 +34,7 @@ FIRST_ROW = 14
 _COLUMNS = (
     ("Month", 11, MONTH_FORMAT),
     ("Next month", 11, MONTH_FORMAT),
-    ("Run days in month", 11, "#,##0.00"),
+    ("Run days in month", 13, "#,##0.00"),  # wide enough for the US$ links beside it
     ("Share of run", 10, "0.00%"),
     ("Accelerator-hours", 15, number_format("accelerator-hours")),
     ("Compute cost (US$)", 15, number_format("US$")),
@@ -46,8 +52,8 @@ def monthly_sheet(book):
     book.title(
         ws,
         "Monthly spend schedule of the selected scenario",
-        "Spend spread evenly over the run's wall-clock time from the start date (Inputs), per "
-        "calendar month, at P50 (the estimate) and P90 (the contingency line).",
+        "Spend per calendar month from the start date (Inputs): P50 over the run's wall-clock "
+        "time; P90 over the P90 run's, which bills the accelerators for longer.",
     )
     first, last = FIRST_ROW, FIRST_ROW + MONTHS - 1
     _selected(book, ws)
@@ -86,10 +92,14 @@ def _selected(book, ws):
         # LibreOffice's is blank, so the blank is resolved on Calculations)
         ("mon.start", "Start date", "=INDEX(start_date_used,1,{active_scenario})", "date"),
         ("mon.days", "Wall-clock days", "={sel.wall_clock_days}", "days"),
+        ("mon.days_p90", "Wall-clock days, P90",
+         "=INDEX(wall_clock_days_p90,1,{active_scenario})", "days"),
         ("mon.hours", "Accelerator-hours", "={sel.accelerator_hours}", "accelerator-hours"),
         ("mon.compute", "Compute cost (US$)", "={sel.compute_cost_usd}", "US$"),
         ("mon.electricity", "Electricity cost (US$)",
          "=INDEX(electricity_cost_usd,1,{active_scenario})", "US$"),
+        ("mon.other", "Other costs (US$)", "=N(INDEX(other_costs_usd_used,1,{active_scenario}))",
+         "US$"),
         ("mon.total", "Total cost, P50 (US$)", "={sel.total_cost_usd}", "US$"),
     )  # fmt: skip
     for i, (name, label, formula, unit) in enumerate(items):
@@ -109,12 +119,12 @@ def _timing(book, ws, first, last):
          "Calc"),
         ("mon.t1", "Run end", '=IF({mon.ok},{mon.t0}+{mon.days},"")', "yyyy-mm-dd hh:mm",
          "Calc"),
-        ("mon.p90_ratio", "P90 / P50 of total cost",
-         "=IFERROR(INDEX(total_cost_usd_p90,1,{active_scenario})"
-         '/INDEX(total_cost_usd,1,{active_scenario}),"")', "0.000", "Link"),
+        ("mon.t1_p90", "P90 run end",
+         '=IF(AND({mon.ok},N({mon.days_p90})>0),{mon.t0}+{mon.days_p90},"")',
+         "yyyy-mm-dd hh:mm", "Calc"),
         ("mon.total_p90", "Total cost, P90 (US$)",
-         '=IF(ISNUMBER({mon.p90_ratio}),{mon.total}*{mon.p90_ratio},"")', number_format("US$"),
-         "Calc"),
+         '=IF(ISNUMBER(INDEX(total_cost_usd_p90,1,{active_scenario})),'
+         'INDEX(total_cost_usd_p90,1,{active_scenario}),"")', number_format("US$"), "Link"),
         ("mon.after_page", f"Spend after month {PRINTED_MONTHS}, P50 (US$)",
          f"=SUM(H{first + PRINTED_MONTHS}:H{last})", number_format("US$"), "Calc"),
     )  # fmt: skip
@@ -123,7 +133,7 @@ def _timing(book, ws, first, last):
         _value(book, ws, 5 + i, 8, name, formula, fmt, style)
     put_text(
         ws.cell(11, 5),
-        f"Months after the run's last month + 1 are blank; the page prints {PRINTED_MONTHS} "
+        f"Months after the P90 run's last month + 1 are blank; the page prints {PRINTED_MONTHS} "
         f"months, the sheet holds {MONTHS}.",
     ).style = "Note"
     ws.cell(11, 5).alignment = Alignment(wrap_text=False)
@@ -149,6 +159,24 @@ def _share(row):
     )
 
 
+def _total_p90(row):
+    """The spec's month_total_cost_usd_p90 for schedule row ``row`` (D: share of the run): the
+    P90 run's days in the month over its days (the P90 run from the same start)."""
+    days_p90 = model.excel(
+        "run_days_in_month",
+        {"run_start": "{mon.t0}", "wall_clock_days": "{mon.days_p90}", "month_start": f"A{row}",
+         "next_month": f"B{row}"},
+    )  # fmt: skip
+    share_p90 = model.excel(
+        "month_share", {"run_days_in_month": days_p90, "wall_clock_days": "{mon.days_p90}"}
+    )
+    return model.excel(
+        "month_total_cost_usd_p90",
+        {"total_cost_usd_p90": "{mon.total_p90}", "other_costs_usd": "{mon.other}",
+         "month_share_p90": share_p90, "month_share": f"D{row}"},
+    )  # fmt: skip
+
+
 def _schedule(book, ws, head):
     """One row per calendar month: share of the run, hours, costs at P50 and P90, cumulative."""
     book.header(ws, head, [text for text, _, _ in _COLUMNS])
@@ -171,17 +199,20 @@ def _schedule(book, ws, head):
             g + f'D{row}*{{mon.compute}},"")',
             g + f'D{row}*{{mon.electricity}},"")',
             g + f'D{row}*{{mon.total}},"")',
-            f'=IF(AND({{mon.ok}},ISNUMBER({{mon.p90_ratio}})),H{row}*{{mon.p90_ratio}},"")',
+            "=IF(AND({mon.ok},ISNUMBER({mon.total_p90}),N({mon.days_p90})>0),"
+            + _total_p90(row)
+            + ',"")',
             g + f'SUM(H${first}:H{row}),"")',
         )
         for j, (formula, (_, _, fmt)) in enumerate(zip(formulas, _COLUMNS, strict=True)):
             cell = ws.cell(row, 1 + j, book.formula(formula, ws.title))
             cell.number_format = fmt
-    # a month after the run's last month + 1 month of margin reads as blank
+    # a month after the P90 run's last month + 1 month of margin reads as blank
     last = first + MONTHS - 1
     ws.conditional_formatting.add(
         f"A{first + 1}:J{last}",
-        FormulaRule(formula=[f"AND(N($D{first})=0,N($D{first + 1})=0)"],
+        FormulaRule(formula=[f"AND(N($D{first})=0,N($D{first + 1})=0,"
+                             f"N($I{first})=0,N($I{first + 1})=0)"],
                     font=Font(color="FFFFFF")),
     )  # fmt: skip
 
@@ -196,6 +227,7 @@ def _totals(book, ws, first, last):
         cell.number_format = ws.cell(first, 1 + j).number_format
         bold(cell)
     book.place_cell("mon.share_total", ws, f"D{total}")
+    book.place_cell("mon.p90_sum", ws, f"I{total}")
     book.name("monthly_month", f"'Monthly spend'!$A${first}:$A${last}")
     book.name("monthly_share", f"'Monthly spend'!$D${first}:$D${last}")
     book.name("monthly_accelerator_hours", f"'Monthly spend'!$E${first}:$E${last}")
@@ -204,11 +236,12 @@ def _totals(book, ws, first, last):
     note = ws.cell(
         total + 2,
         1,
-        f"{MONTHS} months are laid out; a run longer than that fails the Checks sheet's "
-        "schedule check. Each month's share = max(0, min(end, next month) - max(start, month)) "
-        "/ days, the same formula as the Compute Lab engine's monthly schedule. The P90 line is "
-        "each month's P50 total cost x the selected scenario's P90 / P50 ratio of total cost "
-        "(Calculations).",
+        f"{MONTHS} months are laid out; a run (or P90 run) longer than that fails the Checks "
+        "sheet's schedule check. Each month's share = max(0, min(end, next month) - max(start, "
+        "month)) / days, the same formula as the Compute Lab engine's monthly schedule. The P90 "
+        "column is the P90 run: (P90 total - other costs) x its share of the P90 run's days + "
+        "other costs x the P50 share; it never bills more than the accelerators' capacity x "
+        "the P90 price.",
     )
     note.style = "Note"
     ws.merge_cells(start_row=total + 2, start_column=1, end_row=total + 3, end_column=10)

@@ -272,10 +272,12 @@ def _driver_label(scenario, argument, first):
     return label(name) + (f" at {ref}" if ref is not None and name != first else "")
 
 
-def _check_end(scenario, outputs):
-    """A run that would end after the year 9999 is a Problem at its start date."""
+def _check_end(scenario, outputs, name="wall_clock_days"):
+    """A run that would end after the year 9999 is a Problem at its start date (``name``:
+    the length checked, the P50 ``wall_clock_days`` or the P90 run's ``wall_clock_days_p90``,
+    which the P90 schedule spreads its spend over)."""
     start = scenario.inputs.get("start_date")
-    days = float(outputs["wall_clock_days"])
+    days = float(outputs[name])
     if start is not None and start.toordinal() + days >= _dt.date.max.toordinal():
         raise PlannerError(
             scenario.path,
@@ -283,7 +285,7 @@ def _check_end(scenario, outputs):
                 scenario.problem(
                     "start_date",
                     f"the run starting {start.isoformat()} lasts {days:,.4g} days "
-                    "(wall_clock_days) and would end after the year 9999, the last date a "
+                    f"({name}) and would end after the year 9999, the last date a "
                     "spreadsheet holds: check the inputs that set its length",
                 )
             ],
@@ -340,6 +342,8 @@ def recompute(scenario, has_status=True, own_runs=None):
     bad = [f"{q}_p90" for q, (_, p90) in found.items() if out_of_range(p90)]
     if bad:
         raise PlannerError(scenario.path, [_range_problem(scenario, bad)])
+    _check_end(scenario, {"wall_clock_days_p90": found["wall_clock_days"][1]},
+               "wall_clock_days_p90")  # fmt: skip
     notes = [n for n in resolved.notes if has_status or n.name != "budget_status"]
     status = resolved.budget_status if has_status else UNKNOWN_STATUS
     blank = has_status and any(n.name == "budget_status" for n in resolved.notes)

@@ -101,11 +101,13 @@ FILE_NOTES = {
     "monthly": "every month from the first to the last, 0 where nothing is spent",
     "quarterly": "every fiscal quarter of the fiscal years touched, 0 where nothing is spent",
     "fiscal_years": "one row per fiscal year",
-    "monthly_by_run": "one row per budget run and month of its schedule",
+    "monthly_by_run": "one row per budget run and month of its P90 run (the P50 run's months "
+                      "and the later ones its P90 run spends in, at a P50 of 0)",
     "fpa": "long format for a pivot or an FP&A tool: one row per run, month and account "
-           "(compute, electricity, other); p50_usd and p90_usd add up to the budget's total "
-           "and P90 to the cent; a run without a start date has month blank and fiscal year "
-           "'unscheduled'",
+           "(compute, electricity, other): the rounded rows every other file sums, so p50_usd "
+           "and p90_usd add up to the budget's total and P90 to the cent; a month of the P90 "
+           "run after the P50 run has p50_usd 0; a run without a start date has month blank "
+           "and fiscal year 'unscheduled'",
     "mismatches": "saved planner values that differ from the engine",
     "checks": "every check: OK, WARN, ERROR or INFO",
     "files": "the planners read: size, SHA-256, template version",
@@ -128,6 +130,7 @@ COLUMN_NOTES = {
     "fiscal_year": "the fiscal year (--fiscal-year-start): FY2027 or FY2026/27",
     "quarter": "the fiscal quarter: FY2027 Q1",
     "contingency_usd": "P90 - P50 of the total cost, US$",
+    "share": "the month's share of the P50 run (0 in a month of the P90 run after it)",
     "template_version": "the hand-off's template version",
     "as_of_date": "the date the hand-off was made, yyyy-mm-dd",
     "defaults_used": "the defaults applied to blank inputs, one text",
@@ -139,7 +142,9 @@ def readme_text(frames, labels):
     ``labels`` maps a quantity name to (label, unit)."""
     lines = [
         "Compute Lab finance hand-off: CSV files (UTF-8, comma-separated, one header row).",
-        "Amounts in US$ are rounded to the cent; other numbers carry 15 significant digits;",
+        "Amounts in US$ are rounded once, to the cent, per run, month and account (fpa.csv);",
+        "every other amount is a sum of those rows, so the files tie to the cent. Other",
+        "numbers carry 15 significant digits;",
         "dates are yyyy-mm-dd. No file has a total row except totals.csv: sum the rows.",
         "Every row ends with template_version and as_of_date. Text that a spreadsheet would",
         "read as a formula starts with an apostrophe.",

@@ -3,9 +3,15 @@
 Only runs in the budget (status Approved or Proposed, or an older planner's "status unknown")
 reach the runs, costs, ranges, budget, period and totals tables; Reference and Excluded runs
 are in ``not_in_budget`` only, never summed. P50 is the point estimate; P90 and the
-contingency (P90 - P50) come from :func:`udfs.ranges.estimate_ranges` per run and are spread
-over months like the point estimate (the P90 of a sum is taken as the sum of the P90s: every
-run's error is assumed fully correlated, the cautious reading).
+contingency (P90 - P50) come from :func:`udfs.ranges.estimate_ranges` per run; the P90 is
+spread over months as the P90 run (:func:`udfs.schedule.spend_schedule`: the P90 hours at the
+run's capacity, so a slower run ends later), and the P90 of a sum is taken as the sum of the
+P90s (every run's error is assumed fully correlated, the cautious reading).
+
+Money is rounded once: every run x month x account figure to whole cents
+(:func:`udfs.schedule.schedule_cents`), and every other money figure of every table (a run's
+costs, P90 and contingency, a month's, quarter's or fiscal year's, a status's and the totals)
+is a sum of those integers, so that every table ties to every other to the cent.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import math
 
 import pandas as pd
 
-from udfs import engine, plan
+from udfs import engine, plan, schedule
 from udfs.quantities import PLAN_INPUTS, RANGE_QUANTITIES
 
 from ..reader import DEFAULT_MAX_BYTES
@@ -46,9 +52,6 @@ MONEY = ("compute_cost_usd", "electricity_cost_usd", "other_costs_usd", "total_c
 #: The label of the period tables' row for the budget runs without a start date.
 UNSCHEDULED = "Unscheduled (no start date)"
 _KEY = ["file", "column", "scenario", "run_id"]
-#: The accounts of the long-format export (``fpa``): where each dollar goes.
-ACCOUNTS = (("compute", "compute_cost_usd"), ("electricity", "electricity_cost_usd"),
-            ("other", "other_costs_usd"))  # fmt: skip
 #: The label of a run approved without a reference and a date.
 NO_REFERENCE = "Approved (no reference)"
 
@@ -144,6 +147,11 @@ def _run_row(r):
             row[n.name] = n.value
     for name in OUTPUT_NAMES:
         row[name] = num(out[name])
+    cents = run_cents(r)  # the money figures as every table has them: to the cent
+    for name in ("compute_cost_usd", "total_cost_usd"):
+        row[name] = cents.usd(name)
+    if row["electricity_cost_usd"] is not None:
+        row["electricity_cost_usd"] = cents.usd("electricity_cost_usd")
     row["throughput_source"] = r.resolved.throughput_source
     row["defaults_used"] = "; ".join(n.text() for n in r.notes)
     row["scheduled"] = "yes" if r.start else "no: no start date"
@@ -151,13 +159,12 @@ def _run_row(r):
 
 
 def _cost_row(r):
-    out, kw = r.outputs, r.arguments
-    compute, power, total = (
-        out["compute_cost_usd"],
-        out["electricity_cost_usd"],
-        out["total_cost_usd"],
-    )
-    other = float(kw.get("other_costs_usd", 0.0))
+    out, kw, cents = r.outputs, r.arguments, run_cents(r)
+    compute, total = cents.usd("compute_cost_usd"), cents.usd("total_cost_usd")
+    power = cents.usd("electricity_cost_usd")
+    if math.isnan(float(out["electricity_cost_usd"])):
+        power = float("nan")  # unpriced: shown blank, counted as 0
+    other = cents.usd("other_costs_usd")
     return {
         **_key(r), "budget_status": r.status,
         "accelerator_hours": out["accelerator_hours"],
@@ -177,16 +184,68 @@ def _range_row(r):
            "throughput_source": r.resolved.throughput_source,
            "throughput_sigma": r.resolved.throughput_sigma,
            "price_sigma": r.resolved.price_sigma}  # fmt: skip
+    cents = run_cents(r)
     for q in RANGE_QUANTITIES:
         row[f"{q}_p10"], row[f"{q}_p90"] = (num(v) for v in r.ranges[q])
         row[q] = num(r.outputs[q])
+        if q.endswith("_usd") and row[q] is not None:  # to the cent, as in every table
+            row[q], row[f"{q}_p90"] = cents.usd(q), cents.usd(q, "p90")
+            row[f"{q}_p10"] = schedule.usd(schedule.to_cents(row[f"{q}_p10"]))
     row["contingency_usd"] = contingency(r)
     return row
 
 
 def contingency(r):
-    """P90 - P50 of a run's total cost."""
-    return r.ranges["total_cost_usd"][1] - float(r.outputs["total_cost_usd"])
+    """P90 - P50 of a run's total cost (US$, from its rounded schedule)."""
+    cents = run_cents(r)
+    return schedule.usd(cents.total_p90 - cents.total_p50)
+
+
+class RunCents:
+    """A run's schedule in whole cents (:func:`udfs.schedule.schedule_cents`) and its totals
+    (ints, cents): ``p50[account]``, ``p90[account]``, ``total_p50``, ``total_p90``."""
+
+    def __init__(self, months):
+        self.months = months
+        self.p50 = {a: sum(m.p50[a] for m in months) for a in schedule.ACCOUNTS}
+        self.p90 = {a: sum(m.p90[a] for m in months) for a in schedule.ACCOUNTS}
+        self.total_p50 = sum(self.p50.values())
+        self.total_p90 = sum(self.p90.values())
+
+    def usd(self, name, level="p50"):
+        """A total in US$ by output name (``compute_cost_usd``... or ``total_cost_usd``)."""
+        by = self.p50 if level == "p50" else self.p90
+        if name == "total_cost_usd":
+            return schedule.usd(self.total_p50 if level == "p50" else self.total_p90)
+        return schedule.usd(by[_ACCOUNT_OF[name]])
+
+
+_ACCOUNT_OF = {v: k for k, v in schedule.ACCOUNTS.items()}
+
+
+def run_accounts(r):
+    """(P50, P90) of a run by account (US$, unrounded): compute, electricity, other."""
+    out = r.outputs
+    other = float(r.arguments.get("other_costs_usd", 0.0))
+    p50 = {"compute": out["compute_cost_usd"], "electricity": out["electricity_cost_usd"],
+           "other": other}  # fmt: skip
+    p90 = {"compute": r.ranges["compute_cost_usd"][1],
+           "electricity": r.ranges["electricity_cost_usd"][1], "other": other}  # fmt: skip
+    return p50, p90
+
+
+def run_cents(r):
+    """A run's monthly schedule at P50 and P90, rounded once to whole cents (:class:`RunCents`;
+    remembered on the run)."""
+    found = getattr(r, "_cents", None)
+    if found is None:
+        p50, p90 = run_accounts(r)
+        days_p90 = r.ranges["wall_clock_days"][1]
+        months = schedule.spend_schedule(r.start, r.outputs["wall_clock_days"], days_p90,
+                                         p50, p90)  # fmt: skip
+        found = RunCents(schedule.schedule_cents(months, p50, p90))
+        r._cents = found
+    return found
 
 
 def end_date(r):
@@ -196,16 +255,17 @@ def end_date(r):
 
 
 def _budget_row(r):
-    out = r.outputs
+    out, cents = r.outputs, run_cents(r)
     return {
         **_key(r), "budget_status": r.status, "approval": approval(r),
         "owner": r.scenario.inputs.get("owner"),
         "start_month": r.start.replace(day=1) if r.start else None, "end_month": end_date(r),
         "accelerator_hours": out["accelerator_hours"],
-        "compute_cost_usd": out["compute_cost_usd"],
-        "electricity_cost_usd": out["electricity_cost_usd"],
-        "total_cost_usd": out["total_cost_usd"],
-        "total_cost_usd_p90": r.ranges["total_cost_usd"][1], "contingency_usd": contingency(r),
+        "compute_cost_usd": cents.usd("compute_cost_usd"),
+        "electricity_cost_usd": cents.usd("electricity_cost_usd"),
+        "total_cost_usd": cents.usd("total_cost_usd"),
+        "total_cost_usd_p90": cents.usd("total_cost_usd", "p90"),
+        "contingency_usd": contingency(r),
     }  # fmt: skip
 
 
@@ -222,34 +282,71 @@ def _assumption_row(r):
 
 
 def _month_rows(r):
-    out = r.outputs
-    other = float(r.arguments.get("other_costs_usd", 0.0))
-    p90, extra = r.ranges["total_cost_usd"][1], contingency(r)
+    """One row per month of the run's P90 schedule, money in whole cents (ints)."""
     rows = []
-    for month, share in engine.month_shares(r.start, out["wall_clock_days"]):
+    for m in run_cents(r).months:
+        p50, p90 = m.total_p50, m.total_p90
         rows.append({
-            **_key(r), "budget_status": r.status, "month": month, "share": share,
-            "compute_cost_usd": out["compute_cost_usd"] * share,
-            "electricity_cost_usd": out["electricity_cost_usd"] * share,
-            "other_costs_usd": other * share, "total_cost_usd": out["total_cost_usd"] * share,
-            "total_cost_usd_p90": p90 * share, "contingency_usd": extra * share,
+            **_key(r), "budget_status": r.status, "month": m.month, "share": m.share,
+            **{name: m.p50[a] for a, name in schedule.ACCOUNTS.items()},
+            "total_cost_usd": p50, "total_cost_usd_p90": p90, "contingency_usd": p90 - p50,
         })  # fmt: skip
     return rows
+
+
+_CENT_COLUMNS = (*MONEY, "total_cost_usd_p90", "contingency_usd", "cumulative_total_cost_usd")
+
+
+def _exact(frame):
+    """``frame`` with its whole-cent money columns as Python ints (object dtype): sums that
+    never wrap around, whatever their size."""
+    for col in _CENT_COLUMNS:
+        if col in frame.columns:
+            frame[col] = pd.Series([int(v) for v in frame[col]], index=frame.index, dtype=object)
+    return frame
+
+
+def _in_dollars(frame):
+    """``frame`` with its whole-cent money columns (ints) in US$."""
+    for col in _CENT_COLUMNS:
+        if col in frame.columns:
+            frame[col] = pd.Series(
+                [schedule.usd(int(v)) for v in frame[col]], index=frame.index, dtype=float
+            )
+    return frame
 
 
 def _frame(name, rows):
     return pd.DataFrame(rows, columns=TABLE_COLUMNS[name])
 
 
-def _status_totals(budget):
+def _cent_sums(runs):
+    """{column: US$} of ``runs``' money totals, summed in whole cents."""
+    cents = [run_cents(r) for r in runs]
+    sums = {name: sum(c.p50[a] for c in cents) for a, name in schedule.ACCOUNTS.items()}
+    sums["total_cost_usd"] = sum(c.total_p50 for c in cents)
+    sums["total_cost_usd_p90"] = sum(c.total_p90 for c in cents)
+    sums["contingency_usd"] = sums["total_cost_usd_p90"] - sums["total_cost_usd"]
+    return {k: schedule.usd(v) for k, v in sums.items()}
+
+
+def _status_totals(runs):
     rows = []
-    sums = ["accelerator_hours", "compute_cost_usd", "electricity_cost_usd", "total_cost_usd",
-            "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
     for status in STATUS_ORDER:
-        part = budget[budget["budget_status"] == status]
+        part = [r for r in runs if r.status == status]
         if len(part) or status != UNKNOWN_STATUS:
-            rows.append({"budget_status": status, "runs": len(part),
-                         **{k: float(part[k].sum()) for k in sums}})  # fmt: skip
+            money = _cent_sums(part)
+            rows.append(
+                {
+                    "budget_status": status,
+                    "runs": len(part),
+                    "accelerator_hours": float(
+                        sum(float(r.outputs["accelerator_hours"]) for r in part)
+                    ),
+                    **{k: money[k] for k in TABLE_COLUMNS["status_totals"] if k in money},
+                }
+            )
+            # fmt: skip
     # no total row: a plain sum of the column is the total (the workbook adds it as a formula)
     return _frame("status_totals", rows)
 
@@ -271,7 +368,7 @@ def _add_months(day, months):
 
 def _periods(monthly, start):
     """(quarterly, fiscal_years) from the monthly table, by fiscal quarter and year."""
-    sums = ["total_cost_usd", "total_cost_usd_p90", "contingency_usd"]
+    sums = ["total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # whole cents (ints)
     rows = []
     for m in monthly.itertuples(index=False):
         fy, first = fiscal_year_of(m.month, start)
@@ -284,26 +381,26 @@ def _periods(monthly, start):
         for q in range(1, 5):
             rows.append({"fiscal_year": fy, "fy_first": first, "quarter": f"{fy} Q{q}",
                          "first_month": _add_months(first, 3 * (q - 1)),
-                         **dict.fromkeys(sums, 0.0)})  # fmt: skip
+                         **dict.fromkeys(sums, 0)})  # fmt: skip
     frame = pd.DataFrame(rows, columns=["fiscal_year", "fy_first", "quarter", "first_month", *sums])
-    frame = frame.sort_values("first_month", kind="stable")
+    frame = _exact(frame.sort_values("first_month", kind="stable"))
     quarterly = frame.groupby(["fiscal_year", "quarter", "first_month"], sort=False)[sums].sum()
     quarterly = quarterly.reset_index()
     years = frame.groupby(["fiscal_year", "fy_first"], sort=False)[sums].sum().reset_index()
     years = years.rename(columns={"fy_first": "first_month"})
     for t in (quarterly, years):
         t["cumulative_total_cost_usd"] = t["total_cost_usd"].cumsum()
-    return _frame("quarterly", quarterly.to_dict("records")), _frame(
-        "fiscal_years", years.to_dict("records")
-    )
+    return (_in_dollars(_frame("quarterly", quarterly.to_dict("records"))),
+            _in_dollars(_frame("fiscal_years", years.to_dict("records"))))  # fmt: skip
 
 
 def _monthly(by_run):
-    """Every month from the first to the last, 0 where nothing is spent (continuous)."""
+    """Every month from the first to the last, 0 where nothing is spent (continuous); money
+    in whole cents, as ``by_run`` has it."""
     if not len(by_run):
         return _frame("monthly", [])
     sums = [*MONEY, "total_cost_usd_p90", "contingency_usd"]
-    monthly = by_run.groupby("month", sort=True)[sums].sum()
+    monthly = _exact(by_run.copy()).groupby("month", sort=True)[sums].sum()
     monthly["runs"] = by_run.groupby("month", sort=True)["scenario"].size()
     first, last = min(monthly.index), max(monthly.index)
     months, m = [], first
@@ -317,28 +414,27 @@ def _monthly(by_run):
     return _frame("monthly", monthly.to_dict("records"))
 
 
-def _totals(c, costs, budget):
-    is_scheduled = [r.start is not None for r in _budget_sorted(c)]
-    scheduled = budget[is_scheduled] if len(budget) else budget
-    unscheduled = budget[[not s for s in is_scheduled]] if len(budget) else budget
-    by_status = {s: budget[budget["budget_status"] == s] for s in STATUS_ORDER}
+def _totals(c, costs):
+    runs = c.budget_runs
+    money = _cent_sums(runs)
+    total = lambda part: _cent_sums(part)["total_cost_usd"]  # noqa: E731
     return pd.DataFrame([{
-        "files": len(c.planners), "runs": len(c.budget_runs),
+        "files": len(c.planners), "runs": len(runs),
         "not_in_budget_runs": len(c.other_runs),
         "accelerator_hours": costs["accelerator_hours"].sum(),
-        "compute_cost_usd": costs["compute_cost_usd"].sum(),
+        "compute_cost_usd": money["compute_cost_usd"],
         "electricity_kwh": costs["electricity_kwh"].sum(),
-        "electricity_cost_usd": costs["electricity_cost_usd"].sum(),
-        "other_costs_usd": costs["other_costs_usd"].sum(),
-        "total_cost_usd": costs["total_cost_usd"].sum(),
-        "approved_total_cost_usd": by_status["Approved"]["total_cost_usd"].sum(),
-        "proposed_total_cost_usd": by_status["Proposed"]["total_cost_usd"].sum(),
-        "status_unknown_total_cost_usd": by_status[UNKNOWN_STATUS]["total_cost_usd"].sum(),
-        "total_cost_usd_p90": budget["total_cost_usd_p90"].sum(),
-        "contingency_usd": budget["contingency_usd"].sum(),
+        "electricity_cost_usd": money["electricity_cost_usd"],
+        "other_costs_usd": money["other_costs_usd"],
+        "total_cost_usd": money["total_cost_usd"],
+        "approved_total_cost_usd": total([r for r in runs if r.status == "Approved"]),
+        "proposed_total_cost_usd": total([r for r in runs if r.status == "Proposed"]),
+        "status_unknown_total_cost_usd": total([r for r in runs if r.status == UNKNOWN_STATUS]),
+        "total_cost_usd_p90": money["total_cost_usd_p90"],
+        "contingency_usd": money["contingency_usd"],
         "co2_tonnes": costs["co2_tonnes"].sum(),
-        "scheduled_total_cost_usd": scheduled["total_cost_usd"].sum(),
-        "unscheduled_total_cost_usd": unscheduled["total_cost_usd"].sum(),
+        "scheduled_total_cost_usd": total([r for r in runs if r.start is not None]),
+        "unscheduled_total_cost_usd": total([r for r in runs if r.start is None]),
     }])  # fmt: skip
 
 
@@ -355,18 +451,9 @@ def with_unscheduled(c, name):
                      "fiscal_years": ("fiscal_year",)}[name]  # fmt: skip
     row = dict.fromkeys(df.columns)
     row.update(dict.fromkeys(label_columns, UNSCHEDULED))
-    sums = {
-        "compute_cost_usd": sum(float(r.outputs["compute_cost_usd"]) for r in runs),
-        "electricity_cost_usd": sum(float(r.outputs["electricity_cost_usd"]) for r in runs),
-        "other_costs_usd": sum(float(r.arguments.get("other_costs_usd", 0.0)) for r in runs),
-        "total_cost_usd": sum(float(r.outputs["total_cost_usd"]) for r in runs),
-        "total_cost_usd_p90": sum(r.ranges["total_cost_usd"][1] for r in runs),
-        "contingency_usd": sum(contingency(r) for r in runs),
-        "runs": len(runs),
-    }
+    sums = {**_cent_sums(runs), "runs": len(runs)}
     row.update({k: v for k, v in sums.items() if k in df.columns})
-    before = float(df["cumulative_total_cost_usd"].iloc[-1]) if len(df) else 0.0
-    row["cumulative_total_cost_usd"] = before + sums["total_cost_usd"]
+    row["cumulative_total_cost_usd"] = _cent_sums(c.budget_runs)["total_cost_usd"]
     return pd.DataFrame([*df.to_dict("records"), row], columns=df.columns)
 
 
@@ -391,26 +478,28 @@ def build_tables(c):
     by_run = _frame("monthly_by_run", [row for r in runs if r.start for row in _month_rows(r)])
     budget = _frame("budget", [_budget_row(r) for r in runs])
     costs = _frame("costs", [_cost_row(r) for r in runs])
-    monthly = _monthly(by_run)
+    monthly = _monthly(by_run)  # whole cents until the periods are summed
     quarterly, years = _periods(monthly, c.fiscal_year_start)
+    by_run, monthly = _in_dollars(by_run), _in_dollars(monthly)
     mismatches = _frame("mismatches", c.mismatch_rows)
     tables = {
         "runs": _frame("runs", [_run_row(r) for r in runs]),
         "costs": costs,
         "ranges": _frame("ranges", [_range_row(r) for r in runs]),
         "budget": budget,
-        "status_totals": _status_totals(budget),
+        "status_totals": _status_totals(runs),
         "assumptions": _frame("assumptions", [_assumption_row(r) for r in runs]),
         "not_in_budget": _frame("not_in_budget", [
             {**_key(r), "budget_status": r.status, "owner": r.scenario.inputs.get("owner"),
              "accelerator_hours": r.outputs["accelerator_hours"],
-             "total_cost_usd": r.outputs["total_cost_usd"]} for r in c.other_runs]),
+             "total_cost_usd": schedule.usd(schedule.to_cents(r.outputs["total_cost_usd"]))}
+            for r in c.other_runs]),
         "blank_inputs": _frame("blank_inputs", [
             {**_key(r), "input_label": Q[n.name].label if n.name in Q else n.name,
              "input": n.name, "value_used": n.value,
              "unit": Q[n.name].unit if n.name in Q else "", "why": n.why}
             for r in runs for n in r.notes]),
-        "totals": _totals(c, costs, budget),
+        "totals": _totals(c, costs),
         "monthly": monthly,
         "quarterly": quarterly,
         "fiscal_years": years,
@@ -424,66 +513,24 @@ def build_tables(c):
     return tables
 
 
-def _cents(amounts, total):
-    """``amounts`` rounded to cents so that they add up to ``total`` rounded to cents
-    (largest remainders): a long-format export sums to the hand-off's figure to the cent."""
-    want = round(total * 100)
-    raw = [a * 100 for a in amounts]
-    cents = [math.floor(x) for x in raw]
-    order = sorted(range(len(raw)), key=lambda i: raw[i] - cents[i], reverse=True)
-    for i in order[: max(0, want - sum(cents))]:
-        cents[i] += 1
-    return [c / 100 for c in cents]
-
-
-def _fpa_lines(r, start):
-    """(month, fiscal year, quarter, account, p50, p90) of one run, before rounding."""
-    out, moves = r.outputs, {}
-    other = float(r.arguments.get("other_costs_usd", 0.0))
-    p50 = {"compute_cost_usd": float(out["compute_cost_usd"]),
-           "electricity_cost_usd": float(unpriced(out["electricity_cost_usd"])),
-           "other_costs_usd": other}  # fmt: skip
-    p90 = {"compute_cost_usd": float(r.ranges["compute_cost_usd"][1]),
-           "electricity_cost_usd": float(unpriced(r.ranges["electricity_cost_usd"][1])),
-           "other_costs_usd": other}  # fmt: skip
-    moves = engine.month_shares(r.start, out["wall_clock_days"]) if r.start else [(None, 1.0)]
-    lines = []
-    for month, share in moves:
-        fy, first = fiscal_year_of(month, start) if month else ("unscheduled", None)
-        q = f"{fy} Q{((month.month - start) % 12) // 3 + 1}" if month else "unscheduled"
-        for account, name in ACCOUNTS:
-            lines.append((month, fy, q, account, p50[name] * share, p90[name] * share))
-    return lines
-
-
-def unpriced(value):
-    """An unpriced (NaN) figure as 0."""
-    value = float(value)
-    return 0.0 if math.isnan(value) else value
-
-
 def fpa_table(runs, start):
     """The long-format export: one row per run, month and account (compute, electricity,
-    other) with P50 and P90 in US$ to the cent; the rows add up to the hand-off's total and
-    P90 to the cent (each run's to its own, within a cent). A run without a start date has
-    one row per account with the month blank and the fiscal year and quarter "unscheduled"."""
-    per_run = [(r, _fpa_lines(r, start)) for r in runs]
-    out = []
-    for key in (4, 5):  # p50, then p90
-        totals = [sum(line[key] for line in lines) for _, lines in per_run]
-        run_cents = _cents(totals, sum(totals))
-        for (r, lines), run_total in zip(per_run, run_cents, strict=True):
-            for line, value in zip(lines, _cents([x[key] for x in lines], run_total),
-                                   strict=True):  # fmt: skip
-                out.append((r, line, key, value))
-    rows = {}
-    for r, line, key, value in out:
-        month, fy, q, account, _, _ = line
-        row = rows.setdefault((id(r), month, account), {
-            "run_id": run_id(r), "month": month, "fiscal_year": fy, "quarter": q,
-            "status": r.status, "account": account})  # fmt: skip
-        row["p50_usd" if key == 4 else "p90_usd"] = value
-    return _frame("fpa", list(rows.values()))
+    other) with P50 and P90 in US$ to the cent, the rounded rows every other table sums
+    (:func:`run_cents`). A month of the P90 run after the P50 run's end has a P50 of 0. A run
+    without a start date has one row per account with the month blank and the fiscal year
+    and quarter "unscheduled"."""
+    rows = []
+    for r in runs:
+        for m in run_cents(r).months:
+            month = m.month
+            fy = fiscal_year_of(month, start)[0] if month else "unscheduled"
+            q = f"{fy} Q{((month.month - start) % 12) // 3 + 1}" if month else "unscheduled"
+            for account in schedule.ACCOUNTS:
+                rows.append({"run_id": run_id(r), "month": month, "fiscal_year": fy,
+                             "quarter": q, "status": r.status, "account": account,
+                             "p50_usd": schedule.usd(m.p50[account]),
+                             "p90_usd": schedule.usd(m.p90[account])})  # fmt: skip
+    return _frame("fpa", rows)
 
 
 def consolidate(
