@@ -29,7 +29,12 @@ from dataclasses import dataclass
 
 from openpyxl import Workbook
 from openpyxl.styles import Alignment, Border, Font, NamedStyle, PatternFill, Protection, Side
-from openpyxl.utils import column_index_from_string, get_column_letter, quote_sheetname
+from openpyxl.utils import (
+    column_index_from_string,
+    get_column_letter,
+    quote_sheetname,
+    range_boundaries,
+)
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.properties import PageSetupProperties
@@ -84,9 +89,31 @@ DISPLAY_UNITS = {"fraction": "%"}
 STATES = ("OK", "WARN", "ERROR")
 #: The five words a finance reader meets, in five lines (the Cover of every workbook and the
 #: hand-off's page 1).
+#: The model size (active parameters) at which the glossary quotes the calibrated default MFU.
+GLOSSARY_ACTIVE_PARAMS = 70e9
+#: How the glossary names each calibrated generation of accelerators.
+_GENERATION_WORDS = {"A100": "A100", "H100": "H100 (and H800, H200)", "TPU": "TPU",
+                     "other": "other accelerators"}  # fmt: skip
+
+
+def mfu_meaning():
+    """The glossary's MFU line, its figures the calibration's stored defaults
+    (:func:`udfs.calibration.predicted_mfu`'s model at :data:`GLOSSARY_ACTIVE_PARAMS`)."""
+    from udfs import calibration
+
+    m = calibration.default_mfu_model()
+    figures = ", ".join(
+        f"{_GENERATION_WORDS.get(g, g)} {float(m.predict(g, GLOSSARY_ACTIVE_PARAMS)):.0%}"
+        for g in m.intercepts
+    )
+    size = f"{GLOSSARY_ACTIVE_PARAMS / 1e9:.0f}B"
+    return ("Model FLOPs utilisation: the share of the accelerators' peak speed a training run "
+            f"turns into useful model arithmetic. Calibrated default at {size} active "
+            f"parameters: {figures}; lower for small models.")  # fmt: skip
+
+
 GLOSSARY = (
-    ("MFU", "Model FLOPs utilisation: the share of the accelerators' peak speed a training run "
-     "turns into useful model arithmetic (typically 30-45%)."),
+    ("MFU", mfu_meaning()),
     ("TFLOP/s", "Trillions of arithmetic operations per second, per accelerator: its peak, or "
      "the effective speed = peak x MFU x goodput."),
     ("Goodput", "The share of the run's time spent training, after failures, restarts and "
@@ -216,20 +243,69 @@ def print_setup(
     of every template (the hand-off can call it too); :func:`header_footer` adds the page
     header and footer once the workbook is complete.
     """
+    paper = paper_size()
     ws.page_setup.orientation = "landscape"
-    ws.page_setup.paperSize = PAPER_SIZES[paper_size()]
-    ws.page_setup.fitToWidth = pages_wide
-    ws.page_setup.fitToHeight = pages_tall
-    ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
+    ws.page_setup.paperSize = PAPER_SIZES[paper]
     ws.print_options.gridLines = False
     ws.page_margins.left = ws.page_margins.right = 0.5
     ws.page_margins.top = ws.page_margins.bottom = 0.75
     ws.page_margins.header = ws.page_margins.footer = 0.3
     if print_titles:
         ws.print_title_rows = print_titles
-    if title_cols:
-        ws.print_title_cols = title_cols
     ws.print_area = print_area or used_area(ws)
+    if fit_scale(ws, paper, pages_wide, pages_tall) * 100 >= MIN_PRINT_SCALE_PCT:
+        ws.page_setup.fitToWidth = pages_wide
+        ws.page_setup.fitToHeight = pages_tall
+        ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
+        if title_cols:
+            ws.print_title_cols = title_cols
+        return
+    # fitting would print small type: print at the smallest readable scale instead, as many
+    # pages across and down as that takes (no column repeated: a note merged across columns
+    # would print under it)
+    ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=False)
+    ws.page_setup.fitToWidth = ws.page_setup.fitToHeight = None
+    ws.page_setup.scale = MIN_PRINT_SCALE_PCT
+
+
+#: The smallest print scale (percent) of any page: an 11-point cell (the body type of every
+#: sheet) prints at 7.7 points, above the 7-point floor of a readable printed word. A sheet
+#: that would fit its pages only below this scale prints at it, on more pages.
+MIN_PRINT_SCALE_PCT = 70
+#: Printable width and height (points) of each paper, landscape, inside the margins of
+#: :func:`print_setup` (0.5 inch left and right; 0.75 inch top and bottom).
+PRINTABLE_PT = {"a4": (842 - 72, 595 - 108), "letter": (792 - 72, 612 - 108)}
+
+
+#: Pixels per column width unit as LibreOffice prints it (measured: 8.3; Excel's 7 would
+#: overestimate the scale a wide sheet fits at).
+PRINTED_PX_PER_WIDTH = 8.5
+
+
+def area_points(ws):
+    """(width, height) in points of the print area of ``ws`` at 100%
+    (:data:`PRINTED_PX_PER_WIDTH` pixels per width unit plus 5 of padding, a pixel 0.75
+    point)."""
+    first_col, first_row, last_col, last_row = range_boundaries(
+        ws.print_area.split("!")[-1].replace("$", "")
+    )
+    width = sum(
+        _width(ws, get_column_letter(c)) * PRINTED_PX_PER_WIDTH + 5
+        for c in range(first_col, last_col + 1)
+    )
+    height = sum(ws.row_dimensions[r].height or _ROW_PT for r in range(first_row, last_row + 1))
+    return width * 0.75, height
+
+
+def fit_scale(ws, paper, pages_wide=1, pages_tall=0):
+    """The scale (1 = 100%) at which the print area fits ``pages_wide`` pages across and
+    ``pages_tall`` down (0: any number down)."""
+    width, height = area_points(ws)
+    page_w, page_h = PRINTABLE_PT[paper]
+    scale = min(1.0, pages_wide * page_w / width)
+    if pages_tall:
+        scale = min(scale, pages_tall * page_h / height)
+    return scale
 
 
 #: Centimetres per point; the default row height in points; pixels per width unit.

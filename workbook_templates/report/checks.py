@@ -9,13 +9,12 @@ a value typed over a formula, a budget run without a start date. ERROR: a file l
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 
 from udfs import calibration, plan
 from udfs.validation import is_blank
 
+from ..planner.checks import NEVER_DEFAULT, PLACEHOLDER_NAME
 from .consolidate import UNKNOWN_STATUS, Q
 
 __all__ = ["checks_table", "duplicate_text"]
@@ -169,16 +168,11 @@ def _schedule(rows, c):
         rows.add("Run scheduled by month", "OK", "every budget run has a start date")
 
 
-#: Inputs a budget run must not leave to a default: a figure nobody chose reaches the budget.
-NEVER_DEFAULT = ("scenario_name", "owner", "usd_per_accelerator_hour", "start_date")
-#: A scenario name that is the planner's own column name: never typed.
-_PLACEHOLDER_NAME = re.compile(r"^Custom \d+$")
-
-
 def _typed(r, name):
     value = r.scenario.inputs.get(name)
     if name == "scenario_name":
-        return value not in (None, "") and not _PLACEHOLDER_NAME.match(str(value).strip())
+        text = "" if value is None else str(value).strip()
+        return text != "" and not PLACEHOLDER_NAME.match(text)
     return value not in (None, "")
 
 
