@@ -135,7 +135,7 @@ def _scenario_list(book, ws, n, top):
                         for name, words in DEFAULT_WORDS)  # fmt: skip
         # a complete scenario of the team's (the preset references keep their own figures);
         # the last "; " dropped
-        text = ws.cell(r, c + 7, f'=IF(AND({ready},{status}<>"Reference"),'
+        text = ws.cell(r, c + 7, f'=IF(AND({ready},{status}<>INDEX(budget_statuses,1,1)),'
                        f'SUBSTITUTE(SUBSTITUTE({used}&"|","; |",""),"|",""),"")')  # fmt: skip
         text.style = "Calc"
         text.alignment = Alignment(wrap_text=True, vertical="top")

@@ -70,16 +70,30 @@ def _statuses(rows, c):
                      p.path)  # fmt: skip
         if runs and not blank:
             rows.add("Budget status", "OK", "every scenario has a budget status", p.path)
-    for r in c.other_runs:
+    for group in _once(c.other_runs):  # a reference in every team's file: one line
+        r, files = group[0], list(dict.fromkeys(g.scenario.path.name for g in group))
+        where = (f" (the same in {len(files)} files: {', '.join(files)}; their paths on Sources)"
+                 if len(files) > 1 else "")  # fmt: skip
         rows.add("Not in the budget", "INFO",
-                 f"scenario {r.scenario.name!r} is {r.status}: listed, never summed",
+                 f"scenario {r.scenario.name!r} is {r.status}: listed, never summed{where}",
                  r.scenario.path)  # fmt: skip
+
+
+def _once(runs):
+    """Runs grouped as the same scenario (name and inputs) with the same status, in order."""
+    from .consolidate import _identity
+
+    groups = {}
+    for r in runs:
+        groups.setdefault((_identity(r), r.status), []).append(r)
+    return list(groups.values())
 
 
 def _duplicates(rows, c):
     for group in c.duplicates:
-        status = "WARN" if any(r.in_budget for r in group) else "INFO"
-        rows.add("Duplicate scenarios", status, duplicate_text(group))
+        if not any(r.in_budget for r in group):
+            continue  # never summed: one "Not in the budget" line names its files
+        rows.add("Duplicate scenarios", "WARN", duplicate_text(group))
     if not any(any(r.in_budget for r in g) for g in c.duplicates):
         rows.add("Duplicate scenarios", "OK", "no budget scenario is in two files")
 
