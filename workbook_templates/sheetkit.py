@@ -266,6 +266,58 @@ def print_setup(
     ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=False)
     ws.page_setup.fitToWidth = ws.page_setup.fitToHeight = None
     ws.page_setup.scale = MIN_PRINT_SCALE_PCT
+    keep_headings(ws, paper)
+
+
+#: Rows (of the default height) a heading keeps with it on its page: a section title or a
+#: header row closer than this to the foot of a page starts the next page instead.
+KEEP_WITH_NEXT_ROWS = 4
+
+
+def _is_heading(ws, r):
+    first = ws.cell(r, 1)
+    if first.style == "Header":
+        return True
+    return first.style == "Section" and all(
+        ws.cell(r, c).value in (None, "") for c in range(2, ws.max_column + 1)
+    )
+
+
+def keep_headings(ws, paper):
+    """Page breaks of a sheet at :data:`MIN_PRINT_SCALE_PCT`, set by hand: the page height
+    at that scale (:data:`PRINTABLE_PT`, a little less than a program's own), less the
+    repeated title rows, filled row by row from each break, and a heading that would print at
+    the foot of a page moved to the next. A row without a height gets the default
+    15 points, so that every program pages the rows as counted here (LibreOffice's own
+    default is shorter)."""
+    from openpyxl.worksheet.pagebreak import Break
+
+    _, first_row, _, last_row = range_boundaries(ws.print_area.split("!")[-1].replace("$", ""))
+    titles = 0.0
+    if ws.print_title_rows:
+        top, bottom = (int(x) for x in ws.print_title_rows.replace("$", "").split(":"))
+        titles = sum(ws.row_dimensions[r].height or _ROW_PT for r in range(top, bottom + 1))
+    page = PRINTABLE_PT[paper][1] * 100 / MIN_PRINT_SCALE_PCT
+    breaks = {b.id for b in ws.row_breaks.brk}
+    used, first_page = 0.0, True
+    for r in range(first_row, last_row + 1):
+        if not ws.row_dimensions[r].height:
+            ws.row_dimensions[r].height = _ROW_PT
+        height = 0.0 if ws.row_dimensions[r].hidden else ws.row_dimensions[r].height
+        room = page - (0 if first_page else titles)
+        if used + height > room and used > 0:  # a break of our own: never where we guessed
+            ws.row_breaks.append(Break(id=r - 1))
+            breaks.add(r - 1)
+            used, first_page = 0.0, False
+        elif (
+            _is_heading(ws, r) and used > 0 and used + height + KEEP_WITH_NEXT_ROWS * _ROW_PT > room
+        ):
+            ws.row_breaks.append(Break(id=r - 1))
+            breaks.add(r - 1)
+            used, first_page = 0.0, False
+        used += height
+        if r in breaks:
+            used, first_page = 0.0, False
 
 
 #: The smallest print scale (percent) of any page: an 11-point cell (the body type of every

@@ -246,9 +246,12 @@ def checks_sheet(book, scen):
     for k in range(own_first, last_check + 1):  # which rows, and what to do
         ws.cell(k, 1).alignment = Alignment(wrap_text=True, vertical="top")
         ws.cell(k, 4).alignment = Alignment(horizontal="left", vertical="top", wrap_text=True)
-    Book.finish(ws, freeze="D5")
+    from ..sheetkit import fit_wrapped_rows
+
+    fit_wrapped_rows(ws)
     for k in range(own_first, last_check + 1):  # room for two lines of rows and advice
         ws.row_dimensions[k].height = max(ws.row_dimensions[k].height or 0, 30)
+    Book.finish(ws, freeze="D5")  # pages counted with the rows' heights
     return ws
 
 
