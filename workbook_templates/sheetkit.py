@@ -91,14 +91,14 @@ STATES = ("OK", "WARN", "ERROR")
 #: hand-off's page 1).
 #: The model size (active parameters) at which the glossary quotes the calibrated default MFU.
 GLOSSARY_ACTIVE_PARAMS = 70e9
-#: How the glossary names each calibrated generation of accelerators.
-_GENERATION_WORDS = {"A100": "A100", "H100": "H100 (and H800, H200)", "TPU": "TPU",
-                     "other": "other accelerators"}  # fmt: skip
+#: How the glossary names a calibrated generation of accelerators (else by its own name).
+_GENERATION_WORDS = {"other": "others"}
 
 
 def mfu_meaning():
     """The glossary's MFU line, its figures the calibration's stored defaults
-    (:func:`udfs.calibration.predicted_mfu`'s model at :data:`GLOSSARY_ACTIVE_PARAMS`)."""
+    (:func:`udfs.calibration.predicted_mfu`'s model at :data:`GLOSSARY_ACTIVE_PARAMS`; H100
+    stands for its generation, H800 and H200 too)."""
     from udfs import calibration
 
     m = calibration.default_mfu_model()
@@ -107,9 +107,8 @@ def mfu_meaning():
         for g in m.intercepts
     )
     size = f"{GLOSSARY_ACTIVE_PARAMS / 1e9:.0f}B"
-    return ("Model FLOPs utilisation: the share of the accelerators' peak speed a training run "
-            f"turns into useful model arithmetic. Calibrated default at {size} active "
-            f"parameters: {figures}; lower for small models.")  # fmt: skip
+    return ("Model FLOPs utilisation: the share of peak speed turned into model arithmetic; "
+            f"calibrated default at {size} active: {figures}.")  # fmt: skip
 
 
 GLOSSARY = (
@@ -269,8 +268,8 @@ def print_setup(
     keep_headings(ws, paper)
 
 
-#: Rows (of the default height) a heading keeps with it on its page: a section title or a
-#: header row closer than this to the foot of a page starts the next page instead.
+#: Rows (of the default height) a heading keeps with it on its page when its whole block
+#: (down to the next empty row) is longer than a page.
 KEEP_WITH_NEXT_ROWS = 4
 
 
@@ -283,11 +282,22 @@ def _is_heading(ws, r):
     )
 
 
+def _kept(ws, r, last_row, room):
+    """Height a heading at row ``r`` keeps together: its block (down to the next empty row)
+    when that fits on a page, else itself and :data:`KEEP_WITH_NEXT_ROWS` rows."""
+    height = 0.0
+    for k in range(r, last_row + 1):
+        if k > r and all(c.value in (None, "") for c in ws[k]):
+            break
+        height += 0.0 if ws.row_dimensions[k].hidden else ws.row_dimensions[k].height or _ROW_PT
+    return height if height <= room else (KEEP_WITH_NEXT_ROWS + 1) * _ROW_PT
+
+
 def keep_headings(ws, paper):
     """Page breaks of a sheet at :data:`MIN_PRINT_SCALE_PCT`, set by hand: the page height
     at that scale (:data:`PRINTABLE_PT`, a little less than a program's own), less the
-    repeated title rows, filled row by row from each break, and a heading that would print at
-    the foot of a page moved to the next. A row without a height gets the default
+    repeated title rows, filled row by row from each break, and a heading whose block would
+    not fit below it moved to the next page (:func:`_kept`). A row without a height gets the default
     15 points, so that every program pages the rows as counted here (LibreOffice's own
     default is shorter)."""
     from openpyxl.worksheet.pagebreak import Break
@@ -309,9 +319,7 @@ def keep_headings(ws, paper):
             ws.row_breaks.append(Break(id=r - 1))
             breaks.add(r - 1)
             used, first_page = 0.0, False
-        elif (
-            _is_heading(ws, r) and used > 0 and used + height + KEEP_WITH_NEXT_ROWS * _ROW_PT > room
-        ):
+        elif _is_heading(ws, r) and used > 0 and used + _kept(ws, r, last_row, room) > room:
             ws.row_breaks.append(Break(id=r - 1))
             breaks.add(r - 1)
             used, first_page = 0.0, False

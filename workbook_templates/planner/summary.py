@@ -35,8 +35,8 @@ _RESOLVED = (
 
 #: Index of the example column (the switch's fallback when no custom column is filled).
 EXAMPLE_INDEX = 3
-#: Row of the selected scenario's header (the switch below it), under the headline box.
-SWITCH_ROW = 10
+#: Row of the selected scenario's header (the switch below it), under the scenario list.
+SWITCH_ROW = 20
 
 
 def _switch(book, ws, n, top):
@@ -46,7 +46,7 @@ def _switch(book, ws, n, top):
     book.label_cells(ws, top + 1, "Active scenario (switch)", f"1 to {n}", "")
     switch = book.input_cell(ws[sw], None, "index")
     book.place_cell("active_scenario_switch", ws, sw, named=True)
-    prompt = (f"Scenario number, 1 to {n} (the list on the right). Blank: your first filled "
+    prompt = (f"Scenario number, 1 to {n} (the list above). Blank: your first filled "
               f"custom column, else the example ({EXAMPLE_INDEX}).")  # fmt: skip
     error = f"Type a whole number from 1 to {n}, or leave it blank."
     book.validation(ws, sw, "whole", "1", str(n), "between", prompt=prompt, error=error,
@@ -97,62 +97,72 @@ def _default_words():
 
 
 DEFAULT_WORDS = _default_words()
-#: The scenario list (right of the selected scenario): (header, width) from column F.
-LIST_COLUMNS = (("No.", 6), ("Scenario", 30), ("Status", 11), ("Total P50 (US$)", 15),
-                ("Total P90 (US$)", 15), ("First month", 11), ("Last month", 11),
-                ("Inputs left to a default", 60))  # fmt: skip
-_LIST_COL = 6
+#: The scenario list under the headline box: key -> (column, header, width or None to keep
+#: the column's width). One page wide at the readable print scale (A to G).
+LIST_COLUMNS = {
+    "name": (1, "No. and scenario", None),
+    "status": (2, "Status", None),
+    "p50": (3, "Total P50 (US$)", None),
+    "defaults": (4, "Inputs left to a default", None),
+    "p90": (5, "Total P90 (US$)", 15),
+    "first": (6, "First month", 11),
+    "last": (7, "Last month", 11),
+}
+#: Row of the scenario list's header (the eight scenarios below it).
+LIST_ROW = 10
 
 
 def _scenario_list(book, ws, n, top):
     """One row per scenario: its status, and when in the budget (a complete Approved or
     Proposed column) its P50, P90, first and last month; and the inputs it leaves to a
     default. The headline box sums these rows."""
-    book.header(ws, top, [h for h, _ in LIST_COLUMNS], first_col=_LIST_COL)
+    col = {k: v[0] for k, v in LIST_COLUMNS.items()}
+    for c, head, width in LIST_COLUMNS.values():
+        put_text(ws.cell(top, c), head).style = "Header"
+        if width:
+            ws.column_dimensions[get_column_letter(c)].width = width
     ws.row_dimensions[top].height = 30
-    c = _LIST_COL
     for i in range(1, n + 1):
         r = top + i
         at = f",1,{i})"
         ready = f"INDEX(scenario_ready{at}"
         status = f"INDEX(budget_status_used{at}"
         inb = f'AND({ready},OR({status}="Approved",{status}="Proposed"))'
-        fm = f"{get_column_letter(c + 5)}{r}"  # the first month
-        ws.cell(r, c, i)
-        ws.cell(r, c + 1, f"=INDEX(scenario_name{at}").style = "Link"
-        ws.cell(r, c + 2, f"={status}").style = "Link"
-        for k, name in ((3, "total_cost_usd"), (4, "total_cost_usd_p90")):
-            cell = ws.cell(r, c + k, f'=IF({inb},INDEX({name}{at},"")')
+        fm = f"{get_column_letter(col['first'])}{r}"  # the first month
+        name = ws.cell(r, col["name"], f'="{i}. "&INDEX(scenario_name{at}')
+        name.style = "Link"
+        ws.cell(r, col["status"], f"={status}").style = "Link"
+        for key, q in (("p50", "total_cost_usd"), ("p90", "total_cost_usd_p90")):
+            cell = ws.cell(r, col[key], f'=IF({inb},INDEX({q}{at},"")')
             cell.style, cell.number_format = "Calc", number_format("US$")
         start = f"INDEX(start_date_used{at}"
-        first = ws.cell(r, c + 5, f'=IF(AND({inb},ISNUMBER({start})),{start},"")')
+        first = ws.cell(r, col["first"], f'=IF(AND({inb},ISNUMBER({start})),{start},"")')
         # the run occupies [start, start + days): its last month holds the instant before
-        last = ws.cell(r, c + 6, f'=IF(ISNUMBER({fm}),{fm}+MAX(0,'
+        last = ws.cell(r, col["last"], f'=IF(ISNUMBER({fm}),{fm}+MAX(0,'
                        f'INDEX(wall_clock_days{at}-1E-9),"")')  # fmt: skip
         for cell in (first, last):
             cell.style, cell.number_format = "Calc", "mmm yyyy"
-        used = "&".join(f'IF(LEN(INDEX({name}{at})=0,"{words}; ","")'
-                        for name, words in DEFAULT_WORDS)  # fmt: skip
+        used = "&".join(f'IF(LEN(INDEX({q}{at})=0,"{words}; ","")'
+                        for q, words in DEFAULT_WORDS)  # fmt: skip
         # a complete scenario of the team's (the preset references keep their own figures);
         # the last "; " dropped
-        text = ws.cell(r, c + 7, f'=IF(AND({ready},{status}<>INDEX(budget_statuses,1,1)),'
+        text = ws.cell(r, col["defaults"],
+                       f'=IF(AND({ready},{status}<>INDEX(budget_statuses,1,1)),'
                        f'SUBSTITUTE(SUBSTITUTE({used}&"|","; |",""),"|",""),"")')  # fmt: skip
         text.style = "Calc"
-        text.alignment = Alignment(wrap_text=True, vertical="top")
-        ws.row_dimensions[r].height = 45
+        for c in range(1, 8):
+            ws.cell(r, c).alignment = Alignment(wrap_text=c in (1, 4), vertical="top")
+        ws.row_dimensions[r].height = 60  # four lines of defaults
     last = top + n
-    for k, (_, width) in enumerate(LIST_COLUMNS):
-        ws.column_dimensions[get_column_letter(c + k)].width = width
-    span = {k: f"${get_column_letter(c + k)}${top + 1}:${get_column_letter(c + k)}${last}"
-            for k in range(len(LIST_COLUMNS))}  # fmt: skip
-    return span
+    return {key: f"${get_column_letter(c)}${top + 1}:${get_column_letter(c)}${last}"
+            for key, c in col.items()}  # fmt: skip
 
 
 def _headline(book, ws, span):
     """The box atop Summary: the planner's budget (its complete Approved and Proposed
     columns): total P50, P90, contingency, the months covered, and the defaults in use."""
     book.header(ws, 3, ["Budget of this planner (Approved and Proposed scenarios)", "", "", ""])
-    p50, p90, first, last, used = (span[k] for k in (3, 4, 5, 6, 7))
+    p50, p90, first, last, used = (span[k] for k in ("p50", "p90", "first", "last", "defaults"))
     rows = (
         ("headline_budget_p50", "Total, P50", "US$", f"=SUM({p50})",
          f'=COUNT({p50})&" scenario(s) in the budget: the estimate"'),
@@ -168,7 +178,7 @@ def _headline(book, ws, span):
          'month of the runs in the budget")'),
         ("headline_defaults", "Inputs left to a default", "scenarios",
          f'=COUNTIF({used},"?*")',
-         '="Scenario(s) with an input left blank: the list on the right (grey italics below)"'),
+         '="Scenario(s) with an input left blank: the list below (grey italics further down)"'),
     )  # fmt: skip
     for i, (name, label, unit, formula, note) in enumerate(rows):
         r = 4 + i
@@ -297,7 +307,7 @@ def summary_sheet(book, scen):
     ws = book.sheet("Summary", {"A": 38, "B": 20, "C": 22, "D": 50})
     book.title(ws, "Summary: the budget, then the selected scenario",
                "Change the yellow switch to pick the scenario shown.")  # fmt: skip
-    span = _scenario_list(book, ws, len(scen), SWITCH_ROW)
+    span = _scenario_list(book, ws, len(scen), LIST_ROW)
     _headline(book, ws, span)
     _switch(book, ws, len(scen), SWITCH_ROW)
     r = _inputs_as_used(book, ws, SWITCH_ROW + 6)
