@@ -231,7 +231,13 @@ def paper_size(environ=None):
 
 
 def print_setup(
-    ws, pages_wide=1, print_titles=None, title_cols=None, print_area=None, pages_tall=0
+    ws,
+    pages_wide=1,
+    print_titles=None,
+    title_cols=None,
+    print_area=None,
+    pages_tall=0,
+    paged=False,
 ):
     """Landscape A4 or Letter (:func:`paper_size`), ``pages_wide`` pages across,
     ``pages_tall`` down (0: as tall as it needs).
@@ -241,6 +247,10 @@ def print_setup(
     chart (:func:`used_area`), so nothing outside the content prints. The one print set-up
     of every template (the hand-off can call it too); :func:`header_footer` adds the page
     header and footer once the workbook is complete.
+
+    A sheet that fits one page wide only below :data:`MIN_PRINT_SCALE_PCT` prints at that
+    scale on more pages, its page breaks set here (:func:`keep_headings`); so does a
+    ``paged`` sheet (a long one whose columns fit at that scale).
     """
     paper = paper_size()
     ws.page_setup.orientation = "landscape"
@@ -252,7 +262,7 @@ def print_setup(
     if print_titles:
         ws.print_title_rows = print_titles
     ws.print_area = print_area or used_area(ws)
-    if fit_scale(ws, paper, pages_wide, pages_tall) * 100 >= MIN_PRINT_SCALE_PCT:
+    if not paged and fit_scale(ws, paper, pages_wide, pages_tall) * 100 >= MIN_PRINT_SCALE_PCT:
         ws.page_setup.fitToWidth = pages_wide
         ws.page_setup.fitToHeight = pages_tall
         ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
@@ -565,7 +575,7 @@ class Book:
 
     @staticmethod
     def finish(ws, freeze=None, protect=True, print_titles=None, pages_wide=1, title_cols=None,
-               print_area=None, pages_tall=0):  # fmt: skip
+               print_area=None, pages_tall=0, paged=False):  # fmt: skip
         """Freeze panes, landscape fit-to-width printing, and protection (no password).
 
         A wide sheet prints ``pages_wide`` pages across (each as tall as it needs), repeating
@@ -576,7 +586,7 @@ class Book:
         fit_wrapped_rows(ws)
         if freeze:
             ws.freeze_panes = freeze
-        print_setup(ws, pages_wide, print_titles, title_cols, print_area, pages_tall)
+        print_setup(ws, pages_wide, print_titles, title_cols, print_area, pages_tall, paged)
         if protect:
             ws.protection.sheet = True
             ws.protection.selectLockedCells = False

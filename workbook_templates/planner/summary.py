@@ -74,29 +74,42 @@ def _switch(book, ws, n, top):
     put_text(ws.cell(top, 1), "Selected scenario").style = "Header"
 
 
-#: Inputs a blank leaves to a default, with the default as the list on Summary says it:
-#: (input, words). The figures are the defaults of :data:`udfs.quantities.PLAN_INPUTS`.
+#: Short names of the inputs a blank leaves to a default, as the list on Summary says them.
+_SHORT = {
+    "budget_status": "status", "owner": "owner", "start_date": "start date", "mfu": "MFU",
+    "goodput": "goodput", "usd_per_accelerator_hour": "price", "price_range_pct":
+    "price range", "watts_per_accelerator": "power", "server_overhead": "overhead", "pue":
+    "PUE", "usd_per_kwh": "electricity", "other_costs_usd": "other costs",
+    "grams_co2_per_kwh": "carbon", "checkpoint_bytes_per_param": "checkpoint",
+}  # fmt: skip
+
+
 def _default_words():
-    words = [("budget_status", "Budget status (Proposed)"), ("owner", "Owner (none)"),
-             ("start_date", "Run start date (none: in no month)"),
-             ("mfu", "MFU (calibrated)")]  # fmt: skip
+    """(input, words) of each input a blank leaves to a default, with the default: the
+    figures are those of :data:`udfs.quantities.PLAN_INPUTS` ("price $2.00/h")."""
+    words = [("budget_status", "status Proposed"), ("owner", "owner none"),
+             ("start_date", "start date none (in no month)"),
+             ("mfu", "MFU calibrated")]  # fmt: skip
     for q in PLAN_INPUTS:
-        if q.default is None or q.name == "accelerator_name":
+        if q.default is None or q.name not in _SHORT:
             continue
         if q.unit == "fraction":
             shown = f"{q.default:.0%}"
         elif q.unit.startswith("US$"):
-            per = q.unit[3:].replace("/accelerator-hour", " an hour")
+            per = q.unit[3:].replace("/accelerator-hour", "/h")
             shown = f"${q.default:,.2f}{per}"
         elif q.unit == "ratio":
             shown = f"{q.default:g}"
         else:
             shown = f"{q.default:g} {q.unit}"
-        words.append((q.name, f"{q.label} ({shown})"))
+        words.append((q.name, f"{_SHORT[q.name]} {shown}"))
     return tuple(words)
 
 
 DEFAULT_WORDS = _default_words()
+#: Height of a row of the scenario list: every default listed, wrapped in column D (42
+#: characters wide, 15 points a line).
+_LIST_ROW_PT = 15.0 * -(-len("; ".join(w for _, w in DEFAULT_WORDS)) // 42)
 #: The scenario list under the headline box: key -> (column, header, width or None to keep
 #: the column's width). One page wide at the readable print scale (A to G).
 LIST_COLUMNS = {
@@ -104,9 +117,9 @@ LIST_COLUMNS = {
     "status": (2, "Status", None),
     "p50": (3, "Total P50 (US$)", None),
     "defaults": (4, "Inputs left to a default", None),
-    "p90": (5, "Total P90 (US$)", 15),
-    "first": (6, "First month", 11),
-    "last": (7, "Last month", 11),
+    "p90": (5, "Total P90 (US$)", 13),
+    "first": (6, "First month", 9),
+    "last": (7, "Last month", 9),
 }
 #: Row of the scenario list's header (the eight scenarios below it).
 LIST_ROW = 10
@@ -152,7 +165,7 @@ def _scenario_list(book, ws, n, top):
         text.style = "Calc"
         for c in range(1, 8):
             ws.cell(r, c).alignment = Alignment(wrap_text=c in (1, 4), vertical="top")
-        ws.row_dimensions[r].height = 60  # four lines of defaults
+        ws.row_dimensions[r].height = _LIST_ROW_PT
     last = top + n
     return {key: f"${get_column_letter(c)}${top + 1}:${get_column_letter(c)}${last}"
             for key, c in col.items()}  # fmt: skip
@@ -167,12 +180,12 @@ def _headline(book, ws, span):
         ("headline_budget_p50", "Total, P50", "US$", f"=SUM({p50})",
          f'=COUNT({p50})&" scenario(s) in the budget: the estimate"'),
         ("headline_budget_p90", "Total, P90", "US$", f"=SUM({p90})",
-         '="Exceeded by one run in ten; the sum of the runs\' P90s (every run late together)"'),
+         '="One run in ten exceeds it; the runs\' P90s summed (all late together)"'),
         ("headline_budget_contingency", "Contingency (P90 - P50)", "US$",
          "=C5-C4", '="Held back above the estimate"'),
         ("headline_period", "Period covered (P50 schedule)", "months",
-         f'=IF(COUNT({first})=0,"no start date typed",TEXT(MIN({first}),"mmm yyyy")&" - "'
-         f'&TEXT(MAX({last}),"mmm yyyy"))',
+         f'=IF(COUNT({first})=0,"no run in the budget has a start date",'
+         f'TEXT(MIN({first}),"mmm yyyy")&" - "&TEXT(MAX({last}),"mmm yyyy"))',
          f'=IF(COUNT({p50})>COUNT({first}),(COUNT({p50})-COUNT({first}))&'
          '" scenario(s) without a start date: in the totals, in no month","First and last '
          'month of the runs in the budget")'),
@@ -304,7 +317,7 @@ HEADLINES = {
 
 def summary_sheet(book, scen):
     """The Summary sheet: INDEX(row,1,active_scenario) of every input as used and output."""
-    ws = book.sheet("Summary", {"A": 38, "B": 20, "C": 22, "D": 50})
+    ws = book.sheet("Summary", {"A": 34, "B": 16, "C": 22, "D": 42})  # A:G one Letter page
     book.title(ws, "Summary: the budget, then the selected scenario",
                "Change the yellow switch to pick the scenario shown.")  # fmt: skip
     span = _scenario_list(book, ws, len(scen), LIST_ROW)
@@ -329,5 +342,5 @@ def summary_sheet(book, scen):
         put_text(ws.cell(r + i, 1), text).style = "Note"
         ws.cell(r + i, 1).alignment = Alignment(wrap_text=False)
     _grey_defaults(book, ws)
-    Book.finish(ws, freeze="A3")
+    Book.finish(ws, freeze="A3", paged=True)  # A:G at 70%, its pages broken at headings
     return ws
