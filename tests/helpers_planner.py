@@ -21,30 +21,44 @@ REL = 1e-9
 
 #: Required inputs and a typed MFU below the calibrated P90 MFU: nothing for a human to look at.
 TYPED_MFU = {**CUSTOM_PLAN, "mfu": 0.30}
+#: What a budget run must not leave to a default: owner, price, start date (and its name).
+CHOSEN = {"owner": "Team A", "usd_per_accelerator_hour": 2.4,
+          "start_date": dt.datetime(2027, 2, 10)}  # fmt: skip
+#: The warning a budget column fails when it leaves one of them blank.
+DEFAULTS_WARNING = "In the budget: name, owner, price and start date typed"
 
 #: Variant file -> (column k -> plan typed there, expected master status, warning rows that fail
 #: as {label start: [columns]}). Columns 0-2 are the references and the example.
 STATE_VARIANTS = {
     "state-ok.xlsx": (
-        {3: {**TYPED_MFU, "budget_status": "Approved", "owner": "Team A",
+        {3: {**TYPED_MFU, **CHOSEN, "budget_status": "Approved",
              "approval_ref": "CFO-2027-03", "approval_date": dt.datetime(2027, 1, 5)},
          4: {**CUSTOM_PLAN, "scenario_name": "Not in the budget", "budget_status": "Excluded"},
-         5: {**CUSTOM_PLAN, "scenario_name": "Calibrated", "budget_status": "Proposed"}},
+         5: {**CUSTOM_PLAN, **CHOSEN, "scenario_name": "Calibrated",
+             "budget_status": "Proposed"}},
         "OK", {},
     ),
     "state-warn-typed-mfu.xlsx": (
-        {3: {**CUSTOM_PLAN, "mfu": 0.6, "budget_status": "Proposed"}},
+        {3: {**CUSTOM_PLAN, **CHOSEN, "mfu": 0.6, "budget_status": "Proposed"}},
         "WARN", {"In the budget: a typed MFU is not above the calibrated P90 MFU": [3]},
     ),
     "state-warn-override.xlsx": (
-        {5: {**TYPED_MFU, "mfu": None, "effective_tflops_input": 450.0,
+        {5: {**TYPED_MFU, **CHOSEN, "mfu": None, "effective_tflops_input": 450.0,
              "budget_status": "Approved"}},
         "WARN", {"In the budget: no effective TFLOP/s override": [5],
                  "Approved has an approval reference and date": [5]},
     ),
     "state-warn-status.xlsx": (
-        {6: TYPED_MFU},
+        {6: {**TYPED_MFU, **CHOSEN}},
         "WARN", {"Filled column has a budget status": [6]},
+    ),
+    "state-warn-default-price.xlsx": (
+        {3: {**TYPED_MFU, **CHOSEN, "usd_per_accelerator_hour": None,
+             "budget_status": "Proposed"},
+         4: {**TYPED_MFU, **CHOSEN, "scenario_name": "Custom 2", "budget_status": "Proposed"},
+         5: {**TYPED_MFU, **CHOSEN, "usd_per_accelerator_hour": None,
+             "budget_status": "Excluded"}},
+        "WARN", {DEFAULTS_WARNING: [3, 4]},
     ),
     "state-error-status.xlsx": (
         {3: {**TYPED_MFU, "budget_status": "Maybe"},

@@ -145,7 +145,7 @@ def test_parameters_typed_in_billions_are_an_error_naming_the_cells(finance_vari
     # the schedule is not blamed: the real cause is the unit slip
     assert is_true(_check(wb, "Monthly schedule holds the whole run")[0])
     summary = wb["Summary"]
-    shown = {summary.cell(r, 1).value: summary.cell(r, 3).value for r in range(1, 12)}
+    shown = {summary.cell(r, 1).value: summary.cell(r, 3).value for r in range(1, 40)}
     assert shown["Checks"].startswith("ERROR: Total and active parameters"), shown["Checks"]
     cover = [c.value for row in wb["Cover"].iter_rows() for c in row if isinstance(c.value, str)]
     assert any(v.startswith("ERROR: Total and active parameters") for v in cover)

@@ -388,7 +388,8 @@ def test_inputs_are_unlocked_inputs_and_formulas_are_locked(generated_templates)
     for ws in wb:
         assert ws.protection.sheet, ws.title
         assert ws.page_setup.orientation == "landscape", ws.title
-        assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToWidth in (1, 2)
+        assert (ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToWidth in (1, 2)
+                ) or ws.page_setup.scale == sheetkit.MIN_PRINT_SCALE_PCT, ws.title  # fmt: skip
         for row in ws.iter_rows():
             for c in row:
                 if c.data_type == "f":
@@ -520,9 +521,12 @@ def test_sensitivity_legends_are_true_per_grid_and_grids_print_whole(generated_t
             assert "(red = lowest, green = highest)" in title and low == "F8696B"
         else:
             assert "(green = lowest, red = highest)" in title and low == "63BE7B"
-    # the four grids on one printed page (issue 18): each grid prints whole
-    assert [b.id for b in ws.row_breaks.brk] == []
-    assert (ws.page_setup.fitToWidth, ws.page_setup.fitToHeight) == (1, 1)
+    # each grid prints whole: a page break only above a grid's title; a readable scale
+    for brk in (b.id for b in ws.row_breaks.brk):
+        below = next(ws.cell(r, 1).value for r in range(brk + 1, brk + 4) if ws.cell(r, 1).value)
+        assert below in titles, (brk, below)
+    assert (ws.page_setup.fitToWidth, ws.page_setup.fitToHeight) == (1, 1) or (
+        ws.page_setup.scale == sheetkit.MIN_PRINT_SCALE_PCT)  # fmt: skip
 
 
 def test_reference_runs_rows_align_at_the_top(generated_templates):
@@ -530,7 +534,8 @@ def test_reference_runs_rows_align_at_the_top(generated_templates):
     for row in ws.iter_rows(min_row=5, max_row=8, max_col=16):
         assert {c.alignment.vertical for c in row} == {"top"}
     assert ws["B4"].value == "Dense / MoE" and ws.column_dimensions["B"].width >= len("Dense /")
-    assert ws.page_setup.fitToWidth == 1 and not ws.print_title_cols
+    assert not ws.print_title_cols
+    assert ws.page_setup.fitToWidth == 1 or ws.page_setup.scale == sheetkit.MIN_PRINT_SCALE_PCT
 
 
 #: The issue's plan (70B dense, 2T tokens, 1,024 x H100), every other input left blank.
@@ -689,7 +694,7 @@ def test_master_check_states(planner_values, recalculated_variants, state_varian
             assert failed.pop(label) == cols, (name, label)
         assert failed == {} or state == "ERROR", (name, failed)
     summary = state_variants["state-warn-status.xlsx"]["Summary"]
-    shown = {summary.cell(r, 1).value: summary.cell(r, 3).value for r in range(1, 12)}
+    shown = {summary.cell(r, 1).value: summary.cell(r, 3).value for r in range(1, 40)}
     assert shown["Checks"].startswith("WARN")
 
 
@@ -720,15 +725,16 @@ def test_check_colours_flag_only_real_failures(generated_templates):
 
 
 def test_inputs_print_on_two_pages_and_the_cover_on_one(generated_templates):
-    """Inputs one page wide, a page break before its constants (two pages: tests/test_print.py
-    counts them on A4 and Letter); the Cover on one page."""
+    """Inputs and the Cover, too wide or too long for one page at 7-point type, print at the
+    smallest readable scale (tests/test_print.py counts their pages on A4 and Letter); a page
+    break before the Inputs' constants."""
     wb = openpyxl.load_workbook(generated_templates[PLANNER])
-    inputs, cover = wb["Inputs"].page_setup, wb["Cover"].page_setup
-    assert (inputs.fitToWidth, inputs.fitToHeight) == (1, 0)
+    for title in ("Inputs", "Cover"):
+        assert wb[title].page_setup.scale == sheetkit.MIN_PRINT_SCALE_PCT, title
+        assert not wb[title].sheet_properties.pageSetUpPr.fitToPage, title
     ws = wb["Inputs"]
-    (brk,) = [b.id for b in ws.row_breaks.brk]
-    assert ws.cell(brk + 1, 1).value == "Model constants (fixed)"
-    assert (cover.fitToWidth, cover.fitToHeight) == (1, 1)
+    after = [ws.cell(b.id + 1, 1).value for b in ws.row_breaks.brk]
+    assert "Model constants (fixed)" in after, after
 
 
 def test_users_never_read_seed(generated_templates):

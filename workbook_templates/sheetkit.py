@@ -29,7 +29,12 @@ from dataclasses import dataclass
 
 from openpyxl import Workbook
 from openpyxl.styles import Alignment, Border, Font, NamedStyle, PatternFill, Protection, Side
-from openpyxl.utils import column_index_from_string, get_column_letter, quote_sheetname
+from openpyxl.utils import (
+    column_index_from_string,
+    get_column_letter,
+    quote_sheetname,
+    range_boundaries,
+)
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.properties import PageSetupProperties
@@ -84,9 +89,30 @@ DISPLAY_UNITS = {"fraction": "%"}
 STATES = ("OK", "WARN", "ERROR")
 #: The five words a finance reader meets, in five lines (the Cover of every workbook and the
 #: hand-off's page 1).
+#: The model size (active parameters) at which the glossary quotes the calibrated default MFU.
+GLOSSARY_ACTIVE_PARAMS = 70e9
+#: How the glossary names a calibrated generation of accelerators (else by its own name).
+_GENERATION_WORDS = {"other": "others"}
+
+
+def mfu_meaning():
+    """The glossary's MFU line, its figures the calibration's stored defaults
+    (:func:`udfs.calibration.predicted_mfu`'s model at :data:`GLOSSARY_ACTIVE_PARAMS`; H100
+    stands for its generation, H800 and H200 too)."""
+    from udfs import calibration
+
+    m = calibration.default_mfu_model()
+    figures = ", ".join(
+        f"{_GENERATION_WORDS.get(g, g)} {float(m.predict(g, GLOSSARY_ACTIVE_PARAMS)):.0%}"
+        for g in m.intercepts
+    )
+    size = f"{GLOSSARY_ACTIVE_PARAMS / 1e9:.0f}B"
+    return ("Model FLOPs utilisation: the share of peak speed turned into model arithmetic; "
+            f"calibrated default at {size} active: {figures}.")  # fmt: skip
+
+
 GLOSSARY = (
-    ("MFU", "Model FLOPs utilisation: the share of the accelerators' peak speed a training run "
-     "turns into useful model arithmetic (typically 30-45%)."),
+    ("MFU", mfu_meaning()),
     ("TFLOP/s", "Trillions of arithmetic operations per second, per accelerator: its peak, or "
      "the effective speed = peak x MFU x goodput."),
     ("Goodput", "The share of the run's time spent training, after failures, restarts and "
@@ -205,7 +231,13 @@ def paper_size(environ=None):
 
 
 def print_setup(
-    ws, pages_wide=1, print_titles=None, title_cols=None, print_area=None, pages_tall=0
+    ws,
+    pages_wide=1,
+    print_titles=None,
+    title_cols=None,
+    print_area=None,
+    pages_tall=0,
+    paged=False,
 ):
     """Landscape A4 or Letter (:func:`paper_size`), ``pages_wide`` pages across,
     ``pages_tall`` down (0: as tall as it needs).
@@ -215,21 +247,135 @@ def print_setup(
     chart (:func:`used_area`), so nothing outside the content prints. The one print set-up
     of every template (the hand-off can call it too); :func:`header_footer` adds the page
     header and footer once the workbook is complete.
+
+    A sheet that fits one page wide only below :data:`MIN_PRINT_SCALE_PCT` prints at that
+    scale on more pages, its page breaks set here (:func:`keep_headings`); so does a
+    ``paged`` sheet (a long one whose columns fit at that scale).
     """
+    paper = paper_size()
     ws.page_setup.orientation = "landscape"
-    ws.page_setup.paperSize = PAPER_SIZES[paper_size()]
-    ws.page_setup.fitToWidth = pages_wide
-    ws.page_setup.fitToHeight = pages_tall
-    ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
+    ws.page_setup.paperSize = PAPER_SIZES[paper]
     ws.print_options.gridLines = False
     ws.page_margins.left = ws.page_margins.right = 0.5
     ws.page_margins.top = ws.page_margins.bottom = 0.75
     ws.page_margins.header = ws.page_margins.footer = 0.3
     if print_titles:
         ws.print_title_rows = print_titles
-    if title_cols:
-        ws.print_title_cols = title_cols
     ws.print_area = print_area or used_area(ws)
+    if not paged and fit_scale(ws, paper, pages_wide, pages_tall) * 100 >= MIN_PRINT_SCALE_PCT:
+        ws.page_setup.fitToWidth = pages_wide
+        ws.page_setup.fitToHeight = pages_tall
+        ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
+        if title_cols:
+            ws.print_title_cols = title_cols
+        return
+    # fitting would print small type: print at the smallest readable scale instead, as many
+    # pages across and down as that takes (no column repeated: a note merged across columns
+    # would print under it)
+    ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=False)
+    ws.page_setup.fitToWidth = ws.page_setup.fitToHeight = None
+    ws.page_setup.scale = MIN_PRINT_SCALE_PCT
+    keep_headings(ws, paper)
+
+
+#: Rows (of the default height) a heading keeps with it on its page when its whole block
+#: (down to the next empty row) is longer than a page.
+KEEP_WITH_NEXT_ROWS = 4
+
+
+def _is_heading(ws, r):
+    first = ws.cell(r, 1)
+    if first.style == "Header":
+        return True
+    return first.style == "Section" and all(
+        ws.cell(r, c).value in (None, "") for c in range(2, ws.max_column + 1)
+    )
+
+
+def _kept(ws, r, last_row, room):
+    """Height a heading at row ``r`` keeps together: its block (down to the next empty row)
+    when that fits on a page, else itself and :data:`KEEP_WITH_NEXT_ROWS` rows."""
+    height = 0.0
+    for k in range(r, last_row + 1):
+        if k > r and all(c.value in (None, "") for c in ws[k]):
+            break
+        height += 0.0 if ws.row_dimensions[k].hidden else ws.row_dimensions[k].height or _ROW_PT
+    return height if height <= room else (KEEP_WITH_NEXT_ROWS + 1) * _ROW_PT
+
+
+def keep_headings(ws, paper):
+    """Page breaks of a sheet at :data:`MIN_PRINT_SCALE_PCT`, set by hand: the page height
+    at that scale (:data:`PRINTABLE_PT`, a little less than a program's own), less the
+    repeated title rows, filled row by row from each break, and a heading whose block would
+    not fit below it moved to the next page (:func:`_kept`). A row without a height gets the default
+    15 points, so that every program pages the rows as counted here (LibreOffice's own
+    default is shorter)."""
+    from openpyxl.worksheet.pagebreak import Break
+
+    _, first_row, _, last_row = range_boundaries(ws.print_area.split("!")[-1].replace("$", ""))
+    titles = 0.0
+    if ws.print_title_rows:
+        top, bottom = (int(x) for x in ws.print_title_rows.replace("$", "").split(":"))
+        titles = sum(ws.row_dimensions[r].height or _ROW_PT for r in range(top, bottom + 1))
+    page = PRINTABLE_PT[paper][1] * 100 / MIN_PRINT_SCALE_PCT
+    breaks = {b.id for b in ws.row_breaks.brk}
+    used, first_page = 0.0, True
+    for r in range(first_row, last_row + 1):
+        if not ws.row_dimensions[r].height:
+            ws.row_dimensions[r].height = _ROW_PT
+        height = 0.0 if ws.row_dimensions[r].hidden else ws.row_dimensions[r].height
+        room = page - (0 if first_page else titles)
+        if used + height > room and used > 0:  # a break of our own: never where we guessed
+            ws.row_breaks.append(Break(id=r - 1))
+            breaks.add(r - 1)
+            used, first_page = 0.0, False
+        elif _is_heading(ws, r) and used > 0 and used + _kept(ws, r, last_row, room) > room:
+            ws.row_breaks.append(Break(id=r - 1))
+            breaks.add(r - 1)
+            used, first_page = 0.0, False
+        used += height
+        if r in breaks:
+            used, first_page = 0.0, False
+
+
+#: The smallest print scale (percent) of any page: an 11-point cell (the body type of every
+#: sheet) prints at 7.7 points, above the 7-point floor of a readable printed word. A sheet
+#: that would fit its pages only below this scale prints at it, on more pages.
+MIN_PRINT_SCALE_PCT = 70
+#: Printable width and height (points) of each paper, landscape, inside the margins of
+#: :func:`print_setup` (0.5 inch left and right; 0.75 inch top and bottom).
+PRINTABLE_PT = {"a4": (842 - 72, 595 - 108), "letter": (792 - 72, 612 - 108)}
+
+
+#: Pixels per column width unit as LibreOffice prints it (measured: 8.3; Excel's 7 would
+#: overestimate the scale a wide sheet fits at).
+PRINTED_PX_PER_WIDTH = 8.5
+
+
+def area_points(ws):
+    """(width, height) in points of the print area of ``ws`` at 100%
+    (:data:`PRINTED_PX_PER_WIDTH` pixels per width unit plus 5 of padding, a pixel 0.75
+    point)."""
+    first_col, first_row, last_col, last_row = range_boundaries(
+        ws.print_area.split("!")[-1].replace("$", "")
+    )
+    width = sum(
+        _width(ws, get_column_letter(c)) * PRINTED_PX_PER_WIDTH + 5
+        for c in range(first_col, last_col + 1)
+    )
+    height = sum(ws.row_dimensions[r].height or _ROW_PT for r in range(first_row, last_row + 1))
+    return width * 0.75, height
+
+
+def fit_scale(ws, paper, pages_wide=1, pages_tall=0):
+    """The scale (1 = 100%) at which the print area fits ``pages_wide`` pages across and
+    ``pages_tall`` down (0: any number down)."""
+    width, height = area_points(ws)
+    page_w, page_h = PRINTABLE_PT[paper]
+    scale = min(1.0, pages_wide * page_w / width)
+    if pages_tall:
+        scale = min(scale, pages_tall * page_h / height)
+    return scale
 
 
 #: Centimetres per point; the default row height in points; pixels per width unit.
@@ -429,7 +575,7 @@ class Book:
 
     @staticmethod
     def finish(ws, freeze=None, protect=True, print_titles=None, pages_wide=1, title_cols=None,
-               print_area=None, pages_tall=0):  # fmt: skip
+               print_area=None, pages_tall=0, paged=False):  # fmt: skip
         """Freeze panes, landscape fit-to-width printing, and protection (no password).
 
         A wide sheet prints ``pages_wide`` pages across (each as tall as it needs), repeating
@@ -440,7 +586,7 @@ class Book:
         fit_wrapped_rows(ws)
         if freeze:
             ws.freeze_panes = freeze
-        print_setup(ws, pages_wide, print_titles, title_cols, print_area, pages_tall)
+        print_setup(ws, pages_wide, print_titles, title_cols, print_area, pages_tall, paged)
         if protect:
             ws.protection.sheet = True
             ws.protection.selectLockedCells = False

@@ -47,9 +47,8 @@ FILL_NOTE = (
     "are filled on Inputs (a column without its required inputs is left out)."
 )
 RANGE_NOTE = (
-    "No bar for a scenario: its throughput uncertainty is typed as 0 on Inputs and its price "
-    "uncertainty is 0 or blank (P10 = P50 = P90). A blank throughput uncertainty takes the "
-    "calibrated spread, with a typed MFU or throughput too."
+    "No bar: P10 = P50 = P90 (throughput uncertainty typed as 0, price uncertainty 0 or "
+    "blank). A blank throughput uncertainty takes the calibrated spread, typed MFU or not."
 )
 #: Table columns: (header, defined-name source or formula, number format). The two spreads are
 #: rounded to the cent: with no range, P10 = P50 = P90 up to the last bit, and Excel and
@@ -121,7 +120,9 @@ def _days_chart(ws, last):
     """Wall-clock days against accelerators, for the selected scenario, on log axes."""
     sc = ScatterChart(scatterStyle="lineMarker")
     sc.title = "Days against accelerators (selected)"
-    _axis_titles(sc, "Accelerators (log scale)", "Wall-clock days (log scale)", "#,##0")
+    # the lowest day label (1) left out: it would print over the lowest accelerators label
+    _axis_titles(sc, "Accelerators (log scale)", "Wall-clock days (log scale)",
+                 '[<2]"";#,##0')  # fmt: skip
     sc.x_axis.numFmt = NumFmt(formatCode="#,##0", sourceLinked=False)
     sc.x_axis.scaling.logBase = 10
     sc.y_axis.scaling.logBase = 10

@@ -10,6 +10,8 @@ as failures.
 
 from __future__ import annotations
 
+import re
+
 from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
@@ -79,6 +81,22 @@ _PER_SCENARIO = (  # the first failing check is the cause an ERROR names
 _IN_BUDGET = (
     'AND({scenario_ready},OR({budget_status_used}="Proposed",{budget_status_used}="Approved"))'
 )
+#: Inputs a budget run must not leave to a default: a figure nobody chose reaches the budget.
+#: One rule for the planner's warning (:data:`TYPED_NOT_DEFAULTS_EXCEL`) and the hand-off's
+#: "Typed, not defaults" check (``report.checks``).
+NEVER_DEFAULT = ("scenario_name", "owner", "usd_per_accelerator_hour", "start_date")
+#: The scenario name a custom column starts with ("Custom 4"): never typed.
+PLACEHOLDER_NAME = re.compile(r"^Custom \d+$")
+#: The rule in native formulas, per scenario column: TRUE unless a column in the budget leaves
+#: one of :data:`NEVER_DEFAULT` blank (its name still the placeholder "Custom n").
+TYPED_NOT_DEFAULTS_EXCEL = (
+    f"=OR(NOT({_IN_BUDGET}),AND("
+    'LEN(TRIM({scenario_name}))>0,NOT(AND(LEFT(TRIM({scenario_name}),7)="Custom ",'
+    "ISNUMBER(-MID(TRIM({scenario_name}),8,99)),"
+    'ISERROR(FIND(".",{scenario_name})),ISERROR(FIND("E",UPPER({scenario_name}))))),'
+    + ",".join(f"LEN({{{n}}})>0" for n in NEVER_DEFAULT[1:])
+    + "))"
+)
 #: Warnings per scenario (TRUE = nothing to look at): a FALSE makes the master check WARN.
 _WARNINGS = (
     ("In the budget: a typed MFU is not above the calibrated P90 MFU (one run in ten)",
@@ -89,6 +107,8 @@ _WARNINGS = (
      f"=OR(NOT({_IN_BUDGET}),NOT(ISNUMBER({{effective_tflops_input}})))"),
     ("Filled column has a budget status (a blank counts as Proposed)",
      "=OR(NOT({scenario_ready}),LEN({budget_status})>0)"),
+    ("In the budget: name, owner, price and start date typed, not left to a default",
+     TYPED_NOT_DEFAULTS_EXCEL),
     ("Approved has an approval reference and date",
      '=OR({budget_status_used}<>"Approved",AND(LEN({approval_ref})>0,'
      "ISNUMBER({approval_date})))"),
@@ -227,9 +247,12 @@ def checks_sheet(book, scen):
     for k in range(own_first, last_check + 1):  # which rows, and what to do
         ws.cell(k, 1).alignment = Alignment(wrap_text=True, vertical="top")
         ws.cell(k, 4).alignment = Alignment(horizontal="left", vertical="top", wrap_text=True)
-    Book.finish(ws, freeze="D5")
+    from ..sheetkit import fit_wrapped_rows
+
+    fit_wrapped_rows(ws)
     for k in range(own_first, last_check + 1):  # room for two lines of rows and advice
         ws.row_dimensions[k].height = max(ws.row_dimensions[k].height or 0, 30)
+    Book.finish(ws, freeze="D5")  # pages counted with the rows' heights
     return ws
 
 

@@ -6,9 +6,9 @@ from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
 from udfs import model
-from udfs.quantities import PLAN_OUTPUTS, RANGE_OUTPUTS, RANGE_QUANTITIES
+from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_OUTPUTS, RANGE_QUANTITIES
 
-from ..sheetkit import Book, bold, put_text, state_colours
+from ..sheetkit import Book, bold, number_format, put_text, state_colours
 from .layout import FIRST_COL, LAST_COL, single
 
 _OVERRIDE = "ISNUMBER({sel.effective_tflops_input_used})"
@@ -35,44 +35,194 @@ _RESOLVED = (
 
 #: Index of the example column (the switch's fallback when no custom column is filled).
 EXAMPLE_INDEX = 3
+#: Row of the selected scenario's header (the switch below it), under the scenario list.
+SWITCH_ROW = 20
 
 
-def _switch(book, ws, n):
-    """The active-scenario switch (C4, blank = automatic), the scenario shown (C5,
-    ``active_scenario``), its name and checks, and the scenario list."""
-    book.label_cells(ws, 4, "Active scenario (switch)", f"1 to {n}", "")
-    switch = book.input_cell(ws["C4"], None, "index")
-    book.place_cell("active_scenario_switch", ws, "C4", named=True)
-    prompt = (f"Scenario number, 1 to {n} (the list on the right). Blank: your first filled "
+def _switch(book, ws, n, top):
+    """The active-scenario switch (C of row ``top + 1``, blank = automatic), the scenario
+    shown (``active_scenario``), its name and checks."""
+    sw = f"C{top + 1}"
+    book.label_cells(ws, top + 1, "Active scenario (switch)", f"1 to {n}", "")
+    switch = book.input_cell(ws[sw], None, "index")
+    book.place_cell("active_scenario_switch", ws, sw, named=True)
+    prompt = (f"Scenario number, 1 to {n} (the list above). Blank: your first filled "
               f"custom column, else the example ({EXAMPLE_INDEX}).")  # fmt: skip
     error = f"Type a whole number from 1 to {n}, or leave it blank."
-    book.validation(ws, "C4", "whole", "1", str(n), "between", prompt=prompt, error=error,
+    book.validation(ws, sw, "whole", "1", str(n), "between", prompt=prompt, error=error,
                     title="Active scenario")  # fmt: skip
     bold(switch)
-    note = put_text(ws["D4"], "Blank: your first filled custom column, else the example "
-                    f"({EXAMPLE_INDEX})")  # fmt: skip
+    note = put_text(ws.cell(top + 1, 4), "Blank: your first filled custom column, else the "
+                    f"example ({EXAMPLE_INDEX})")  # fmt: skip
     note.style = "Note"
     note.alignment = Alignment(vertical="center", wrap_text=True)
     title, row, _, _ = book.rows["scenario_ready"]
     custom = (f"'{title}'!${get_column_letter(FIRST_COL + EXAMPLE_INDEX)}${row}:"
               f"${get_column_letter(LAST_COL)}${row}")  # fmt: skip
-    single(book, ws, 5, "active_scenario", "Scenario shown", "index",
+    single(book, ws, top + 2, "active_scenario", "Scenario shown", "index",
            "=IF(ISNUMBER({active_scenario_switch}),{active_scenario_switch},"
            f"IFERROR(MATCH(TRUE,{custom},0)+{EXAMPLE_INDEX},{EXAMPLE_INDEX}))", "Calc")  # fmt: skip
     book.name("active_scenario", book.ref("active_scenario"))
-    ws["C5"].alignment = Alignment(horizontal="left")
-    single(book, ws, 6, "sel.scenario_name", "Selected scenario", "",
+    ws.cell(top + 2, 3).alignment = Alignment(horizontal="left")
+    single(book, ws, top + 3, "sel.scenario_name", "Selected scenario", "",
            "=INDEX(scenario_name,1,{active_scenario})")  # fmt: skip
-    single(book, ws, 7, "sel.checks", "Checks", "",
+    single(book, ws, top + 4, "sel.checks", "Checks", "",
            '=IF(master_status="OK","OK",IF(master_status="WARN","WARN: have a look at Checks",'
            '"ERROR: "&master_cause&" (Checks)"))', "Calc")  # fmt: skip
-    state_colours(ws, "C7")
-    book.header(ws, 3, ["", "", "", ""])
-    put_text(ws["A3"], "Selected scenario").style = "Header"
-    book.header(ws, 3, ["No.", "Scenario"], first_col=6)
-    for i in range(n):
-        ws.cell(4 + i, 6, i + 1)
-        ws.cell(4 + i, 7, f"=INDEX(scenario_name,1,{i + 1})").style = "Link"
+    state_colours(ws, f"C{top + 4}")
+    book.header(ws, top, ["", "", "", ""])
+    put_text(ws.cell(top, 1), "Selected scenario").style = "Header"
+
+
+#: Short names of the inputs a blank leaves to a default, as the list on Summary says them.
+_SHORT = {
+    "budget_status": "status", "owner": "owner", "start_date": "start date", "mfu": "MFU",
+    "goodput": "goodput", "usd_per_accelerator_hour": "price", "price_range_pct":
+    "price range", "watts_per_accelerator": "power", "server_overhead": "overhead", "pue":
+    "PUE", "usd_per_kwh": "electricity", "other_costs_usd": "other costs",
+    "grams_co2_per_kwh": "carbon", "checkpoint_bytes_per_param": "checkpoint",
+}  # fmt: skip
+
+
+def _default_words():
+    """(input, words) of each input a blank leaves to a default, with the default: the
+    figures are those of :data:`udfs.quantities.PLAN_INPUTS` ("price $2.00/h")."""
+    words = [("budget_status", "status Proposed"), ("owner", "owner none"),
+             ("start_date", "start date none (in no month)"),
+             ("mfu", "MFU calibrated")]  # fmt: skip
+    for q in PLAN_INPUTS:
+        if q.default is None or q.name not in _SHORT:
+            continue
+        if q.unit == "fraction":
+            shown = f"{q.default:.0%}"
+        elif q.unit.startswith("US$"):
+            per = q.unit[3:].replace("/accelerator-hour", "/h")
+            shown = f"${q.default:,.2f}{per}"
+        elif q.unit == "ratio":
+            shown = f"{q.default:g}"
+        else:
+            shown = f"{q.default:g} {q.unit}"
+        words.append((q.name, f"{_SHORT[q.name]} {shown}"))
+    return tuple(words)
+
+
+DEFAULT_WORDS = _default_words()
+#: Height of a row of the scenario list: every default listed, wrapped in column D (42
+#: characters wide, 15 points a line).
+_LIST_ROW_PT = 15.0 * -(-len("; ".join(w for _, w in DEFAULT_WORDS)) // 42)
+#: The scenario list under the headline box: key -> (column, header, width or None to keep
+#: the column's width). One page wide at the readable print scale (A to G).
+LIST_COLUMNS = {
+    "name": (1, "No. and scenario", None),
+    "status": (2, "Status", None),
+    "p50": (3, "Total P50 (US$)", None),
+    "defaults": (4, "Inputs left to a default", None),
+    "p90": (5, "Total P90 (US$)", 13),
+    "first": (6, "First month", 9),
+    "last": (7, "Last month", 9),
+}
+#: Row of the scenario list's header (the eight scenarios below it).
+LIST_ROW = 10
+
+
+def _scenario_list(book, ws, n, top):
+    """One row per scenario: its status, and when in the budget (a complete Approved or
+    Proposed column) its P50, P90, first and last month; and the inputs it leaves to a
+    default. The headline box sums these rows."""
+    col = {k: v[0] for k, v in LIST_COLUMNS.items()}
+    for c, head, width in LIST_COLUMNS.values():
+        put_text(ws.cell(top, c), head).style = "Header"
+        if width:
+            ws.column_dimensions[get_column_letter(c)].width = width
+    ws.row_dimensions[top].height = 30
+    for i in range(1, n + 1):
+        r = top + i
+        at = f",1,{i})"
+        ready = f"INDEX(scenario_ready{at}"
+        status = f"INDEX(budget_status_used{at}"
+        inb = f'AND({ready},OR({status}="Approved",{status}="Proposed"))'
+        fm = f"{get_column_letter(col['first'])}{r}"  # the first month
+        name = ws.cell(r, col["name"], f'="{i}. "&INDEX(scenario_name{at}')
+        name.style = "Link"
+        ws.cell(r, col["status"], f"={status}").style = "Link"
+        for key, q in (("p50", "total_cost_usd"), ("p90", "total_cost_usd_p90")):
+            cell = ws.cell(r, col[key], f'=IF({inb},INDEX({q}{at},"")')
+            cell.style, cell.number_format = "Calc", number_format("US$")
+        start = f"INDEX(start_date_used{at}"
+        first = ws.cell(r, col["first"], f'=IF(AND({inb},ISNUMBER({start})),{start},"")')
+        # the run occupies [start, start + days): its last month holds the instant before
+        last = ws.cell(r, col["last"], f'=IF(ISNUMBER({fm}),{fm}+MAX(0,'
+                       f'INDEX(wall_clock_days{at}-1E-9),"")')  # fmt: skip
+        for cell in (first, last):
+            cell.style, cell.number_format = "Calc", "mmm yyyy"
+        used = "&".join(f'IF(LEN(INDEX({q}{at})=0,"{words}; ","")'
+                        for q, words in DEFAULT_WORDS)  # fmt: skip
+        # a complete scenario of the team's (the preset references keep their own figures);
+        # the last "; " dropped
+        text = ws.cell(r, col["defaults"],
+                       f'=IF(AND({ready},{status}<>INDEX(budget_statuses,1,1)),'
+                       f'SUBSTITUTE(SUBSTITUTE({used}&"|","; |",""),"|",""),"")')  # fmt: skip
+        text.style = "Calc"
+        for c in range(1, 8):
+            ws.cell(r, c).alignment = Alignment(wrap_text=c in (1, 4), vertical="top")
+        ws.row_dimensions[r].height = _LIST_ROW_PT
+    last = top + n
+    return {key: f"${get_column_letter(c)}${top + 1}:${get_column_letter(c)}${last}"
+            for key, c in col.items()}  # fmt: skip
+
+
+def _headline(book, ws, span):
+    """The box atop Summary: the planner's budget (its complete Approved and Proposed
+    columns): total P50, P90, contingency, the months covered, and the defaults in use."""
+    book.header(ws, 3, ["Budget of this planner (Approved and Proposed scenarios)", "", "", ""])
+    p50, p90, first, last, used = (span[k] for k in ("p50", "p90", "first", "last", "defaults"))
+    rows = (
+        ("headline_budget_p50", "Total, P50", "US$", f"=SUM({p50})",
+         f'=COUNT({p50})&" scenario(s) in the budget: the estimate"'),
+        ("headline_budget_p90", "Total, P90", "US$", f"=SUM({p90})",
+         '="One run in ten exceeds it; the runs\' P90s summed (all late together)"'),
+        ("headline_budget_contingency", "Contingency (P90 - P50)", "US$",
+         "=C5-C4", '="Held back above the estimate"'),
+        ("headline_period", "Period covered (P50 schedule)", "months",
+         f'=IF(COUNT({first})=0,"no run in the budget has a start date",'
+         f'TEXT(MIN({first}),"mmm yyyy")&" - "&TEXT(MAX({last}),"mmm yyyy"))',
+         f'=IF(COUNT({p50})>COUNT({first}),(COUNT({p50})-COUNT({first}))&'
+         '" scenario(s) without a start date: in the totals, in no month","First and last '
+         'month of the runs in the budget")'),
+        ("headline_defaults", "Inputs left to a default", "scenarios",
+         f'=COUNTIF({used},"?*")',
+         '="Scenario(s) with an input left blank: the list below (grey italics further down)"'),
+    )  # fmt: skip
+    for i, (name, label, unit, formula, note) in enumerate(rows):
+        r = 4 + i
+        book.label_cells(ws, r, label, unit if unit != "months" else "", "")
+        cell = ws.cell(r, 3, formula)
+        cell.style = "Calc"
+        bold(cell)
+        cell.number_format = number_format(unit) if unit not in ("months", "scenarios") else "0"
+        if unit == "months":
+            cell.alignment = Alignment(horizontal="right")
+        book.place_cell(name, ws, cell.coordinate, named=True)
+        ws.cell(r, 4, note).style = "Note"
+        ws.cell(r, 4).alignment = Alignment(wrap_text=False)
+
+
+def _grey_defaults(book, ws):
+    """An "as used" cell of the selected scenario whose input is blank shows its default in
+    grey italics, as on Calculations."""
+    from openpyxl.formatting.rule import FormulaRule
+    from openpyxl.styles import Font
+
+    from ..sheetkit import DEFAULT_GREY
+
+    for name, _ in DEFAULT_WORDS:
+        key = "sel.mfu_used" if name == "mfu" else f"sel.{name}_used"
+        if key not in book.cells:
+            continue
+        coord = book.cells[key][1]
+        ws.conditional_formatting.add(coord, FormulaRule(
+            formula=[f"LEN(INDEX({name},1,active_scenario))=0"],
+            font=Font(color=DEFAULT_GREY, italic=True)))  # fmt: skip
 
 
 def _mfu_row(book, ws, r, label, unit):
@@ -167,10 +317,13 @@ HEADLINES = {
 
 def summary_sheet(book, scen):
     """The Summary sheet: INDEX(row,1,active_scenario) of every input as used and output."""
-    ws = book.sheet("Summary", {"A": 38, "B": 20, "C": 22, "D": 50, "F": 6, "G": 36})
-    book.title(ws, "Summary of the selected scenario", "Change the yellow switch to pick one.")
-    _switch(book, ws, len(scen))
-    r = _inputs_as_used(book, ws, 9)
+    ws = book.sheet("Summary", {"A": 34, "B": 16, "C": 22, "D": 42})  # A:G one Letter page
+    book.title(ws, "Summary: the budget, then the selected scenario",
+               "Change the yellow switch to pick the scenario shown.")  # fmt: skip
+    span = _scenario_list(book, ws, len(scen), LIST_ROW)
+    _headline(book, ws, span)
+    _switch(book, ws, len(scen), SWITCH_ROW)
+    r = _inputs_as_used(book, ws, SWITCH_ROW + 6)
     r += 2
     ws.cell(r, 1, "Outputs").style = "Section"
     for q in PLAN_OUTPUTS:
@@ -188,5 +341,6 @@ def summary_sheet(book, scen):
     )):  # fmt: skip
         put_text(ws.cell(r + i, 1), text).style = "Note"
         ws.cell(r + i, 1).alignment = Alignment(wrap_text=False)
-    Book.finish(ws, freeze="A4", pages_tall=1)  # one page: the selected scenario at a glance
+    _grey_defaults(book, ws)
+    Book.finish(ws, freeze="A3", paged=True)  # A:G at 70%, its pages broken at headings
     return ws

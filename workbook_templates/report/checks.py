@@ -9,13 +9,12 @@ a value typed over a formula, a budget run without a start date. ERROR: a file l
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 
 from udfs import calibration, plan
 from udfs.validation import is_blank
 
+from ..planner.checks import NEVER_DEFAULT, PLACEHOLDER_NAME
 from .consolidate import UNKNOWN_STATUS, Q
 
 __all__ = ["checks_table", "duplicate_text"]
@@ -71,16 +70,30 @@ def _statuses(rows, c):
                      p.path)  # fmt: skip
         if runs and not blank:
             rows.add("Budget status", "OK", "every scenario has a budget status", p.path)
-    for r in c.other_runs:
+    for group in _once(c.other_runs):  # a reference in every team's file: one line
+        r, files = group[0], list(dict.fromkeys(g.scenario.path.name for g in group))
+        where = (f" (the same in {len(files)} files: {', '.join(files)}; their paths on Sources)"
+                 if len(files) > 1 else "")  # fmt: skip
         rows.add("Not in the budget", "INFO",
-                 f"scenario {r.scenario.name!r} is {r.status}: listed, never summed",
+                 f"scenario {r.scenario.name!r} is {r.status}: listed, never summed{where}",
                  r.scenario.path)  # fmt: skip
+
+
+def _once(runs):
+    """Runs grouped as the same scenario (name and inputs) with the same status, in order."""
+    from .consolidate import _identity
+
+    groups = {}
+    for r in runs:
+        groups.setdefault((_identity(r), r.status), []).append(r)
+    return list(groups.values())
 
 
 def _duplicates(rows, c):
     for group in c.duplicates:
-        status = "WARN" if any(r.in_budget for r in group) else "INFO"
-        rows.add("Duplicate scenarios", status, duplicate_text(group))
+        if not any(r.in_budget for r in group):
+            continue  # never summed: one "Not in the budget" line names its files
+        rows.add("Duplicate scenarios", "WARN", duplicate_text(group))
     if not any(any(r.in_budget for r in g) for g in c.duplicates):
         rows.add("Duplicate scenarios", "OK", "no budget scenario is in two files")
 
@@ -169,16 +182,11 @@ def _schedule(rows, c):
         rows.add("Run scheduled by month", "OK", "every budget run has a start date")
 
 
-#: Inputs a budget run must not leave to a default: a figure nobody chose reaches the budget.
-NEVER_DEFAULT = ("scenario_name", "owner", "usd_per_accelerator_hour", "start_date")
-#: A scenario name that is the planner's own column name: never typed.
-_PLACEHOLDER_NAME = re.compile(r"^Custom \d+$")
-
-
 def _typed(r, name):
     value = r.scenario.inputs.get(name)
     if name == "scenario_name":
-        return value not in (None, "") and not _PLACEHOLDER_NAME.match(str(value).strip())
+        text = "" if value is None else str(value).strip()
+        return text != "" and not PLACEHOLDER_NAME.match(text)
     return value not in (None, "")
 
 

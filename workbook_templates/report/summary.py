@@ -11,6 +11,7 @@ merged: a long sentence is word-wrapped into lines, one cell each (:func:`.layou
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 from openpyxl.styles import Alignment
@@ -284,11 +285,30 @@ def _budget_view(ws, c, row):
     row = _section(ws, row + 2, "Not in the budget",
                    "Reference and Excluded scenarios: listed for information, never summed.",
                    _BUDGET_CHARS)  # fmt: skip
-    others = tables["not_in_budget"][
-        ["scenario", "budget_status", "file", "owner", "accelerator_hours", "total_cost_usd"]
-    ]
+    others = once(
+        tables["not_in_budget"][
+            ["scenario", "budget_status", "file", "owner", "accelerator_hours", "total_cost_usd"]
+        ]
+    )
+    header_row = row
     last = write_table(ws, others, row) if len(others) else put(ws, row, 1, "None.").row
-    return last, blocks
+    return last, blocks, header_row
+
+
+def once(others):
+    """The "Not in the budget" rows with a run repeated in several files (the planner's
+    preset references, in every team's file) shown once, its files listed together by name
+    (the Sources sheet has their paths)."""
+    key = ["scenario", "budget_status", "owner", "accelerator_hours", "total_cost_usd"]
+    if not len(others):
+        return others
+    grouped = others.fillna({"owner": ""}).groupby(key, sort=False, dropna=False)
+    merged = (
+        grouped["file"]
+        .agg(lambda files: ", ".join(dict.fromkeys(os.path.basename(f) or f for f in files)))
+        .reset_index()
+    )
+    return merged[list(others.columns)]
 
 
 def _top_aligned(ws, first_row=1):
@@ -317,7 +337,7 @@ def write_summary(ws, c, generated, paper=None):
 def write_budget(ws, c, generated, paper=None):
     """Fill ``ws`` with the budget by run and what is not in it."""
     ws.title = "Budget"
-    last, blocks = _budget_view(ws, c, 1)
+    last, blocks, others_header = _budget_view(ws, c, 1)
     fit_columns(ws, _BY_RUN, 1, last, wide=_BUDGET_WIDE)
     for letter in "GHI":  # the money columns hold the bold P90 totals
         ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 13)
@@ -327,5 +347,8 @@ def write_budget(ws, c, generated, paper=None):
     _top_aligned(ws)
     fit_rows(ws, 1)
     fit_header_rows(ws)
-    setup_print(ws, "Budget", generated, pages_wide=1, paper=paper)
+    # a continuation page repeats the header of the table it continues ("Not in the budget":
+    # the long one, below the short budget table)
+    setup_print(ws, "Budget", generated, pages_wide=1, paper=paper,
+                header_rows=f"{others_header}:{others_header}")  # fmt: skip
     keep_together(ws, blocks)

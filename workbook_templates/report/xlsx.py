@@ -311,8 +311,8 @@ def _chart(ws, df, head):
     extra = df["contingency_usd"].fillna(0).abs().sum() > 0
     chart.title = "Spend by month: P50, and up to P90" if extra else "Spend by month (P50)"
     chart.legend.position = "b"
-    chart.y_axis.numFmt = USD
-    chart.y_axis.number_format = USD
+    # the $0 label left out: at the foot of the axis it would print over the first month
+    chart.y_axis.numFmt = chart.y_axis.number_format = '[=0]"";' + USD
     chart.y_axis.majorGridlines = None
     chart.x_axis = DateAxis(crossAx=100, axPos="b")
     chart.x_axis.number_format = MONTH
