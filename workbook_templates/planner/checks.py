@@ -122,7 +122,7 @@ def _single_checks(n):
          f"=IF(AND(ISNUMBER(active_scenario),active_scenario>=1,active_scenario<={n}),"
          "AND(INT(active_scenario)=active_scenario,INDEX(scenario_ready,1,active_scenario)),"
          "FALSE)"),
-        ("Monthly schedule holds the whole run and the whole P90 run (shares add up to 100%)",
+        ("Monthly schedule holds the whole run, P50 and P90 (shares sum to 100%)",
          "=OR(NOT({mon.ok}),NOT(INDEX(plausible,1,active_scenario)),"
          "AND(ABS({mon.share_total}-1)<1E-9,OR(NOT(ISNUMBER({mon.total_p90})),"
          "ABS({mon.p90_sum}-{mon.total_p90})<=1E-9*ABS({mon.total_p90}))))"),
