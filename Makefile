@@ -7,7 +7,7 @@ STAMP_DEMO := $(VENV)/.installed-demo
 STAMP_TEST := $(VENV)/.installed-test
 DEMO_OUT ?= out
 
-.PHONY: demo test lint format bench libreoffice gnumeric chromium docs-browser-shot pictures clean
+.PHONY: demo test check lint format bench libreoffice gnumeric chromium docs-browser-shot pictures clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -91,8 +91,17 @@ format: $(STAMP_TEST)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# Every test, in parallel (pytest-xdist, one worker per core; the tests sharing a session's
+# LibreOffice or Gnumeric run, or a module's server or browser, stay on one worker: loadgroup).
+TEST_WORKERS ?= auto
 test: $(STAMP_TEST) libreoffice gnumeric chromium lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+
+# The fast loop: every test but the slow, spreadsheet, browser and server ones (markers assigned
+# in tests/conftest.py), in about a minute; `make test` runs them all.
+CHECK_MARKERS := not slow and not spreadsheet and not browser and not server
+check: $(STAMP_TEST) lint
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "$(CHECK_MARKERS)"
 
 bench: $(STAMP_TEST) libreoffice
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
