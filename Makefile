@@ -98,10 +98,10 @@ test: $(STAMP_TEST) libreoffice gnumeric chromium lint
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 # The fast loop: every test but the slow, spreadsheet, browser and server ones (markers assigned
-# in tests/conftest.py), in about a minute; `make test` runs them all.
+# in tests/conftest.py), in about a minute on two cores; `make test` runs them all.
 CHECK_MARKERS := not slow and not spreadsheet and not browser and not server
 check: $(STAMP_TEST) lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "$(CHECK_MARKERS)"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "$(CHECK_MARKERS)"
 
 bench: $(STAMP_TEST) libreoffice
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -20,12 +20,14 @@ without an edit: ``spreadsheet`` (it runs LibreOffice or Gnumeric), ``browser`` 
 ``server`` (a uvicorn server process), ``slow`` (any other process, or marked by hand). ``make
 check`` runs the tests with none of them. Under pytest-xdist (``make test``), the tests sharing
 a session's LibreOffice or Gnumeric recalculation run on one worker (``xdist_group``), and so
-do a module's server and browser tests (their server and browser are module fixtures).
+do a module's server and browser tests, and its tests that start processes and share a module
+fixture (a server, a browser, a wheel built in the repository's tree).
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import inspect
 import textwrap
@@ -61,6 +63,24 @@ _USES = {
     "browser": {"harness", "require_browser", "sync_playwright"},
     "server": {"local_server", "uvicorn_command", "quiet_server"},
     "slow": {"subprocess", "Popen", "multiprocessing", "ProcessPoolExecutor"},
+}
+#: Tests that start no other program but take seconds of CPU (measured with ``--durations``):
+#: ``slow`` too, by file (every test in it) or by file and test name (every parametrisation).
+_SLOW_TESTS = {
+    "test_calibration_study.py",
+    "test_calibration.py::test_fitted_numbers_are_data_that_a_refit_reproduces",
+    "test_calibration.py::test_the_choice_is_fair_stable_and_not_the_hindsight_constant",
+    "test_calibration.py::test_own_runs_of_a_catalogue_organisation_pull_its_runs_closer",
+    "test_cli.py::test_command_line_doc_examples_print_what_they_show",
+    "test_cli_ranges.py::test_runs_prints_the_grouped_validation_table_recomputed",
+    "test_fast_kinds.py::test_every_kind_of_call_equals_the_step_by_step_estimate",
+    "test_fuzz_report.py::test_random_values_in_a_real_planner",
+    "test_fuzz_report.py::test_random_bytes_in_a_part",
+    "test_lean_plans.py::test_every_call_equals_the_step_by_step_estimate",
+    "test_own_runs.py::test_every_command_refuses_a_bad_file_in_the_same_words",
+    "test_own_runs.py::test_each_bad_file_is_one_line_exit_2_and_nothing_written_on_each_command",
+    "test_planner_own_runs.py::test_the_sheet_holds_the_file_and_its_formulas_are_portable",
+    "test_vector_paths.py::test_small_call_path_equals_the_step_by_step_estimate",
 }
 #: Command-line flags that run LibreOffice when a test calls the command line in-process.
 _SPREADSHEET_FLAGS = {"--recalculate", "--pdf"}
@@ -162,6 +182,9 @@ def pytest_collection_modifyitems(config, items):
         if _GNUMERIC_FIXTURES & fixtures:
             item.add_marker(pytest.mark.gnumeric)
         kinds = fast_loop_kinds(item)
+        path = item.path.name
+        if {path, f"{path}::{getattr(item, 'originalname', item.name)}"} & _SLOW_TESTS:
+            kinds.add("slow")
         if item.get_closest_marker("libreoffice") or item.get_closest_marker("gnumeric"):
             kinds.add("spreadsheet")
         for kind in sorted(kinds - {m.name for m in item.iter_markers()}):
@@ -172,8 +195,20 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("libreoffice"))
         elif _GNUMERIC_FIXTURES & fixtures:
             item.add_marker(pytest.mark.xdist_group("gnumeric"))
-        elif kinds & {"server", "browser"}:
+        elif kinds & {"server", "browser"} or (kinds and _uses_module_fixture(item)):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
+def _uses_module_fixture(item):
+    """Whether ``item`` uses a fixture of its own module that outlives a test (a server, a
+    built wheel): the module's tests then share one worker, so it is made once, not once a
+    worker (``pip wheel`` of the project, say, builds in the repository's tree)."""
+    for defs in getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {}).values():
+        for d in defs:
+            with contextlib.suppress(OSError, TypeError):
+                if d.scope != "function" and Path(inspect.getsourcefile(d.func)) == item.path:
+                    return True
+    return False
 
 
 def pytest_runtest_setup(item):
