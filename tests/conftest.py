@@ -17,11 +17,12 @@ test using it carries the ``gnumeric`` marker (no ``ssconvert``: fails under CI,
 The fast loop's markers are assigned here too, from what a test uses (its own code, the code of
 every fixture it uses, and the helpers they call, read with :mod:`ast`), so a new test is marked
 without an edit: ``spreadsheet`` (it runs LibreOffice or Gnumeric), ``browser`` (Chromium),
-``server`` (a uvicorn server process), ``slow`` (any other process, or marked by hand). ``make
-check`` runs the tests with none of them. Under pytest-xdist (``make test``), the tests sharing
-a session's LibreOffice or Gnumeric recalculation run on one worker (``xdist_group``), and so
-do a module's server and browser tests, and its tests that start processes and share a module
-fixture (a server, a browser, a wheel built in the repository's tree).
+``server`` (a uvicorn server process), ``slow`` (any other process, or seconds of CPU: listed
+in ``_SLOW_TESTS``). ``make check`` runs the tests with none of them. Under pytest-xdist
+(``make test``), the tests sharing a session's LibreOffice or Gnumeric recalculation run on one
+worker (``xdist_group``), and so do a module's server and browser tests, and its tests that
+start processes and share a module fixture (a server, a browser, a wheel built in the
+repository's tree).
 """
 
 from __future__ import annotations
@@ -67,23 +68,23 @@ _USES = {
 #: Tests that start no other program but take seconds of CPU (measured with ``--durations``):
 #: ``slow`` too, by file (every test in it) or by file and test name (every parametrisation).
 _SLOW_TESTS = {
-    "test_calibration_study.py",
+    "test_calibration.py::test_chosen_model_beats_the_best_constant_under_grouped_validation",
     "test_calibration.py::test_fitted_numbers_are_data_that_a_refit_reproduces",
-    "test_calibration.py::test_the_choice_is_fair_stable_and_not_the_hindsight_constant",
+    "test_calibration.py::test_leave_one_out_figures_are_recomputed",
     "test_calibration.py::test_own_runs_of_a_catalogue_organisation_pull_its_runs_closer",
+    "test_calibration.py::test_the_choice_is_fair_stable_and_not_the_hindsight_constant",
+    "test_calibration_study.py",
     "test_cli.py::test_command_line_doc_examples_print_what_they_show",
     "test_cli_ranges.py::test_runs_prints_the_grouped_validation_table_recomputed",
     "test_fast_kinds.py::test_every_kind_of_call_equals_the_step_by_step_estimate",
-    "test_fuzz_report.py::test_random_values_in_a_real_planner",
     "test_fuzz_report.py::test_random_bytes_in_a_part",
+    "test_fuzz_report.py::test_random_values_in_a_real_planner",
     "test_lean_plans.py::test_every_call_equals_the_step_by_step_estimate",
-    "test_own_runs.py::test_every_command_refuses_a_bad_file_in_the_same_words",
+    "test_lookup.py::test_the_lookup_over_an_array_equals_each_names_own_and_the_old_one",
     "test_own_runs.py::test_each_bad_file_is_one_line_exit_2_and_nothing_written_on_each_command",
+    "test_own_runs.py::test_every_command_refuses_a_bad_file_in_the_same_words",
     "test_planner_own_runs.py::test_the_sheet_holds_the_file_and_its_formulas_are_portable",
     "test_vector_paths.py",
-    "test_calibration.py::test_chosen_model_beats_the_best_constant_under_grouped_validation",
-    "test_calibration.py::test_leave_one_out_figures_are_recomputed",
-    "test_lookup.py::test_the_lookup_over_an_array_equals_each_names_own_and_the_old_one",
 }
 #: Command-line flags that run LibreOffice when a test calls the command line in-process.
 _SPREADSHEET_FLAGS = {"--recalculate", "--pdf"}
@@ -151,8 +152,8 @@ def _file_kinds(path, _seen=frozenset()):
 
 @functools.cache
 def _function_kinds(func):
-    """The markers a test function or fixture function leads to (its own file's helpers and the
-    helper modules' count)."""
+    """The markers a test function or fixture function leads to: the names it refers to, with
+    those its file defines or imports from ``tests/``."""
     func = inspect.unwrap(func)
     try:
         path = inspect.getsourcefile(func)
