@@ -94,14 +94,17 @@ format: $(STAMP_TEST)
 # Every test, in parallel (pytest-xdist, one worker per core; the tests sharing a session's
 # LibreOffice or Gnumeric run, or a module's server or browser, stay on one worker: loadgroup).
 TEST_WORKERS ?= auto
+# The tests that signal their own process (marker `serial`) run after, in one plain process.
 test: $(STAMP_TEST) libreoffice gnumeric chromium lint
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not serial"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m serial
 
 # The fast loop: every test but the slow, spreadsheet, browser and server ones (markers assigned
 # in tests/conftest.py), in about a minute on two cores; `make test` runs them all.
 CHECK_MARKERS := not slow and not spreadsheet and not browser and not server
 check: $(STAMP_TEST) lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "$(CHECK_MARKERS)"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "$(CHECK_MARKERS) and not serial"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "$(CHECK_MARKERS) and serial"
 
 bench: $(STAMP_TEST) libreoffice
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -18,7 +18,10 @@ The fast loop's markers are assigned here too, from what a test uses (its own co
 every fixture it uses, and the helpers they call, read with :mod:`ast`), so a new test is marked
 without an edit: ``spreadsheet`` (it runs LibreOffice or Gnumeric), ``browser`` (Chromium),
 ``server`` (a uvicorn server process), ``slow`` (any other process, or seconds of CPU: listed
-in ``_SLOW_TESTS``). ``make check`` runs the tests with none of them. Under pytest-xdist
+in ``_SLOW_TESTS``). ``make check`` runs the tests with none of them. ``serial`` marks a test
+that sends a signal to its own process: in a pytest-xdist worker (which has threads of its own)
+the signal can arrive late and end the worker's run, so ``make check`` and ``make test`` run
+these in one plain process after the parallel run. Under pytest-xdist
 (``make test``), the tests sharing a session's LibreOffice or Gnumeric recalculation run on one
 worker (``xdist_group``), and so do a module's server and browser tests, and its tests that
 start processes and share a module fixture (a server, a browser, a wheel built in the
@@ -65,6 +68,9 @@ _USES = {
     "server": {"local_server", "uvicorn_command", "quiet_server"},
     "slow": {"subprocess", "Popen", "multiprocessing", "ProcessPoolExecutor"},
 }
+#: Names that, together in a test's code, send a signal to the test's own process
+#: (``os.kill(os.getpid(), ...)``): such a test is ``serial``.
+_OWN_SIGNAL = {"kill", "getpid"}
 #: Tests that start no other program but take seconds of CPU (measured with ``--durations``):
 #: ``slow`` too, by file (every test in it) or by file and test name (every parametrisation).
 _SLOW_TESTS = {
@@ -107,6 +113,8 @@ def _names(node):
 def _kinds(names, known):
     """The markers ``names`` lead to: each name's own (``_USES``) and those in ``known``."""
     kinds = {kind for kind, uses in _USES.items() if uses & names}
+    if _OWN_SIGNAL <= names:
+        kinds.add("serial")
     for name in names & known.keys():
         kinds |= known[name]
     return kinds
