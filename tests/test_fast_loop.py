@@ -58,3 +58,9 @@ def test_a_test_that_starts_nothing_stays_in_the_fast_loop():
     fast = selected(FAST, "tests/test_engine.py", "tests/test_plan.py")
     every = selected("", "tests/test_engine.py", "tests/test_plan.py")
     assert fast == every and len(fast) > 10
+
+
+def test_a_test_that_signals_its_own_process_runs_outside_xdist():
+    serial = selected("serial", "tests/test_report_bounds.py")
+    assert any("::test_deferred_interrupts_restore_the_handler" in node for node in serial)
+    assert not serial & selected("not serial", "tests/test_report_bounds.py")
