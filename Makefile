@@ -100,7 +100,7 @@ test: $(STAMP_TEST) libreoffice gnumeric chromium lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m serial
 
 # The fast loop: every test but the slow, spreadsheet, browser and server ones (markers assigned
-# in tests/conftest.py), in about a minute on two cores; `make test` runs them all.
+# in tests/conftest.py), in a minute and a half on two idle cores; `make test` runs them all.
 CHECK_MARKERS := not slow and not spreadsheet and not browser and not server
 check: $(STAMP_TEST) lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "$(CHECK_MARKERS) and not serial"
