@@ -7,7 +7,7 @@ STAMP_DEMO := $(VENV)/.installed-demo
 STAMP_TEST := $(VENV)/.installed-test
 DEMO_OUT ?= out
 
-.PHONY: demo test lint format bench libreoffice gnumeric chromium docs-browser-shot pictures clean
+.PHONY: demo test check lint format bench libreoffice gnumeric chromium docs-browser-shot pictures clean
 
 # Set-up prints one line and stays quiet after it (pip's -qq: its errors still print), so that
 # `make demo`'s few lines are what a newcomer reads (tests/test_demo.py counts them).
@@ -87,8 +87,20 @@ format: $(STAMP_TEST)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# Every test, in parallel (pytest-xdist, one worker per core; the tests sharing a session's
+# LibreOffice or Gnumeric run, or a module's server or browser, stay on one worker: loadgroup).
+TEST_WORKERS ?= auto
+# The tests that signal their own process (marker `serial`) run after, in one plain process.
 test: $(STAMP_TEST) libreoffice gnumeric chromium lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not serial"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m serial
+
+# The fast loop: every test but the slow, spreadsheet, browser and server ones (markers assigned
+# in tests/conftest.py), in a minute and a half on two idle cores; `make test` runs them all.
+CHECK_MARKERS := not slow and not spreadsheet and not browser and not server
+check: $(STAMP_TEST) lint
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "$(CHECK_MARKERS) and not serial"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "$(CHECK_MARKERS) and serial"
 
 bench: $(STAMP_TEST) libreoffice
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -30,7 +30,8 @@ def _listing(folder):
 def test_every_benchmark_is_run_here():
     names = {p.stem for p in BENCHMARKS}
     assert {"bench_engine", "bench_excel", "bench_ranges", "bench_reader", "bench_report",
-            "bench_server", "bench_start", "bench_team", "bench_templates"} <= names  # fmt: skip
+            "bench_server", "bench_start", "bench_team", "bench_templates",
+            "bench_user"} <= names  # fmt: skip
 
 
 @pytest.mark.parametrize("script", BENCHMARKS, ids=[p.stem for p in BENCHMARKS])
