@@ -279,3 +279,12 @@ def team_planners(template, folder, n):
     paths = distinct_planners(base, folder, n)
     base.unlink()
     return paths
+
+
+def named_cells(wb):
+    """{defined name: the value of its cell} of an openpyxl workbook."""
+    out = {}
+    for name, dn in wb.defined_names.items():
+        for sheet, ref in dn.destinations:
+            out[name] = wb[sheet][ref.replace("$", "")].value
+    return out

@@ -10,6 +10,7 @@ import shutil
 
 import openpyxl
 import pytest
+from helpers_report import named_cells
 from test_handoff_budget import expected, read_csv, run, with_references
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER
 
@@ -180,22 +181,13 @@ def test_no_cell_is_merged_anywhere(template, handoff, tmp_path):
         assert wb.sheetnames[:2] == ["Summary", "Budget"]
 
 
-def _named(wb):
-    """{defined name: value of its cell}."""
-    out = {}
-    for name, dn in wb.defined_names.items():
-        for sheet, ref in dn.destinations:
-            out[name] = wb[sheet][ref.replace("$", "")].value
-    return out
-
-
 def test_page_one_figures_are_named_cells_equal_to_the_csv(handoff):
     """Each headline figure, and each fiscal year's and quarter's P50 and P90, is a number in
     its own named cell on the Summary, equal to the CSV files (to the cent)."""
     from workbook_templates.report.summary import period_name
 
     wb = openpyxl.load_workbook(handoff / "h.xlsx")
-    named = _named(wb)
+    named = named_cells(wb)
     totals = read_csv(handoff / "csv", "totals")[0]
     for name, column in (("handoff_total_p50", "total_cost_usd"),
                          ("handoff_total_p90", "total_cost_usd_p90"),

@@ -18,6 +18,7 @@ from decimal import Decimal
 
 import openpyxl
 import pytest
+from helpers_report import named_cells
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_handoff_budget import read_csv, run, with_references
@@ -198,14 +199,6 @@ def test_the_beta_plan_p90_stays_within_capacity_and_spends_later(handoff):
     assert all(_cents(y["total_cost_usd_p90"]) >= _cents(y["total_cost_usd"]) for y in years)
 
 
-def _named(wb):
-    out = {}
-    for name, dn in wb.defined_names.items():
-        for sheet, ref in dn.destinations:
-            out[name] = wb[sheet][ref.replace("$", "")].value
-    return out
-
-
 def test_every_file_and_named_cell_ties_to_the_cent(handoff):
     """Every CSV's money columns and the workbook's named cells, summed in whole cents, give
     the same total P50, P90, contingency and compute cost everywhere."""
@@ -260,7 +253,7 @@ def test_every_file_and_named_cell_ties_to_the_cent(handoff):
             assert _cents(r["total_cost_usd"]) == by_run[r["run_id"]][0], (name, r["scenario"])
     # the workbook's named cells: page 1's headline figures and every period's P50 and P90
     wb = openpyxl.load_workbook(handoff / "h.xlsx")
-    named = _named(wb)
+    named = named_cells(wb)
     for cell, column in (("handoff_total_p50", "total_cost_usd"),
                          ("handoff_total_p90", "total_cost_usd_p90"),
                          ("handoff_contingency", "contingency_usd")):  # fmt: skip
