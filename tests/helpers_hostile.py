@@ -136,8 +136,20 @@ def with_shared_string(source, target, si_body, cell="D4"):
 
 
 def replaced(source, target, part, old, new, count=1):
-    """``old`` replaced by ``new`` in ``part`` (``count`` times; -1: every time)."""
-    return rewrite(source, target, {part: lambda d: d.replace(old, new, count)})
+    """``old`` replaced by ``new`` in ``part`` (``count`` times; -1: every time). ``old`` is
+    bytes or a compiled pattern (``new`` then may name its groups, ``\\1``); it must occur, so
+    that a planner laid out anew fails the test instead of leaving the file untouched."""
+
+    def edit(data):
+        if isinstance(old, re.Pattern):
+            changed, n = old.subn(new, data, count=max(count, 0))
+        else:
+            n = data.count(old)
+            changed = data.replace(old, new, count)
+        assert n, f"{part} holds no {old!r}"
+        return changed
+
+    return rewrite(source, target, {part: edit})
 
 
 def cell_value(source, target, text, cell="D12"):

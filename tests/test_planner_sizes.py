@@ -210,9 +210,9 @@ def test_the_report_reads_the_number_the_planner_computed(variants, tmp_path):
     for k, plan in GOOD.items():
         got = float(runs[plan["scenario_name"]]["total_cost_usd"])
         assert math.isclose(got, row_values(planner, "total_cost_usd")[k], rel_tol=1e-9,
-                            abs_tol=0.005), plan["scenario_name"]  # fmt: skip
+                            abs_tol=0.02), plan["scenario_name"]  # fmt: skip
         want = estimate_scenario(_numbers(plan))["total_cost_usd"]
-        assert math.isclose(got, want, rel_tol=1e-9, abs_tol=0.005)
+        assert math.isclose(got, want, rel_tol=1e-9, abs_tol=0.02)
 
 
 @pytest.mark.libreoffice
