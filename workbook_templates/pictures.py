@@ -23,7 +23,7 @@ __all__ = ["PICTURES", "make_pictures", "main"]
 
 #: (workbook, the title its page shows, image file name, what it shows)
 PICTURES = (
-    ("planner", "Summary of the selected scenario", "planner-summary.png",
+    ("planner", "Summary: the budget, then the selected scenario", "planner-summary.png",
      "the planner's Summary sheet"),
     ("planner", "Sensitivity of the selected scenario", "planner-sensitivity.png",
      "the planner's sensitivity grids"),
