@@ -20,6 +20,7 @@ from helpers import fenced_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+PLANNER_FILE = "training-run-planner.xlsx"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 BIN = Path(sys.executable).parent
 
@@ -307,3 +308,17 @@ def test_the_docs_model_comparison_table_is_recomputed():
             f"{r['mean_log_score']:.3f} | {r['loo_median_abs_error_pct']:.1f}% |"
         )
         assert row in text, row
+
+
+def test_every_picture_title_is_a_title_of_its_workbook(generated_templates):
+    """``make pictures`` finds each page by the title its sheet shows: a planner title renamed
+    in the layout must be renamed in ``workbook_templates.pictures`` too."""
+    import openpyxl
+
+    from workbook_templates.pictures import PICTURES
+
+    wb = openpyxl.load_workbook(generated_templates[PLANNER_FILE], read_only=True)
+    texts = {c for ws in wb for row in ws.iter_rows(max_row=3, values_only=True) for c in row}
+    for book, title, _, _ in PICTURES:
+        if book == "planner":
+            assert title in texts, title
