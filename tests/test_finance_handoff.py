@@ -305,8 +305,8 @@ def test_the_totals_recalculated_by_both_engines_equal_the_engine(handoff, tmp_p
         assert texts["Total, P50"][5] == pytest.approx(want, abs=0.02)
 
 
-#: Most pages a 1- or 3-run hand-off prints to, on A4 and on Letter (16-19 before issue 18;
-#: the P90 runs' later months add a page of monthly rows on Letter).
+#: Most pages a 1- or 3-run hand-off prints to, on A4 and on Letter (the P90 runs' later
+#: months take a page of monthly rows on Letter).
 MAX_HANDOFF_PAGES = 11
 #: The median height (pt) of the printed words on every page is at least this: body text
 #: printed at a readable scale (11 pt text at full size is 14.3 pt high; the hand-off of

@@ -1640,7 +1640,7 @@ def _read_package(path, zf, data, collect, columns_left):
         strings_of = _strings_of(path, zf, tally)
         book = _open_book(path, data, styles, strings, strings_of, tally.parts)
         optional, cells = _locate(path, book, columns_left)
-    except PlannerError:  # refused after the worksheets' scan, as it always was
+    except PlannerError:  # a bound the worksheets break is reported first, then this refusal
         _check_xml_parts(path, zf, later, tally)
         raise
     with warnings.catch_warnings():  # "marked as a date but ... outside the limits"
