@@ -9,6 +9,10 @@ from __future__ import annotations
 import datetime as dt
 import os
 import random
+import signal
+import subprocess
+import sys
+import time
 
 import openpyxl
 import pytest
@@ -251,3 +255,17 @@ def fenced_blocks(text, lang):
         elif body is not None:
             body.append(line)
     return blocks
+
+
+def interrupt_when_ready(program, argv, delay, timeout):
+    """Run ``python -c program ARGV`` (a program that says "ready" on stderr once loaded),
+    press Ctrl-C ``delay`` seconds after it is ready: (exit status, stdout, stderr)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", program, *argv],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stderr.readline().strip() == "ready"
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err

@@ -18,6 +18,7 @@ import sys
 import time
 
 import pytest
+from helpers import interrupt_when_ready
 from helpers_report import tree
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill
 
@@ -44,17 +45,10 @@ def _program(ready_line):
 
 @pytest.mark.parametrize("delay", [0.06, 0.12, 0.2, 0.35])
 def test_ctrl_c_while_the_program_loads_is_one_line(delay):
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _program("ready"), "estimate"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert proc.stderr.readline().strip() == "ready"
-    time.sleep(delay)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    if proc.returncode == 0:  # finished first (a fast machine): nothing to see
+    status, _, err = interrupt_when_ready(_program("ready"), ["estimate"], delay, timeout=120)
+    if status == 0:  # finished first (a fast machine): nothing to see
         return
-    assert proc.returncode == 130, err
+    assert status == 130, err
     assert err.splitlines() in (["compute-lab: interrupted"], ["compute-lab estimate: interrupted"])
 
 
@@ -168,20 +162,14 @@ def test_ctrl_c_at_random_moments_of_a_real_templates_run(tmp_path):
     for i in range(6):
         folder = tmp_path / f"run{i}"
         before = _old_templates(folder)
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _program("ready"), "templates", "--out", str(folder),
-             "--force"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        assert proc.stderr.readline().strip() == "ready"
-        time.sleep(rng.uniform(0.05, took * 1.1))
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=300)
+        argv = ["templates", "--out", str(folder), "--force"]
+        delay = rng.uniform(0.05, took * 1.1)
+        status, _, err = interrupt_when_ready(_program("ready"), argv, delay, timeout=300)
         state = _state(folder, before)
-        if proc.returncode == 0:  # it had finished: every file new, no interrupted line
+        if status == 0:  # it had finished: every file new, no interrupted line
             assert state == "new" and "interrupted" not in err
             continue
-        assert proc.returncode == 130, err
+        assert status == 130, err
         (line,) = err.splitlines()
         assert "Traceback" not in err
         if line.endswith(ALL_WRITTEN):

@@ -11,12 +11,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import openpyxl
 import pandas as pd
 import pytest
-from helpers import planner_cell
+from helpers import interrupt_when_ready, planner_cell
 from helpers_report import READY, digest, run_report, team_planners, tree
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill
 
@@ -214,16 +213,10 @@ def test_ctrl_c_while_reading_exits_130_and_keeps_the_old_outputs(two_hundred, t
     (tmp_path / "csv").mkdir()
     (tmp_path / "csv" / "runs.csv").write_text("old\n")
     before = tree(tmp_path)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", READY, "report", *map(str, two_hundred), "--out", str(old),
-         "--csv", str(tmp_path / "csv"), "--force"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert proc.stderr.readline().strip() == "ready"
-    time.sleep(delay)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=300)
-    assert proc.returncode == 130, err
+    argv = ["report", *map(str, two_hundred), "--out", str(old), "--csv", str(tmp_path / "csv"),
+            "--force"]  # fmt: skip
+    status, out, err = interrupt_when_ready(READY, argv, delay, timeout=300)
+    assert status == 130, err
     # On a loaded machine the first moments may still be spent building the parser.
     assert err.splitlines() in ([f"compute-lab report: interrupted; {NOTHING_WRITTEN}"],
                                 ["compute-lab: interrupted"])  # fmt: skip
