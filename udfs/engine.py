@@ -36,6 +36,7 @@ import numpy as np
 
 from . import model as _model
 from .failures import (
+    _float_or_array,
     checkpoint_interval_hours,
     cluster_mtbf_hours,
     failure_rate_from_node_days,
@@ -95,12 +96,6 @@ __all__ = [
 FLOPS_PER_PARAM_TOKEN = 6.0
 HOURS_PER_YEAR = 8760.0
 _TERA = 1e12
-
-
-def _float_or_array(x):
-    """Scalar in, float out; array in, array out."""
-    x = np.asarray(x, dtype=float)
-    return float(x) if x.ndim == 0 else x
 
 
 def _spec(name, **values):
