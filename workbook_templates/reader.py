@@ -1525,9 +1525,9 @@ def _number(value):
     return None, f"must be a number (got {type(value).__name__})"
 
 
-#: Line breaks and tabs a text input may hold (a cell typed with Alt+Enter); every other
-#: character :func:`udfs.validation.control_character` names is refused.
-_TEXT_WHITESPACE = frozenset("\t\n\r")
+#: Line breaks and tabs a text input may hold (a cell typed with Alt+Enter), as a table that
+#: deletes them before :func:`udfs.validation.control_character` looks for the rest.
+_WITHOUT_TEXT_WHITESPACE = str.maketrans("", "", "\t\n\r")
 
 
 #: The largest number a text input (a name, an owner, a reference) may hold, read as its text.
@@ -1541,7 +1541,7 @@ def _text(value):
         # A C0 control a workbook cannot hold (Excel writes it as _x0001_), a C1 control, a
         # line separator or a bidirectional override that would reorder what a table shows:
         # the rule own-runs names follow.
-        bad = control_character(value.translate(dict.fromkeys(map(ord, _TEXT_WHITESPACE))))
+        bad = control_character(value.translate(_WITHOUT_TEXT_WHITESPACE))
         if bad:
             return None, (
                 f"holds the control character {bad}, which a name in a workbook, a CSV file "
