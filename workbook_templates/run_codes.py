@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["MAX_RUN_CODE_CHARS", "RUN_CODE_RULE", "derive_run_code", "valid_run_code"]
+__all__ = ["MAX_RUN_CODE_CHARS", "RUN_CODE_RULE", "derive_run_code", "run_code_of", "valid_run_code"]
 
 #: The longest run code: what a billing tag value and an FP&A key field hold comfortably.
 MAX_RUN_CODE_CHARS = 40
@@ -40,3 +40,12 @@ def derive_run_code(team, scenario_name):
     team, name = _slug(team), _slug(scenario_name) or "RUN"
     code = f"{team}-{name}" if team else name
     return code[:MAX_RUN_CODE_CHARS].rstrip("-._")
+
+
+def run_code_of(scenario):
+    """``(code, derived)``: the scenario's typed run code, or the one derived from its team and
+    name (``derived`` True) when the planner has no run code or it is blank."""
+    typed = scenario.inputs.get("run_code")
+    if isinstance(typed, str) and typed.strip():
+        return typed.strip(), False
+    return derive_run_code(scenario.inputs.get("owner"), scenario.name), True
