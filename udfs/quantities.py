@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "Bound",
     "Quantity",
     "PLAN_INPUTS",
     "PLAN_OUTPUTS",
@@ -36,6 +37,15 @@ __all__ = [
     "MIN_AMORTISATION_YEARS",
     "MAX_AMORTISATION_YEARS",
     "MIN_UTILISATION",
+    "MAX_RANGE_PCT",
+    "CHINCHILLA_TOKENS_PER_PARAM",
+    "POSITIVE",
+    "NON_NEGATIVE",
+    "AT_LEAST_ONE",
+    "FRACTION",
+    "COUNT",
+    "ACCELERATOR_COUNT",
+    "RANGE_PCT",
     "RANGE_QUANTITIES",
     "RANGE_FORMULAS",
     "RANGE_OUTPUTS",
@@ -49,17 +59,179 @@ __all__ = [
 ]
 
 
+def _sci(x):
+    """A bound as the help and messages spell it: 1e9, not 1e+09 or 1000000000.0."""
+    mantissa, exponent = f"{x:e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The values a number input may take, written once.
+
+    The engine's check and its refusal (:func:`udfs.validation.bound_check`), the command
+    line's check and help (``compute_lab.flags``), the planner's data validation
+    (``workbook_templates.sheetkit.bound_validation``) and the rule text beside each input
+    (:attr:`text`, a quantity's ``rule``) all derive from it.
+
+    Attributes
+    ----------
+    low, high : float or None
+        The ends of the range (None: open on that side).
+    low_inclusive, high_inclusive : bool
+        Whether the end itself is allowed: ``Bound(low=0, low_inclusive=False)`` is "> 0".
+    whole : bool
+        A whole number (a count of accelerators, a parallel degree).
+    unit : str
+        Spelt after a closed range: "from 1/365 (one day) to 100 years".
+    low_text : str
+        The low end as written, when ``f"{low:g}"`` is not enough: "0.01 (1%)", from
+        ``"{0:g} ({0:.0%})"``.
+    not_above : str
+        The quantity the value may not exceed, in words ("total parameters"); each face
+        checks it against that quantity.
+    ceiling : float or None
+        The command line's bound on top of the range: past it a figure is a slip or a test of
+        the tool, never a plan (``MAX_COUNT``...; docs/refused.md).
+    ceiling_text : str
+        The ceiling as messages and help spell it: ``{0}`` stands for it in the 1e9 form,
+        ``{1}`` for the number (``"{1:g} ({1:.0%})"``: "10 (1000%)").
+    """
+
+    low: float | None = None
+    high: float | None = None
+    low_inclusive: bool = True
+    high_inclusive: bool = True
+    whole: bool = False
+    unit: str = ""
+    low_text: str = ""
+    not_above: str = ""
+    ceiling: float | None = None
+    ceiling_text: str = "{}"
+
+    def contains(self, x):
+        """True when the number ``x`` is inside the range (and whole, for a whole bound); the
+        command line's ceiling is not part of it."""
+        if self.low is not None and (x < self.low if self.low_inclusive else x <= self.low):
+            return False
+        if self.high is not None and (x > self.high if self.high_inclusive else x >= self.high):
+            return False
+        return not self.whole or float(x).is_integer()
+
+    @property
+    def low_words(self):
+        """The low end as text: ``low_text`` (``{0}`` standing for it), else ``f"{low:g}"``."""
+        return (self.low_text or "{0:g}").format(self.low)
+
+    @property
+    def closed(self):
+        """Both ends given and allowed: a range read "from LOW to HIGH"."""
+        return (
+            self.low is not None
+            and self.high is not None
+            and self.low_inclusive
+            and self.high_inclusive
+        )
+
+    @property
+    def text(self):
+        """The rule beside the input: "> 0", ">= 0 and < 1", "a whole number >= 1", "0.01
+        (1%) to 1"."""
+        if self.closed:
+            text = f"{self.low_words} to {self.high:g}" + (f" {self.unit}" if self.unit else "")
+        else:
+            parts = []
+            if self.low is not None:
+                parts.append(f"{'>=' if self.low_inclusive else '>'} {self.low_words}")
+            if self.high is not None:
+                parts.append(f"{'<=' if self.high_inclusive else '<'} {self.high:g}")
+            if self.not_above:
+                parts.append(f"<= {self.not_above}")
+            text = " and ".join(parts)
+        return f"a whole number {text}" if self.whole else text
+
+    @property
+    def ceiling_words(self):
+        """The command line's ceiling as text ("1e9", "US$1e15"); "" when there is none."""
+        if self.ceiling is None:
+            return ""
+        return self.ceiling_text.format(_sci(self.ceiling), self.ceiling)
+
+    @property
+    def interval(self):
+        """The range as the command line's help writes it: "(0, 1]", ">= 1", "1/365 (one day)
+        to 100 years", "a whole number up to 1e9"."""
+        if self.whole:
+            top = f" up to {self.ceiling_words}" if self.ceiling is not None else ""
+            return f"a whole number{top}" if self.low in (0, 1) else self.text + top
+        if self.low is not None and self.high is not None and not self.closed:
+            left = "[" if self.low_inclusive else "("
+            right = "]" if self.high_inclusive else ")"
+            return f"{left}{self.low_words}, {self.high:g}{right}"
+        text = self.text
+        if self.ceiling is not None:
+            text += f", at most {self.ceiling_words}"
+        return text
+
+
 @dataclass(frozen=True)
 class Quantity:
+    """One quantity of the model: an input (with its ``bound`` when it is a number, from
+    which its ``rule`` text is made), a constant or a computed output (its ``formula``)."""
+
     name: str
     label: str
     unit: str
     default: object = None
-    rule: str = ""
+    rule: str = ""  # the allowed values in words; a number's comes from its bound
     note: str = ""
     required: bool = False
     kind: str = "number"  # "number", "text" or "date"
     formula: str = ""  # for a computed quantity: an expression over other names (udfs.model)
+    bound: Bound | None = None  # the values a number input may take
+
+    def __post_init__(self):
+        if self.bound is not None and not self.rule:
+            object.__setattr__(self, "rule", self.bound.text)
+
+
+#: Bounds of the command line beyond the engine's rules: a value past them is a typo or a test
+#: of the tool, never a plan, and would print figures of hundreds of digits (docs/refused.md).
+MAX_COUNT = 1e9  # accelerators, parallel degrees, sequence tokens, accelerators per node
+#: The largest parameters, tokens or accelerator-hours of a completed run (a team's own runs,
+#: udfs.own_runs): the largest disclosed runs hold about 2e12 parameters, 4e13 tokens and 4e7
+#: accelerator-hours. Past it a figure is a slip, or text beyond the largest double (1e999)
+#: that a spreadsheet reads as 1.8e308; its accelerators are bounded by MAX_COUNT.
+MAX_RUN_FIGURE = 1e15
+MAX_TFLOPS = 1e6  # per accelerator: an H100 SXM peaks at 989 dense BF16 TFLOP/s
+MAX_PURCHASE_USD = 1e9  # per accelerator
+MAX_OTHER_COSTS_USD = 1e15
+MIN_AMORTISATION_YEARS = 1 / 365  # one day
+MAX_AMORTISATION_YEARS = 100.0
+MIN_UTILISATION = 0.01  # 1%
+#: The most an uncertainty may be: P90 = 11 x P50 (1000%); past it, a percentage typed as a
+#: fraction (15 for 15%).
+MAX_RANGE_PCT = 10.0
+#: Compute-optimal training tokens per parameter (Hoffmann et al. 2022, "Chinchilla").
+CHINCHILLA_TOKENS_PER_PARAM = 20.0
+
+#: The common bounds of number inputs.
+POSITIVE = Bound(low=0, low_inclusive=False)
+NON_NEGATIVE = Bound(low=0)
+AT_LEAST_ONE = Bound(low=1)
+FRACTION = Bound(low=0, low_inclusive=False, high=1)
+#: A count: a parallel degree, a sequence length, a node's accelerators.
+COUNT = Bound(low=1, whole=True, ceiling=MAX_COUNT)
+#: Accelerators in a job.
+ACCELERATOR_COUNT = Bound(low=0, low_inclusive=False, whole=True, ceiling=MAX_COUNT)
+#: An uncertainty, P90 / P50 - 1.
+RANGE_PCT = Bound(
+    low=0, ceiling=MAX_RANGE_PCT, ceiling_text="{1:g} ({1:.0%}): a fraction such as 0.15 or 15%"
+)
+_TFLOPS = Bound(
+    low=0, low_inclusive=False, ceiling=MAX_TFLOPS, ceiling_text="{} TFLOP/s per accelerator"
+)
+_OTHER_COSTS = Bound(low=0, ceiling=MAX_OTHER_COSTS_USD, ceiling_text="US${}")
 
 
 #: The budget_status dropdown's values; a blank in a filled column counts as "Proposed".
@@ -114,7 +286,7 @@ PLAN_INPUTS = (
         name="total_params",
         label="Total parameters",
         unit="parameters",
-        rule="> 0",
+        bound=POSITIVE,
         note="All stored parameters (every expert of an MoE model)",
         required=True,
     ),
@@ -122,17 +294,21 @@ PLAN_INPUTS = (
         name="active_params",
         label="Active parameters per token",
         unit="parameters",
-        rule="> 0 and <= total parameters",
+        bound=Bound(low=0, low_inclusive=False, not_above="total parameters"),
         note="Parameters used per token; blank means dense (= total)",
     ),
     Quantity(
-        name="training_tokens", label="Training tokens", unit="tokens", rule="> 0", required=True
+        name="training_tokens",
+        label="Training tokens",
+        unit="tokens",
+        bound=POSITIVE,
+        required=True,
     ),
     Quantity(
         name="accelerators",
         label="Accelerators",
         unit="accelerators",
-        rule="> 0",
+        bound=ACCELERATOR_COUNT,
         note="Accelerators working on the run at once",
         required=True,
     ),
@@ -149,14 +325,14 @@ PLAN_INPUTS = (
         name="peak_tflops",
         label="Peak TFLOP/s per accelerator",
         unit="TFLOP/s",
-        rule="> 0",
+        bound=_TFLOPS,
         note="Dense BF16 peak; blank takes the catalogue figure",
     ),
     Quantity(
         name="mfu",
         label="Model FLOPs utilisation (MFU)",
         unit="fraction",
-        rule="> 0 and <= 1",
+        bound=FRACTION,
         note="Blank: the calibrated default for the accelerator's generation and the active "
         "parameters (Accelerators sheet; see the Compute Lab calibration notes)",
     ),
@@ -165,14 +341,14 @@ PLAN_INPUTS = (
         label="Goodput",
         unit="fraction",
         default=1.0,
-        rule="> 0 and <= 1",
+        bound=FRACTION,
         note="Share of time doing useful training (failures, checkpoints, restarts)",
     ),
     Quantity(
         name="effective_tflops_input",
         label="Effective TFLOP/s (override)",
         unit="TFLOP/s",
-        rule="> 0",
+        bound=_TFLOPS,
         note="Sustained TFLOP/s per accelerator; when typed, used as is instead of peak x MFU x "
         "goodput",
     ),
@@ -180,7 +356,7 @@ PLAN_INPUTS = (
         name="throughput_range_pct",
         label="Throughput uncertainty (P90 / P50 - 1)",
         unit="fraction",
-        rule=">= 0",
+        bound=RANGE_PCT,
         note="Spread of accelerator-hours: 0.15 puts P90 15% above P50 and P10 at P50 / 1.15. "
         "Blank: the calibrated spread, with a typed MFU or throughput too (0 = exact)",
     ),
@@ -189,7 +365,7 @@ PLAN_INPUTS = (
         label="Price per accelerator-hour",
         unit="US$/accelerator-hour",
         default=2.0,
-        rule=">= 0",
+        bound=NON_NEGATIVE,
         note="Rental, or the ownership equivalent (see the pricing basis). Blank: US$2.00, the "
         "H800 rental price the DeepSeek-V3 report assumed (arXiv 2412.19437, Dec 2024), not a "
         "quote",
@@ -209,7 +385,7 @@ PLAN_INPUTS = (
         label="Price uncertainty (P90 / P50 - 1)",
         unit="fraction",
         default=0.0,
-        rule=">= 0",
+        bound=RANGE_PCT,
         note="Spread of the price per accelerator-hour, independent of the throughput uncertainty",
     ),
     Quantity(
@@ -217,7 +393,7 @@ PLAN_INPUTS = (
         label="Power per accelerator",
         unit="W",
         default=700.0,
-        rule="> 0",
+        bound=POSITIVE,
         note="Average draw; blank: the accelerator's TDP from the catalogue, else 700 W (H100 SXM)",
     ),
     Quantity(
@@ -225,7 +401,7 @@ PLAN_INPUTS = (
         label="Server power overhead",
         unit="ratio",
         default=1.0,
-        rule=">= 1",
+        bound=AT_LEAST_ONE,
         note="Server power over accelerator power. Blank: 1.00, a lower bound (the accelerators "
         "only); Epoch AI uses ~1.82 for H100 servers",
     ),
@@ -234,7 +410,7 @@ PLAN_INPUTS = (
         label="Data-centre PUE",
         unit="ratio",
         default=1.0,
-        rule=">= 1",
+        bound=AT_LEAST_ONE,
         note="Power usage effectiveness. Blank: 1.00, a lower bound (no cooling); Uptime Institute "
         "average 1.56 (2024), hyperscalers ~1.1",
     ),
@@ -243,7 +419,7 @@ PLAN_INPUTS = (
         label="Electricity price",
         unit="US$/kWh",
         default=0.08,
-        rule=">= 0",
+        bound=NON_NEGATIVE,
         note="Blank: US$0.08, a placeholder without a source: type your contract's price. Not "
         "used with a rental all-in price",
     ),
@@ -252,7 +428,7 @@ PLAN_INPUTS = (
         label="Other costs of the run",
         unit="US$",
         default=0.0,
-        rule=">= 0",
+        bound=_OTHER_COSTS,
         note="Storage, data, networking, staff... added to the total as they are (no range). "
         "Blank: none",
     ),
@@ -261,7 +437,7 @@ PLAN_INPUTS = (
         label="Grid carbon intensity",
         unit="gCO2/kWh",
         default=481.0,
-        rule=">= 0",
+        bound=NON_NEGATIVE,
         note="World average 2023 (Ember)",
     ),
     Quantity(
@@ -269,7 +445,7 @@ PLAN_INPUTS = (
         label="Checkpoint bytes per parameter",
         unit="bytes",
         default=2.0,
-        rule="> 0",
+        bound=POSITIVE,
         note="2 = BF16 weights only; ~13 with optimizer state",
     ),
     Quantity(
@@ -297,6 +473,7 @@ MODEL_CONSTANTS = (
         unit="bytes",
         default=16.0,
         note="Mixed-precision Adam, fully sharded (EleutherAI Transformer Math 101)",
+        bound=POSITIVE,
     ),
     Quantity(
         name="days_per_year",
@@ -703,9 +880,13 @@ RANGE_OUTPUTS = _range_outputs()
 #: Inputs the formulas read that are not planner inputs.
 MODEL_INPUTS = (
     Quantity(
-        name="hbm_gb", label="HBM per accelerator", unit="GB", rule="> 0", note="From the catalogue"
+        name="hbm_gb",
+        label="HBM per accelerator",
+        unit="GB",
+        bound=POSITIVE,
+        note="From the catalogue",
     ),
-    Quantity(name="target_days", label="Target wall-clock days", unit="days", rule="> 0"),
+    Quantity(name="target_days", label="Target wall-clock days", unit="days", bound=POSITIVE),
     Quantity(name="run_start", label="Run start (midnight)", unit="date", kind="date"),
     Quantity(name="month_start", label="First day of a month", unit="date", kind="date"),
     Quantity(name="next_month", label="First day of the next month", unit="date", kind="date"),
@@ -766,14 +947,14 @@ ENGINE_INPUTS = (
         name="failures_per_accelerator_day",
         label="Failures per accelerator-day",
         unit="failures/accelerator-day",
-        rule="> 0",
+        bound=POSITIVE,
         note="Derives goodput from Young/Daly checkpointing",
     ),
     Quantity(
         name="failures_per_1000_node_days",
         label="Failures per 1,000 node-days",
         unit="failures/1,000 node-days",
-        rule=">= 0",
+        bound=NON_NEGATIVE,
         note="Meta RSC: 2.34 and 6.50",
     ),
     Quantity(
@@ -781,21 +962,23 @@ ENGINE_INPUTS = (
         label="Accelerators per node",
         unit="accelerators",
         default=8,
-        rule="a whole number >= 1",
+        bound=COUNT,
     ),
     Quantity(
         name="checkpoint_write_minutes",
         label="Checkpoint write",
         unit="minutes",
         default=1.0,
-        rule="> 0",
+        bound=POSITIVE,
     ),
-    Quantity(name="restart_minutes", label="Restart", unit="minutes", default=10.0, rule=">= 0"),
+    Quantity(
+        name="restart_minutes", label="Restart", unit="minutes", default=10.0, bound=NON_NEGATIVE
+    ),
     Quantity(
         name="global_batch_tokens",
         label="Global batch",
         unit="tokens",
-        rule="> 0",
+        bound=POSITIVE,
         note="Enables the sub-linear scaling model",
     ),
     Quantity(
@@ -803,48 +986,48 @@ ENGINE_INPUTS = (
         label="Tensor-parallel degree",
         unit="",
         default=1.0,
-        rule="a whole number >= 1",
+        bound=COUNT,
     ),
     Quantity(
         name="pipeline_parallel",
         label="Pipeline-parallel degree",
         unit="",
         default=1.0,
-        rule="a whole number >= 1",
+        bound=COUNT,
     ),
     Quantity(
         name="sequence_tokens",
         label="Sequence length",
         unit="tokens",
         default=8192.0,
-        rule="a whole number >= 1",
+        bound=COUNT,
     ),
     Quantity(
         name="pipeline_interleave",
         label="Virtual pipeline stages",
         unit="",
         default=1.0,
-        rule="a whole number >= 1",
+        bound=COUNT,
     ),
     Quantity(
         name="interconnect_gb_per_s",
         label="Scale-out bandwidth per accelerator",
         unit="GB/s",
         default=50.0,
-        rule="> 0",
+        bound=POSITIVE,
     ),
     Quantity(
         name="comm_overlap",
         label="Share of all-reduce hidden",
         unit="fraction",
         default=0.0,
-        rule=">= 0 and < 1",
+        bound=Bound(low=0, high=1, high_inclusive=False),
     ),
     Quantity(
         name="purchase_usd_per_accelerator",
         label="Capital cost per accelerator",
         unit="US$",
-        rule=">= 0",
+        bound=Bound(low=0, ceiling=MAX_PURCHASE_USD, ceiling_text="US${} per accelerator"),
         note="Owned hardware, instead of a price per accelerator-hour",
     ),
     Quantity(
@@ -852,44 +1035,38 @@ ENGINE_INPUTS = (
         label="Amortisation",
         unit="years",
         default=4.0,
-        rule="1/365 to 100",
+        bound=Bound(
+            low=MIN_AMORTISATION_YEARS,
+            high=MAX_AMORTISATION_YEARS,
+            unit="years",
+            low_text="1/365 (one day)",
+        ),
     ),
     Quantity(
         name="utilisation",
         label="Utilisation of owned hardware",
         unit="fraction",
         default=1.0,
-        rule="0.01 to 1",
+        bound=Bound(low=MIN_UTILISATION, high=1, low_text="{0:g} ({0:.0%})"),
     ),
     Quantity(
         name="other_costs_usd",
         label="Other costs",
         unit="US$",
         default=0.0,
-        rule=">= 0",
+        bound=_OTHER_COSTS,
         note="Added to the total cost",
     ),
 )
 
-#: Bounds of the command line beyond the engine's rules: a value past them is a typo or a test
-#: of the tool, never a plan, and would print figures of hundreds of digits (docs/refused.md).
-MAX_COUNT = 1e9  # accelerators, parallel degrees, sequence tokens, accelerators per node
-#: The largest parameters, tokens or accelerator-hours of a completed run (a team's own runs,
-#: udfs.own_runs): the largest disclosed runs hold about 2e12 parameters, 4e13 tokens and 4e7
-#: accelerator-hours. Past it a figure is a slip, or text beyond the largest double (1e999)
-#: that a spreadsheet reads as 1.8e308; its accelerators are bounded by MAX_COUNT.
-MAX_RUN_FIGURE = 1e15
-MAX_TFLOPS = 1e6  # per accelerator: an H100 SXM peaks at 989 dense BF16 TFLOP/s
-MAX_PURCHASE_USD = 1e9  # per accelerator
-MAX_OTHER_COSTS_USD = 1e15
-MIN_AMORTISATION_YEARS = 1 / 365  # one day
-MAX_AMORTISATION_YEARS = 100.0
-MIN_UTILISATION = 0.01  # 1%
-
 
 @dataclass(frozen=True)
 class Flag:
-    """One number flag of ``compute-lab estimate``: the quantity it sets and its rule.
+    """One number flag of ``compute-lab estimate``: the quantity it sets.
+
+    The flag's range rule, checked before anything else, and the range its help shows are the
+    quantity's :class:`Bound` (a parameter count or the tokens: its :data:`MIN_PLAUSIBLE`
+    floor as well).
 
     Attributes
     ----------
@@ -899,14 +1076,8 @@ class Flag:
         The quantity it sets (a ``PLAN_INPUTS``, ``MODEL_INPUTS``, ``MODEL_CONSTANTS`` or
         ``ENGINE_INPUTS`` name): its default is what the flag left out takes.
     help : str
-        The help text; the command line adds what the flag left out takes.
-    check : str
-        The range rule checked before anything else, by name: ``positive``, ``plausible``
-        (above 0 and at least the quantity's :data:`MIN_PLAUSIBLE` floor), ``non_negative``,
-        ``fraction``, ``at_least_one``, ``below_one``, ``range_pct``, ``count``, ``whole``,
-        ``years``, ``utilisation`` (``compute_lab.flags`` holds the functions).
-    maximum : float or None
-        A bound of the command line on top (``MAX_COUNT``...), named in ``maximum_text``.
+        The help text; the command line adds the quantity's range and what the flag left out
+        takes.
     argument : str
         The engine's name for it, when not the quantity's (``effective_tflops``).
     """
@@ -914,9 +1085,6 @@ class Flag:
     flag: str
     quantity: str
     help: str
-    check: str
-    maximum: float | None = None
-    maximum_text: str = ""
     argument: str = ""
 
     @property
@@ -925,233 +1093,121 @@ class Flag:
         return self.argument or self.quantity
 
 
-def _flag(flag, quantity, help, check, maximum=None, maximum_text="", argument=""):
-    return Flag(flag, quantity, help, check, maximum, maximum_text, argument)
-
-
-def _sci(x):
-    """A bound as the help and messages spell it: 1e9, not 1e+09 or 1000000000.0."""
-    mantissa, exponent = f"{x:e}".split("e")
-    return f"{float(mantissa):g}e{int(exponent)}"
-
-
-_COUNT = {"maximum": MAX_COUNT, "maximum_text": _sci(MAX_COUNT)}
-_TFLOPS = {"maximum": MAX_TFLOPS, "maximum_text": f"{_sci(MAX_TFLOPS)} TFLOP/s per accelerator"}
-
 #: The number flags of ``compute-lab estimate``, in the order ``--help`` lists them. Numbers
 #: accept the 671B / 14.8T forms; a ``*_pct`` quantity takes a fraction or a percentage.
 ESTIMATE_FLAGS = (
-    _flag(
-        flag="--total-params",
-        quantity="total_params",
-        help="all parameters, e.g. 671B",
-        check="plausible",
-    ),
-    _flag(
-        flag="--active-params",
-        quantity="active_params",
-        help="parameters active per token",
-        check="plausible",
-    ),
-    _flag(
-        flag="--tokens",
-        quantity="training_tokens",
-        help="training tokens, e.g. 14.8T",
-        check="plausible",
-    ),
-    _flag(
-        flag="--accelerators",
-        quantity="accelerators",
-        help=f"accelerators in the job, a whole number up to {_sci(MAX_COUNT)}",
-        check="whole",
-        **_COUNT,
-    ),
-    _flag(
+    Flag(flag="--total-params", quantity="total_params", help="all parameters, e.g. 671B"),
+    Flag(flag="--active-params", quantity="active_params", help="parameters active per token"),
+    Flag(flag="--tokens", quantity="training_tokens", help="training tokens, e.g. 14.8T"),
+    Flag(flag="--accelerators", quantity="accelerators", help="accelerators in the job"),
+    Flag(
         flag="--effective-tflops",
         quantity="effective_tflops_input",
-        help=f"sustained TFLOP/s per accelerator, used as is (at most {_sci(MAX_TFLOPS)})",
-        check="positive",
-        **_TFLOPS,
+        help="sustained TFLOP/s per accelerator, used as is",
         argument="effective_tflops",
     ),
-    _flag(
-        flag="--peak-tflops",
-        quantity="peak_tflops",
-        help=f"peak TFLOP/s per accelerator (at most {_sci(MAX_TFLOPS)})",
-        check="positive",
-        **_TFLOPS,
-    ),
-    _flag(
-        flag="--mfu",
-        quantity="mfu",
-        help="model FLOPs utilisation, (0, 1] or 40%",
-        check="fraction",
-    ),
-    _flag(
-        flag="--goodput",
-        quantity="goodput",
-        help="share of time training, (0, 1]",
-        check="fraction",
-    ),
-    _flag(
+    Flag(flag="--peak-tflops", quantity="peak_tflops", help="peak TFLOP/s per accelerator"),
+    Flag(flag="--mfu", quantity="mfu", help="model FLOPs utilisation (0.4 or 40%)"),
+    Flag(flag="--goodput", quantity="goodput", help="share of time training"),
+    Flag(
         flag="--throughput-range",
         quantity="throughput_range_pct",
         help="uncertainty of the throughput: P90 / P50 - 1 of accelerator-hours, e.g. 15% "
         "(P90 15% above P50, P10 at P50 / 1.15)",
-        check="range_pct",
     ),
-    _flag(
-        flag="--usd-per-hour",
-        quantity="usd_per_accelerator_hour",
-        help="US$ per accelerator-hour",
-        check="non_negative",
+    Flag(
+        flag="--usd-per-hour", quantity="usd_per_accelerator_hour", help="US$ per accelerator-hour"
     ),
-    _flag(
+    Flag(
         flag="--price-range",
         quantity="price_range_pct",
         help="uncertainty of the price per accelerator-hour, P90 / P50 - 1, e.g. 10%",
-        check="range_pct",
     ),
-    _flag(
-        flag="--watts", quantity="watts_per_accelerator", help="W per accelerator", check="positive"
-    ),
-    _flag(
+    Flag(flag="--watts", quantity="watts_per_accelerator", help="W per accelerator"),
+    Flag(
         flag="--server-overhead",
         quantity="server_overhead",
-        help="server power / accelerator power, >= 1",
-        check="at_least_one",
+        help="server power / accelerator power",
     ),
-    _flag(flag="--pue", quantity="pue", help="data-centre PUE, >= 1", check="at_least_one"),
-    _flag(
-        flag="--usd-per-kwh",
-        quantity="usd_per_kwh",
-        help="electricity price, US$/kWh",
-        check="non_negative",
-    ),
-    _flag(
+    Flag(flag="--pue", quantity="pue", help="data-centre PUE"),
+    Flag(flag="--usd-per-kwh", quantity="usd_per_kwh", help="electricity price, US$/kWh"),
+    Flag(
         flag="--grams-co2-per-kwh",
         quantity="grams_co2_per_kwh",
         help="grid carbon intensity, gCO2/kWh",
-        check="non_negative",
     ),
-    _flag(
+    Flag(
         flag="--checkpoint-bytes-per-param",
         quantity="checkpoint_bytes_per_param",
         help="2 = BF16 weights only",
-        check="positive",
     ),
-    _flag(
+    Flag(
         flag="--failures-per-accelerator-day",
         quantity="failures_per_accelerator_day",
         help="failure rate; derives goodput from Young/Daly checkpointing",
-        check="positive",
     ),
-    _flag(
+    Flag(
         flag="--failures-per-1000-node-days",
         quantity="failures_per_1000_node_days",
         help="failure rate per 1,000 node-days instead (Meta RSC: 2.34 and 6.50)",
-        check="non_negative",
     ),
-    _flag(
+    Flag(
         flag="--accelerators-per-node",
         quantity="accelerators_per_node",
-        help="for the node-day rate, a whole number",
-        check="count",
-        **_COUNT,
+        help="for the node-day rate",
     ),
-    _flag(
+    Flag(
         flag="--checkpoint-write-minutes",
         quantity="checkpoint_write_minutes",
         help="stall per checkpoint",
-        check="positive",
     ),
-    _flag(
-        flag="--restart-minutes",
-        quantity="restart_minutes",
-        help="failure to training again",
-        check="non_negative",
-    ),
-    _flag(
+    Flag(flag="--restart-minutes", quantity="restart_minutes", help="failure to training again"),
+    Flag(
         flag="--global-batch-tokens",
         quantity="global_batch_tokens",
         help="tokens per step, at most the training tokens; enables sub-linear scaling",
-        check="positive",
     ),
-    _flag(
+    Flag(
         flag="--tensor-parallel",
         quantity="tensor_parallel",
-        help="tensor-parallel degree, a whole number (scaling model)",
-        check="count",
-        **_COUNT,
+        help="tensor-parallel degree (scaling model)",
     ),
-    _flag(
+    Flag(
         flag="--pipeline-parallel",
         quantity="pipeline_parallel",
-        help="pipeline-parallel degree, a whole number (scaling model)",
-        check="count",
-        **_COUNT,
+        help="pipeline-parallel degree (scaling model)",
     ),
-    _flag(
+    Flag(
         flag="--sequence-tokens",
         quantity="sequence_tokens",
-        help="sequence length in tokens, a whole number (scaling model)",
-        check="count",
-        **_COUNT,
+        help="sequence length in tokens (scaling model)",
     ),
-    _flag(
-        flag="--pipeline-interleave",
-        quantity="pipeline_interleave",
-        help="virtual pipeline stages, a whole number",
-        check="count",
-        **_COUNT,
+    Flag(
+        flag="--pipeline-interleave", quantity="pipeline_interleave", help="virtual pipeline stages"
     ),
-    _flag(
+    Flag(
         flag="--interconnect-gb-per-s",
         quantity="interconnect_gb_per_s",
         help="scale-out GB/s per accelerator",
-        check="positive",
     ),
-    _flag(
-        flag="--comm-overlap",
-        quantity="comm_overlap",
-        help="share of all-reduce hidden, [0, 1)",
-        check="below_one",
-    ),
-    _flag(flag="--hbm-gb", quantity="hbm_gb", help="HBM per accelerator, GB", check="positive"),
-    _flag(
+    Flag(flag="--comm-overlap", quantity="comm_overlap", help="share of all-reduce hidden"),
+    Flag(flag="--hbm-gb", quantity="hbm_gb", help="HBM per accelerator, GB"),
+    Flag(
         flag="--training-state-bytes-per-param",
         quantity="training_state_bytes_per_param",
         help="16 = mixed-precision Adam",
-        check="positive",
     ),
-    _flag(
+    Flag(
         flag="--purchase-usd-per-accelerator",
         quantity="purchase_usd_per_accelerator",
-        help=f"owned hardware: capital cost per accelerator, at most US${_sci(MAX_PURCHASE_USD)} "
-        "(instead of --usd-per-hour)",
-        check="non_negative",
-        maximum=MAX_PURCHASE_USD,
-        maximum_text=f"US${_sci(MAX_PURCHASE_USD)} per accelerator",
+        help="owned hardware: capital cost per accelerator (instead of --usd-per-hour)",
     ),
-    _flag(
-        flag="--amortisation-years",
-        quantity="amortisation_years",
-        help=f"owned hardware: years, 1/365 (a day) to {MAX_AMORTISATION_YEARS:g}",
-        check="years",
-    ),
-    _flag(
-        flag="--utilisation",
-        quantity="utilisation",
-        help=f"owned hardware: busy share, {MIN_UTILISATION:g} ({MIN_UTILISATION:.0%}) to 1",
-        check="utilisation",
-    ),
-    _flag(
+    Flag(flag="--amortisation-years", quantity="amortisation_years", help="owned hardware: years"),
+    Flag(flag="--utilisation", quantity="utilisation", help="owned hardware: busy share"),
+    Flag(
         flag="--other-costs-usd",
         quantity="other_costs_usd",
-        help=f"other costs added to the total, US$, at most {_sci(MAX_OTHER_COSTS_USD)}",
-        check="non_negative",
-        maximum=MAX_OTHER_COSTS_USD,
-        maximum_text=f"US${_sci(MAX_OTHER_COSTS_USD)}",
+        help="other costs added to the total, US$",
     ),
 )
 
