@@ -302,8 +302,9 @@ def electricity_kwh(accelerator_hours, watts_per_accelerator=700.0, server_overh
     w = check_positive("watts_per_accelerator", watts_per_accelerator)
     s = check_at_least("server_overhead", server_overhead, 1.0)
     e = check_at_least("pue", pue, 1.0)
-    return _spec("electricity_kwh", accelerator_hours=h, watts_per_accelerator=w,
-                 server_overhead=s, pue=e)  # fmt: skip
+    return _spec(
+        "electricity_kwh", accelerator_hours=h, watts_per_accelerator=w, server_overhead=s, pue=e
+    )
 
 
 def electricity_cost_usd(electricity_kwh, usd_per_kwh):
@@ -538,8 +539,12 @@ def min_accelerators_for_memory(total_params, hbm_gb, bytes_per_param=16.0, usab
     # Round before ceil so that an exact fit (e.g. 6.48e12 / 8e10 = 81) is not pushed up by
     # binary floating-point noise.
     usable = h if np.all(u == 1) else h * u  # GB of HBM the training state may use
-    return _spec("min_accelerators_for_memory", total_params=p, hbm_gb=usable,
-                 training_state_bytes_per_param=b)  # fmt: skip
+    return _spec(
+        "min_accelerators_for_memory",
+        total_params=p,
+        hbm_gb=usable,
+        training_state_bytes_per_param=b,
+    )
 
 
 def ownership_usd_per_accelerator_hour(
@@ -1035,8 +1040,9 @@ def _energy_and_costs(p, hours, price, nan):
         grams = check_non_negative("grams_co2_per_kwh", p.grams_co2_per_kwh)
         co2 = _spec("co2_tonnes", electricity_kwh=kwh, grams_co2_per_kwh=grams)
     other = check_non_negative("other_costs_usd", p.other_costs_usd)
-    total = _spec("total_cost_usd", compute_cost_usd=rental,
-                  electricity_cost_usd=unpriced_as_zero(kwh_cost))  # fmt: skip
+    total = _spec(
+        "total_cost_usd", compute_cost_usd=rental, electricity_cost_usd=unpriced_as_zero(kwh_cost)
+    )
     return {
         "compute_cost_usd": rental,
         "electricity_kwh": kwh,

@@ -144,8 +144,12 @@ def evaluate(values, names=None, formulas=None):
         The computed quantities (not the inputs).
     """
     plain = all(type(v) in _PLAIN for v in values.values())  # one plan: on float64 scalars
-    key = (frozenset(values), None if names is None else tuple(names),
-           tuple((formulas or {}).items()), plain)  # fmt: skip
+    key = (
+        frozenset(values),
+        None if names is None else tuple(names),
+        tuple((formulas or {}).items()),
+        plain,
+    )
     known = {**CONSTANTS, **values}
     out = {}
     for n, fn, args in _steps(*key):  # the order of computation, worked out once per key
