@@ -1040,9 +1040,8 @@ def _energy_and_costs(p, hours, price, nan):
         grams = check_non_negative("grams_co2_per_kwh", p.grams_co2_per_kwh)
         co2 = _spec("co2_tonnes", electricity_kwh=kwh, grams_co2_per_kwh=grams)
     other = check_non_negative("other_costs_usd", p.other_costs_usd)
-    total = _spec(
-        "total_cost_usd", compute_cost_usd=rental, electricity_cost_usd=unpriced_as_zero(kwh_cost)
-    )
+    priced = unpriced_as_zero(kwh_cost)
+    total = _spec("total_cost_usd", compute_cost_usd=rental, electricity_cost_usd=priced)
     return {
         "compute_cost_usd": rental,
         "electricity_kwh": kwh,
