@@ -53,9 +53,8 @@ from ._cells import (
 from .validation import (
     InputError,
     OutOfRangeError,
+    check_bound,
     check_finite,
-    check_fraction,
-    check_non_negative,
     check_plausible,
     check_positive,
     check_result,
@@ -94,8 +93,10 @@ _BLANK_GRAMS_CO2_PER_KWH = plan.RULE_DEFAULTS["grams_co2_per_kwh"]
 _GRID_NOTE = next(q.note for q in quantities.PLAN_INPUTS if q.name == "grams_co2_per_kwh")
 #: Input name -> its rule text (the quantity's bound: "> 0", ">= 0"...), for the help below.
 _RULE = {q.name: q.rule for q in (*quantities.PLAN_INPUTS, *quantities.MODEL_INPUTS)}
+#: Input name -> its bound (the range its checks keep).
+_BOUND = {q.name: q.bound for q in quantities.PLAN_INPUTS if q.bound is not None}
 #: Input name -> its range as an interval ("(0, 1]").
-_INTERVAL = {q.name: q.bound.interval for q in quantities.PLAN_INPUTS if q.bound is not None}
+_INTERVAL = {name: bound.interval for name, bound in _BOUND.items()}
 _USD_PER_KWH_DOC = (
     f"Electricity price, US$ per kWh. {_RULE['usd_per_kwh']}. Blank: "
     f"US${_BLANK_USD_PER_KWH:g} (the planner's default)."
@@ -888,11 +889,9 @@ def _check_range_inputs(arrays):
         pos = _first(bad)
         raise InputError("p", _P_RULE, pos, float(p[pos] if pos else p))
     check_positive("p", p)  # a denormal probability
-    if arrays.get("mfu") is not None:
-        check_fraction("mfu", arrays["mfu"])
-    for name in ("throughput_range_pct", "price_range_pct"):
+    for name in ("mfu", "throughput_range_pct", "price_range_pct"):
         if arrays.get(name) is not None:
-            check_non_negative(name, arrays[name])
+            check_bound(name, arrays[name], _BOUND[name])
 
 
 def _own_position(index, shape):
