@@ -1,10 +1,9 @@
-"""The engine against a plain-Python loop, from 1 scenario to 1,000,000 (issue 19).
+"""The engine against a plain-Python loop, from 1 scenario to 1,000,000.
 
 The curve: for 1, 10, 100 ... 1,000,000 scenarios, ``engine.estimate`` (every output, every
 input checked; one scenario is given as plain Python numbers, the way a single-cell formula
 and ``compute-lab estimate`` call) against the floor, a plain-Python loop of the example
-plan's six formulas with no checks (what a user would otherwise write). Aims: within 10x of
-the loop at 10 scenarios, faster than it from ~100 up. Results also go to
+plan's six formulas with no checks (what a user would otherwise write). Results also go to
 ``benchmarks/results/bench_engine.json`` and are compared with the last run.
 
 Then the 1,000,000-scenario sweep through the vectorised engine against the same loop.
@@ -13,8 +12,12 @@ The loop calls the Compute Lab methodology's six functions (those that print the
 DeepSeek-V3-like example plan's six lines) once per scenario; the engine takes the whole sweep
 as arrays, input checks included, computing each spec'd quantity from its formula in the model
 spec (udfs.engine._spec). Also shown: the spec's plain numpy rendering (udfs.model.function,
-no input checks) for the same six figures. Prints the times and ratios (aim: the engine at
-least 50x faster than the loop). Run: .venv/bin/python benchmarks/bench_engine.py
+no input checks) for the same six figures. Prints the times and ratios.
+
+These figures explain where the engine's time goes; they set no aim of their own. What a user
+waits for, and so whether a speed path stays, is judged by ``benchmarks/bench_user.py`` (a
+column's numbers after Enter, a workbook recalculated, ``compute-lab estimate``, the hand-off).
+Run: .venv/bin/python benchmarks/bench_engine.py
 """
 
 import time
@@ -164,10 +167,6 @@ def curve(sizes=(1, 10, 100) if QUICK else (1, 10, 100, 300, 1_000, 10_000, 100_
         figures[f"loop_s_{n}"] = t_loop
         figures[f"estimate_s_{n}"] = t_est
         figures[f"estimate_over_loop_{n}"] = t_est / t_loop
-    ten, hundred = figures["estimate_over_loop_10"], figures["estimate_over_loop_100"]
-    print(f"aim: 10 scenarios within 10x of the loop -> {ten:.1f}x, "
-          f"{'met' if ten <= 10 else 'NOT met'}; from 100 up faster -> {hundred:.2f}x, "
-          f"{'met' if hundred < 1 else 'NOT met'}")  # fmt: skip
     return figures
 
 
@@ -198,9 +197,7 @@ def main():
         f"spec's numpy rendering, no input checks:   {t_spec:8.3f} s  "
         f"({t_loop / t_spec:,.0f}x faster; the engine takes {t_vec / t_spec:.2f}x its time)"
     )
-    print(f"aim: >= 50x -> {'met' if t_loop / t_vec >= 50 else 'NOT met'}")
-    figures.update(loop_1m_s=t_loop, engine_six_1m_s=t_vec, estimate_1m_s=t_est,
-                   spec_1m_s=t_spec)  # fmt: skip
+    figures.update(loop_1m_s=t_loop, engine_six_1m_s=t_vec, estimate_1m_s=t_est, spec_1m_s=t_spec)
     floor = "plain-Python loop of the example plan's six formulas, no input checks"
     record("bench_engine", figures, {"floor": floor, "timer": "process_time, best of runs"})
 

@@ -10,7 +10,12 @@ import re
 
 import numpy as np
 
+from udfs.quantities import CHINCHILLA_TOKENS_PER_PARAM
+
 from .flags import FLAG_OF
+
+#: The tokens-per-parameter line's format: the figure, beside the compute-optimal one.
+_CHINCHILLA = "{:,.1f} (Chinchilla-optimal ~" + f"{CHINCHILLA_TOKENS_PER_PARAM:g})"
 
 _PERCENT_NOTES = ("mfu", "goodput", "throughput_range_pct", "price_range_pct")
 
@@ -147,7 +152,7 @@ def extended_lines(r, arguments, target_days):
         ("Min. accelerators for training state",
          text("min_accelerators_for_memory", "{:,.0f} (activations excluded)")),
         ("Back-to-back runs per year", runs_per_year),
-        ("Tokens per parameter", text("tokens_per_param", "{:,.1f} (Chinchilla-optimal ~20)")),
+        ("Tokens per parameter", text("tokens_per_param", _CHINCHILLA)),
     ]  # fmt: skip
     if "accelerators_for_target_days" in r:
         lines.append(

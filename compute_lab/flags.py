@@ -4,29 +4,18 @@ flag names an error message speaks of (an engine argument turned into the flag t
 
 from __future__ import annotations
 
+import functools
 import re
 
 from udfs import quantities
 from udfs.quantities import (
     ENGINE_INPUTS,
-    MAX_AMORTISATION_YEARS,
-    MIN_AMORTISATION_YEARS,
-    MIN_UTILISATION,
+    MIN_PLAUSIBLE,
     MODEL_CONSTANTS,
     MODEL_INPUTS,
     PLAN_INPUTS,
 )
-from udfs.validation import (
-    InputError,
-    OutOfRangeError,
-    check_at_least,
-    check_count,
-    check_fraction,
-    check_non_negative,
-    check_plausible,
-    check_positive,
-    check_whole,
-)
+from udfs.validation import InputError, OutOfRangeError, bound_check, check_plausible
 
 from .numbers import accelerator_count, fraction, parse_number
 
@@ -69,6 +58,9 @@ def _spec_default(dest):
 def _help(dest, text):
     from udfs.plan import REQUIRED
 
+    quantity = _QUANTITIES[_SPEC_BY_NAME[dest].quantity]
+    if quantity.name not in MIN_PLAUSIBLE:
+        text = f"{text}, {quantity.bound.interval.replace('%', '%%')}"
     if dest in PLAN_NAME and PLAN_NAME[dest] not in REQUIRED:
         return f"{text} (not given: {_blank_rule_text(dest)})"
     default = _spec_default(dest)
@@ -218,68 +210,21 @@ def configure_estimate(p):
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _below_one(name, value):
-    if check_fraction(name, value, allow_zero=True) >= 1:
-        raise InputError(name, "must be less than 1", value=value)
+def _flag_check(flag):
+    """The range rule of a flag: its quantity's bound, with the command line's ceiling (a
+    parameter count or the tokens: at least its plausibility floor)."""
+    if flag.quantity in MIN_PLAUSIBLE:
+        return functools.partial(_plausible, quantity=flag.quantity)
+    return bound_check(_QUANTITIES[flag.quantity].bound, ceiling=True)
 
 
-def _range_pct(name, value):
-    """An uncertainty: a fraction >= 0 (P90 / P50 - 1), at most 10 (P90 = 11 x P50)."""
-    if check_non_negative(name, value) > 10:
-        raise InputError(
-            name, "must be at most 10 (1000%): a fraction such as 0.15 or 15%", value=value
-        )
+def _plausible(name, value, quantity):
+    return check_plausible(name, value, quantity)
 
 
-def _at_most(check, maximum, text=None):
-    """``check``, then at most ``maximum`` ("must be at most 1e+09 ...")."""
-
-    def rule(name, value):
-        if check(name, value) > maximum:
-            raise InputError(name, f"must be at most {text or format(maximum, 'g')}", value=value)
-
-    return rule
-
-
-def _amortisation_years(name, value):
-    years = check_positive(name, value)
-    if not MIN_AMORTISATION_YEARS <= years <= MAX_AMORTISATION_YEARS:
-        raise InputError(name, "must be from 1/365 (one day) to 100 years", value=value)
-
-
-def _utilisation(name, value):
-    if check_fraction(name, value) < MIN_UTILISATION:
-        raise InputError(name, "must be at least 0.01 (1%) and at most 1", value=value)
-
-
-def _at_least_one(name, value):
-    return check_at_least(name, value, 1.0)
-
-
-#: The spec's rule names (:class:`udfs.quantities.Flag`'s ``check``) and their functions.
-CHECKS = {
-    "positive": check_positive,
-    "plausible": check_plausible,
-    "non_negative": check_non_negative,
-    "fraction": check_fraction,
-    "at_least_one": _at_least_one,
-    "below_one": _below_one,
-    "range_pct": _range_pct,
-    "count": check_count,
-    "whole": check_whole,
-    "years": _amortisation_years,
-    "utilisation": _utilisation,
+#: The range rule of each number flag (its quantity's bound in the spec, and the command
+#: line's ceiling on top), checked before anything else so that a bad value is named even
+#: where the flag would not apply.
+FLAG_RULES = {f.name: _flag_check(f) for f in SPEC_FLAGS} | {
+    "target_days": bound_check(_QUANTITIES["target_days"].bound)
 }
-
-
-def _rule(flag):
-    check = CHECKS[flag.check]
-    if flag.maximum is None:
-        return check
-    return _at_most(check, flag.maximum, flag.maximum_text)
-
-
-#: The range rule of each number flag (the engine's, and the command line's bounds of the
-#: spec), checked before anything else so that a bad value is named even where the flag
-#: would not apply.
-FLAG_RULES = {f.name: _rule(f) for f in SPEC_FLAGS} | {"target_days": check_positive}

@@ -43,13 +43,16 @@ from .failures import (
     failure_rate_per_accelerator_day,
     goodput,
 )
+from .quantities import CHINCHILLA_TOKENS_PER_PARAM
 from .quantities import ENGINE_INPUTS as _ENGINE_INPUTS
 from .quantities import MODEL_CONSTANTS as _MODEL_CONSTANTS
 from .quantities import MODEL_INPUTS as _MODEL_INPUTS
+from .quantities import PLAN_INPUTS as _PLAN_INPUTS
 from .result_checks import checked_results as _checked_results
 from .result_checks import shape_of as _shape_of
 from .validation import (
     InputError,
+    bound_check,
     check_at_least,
     check_at_most,
     check_count,
@@ -92,9 +95,12 @@ __all__ = [
     "estimate",
 ]
 
-#: FLOPs per active parameter per training token (forward + backward), Kaplan/Chinchilla "6N".
-FLOPS_PER_PARAM_TOKEN = 6.0
-HOURS_PER_YEAR = 8760.0
+_CONSTANT = {q.name: q.default for q in _MODEL_CONSTANTS}
+#: FLOPs per active parameter per training token (forward + backward), Kaplan/Chinchilla "6N"
+#: (the spec's ``flops_per_param_token``).
+FLOPS_PER_PARAM_TOKEN = _CONSTANT["flops_per_param_token"]
+#: Hours in the spec's year (``days_per_year`` x 24), for amortisation.
+HOURS_PER_YEAR = _CONSTANT["days_per_year"] * 24.0
 _TERA = 1e12
 
 
@@ -296,8 +302,9 @@ def electricity_kwh(accelerator_hours, watts_per_accelerator=700.0, server_overh
     w = check_positive("watts_per_accelerator", watts_per_accelerator)
     s = check_at_least("server_overhead", server_overhead, 1.0)
     e = check_at_least("pue", pue, 1.0)
-    return _spec("electricity_kwh", accelerator_hours=h, watts_per_accelerator=w,
-                 server_overhead=s, pue=e)  # fmt: skip
+    return _spec(
+        "electricity_kwh", accelerator_hours=h, watts_per_accelerator=w, server_overhead=s, pue=e
+    )
 
 
 def electricity_cost_usd(electricity_kwh, usd_per_kwh):
@@ -477,9 +484,7 @@ def _step_times(
     seq = check_count("sequence_tokens", sequence_tokens)
     v = check_count("pipeline_interleave", pipeline_interleave)
     bw = check_positive("interconnect_gb_per_s", interconnect_gb_per_s)
-    ov = check_fraction("comm_overlap", comm_overlap, allow_zero=True)
-    if np.any(ov >= 1):
-        raise InputError("comm_overlap", "must be less than 1")
+    ov = _PLAN_CHECKS["comm_overlap"]("comm_overlap", comm_overlap)
     g = check_positive("bytes_per_gradient", bytes_per_gradient)
     check_at_most("active_params", pa, "total_params", pt)
     mp = tp * pp
@@ -534,8 +539,12 @@ def min_accelerators_for_memory(total_params, hbm_gb, bytes_per_param=16.0, usab
     # Round before ceil so that an exact fit (e.g. 6.48e12 / 8e10 = 81) is not pushed up by
     # binary floating-point noise.
     usable = h if np.all(u == 1) else h * u  # GB of HBM the training state may use
-    return _spec("min_accelerators_for_memory", total_params=p, hbm_gb=usable,
-                 training_state_bytes_per_param=b)  # fmt: skip
+    return _spec(
+        "min_accelerators_for_memory",
+        total_params=p,
+        hbm_gb=usable,
+        training_state_bytes_per_param=b,
+    )
 
 
 def ownership_usd_per_accelerator_hour(
@@ -604,7 +613,7 @@ def iterations_per_year(wall_clock_days):
     return _spec("iterations_per_year", wall_clock_days=d)
 
 
-def chinchilla_tokens(params, tokens_per_param=20.0):
+def chinchilla_tokens(params, tokens_per_param=CHINCHILLA_TOKENS_PER_PARAM):
     """Compute-optimal training tokens, about 20 per parameter (Hoffmann et al. 2022).
 
     Examples
@@ -890,55 +899,33 @@ def _checked_arguments(p):
     check_at_most("active_params", active, "total_params", total)
     tokens = check_plausible("training_tokens", p.training_tokens)
     n = check_whole("accelerators", p.accelerators)
-    for name, check in _ALWAYS_CHECKS.items():
-        check(name, getattr(p, name))
-    for name, check in _OPTIONAL_CHECKS.items():
-        if getattr(p, name) is not None:
-            check(name, getattr(p, name))
+    for name, check in _PLAN_CHECKS.items():
+        value = getattr(p, name)
+        if value is not None:
+            check(name, value)
     return total, active, tokens, n
 
 
-def _at_least_one(name, value):
-    return check_at_least(name, value, 1.0)
+def _plan_checks():
+    """Each :class:`Plan` field with a bound in the quantities spec but the four the model
+    checks first (parameters, tokens, accelerators), and its check, in the field order."""
+    first = {"total_params", "active_params", "training_tokens", "accelerators"}
+    return {
+        name: bound_check(_BOUNDS[name])
+        for name in Plan.__dataclass_fields__
+        if name in _BOUNDS and name not in first
+    }
 
 
-def _less_than_one(name, value):
-    if np.any(check_fraction(name, value, allow_zero=True) >= 1):
-        raise InputError(name, "must be less than 1", value=float(np.max(value)))
-
-
-#: estimate()'s arguments that always have a value, and their rules, in the order checked.
-_ALWAYS_CHECKS = {
-    "checkpoint_bytes_per_param": check_positive,
-    "watts_per_accelerator": check_positive,
-    "server_overhead": _at_least_one,
-    "pue": _at_least_one,
-    "checkpoint_write_minutes": check_positive,
-    "restart_minutes": check_non_negative,
-    "tensor_parallel": check_count,
-    "pipeline_parallel": check_count,
-    "sequence_tokens": check_count,
-    "pipeline_interleave": check_count,
-    "interconnect_gb_per_s": check_positive,
-    "comm_overlap": _less_than_one,
-    "training_state_bytes_per_param": check_positive,
-    "amortisation_years": check_positive,
-    "utilisation": check_fraction,
+_BOUNDS = {
+    q.name: q.bound
+    for q in (*_PLAN_INPUTS, *_ENGINE_INPUTS, *_MODEL_INPUTS, *_MODEL_CONSTANTS)
+    if q.bound is not None
 }
-
-#: estimate()'s optional arguments (None: not given) and the rule each one keeps when given.
-_OPTIONAL_CHECKS = {
-    "effective_tflops": check_positive,
-    "peak_tflops": check_positive,
-    "goodput": check_fraction,
-    "usd_per_accelerator_hour": check_non_negative,
-    "usd_per_kwh": check_non_negative,
-    "grams_co2_per_kwh": check_non_negative,
-    "failures_per_accelerator_day": check_positive,
-    "global_batch_tokens": check_positive,
-    "hbm_gb": check_positive,
-    "purchase_usd_per_accelerator": check_non_negative,
-}
+_BOUNDS["effective_tflops"] = _BOUNDS["effective_tflops_input"]
+#: estimate()'s other arguments and their rules (a None argument is not given, and not
+#: checked).
+_PLAN_CHECKS = _plan_checks()
 
 
 def _throughput(p, n, active, total, nan):
@@ -1053,8 +1040,8 @@ def _energy_and_costs(p, hours, price, nan):
         grams = check_non_negative("grams_co2_per_kwh", p.grams_co2_per_kwh)
         co2 = _spec("co2_tonnes", electricity_kwh=kwh, grams_co2_per_kwh=grams)
     other = check_non_negative("other_costs_usd", p.other_costs_usd)
-    total = _spec("total_cost_usd", compute_cost_usd=rental,
-                  electricity_cost_usd=unpriced_as_zero(kwh_cost))  # fmt: skip
+    priced = unpriced_as_zero(kwh_cost)
+    total = _spec("total_cost_usd", compute_cost_usd=rental, electricity_cost_usd=priced)
     return {
         "compute_cost_usd": rental,
         "electricity_kwh": kwh,

@@ -53,9 +53,8 @@ from ._cells import (
 from .validation import (
     InputError,
     OutOfRangeError,
+    check_bound,
     check_finite,
-    check_fraction,
-    check_non_negative,
     check_plausible,
     check_positive,
     check_result,
@@ -92,9 +91,15 @@ NOT_AVAILABLE = "#N/A"
 _BLANK_USD_PER_KWH = plan.RULE_DEFAULTS["usd_per_kwh"]
 _BLANK_GRAMS_CO2_PER_KWH = plan.RULE_DEFAULTS["grams_co2_per_kwh"]
 _GRID_NOTE = next(q.note for q in quantities.PLAN_INPUTS if q.name == "grams_co2_per_kwh")
+#: Input name -> its rule text (the quantity's bound: "> 0", ">= 0"...), for the help below.
+_RULE = {q.name: q.rule for q in (*quantities.PLAN_INPUTS, *quantities.MODEL_INPUTS)}
+#: Input name -> its bound (the range its checks keep).
+_BOUND = {q.name: q.bound for q in quantities.PLAN_INPUTS if q.bound is not None}
+#: Input name -> its range as an interval ("(0, 1]").
+_INTERVAL = {name: bound.interval for name, bound in _BOUND.items()}
 _USD_PER_KWH_DOC = (
-    f"Electricity price, US$ per kWh. >= 0. Blank: US${_BLANK_USD_PER_KWH:g} (the planner's "
-    "default)."
+    f"Electricity price, US$ per kWh. {_RULE['usd_per_kwh']}. Blank: "
+    f"US${_BLANK_USD_PER_KWH:g} (the planner's default)."
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -110,30 +115,36 @@ ARG_DOCS = {
     "params": "Model parameters, e.g. 70E9. At least 1E6 (fewer: typed in billions).",
     "tokens": "Training tokens, e.g. 14.8E12. At least 1E9 (fewer: typed in billions or "
     "trillions).",
-    "accelerators": "Accelerators (GPUs) training at once, e.g. 2048. A whole number > 0.",
-    "effective_tflops": "Sustained (not peak) TFLOP/s per accelerator, e.g. 400. > 0.",
-    "usd_per_accelerator_hour": "Price of one accelerator for one hour, US$, e.g. 2. >= 0.",
-    "watts_per_accelerator": "Average draw of one accelerator, W. > 0. Blank: 700 (H100 SXM TDP).",
-    "pue": "Data-centre power usage effectiveness, >= 1. Blank: 1 (accelerators only).",
+    "accelerators": "Accelerators (GPUs) training at once, e.g. 2048. "
+    f"{_RULE['accelerators'].capitalize()}.",
+    "effective_tflops": "Sustained (not peak) TFLOP/s per accelerator, e.g. 400. "
+    f"{_RULE['effective_tflops_input']}.",
+    "usd_per_accelerator_hour": "Price of one accelerator for one hour, US$, e.g. 2. "
+    f"{_RULE['usd_per_accelerator_hour']}.",
+    "watts_per_accelerator": "Average draw of one accelerator, W. "
+    f"{_RULE['watts_per_accelerator']}. Blank: 700 (H100 SXM TDP).",
+    "pue": f"Data-centre power usage effectiveness, {_RULE['pue']}. Blank: 1 (accelerators only).",
     "bytes_per_param": "Bytes stored per parameter. Blank: 2 (BF16 weights only; ~13 with "
     "optimizer state). > 0.",
     "peak_tflops": "Dense peak TFLOP/s per accelerator at the training precision (H100 BF16: "
-    "989.4). > 0.",
-    "mfu": "Model FLOPs utilisation, a fraction in (0, 1], e.g. 0.4.",
-    "goodput": "Share of wall-clock time spent training, in (0, 1]. Blank: 1.",
+    f"989.4). {_RULE['peak_tflops']}.",
+    "mfu": f"Model FLOPs utilisation, a fraction in {_INTERVAL['mfu']}, e.g. 0.4.",
+    "goodput": f"Share of wall-clock time spent training, in {_INTERVAL['goodput']}. Blank: 1.",
     "mtbf_hours": "Mean time between failures of the whole job, hours. > 0.",
     "checkpoint_write_hours": "Time the job stalls to write one checkpoint, hours (1 minute = "
     "1/60). > 0.",
     "restart_hours": "Time from a failure to training again, hours. >= 0.",
     "interval_hours": "Time between checkpoints, hours. Blank: the Young/Daly optimum. > 0.",
     "accelerator_hours": "Accelerator-hours (GPU-hours) of the run. > 0.",
-    "target_days": "Wall-clock days the run should take. > 0.",
+    "target_days": f"Wall-clock days the run should take. {_RULE['target_days']}.",
     "training_flops": "Training compute, FLOPs (6 x active parameters x tokens). > 0.",
-    "hbm_gb": "HBM per accelerator, GB (H100: 80). > 0.",
+    "hbm_gb": f"HBM per accelerator, GB (H100: 80). {_RULE['hbm_gb']}.",
     "usable_fraction": "Share of HBM available to the training state, in (0, 1]. Blank: 1.",
-    "tokens_per_param": "Training tokens per parameter. Blank: 20 (Chinchilla). > 0.",
+    "tokens_per_param": "Training tokens per parameter. Blank: "
+    f"{quantities.CHINCHILLA_TOKENS_PER_PARAM:g} (Chinchilla). > 0.",
     "electricity_kwh": "Electricity drawn, kWh. >= 0.",
-    "grams_co2_per_kwh": "Grid carbon intensity, gCO2 per kWh (world average 2023: 481). >= 0.",
+    "grams_co2_per_kwh": "Grid carbon intensity, gCO2 per kWh (world average 2023: 481). "
+    f"{_RULE['grams_co2_per_kwh']}.",
     "usd_per_kwh": _USD_PER_KWH_DOC,
     "accelerator_name": 'Accelerator name or alias, e.g. "H100" (any case).',
     "run_name": 'Reference run name or alias, e.g. "deepseek-v3" (any case).',
@@ -532,7 +543,7 @@ def MIN_ACCELS_FOR_MEMORY(total_params, hbm_gb, bytes_per_param=16.0, usable_fra
 
 @xw.func
 @_cell_function
-def CHINCHILLA_TOKENS(params, tokens_per_param=20.0):
+def CHINCHILLA_TOKENS(params, tokens_per_param=quantities.CHINCHILLA_TOKENS_PER_PARAM):
     """Compute-optimal training tokens: parameters x tokens per parameter (Chinchilla: 20).
 
     Examples
@@ -878,11 +889,9 @@ def _check_range_inputs(arrays):
         pos = _first(bad)
         raise InputError("p", _P_RULE, pos, float(p[pos] if pos else p))
     check_positive("p", p)  # a denormal probability
-    if arrays.get("mfu") is not None:
-        check_fraction("mfu", arrays["mfu"])
-    for name in ("throughput_range_pct", "price_range_pct"):
+    for name in ("mfu", "throughput_range_pct", "price_range_pct"):
         if arrays.get(name) is not None:
-            check_non_negative(name, arrays[name])
+            check_bound(name, arrays[name], _BOUND[name])
 
 
 def _own_position(index, shape):
@@ -1193,8 +1202,10 @@ def _first_refused(fields, rows, points, m):
     the first is found by halving (a few more engine calls, on arrays)."""
 
     def refused(part):
-        sub = {k: _rows_of(v, part, rows.size) if part.size < rows.size else v
-               for k, v in fields.items()}  # fmt: skip
+        sub = {
+            k: _rows_of(v, part, rows.size) if part.size < rows.size else v
+            for k, v in fields.items()
+        }
         try:
             with np.errstate(all="ignore"):  # every output is checked by the engine
                 got = engine.estimate(engine.Plan(**sub))

@@ -171,10 +171,14 @@ def _blame_interval(m, d, r, tau, pos):
     if restart > max(writing, redone):
         return  # the MTBF against the write time, or the restarts: mtbf_hours names all three
     if redone >= writing:
-        rule = (f"is too long for an MTBF of {m_:.4g} h: half an interval of work is redone "
-                f"after each failure, leaving no time to train (the optimum is about "
-                f"{best:.3g} h)")  # fmt: skip
+        rule = (
+            f"is too long for an MTBF of {m_:.4g} h: half an interval of work is redone "
+            f"after each failure, leaving no time to train (the optimum is about "
+            f"{best:.3g} h)"
+        )
     else:
-        rule = (f"is too short for checkpoint writes of {d_:.4g} h: writing takes all the "
-                f"time (the optimum is about {best:.3g} h)")  # fmt: skip
+        rule = (
+            f"is too short for checkpoint writes of {d_:.4g} h: writing takes all the "
+            f"time (the optimum is about {best:.3g} h)"
+        )
     raise InputError("interval_hours", rule, pos, value=tau_)

@@ -89,8 +89,13 @@ FUNCTIONS = {
     "norm_s_inv": (norm_s_inv, "_xlfn.NORM.S.INV({0})"),
 }
 
-_BINARY = {ast.Add: ("+", 2), ast.Sub: ("-", 2), ast.Mult: ("*", 3), ast.Div: ("/", 3),
-           ast.Pow: ("^", 4)}  # fmt: skip
+_BINARY = {
+    ast.Add: ("+", 2),
+    ast.Sub: ("-", 2),
+    ast.Mult: ("*", 3),
+    ast.Div: ("/", 3),
+    ast.Pow: ("^", 4),
+}
 _COMPARE = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "=", ast.NotEq: "<>"}
 _ATOM = 9  # precedence of a number, a name or a function call
 
@@ -136,7 +141,7 @@ def _check(node, text):
             ast.operator,
             ast.unaryop,
             ast.cmpop,
-        ),  # fmt: skip
+        ),
     ):
         raise FormulaError(f"formula {text!r}: {type(node).__name__} not allowed")
 

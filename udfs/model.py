@@ -18,9 +18,9 @@ the engine and, through LibreOffice, the Excel text against the numpy rendering.
 
 Adding a quantity, end to end (for instance ``cost_per_token_usd``):
 
-1. add ``_out("cost_per_token_usd", "Cost per token", "US$", "total_cost_usd /
-   training_tokens", "Total cost / training tokens")`` to ``PLAN_OUTPUTS`` (or
-   ``MODEL_EXTRAS`` when the planner should not show it);
+1. add ``_out(name="cost_per_token_usd", label="Cost per token", unit="US$",
+   formula="total_cost_usd / training_tokens", note="Total cost / training tokens")`` to
+   ``PLAN_OUTPUTS`` (or ``MODEL_EXTRAS`` when the planner should not show it);
 2. the planner's Calculations and Summary rows appear from ``PLAN_OUTPUTS`` with the Excel
    text rendered here; another template calls ``excel("cost_per_token_usd", bind=...)``;
 3. the engine: write the validated function in :mod:`udfs.engine` (or call
@@ -144,8 +144,12 @@ def evaluate(values, names=None, formulas=None):
         The computed quantities (not the inputs).
     """
     plain = all(type(v) in _PLAIN for v in values.values())  # one plan: on float64 scalars
-    key = (frozenset(values), None if names is None else tuple(names),
-           tuple((formulas or {}).items()), plain)  # fmt: skip
+    key = (
+        frozenset(values),
+        None if names is None else tuple(names),
+        tuple((formulas or {}).items()),
+        plain,
+    )
     known = {**CONSTANTS, **values}
     out = {}
     for n, fn, args in _steps(*key):  # the order of computation, worked out once per key

@@ -81,8 +81,16 @@ __all__ = [
 ]
 
 #: The columns of an own-runs file, in this order or any other.
-COLUMNS = ("name", "organisation", "active_params", "total_params", "tokens", "accelerator",
-           "accelerators", "accelerator_hours")  # fmt: skip
+COLUMNS = (
+    "name",
+    "organisation",
+    "active_params",
+    "total_params",
+    "tokens",
+    "accelerator",
+    "accelerators",
+    "accelerator_hours",
+)
 #: The figures of a run: each a finite number greater than 0 (text such as 70B or 2T reads as
 #: a number, as on the command line; in the planner, as the Inputs sheet reads it).
 NUMBERS = ("active_params", "total_params", "tokens", "accelerators", "accelerator_hours")
@@ -92,8 +100,9 @@ NUMBERS = ("active_params", "total_params", "tokens", "accelerators", "accelerat
 #: :data:`~udfs.quantities.MAX_RUN_FIGURE` (accelerators: :data:`~udfs.quantities.MAX_COUNT`):
 #: text beyond the largest double (``1e999``) reads as 1.8e308 in LibreOffice, and a figure
 #: far past any run would overflow the implied MFU on one face and not the other.
-BOUNDS = {c: (SMALLEST_NORMAL, MAX_COUNT if c == "accelerators" else MAX_RUN_FIGURE)
-          for c in NUMBERS}  # fmt: skip
+BOUNDS = {
+    c: (SMALLEST_NORMAL, MAX_COUNT if c == "accelerators" else MAX_RUN_FIGURE) for c in NUMBERS
+}
 #: The columns a run needs (every one but ``organisation``): a row with only some of them is
 #: refused here and is an ERROR on the planner's Checks ("Our runs" rows).
 REQUIRED = tuple(c for c in COLUMNS if c != "organisation")
@@ -122,8 +131,10 @@ ADVICE = {
     "blank); put another organisation's runs in a file or planner of their own",
 }
 #: What to do about a field that is not plain text of one line (a file's or a planner row's).
-TEXT_ADVICE = (f"type plain text of at most {MAX_TEXT_CHARS} characters on one line (no control "
-               "characters, line breaks or bidirectional overrides)")  # fmt: skip
+TEXT_ADVICE = (
+    f"type plain text of at most {MAX_TEXT_CHARS} characters on one line (no control "
+    "characters, line breaks or bidirectional overrides)"
+)
 #: Largest own-runs file read (bytes), checked before it is parsed.
 MAX_FILE_BYTES = 1_000_000
 #: Most runs in one file.
@@ -192,9 +203,13 @@ class OwnRuns:
         same = self._same_group(accelerator)
         f = calibration.fitted()
         ln_active = np.log(np.asarray(active_params, dtype=float))
-        return calibration.own_runs_pull(np.log(self.columns["active_params"][same]),
-                                         self.columns["residual"][same], ln_active,
-                                         f["own_runs_size_h"], f["own_runs_k"])  # fmt: skip
+        return calibration.own_runs_pull(
+            np.log(self.columns["active_params"][same]),
+            self.columns["residual"][same],
+            ln_active,
+            f["own_runs_size_h"],
+            f["own_runs_k"],
+        )
 
     def pull_for(self, accelerator, active_params):
         """n_w / (n_w + k): how far the default MFU of a plan on ``accelerator`` with
@@ -225,8 +240,7 @@ class OwnRuns:
     def sigma(self, accelerator, active_params):
         """The plan's calibrated spread, narrowed by what the runs tell (sigma of ln hours):
         :func:`narrowed_sigma` at the plan's pull."""
-        return narrowed_sigma(accelerator, active_params,
-                              self.pull_for(accelerator, active_params))  # fmt: skip
+        return narrowed_sigma(accelerator, active_params, self.pull_for(accelerator, active_params))
 
 
 def pooling_figures():
@@ -253,8 +267,11 @@ def narrowed_sigma(accelerator, active_params, pull):
     values = calibration.spread_inputs(
         calibration.accelerator_extra_sigma(accelerator or ""), active_params
     )
-    values.update(own_runs_pull=pull, team_between_sd=f["team_between_sd"],
-                  mfu_ln_slope=calibration.default_mfu_model().slope)  # fmt: skip
+    values.update(
+        own_runs_pull=pull,
+        team_between_sd=f["team_between_sd"],
+        mfu_ln_slope=calibration.default_mfu_model().slope,
+    )
     return model.evaluate(values, ["own_runs_plan_sigma"])["own_runs_plan_sigma"]
 
 
@@ -299,12 +316,14 @@ def _number(fail, column, text, parse_number):
         said = str(err) if str(err).startswith("must be a number") else f"must be a number ({err})"
         fail(column, f"{said}: {ADVICE['figures']}")
     if not (math.isfinite(value) and value > 0):
-        fail(column, f"must be a finite number greater than 0 (got {text!r}): "
-             f"{ADVICE['figures']}")  # fmt: skip
+        fail(column, f"must be a finite number greater than 0 (got {text!r}): {ADVICE['figures']}")
     least, most = BOUNDS[column]
     if value < least:
-        fail(column, f"is too close to 0 to compute with (below {least:.1e}; got {text!r}): "
-             f"{ADVICE['figures']}")  # fmt: skip
+        fail(
+            column,
+            f"is too close to 0 to compute with (below {least:.1e}; got {text!r}): "
+            f"{ADVICE['figures']}",
+        )
     if value > most:
         fail(column, f"must be at most {_e(most)} (got {text!r}): {ADVICE['figures']}")
     return value
@@ -340,8 +359,9 @@ def _row(path, i, raw, parse_number, seen, letters=None, exact=False, organisati
             fail(column, f"is blank: {ADVICE['complete']}")
     name = text["name"]
     if name_key(name) in seen:
-        fail("name", f"duplicate name {name!r} (also row {seen[name_key(name)]}): "
-             f"{ADVICE['unique']}")  # fmt: skip
+        fail(
+            "name", f"duplicate name {name!r} (also row {seen[name_key(name)]}): {ADVICE['unique']}"
+        )
     seen[name_key(name)] = i
     _one_organisation(fail, i, text["organisation"], organisations)
     row = {"row": i, "name": name, "organisation": text["organisation"]}
@@ -361,8 +381,11 @@ def _plain_text(fail, column, text):
     character)."""
     length = len(text.strip())
     if length > MAX_TEXT_CHARS:
-        fail(column, f"is {length:,} characters long, over the limit of {MAX_TEXT_CHARS} "
-             f"(MAX_TEXT_CHARS; starts {text.strip()[:20]!r}): {TEXT_ADVICE}")  # fmt: skip
+        fail(
+            column,
+            f"is {length:,} characters long, over the limit of {MAX_TEXT_CHARS} "
+            f"(MAX_TEXT_CHARS; starts {text.strip()[:20]!r}): {TEXT_ADVICE}",
+        )
     bad = control_character(text)
     if bad is not None:
         fail(column, f"holds the control character {bad}: {TEXT_ADVICE}")
@@ -376,8 +399,11 @@ def _one_organisation(fail, i, organisation, organisations):
         return
     if organisations and key not in organisations:
         ((first, row),) = organisations.values()
-        fail("organisation", f"organisation {organisation!r} differs from {first!r} (row "
-             f"{row}): a file holds one organisation's runs: {ADVICE['organisation']}")  # fmt: skip
+        fail(
+            "organisation",
+            f"organisation {organisation!r} differs from {first!r} (row "
+            f"{row}): a file holds one organisation's runs: {ADVICE['organisation']}",
+        )
     organisations.setdefault(key, (organisation, i))
 
 
@@ -441,10 +467,13 @@ def _implied(t, path="own runs", letters=None):
     def hours_fail(i, too, mfu):
         """Refuse run ``i``'s accelerator-hours: too few or too many for its FLOPs."""
         column = "accelerator_hours"
-        _fail(path, t["row"][i] if "row" in t else i + 2,
-              f"{letters[column]} ({column})" if letters else column,
-              f"is too {too} for these tokens and parameters on this accelerator (the implied "
-              f"MFU is {mfu}): {ADVICE['figures']}")  # fmt: skip
+        _fail(
+            path,
+            t["row"][i] if "row" in t else i + 2,
+            f"{letters[column]} ({column})" if letters else column,
+            f"is too {too} for these tokens and parameters on this accelerator (the implied "
+            f"MFU is {mfu}): {ADVICE['figures']}",
+        )
 
     try:
         t["implied_mfu"] = engine.implied_mfu(flops, t["accelerator_hours"], peak)
@@ -488,9 +517,13 @@ def _regular(path, info):
     """Refuse ``path`` unless ``info`` (its stat) is a regular file's of at most
     :data:`MAX_FILE_BYTES`."""
     if not stat.S_ISREG(info.st_mode):
-        kind = ("a folder" if stat.S_ISDIR(info.st_mode)
-                else "a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode)
-                else "a device or socket")  # fmt: skip
+        kind = (
+            "a folder"
+            if stat.S_ISDIR(info.st_mode)
+            else "a FIFO (named pipe)"
+            if stat.S_ISFIFO(info.st_mode)
+            else "a device or socket"
+        )
         raise CommandError(f"{path}: is {kind}, not a regular file: give the own-runs CSV file")
     if info.st_size > MAX_FILE_BYTES:
         raise CommandError(f"{path}: larger than {MAX_FILE_BYTES:,} bytes (MAX_FILE_BYTES)")

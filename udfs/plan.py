@@ -635,8 +635,10 @@ def _pricing(inputs, kwargs, notes):
     other = inputs.get("other_costs_usd")
     if not is_blank(other):
         ok = isinstance(other, (int, float)) and not isinstance(other, bool)
-        if not ok or not math.isfinite(other) or other < 0:
-            raise InputError("other_costs_usd", "must be a number >= 0 (US$)")
+        if not ok or not math.isfinite(other) or not _Q["other_costs_usd"].bound.contains(other):
+            raise InputError(
+                "other_costs_usd", f"must be a number {_Q['other_costs_usd'].rule} (US$)"
+            )
         kwargs["other_costs_usd"] = float(other)
 
 
@@ -656,8 +658,10 @@ def _range_pct(inputs, name):
     if is_blank(value):
         return None
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or value < 0:
-        raise InputError(name, "must be a number >= 0 (a fraction: 0.15 = P90 15% above P50)")
+    if not ok or not math.isfinite(value) or not _Q[name].bound.contains(value):
+        raise InputError(
+            name, f"must be a number {_Q[name].rule} (a fraction: 0.15 = P90 15% above P50)"
+        )
     return float(value)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "Bound",
     "Quantity",
     "PLAN_INPUTS",
     "PLAN_OUTPUTS",
@@ -36,6 +37,15 @@ __all__ = [
     "MIN_AMORTISATION_YEARS",
     "MAX_AMORTISATION_YEARS",
     "MIN_UTILISATION",
+    "MAX_RANGE_PCT",
+    "CHINCHILLA_TOKENS_PER_PARAM",
+    "POSITIVE",
+    "NON_NEGATIVE",
+    "AT_LEAST_ONE",
+    "FRACTION",
+    "COUNT",
+    "ACCELERATOR_COUNT",
+    "RANGE_PCT",
     "RANGE_QUANTITIES",
     "RANGE_FORMULAS",
     "RANGE_OUTPUTS",
@@ -49,17 +59,179 @@ __all__ = [
 ]
 
 
+def _sci(x):
+    """A bound as the help and messages spell it: 1e9, not 1e+09 or 1000000000.0."""
+    mantissa, exponent = f"{x:e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The values a number input may take, written once.
+
+    The engine's check and its refusal (:func:`udfs.validation.bound_check`), the command
+    line's check and help (``compute_lab.flags``), the planner's data validation
+    (``workbook_templates.sheetkit.bound_validation``) and the rule text beside each input
+    (:attr:`text`, a quantity's ``rule``) all derive from it.
+
+    Attributes
+    ----------
+    low, high : float or None
+        The ends of the range (None: open on that side).
+    low_inclusive, high_inclusive : bool
+        Whether the end itself is allowed: ``Bound(low=0, low_inclusive=False)`` is "> 0".
+    whole : bool
+        A whole number (a count of accelerators, a parallel degree).
+    unit : str
+        Spelt after a closed range: "from 1/365 (one day) to 100 years".
+    low_text : str
+        The low end as written, when ``f"{low:g}"`` is not enough: "0.01 (1%)", from
+        ``"{0:g} ({0:.0%})"``.
+    not_above : str
+        The quantity the value may not exceed, in words ("total parameters"); each face
+        checks it against that quantity.
+    ceiling : float or None
+        The command line's bound on top of the range: past it a figure is a slip or a test of
+        the tool, never a plan (``MAX_COUNT``...; docs/refused.md).
+    ceiling_text : str
+        The ceiling as messages and help spell it: ``{0}`` stands for it in the 1e9 form,
+        ``{1}`` for the number (``"{1:g} ({1:.0%})"``: "10 (1000%)").
+    """
+
+    low: float | None = None
+    high: float | None = None
+    low_inclusive: bool = True
+    high_inclusive: bool = True
+    whole: bool = False
+    unit: str = ""
+    low_text: str = ""
+    not_above: str = ""
+    ceiling: float | None = None
+    ceiling_text: str = "{}"
+
+    def contains(self, x):
+        """True when the number ``x`` is inside the range (and whole, for a whole bound); the
+        command line's ceiling is not part of it."""
+        if self.low is not None and (x < self.low if self.low_inclusive else x <= self.low):
+            return False
+        if self.high is not None and (x > self.high if self.high_inclusive else x >= self.high):
+            return False
+        return not self.whole or float(x).is_integer()
+
+    @property
+    def low_words(self):
+        """The low end as text: ``low_text`` (``{0}`` standing for it), else ``f"{low:g}"``."""
+        return (self.low_text or "{0:g}").format(self.low)
+
+    @property
+    def closed(self):
+        """Both ends given and allowed: a range read "from LOW to HIGH"."""
+        return (
+            self.low is not None
+            and self.high is not None
+            and self.low_inclusive
+            and self.high_inclusive
+        )
+
+    @property
+    def text(self):
+        """The rule beside the input: "> 0", ">= 0 and < 1", "a whole number >= 1", "0.01
+        (1%) to 1"."""
+        if self.closed:
+            text = f"{self.low_words} to {self.high:g}" + (f" {self.unit}" if self.unit else "")
+        else:
+            parts = []
+            if self.low is not None:
+                parts.append(f"{'>=' if self.low_inclusive else '>'} {self.low_words}")
+            if self.high is not None:
+                parts.append(f"{'<=' if self.high_inclusive else '<'} {self.high:g}")
+            if self.not_above:
+                parts.append(f"<= {self.not_above}")
+            text = " and ".join(parts)
+        return f"a whole number {text}" if self.whole else text
+
+    @property
+    def ceiling_words(self):
+        """The command line's ceiling as text ("1e9", "US$1e15"); "" when there is none."""
+        if self.ceiling is None:
+            return ""
+        return self.ceiling_text.format(_sci(self.ceiling), self.ceiling)
+
+    @property
+    def interval(self):
+        """The range as the command line's help writes it: "(0, 1]", ">= 1", "1/365 (one day)
+        to 100 years", "a whole number up to 1e9"."""
+        if self.whole:
+            top = f" up to {self.ceiling_words}" if self.ceiling is not None else ""
+            return f"a whole number{top}" if self.low in (0, 1) else self.text + top
+        if self.low is not None and self.high is not None and not self.closed:
+            left = "[" if self.low_inclusive else "("
+            right = "]" if self.high_inclusive else ")"
+            return f"{left}{self.low_words}, {self.high:g}{right}"
+        text = self.text
+        if self.ceiling is not None:
+            text += f", at most {self.ceiling_words}"
+        return text
+
+
 @dataclass(frozen=True)
 class Quantity:
+    """One quantity of the model: an input (with its ``bound`` when it is a number, from
+    which its ``rule`` text is made), a constant or a computed output (its ``formula``)."""
+
     name: str
     label: str
     unit: str
     default: object = None
-    rule: str = ""
+    rule: str = ""  # the allowed values in words; a number's comes from its bound
     note: str = ""
     required: bool = False
     kind: str = "number"  # "number", "text" or "date"
     formula: str = ""  # for a computed quantity: an expression over other names (udfs.model)
+    bound: Bound | None = None  # the values a number input may take
+
+    def __post_init__(self):
+        if self.bound is not None and not self.rule:
+            object.__setattr__(self, "rule", self.bound.text)
+
+
+#: Bounds of the command line beyond the engine's rules: a value past them is a typo or a test
+#: of the tool, never a plan, and would print figures of hundreds of digits (docs/refused.md).
+MAX_COUNT = 1e9  # accelerators, parallel degrees, sequence tokens, accelerators per node
+#: The largest parameters, tokens or accelerator-hours of a completed run (a team's own runs,
+#: udfs.own_runs): the largest disclosed runs hold about 2e12 parameters, 4e13 tokens and 4e7
+#: accelerator-hours. Past it a figure is a slip, or text beyond the largest double (1e999)
+#: that a spreadsheet reads as 1.8e308; its accelerators are bounded by MAX_COUNT.
+MAX_RUN_FIGURE = 1e15
+MAX_TFLOPS = 1e6  # per accelerator: an H100 SXM peaks at 989 dense BF16 TFLOP/s
+MAX_PURCHASE_USD = 1e9  # per accelerator
+MAX_OTHER_COSTS_USD = 1e15
+MIN_AMORTISATION_YEARS = 1 / 365  # one day
+MAX_AMORTISATION_YEARS = 100.0
+MIN_UTILISATION = 0.01  # 1%
+#: The most an uncertainty may be: P90 = 11 x P50 (1000%); past it, a percentage typed as a
+#: fraction (15 for 15%).
+MAX_RANGE_PCT = 10.0
+#: Compute-optimal training tokens per parameter (Hoffmann et al. 2022, "Chinchilla").
+CHINCHILLA_TOKENS_PER_PARAM = 20.0
+
+#: The common bounds of number inputs.
+POSITIVE = Bound(low=0, low_inclusive=False)
+NON_NEGATIVE = Bound(low=0)
+AT_LEAST_ONE = Bound(low=1)
+FRACTION = Bound(low=0, low_inclusive=False, high=1)
+#: A count: a parallel degree, a sequence length, a node's accelerators.
+COUNT = Bound(low=1, whole=True, ceiling=MAX_COUNT)
+#: Accelerators in a job.
+ACCELERATOR_COUNT = Bound(low=0, low_inclusive=False, whole=True, ceiling=MAX_COUNT)
+#: An uncertainty, P90 / P50 - 1.
+RANGE_PCT = Bound(
+    low=0, ceiling=MAX_RANGE_PCT, ceiling_text="{1:g} ({1:.0%}): a fraction such as 0.15 or 15%"
+)
+_TFLOPS = Bound(
+    low=0, low_inclusive=False, ceiling=MAX_TFLOPS, ceiling_text="{} TFLOP/s per accelerator"
+)
+_OTHER_COSTS = Bound(low=0, ceiling=MAX_OTHER_COSTS_USD, ceiling_text="US${}")
 
 
 #: The budget_status dropdown's values; a blank in a filled column counts as "Proposed".
@@ -70,253 +242,313 @@ PRICING_BASES = ("rental all-in", "rental plus power", "owned")
 
 PLAN_INPUTS = (
     Quantity(
-        "scenario_name", "Scenario", "", None, "text", "A short name for the plan", kind="text"
-    ),
-    Quantity(
-        "budget_status",
-        "Budget status",
-        "",
-        None,
-        "Reference, Proposed, Approved or Excluded",
-        "For the budget view; blank in a filled column counts as Proposed",
+        name="scenario_name",
+        label="Scenario",
+        unit="",
+        rule="text",
+        note="A short name for the plan",
         kind="text",
     ),
     Quantity(
-        "owner", "Owner", "", None, "text", "Team or person owning the plan (optional)", kind="text"
-    ),
-    Quantity(
-        "approval_ref",
-        "Approval reference",
-        "",
-        None,
-        "text",
-        "For Approved: the approval's reference (decision, minute, ticket); without it and the "
-        "date, Approved is a WARN",
+        name="budget_status",
+        label="Budget status",
+        unit="",
+        rule="Reference, Proposed, Approved or Excluded",
+        note="For the budget view; blank in a filled column counts as Proposed",
         kind="text",
     ),
     Quantity(
-        "approval_date",
-        "Approval date",
-        "date",
-        None,
-        "a date",
-        "For Approved: the day the budget was approved",
+        name="owner",
+        label="Owner",
+        unit="",
+        rule="text",
+        note="Team or person owning the plan (optional)",
+        kind="text",
+    ),
+    Quantity(
+        name="approval_ref",
+        label="Approval reference",
+        unit="",
+        rule="text",
+        note="For Approved: the approval's reference (decision, minute, ticket); without it and "
+        "the date, Approved is a WARN",
+        kind="text",
+    ),
+    Quantity(
+        name="approval_date",
+        label="Approval date",
+        unit="date",
+        rule="a date",
+        note="For Approved: the day the budget was approved",
         kind="date",
     ),
     Quantity(
-        "total_params",
-        "Total parameters",
-        "parameters",
-        None,
-        "> 0",
-        "All stored parameters (every expert of an MoE model)",
+        name="total_params",
+        label="Total parameters",
+        unit="parameters",
+        bound=POSITIVE,
+        note="All stored parameters (every expert of an MoE model)",
         required=True,
     ),
     Quantity(
-        "active_params",
-        "Active parameters per token",
-        "parameters",
-        None,
-        "> 0 and <= total parameters",
-        "Parameters used per token; blank means dense (= total)",
+        name="active_params",
+        label="Active parameters per token",
+        unit="parameters",
+        bound=Bound(low=0, low_inclusive=False, not_above="total parameters"),
+        note="Parameters used per token; blank means dense (= total)",
     ),
-    Quantity("training_tokens", "Training tokens", "tokens", None, "> 0", required=True),
     Quantity(
-        "accelerators",
-        "Accelerators",
-        "accelerators",
-        None,
-        "> 0",
-        "Accelerators working on the run at once",
+        name="training_tokens",
+        label="Training tokens",
+        unit="tokens",
+        bound=POSITIVE,
         required=True,
     ),
     Quantity(
-        "accelerator_name",
-        "Accelerator",
-        "",
-        "H100 SXM",
-        "a catalogue name",
-        "Sets the peak TFLOP/s, HBM and default watts",
+        name="accelerators",
+        label="Accelerators",
+        unit="accelerators",
+        bound=ACCELERATOR_COUNT,
+        note="Accelerators working on the run at once",
+        required=True,
+    ),
+    Quantity(
+        name="accelerator_name",
+        label="Accelerator",
+        unit="",
+        default="H100 SXM",
+        rule="a catalogue name",
+        note="Sets the peak TFLOP/s, HBM and default watts",
         kind="text",
     ),
     Quantity(
-        "peak_tflops",
-        "Peak TFLOP/s per accelerator",
-        "TFLOP/s",
-        None,
-        "> 0",
-        "Dense BF16 peak; blank takes the catalogue figure",
+        name="peak_tflops",
+        label="Peak TFLOP/s per accelerator",
+        unit="TFLOP/s",
+        bound=_TFLOPS,
+        note="Dense BF16 peak; blank takes the catalogue figure",
     ),
     Quantity(
-        "mfu",
-        "Model FLOPs utilisation (MFU)",
-        "fraction",
-        None,
-        "> 0 and <= 1",
-        "Blank: the calibrated default for the accelerator's generation and the active "
+        name="mfu",
+        label="Model FLOPs utilisation (MFU)",
+        unit="fraction",
+        bound=FRACTION,
+        note="Blank: the calibrated default for the accelerator's generation and the active "
         "parameters (Accelerators sheet; see the Compute Lab calibration notes)",
     ),
     Quantity(
+        name="goodput",
+        label="Goodput",
+        unit="fraction",
+        default=1.0,
+        bound=FRACTION,
+        note="Share of time doing useful training (failures, checkpoints, restarts)",
+    ),
+    Quantity(
+        name="effective_tflops_input",
+        label="Effective TFLOP/s (override)",
+        unit="TFLOP/s",
+        bound=_TFLOPS,
+        note="Sustained TFLOP/s per accelerator; when typed, used as is instead of peak x MFU x "
         "goodput",
-        "Goodput",
-        "fraction",
-        1.0,
-        "> 0 and <= 1",
-        "Share of time doing useful training (failures, checkpoints, restarts)",
     ),
     Quantity(
-        "effective_tflops_input",
-        "Effective TFLOP/s (override)",
-        "TFLOP/s",
-        None,
-        "> 0",
-        "Sustained TFLOP/s per accelerator; when typed, used as is instead of peak x MFU x goodput",
-    ),
-    Quantity(
-        "throughput_range_pct",
-        "Throughput uncertainty (P90 / P50 - 1)",
-        "fraction",
-        None,
-        ">= 0",
-        "Spread of accelerator-hours: 0.15 puts P90 15% above P50 and P10 at P50 / 1.15. "
+        name="throughput_range_pct",
+        label="Throughput uncertainty (P90 / P50 - 1)",
+        unit="fraction",
+        bound=RANGE_PCT,
+        note="Spread of accelerator-hours: 0.15 puts P90 15% above P50 and P10 at P50 / 1.15. "
         "Blank: the calibrated spread, with a typed MFU or throughput too (0 = exact)",
     ),
     Quantity(
-        "usd_per_accelerator_hour",
-        "Price per accelerator-hour",
-        "US$/accelerator-hour",
-        2.0,
-        ">= 0",
-        "Rental, or the ownership equivalent (see the pricing basis). Blank: US$2.00, the H800 "
-        "rental price the DeepSeek-V3 report assumed (arXiv 2412.19437, Dec 2024), not a quote",
+        name="usd_per_accelerator_hour",
+        label="Price per accelerator-hour",
+        unit="US$/accelerator-hour",
+        default=2.0,
+        bound=NON_NEGATIVE,
+        note="Rental, or the ownership equivalent (see the pricing basis). Blank: US$2.00, the "
+        "H800 rental price the DeepSeek-V3 report assumed (arXiv 2412.19437, Dec 2024), not a "
+        "quote",
     ),
     Quantity(
-        "pricing_basis",
-        "Pricing basis",
-        "",
-        None,
-        "rental all-in, rental plus power or owned",
-        "What the price covers. Rental all-in: power included, no electricity added. Rental "
+        name="pricing_basis",
+        label="Pricing basis",
+        unit="",
+        rule="rental all-in, rental plus power or owned",
+        note="What the price covers. Rental all-in: power included, no electricity added. Rental "
         "plus power, or owned (the price is the ownership equivalent): electricity added. "
         "Blank: rental plus power",
         kind="text",
     ),
     Quantity(
-        "price_range_pct",
-        "Price uncertainty (P90 / P50 - 1)",
-        "fraction",
-        0.0,
-        ">= 0",
-        "Spread of the price per accelerator-hour, independent of the throughput uncertainty",
+        name="price_range_pct",
+        label="Price uncertainty (P90 / P50 - 1)",
+        unit="fraction",
+        default=0.0,
+        bound=RANGE_PCT,
+        note="Spread of the price per accelerator-hour, independent of the throughput uncertainty",
     ),
     Quantity(
-        "watts_per_accelerator",
-        "Power per accelerator",
-        "W",
-        700.0,
-        "> 0",
-        "Average draw; blank: the accelerator's TDP from the catalogue, else 700 W (H100 SXM)",
+        name="watts_per_accelerator",
+        label="Power per accelerator",
+        unit="W",
+        default=700.0,
+        bound=POSITIVE,
+        note="Average draw; blank: the accelerator's TDP from the catalogue, else 700 W (H100 SXM)",
     ),
     Quantity(
-        "server_overhead",
-        "Server power overhead",
-        "ratio",
-        1.0,
-        ">= 1",
-        "Server power over accelerator power. Blank: 1.00, a lower bound (the accelerators "
+        name="server_overhead",
+        label="Server power overhead",
+        unit="ratio",
+        default=1.0,
+        bound=AT_LEAST_ONE,
+        note="Server power over accelerator power. Blank: 1.00, a lower bound (the accelerators "
         "only); Epoch AI uses ~1.82 for H100 servers",
     ),
     Quantity(
-        "pue",
-        "Data-centre PUE",
-        "ratio",
-        1.0,
-        ">= 1",
-        "Power usage effectiveness. Blank: 1.00, a lower bound (no cooling); Uptime Institute "
+        name="pue",
+        label="Data-centre PUE",
+        unit="ratio",
+        default=1.0,
+        bound=AT_LEAST_ONE,
+        note="Power usage effectiveness. Blank: 1.00, a lower bound (no cooling); Uptime Institute "
         "average 1.56 (2024), hyperscalers ~1.1",
     ),
     Quantity(
-        "usd_per_kwh",
-        "Electricity price",
-        "US$/kWh",
-        0.08,
-        ">= 0",
-        "Blank: US$0.08, a placeholder without a source: type your contract's price. Not "
+        name="usd_per_kwh",
+        label="Electricity price",
+        unit="US$/kWh",
+        default=0.08,
+        bound=NON_NEGATIVE,
+        note="Blank: US$0.08, a placeholder without a source: type your contract's price. Not "
         "used with a rental all-in price",
     ),
     Quantity(
-        "other_costs_usd",
-        "Other costs of the run",
-        "US$",
-        0.0,
-        ">= 0",
-        "Storage, data, networking, staff... added to the total as they are (no range). "
+        name="other_costs_usd",
+        label="Other costs of the run",
+        unit="US$",
+        default=0.0,
+        bound=_OTHER_COSTS,
+        note="Storage, data, networking, staff... added to the total as they are (no range). "
         "Blank: none",
     ),
     Quantity(
-        "grams_co2_per_kwh",
-        "Grid carbon intensity",
-        "gCO2/kWh",
-        481.0,
-        ">= 0",
-        "World average 2023 (Ember)",
+        name="grams_co2_per_kwh",
+        label="Grid carbon intensity",
+        unit="gCO2/kWh",
+        default=481.0,
+        bound=NON_NEGATIVE,
+        note="World average 2023 (Ember)",
     ),
     Quantity(
-        "checkpoint_bytes_per_param",
-        "Checkpoint bytes per parameter",
-        "bytes",
-        2.0,
-        "> 0",
-        "2 = BF16 weights only; ~13 with optimizer state",
+        name="checkpoint_bytes_per_param",
+        label="Checkpoint bytes per parameter",
+        unit="bytes",
+        default=2.0,
+        bound=POSITIVE,
+        note="2 = BF16 weights only; ~13 with optimizer state",
     ),
     Quantity(
-        "start_date",
-        "Run start date",
-        "date",
-        None,
-        "a date",
-        "First day of training, for the monthly spend schedule",
+        name="start_date",
+        label="Run start date",
+        unit="date",
+        rule="a date",
+        note="First day of training, for the monthly spend schedule",
         kind="date",
     ),
 )
 
 #: Fixed figures of the model, as named constants the formulas read (and the workbooks show).
 MODEL_CONSTANTS = (
-    Quantity("flops_per_param_token", "FLOPs per active parameter per token", "", 6.0,
-             note="Forward + backward pass, the 6N heuristic (Kaplan et al. 2020)"),
-    Quantity("training_state_bytes_per_param", "Training state bytes per parameter", "bytes",
-             16.0, note="Mixed-precision Adam, fully sharded (EleutherAI Transformer Math 101)"),
-    Quantity("days_per_year", "Days per year", "days", 365.0,
-             note="For research iterations per year"),
-    Quantity("mfu_min", "Lowest calibrated default MFU", "fraction", 0.10,
-             note="One calibration run sits below 10% (Llama 3.2 1B, distilled; Compute Lab "
-             "calibration)"),
-    Quantity("mfu_max", "Highest calibrated default MFU", "fraction", 0.55,
-             note="No large run reports above ~46% (PaLM); one small run implies 63% (Phi-2)"),
-    Quantity("small_model_active_params", "Small model: active parameters below", "parameters",
-             5e9, note="Below it the calibrated spread widens (Compute Lab calibration)"),
-    Quantity("small_model_full_params", "Small model: full extra spread at or below",
-             "parameters", 1e9,
-             note="The small-model spread ramps in over LN(active) from none at the "
-             "small-model size to all of it here (Compute Lab calibration)"),
-    Quantity("p10_level", "Low percentile of the ranges (P10)", "fraction", 0.1,
-             note="One run in ten comes in below"),
-    Quantity("p90_level", "High percentile of the ranges (P90)", "fraction", 0.9,
-             note="One run in ten comes in above: the contingency line"),
-)  # fmt: skip
+    Quantity(
+        name="flops_per_param_token",
+        label="FLOPs per active parameter per token",
+        unit="",
+        default=6.0,
+        note="Forward + backward pass, the 6N heuristic (Kaplan et al. 2020)",
+    ),
+    Quantity(
+        name="training_state_bytes_per_param",
+        label="Training state bytes per parameter",
+        unit="bytes",
+        default=16.0,
+        note="Mixed-precision Adam, fully sharded (EleutherAI Transformer Math 101)",
+        bound=POSITIVE,
+    ),
+    Quantity(
+        name="days_per_year",
+        label="Days per year",
+        unit="days",
+        default=365.0,
+        note="For research iterations per year",
+    ),
+    Quantity(
+        name="mfu_min",
+        label="Lowest calibrated default MFU",
+        unit="fraction",
+        default=0.10,
+        note="One calibration run sits below 10% (Llama 3.2 1B, distilled; Compute Lab "
+        "calibration)",
+    ),
+    Quantity(
+        name="mfu_max",
+        label="Highest calibrated default MFU",
+        unit="fraction",
+        default=0.55,
+        note="No large run reports above ~46% (PaLM); one small run implies 63% (Phi-2)",
+    ),
+    Quantity(
+        name="small_model_active_params",
+        label="Small model: active parameters below",
+        unit="parameters",
+        default=5e9,
+        note="Below it the calibrated spread widens (Compute Lab calibration)",
+    ),
+    Quantity(
+        name="small_model_full_params",
+        label="Small model: full extra spread at or below",
+        unit="parameters",
+        default=1e9,
+        note="The small-model spread ramps in over LN(active) from none at the "
+        "small-model size to all of it here (Compute Lab calibration)",
+    ),
+    Quantity(
+        name="p10_level",
+        label="Low percentile of the ranges (P10)",
+        unit="fraction",
+        default=0.1,
+        note="One run in ten comes in below",
+    ),
+    Quantity(
+        name="p90_level",
+        label="High percentile of the ranges (P90)",
+        unit="fraction",
+        default=0.9,
+        note="One run in ten comes in above: the contingency line",
+    ),
+)
 
 
 #: The fewest parameters and tokens a plan for a cluster can hold: below, the figure was typed
 #: in the wrong unit (70 for 70 billion). An ERROR in the planner's Checks and the hand-off.
 PLAUSIBILITY_FLOORS = (
-    Quantity("min_plausible_params", "Fewest plausible parameters",
-             "parameters", 1e6,
-             note="The smallest models trained on a cluster have tens of millions; below 1E6 "
-             "the figure was typed in billions (type the full number, e.g. 70E9)"),
-    Quantity("min_plausible_tokens", "Fewest plausible training tokens", "tokens", 1e9,
-             note="Runs on a cluster see billions of tokens; below 1E9 the figure was typed "
-             "in billions or trillions (type the full number, e.g. 14.8E12)"),
-)  # fmt: skip
+    Quantity(
+        name="min_plausible_params",
+        label="Fewest plausible parameters",
+        unit="parameters",
+        default=1e6,
+        note="The smallest models trained on a cluster have tens of millions; below 1E6 "
+        "the figure was typed in billions (type the full number, e.g. 70E9)",
+    ),
+    Quantity(
+        name="min_plausible_tokens",
+        label="Fewest plausible training tokens",
+        unit="tokens",
+        default=1e9,
+        note="Runs on a cluster see billions of tokens; below 1E9 the figure was typed "
+        "in billions or trillions (type the full number, e.g. 14.8E12)",
+    ),
+)
 #: Input name -> its plausibility floor: one rule for every face (the engine's estimate, the
 #: Excel functions, the command line, the planner's Checks and the hand-off; the advice in
 #: :func:`udfs.validation.implausible_rule`).
@@ -336,99 +568,207 @@ PLAUSIBLE_SLIPS = {
 
 
 def _out(name, label, unit, formula, note):
-    return Quantity(name, label, unit, note=note, formula=formula)
+    return Quantity(name=name, label=label, unit=unit, note=note, formula=formula)
 
 
 #: The plan's outputs, each with its formula: the one definition every face renders
 #: (numpy in :mod:`udfs.model`, Excel text in the workbook templates).
 PLAN_OUTPUTS = (
-    _out("effective_tflops", "Effective TFLOP/s per accelerator", "TFLOP/s",
-         "peak_tflops * mfu * goodput", "Override if typed, else peak x MFU x goodput"),
-    _out("training_flops", "Training compute", "FLOPs",
-         "flops_per_param_token * active_params * training_tokens",
-         "6 x active parameters x tokens"),
-    _out("accelerator_hours", "Accelerator-hours", "accelerator-hours",
-         "training_flops / (effective_tflops * 1e12) / 3600",
-         "FLOPs / (effective TFLOP/s x 1e12) / 3600"),
-    _out("wall_clock_days", "Wall-clock time", "days",
-         "accelerator_hours / accelerators / 24",
-         "Accelerator-hours / accelerators / 24 (linear scaling)"),
-    _out("checkpoint_gb", "Checkpoint size", "GB",
-         "total_params * checkpoint_bytes_per_param / 1e9",
-         "Total parameters x checkpoint bytes per parameter / 1e9"),
-    _out("compute_cost_usd", "Compute cost", "US$",
-         "accelerator_hours * usd_per_accelerator_hour",
-         "Accelerator-hours x price per accelerator-hour"),
-    _out("electricity_kwh", "Electricity", "kWh",
-         "accelerator_hours * watts_per_accelerator * server_overhead * pue / 1000",
-         "Accelerator-hours x W x server overhead x PUE / 1000"),
-    _out("electricity_cost_usd", "Electricity cost", "US$",
-         "electricity_kwh * usd_per_kwh", "kWh x price per kWh"),
-    _out("co2_tonnes", "Operational emissions", "tCO2",
-         "electricity_kwh * grams_co2_per_kwh / 1e6", "kWh x gCO2/kWh / 1e6"),
-    _out("total_cost_usd", "Total cost", "US$",
-         "compute_cost_usd + electricity_cost_usd", "Compute cost + electricity cost"),
-    _out("min_accelerators_for_memory", "Min. accelerators for training state", "accelerators",
-         "ceil(round(total_params * training_state_bytes_per_param / (hbm_gb * 1e9), 9))",
-         "Total parameters x 16 bytes / HBM, rounded up (ZeRO-3)"),
-    _out("iterations_per_year", "Back-to-back runs per year", "runs/year",
-         "days_per_year / wall_clock_days", "365 / wall-clock days"),
-)  # fmt: skip
+    _out(
+        name="effective_tflops",
+        label="Effective TFLOP/s per accelerator",
+        unit="TFLOP/s",
+        formula="peak_tflops * mfu * goodput",
+        note="Override if typed, else peak x MFU x goodput",
+    ),
+    _out(
+        name="training_flops",
+        label="Training compute",
+        unit="FLOPs",
+        formula="flops_per_param_token * active_params * training_tokens",
+        note="6 x active parameters x tokens",
+    ),
+    _out(
+        name="accelerator_hours",
+        label="Accelerator-hours",
+        unit="accelerator-hours",
+        formula="training_flops / (effective_tflops * 1e12) / 3600",
+        note="FLOPs / (effective TFLOP/s x 1e12) / 3600",
+    ),
+    _out(
+        name="wall_clock_days",
+        label="Wall-clock time",
+        unit="days",
+        formula="accelerator_hours / accelerators / 24",
+        note="Accelerator-hours / accelerators / 24 (linear scaling)",
+    ),
+    _out(
+        name="checkpoint_gb",
+        label="Checkpoint size",
+        unit="GB",
+        formula="total_params * checkpoint_bytes_per_param / 1e9",
+        note="Total parameters x checkpoint bytes per parameter / 1e9",
+    ),
+    _out(
+        name="compute_cost_usd",
+        label="Compute cost",
+        unit="US$",
+        formula="accelerator_hours * usd_per_accelerator_hour",
+        note="Accelerator-hours x price per accelerator-hour",
+    ),
+    _out(
+        name="electricity_kwh",
+        label="Electricity",
+        unit="kWh",
+        formula="accelerator_hours * watts_per_accelerator * server_overhead * pue / 1000",
+        note="Accelerator-hours x W x server overhead x PUE / 1000",
+    ),
+    _out(
+        name="electricity_cost_usd",
+        label="Electricity cost",
+        unit="US$",
+        formula="electricity_kwh * usd_per_kwh",
+        note="kWh x price per kWh",
+    ),
+    _out(
+        name="co2_tonnes",
+        label="Operational emissions",
+        unit="tCO2",
+        formula="electricity_kwh * grams_co2_per_kwh / 1e6",
+        note="kWh x gCO2/kWh / 1e6",
+    ),
+    _out(
+        name="total_cost_usd",
+        label="Total cost",
+        unit="US$",
+        formula="compute_cost_usd + electricity_cost_usd",
+        note="Compute cost + electricity cost",
+    ),
+    _out(
+        name="min_accelerators_for_memory",
+        label="Min. accelerators for training state",
+        unit="accelerators",
+        formula="ceil(round(total_params * training_state_bytes_per_param / (hbm_gb * 1e9), 9))",
+        note="Total parameters x 16 bytes / HBM, rounded up (ZeRO-3)",
+    ),
+    _out(
+        name="iterations_per_year",
+        label="Back-to-back runs per year",
+        unit="runs/year",
+        formula="days_per_year / wall_clock_days",
+        note="365 / wall-clock days",
+    ),
+)
 
 #: A run's days in a calendar month: its overlap [start, start + days) with the month, in
 #: days counted from the start (dates as day numbers).
-_RUN_DAYS = ("maximum(0, minimum(wall_clock_days, next_month - run_start)"
-             " - maximum(0, month_start - run_start))")  # fmt: skip
+_RUN_DAYS = (
+    "maximum(0, minimum(wall_clock_days, next_month - run_start)"
+    " - maximum(0, month_start - run_start))"
+)
 
 #: Further computed quantities the workbooks show (sizing, reference runs, comparison).
 MODEL_EXTRAS = (
-    _out("accelerators_for_days", "Accelerators needed", "accelerators",
-         "accelerator_hours / (24 * target_days)",
-         "Accelerator-hours / (24 x target days), linear scaling, not rounded"),
-    _out("implied_effective_tflops", "Implied TFLOP/s", "TFLOP/s",
-         "training_flops / (accelerator_hours * 3600) / 1e12",
-         "FLOPs / (disclosed accelerator-hours x 3600) / 1e12"),
-    _out("implied_mfu", "Implied MFU", "fraction",
-         "implied_effective_tflops / peak_tflops", "Implied TFLOP/s / peak TFLOP/s"),
+    _out(
+        name="accelerators_for_days",
+        label="Accelerators needed",
+        unit="accelerators",
+        formula="accelerator_hours / (24 * target_days)",
+        note="Accelerator-hours / (24 x target days), linear scaling, not rounded",
+    ),
+    _out(
+        name="implied_effective_tflops",
+        label="Implied TFLOP/s",
+        unit="TFLOP/s",
+        formula="training_flops / (accelerator_hours * 3600) / 1e12",
+        note="FLOPs / (disclosed accelerator-hours x 3600) / 1e12",
+    ),
+    _out(
+        name="implied_mfu",
+        label="Implied MFU",
+        unit="fraction",
+        formula="implied_effective_tflops / peak_tflops",
+        note="Implied TFLOP/s / peak TFLOP/s",
+    ),
     # One calendar month of the spend schedule (udfs.engine.month_shares), dates as day numbers.
-    _out("run_days_in_month", "Run days in month", "days", _RUN_DAYS,
-         "Overlap of the run [start, start + days) with the month [month, next month), "
-         "in days counted from the start"),
-    _out("month_share", "Share of run", "fraction", "run_days_in_month / wall_clock_days",
-         "Run days in the month / wall-clock days"),
+    _out(
+        name="run_days_in_month",
+        label="Run days in month",
+        unit="days",
+        formula=_RUN_DAYS,
+        note="Overlap of the run [start, start + days) with the month [month, next month), "
+        "in days counted from the start",
+    ),
+    _out(
+        name="month_share",
+        label="Share of run",
+        unit="fraction",
+        formula="run_days_in_month / wall_clock_days",
+        note="Run days in the month / wall-clock days",
+    ),
     # The P90 schedule is the P90 run (udfs.schedule): the same overlap over the P90 days,
     # its compute and electricity P90 spread over it; other costs keep the P50 schedule.
-    _out("run_days_in_month_p90", "P90 run days in month", "days",
-         _RUN_DAYS.replace("wall_clock_days", "wall_clock_days_p90"),
-         "Overlap of the P90 run [start, start + P90 days) with the month"),
-    _out("month_share_p90", "Share of the P90 run", "fraction",
-         "run_days_in_month_p90 / wall_clock_days_p90", "P90 run days in the month / P90 days"),
-    _out("month_total_cost_usd_p90", "Total cost in the month, P90", "US$",
-         "(total_cost_usd_p90 - other_costs_usd) * month_share_p90"
-         " + other_costs_usd * month_share",
-         "(P90 total - other costs) x share of the P90 run + other costs x share of the run: "
-         "the accelerators bill at their capacity for longer, at most at the P90 price"),
+    _out(
+        name="run_days_in_month_p90",
+        label="P90 run days in month",
+        unit="days",
+        formula=_RUN_DAYS.replace("wall_clock_days", "wall_clock_days_p90"),
+        note="Overlap of the P90 run [start, start + P90 days) with the month",
+    ),
+    _out(
+        name="month_share_p90",
+        label="Share of the P90 run",
+        unit="fraction",
+        formula="run_days_in_month_p90 / wall_clock_days_p90",
+        note="P90 run days in the month / P90 days",
+    ),
+    _out(
+        name="month_total_cost_usd_p90",
+        label="Total cost in the month, P90",
+        unit="US$",
+        formula="(total_cost_usd_p90 - other_costs_usd) * month_share_p90"
+        " + other_costs_usd * month_share",
+        note="(P90 total - other costs) x share of the P90 run + other costs x share of the run: "
+        "the accelerators bill at their capacity for longer, at most at the P90 price",
+    ),
     # The calibrated default MFU (udfs.calibration.predicted_mfu), for a blank MFU.
-    _out("calibrated_mfu_raw", "Default MFU before its bounds", "fraction",
-         "exp(mfu_ln_intercept + mfu_ln_slope"
-         " * log(minimum(active_params, small_model_active_params) / small_model_active_params))",
-         "EXP(intercept of the generation + slope x LN(MIN(active, small-model threshold) / "
-         "small-model threshold)): the size effect only below the threshold"),
-    _out("calibrated_mfu", "Calibrated default MFU", "fraction",
-         "minimum(mfu_max, maximum(mfu_min, calibrated_mfu_raw))",
-         "The default before its bounds, kept within the lowest and highest default MFU"),
+    _out(
+        name="calibrated_mfu_raw",
+        label="Default MFU before its bounds",
+        unit="fraction",
+        formula="exp(mfu_ln_intercept + mfu_ln_slope"
+        " * log(minimum(active_params, small_model_active_params) / small_model_active_params))",
+        note="EXP(intercept of the generation + slope x LN(MIN(active, small-model threshold) / "
+        "small-model threshold)): the size effect only below the threshold",
+    ),
+    _out(
+        name="calibrated_mfu",
+        label="Calibrated default MFU",
+        unit="fraction",
+        formula="minimum(mfu_max, maximum(mfu_min, calibrated_mfu_raw))",
+        note="The default before its bounds, kept within the lowest and highest default MFU",
+    ),
     # Its spread: wider for a small model and for an accelerator outside the calibrated
     # generations (udfs.calibration.throughput_sigma_for).
-    _out("small_model", "Share of the small-model spread", "fraction",
-         "minimum(1, maximum(0, log(small_model_active_params / active_params)"
-         " / log(small_model_active_params / small_model_full_params)))",
-         "0 from the small-model size up, 1 at or below the full-spread size, in between "
-         "linear in LN(active): a bigger model never gets a narrower P90"),
-    _out("calibrated_plan_sigma", "Calibrated throughput spread of the plan", "ln units",
-         "sqrt(calibrated_throughput_sigma ** 2 + small_model * calibrated_small_model_sigma ** 2"
-         " + accelerator_extra_sigma ** 2)",
-         "SQRT(sigma^2 + small-model share (0..1) x small-model sigma^2 + accelerator's extra "
-         "sigma^2)"),
+    _out(
+        name="small_model",
+        label="Share of the small-model spread",
+        unit="fraction",
+        formula="minimum(1, maximum(0, log(small_model_active_params / active_params)"
+        " / log(small_model_active_params / small_model_full_params)))",
+        note="0 from the small-model size up, 1 at or below the full-spread size, in between "
+        "linear in LN(active): a bigger model never gets a narrower P90",
+    ),
+    _out(
+        name="calibrated_plan_sigma",
+        label="Calibrated throughput spread of the plan",
+        unit="ln units",
+        formula="sqrt(calibrated_throughput_sigma ** 2"
+        " + small_model * calibrated_small_model_sigma ** 2"
+        " + accelerator_extra_sigma ** 2)",
+        note="SQRT(sigma^2 + small-model share (0..1) x small-model sigma^2 + accelerator's extra "
+        "sigma^2)",
+    ),
     # Narrowed by a team's own runs (udfs.own_runs.OwnRuns.sigma; the planner's Our runs):
     # the spread at and above the small-model size loses pull x (team-to-team variance + the
     # accelerator's extra variance), but never below the narrowest spread there for which
@@ -436,29 +776,48 @@ MODEL_EXTRAS = (
     # pull (a size-weighted pull that grows toward faster runs can still lower them; the ramp
     # adds NORM.S.INV(0.9) x small-model sigma^2 / (2 x sigma x LN(5B / 1B)) per LN(active)
     # at the knee, where the work falls by 1 - slope); the small-model part is added after.
-    _out("own_runs_narrowest_sigma", "Narrowest spread own runs leave", "ln units",
-         "norm_s_inv(p90_level) * calibrated_small_model_sigma ** 2"
-         " / (2 * log(small_model_active_params / small_model_full_params)"
-         " * (1 - maximum(0, mfu_ln_slope)))",
-         "NORM.S.INV(0.9) x small-model sigma^2 / (2 x LN(small-model size / full-spread "
-         "size) x (1 - MAX(0, slope))): below it P90 hours would fall as a model grows past "
-         "the small-model size"),
-    _out("own_runs_plan_sigma", "Throughput spread narrowed by your own runs", "ln units",
-         "sqrt(maximum(minimum(calibrated_throughput_sigma ** 2 + accelerator_extra_sigma ** 2,"
-         " own_runs_narrowest_sigma ** 2),"
-         " calibrated_throughput_sigma ** 2 + accelerator_extra_sigma ** 2"
-         " - own_runs_pull * (team_between_sd ** 2 + accelerator_extra_sigma ** 2))"
-         " + small_model * calibrated_small_model_sigma ** 2)",
-         "SQRT(MAX(MIN(sigma^2 + extra^2, narrowest^2), sigma^2 + extra^2 - pull x "
-         "(team-to-team^2 + extra^2)) + small-model share x small-model sigma^2)"),
-    _out("calibrated_range_pct", "Calibrated throughput uncertainty", "fraction",
-         "exp(norm_s_inv(p90_level) * calibrated_plan_sigma) - 1",
-         "P90 / P50 - 1 of the calibrated default: EXP(NORM.S.INV(0.9) x sigma) - 1"),
-)  # fmt: skip
+    _out(
+        name="own_runs_narrowest_sigma",
+        label="Narrowest spread own runs leave",
+        unit="ln units",
+        formula="norm_s_inv(p90_level) * calibrated_small_model_sigma ** 2"
+        " / (2 * log(small_model_active_params / small_model_full_params)"
+        " * (1 - maximum(0, mfu_ln_slope)))",
+        note="NORM.S.INV(0.9) x small-model sigma^2 / (2 x LN(small-model size / full-spread "
+        "size) x (1 - MAX(0, slope))): below it P90 hours would fall as a model grows past "
+        "the small-model size",
+    ),
+    _out(
+        name="own_runs_plan_sigma",
+        label="Throughput spread narrowed by your own runs",
+        unit="ln units",
+        formula="sqrt(maximum(minimum(calibrated_throughput_sigma ** 2"
+        " + accelerator_extra_sigma ** 2,"
+        " own_runs_narrowest_sigma ** 2),"
+        " calibrated_throughput_sigma ** 2 + accelerator_extra_sigma ** 2"
+        " - own_runs_pull * (team_between_sd ** 2 + accelerator_extra_sigma ** 2))"
+        " + small_model * calibrated_small_model_sigma ** 2)",
+        note="SQRT(MAX(MIN(sigma^2 + extra^2, narrowest^2), sigma^2 + extra^2 - pull x "
+        "(team-to-team^2 + extra^2)) + small-model share x small-model sigma^2)",
+    ),
+    _out(
+        name="calibrated_range_pct",
+        label="Calibrated throughput uncertainty",
+        unit="fraction",
+        formula="exp(norm_s_inv(p90_level) * calibrated_plan_sigma) - 1",
+        note="P90 / P50 - 1 of the calibrated default: EXP(NORM.S.INV(0.9) x sigma) - 1",
+    ),
+)
 
 #: The quantities that get a P10 / P90 range (udfs.ranges), P50 being the point estimate.
-RANGE_QUANTITIES = ("accelerator_hours", "wall_clock_days", "compute_cost_usd",
-                    "electricity_kwh", "electricity_cost_usd", "total_cost_usd")  # fmt: skip
+RANGE_QUANTITIES = (
+    "accelerator_hours",
+    "wall_clock_days",
+    "compute_cost_usd",
+    "electricity_kwh",
+    "electricity_cost_usd",
+    "total_cost_usd",
+)
 
 _TP_QUANTILE = "{q} * exp(norm_s_inv({p}) * throughput_sigma)"
 #: Quantity -> formula of its p-quantile, ``{p}`` the probability and ``{k}`` the key
@@ -480,20 +839,38 @@ RANGE_FORMULAS = {
 def _range_outputs():
     labels = {q.name: (q.label, q.unit) for q in PLAN_OUTPUTS}
     out = [
-        _out("throughput_sigma", "Throughput spread (sigma of ln)", "ln units",
-             "log(1 + throughput_range_pct) / norm_s_inv(p90_level)",
-             "LN(1 + throughput uncertainty) / NORM.S.INV(0.9)"),
-        _out("price_sigma", "Price spread (sigma of ln)", "ln units",
-             "log(1 + price_range_pct) / norm_s_inv(p90_level)",
-             "LN(1 + price uncertainty) / NORM.S.INV(0.9)"),
-    ]  # fmt: skip
+        _out(
+            name="throughput_sigma",
+            label="Throughput spread (sigma of ln)",
+            unit="ln units",
+            formula="log(1 + throughput_range_pct) / norm_s_inv(p90_level)",
+            note="LN(1 + throughput uncertainty) / NORM.S.INV(0.9)",
+        ),
+        _out(
+            name="price_sigma",
+            label="Price spread (sigma of ln)",
+            unit="ln units",
+            formula="log(1 + price_range_pct) / norm_s_inv(p90_level)",
+            note="LN(1 + price uncertainty) / NORM.S.INV(0.9)",
+        ),
+    ]
     for p, k in ((0.1, "p10"), (0.9, "p90")):
         for q in RANGE_QUANTITIES:
             label, unit = labels[q]
-            how = ("P50 + the rental and electricity moves" if q == "total_cost_usd"
-                   else f"P50 x EXP(NORM.S.INV({p:g}) x sigma)")  # fmt: skip
-            out.append(_out(f"{q}_{k}", f"{label}, {k.upper()}", unit,
-                            RANGE_FORMULAS[q].format(p=f"{k}_level", k=k), how))  # fmt: skip
+            how = (
+                "P50 + the rental and electricity moves"
+                if q == "total_cost_usd"
+                else f"P50 x EXP(NORM.S.INV({p:g}) x sigma)"
+            )
+            out.append(
+                _out(
+                    name=f"{q}_{k}",
+                    label=f"{label}, {k.upper()}",
+                    unit=unit,
+                    formula=RANGE_FORMULAS[q].format(p=f"{k}_level", k=k),
+                    note=how,
+                )
+            )
     return tuple(out)
 
 
@@ -502,69 +879,61 @@ RANGE_OUTPUTS = _range_outputs()
 
 #: Inputs the formulas read that are not planner inputs.
 MODEL_INPUTS = (
-    Quantity("hbm_gb", "HBM per accelerator", "GB", None, "> 0", "From the catalogue"),
-    Quantity("target_days", "Target wall-clock days", "days", None, "> 0"),
-    Quantity("run_start", "Run start (midnight)", "date", kind="date"),
-    Quantity("month_start", "First day of a month", "date", kind="date"),
-    Quantity("next_month", "First day of the next month", "date", kind="date"),
     Quantity(
-        "mfu_ln_intercept",
-        "ln-MFU intercept of the accelerator's generation",
-        "ln units",
-        None,
-        "",
-        "Fitted per generation (Compute Lab calibration); 'other' outside them",
+        name="hbm_gb",
+        label="HBM per accelerator",
+        unit="GB",
+        bound=POSITIVE,
+        note="From the catalogue",
+    ),
+    Quantity(name="target_days", label="Target wall-clock days", unit="days", bound=POSITIVE),
+    Quantity(name="run_start", label="Run start (midnight)", unit="date", kind="date"),
+    Quantity(name="month_start", label="First day of a month", unit="date", kind="date"),
+    Quantity(name="next_month", label="First day of the next month", unit="date", kind="date"),
+    Quantity(
+        name="mfu_ln_intercept",
+        label="ln-MFU intercept of the accelerator's generation",
+        unit="ln units",
+        note="Fitted per generation (Compute Lab calibration); 'other' outside them",
     ),
     Quantity(
-        "mfu_ln_slope",
-        "ln-MFU slope per ln(active / small_model_active_params), below it",
-        "",
-        None,
-        "",
-        "Fitted (Compute Lab calibration)",
+        name="mfu_ln_slope",
+        label="ln-MFU slope per ln(active / small_model_active_params), below it",
+        unit="",
+        note="Fitted (Compute Lab calibration)",
     ),
     Quantity(
-        "calibrated_throughput_sigma",
-        "Spread of the calibrated default",
-        "ln units",
-        None,
-        "",
-        "Grouped-validation sigma of ln hours, a model of at least small_model_active_params "
+        name="calibrated_throughput_sigma",
+        label="Spread of the calibrated default",
+        unit="ln units",
+        note="Grouped-validation sigma of ln hours, a model of at least small_model_active_params "
         "on a calibrated generation (udfs.calibration.throughput_sigma)",
     ),
     Quantity(
-        "calibrated_small_model_sigma",
-        "Extra spread of a small model",
-        "ln units",
-        None,
-        "",
-        "Added in quadrature, in full at or below small_model_full_params, ramping to 0 at "
+        name="calibrated_small_model_sigma",
+        label="Extra spread of a small model",
+        unit="ln units",
+        note="Added in quadrature, in full at or below small_model_full_params, ramping to 0 at "
         "small_model_active_params (udfs.calibration)",
     ),
     Quantity(
-        "own_runs_pull",
-        "Pull of your own runs",
-        "fraction",
-        None,
-        "",
-        "n_w / (n_w + k), n_w the summed size weights of your own runs in the plan's pooling "
+        name="own_runs_pull",
+        label="Pull of your own runs",
+        unit="fraction",
+        note="n_w / (n_w + k), n_w the summed size weights of your own runs in the plan's pooling "
         "group (udfs.own_runs)",
     ),
     Quantity(
-        "team_between_sd",
-        "Team-to-team spread",
-        "ln units",
-        None,
-        "",
-        "Sigma of an organisation's effect on a generation (udfs/data/calibration.toml)",
+        name="team_between_sd",
+        label="Team-to-team spread",
+        unit="ln units",
+        note="Sigma of an organisation's effect on a generation (udfs/data/calibration.toml)",
     ),
     Quantity(
-        "accelerator_extra_sigma",
-        "Extra spread of the accelerator",
-        "ln units",
-        None,
-        "",
-        "0 on a calibrated generation; outside them the spread of the generations' intercepts "
+        name="accelerator_extra_sigma",
+        label="Extra spread of the accelerator",
+        unit="ln units",
+        note="0 on a calibrated generation; outside them the spread of the generations' intercepts "
         "(udfs.calibration)",
     ),
 )
@@ -574,50 +943,130 @@ MODEL_INPUTS = (
 #: from here, and the command line sets them with flags (``accelerators_per_node`` and the
 #: node-day rate are turned into ``failures_per_accelerator_day`` before the engine).
 ENGINE_INPUTS = (
-    Quantity("failures_per_accelerator_day", "Failures per accelerator-day",
-             "failures/accelerator-day", None, "> 0",
-             "Derives goodput from Young/Daly checkpointing"),
-    Quantity("failures_per_1000_node_days", "Failures per 1,000 node-days",
-             "failures/1,000 node-days", None, ">= 0", "Meta RSC: 2.34 and 6.50"),
-    Quantity("accelerators_per_node", "Accelerators per node", "accelerators", 8,
-             "a whole number >= 1"),
-    Quantity("checkpoint_write_minutes", "Checkpoint write", "minutes", 1.0, "> 0"),
-    Quantity("restart_minutes", "Restart", "minutes", 10.0, ">= 0"),
-    Quantity("global_batch_tokens", "Global batch", "tokens", None, "> 0",
-             "Enables the sub-linear scaling model"),
-    Quantity("tensor_parallel", "Tensor-parallel degree", "", 1.0, "a whole number >= 1"),
-    Quantity("pipeline_parallel", "Pipeline-parallel degree", "", 1.0, "a whole number >= 1"),
-    Quantity("sequence_tokens", "Sequence length", "tokens", 8192.0, "a whole number >= 1"),
-    Quantity("pipeline_interleave", "Virtual pipeline stages", "", 1.0, "a whole number >= 1"),
-    Quantity("interconnect_gb_per_s", "Scale-out bandwidth per accelerator", "GB/s", 50.0,
-             "> 0"),
-    Quantity("comm_overlap", "Share of all-reduce hidden", "fraction", 0.0, ">= 0 and < 1"),
-    Quantity("purchase_usd_per_accelerator", "Capital cost per accelerator", "US$", None,
-             ">= 0", "Owned hardware, instead of a price per accelerator-hour"),
-    Quantity("amortisation_years", "Amortisation", "years", 4.0, "1/365 to 100"),
-    Quantity("utilisation", "Utilisation of owned hardware", "fraction", 1.0, "0.01 to 1"),
-    Quantity("other_costs_usd", "Other costs", "US$", 0.0, ">= 0", "Added to the total cost"),
-)  # fmt: skip
-
-#: Bounds of the command line beyond the engine's rules: a value past them is a typo or a test
-#: of the tool, never a plan, and would print figures of hundreds of digits (docs/refused.md).
-MAX_COUNT = 1e9  # accelerators, parallel degrees, sequence tokens, accelerators per node
-#: The largest parameters, tokens or accelerator-hours of a completed run (a team's own runs,
-#: udfs.own_runs): the largest disclosed runs hold about 2e12 parameters, 4e13 tokens and 4e7
-#: accelerator-hours. Past it a figure is a slip, or text beyond the largest double (1e999)
-#: that a spreadsheet reads as 1.8e308; its accelerators are bounded by MAX_COUNT.
-MAX_RUN_FIGURE = 1e15
-MAX_TFLOPS = 1e6  # per accelerator: an H100 SXM peaks at 989 dense BF16 TFLOP/s
-MAX_PURCHASE_USD = 1e9  # per accelerator
-MAX_OTHER_COSTS_USD = 1e15
-MIN_AMORTISATION_YEARS = 1 / 365  # one day
-MAX_AMORTISATION_YEARS = 100.0
-MIN_UTILISATION = 0.01  # 1%
+    Quantity(
+        name="failures_per_accelerator_day",
+        label="Failures per accelerator-day",
+        unit="failures/accelerator-day",
+        bound=POSITIVE,
+        note="Derives goodput from Young/Daly checkpointing",
+    ),
+    Quantity(
+        name="failures_per_1000_node_days",
+        label="Failures per 1,000 node-days",
+        unit="failures/1,000 node-days",
+        bound=NON_NEGATIVE,
+        note="Meta RSC: 2.34 and 6.50",
+    ),
+    Quantity(
+        name="accelerators_per_node",
+        label="Accelerators per node",
+        unit="accelerators",
+        default=8,
+        bound=COUNT,
+    ),
+    Quantity(
+        name="checkpoint_write_minutes",
+        label="Checkpoint write",
+        unit="minutes",
+        default=1.0,
+        bound=POSITIVE,
+    ),
+    Quantity(
+        name="restart_minutes", label="Restart", unit="minutes", default=10.0, bound=NON_NEGATIVE
+    ),
+    Quantity(
+        name="global_batch_tokens",
+        label="Global batch",
+        unit="tokens",
+        bound=POSITIVE,
+        note="Enables the sub-linear scaling model",
+    ),
+    Quantity(
+        name="tensor_parallel",
+        label="Tensor-parallel degree",
+        unit="",
+        default=1.0,
+        bound=COUNT,
+    ),
+    Quantity(
+        name="pipeline_parallel",
+        label="Pipeline-parallel degree",
+        unit="",
+        default=1.0,
+        bound=COUNT,
+    ),
+    Quantity(
+        name="sequence_tokens",
+        label="Sequence length",
+        unit="tokens",
+        default=8192.0,
+        bound=COUNT,
+    ),
+    Quantity(
+        name="pipeline_interleave",
+        label="Virtual pipeline stages",
+        unit="",
+        default=1.0,
+        bound=COUNT,
+    ),
+    Quantity(
+        name="interconnect_gb_per_s",
+        label="Scale-out bandwidth per accelerator",
+        unit="GB/s",
+        default=50.0,
+        bound=POSITIVE,
+    ),
+    Quantity(
+        name="comm_overlap",
+        label="Share of all-reduce hidden",
+        unit="fraction",
+        default=0.0,
+        bound=Bound(low=0, high=1, high_inclusive=False),
+    ),
+    Quantity(
+        name="purchase_usd_per_accelerator",
+        label="Capital cost per accelerator",
+        unit="US$",
+        bound=Bound(low=0, ceiling=MAX_PURCHASE_USD, ceiling_text="US${} per accelerator"),
+        note="Owned hardware, instead of a price per accelerator-hour",
+    ),
+    Quantity(
+        name="amortisation_years",
+        label="Amortisation",
+        unit="years",
+        default=4.0,
+        bound=Bound(
+            low=MIN_AMORTISATION_YEARS,
+            high=MAX_AMORTISATION_YEARS,
+            unit="years",
+            low_text="1/365 (one day)",
+        ),
+    ),
+    Quantity(
+        name="utilisation",
+        label="Utilisation of owned hardware",
+        unit="fraction",
+        default=1.0,
+        bound=Bound(low=MIN_UTILISATION, high=1, low_text="{0:g} ({0:.0%})"),
+    ),
+    Quantity(
+        name="other_costs_usd",
+        label="Other costs",
+        unit="US$",
+        default=0.0,
+        bound=_OTHER_COSTS,
+        note="Added to the total cost",
+    ),
+)
 
 
 @dataclass(frozen=True)
 class Flag:
-    """One number flag of ``compute-lab estimate``: the quantity it sets and its rule.
+    """One number flag of ``compute-lab estimate``: the quantity it sets.
+
+    The flag's range rule, checked before anything else, and the range its help shows are the
+    quantity's :class:`Bound` (a parameter count or the tokens: its :data:`MIN_PLAUSIBLE`
+    floor as well).
 
     Attributes
     ----------
@@ -627,14 +1076,8 @@ class Flag:
         The quantity it sets (a ``PLAN_INPUTS``, ``MODEL_INPUTS``, ``MODEL_CONSTANTS`` or
         ``ENGINE_INPUTS`` name): its default is what the flag left out takes.
     help : str
-        The help text; the command line adds what the flag left out takes.
-    check : str
-        The range rule checked before anything else, by name: ``positive``, ``plausible``
-        (above 0 and at least the quantity's :data:`MIN_PLAUSIBLE` floor), ``non_negative``,
-        ``fraction``, ``at_least_one``, ``below_one``, ``range_pct``, ``count``, ``whole``,
-        ``years``, ``utilisation`` (``compute_lab.flags`` holds the functions).
-    maximum : float or None
-        A bound of the command line on top (``MAX_COUNT``...), named in ``maximum_text``.
+        The help text; the command line adds the quantity's range and what the flag left out
+        takes.
     argument : str
         The engine's name for it, when not the quantity's (``effective_tflops``).
     """
@@ -642,9 +1085,6 @@ class Flag:
     flag: str
     quantity: str
     help: str
-    check: str
-    maximum: float | None = None
-    maximum_text: str = ""
     argument: str = ""
 
     @property
@@ -653,89 +1093,123 @@ class Flag:
         return self.argument or self.quantity
 
 
-def _flag(flag, quantity, help, check, maximum=None, maximum_text="", argument=""):
-    return Flag(flag, quantity, help, check, maximum, maximum_text, argument)
-
-
-def _sci(x):
-    """A bound as the help and messages spell it: 1e9, not 1e+09 or 1000000000.0."""
-    mantissa, exponent = f"{x:e}".split("e")
-    return f"{float(mantissa):g}e{int(exponent)}"
-
-
-_COUNT = {"maximum": MAX_COUNT, "maximum_text": _sci(MAX_COUNT)}
-_TFLOPS = {"maximum": MAX_TFLOPS, "maximum_text": f"{_sci(MAX_TFLOPS)} TFLOP/s per accelerator"}
-
 #: The number flags of ``compute-lab estimate``, in the order ``--help`` lists them. Numbers
 #: accept the 671B / 14.8T forms; a ``*_pct`` quantity takes a fraction or a percentage.
 ESTIMATE_FLAGS = (
-    _flag("--total-params", "total_params", "all parameters, e.g. 671B", "plausible"),
-    _flag("--active-params", "active_params", "parameters active per token", "plausible"),
-    _flag("--tokens", "training_tokens", "training tokens, e.g. 14.8T", "plausible"),
-    _flag("--accelerators", "accelerators",
-          f"accelerators in the job, a whole number up to {_sci(MAX_COUNT)}", "whole", **_COUNT),
-    _flag("--effective-tflops", "effective_tflops_input",
-          f"sustained TFLOP/s per accelerator, used as is (at most {_sci(MAX_TFLOPS)})",
-          "positive", **_TFLOPS, argument="effective_tflops"),
-    _flag("--peak-tflops", "peak_tflops",
-          f"peak TFLOP/s per accelerator (at most {_sci(MAX_TFLOPS)})", "positive", **_TFLOPS),
-    _flag("--mfu", "mfu", "model FLOPs utilisation, (0, 1] or 40%", "fraction"),
-    _flag("--goodput", "goodput", "share of time training, (0, 1]", "fraction"),
-    _flag("--throughput-range", "throughput_range_pct",
-          "uncertainty of the throughput: P90 / P50 - 1 of accelerator-hours, e.g. 15% "
-          "(P90 15% above P50, P10 at P50 / 1.15)", "range_pct"),
-    _flag("--usd-per-hour", "usd_per_accelerator_hour", "US$ per accelerator-hour",
-          "non_negative"),
-    _flag("--price-range", "price_range_pct",
-          "uncertainty of the price per accelerator-hour, P90 / P50 - 1, e.g. 10%", "range_pct"),
-    _flag("--watts", "watts_per_accelerator", "W per accelerator", "positive"),
-    _flag("--server-overhead", "server_overhead", "server power / accelerator power, >= 1",
-          "at_least_one"),
-    _flag("--pue", "pue", "data-centre PUE, >= 1", "at_least_one"),
-    _flag("--usd-per-kwh", "usd_per_kwh", "electricity price, US$/kWh", "non_negative"),
-    _flag("--grams-co2-per-kwh", "grams_co2_per_kwh", "grid carbon intensity, gCO2/kWh",
-          "non_negative"),
-    _flag("--checkpoint-bytes-per-param", "checkpoint_bytes_per_param", "2 = BF16 weights only",
-          "positive"),
-    _flag("--failures-per-accelerator-day", "failures_per_accelerator_day",
-          "failure rate; derives goodput from Young/Daly checkpointing", "positive"),
-    _flag("--failures-per-1000-node-days", "failures_per_1000_node_days",
-          "failure rate per 1,000 node-days instead (Meta RSC: 2.34 and 6.50)", "non_negative"),
-    _flag("--accelerators-per-node", "accelerators_per_node",
-          "for the node-day rate, a whole number", "count", **_COUNT),
-    _flag("--checkpoint-write-minutes", "checkpoint_write_minutes", "stall per checkpoint",
-          "positive"),
-    _flag("--restart-minutes", "restart_minutes", "failure to training again", "non_negative"),
-    _flag("--global-batch-tokens", "global_batch_tokens",
-          "tokens per step, at most the training tokens; enables sub-linear scaling",
-          "positive"),
-    _flag("--tensor-parallel", "tensor_parallel",
-          "tensor-parallel degree, a whole number (scaling model)", "count", **_COUNT),
-    _flag("--pipeline-parallel", "pipeline_parallel",
-          "pipeline-parallel degree, a whole number (scaling model)", "count", **_COUNT),
-    _flag("--sequence-tokens", "sequence_tokens",
-          "sequence length in tokens, a whole number (scaling model)", "count", **_COUNT),
-    _flag("--pipeline-interleave", "pipeline_interleave",
-          "virtual pipeline stages, a whole number", "count", **_COUNT),
-    _flag("--interconnect-gb-per-s", "interconnect_gb_per_s", "scale-out GB/s per accelerator",
-          "positive"),
-    _flag("--comm-overlap", "comm_overlap", "share of all-reduce hidden, [0, 1)", "below_one"),
-    _flag("--hbm-gb", "hbm_gb", "HBM per accelerator, GB", "positive"),
-    _flag("--training-state-bytes-per-param", "training_state_bytes_per_param",
-          "16 = mixed-precision Adam", "positive"),
-    _flag("--purchase-usd-per-accelerator", "purchase_usd_per_accelerator",
-          f"owned hardware: capital cost per accelerator, at most US${_sci(MAX_PURCHASE_USD)} "
-          "(instead of --usd-per-hour)", "non_negative", MAX_PURCHASE_USD,
-          f"US${_sci(MAX_PURCHASE_USD)} per accelerator"),
-    _flag("--amortisation-years", "amortisation_years",
-          f"owned hardware: years, 1/365 (a day) to {MAX_AMORTISATION_YEARS:g}", "years"),
-    _flag("--utilisation", "utilisation",
-          f"owned hardware: busy share, {MIN_UTILISATION:g} ({MIN_UTILISATION:.0%}) to 1",
-          "utilisation"),
-    _flag("--other-costs-usd", "other_costs_usd",
-          f"other costs added to the total, US$, at most {_sci(MAX_OTHER_COSTS_USD)}",
-          "non_negative", MAX_OTHER_COSTS_USD, f"US${_sci(MAX_OTHER_COSTS_USD)}"),
-)  # fmt: skip
+    Flag(flag="--total-params", quantity="total_params", help="all parameters, e.g. 671B"),
+    Flag(flag="--active-params", quantity="active_params", help="parameters active per token"),
+    Flag(flag="--tokens", quantity="training_tokens", help="training tokens, e.g. 14.8T"),
+    Flag(flag="--accelerators", quantity="accelerators", help="accelerators in the job"),
+    Flag(
+        flag="--effective-tflops",
+        quantity="effective_tflops_input",
+        help="sustained TFLOP/s per accelerator, used as is",
+        argument="effective_tflops",
+    ),
+    Flag(flag="--peak-tflops", quantity="peak_tflops", help="peak TFLOP/s per accelerator"),
+    Flag(flag="--mfu", quantity="mfu", help="model FLOPs utilisation (0.4 or 40%)"),
+    Flag(flag="--goodput", quantity="goodput", help="share of time training"),
+    Flag(
+        flag="--throughput-range",
+        quantity="throughput_range_pct",
+        help="uncertainty of the throughput: P90 / P50 - 1 of accelerator-hours, e.g. 15% "
+        "(P90 15% above P50, P10 at P50 / 1.15)",
+    ),
+    Flag(
+        flag="--usd-per-hour", quantity="usd_per_accelerator_hour", help="US$ per accelerator-hour"
+    ),
+    Flag(
+        flag="--price-range",
+        quantity="price_range_pct",
+        help="uncertainty of the price per accelerator-hour, P90 / P50 - 1, e.g. 10%",
+    ),
+    Flag(flag="--watts", quantity="watts_per_accelerator", help="W per accelerator"),
+    Flag(
+        flag="--server-overhead",
+        quantity="server_overhead",
+        help="server power / accelerator power",
+    ),
+    Flag(flag="--pue", quantity="pue", help="data-centre PUE"),
+    Flag(flag="--usd-per-kwh", quantity="usd_per_kwh", help="electricity price, US$/kWh"),
+    Flag(
+        flag="--grams-co2-per-kwh",
+        quantity="grams_co2_per_kwh",
+        help="grid carbon intensity, gCO2/kWh",
+    ),
+    Flag(
+        flag="--checkpoint-bytes-per-param",
+        quantity="checkpoint_bytes_per_param",
+        help="2 = BF16 weights only",
+    ),
+    Flag(
+        flag="--failures-per-accelerator-day",
+        quantity="failures_per_accelerator_day",
+        help="failure rate; derives goodput from Young/Daly checkpointing",
+    ),
+    Flag(
+        flag="--failures-per-1000-node-days",
+        quantity="failures_per_1000_node_days",
+        help="failure rate per 1,000 node-days instead (Meta RSC: 2.34 and 6.50)",
+    ),
+    Flag(
+        flag="--accelerators-per-node",
+        quantity="accelerators_per_node",
+        help="for the node-day rate",
+    ),
+    Flag(
+        flag="--checkpoint-write-minutes",
+        quantity="checkpoint_write_minutes",
+        help="stall per checkpoint",
+    ),
+    Flag(flag="--restart-minutes", quantity="restart_minutes", help="failure to training again"),
+    Flag(
+        flag="--global-batch-tokens",
+        quantity="global_batch_tokens",
+        help="tokens per step, at most the training tokens; enables sub-linear scaling",
+    ),
+    Flag(
+        flag="--tensor-parallel",
+        quantity="tensor_parallel",
+        help="tensor-parallel degree (scaling model)",
+    ),
+    Flag(
+        flag="--pipeline-parallel",
+        quantity="pipeline_parallel",
+        help="pipeline-parallel degree (scaling model)",
+    ),
+    Flag(
+        flag="--sequence-tokens",
+        quantity="sequence_tokens",
+        help="sequence length in tokens (scaling model)",
+    ),
+    Flag(
+        flag="--pipeline-interleave", quantity="pipeline_interleave", help="virtual pipeline stages"
+    ),
+    Flag(
+        flag="--interconnect-gb-per-s",
+        quantity="interconnect_gb_per_s",
+        help="scale-out GB/s per accelerator",
+    ),
+    Flag(flag="--comm-overlap", quantity="comm_overlap", help="share of all-reduce hidden"),
+    Flag(flag="--hbm-gb", quantity="hbm_gb", help="HBM per accelerator, GB"),
+    Flag(
+        flag="--training-state-bytes-per-param",
+        quantity="training_state_bytes_per_param",
+        help="16 = mixed-precision Adam",
+    ),
+    Flag(
+        flag="--purchase-usd-per-accelerator",
+        quantity="purchase_usd_per_accelerator",
+        help="owned hardware: capital cost per accelerator (instead of --usd-per-hour)",
+    ),
+    Flag(flag="--amortisation-years", quantity="amortisation_years", help="owned hardware: years"),
+    Flag(flag="--utilisation", quantity="utilisation", help="owned hardware: busy share"),
+    Flag(
+        flag="--other-costs-usd",
+        quantity="other_costs_usd",
+        help="other costs added to the total, US$",
+    ),
+)
 
 #: The seed's DeepSeek-V3-like configuration (shared/seeds/003): its printed output is the
 #: contract ``compute-lab estimate`` reproduces.

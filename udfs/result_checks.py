@@ -87,13 +87,25 @@ def _result_inputs(p):
     else:
         good = ("goodput",)
         if p.failures_per_accelerator_day is not None:
-            good = ("failures_per_accelerator_day", "accelerators", "checkpoint_write_minutes",
-                    "restart_minutes")  # fmt: skip
+            good = (
+                "failures_per_accelerator_day",
+                "accelerators",
+                "checkpoint_write_minutes",
+                "restart_minutes",
+            )
         scale = ()
         if p.global_batch_tokens is not None:
-            scale = ("global_batch_tokens", "accelerators", "total_params", "tensor_parallel",
-                     "pipeline_parallel", "sequence_tokens", "pipeline_interleave",
-                     "interconnect_gb_per_s", "comm_overlap")  # fmt: skip
+            scale = (
+                "global_batch_tokens",
+                "accelerators",
+                "total_params",
+                "tensor_parallel",
+                "pipeline_parallel",
+                "sequence_tokens",
+                "pipeline_interleave",
+                "interconnect_gb_per_s",
+                "comm_overlap",
+            )
         eff = ("peak_tflops", "mfu", *good, *scale)
     hours = (*model, *eff)
     days = (*hours, "accelerators")

@@ -44,8 +44,11 @@ __all__ = [
 ]
 
 #: The accounts of a schedule: name -> the run's output (US$) it spreads.
-ACCOUNTS = {"compute": "compute_cost_usd", "electricity": "electricity_cost_usd",
-            "other": "other_costs_usd"}  # fmt: skip
+ACCOUNTS = {
+    "compute": "compute_cost_usd",
+    "electricity": "electricity_cost_usd",
+    "other": "other_costs_usd",
+}
 #: The accounts spread over the P90 run's days at P90; the others keep their P50 schedule.
 P90_RUN_ACCOUNTS = ("compute", "electricity")
 

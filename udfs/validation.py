@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import re
 
 import numpy as np
 
-from .quantities import MAX_RUN_FIGURE, MIN_PLAUSIBLE, PLAUSIBLE_SLIPS
+from .quantities import (
+    FRACTION,
+    MAX_RUN_FIGURE,
+    MIN_PLAUSIBLE,
+    NON_NEGATIVE,
+    PLAUSIBLE_SLIPS,
+    POSITIVE,
+    Bound,
+)
 
 __all__ = [
     "CommandError",
@@ -33,6 +42,11 @@ __all__ = [
     "plausibility_advice",
     "check_non_negative",
     "check_fraction",
+    "check_at_least",
+    "check_bound",
+    "bound_check",
+    "bound_stages",
+    "bound_refusal",
     "check_at_most",
     "check_whole",
     "check_count",
@@ -241,21 +255,36 @@ def _check(name, value, bad_of, rule, low_ok, high_ok):
         return _float64(x)
     arr = as_array(name, value)
     memo = _passed.get()
-    if memo is not None and (id(arr), low_ok, high_ok) in memo:
+    key = (id(arr), low_ok, high_ok)
+    if memo is not None and key in memo:
         return arr
-    if arr.size:
-        lo, hi = _min_max(arr)  # NaN propagates into both and fails the fast path
-        lo, hi = float(lo), float(hi)
-        if (
-            low_ok(lo)
-            and high_ok(hi)
-            and -LARGEST <= lo  # finite: NaN fails every comparison
-            and hi <= LARGEST
-            and (lo >= SMALLEST_NORMAL or hi <= -SMALLEST_NORMAL)
-        ):
-            if memo is not None:
-                memo[id(arr), low_ok, high_ok] = arr  # held: its id is not reused meanwhile
-            return arr
+    if _passes(arr, low_ok, high_ok):
+        if memo is not None:
+            memo[key] = arr  # held: its id is not reused meanwhile
+        return arr
+    return _refuse_first_bad(name, arr, bad_of, rule)
+
+
+def _passes(arr, low_ok, high_ok):
+    """True when the smallest and largest elements of ``arr`` pass, are finite and no
+    element is a denormal or 0 (the fast test of :func:`_check`)."""
+    if not arr.size:
+        return False
+    lo, hi = _min_max(arr)  # NaN propagates into both and fails every comparison
+    lo, hi = float(lo), float(hi)
+    return (
+        low_ok(lo)
+        and high_ok(hi)
+        and -LARGEST <= lo
+        and hi <= LARGEST
+        and (lo >= SMALLEST_NORMAL or hi <= -SMALLEST_NORMAL)
+    )
+
+
+def _refuse_first_bad(name, arr, bad_of, rule):
+    """``arr`` when every element passes ``bad_of`` and none is a denormal; else the
+    :class:`InputError` of the first that does not (``rule`` its text, or a function of the
+    value giving it)."""
     arr = check_finite(name, arr)
     bad = bad_of(arr)
     if np.any(bad):
@@ -327,25 +356,128 @@ def _always(_):
     return True
 
 
-def _not_positive(a):
-    return a <= 0
+@functools.cache
+def _range_test(low, high, low_inclusive, high_inclusive):
+    """(bad_of, low_ok, high_ok) of a range: ``bad_of(array)`` marks the elements outside it,
+    ``low_ok(smallest)`` and ``high_ok(largest)`` say whether the extremes are inside. Made
+    once per range: the functions are keys of :func:`checks_remembered`."""
+    lo = None if low is None else float(low)
+    hi = None if high is None else float(high)
+    low_ok = _always if lo is None else (lo.__le__ if low_inclusive else lo.__lt__)
+    high_ok = _always if hi is None else (hi.__ge__ if high_inclusive else hi.__gt__)
+
+    def bad_of(a):
+        bad = np.zeros(np.shape(a), bool)
+        if lo is not None:
+            bad |= (a < lo) if low_inclusive else (a <= lo)
+        if hi is not None:
+            bad |= (a > hi) if high_inclusive else (a >= hi)
+        return bad
+
+    return bad_of, low_ok, high_ok
 
 
-def _positive(lo):
-    return lo > 0
+def bound_refusal(bound):
+    """The rule a value outside ``bound`` breaks, in words: "must be greater than 0", "must be
+    0 or more", "must be at least 1", "must be greater than 0 and at most 1", "must be from
+    1/365 (one day) to 100 years" (a closed range with a unit)."""
+    if bound.closed and bound.unit:
+        return f"must be from {bound.low_words} to {bound.high:g} {bound.unit}"
+    parts = []
+    if bound.low is not None:
+        if not bound.low_inclusive:
+            parts.append(f"greater than {bound.low_words}")
+        elif bound.low == 0 and bound.high is None:
+            parts.append("0 or more")
+        else:
+            parts.append(f"at least {bound.low_words}")
+    if bound.high is not None:
+        parts.append(f"{'at most' if bound.high_inclusive else 'less than'} {bound.high:g}")
+    return "must be " + " and ".join(parts)
 
 
-def _negative(a):
-    return a < 0
+def _stage(low, high, low_inclusive, high_inclusive, rule):
+    """One check of :func:`bound_stages`: (bad_of, rule, low_ok, high_ok) for :func:`_check`."""
+    bad_of, low_ok, high_ok = _range_test(low, high, low_inclusive, high_inclusive)
+    return bad_of, rule, low_ok, high_ok
 
 
-def _not_negative(lo):
-    return lo >= 0
+@functools.cache
+def bound_stages(bound):
+    """The checks of ``bound``, in the order a value meets them, so that each refusal names
+    the nearest rule broken:
+
+    - a range of two ends above 0 first refuses a value not above 0 ("must be greater than
+      0"; with a high end of 1, "must be greater than 0 and at most 1", a fraction), then a
+      value outside the range (``0.001`` years: "must be from 1/365 (one day) to 100 years");
+    - a range open at the top only (``[0, 1)``) refuses a value outside both ends ("must be
+      between 0 and 1"), then the top itself ("must be less than 1");
+    - any other range, in one rule (:func:`bound_refusal`).
+
+    ``whole`` and the command line's ``ceiling`` are checked after them (:func:`check_bound`).
+    """
+    lo, hi = bound.low, bound.high
+    stages = ()
+    if lo is not None and hi is not None and lo > 0:
+        stages = bound_stages(FRACTION if hi == 1 else POSITIVE)
+    if lo is not None and hi is not None and bound.low_inclusive and not bound.high_inclusive:
+        between = f"must be between {bound.low_words} and {hi:g}"
+        return (
+            *stages,
+            _stage(lo, hi, True, True, between),
+            _stage(lo, hi, True, False, f"must be less than {hi:g}"),
+        )
+    return (
+        *stages,
+        _stage(lo, hi, bound.low_inclusive, bound.high_inclusive, bound_refusal(bound)),
+    )
+
+
+def check_bound(name, value, bound, *, ceiling=False):
+    """``value`` checked against ``bound`` (a :class:`udfs.quantities.Bound`): finite, in its
+    range (:func:`bound_stages`), a whole number when ``bound.whole`` and, with ``ceiling``
+    (the command line), at most ``bound.ceiling`` ("must be at most 1e9")."""
+    for bad_of, rule, low_ok, high_ok in bound_stages(bound):
+        value = _check(name, value, bad_of, rule, low_ok, high_ok)
+    if bound.whole:
+        value = _check_whole_number(name, value)
+    if ceiling and bound.ceiling is not None:
+        _check(name, value, *_ceiling_stage(bound))
+    return value
+
+
+@functools.cache
+def _ceiling_stage(bound):
+    return _stage(None, bound.ceiling, True, True, f"must be at most {bound.ceiling_words}")
+
+
+def bound_check(bound, *, ceiling=False):
+    """``check(name, value)``: :func:`check_bound` of ``bound``, its stages made once (the
+    checks of a table of inputs, such as the engine's and the command line's)."""
+    stages = bound_stages(bound)
+    top = _ceiling_stage(bound) if ceiling and bound.ceiling is not None else None
+
+    def check(name, value):
+        for bad_of, rule, low_ok, high_ok in stages:
+            value = _check(name, value, bad_of, rule, low_ok, high_ok)
+        if bound.whole:
+            value = _check_whole_number(name, value)
+        if top is not None:
+            _check(name, value, *top)
+        return value
+
+    return check
+
+
+_POSITIVE = bound_stages(POSITIVE)[0]
+_NON_NEGATIVE = bound_stages(NON_NEGATIVE)[0]
+_FRACTION = bound_stages(FRACTION)[0]
 
 
 def check_positive(name, value):
     """Finite and greater than zero."""
-    return _check(name, value, _not_positive, "must be greater than 0", _positive, _always)
+    bad_of, rule, low_ok, high_ok = _POSITIVE
+    return _check(name, value, bad_of, rule, low_ok, high_ok)
 
 
 def _bound_text(x):
@@ -388,10 +520,11 @@ def _plausibility_rule(quantity):
     """(bad_of, low_ok, rule) of :func:`check_plausible` for ``quantity``, made once each (the
     functions are keys of :func:`checks_remembered`)."""
     least = MIN_PLAUSIBLE[quantity]
+    positive = _POSITIVE[1]
 
     def rule(got):
         if got <= 0:
-            return "must be greater than 0"
+            return positive
         return _DENORMAL_RULE if got < SMALLEST_NORMAL else implausible_rule(quantity, got)
 
     return (lambda a: a < least), (lambda lo: lo >= least), rule
@@ -411,72 +544,52 @@ def check_plausible(name, value, quantity=None):
 
 def check_non_negative(name, value):
     """Finite and zero or more."""
-    return _check(name, value, _negative, "must be 0 or more", _not_negative, _always)
+    bad_of, rule, low_ok, high_ok = _NON_NEGATIVE
+    return _check(name, value, bad_of, rule, low_ok, high_ok)
 
 
-def check_fraction(name, value, *, allow_zero=False):
-    """Finite, in (0, 1] (or [0, 1] with ``allow_zero``)."""
-    if allow_zero:
-        return _check(
-            name, value, _outside_closed_unit, "must be between 0 and 1", _not_negative, _at_most_1
-        )
-    return _check(
-        name,
-        value,
-        _outside_unit,
-        "must be greater than 0 and at most 1",
-        _positive,
-        _at_most_1,
-    )
-
-
-def _outside_closed_unit(a):
-    return (a < 0) | (a > 1)
-
-
-def _outside_unit(a):
-    return (a <= 0) | (a > 1)
-
-
-def _at_most_1(hi):
-    return hi <= 1
+def check_fraction(name, value):
+    """Finite, in (0, 1]."""
+    bad_of, rule, low_ok, high_ok = _FRACTION
+    return _check(name, value, bad_of, rule, low_ok, high_ok)
 
 
 def check_at_least(name, value, minimum):
     """Finite and at least ``minimum``."""
-    return _check(
-        name,
-        value,
-        lambda a: a < minimum,
-        f"must be at least {minimum:g}",
-        lambda lo: lo >= minimum,
-        _always,
-    )
+    return check_bound(name, value, Bound(low=minimum))
 
 
-def check_whole(name, value):
-    """Finite, greater than zero and a whole number (a count of accelerators)."""
-    arr = check_positive(name, value)
+def _not_whole(a):
+    return a != np.trunc(a)
+
+
+def _never(_):
+    return False
+
+
+def _check_whole_number(name, arr):
+    """``arr`` (already checked finite) when every element is a whole number."""
     if type(arr) is _float64 and float(arr).is_integer():  # a plain whole number
         return arr
     if arr.dtype.kind in "iu":
         return arr
     if arr.size and not np.array_equal(np.trunc(arr), arr):
-        return _check(
-            name,
-            arr,
-            lambda a: a != np.trunc(a),
-            "must be a whole number",
-            lambda lo: False,
-            _always,
-        )
+        return _check(name, arr, _not_whole, "must be a whole number", _never, _always)
     return arr
+
+
+def check_whole(name, value):
+    """Finite, greater than zero and a whole number (a count of accelerators)."""
+    return _check_whole_number(name, check_positive(name, value))
 
 
 def check_count(name, value):
     """Finite, at least 1 and a whole number (a parallel degree, a sequence length, a node's
     accelerators): 0.5 breaks "must be at least 1", 2.5 "must be a whole number"."""
-    return check_whole(name, check_at_least(name, value, 1.0))
+    return check_bound(name, value, _COUNT_RANGE)
+
+
+_COUNT_RANGE = Bound(low=1, whole=True)
 
 
 def check_at_most(name, value, other_name, other):

@@ -39,8 +39,11 @@ from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.properties import PageSetupProperties
 
+from udfs.quantities import AT_LEAST_ONE, FRACTION, NON_NEGATIVE, POSITIVE, Bound
+
 __all__ = [
     "Book",
+    "bound_validation",
     "rule_validation",
     "validate_rule",
     "Row",
@@ -941,41 +944,67 @@ def write_table(book, ws, top, columns, n_rows, first_col=1, named=True):
     return first, last
 
 
+def bound_validation(bound, cell, total=None):
+    """The data-validation encoding of a number input's bound (a
+    :class:`udfs.quantities.Bound`): (type, formula1, formula2, operator).
+
+    A bound of one end is Excel's own whole or decimal rule ("> 0": greater than 0); any
+    other is a custom formula relative to ``cell``, the first cell of the validated range
+    (``AND(ISNUMBER(C5),C5>0,C5<=1)``), ``total`` the cell of the quantity it may not exceed
+    (``bound.not_above``, checked when that cell is filled).
+    """
+    kind = "whole" if bound.whole else "decimal"
+    if bound.high is None and not bound.not_above:
+        op = "greaterThanOrEqual" if bound.low_inclusive else "greaterThan"
+        return kind, f"{bound.low:g}", None, op
+    tests = [f"ISNUMBER({cell})"]
+    if bound.low is not None:
+        tests.append(f"{cell}{'>=' if bound.low_inclusive else '>'}{bound.low:g}")
+    if bound.high is not None:
+        tests.append(f"{cell}{'<=' if bound.high_inclusive else '<'}{bound.high:g}")
+    if bound.whole:
+        tests.append(f"{cell}=INT({cell})")
+    if bound.not_above:
+        tests.append(f"OR(ISBLANK({total}),{cell}<={total})")
+    return "custom", f"AND({','.join(tests)})", None, None
+
+
 def rule_validation(rule, cell, total=None, list_source=None):
     """The data-validation encoding of a quantity's rule: (type, formula1, formula2, operator).
 
-    The one table of rule encodings for every template. ``cell`` is the first cell of the
-    validated range (custom formulas are relative to it), ``total`` the cell of the total
-    parameters (rule "> 0 and <= total parameters"), ``list_source`` the defined name of a
-    list (rule "a catalogue name").
+    The one table of rule encodings for every template: a text rule ("a catalogue name",
+    "a date", "text"), or a number's (its :class:`udfs.quantities.Bound` text, or the bound
+    itself: :func:`bound_validation`). ``cell`` is the first cell of the validated range
+    (custom formulas are relative to it), ``total`` the cell of the total parameters,
+    ``list_source`` the defined name of a list (rule "a catalogue name").
     """
-    custom = {
-        "> 0 and <= 1": f"AND(ISNUMBER({cell}),{cell}>0,{cell}<=1)",
-        "> 0 and <= total parameters": (
-            f"AND(ISNUMBER({cell}),{cell}>0,OR(ISBLANK({total}),{cell}<={total}))"
-        ),
-    }
-    if rule in custom:
-        return "custom", custom[rule], None, None
-    return {
-        "> 0": ("decimal", "0", None, "greaterThan"),
-        ">= 0": ("decimal", "0", None, "greaterThanOrEqual"),
-        ">= 1": ("decimal", "1", None, "greaterThanOrEqual"),
-        "a whole number > 0": ("whole", "0", None, "greaterThan"),
+    if isinstance(rule, Bound):
+        return bound_validation(rule, cell, total)
+    texts = {
         "a catalogue name": ("list", list_source, None, None),
         "a date": ("date", "36526", None, "greaterThanOrEqual"),  # 2000-01-01 or later
         "text": ("textLength", "1", "60", "between"),
-    }[rule]
+    }
+    if rule in texts:
+        return texts[rule]
+    return bound_validation(_BOUND_OF_TEXT[rule], cell, total)
+
+
+#: A number's rule text -> its bound, for the templates' own inputs (sizing, comparison).
+_BOUND_OF_TEXT = {b.text: b for b in (POSITIVE, NON_NEGATIVE, AT_LEAST_ONE, FRACTION)}
 
 
 def validate_rule(book, ws, rng, rule, label, unit="", note="", error=None, **where):
     """Data validation for ``rule`` on ``rng``, with an input message and a stop alert.
 
+    ``rule`` is a rule text or a :class:`udfs.quantities.Bound` (its text is shown);
     ``where`` passes ``total`` and ``list_source`` to :func:`rule_validation`; ``error``
     replaces the default alert ("<label> must be <rule>.").
     """
     first = rng.split(":")[0]
     kind, f1, f2, op = rule_validation(rule, first, **where)
+    if isinstance(rule, Bound):
+        rule = rule.text
     prompt = (
         f"{label}" + (f" ({unit})" if unit else "") + f": {rule}." + (f" {note}" if note else "")
     )

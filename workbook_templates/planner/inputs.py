@@ -39,8 +39,9 @@ _ERRORS = {
 
 
 def _validation_for(book, ws, q, rng):
-    """Data validation for one input row from its PLAN_INPUTS rule (sheetkit's encoding)."""
-    rule = "a whole number > 0" if q.name == "accelerators" else q.rule  # whole accelerators
+    """Data validation for one input row from its PLAN_INPUTS bound, or its rule when it is
+    text (sheetkit's encoding)."""
+    rule = q.bound or q.rule
     if q.name in LISTS:  # a dropdown: the named list on the Accelerators sheet
         validate_rule(
             book,
@@ -69,8 +70,18 @@ def _validation_for(book, ws, q, rng):
     total = None  # the scenario_name row comes before total_params
     if "total_params" in book.rows:
         total = book.ref("total_params", ws.title, get_column_letter(FIRST_COL))
-    validate_rule(book, ws, rng, rule, q.label, q.unit, q.note, error=_ERRORS.get(rule),
-                  total=total, list_source="accel_names")  # fmt: skip
+    validate_rule(
+        book,
+        ws,
+        rng,
+        rule,
+        q.label,
+        q.unit,
+        q.note,
+        error=_ERRORS.get(q.rule),
+        total=total,
+        list_source="accel_names",
+    )
 
 
 #: Notes that read better on the sheet than the quantity's own note (which ends mid-phrase).
