@@ -76,6 +76,8 @@ __all__ = [
     "parse",
     "from_rows",
     "name_key",
+    "own_runs_weight",
+    "own_runs_pull",
     "pooling_figures",
     "narrowed_sigma",
 ]
@@ -187,12 +189,12 @@ class OwnRuns:
 
     def _pull(self, accelerator, active_params):
         """(shift, pull) of plans on ``accelerator`` with ``active_params`` (scalar or array):
-        :func:`udfs.calibration.own_runs_pull` over the runs in the plan's pooling group, with
+        :func:`own_runs_pull` over the runs in the plan's pooling group, with
         the stored ``own_runs_size_h`` and ``own_runs_k``."""
         same = self._same_group(accelerator)
         f = calibration.fitted()
         ln_active = np.log(np.asarray(active_params, dtype=float))
-        return calibration.own_runs_pull(np.log(self.columns["active_params"][same]),
+        return own_runs_pull(np.log(self.columns["active_params"][same]),
                                          self.columns["residual"][same], ln_active,
                                          f["own_runs_size_h"], f["own_runs_k"])  # fmt: skip
 
@@ -229,6 +231,40 @@ class OwnRuns:
                               self.pull_for(accelerator, active_params))  # fmt: skip
 
 
+def own_runs_weight(ln_distance, h):
+    """A team's run's weight in a plan's pull: EXP(-|ln(its active params / the plan's)| / h),
+    ``ln_distance`` the ln of that ratio (:func:`own_runs_pull`)."""
+    return np.exp(-np.abs(ln_distance) / h)
+
+
+def own_runs_pull(run_ln_active, run_residual, plan_ln_active, h, k):
+    """(shift, pull) of plans toward a team's runs in their pooling group; vectorised.
+
+    Each run weighs w = EXP(-|ln(its active params / the plan's)| / h); with n_w the summed
+    weights, the plan's ln MFU moves by shift = sum(w x residual) / (n_w + k) and
+    pull = n_w / (n_w + k) (0 and 0 without runs). ``run_ln_active`` and ``run_residual`` are
+    the runs' ln(active params) and residuals (1-D); ``plan_ln_active`` the plans' ln(active
+    params), any shape; the results have the plans' shape.
+
+    Examples
+    --------
+    One run of the plan's size with residual +0.2, h = 1, k = 0.25: pull 1 / 1.25 = 0.8,
+    shift 0.16.
+
+    >>> shift, pull = own_runs_pull([np.log(7e9)], [0.2], np.log(7e9), 1.0, 0.25)
+    >>> round(shift, 12), round(pull, 12)
+    (0.16, 0.8)
+    """
+    runs = np.asarray(run_ln_active, dtype=float)
+    plan = np.asarray(plan_ln_active, dtype=float)
+    w = own_runs_weight(plan[..., None] - runs, h)
+    n = w.sum(axis=-1)
+    shift, pull = (w @ np.asarray(run_residual, dtype=float)) / (n + k), n / (n + k)
+    if plan.ndim == 0:
+        return float(shift), float(pull)
+    return shift, pull
+
+
 def pooling_figures():
     """The stored pooling numbers and what they mean, as the faces describe them: ``h``,
     ``k``, ``weight_10x`` (the weight of a run 10x larger or smaller than the plan) and
@@ -236,8 +272,8 @@ def pooling_figures():
     :func:`udfs.calibration.own_runs_pull` itself."""
     f = calibration.fitted()
     h, k = f["own_runs_size_h"], f["own_runs_k"]
-    _, one = calibration.own_runs_pull([0.0], [0.0], 0.0, h, k)
-    weight_10x = float(calibration.own_runs_weight(math.log(10), h))
+    _, one = own_runs_pull([0.0], [0.0], 0.0, h, k)
+    weight_10x = float(own_runs_weight(math.log(10), h))
     return {"h": h, "k": k, "weight_10x": weight_10x, "one_run_pull": one}
 
 
