@@ -21,18 +21,18 @@ the plan's counting most: each run weighs ``w = EXP(-|LN(its active / the plan's
 the calibrated default is multiplied by ``EXP(sum(w x residual) / (n_w + k))``, n_w the summed
 weights, ``pull = n_w / (n_w + k)``. h and k (``own_runs_size_h``, ``own_runs_k`` in
 ``udfs/data/calibration.toml``) are chosen on the catalogue's organisations
-(:func:`udfs.calibration.own_runs_design`): more runs, and closer in size, more pull. Runs in
+(:func:`udfs.refit.own_runs_design`): more runs, and closer in size, more pull. Runs in
 another group do not pull (on the public record an organisation's runs on another generation
 pull the wrong way as often as the right one; an MI300X is no guide to a B200). The moved MFU
 is kept within the calibrated default's bounds (:data:`udfs.calibration.MFU_MIN`,
-``MFU_MAX``). The spread narrows with them: the
-team-to-team variance and an uncalibrated accelerator's extra variance each shrink by the same
-pull, ``sigma^2 - pull x (between^2 + extra^2)`` (extra 0 on a calibrated generation), taken
-at and above the small-model size and never below ``own_runs_narrowest_sigma``^2 there (the
-narrowest spread for which the small-model ramp keeps P90 hours from falling as a model grows
-past 5B at a given pull: 0.266 today, reached from a pull of 0.745, about one run of the
-plan's size); a small model's extra variance is added after (the spec's
-``own_runs_plan_sigma``).
+``MFU_MAX``). The spread narrows with them: each part loses the pull x the share of it own
+runs remove, fitted on the catalogue with whole organisations held out
+(:func:`udfs.refit.narrowing_design`; ``own_runs_base_narrowing`` of sigma^2,
+``own_runs_small_narrowing`` of a small model's extra variance, all of an uncalibrated
+accelerator's extra variance), the part at and above the small-model size never below
+``own_runs_narrowest_sigma``^2 (the narrowest spread for which the small-model ramp keeps P90
+hours from falling as a model grows past 5B at a given pull): the spec's
+``own_runs_plan_sigma``.
 """
 
 from __future__ import annotations
@@ -269,7 +269,7 @@ def pooling_figures():
     """The stored pooling numbers and what they mean, as the faces describe them: ``h``,
     ``k``, ``weight_10x`` (the weight of a run 10x larger or smaller than the plan) and
     ``one_run_pull`` (the pull of one run of the plan's size), from
-    :func:`udfs.calibration.own_runs_pull` itself."""
+    :func:`own_runs_pull` itself."""
     f = calibration.fitted()
     h, k = f["own_runs_size_h"], f["own_runs_k"]
     _, one = own_runs_pull([0.0], [0.0], 0.0, h, k)
@@ -279,17 +279,20 @@ def pooling_figures():
 
 def narrowed_sigma(accelerator, active_params, pull):
     """The calibrated spread of plans on ``accelerator`` with ``active_params``, narrowed by
-    a team's runs that pull them by ``pull`` (the spec's ``own_runs_plan_sigma``): at and
-    above the small-model size, the team-to-team variance and the accelerator's extra
-    variance (0 on a calibrated generation) each shrink by the pull, but never below
-    ``own_runs_narrowest_sigma``, the narrowest spread for which the small-model ramp keeps
-    P90 hours from falling as a model grows past that size at a given pull; the small
-    model's extra variance is added after."""
+    a team's runs that pull them by ``pull`` (the spec's ``own_runs_plan_sigma``): each part
+    of the spread loses pull x the share of it own runs remove (``own_runs_base_narrowing``
+    of sigma^2, ``own_runs_small_narrowing`` of the small model's extra variance, all of the
+    accelerator's extra variance, 0 on a calibrated generation; the shares fitted with
+    whole organisations held out, :func:`udfs.refit.narrowing_design`), the part at and
+    above the small-model size never below ``own_runs_narrowest_sigma``, the narrowest
+    spread for which the small-model ramp keeps P90 hours from falling as a model grows past
+    that size at a given pull."""
     f = calibration.fitted()
     values = calibration.spread_inputs(
         calibration.accelerator_extra_sigma(accelerator or ""), active_params
     )
-    values.update(own_runs_pull=pull, team_between_sd=f["team_between_sd"],
+    values.update(own_runs_pull=pull, own_runs_base_narrowing=f["own_runs_base_narrowing"],
+                  own_runs_small_narrowing=f["own_runs_small_narrowing"],
                   mfu_ln_slope=calibration.default_mfu_model().slope)  # fmt: skip
     return model.evaluate(values, ["own_runs_plan_sigma"])["own_runs_plan_sigma"]
 

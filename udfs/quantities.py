@@ -430,8 +430,9 @@ MODEL_EXTRAS = (
          "SQRT(sigma^2 + small-model share (0..1) x small-model sigma^2 + accelerator's extra "
          "sigma^2)"),
     # Narrowed by a team's own runs (udfs.own_runs.OwnRuns.sigma; the planner's Our runs):
-    # the spread at and above the small-model size loses pull x (team-to-team variance + the
-    # accelerator's extra variance), but never below the narrowest spread there for which
+    # each part of the spread loses pull x the share of it own runs remove (fitted with whole
+    # organisations held out, udfs.refit.narrowing_design; the accelerator's extra variance
+    # all of it); the spread at and above the small-model size never below the narrowest for which
     # the small-model ramp keeps P90 hours from falling as a model grows past it at a given
     # pull (a size-weighted pull that grows toward faster runs can still lower them; the ramp
     # adds NORM.S.INV(0.9) x small-model sigma^2 / (2 x sigma x LN(5B / 1B)) per LN(active)
@@ -447,10 +448,13 @@ MODEL_EXTRAS = (
          "sqrt(maximum(minimum(calibrated_throughput_sigma ** 2 + accelerator_extra_sigma ** 2,"
          " own_runs_narrowest_sigma ** 2),"
          " calibrated_throughput_sigma ** 2 + accelerator_extra_sigma ** 2"
-         " - own_runs_pull * (team_between_sd ** 2 + accelerator_extra_sigma ** 2))"
-         " + small_model * calibrated_small_model_sigma ** 2)",
-         "SQRT(MAX(MIN(sigma^2 + extra^2, narrowest^2), sigma^2 + extra^2 - pull x "
-         "(team-to-team^2 + extra^2)) + small-model share x small-model sigma^2)"),
+         " - own_runs_pull * (own_runs_base_narrowing * calibrated_throughput_sigma ** 2"
+         " + accelerator_extra_sigma ** 2))"
+         " + small_model * (1 - own_runs_pull * own_runs_small_narrowing)"
+         " * calibrated_small_model_sigma ** 2)",
+         "SQRT(MAX(MIN(sigma^2 + extra^2, narrowest^2), sigma^2 x (1 - pull x base share) + "
+         "extra^2 x (1 - pull)) + small-model share x (1 - pull x small share) x small-model "
+         "sigma^2)"),
     _out("calibrated_range_pct", "Calibrated throughput uncertainty", "fraction",
          "exp(norm_s_inv(p90_level) * calibrated_plan_sigma) - 1",
          "P90 / P50 - 1 of the calibrated default: EXP(NORM.S.INV(0.9) x sigma) - 1"),
@@ -551,12 +555,22 @@ MODEL_INPUTS = (
         "group (udfs.own_runs)",
     ),
     Quantity(
-        "team_between_sd",
-        "Team-to-team spread",
-        "ln units",
+        "own_runs_base_narrowing",
+        "Share of the spread your runs remove",
+        "fraction",
         None,
         "",
-        "Sigma of an organisation's effect on a generation (udfs/data/calibration.toml)",
+        "Of sigma^2, at a pull of 1; fitted with whole organisations held out "
+        "(udfs/data/calibration.toml)",
+    ),
+    Quantity(
+        "own_runs_small_narrowing",
+        "Share of the small-model spread your runs remove",
+        "fraction",
+        None,
+        "",
+        "Of the small-model sigma^2, at a pull of 1; fitted with whole organisations held "
+        "out (udfs/data/calibration.toml)",
     ),
     Quantity(
         "accelerator_extra_sigma",

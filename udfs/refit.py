@@ -17,19 +17,25 @@ imports it.
 
 from __future__ import annotations
 
+import functools
+import textwrap
 from importlib import resources
 
 import numpy as np
 
+from . import catalogue, model
 from ._lazy import lazy_module
 from .calibration import (
     _DATA_FILE,
+    _Z90,
     CONSTANTS,
+    SPREAD_SHARE,
     _calibration_frame,
     _generation_sd,
     _grouped,
     _grouped_on,
     _predict_rows,
+    _spread_parts,
     choice_stability,
     chosen_model,
     default_mfu_model,
@@ -39,6 +45,7 @@ from .calibration import (
     hindsight_constant,
     loo_summary,
     pooling_group,
+    small_model_share,
 )
 from .own_runs import own_runs_pull
 
@@ -183,6 +190,174 @@ def own_runs_validation(model=None):
     }
 
 
+# -- how far own runs narrow each part of the spread -----------------------------------------------
+
+
+def _units(table, unit):
+    """Each run's unit of own runs: its organisation, or its organisation and family."""
+    org = table["organisation"].to_numpy().astype(str)
+    if unit == "organisation":
+        return org
+    family = catalogue.runs().loc[table.index, "family"].to_numpy().astype(str)
+    return np.char.add(np.char.add(org, "|"), family)
+
+
+def _pulled(table, h, k, unit="organisation"):
+    """The runs of ``table`` (each predicted without its organisation: ``implied_mfu``,
+    ``predicted_mfu``, ``active_params``, ``accelerator``, ``generation``, ``organisation``)
+    whose ``unit`` ("organisation", or "family": the organisation's runs of one model family)
+    holds another run, each pulled toward the unit's other runs in its pooling group as own
+    runs (:func:`udfs.own_runs.own_runs_pull`). A dict of arrays, one value a run: ``run``,
+    ``before`` and ``after`` (ln implied / predicted MFU, before and after the pull),
+    ``pull``, ``active_params`` and ``other`` (True outside the calibrated generations)."""
+    r = np.log(table["implied_mfu"].to_numpy(float) / table["predicted_mfu"].to_numpy(float))
+    ln_active = np.log(table["active_params"].to_numpy(float))
+    group = pooling_group(table["accelerator"].to_numpy())
+    units = _units(table, unit)
+    cols = {c: [] for c in ("run", "before", "after", "pull", "active_params", "other")}
+    for u in np.unique(units):
+        idx = np.flatnonzero(units == u)
+        if len(idx) < 2:
+            continue
+        pulled = _pulled_by_the_others(ln_active[idx], r[idx], group[idx], h, k)
+        for i, (_, shift, pull) in zip(idx, pulled, strict=True):
+            for c, v in (("run", table.index[i]), ("before", r[i]), ("after", r[i] - shift),
+                         ("pull", pull), ("active_params", np.exp(ln_active[i])),
+                         ("other", table["generation"].iloc[i] == "other")):  # fmt: skip
+                cols[c].append(v)
+    return {c: np.array(v) for c, v in cols.items()}
+
+
+def _least_share(needs):
+    """The share a full pull removes that leaves :data:`SPREAD_SHARE` of the runs inside:
+    the (1 - SPREAD_SHARE) percentile of the largest share each run allows, within [0, 1]
+    (0 without runs)."""
+    if len(needs) == 0:
+        return 0.0
+    return float(np.clip(np.quantile(needs, 1.0 - SPREAD_SHARE), 0.0, 1.0))
+
+
+def narrowing_design(pulled, parts):
+    """(base, small): the shares of the base variance (sigma^2) and of the small model's extra
+    variance that a pull of 1 removes (the spec's ``own_runs_plan_sigma``: each part
+    x (1 - pull x its share)), fitted on ``pulled`` (:func:`_pulled`) with the spread's
+    ``parts`` (sigma, small-model sigma).
+
+    A run of a calibrated generation stays inside its P10..P90 after the pull while the share
+    is at most its need: for a run of at least the small-model size, (1 - (|after| /
+    NORM.S.INV(0.9))^2 / sigma^2) / pull; below it, with the base share fitted, (1 -
+    ((|after| / NORM.S.INV(0.9))^2 - sigma^2 x (1 - pull x base)) / (small share x small
+    sigma^2)) / pull. Each share is the (1 - :data:`SPREAD_SHARE`) percentile of its runs'
+    needs, so that SPREAD_SHARE of them stay inside, as the spread itself is sized."""
+    s, small_sd = parts
+    pull, w = pulled["pull"], small_model_share(pulled["active_params"])
+    told = (pulled["after"] / _Z90) ** 2
+    known = (pull > 0) & ~pulled["other"].astype(bool)
+    large, small = known & (w == 0), known & (w > 0)
+    base = _least_share((1.0 - told[large] / s**2) / pull[large])
+    left = s**2 * (1.0 - pull[small] * base)
+    need = (1.0 - (told[small] - left) / (w[small] * small_sd**2)) / pull[small]
+    return base, _least_share(need)
+
+
+def narrowed_sigmas(pulled, parts, slope, base, small):
+    """The runs' spreads (sigma of ln hours) narrowed by their pull with shares ``base`` and
+    ``small``: the spec's ``own_runs_plan_sigma`` (a pull of 0: ``calibrated_plan_sigma``)."""
+    values = {"calibrated_throughput_sigma": parts[0], "calibrated_small_model_sigma": parts[1],
+              "active_params": pulled["active_params"], "own_runs_pull": pulled["pull"],
+              "accelerator_extra_sigma": np.where(pulled["other"], _generation_sd(), 0.0),
+              "own_runs_base_narrowing": base, "own_runs_small_narrowing": small,
+              "mfu_ln_slope": slope}  # fmt: skip
+    return model.evaluate(values, ["own_runs_plan_sigma"])["own_runs_plan_sigma"]
+
+
+#: The stored shares of :func:`narrowing_design`, in its order.
+NARROWING_FIGURES = ("own_runs_base_narrowing", "own_runs_small_narrowing")
+
+#: The rules a held-out run's spread is measured under (:func:`narrowing_validation`): no own
+#: runs; own runs narrowing the team-to-team variance only (``team_between_sd``^2 of
+#: sigma^2, none of the small model's extra: the rule before the shares were fitted); own runs
+#: with the fitted shares.
+NARROWING_RULES = ("without", "team_only", "fitted")
+
+
+def _fold(name, t, org):
+    """The figures of organisation ``org`` held out: the model, h and k, the spread and the
+    shares fitted on the other organisations only, then ``org``'s runs pulled toward its
+    other runs (unit "organisation") and its family's other runs (unit "family")."""
+    mine = (t["organisation"] == org).to_numpy()
+    rest, tm = t[~mine], t[mine]
+    inner = _grouped_on(name, rest)
+    h, k = own_runs_design(inner)
+    parts = _spread_parts(inner)
+    shares = {"without": (0.0, 0.0),
+              "team_only": (min(1.0, _cell_spread(inner)[1] ** 2 / parts[0] ** 2), 0.0),
+              "fitted": narrowing_design(_pulled(inner, h, k), parts)}  # fmt: skip
+    m = fit(name, rest)
+    outer = tm.assign(predicted_mfu=_predict_rows(m, tm))
+    out = {}
+    for unit in ("organisation", "family"):
+        p = _pulled(outer, h, k, unit)
+        keep = p["pull"] > 0
+        p = {c: v[keep] for c, v in p.items()}
+        p["sigma"] = {rule: narrowed_sigmas(p if rule != "without" else p | {"pull": 0 * p["pull"]},
+                                            parts, m.slope, *shares[rule])
+                      for rule in NARROWING_RULES}  # fmt: skip
+        p["shares"] = shares["fitted"]
+        out[unit] = p
+    return out
+
+
+def _ranges_summary(folds):
+    """The held-out figures of one unit's folds (:func:`_fold`), as stored and published."""
+    cat = {c: np.concatenate([f[c] for f in folds]) for c in ("before", "after", "active_params")}
+    small = small_model_share(cat["active_params"]) > 0
+    out = {"runs": len(cat["before"]), "small_model_runs": int(small.sum())}
+    for rule in NARROWING_RULES:
+        sigma = np.concatenate([f["sigma"][rule] for f in folds])
+        e = cat["before"] if rule == "without" else cat["after"]
+        ratio = np.exp(_Z90 * sigma)
+        out[f"share_inside_{rule}"] = float(np.mean(np.abs(e) <= _Z90 * sigma))
+        out[f"small_model_share_inside_{rule}"] = float(
+            np.mean(np.abs(e[small]) <= _Z90 * sigma[small])
+        )
+        out[f"median_p90_over_p50_{rule}"] = float(np.median(ratio))
+        out[f"small_model_median_p90_over_p50_{rule}"] = float(np.median(ratio[small]))
+    for when in ("before", "after"):
+        out[f"median_abs_error_pct_{when}"] = float(100 * np.median(np.abs(np.expm1(cat[when]))))
+    shares = np.array([f["shares"] for f in folds])
+    out |= {
+        "base_share_least": float(shares[:, 0].min()),
+        "base_share_most": float(shares[:, 0].max()),
+        "small_share_least": float(shares[:, 1].min()),
+        "small_share_most": float(shares[:, 1].max()),
+    }
+    return out
+
+
+@functools.cache
+def narrowing_validation(model=None):
+    """What own runs do to the range on runs no fit saw: for each organisation with two or
+    more runs, held out of everything (:func:`_fold`), its runs with own runs in their pooling
+    group, pulled toward the organisation's other runs ("organisation") and toward their
+    family's other runs ("family"). unit -> the share of the disclosed hours inside
+    P10..P90 and the median P90 / P50 under each of :data:`NARROWING_RULES`, of every run and
+    of the models below the small-model size, the median |error| before and after the pull
+    (%), and the range of the shares the folds fitted."""
+    name = chosen_model() if model is None else model
+    t = _calibration_frame()
+    orgs = [o for o in sorted(t["organisation"].unique()) if (t["organisation"] == o).sum() >= 2]
+    folds = [_fold(name, t, o) for o in orgs]
+    return {unit: _ranges_summary([f[unit] for f in folds]) for unit in ("organisation", "family")}
+
+
+def _narrowing(name):
+    """The stored shares: :func:`narrowing_design` on every organisation's runs (each
+    predicted without its organisation) pulled toward its other runs, with the stored h, k."""
+    g = _grouped(name)
+    return narrowing_design(_pulled(g, *own_runs_design(g)), _spread_parts(g))
+
+
 def _spread_of_groups(r, groups):
     names, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
     means = np.bincount(inverse, weights=r) / counts
@@ -215,8 +390,10 @@ def refit():
     mean ln-MFU residuals), ``within_organisation_sd`` and ``between_organisation_sd`` (see
     :func:`_organisation_spread`), ``team_within_sd`` and ``team_between_sd`` (see
     :func:`_team_spread`), ``own_runs_size_h`` and ``own_runs_k`` (see
-    :func:`own_runs_design`), and the
-    ``grouped`` and ``leave_one_out`` summaries of the chosen model.
+    :func:`own_runs_design`), ``own_runs_base_narrowing`` and ``own_runs_small_narrowing``
+    (see :func:`narrowing_design`), the ``grouped`` and ``leave_one_out`` summaries of the
+    chosen model, and ``own_runs_ranges_organisation`` / ``_family`` (see
+    :func:`narrowing_validation`).
     """
     name = chosen_model()
     m = fit(name)
@@ -237,10 +414,12 @@ def refit():
         ),
         **dict(zip(("team_within_sd", "team_between_sd"), _team_spread(name), strict=True)),
         **dict(zip(("own_runs_size_h", "own_runs_k"), own_runs_design(), strict=True)),
+        **dict(zip(NARROWING_FIGURES, _narrowing(name), strict=True)),
         "grouped": grouped,
         "leave_one_out": loo,
         "choice": _choice_figures(name),
         "own_runs": {k: v for k, v in own_runs_validation(name).items() if k != "table"},
+        **{f"own_runs_ranges_{unit}": v for unit, v in narrowing_validation(name).items()},
     }
 
 
@@ -288,7 +467,18 @@ FITTED_FIGURES = (
     "team_between_sd",
     "own_runs_size_h",
     "own_runs_k",
+    *NARROWING_FIGURES,
 )
+
+#: How each stored figure was fitted, written above it in ``calibration.toml``.
+PROVENANCE = {
+    "own_runs_base_narrowing": "share of sigma^2 a pull of 1 removes: every organisation's "
+    "runs (each predicted without its organisation) pulled toward its other runs; the 15th "
+    "percentile of the share each run of 5B or more allows and stays inside P10..P90 "
+    "(udfs.refit.narrowing_design)",
+    "own_runs_small_narrowing": "share of the small-model sigma^2 a pull of 1 removes: the "
+    "same, on the runs below 5B, the base share fitted",
+}
 
 
 def write_fitted(path=None):
@@ -302,8 +492,12 @@ def write_fitted(path=None):
              "# Regenerate with udfs.refit.write_fitted(); tests/test_calibration.py refits",
              "# and compares. See docs/methodology-calibration.md.", ""]  # fmt: skip
     for key in ("model", *FITTED_FIGURES):
+        if key in PROVENANCE:
+            lines += [f"# {line}" for line in textwrap.wrap(PROVENANCE[key], 96)]
         lines.append(f"{key} = {_toml_value(f[key])}")
-    for table in ("intercepts", "grouped", "leave_one_out", "choice", "own_runs"):
+    tables = ("intercepts", "grouped", "leave_one_out", "choice", "own_runs",
+              "own_runs_ranges_organisation", "own_runs_ranges_family")  # fmt: skip
+    for table in tables:
         lines += ["", f"[{table}]"]
         lines += [f'"{k}" = {_toml_value(v)}' for k, v in f[table].items()]
     target = path or resources.files("udfs").joinpath("data", _DATA_FILE)
