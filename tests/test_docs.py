@@ -300,6 +300,10 @@ def _own_runs_range_phrases(f, z, mc):
     least = z * small2 / ramp
     before = math.sqrt(max(least**2, s2 - many * f["team_between_sd"] ** 2) + small2)
     return [
+        ("command-line.md", f"({base:.1%} of the spread's variance and {small:.1%} of a small "
+                            f"model's extra at a pull of 1;"),
+        ("command-line.md", f"the narrowed P10..P90 holds {o['share_inside_fitted']:.0%} of them"),
+        ("README.md", f"the narrowed P10..P90 holds {o['share_inside_fitted']:.0%} of its runs"),
         (mc, f"`own_runs_base_narrowing` = **{base:.1%}** of sigma^2 and "
              f"`own_runs_small_narrowing` = **{small:.1%}** of the small model's extra variance"),
         (mc, f"is {f['team_between_sd'] ** 2 / s2:.1%} of sigma^2 and left the small model's"),

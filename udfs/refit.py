@@ -64,8 +64,8 @@ __all__ = [
 
 def _team_spread(m=None):
     """(within, between) standard deviations of a team's runs around the calibrated default:
-    between^2 is the team-to-team variance a team's own runs narrow the spread by
-    (:mod:`udfs.own_runs`: sigma^2 - pull x between^2); within is reported beside it.
+    between^2 is the team-to-team variance (the part of sigma^2 the rule before
+    :func:`narrowing_design` took own runs to remove), within is reported beside it.
 
     From the chosen model's leave-one-organisation-out residuals (ln implied / predicted MFU,
     each run's organisation out of the fit: how a new team's runs miss the default), grouped
