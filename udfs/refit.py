@@ -300,8 +300,9 @@ def _fold(name, t, org):
         p = _pulled(outer, h, k, unit)
         keep = p["pull"] > 0
         p = {c: v[keep] for c, v in p.items()}
-        p["sigma"] = {rule: narrowed_sigmas(p if rule != "without" else p | {"pull": 0 * p["pull"]},
-                                            parts, m.slope, *shares[rule])
+        alone = p | {"pull": np.zeros_like(p["pull"])}  # no own runs: the calibrated range
+        p["sigma"] = {rule: narrowed_sigmas(alone if rule == "without" else p, parts, m.slope,
+                                            *shares[rule])
                       for rule in NARROWING_RULES}  # fmt: skip
         p["shares"] = shares["fitted"]
         out[unit] = p
