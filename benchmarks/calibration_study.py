@@ -2,7 +2,9 @@
 
 Not a speed benchmark: it prints figures (the measurement harness behind the tables of
 docs/methodology-calibration.md sections 3 and 9). Run:
-``.venv/bin/python benchmarks/calibration_study.py [own|features|floors|all]``.
+``.venv/bin/python benchmarks/calibration_study.py [own|features|floors|ranges|all]``;
+``ranges --write`` rewrites the held-out ranges table of docs/methodology-calibration.md
+section 9 (the coverage own runs give, measured with whole organisations held out).
 
 Own runs: each run of an organisation with two or more runs is predicted by the chosen model
 fitted without the organisation, then pulled toward the organisation's other runs. Every
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -581,8 +584,83 @@ def print_floors(rows):
               f"{s['median_abs_log_error']:.3f} | {s['mean_abs_log_error']:.3f} |")  # fmt: skip
 
 
+# -- own runs and the range: what P10..P90 holds on runs no fit saw ---------------------------
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "methodology-calibration.md"
+BEGIN = "<!-- own-runs-ranges: written by `benchmarks/calibration_study.py ranges --write` -->"
+END = "<!-- end of own-runs-ranges -->"
+
+#: The rules of udfs.refit.NARROWING_RULES as the table names them.
+RULE_LABELS = {
+    "without": "none: the calibrated range",
+    "team_only": "before: the team-to-team part narrowed, none of the small model's extra",
+    "fitted": "now: each part narrowed by its fitted share",
+}
+UNIT_LABELS = {"organisation": "the organisation's other runs",
+               "family": "the family's other runs"}  # fmt: skip
+
+
+def ranges_block(f):
+    """The docs' block: held-out P10..P90 coverage and median P90 / P50 with and without own
+    runs, before and after the shares were fitted, from the stored figures ``f``
+    (``calibration.fitted()``, or ``refit.refit()``)."""
+    lines = [BEGIN, "",
+             "| Own runs given | Narrowing of the range | Runs | P10..P90 holds | Below 5B: "
+             "holds | Median P90 / P50 | Below 5B: median P90 / P50 |",
+             "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for unit, label in UNIT_LABELS.items():
+        v = f[f"own_runs_ranges_{unit}"]
+        for rule, how in RULE_LABELS.items():
+            lines.append(
+                f"| {label} | {how} | {v['runs']} | {v[f'share_inside_{rule}']:.0%} | "
+                f"{v[f'small_model_share_inside_{rule}']:.0%} of {v['small_model_runs']} | "
+                f"{v[f'median_p90_over_p50_{rule}']:.2f}x | "
+                f"{v[f'small_model_median_p90_over_p50_{rule}']:.2f}x |"
+            )
+    o, fam = f["own_runs_ranges_organisation"], f["own_runs_ranges_family"]
+    lines += [
+        "",
+        f"Median |error| of the hours: {o['median_abs_error_pct_before']:.1f}% without own "
+        f"runs, {o['median_abs_error_pct_after']:.1f}% with the organisation's other runs "
+        f"({fam['median_abs_error_pct_before']:.1f}% -> "
+        f"{fam['median_abs_error_pct_after']:.1f}% with the family's). The shares each fold "
+        f"fitted without its organisation: {o['base_share_least']:.0%} to "
+        f"{o['base_share_most']:.0%} of sigma^2, {o['small_share_least']:.0%} to "
+        f"{o['small_share_most']:.0%} of the small model's extra variance; fitted on every "
+        f"organisation (stored): **{f['own_runs_base_narrowing']:.1%}** and "
+        f"**{f['own_runs_small_narrowing']:.1%}**.",
+        "",
+        END,
+    ]
+    return "\n".join(lines)
+
+
+def write_ranges_block(f, path=DOCS):
+    """Rewrite the block between :data:`BEGIN` and :data:`END` of the docs page."""
+    text = path.read_text(encoding="utf-8")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    path.write_text(head + ranges_block(f) + tail, encoding="utf-8")
+
+
+def ranges_study():
+    """The stored shares and the held-out figures, computed now (udfs.refit)."""
+    from udfs import refit
+
+    name = cal.chosen_model()
+    shares = dict(zip(refit.NARROWING_FIGURES, refit._narrowing(name), strict=True))
+    held_out = refit.narrowing_validation(name)
+    return shares | {f"own_runs_ranges_{unit}": v for unit, v in held_out.items()}
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
+    if what in ("ranges", "all"):
+        figures = ranges_study()
+        print(ranges_block(figures))
+        if "--write" in sys.argv:
+            write_ranges_block(figures)
+            print(f"Wrote {DOCS}")
     if what in ("floors", "all"):
         print_floors(floors())
     if what in ("own", "all"):

@@ -275,12 +275,47 @@ def _calibration_phrases():
         ("workbooks.md", f"({math.exp(z * sig) - 1:.1%} today for a model of 5B"),
         ("README.md", f"Leaving out one run at a time, the median is "
                       f"{loo['median_abs_error_pct']:.1f}%"),
+        *_own_runs_range_phrases(f, z, mc),
     ]  # fmt: skip
     for gen, icpt in f["intercepts"].items():
         label = "H100 (H800, H200)" if gen == "H100" else gen
         label = "other (shared mean; V100, AMD, ...)" if gen == "other" else label
         phrases.append((mc, f"| {label} | {icpt:.4f} | {math.exp(icpt):.1%} |"))
     return phrases
+
+
+def _own_runs_range_phrases(f, z, mc):
+    """The figures of the spread narrowed by own runs that the docs state in prose."""
+    import math
+
+    from udfs import own_runs
+
+    base, small = f["own_runs_base_narrowing"], f["own_runs_small_narrowing"]
+    o, fam = f["own_runs_ranges_organisation"], f["own_runs_ranges_family"]
+    many = 1000 / (1000 + f["own_runs_k"])  # a thousand runs of the plan's size
+    p90 = {(a, pull): math.exp(z * float(own_runs.narrowed_sigma("H100 SXM", a, pull)))
+           for a in (1e9, 7e9) for pull in (0.0, many)}  # fmt: skip
+    s2, small2 = f["throughput_sigma"] ** 2, f["small_model_sigma"] ** 2
+    ramp = 2 * math.log(5) * (1 - max(0.0, f["slope"]))  # own_runs_narrowest_sigma's
+    least = z * small2 / ramp
+    before = math.sqrt(max(least**2, s2 - many * f["team_between_sd"] ** 2) + small2)
+    return [
+        ("command-line.md", f"({base:.1%} of the spread's variance and {small:.1%} of a small "
+                            f"model's extra at a pull of 1;"),
+        ("command-line.md", f"the narrowed P10..P90 holds {o['share_inside_fitted']:.0%} of them"),
+        ("README.md", f"the narrowed P10..P90 holds {o['share_inside_fitted']:.0%} of its runs"),
+        (mc, f"`own_runs_base_narrowing` = **{base:.1%}** of sigma^2 and "
+             f"`own_runs_small_narrowing` = **{small:.1%}** of the small model's extra variance"),
+        (mc, f"is {f['team_between_sd'] ** 2 / s2:.1%} of sigma^2 and left the small model's"),
+        (mc, f"P90 / P50 - 1 = {p90[7e9, many] - 1:.1%} ({p90[7e9, 0.0] - 1:.1%} without runs); "
+             f"a 1B plan P90 = {p90[1e9, many]:.2f} x P50 ({p90[1e9, 0.0]:.2f} x without runs; "
+             f"{math.exp(z * before):.2f} x with the rule before)"),
+        (mc, f"With own runs, P10..P90 holds {o['share_inside_fitted']:.0%} of the held-out runs "
+             f"({fam['share_inside_fitted']:.0%} with the family's other runs as own runs), but "
+             f"only {o['small_model_share_inside_fitted']:.0%} "
+             f"({fam['small_model_share_inside_fitted']:.0%}) of those below 5B: the small "
+             f"model's share is fitted on {o['small_model_runs']} runs"),
+    ]  # fmt: skip
 
 
 def test_the_calibrated_figures_in_the_docs_are_the_stored_ones():

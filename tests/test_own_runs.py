@@ -101,27 +101,29 @@ def _narrowest():
 
 
 def test_runs_on_an_uncalibrated_accelerator_narrow_its_extra_spread_by_the_pull():
-    """sigma^2 - pull x (between^2 + extra^2): the accelerator's extra variance shrinks by the
-    pull as the team-to-team variance does, never below own_runs_narrowest_sigma; with many
-    runs only the calibrated-generation spread is left, kept at that bound."""
+    """sigma^2 - pull x (base share x sigma^2 + extra^2): the accelerator's extra variance
+    shrinks by the pull, all of it, as the fitted share of the base variance does, never below
+    own_runs_narrowest_sigma; with many runs only the calibrated-generation spread is left,
+    narrowed by the same runs."""
     f = calibration.fitted()
     extra = calibration.accelerator_extra_sigma("MI300X")
     assert extra > 0
     s = calibration.throughput_sigma_for("MI300X", 70e9)
+    base = f["own_runs_base_narrowing"] * calibration.throughput_sigma() ** 2
     for n in (1, 3, 30):
         runs = _mi300x_runs(n)
         pull = runs.pull_for("MI300X", 70e9)
-        told = s**2 - pull * (f["team_between_sd"] ** 2 + extra**2)
+        told = s**2 - pull * (base + extra**2)
         want = math.sqrt(max(min(s**2, _narrowest() ** 2), told))
         assert runs.sigma("MI300X", 70e9) == pytest.approx(want, rel=1e-12)
     # three runs: the range narrows by more than the team-to-team part alone (66% -> 62% before)
     three = _mi300x_runs(3)
-    old = math.sqrt(s**2 - three.pull_for("MI300X", 70e9) * f["team_between_sd"] ** 2)
+    old = math.sqrt(s**2 - three.pull_for("MI300X", 70e9) * base)
     assert three.sigma("MI300X", 70e9) < old - 0.03
     # many runs: close to a calibrated generation's spread narrowed by the same runs
     many = _mi300x_runs(30)
     h100 = math.sqrt(calibration.throughput_sigma_for("H100 SXM", 70e9) ** 2
-                     - many.pull_for("MI300X", 70e9) * f["team_between_sd"] ** 2)  # fmt: skip
+                     - many.pull_for("MI300X", 70e9) * base)  # fmt: skip
     narrowed = math.sqrt(h100**2 + (1 - many.pull_for("MI300X", 70e9)) * extra**2)
     assert many.sigma("MI300X", 70e9) == pytest.approx(max(narrowed, _narrowest()), rel=1e-12)
 

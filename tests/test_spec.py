@@ -314,7 +314,9 @@ def _random_leaves(rng):
     for name, (lo, hi) in {"throughput_range_pct": (0, 1.5), "price_range_pct": (0, 1.5),
                            "calibrated_throughput_sigma": (0, 1), "mfu_ln_intercept": (-3, 0),
                            "calibrated_small_model_sigma": (0, 1),
-                           "accelerator_extra_sigma": (0, 0.5),
+                           "accelerator_extra_sigma": (0, 0.5), "own_runs_pull": (0, 1),
+                           "own_runs_base_narrowing": (0, 1),
+                           "own_runs_small_narrowing": (0, 1),
                            "mfu_ln_slope": (-0.3, 0.3), "mfu_min": (0.05, 0.15),
                            "mfu_max": (0.4, 0.7)}.items():  # fmt: skip
         out[name] = rng.uniform(lo, hi, N_PLANS)

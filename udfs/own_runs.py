@@ -21,18 +21,18 @@ the plan's counting most: each run weighs ``w = EXP(-|LN(its active / the plan's
 the calibrated default is multiplied by ``EXP(sum(w x residual) / (n_w + k))``, n_w the summed
 weights, ``pull = n_w / (n_w + k)``. h and k (``own_runs_size_h``, ``own_runs_k`` in
 ``udfs/data/calibration.toml``) are chosen on the catalogue's organisations
-(:func:`udfs.calibration.own_runs_design`): more runs, and closer in size, more pull. Runs in
+(:func:`udfs.refit.own_runs_design`): more runs, and closer in size, more pull. Runs in
 another group do not pull (on the public record an organisation's runs on another generation
 pull the wrong way as often as the right one; an MI300X is no guide to a B200). The moved MFU
 is kept within the calibrated default's bounds (:data:`udfs.calibration.MFU_MIN`,
-``MFU_MAX``). The spread narrows with them: the
-team-to-team variance and an uncalibrated accelerator's extra variance each shrink by the same
-pull, ``sigma^2 - pull x (between^2 + extra^2)`` (extra 0 on a calibrated generation), taken
-at and above the small-model size and never below ``own_runs_narrowest_sigma``^2 there (the
-narrowest spread for which the small-model ramp keeps P90 hours from falling as a model grows
-past 5B at a given pull: 0.266 today, reached from a pull of 0.745, about one run of the
-plan's size); a small model's extra variance is added after (the spec's
-``own_runs_plan_sigma``).
+``MFU_MAX``). The spread narrows with them: each part loses the pull x the share of it own
+runs remove, fitted on the catalogue with whole organisations held out
+(:func:`udfs.refit.narrowing_design`; ``own_runs_base_narrowing`` of sigma^2,
+``own_runs_small_narrowing`` of a small model's extra variance, all of an uncalibrated
+accelerator's extra variance), the part at and above the small-model size never below
+``own_runs_narrowest_sigma``^2 (the narrowest spread for which the small-model ramp keeps P90
+hours from falling as a model grows past 5B at a given pull): the spec's
+``own_runs_plan_sigma``.
 """
 
 from __future__ import annotations
@@ -76,6 +76,8 @@ __all__ = [
     "parse",
     "from_rows",
     "name_key",
+    "own_runs_weight",
+    "own_runs_pull",
     "pooling_figures",
     "narrowed_sigma",
 ]
@@ -198,12 +200,12 @@ class OwnRuns:
 
     def _pull(self, accelerator, active_params):
         """(shift, pull) of plans on ``accelerator`` with ``active_params`` (scalar or array):
-        :func:`udfs.calibration.own_runs_pull` over the runs in the plan's pooling group, with
+        :func:`own_runs_pull` over the runs in the plan's pooling group, with
         the stored ``own_runs_size_h`` and ``own_runs_k``."""
         same = self._same_group(accelerator)
         f = calibration.fitted()
         ln_active = np.log(np.asarray(active_params, dtype=float))
-        return calibration.own_runs_pull(
+        return own_runs_pull(
             np.log(self.columns["active_params"][same]),
             self.columns["residual"][same],
             ln_active,
@@ -243,33 +245,70 @@ class OwnRuns:
         return narrowed_sigma(accelerator, active_params, self.pull_for(accelerator, active_params))
 
 
+def own_runs_weight(ln_distance, h):
+    """A team's run's weight in a plan's pull: EXP(-|ln(its active params / the plan's)| / h),
+    ``ln_distance`` the ln of that ratio (:func:`own_runs_pull`)."""
+    return np.exp(-np.abs(ln_distance) / h)
+
+
+def own_runs_pull(run_ln_active, run_residual, plan_ln_active, h, k):
+    """(shift, pull) of plans toward a team's runs in their pooling group; vectorised.
+
+    Each run weighs w = EXP(-|ln(its active params / the plan's)| / h); with n_w the summed
+    weights, the plan's ln MFU moves by shift = sum(w x residual) / (n_w + k) and
+    pull = n_w / (n_w + k) (0 and 0 without runs). ``run_ln_active`` and ``run_residual`` are
+    the runs' ln(active params) and residuals (1-D); ``plan_ln_active`` the plans' ln(active
+    params), any shape; the results have the plans' shape.
+
+    Examples
+    --------
+    One run of the plan's size with residual +0.2, h = 1, k = 0.25: pull 1 / 1.25 = 0.8,
+    shift 0.16.
+
+    >>> shift, pull = own_runs_pull([np.log(7e9)], [0.2], np.log(7e9), 1.0, 0.25)
+    >>> round(shift, 12), round(pull, 12)
+    (0.16, 0.8)
+    """
+    runs = np.asarray(run_ln_active, dtype=float)
+    plan = np.asarray(plan_ln_active, dtype=float)
+    w = own_runs_weight(plan[..., None] - runs, h)
+    n = w.sum(axis=-1)
+    shift, pull = (w @ np.asarray(run_residual, dtype=float)) / (n + k), n / (n + k)
+    if plan.ndim == 0:
+        return float(shift), float(pull)
+    return shift, pull
+
+
 def pooling_figures():
     """The stored pooling numbers and what they mean, as the faces describe them: ``h``,
     ``k``, ``weight_10x`` (the weight of a run 10x larger or smaller than the plan) and
     ``one_run_pull`` (the pull of one run of the plan's size), from
-    :func:`udfs.calibration.own_runs_pull` itself."""
+    :func:`own_runs_pull` itself."""
     f = calibration.fitted()
     h, k = f["own_runs_size_h"], f["own_runs_k"]
-    _, one = calibration.own_runs_pull([0.0], [0.0], 0.0, h, k)
-    weight_10x = float(calibration.own_runs_weight(math.log(10), h))
+    _, one = own_runs_pull([0.0], [0.0], 0.0, h, k)
+    weight_10x = float(own_runs_weight(math.log(10), h))
     return {"h": h, "k": k, "weight_10x": weight_10x, "one_run_pull": one}
 
 
 def narrowed_sigma(accelerator, active_params, pull):
     """The calibrated spread of plans on ``accelerator`` with ``active_params``, narrowed by
-    a team's runs that pull them by ``pull`` (the spec's ``own_runs_plan_sigma``): at and
-    above the small-model size, the team-to-team variance and the accelerator's extra
-    variance (0 on a calibrated generation) each shrink by the pull, but never below
-    ``own_runs_narrowest_sigma``, the narrowest spread for which the small-model ramp keeps
-    P90 hours from falling as a model grows past that size at a given pull; the small
-    model's extra variance is added after."""
+    a team's runs that pull them by ``pull`` (the spec's ``own_runs_plan_sigma``): each part
+    of the spread loses pull x the share of it own runs remove (``own_runs_base_narrowing``
+    of sigma^2, ``own_runs_small_narrowing`` of the small model's extra variance, all of the
+    accelerator's extra variance, 0 on a calibrated generation; the shares fitted with
+    whole organisations held out, :func:`udfs.refit.narrowing_design`), the part at and
+    above the small-model size never below ``own_runs_narrowest_sigma``, the narrowest
+    spread for which the small-model ramp keeps P90 hours from falling as a model grows past
+    that size at a given pull."""
     f = calibration.fitted()
     values = calibration.spread_inputs(
         calibration.accelerator_extra_sigma(accelerator or ""), active_params
     )
     values.update(
         own_runs_pull=pull,
-        team_between_sd=f["team_between_sd"],
+        own_runs_base_narrowing=f["own_runs_base_narrowing"],
+        own_runs_small_narrowing=f["own_runs_small_narrowing"],
         mfu_ln_slope=calibration.default_mfu_model().slope,
     )
     return model.evaluate(values, ["own_runs_plan_sigma"])["own_runs_plan_sigma"]

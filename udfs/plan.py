@@ -294,7 +294,7 @@ CALIBRATED_RANGE_EXCEL = model.excel(
 )
 
 #: The planner's own-runs pooling ("Our runs" sheet, workbook_templates.planner.own_runs), as
-#: udfs.calibration.own_runs_pull: each run in the plan's pooling group weighs
+#: udfs.own_runs.own_runs_pull: each run in the plan's pooling group weighs
 #: EXP(-|LN(its active / the plan's)| / own_runs_size_h); the weighted sum of their residuals
 #: over (their summed weight n_w + k) is the plan's ln-MFU shift, n_w / (n_w + k) its pull. The
 #: runs of a calibrated generation share its intercept (and accelerator group 0); an
@@ -320,7 +320,7 @@ OWN_RUNS_MFU_EXCEL = ("IF(ISNUMBER({calibrated_mfu}),MIN({mfu_max},MAX({mfu_min}
 _OWN_SIGMA = model.excel(
     "own_runs_plan_sigma",
     bind={**_RANGE_BIND, "own_runs_pull": f"{_OWN_N}/({_OWN_N}+own_runs_k)",
-          "team_between_sd": "own_runs_between_sd"},
+          **{n: n for n in ("own_runs_base_narrowing", "own_runs_small_narrowing")}},
     through=("small_model", "own_runs_narrowest_sigma"),
 )  # fmt: skip
 _OWN_RANGE = model.excel("calibrated_range_pct", bind={"calibrated_plan_sigma": _OWN_SIGMA})

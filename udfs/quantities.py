@@ -770,8 +770,9 @@ MODEL_EXTRAS = (
         "sigma^2)",
     ),
     # Narrowed by a team's own runs (udfs.own_runs.OwnRuns.sigma; the planner's Our runs):
-    # the spread at and above the small-model size loses pull x (team-to-team variance + the
-    # accelerator's extra variance), but never below the narrowest spread there for which
+    # each part of the spread loses pull x the share of it own runs remove (fitted with whole
+    # organisations held out, udfs.refit.narrowing_design; the accelerator's extra variance
+    # all of it); the spread at and above the small-model size never below the narrowest for which
     # the small-model ramp keeps P90 hours from falling as a model grows past it at a given
     # pull (a size-weighted pull that grows toward faster runs can still lower them; the ramp
     # adds NORM.S.INV(0.9) x small-model sigma^2 / (2 x sigma x LN(5B / 1B)) per LN(active)
@@ -795,10 +796,13 @@ MODEL_EXTRAS = (
         " + accelerator_extra_sigma ** 2,"
         " own_runs_narrowest_sigma ** 2),"
         " calibrated_throughput_sigma ** 2 + accelerator_extra_sigma ** 2"
-        " - own_runs_pull * (team_between_sd ** 2 + accelerator_extra_sigma ** 2))"
-        " + small_model * calibrated_small_model_sigma ** 2)",
-        note="SQRT(MAX(MIN(sigma^2 + extra^2, narrowest^2), sigma^2 + extra^2 - pull x "
-        "(team-to-team^2 + extra^2)) + small-model share x small-model sigma^2)",
+        " - own_runs_pull * (own_runs_base_narrowing * calibrated_throughput_sigma ** 2"
+        " + accelerator_extra_sigma ** 2))"
+        " + small_model * (1 - own_runs_pull * own_runs_small_narrowing)"
+        " * calibrated_small_model_sigma ** 2)",
+        note="SQRT(MAX(MIN(sigma^2 + extra^2, narrowest^2), sigma^2 x (1 - pull x base share) + "
+        "extra^2 x (1 - pull)) + small-model share x (1 - pull x small share) x small-model "
+        "sigma^2)",
     ),
     _out(
         name="calibrated_range_pct",
@@ -924,10 +928,18 @@ MODEL_INPUTS = (
         "group (udfs.own_runs)",
     ),
     Quantity(
-        name="team_between_sd",
-        label="Team-to-team spread",
-        unit="ln units",
-        note="Sigma of an organisation's effect on a generation (udfs/data/calibration.toml)",
+        name="own_runs_base_narrowing",
+        label="Share of the spread your runs remove",
+        unit="fraction",
+        note="Of sigma^2, at a pull of 1; fitted with whole organisations held out "
+        "(udfs/data/calibration.toml)",
+    ),
+    Quantity(
+        name="own_runs_small_narrowing",
+        label="Share of the small-model spread your runs remove",
+        unit="fraction",
+        note="Of the small-model sigma^2, at a pull of 1; fitted with whole organisations held "
+        "out (udfs/data/calibration.toml)",
     ),
     Quantity(
         name="accelerator_extra_sigma",

@@ -17,10 +17,11 @@ organisation than the first one typed fails ``own_runs_one_organisation``.
 
 The Calculations sheet's blank MFU and blank throughput uncertainty read the named columns
 ``own_runs_intercept``, ``own_runs_accelerator_group``, ``own_runs_ln_active`` and
-``own_runs_counted_residual`` and the cells ``own_runs_size_h``, ``own_runs_k`` and
-``own_runs_between_sd`` (the rules in :mod:`udfs.plan`): each run of the plan's pooling group
-weighs EXP(-|LN(its active / the plan's)| / h), and the organisation effect is the weighted
-sum of residuals over (the summed weights + k), as :class:`udfs.own_runs.OwnRuns` computes it.
+``own_runs_counted_residual`` and the cells ``own_runs_size_h``, ``own_runs_k``,
+``own_runs_base_narrowing`` and ``own_runs_small_narrowing`` (the rules in :mod:`udfs.plan`):
+each run of the plan's pooling group weighs EXP(-|LN(its active / the plan's)| / h), and the
+organisation effect is the weighted sum of residuals over (the summed weights + k), as
+:class:`udfs.own_runs.OwnRuns` computes it.
 With no row filled the planner is the calibrated default, unchanged.
 """
 
@@ -231,16 +232,25 @@ def own_runs_sheet(book):
         ("own_runs_k", "Pooling k (runs)", p["k"], "0.00",
          f"pull = n_w / (n_w + k), n_w the runs' summed weights: one run of the plan's size "
          f"pulls {p['one_run_pull']:.0%}"),
-        ("own_runs_between_sd", "Team-to-team (sigma, ln)",
-         calibration.fitted()["team_between_sd"], "0.0000",
-         "the spread's team part, narrowed by the pull"),
+        ("own_runs_base_narrowing", "Spread removed (all; small)",
+         calibration.fitted()["own_runs_base_narrowing"], "0.0%", None),
     )  # fmt: skip
     for r, (name, label, value, fmt, note) in enumerate(constants, start=3):
         put_text(ws.cell(r, 1), label)
         cell = constant_cell(ws, r, 3, value)
         cell.number_format = fmt
         book.place_cell(name, ws, cell.coordinate, named=True)
-        put_text(ws.cell(r, 4), note).alignment = Alignment(indent=1)
+        if note:
+            put_text(ws.cell(r, 4), note).alignment = Alignment(indent=1)
+    # the shares of the spread a pull of 1 removes: sigma^2's and a small model's extra's
+    cell = constant_cell(ws, 5, 4, calibration.fitted()["own_runs_small_narrowing"])
+    cell.number_format = "0.0%"
+    book.place_cell("own_runs_small_narrowing", ws, cell.coordinate, named=True)
+    put_text(
+        ws.cell(5, 5),
+        "of sigma^2 and of a small model's extra sigma^2 at a pull of 1 "
+        "(fitted with whole organisations held out)",
+    ).alignment = Alignment(indent=1)
     columns = [Column(_PREFIX + c, head, unit, inputs=(None,) * MAX_ROWS, width=w)
                for c, head, unit, w in INPUT_COLUMNS]  # fmt: skip
     formulas = _formulas()
