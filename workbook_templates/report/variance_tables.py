@@ -29,7 +29,8 @@ BY_MONTH_COLUMNS = ["run_code", "scenario", "month", "plan_accelerator_hours",
                     "actual_accelerator_hours", "budget_usd", "actual_usd", "variance_usd",
                     *(f"{p}_usd" for p in PARTS)]  # fmt: skip
 #: The Variance sheet's first table: one row per run, to date.
-TO_DATE_COLUMNS = ["run_code", "scenario", "budget_usd", "actual_usd", "variance_usd",
+TO_DATE_COLUMNS = ["run_code", "scenario", "plan_accelerator_hours", "actual_accelerator_hours",
+                   "budget_usd", "actual_usd", "variance_usd",
                    *(f"{p}_usd" for p in PARTS)]  # fmt: skip
 #: The Variance sheet's unplanned spend: rows of run codes no plan in the budget has.
 UNPLANNED_COLUMNS = ["run_code", "month", "actual_accelerator_hours", "actual_usd", "source"]
@@ -112,6 +113,8 @@ def variance_tables(c, plans=None):
                **dict.fromkeys(TO_DATE_COLUMNS[2:], 0)}  # fmt: skip
         to_date.append(run)
         for v in variance:
+            run["plan_accelerator_hours"] += v.plan_hours
+            run["actual_accelerator_hours"] += v.actual_hours
             run["budget_usd"] += v.plan_cents
             run["actual_usd"] += v.actual_cents
             run["variance_usd"] += v.variance_cents
@@ -148,7 +151,7 @@ def variance_tables(c, plans=None):
     c.variance_totals = totals
     return {"variance": _dollars(pd.DataFrame(long, columns=VARIANCE_COLUMNS), ["amount_usd"]),
             "variance_to_date": _dollars(pd.DataFrame(to_date, columns=TO_DATE_COLUMNS),
-                                         TO_DATE_COLUMNS[2:]),
+                                         TO_DATE_COLUMNS[4:]),
             "variance_by_month": _dollars(pd.DataFrame(wide, columns=BY_MONTH_COLUMNS),
                                           BY_MONTH_COLUMNS[5:]),
             "unplanned": _dollars(pd.DataFrame(unplanned, columns=UNPLANNED_COLUMNS),

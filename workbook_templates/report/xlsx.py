@@ -137,9 +137,11 @@ _EMPTY = {
 }
 #: Widest a column gets on these sheets (longer text wraps): each sheet fits the page.
 _WIDE = {"source": 30, "run_code": 20, "detail": 40, "why": 40, "input_label": 28,
-         "scenario": 18, "file": 22, "sha256": 34, "item": 26, "check": 20, "month": 14, "unit": 14}  # fmt: skip
+         "scenario": 18, "file": 22, "sha256": 34, "item": 26, "check": 20, "month": 14,
+         "unit": 14}  # fmt: skip
 #: Sheets whose widest column takes what the others leave of the page.
-_SHEET_WIDE = {"Sources": {"detail": 58}, "Checks": {"detail": 56}}
+_SHEET_WIDE = {"Sources": {"detail": 58}, "Checks": {"detail": 56},
+               "Variance": {"budget_usd": 16, "scenario": 16}}  # fmt: skip
 #: The Runs sheet shows parameters and tokens in billions (the cells hold the exact figures).
 _IN_BILLIONS = ("total_params", "active_params", "training_tokens")
 
