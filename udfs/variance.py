@@ -28,6 +28,8 @@ the run goes on; once finished, its work to date minus the plan's hours). Then
 ``rate + that = actual cost - plan hours x price = V``. The five parts are rounded together
 to whole cents adding up to ``V`` exactly (:func:`udfs.schedule.split_cents`), so each
 month's parts, each run's to date and every total of them add up to the variance to the cent.
+(A month whose parts would pass 1e15 cents, beyond a float's whole cents, or a plan month of
+a cent over a vanishing number of hours, has its variance as rate only.)
 
 Worked example: a run planned for 1,000 accelerator-hours at $2 (200,000 cents) and 1e9 tokens
 in one month; it used 1,100 hours, was billed $2,420 (242,000 cents), processed 1.05e9
@@ -46,9 +48,13 @@ more tokens = 50 h x $2 = $100; the parts add up to the $420 the run cost over i
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from dataclasses import dataclass
 
 from .schedule import split_cents
+
+#: The largest part (cents) split as a float: beyond it a month's variance is all rate.
+_LARGEST_CENTS = 1e15
 
 __all__ = ["PARTS", "FINISHED", "PlanMonth", "ActualPoint", "VarianceMonth", "run_variance"]
 
@@ -121,19 +127,19 @@ def run_variance(plan, actuals, as_of):
     actuals : list of ActualPoint
         The run's months with actuals, each month at most once.
     as_of : datetime.date
-        The last month with actuals (of any run): the months of the plan up to it are
-        compared, a planned month without actuals counting as nothing used.
+        The last month with actuals (of any run): the months up to it are compared, a
+        planned month without actuals counting as nothing used; later months are left out.
 
     Returns
     -------
     list of VarianceMonth
-        One per month of the plan up to ``as_of`` and per month with actuals; the parts of
-        each add up to its variance to the cent.
+        One per month of the plan or with actuals, up to ``as_of``; the parts of each add up
+        to its variance to the cent.
     """
     plan_hours, price, hpt = _rates(plan)
     planned = {p.month: p for p in plan}
     actual = {a.month: a for a in actuals}
-    months = sorted({m for m in planned if m <= as_of} | set(actual))
+    months = sorted(m for m in planned.keys() | actual.keys() if m <= as_of)
     out, work, beyond, finished = [], 0.0, 0.0, False
     for m in months:
         p = planned.get(m) or PlanMonth(m, 0.0, 0, 0.0)
@@ -153,6 +159,8 @@ def run_variance(plan, actuals, as_of):
                    "efficiency": efficiency, "scope": grown_usd if has_tokens else 0.0,
                    "timing": timing}  # fmt: skip
         total = a.cost_cents - p.cost_cents
+        if not all(math.isfinite(x) and abs(x) < _LARGEST_CENTS for x in amounts.values()):
+            amounts = {**dict.fromkeys(PARTS, 0.0), "rate": float(total)}  # beyond a float
         cents = split_cents([amounts[k] / 100.0 for k in PARTS], total)
         cents[PARTS.index("rate")] += total - sum(cents)  # 0 but for a float's last digits
         out.append(VarianceMonth(m, p.hours, a.hours, p.cost_cents, a.cost_cents, p.tokens,
