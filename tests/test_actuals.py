@@ -114,8 +114,10 @@ _rows = st.lists(
 )  # fmt: skip
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])  # fmt: skip
+_SLOW_OK = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=_SLOW_OK)
 @given(_rows)
 def test_the_variance_of_generated_actuals_files_adds_up_to_the_cent(example, tmp_path, rows):
     """Plain actuals files of any hours, cents, tokens and statuses for the example run:
