@@ -138,9 +138,11 @@ def main():
         plain, focus = tmp / "actuals.csv", tmp / "focus.csv"
         plain_file(plain, runs)
         days = focus_file(focus, runs, FOCUS_ROWS)
-        print(f"{PLANNERS} planners saved by {saved_by}, {len(runs)} runs; plain actuals "
-              f"{len(runs) * 12:,} rows ({plain.stat().st_size / 1e6:.1f} MB); FOCUS export "
-              f"{FOCUS_ROWS:,} rows ({focus.stat().st_size / 1e6:.1f} MB, {days} days a run)")
+        print(
+            f"{PLANNERS} planners saved by {saved_by}, {len(runs)} runs; plain actuals "
+            f"{len(runs) * 12:,} rows ({plain.stat().st_size / 1e6:.1f} MB); FOCUS export "
+            f"{FOCUS_ROWS:,} rows ({focus.stat().st_size / 1e6:.1f} MB, {days} days a run)"
+        )
         cases = {"without actuals": (), "plain CSV": ("--actuals", plain),
                  "FOCUS export": ("--actuals", focus)}  # fmt: skip
         best = {}
