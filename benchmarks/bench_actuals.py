@@ -91,7 +91,8 @@ def focus_file(path, runs, rows):
         for i in range(rows - written):
             day = START + dt.timedelta(days=i % 365)
             w.writerow(["USD", f"{day}T00:00:00Z", f"{day + dt.timedelta(days=1)}T00:00:00Z",
-                        "Tax" if i % 2 else "Usage", "1.50", "1.50", "", "", "", "",
+                        "Tax" if i % 2 else "Usage", f"{1 + i / 100:.2f}", f"{1 + i / 100:.2f}",
+                        "", "", "", "",
                         "Other" if i % 2 else "Storage", "", ""])  # fmt: skip
     return days
 

@@ -238,6 +238,10 @@ BAD = {
     "a number with a thousands separator": (
         lambda p: _plain(p, f'{CODE},2027-03,100,"1,200.00",'),
         "row 2, column cost_usd: '1,200.00' is not a plain decimal number"),
+    "a figure past the bound": (
+        lambda p: _plain(p, f"{CODE},2027-03,100,1E16,"),
+        "row 2, column cost_usd: '1E16' is not a plain decimal number of magnitude at most 1e15",
+    ),
     "a status that is none": (lambda p: _plain(p, _OK + ",paused", header=PLAIN_HEADER + ",status"),
                               "row 2, column status: 'paused' is not one of"),
     "a formula for a run code": (lambda p: _plain(p, "=HYPERLINK(\"x\"),2027-03,1,1,"),

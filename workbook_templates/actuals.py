@@ -42,6 +42,7 @@ __all__ = [
     "MAX_ACTUALS_BYTES",
     "MAX_ACTUALS_ROWS",
     "MAX_FIELD_CHARS",
+    "MAX_ACTUALS_FIGURE",
     "MAX_LINES_SHOWN",
     "read_actuals",
     "join_actuals",
@@ -61,6 +62,9 @@ MAX_ACTUALS_ROWS = 2_000_000
 #: The longest field of an actuals file (characters): a FOCUS Tags or SkuPriceDetails JSON
 #: object; any other field is far shorter.
 MAX_FIELD_CHARS = 8192
+#: The largest figure (US$, hours, tokens) an actuals field may hold, in magnitude: beyond any
+#: run's, and sums of millions of them stay exact in whole cents.
+MAX_ACTUALS_FIGURE = 1e15
 #: The most bad rows listed, one line each (then how many more).
 MAX_LINES_SHOWN = 20
 #: The columns a plain actuals CSV must have, in any order.
@@ -179,15 +183,22 @@ class Problems:
 
 _NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]{1,3})?", re.ASCII)
 _MONTH = re.compile(r"([0-9]{4})-([0-9]{2})(?:-01)?", re.ASCII)
-NUMBER_RULE = "a plain decimal number (digits, one '.', an optional E exponent; no '+', '$' or ','"
-CURRENCY_RULE = re.compile(r"[A-Z]{3}", re.ASCII)
+NUMBER_RULE = (
+    "a plain decimal number of magnitude at most 1e15 (digits, one '.', an optional E "
+    "exponent; no '+', '$' or ','"
+)
 
 
 def decimal_of(text):
-    """The Decimal of a plain number (:data:`NUMBER_RULE`), else None."""
+    """The Decimal of a plain number (:data:`NUMBER_RULE`) of magnitude at most
+    :data:`MAX_ACTUALS_FIGURE`, else None."""
     if not _NUMBER.fullmatch(text):
         return None
-    return _decimal.Decimal(text)
+    value = _decimal.Decimal(text)
+    return value if abs(value) <= _LARGEST else None
+
+
+_LARGEST = _decimal.Decimal(str(MAX_ACTUALS_FIGURE))
 
 
 def month_of(text):
@@ -240,10 +251,6 @@ def _rows(path, data, problems):
     except UnicodeDecodeError as exc:
         problems.file(path, f"is not UTF-8 text (byte {exc.start:,})")
         return None
-    if max((len(line) for line in text.splitlines()), default=0) > MAX_ACTUALS_LINE_CHARS:
-        problems.file(path, f"has a line over {MAX_ACTUALS_LINE_CHARS:,} characters: not an "
-                            "actuals file")  # fmt: skip
-        return None
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader, None)
@@ -254,10 +261,6 @@ def _rows(path, data, problems):
         problems.file(path, "is empty: no header row")
         return None
     return [h.strip() for h in header], reader
-
-
-#: The longest line of an actuals file (characters): a few fields at their bound.
-MAX_ACTUALS_LINE_CHARS = 8 * MAX_FIELD_CHARS
 
 
 def _each_row(path, reader, width, problems):
@@ -273,13 +276,13 @@ def _each_row(path, reader, width, problems):
             problems.add(path, n + 1, None, f"not CSV ({exc})")
             return
         n += 1
-        if not fields or all(not f.strip() for f in fields):
+        if not any(fields) or (len(fields) == 1 and not fields[0].strip()):
             continue  # a blank line
         if len(fields) != width:
             problems.add(path, n, None, f"has {len(fields)} fields, the header {width}")
             continue
-        long = next((i for i, f in enumerate(fields) if len(f) > MAX_FIELD_CHARS), None)
-        if long is not None:
+        if max(map(len, fields)) > MAX_FIELD_CHARS:
+            long = next(i for i, f in enumerate(fields) if len(f) > MAX_FIELD_CHARS)
             problems.add(path, n, None, f"field {long + 1} is over {MAX_FIELD_CHARS:,} characters")
             continue
         yield n, fields

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal as _decimal
+import functools
+import hashlib
 import json
 import re
 
@@ -53,6 +55,7 @@ _HOUR_UNITS = ("hour", "hours", "hr", "hrs", "h")
 _GPU_HOUR_UNITS = ("gpu-hour", "gpu-hours", "gpu hour", "gpu hours", "gpuhours", "gpu-hrs")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # an export repeats its hours and days
 def _time(text):
     m = _TIME.fullmatch(text)
     if not m:
@@ -68,11 +71,12 @@ def _next_month(day):
     return _dt.datetime(day.year + day.month // 12, day.month % 12 + 1, 1)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _spans(start, end):
     """[(month, fraction)] of the charge period [start, end) by UTC calendar month."""
     first = _dt.datetime(start.year, start.month, 1)
     if end <= _next_month(first):
-        return [(first.date(), 1)]
+        return ((first.date(), 1),)
     total = (end - start).total_seconds()
     out, at = [], start
     while at < end:
@@ -84,7 +88,12 @@ def _spans(start, end):
             )
         )
         at = stop
-    return out
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=1 << 12)  # a run's tags repeat on its every row (never mutated)
+def _json(text):
+    return json.loads(text)
 
 
 class _Row:
@@ -120,7 +129,7 @@ class _Row:
         if text is None:
             return {}
         try:
-            value = json.loads(text)
+            value = _json(text)
         except (ValueError, RecursionError):
             self.bad(column, "is not JSON (a FOCUS key-value column holds a JSON object)")
         if not isinstance(value, dict):
@@ -202,7 +211,7 @@ def focus_entries(path, header, rows, currency, problems):
     at = {c: i for i, c in enumerate(header)}
     sums, seen, unallocated = {}, {}, _decimal.Decimal(0)
     for n, fields in rows:
-        key = tuple(fields)
+        key = hashlib.blake2b("\x1f".join(fields).encode(), digest_size=16).digest()
         if key in seen:
             problems.add(path, n, None, f"is the same as row {seen[key]}, field for field (a "
                                         "duplicate row would count twice)")  # fmt: skip
