@@ -469,11 +469,7 @@ def _run_checked(args, parsed):
         writers.join()
         progress.clear()
     _warnings(c)  # after the write: a failed write is one line too
-    for m in getattr(getattr(c, "actuals", None), "unplanned", []):
-        _err(
-            f"warning: {m.source}: run code {m.run_code} is in no budget run of these "
-            f"planners: its {m.month:%Y-%m} spend is shown as unplanned"
-        )
+    _unplanned_warnings(c)
     t = c.tables["totals"].iloc[0]
     print(
         f"Consolidated {len(c.budget_runs)} budget run(s) from {len(c.planners)} file(s): total "
@@ -505,3 +501,21 @@ def _actuals_line(c):
         f"{usd(t['budget'] / 100)} planned, variance {usd(t['variance'] / 100)} ({parts}); "
         f"unplanned {usd(t['unplanned'] / 100)}, unallocated {usd(t['unallocated'] / 100)}."
     )
+
+
+def _unplanned_warnings(c):
+    """One ``warning:`` line per unplanned run and month (at most MAX_LINES_SHOWN, then how
+    many more), on stderr."""
+    from ..actuals import MAX_LINES_SHOWN
+
+    unplanned = getattr(getattr(c, "actuals", None), "unplanned", [])
+    for m in unplanned[:MAX_LINES_SHOWN]:
+        _err(
+            f"warning: {m.source}: run code {m.run_code} is in no budget run of these "
+            f"planners: its {m.month:%Y-%m} spend is shown as unplanned"
+        )
+    if len(unplanned) > MAX_LINES_SHOWN:
+        _err(
+            f"warning: ... and {len(unplanned) - MAX_LINES_SHOWN:,} more unplanned run "
+            "month(s): see the Variance sheet"
+        )
