@@ -4,18 +4,20 @@ The master check (:attr:`Consolidation.master_status`) is the worst of them. WAR
 something needs a human look: a column without a budget status (an older planner), a blank
 status counted as Proposed, the same scenario in two files, a typed MFU above the calibrated
 P90 MFU or a typed throughput override in a budget run, a saved value that differs from the engine,
-a value typed over a formula, a budget run without a start date. ERROR: a file left out.
+a value typed over a formula, a budget run without a start date, a run typed Approved without
+its reference, date, approver or approved amount (counted as Proposed), an Approved run whose
+P50 is over its approved amount. ERROR: a file left out.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from udfs import calibration, plan
+from udfs import calibration, plan, schedule
 from udfs.validation import is_blank
 
 from ..planner.checks import NEVER_DEFAULT, PLACEHOLDER_NAME
-from .consolidate import UNKNOWN_STATUS, Q
+from .consolidate import APPROVAL_INCOMPLETE, APPROVAL_WORDS, UNKNOWN_STATUS, Q
 
 __all__ = ["checks_table", "duplicate_text"]
 
@@ -206,15 +208,35 @@ def _defaults(rows, c):
 
 
 def _approvals(rows, c):
-    """WARN for an Approved run without an approval reference and date."""
-    for r in c.budget_runs:
-        if r.status != "Approved":
-            continue
-        inputs = r.scenario.inputs
-        if inputs.get("approval_ref") in (None, "") or inputs.get("approval_date") in (None, ""):
+    """WARN for a run typed Approved without its reference, date, approver or approved
+    amount (counted as Proposed), and for one whose P50 is over its approved amount."""
+    from .tables import run_cents
+
+    approved, before = [r for r in c.budget_runs if r.typed_approved], len(rows)
+    for r in approved:
+        sc = r.scenario
+        if r.approval_missing:
+            words = ", ".join(APPROVAL_WORDS[n] for n in r.approval_missing)
+            cells = [sc.cells[n] for n in r.approval_missing if n in sc.cells]
+            where = (f" ({cells[0]}" + "".join(f", {c.cell}" for c in cells[1:]) + ")"
+                     if cells else " (an older planner, without these rows)")  # fmt: skip
             rows.add("Approval", "WARN",
-                     f"scenario {r.scenario.name!r} is Approved without an approval reference "
-                     "and date: shown as 'Approved (no reference)'", r.scenario.path)  # fmt: skip
+                     f"scenario {sc.name!r} is typed Approved without its {words}{where}: "
+                     f"counted as Proposed, on the line '{APPROVAL_INCOMPLETE}'", sc.path)  # fmt: skip
+        amount = sc.inputs.get("approved_amount_usd")
+        if amount in (None, ""):
+            continue
+        p50, limit = run_cents(r).total_p50, schedule.to_cents(amount)
+        if p50 > limit:
+            rows.add("Within the approved amount", "WARN",
+                     f"scenario {sc.name!r}: P50 total cost US$ {schedule.usd(p50):,.2f} is "
+                     f"over its approved amount US$ {schedule.usd(limit):,.2f} "
+                     f"({sc.cells['approved_amount_usd']}) by US$ "
+                     f"{schedule.usd(p50 - limit):,.2f}", sc.path)  # fmt: skip
+    if approved and len(rows) == before:
+        rows.add("Approval", "OK",
+                 "every run typed Approved has its reference, date, approver and approved "
+                 "amount, and a P50 within it")  # fmt: skip
 
 
 def checks_table(c, mismatches):

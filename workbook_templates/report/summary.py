@@ -123,7 +123,7 @@ HEADLINE = (
      "to hold back above the estimate"),
     ("handoff_approved", "Approved", "approved_total_cost_usd", "P50, Approved runs"),
     ("handoff_proposed", "Proposed", "proposed_total_cost_usd",
-     "P50, Proposed runs (a blank status counts as Proposed)"),
+     "P50, Proposed runs (a blank status or an incomplete approval counts as Proposed)"),
 )  # fmt: skip
 #: What the total includes and excludes, said on page 1.
 SCOPE = (
@@ -273,8 +273,10 @@ def _budget_view(ws, c, row):
     blocks.append((row, 5))
     row = _section(ws, row, "Budget by run",
                    "Approved and Proposed runs (a blank status counts as Proposed), with a "
-                   "subtotal each; P90 and contingency from the calibrated ranges; compute and "
-                   "electricity on the Costs sheet.", _BUDGET_CHARS)  # fmt: skip
+                   "subtotal each; a run typed Approved without its reference, date, approver "
+                   "or approved amount counts as Proposed, on a line of its own; P90 and "
+                   "contingency from the calibrated ranges; compute and electricity on the "
+                   "Costs sheet.", _BUDGET_CHARS)  # fmt: skip
     budget = tables["budget"][_BY_RUN]
     if len(budget):
         row = write_table(ws, budget, row, totals="Total in the budget", additive=_MONEY,
