@@ -61,7 +61,7 @@ def test_an_incomplete_approval_counts_as_proposed_on_a_line_of_its_own(handoff)
     assert runs["Complete"]["budget_status"] == runs["Over"]["budget_status"] == "Approved"
     budget = _by_scenario(folder, "budget")
     assert budget["Half approved"]["budget_status"] == INCOMPLETE
-    assert budget["Half approved"]["approval"] == "missing: approver, approved amount"
+    assert budget["Half approved"]["approval"] == "missing: approver, amount"
     assert budget["Complete"]["approval"] == "CFO-2027-01 (2027-01-04)"
     assert budget["Complete"]["approver"] == "CFO"
     assert float(budget["Complete"]["approved_amount_usd"]) == 1e9
@@ -87,7 +87,7 @@ def test_the_budget_sheet_subtotals_the_incomplete_approvals_apart(handoff):
     wb = openpyxl.load_workbook(handoff / "h.xlsx")
     texts = [c.value for row in wb["Budget"].iter_rows() for c in row if c.value is not None]
     assert texts.index("Subtotal: Approved") < texts.index(f"Subtotal: {INCOMPLETE}")
-    assert "missing: approver, approved amount" in texts
+    assert "missing: approver, amount" in texts
     summary = [c.value for row in wb["Summary"].iter_rows() for c in row if c.value is not None]
     assert INCOMPLETE in summary  # page 1's budget by status has the line
 

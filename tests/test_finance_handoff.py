@@ -120,7 +120,7 @@ def test_defaults_nobody_typed_and_approvals_without_reference_are_warned(handof
     assert len(approvals) == 1 and "'Custom 3'" in approvals[0]["detail"]
     budget = {r["scenario"]: r for r in read_csv(handoff / "csv", "budget")}
     assert budget["Custom 3"]["approval"] == (
-        "missing: reference, date, approver, approved amount")
+        "missing: reference, date, approver, amount")
     assert budget["Early"]["approval"] == "CFO-2027-01 (2027-01-04)"
     assert budget["Late"]["approval"] == ""
     blank = {(b["scenario"], b["input"]) for b in read_csv(handoff / "csv", "blank_inputs")}
@@ -145,7 +145,7 @@ def test_the_workbook_names_the_approval_and_keeps_a_total_row(handoff):
     wb = openpyxl.load_workbook(handoff / "h.xlsx")
     texts = [c.value for row in wb["Budget"].iter_rows() for c in row if c.value is not None]
     assert "Subtotal: Proposed (approval incomplete)" in texts
-    assert "missing: reference, date, approver, approved amount" in texts
+    assert "missing: reference, date, approver, amount" in texts
     assert "Total in the budget" in texts
     texts = [c.value for row in wb["Summary"].iter_rows() for c in row if c.value is not None]
     assert "Total in the budget" in texts

@@ -88,7 +88,7 @@ IN_BUDGET = ("Approved", "Proposed", UNKNOWN_STATUS)
 APPROVAL_INPUTS = ("approval_ref", "approval_date", "approver", "approved_amount_usd")
 #: How the hand-off names each of :data:`APPROVAL_INPUTS` (the budget's approval column).
 APPROVAL_WORDS = {"approval_ref": "reference", "approval_date": "date", "approver": "approver",
-                  "approved_amount_usd": "approved amount"}  # fmt: skip
+                  "approved_amount_usd": "amount"}  # fmt: skip
 #: The budget line (its own subtotal) of the runs typed Approved whose approval is incomplete.
 APPROVAL_INCOMPLETE = "Proposed (approval incomplete)"
 

@@ -138,7 +138,7 @@ COLUMN_NOTES = {
               "as Proposed)",
     "approval": "an Approved run's reference and date; for a run typed Approved without its "
                 "reference, date, approver or approved amount (counted as Proposed), what is "
-                "missing ('missing: approver, approved amount')",
+                "missing ('missing: approver, amount')",
     "approver": "who approved the run (typed on the planner)",
     "approved_amount_usd": "the amount approved, US$ (typed on the planner); a P50 total cost "
                            "over it is a WARN on checks.csv",

@@ -34,6 +34,7 @@ from .layout import (
     setup_print,
     write_table,
 )
+from .consolidate import APPROVAL_INCOMPLETE
 from .tables import UNSCHEDULED, with_unscheduled
 
 __all__ = ["write_summary", "write_budget", "period_name", "SHEET_GUIDE", "HEADLINE"]
@@ -123,7 +124,7 @@ HEADLINE = (
      "to hold back above the estimate"),
     ("handoff_approved", "Approved", "approved_total_cost_usd", "P50, Approved runs"),
     ("handoff_proposed", "Proposed", "proposed_total_cost_usd",
-     "P50, Proposed runs (a blank status or an incomplete approval counts as Proposed)"),
+     "P50, Proposed runs (blank status, incomplete approval)"),
 )  # fmt: skip
 #: What the total includes and excludes, said on page 1.
 SCOPE = (
@@ -236,6 +237,9 @@ def _management(ws, c, generated):
                       totals="Total in the budget", additive=("runs", *_MONEY))  # fmt: skip
     for j, text in enumerate(("P50", "P90", "Contingency"), start=3):  # short: one line
         put(ws, head, j, text)
+    for (cell,) in ws.iter_rows(min_row=head + 1, max_row=row, max_col=1):
+        if cell.value == APPROVAL_INCOMPLETE:  # the longest line's name: on two lines
+            realign(cell, wrap_text=True)
     first = _MONTHS[c.fiscal_year_start - 1]
     blocks = [(row + 2, 4)]  # the periods' title, header and first rows: never split
     row = _section(ws, row + 2, f"By fiscal year and quarter (Q1 starts in {first})")

@@ -126,7 +126,7 @@ def _key(r):
 
 def approval(r):
     """The approval as the hand-off shows it: the reference and date; for a run typed Approved
-    whose approval is incomplete, what is missing ("missing: approver, approved amount");
+    whose approval is incomplete, what is missing ("missing: approver, amount");
     blank for a run not typed Approved."""
     if r.approval_missing:
         return "missing: " + ", ".join(APPROVAL_WORDS[n] for n in r.approval_missing)
