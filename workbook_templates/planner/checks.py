@@ -63,7 +63,8 @@ _PER_SCENARIO = (  # the first failing check is the cause an ERROR names
      "{grams_co2_per_kwh_used}>=0,{checkpoint_bytes_per_param_used}>0,"
      "{other_costs_usd_used}>=0)"),
     ("Approved amount > 0 (or blank)",
-     "=OR(LEN({approved_amount_usd})=0,N({approved_amount_usd})>0)"),
+     "=IF(ISNUMBER({approved_amount_usd}),{approved_amount_usd}>0,"
+     "LEN({approved_amount_usd})=0)"),
     ("Pricing basis is rental all-in, rental plus power or owned (or blank)",
      "=OR(LEN({pricing_basis})=0,ISNUMBER(MATCH({pricing_basis},pricing_bases,0)))"),
     ("Total and active parameters >= 1E6 (Inputs rows {row:total_params} and "
@@ -117,8 +118,9 @@ _WARNINGS = (
      '=OR({budget_status_used}<>"Approved",AND(LEN({approval_ref})>0,'
      "ISNUMBER({approval_date}),LEN({approver})>0,ISNUMBER({approved_amount_usd})))"),
     ("Approved: the total cost (P50) is within the approved amount",
-     '=OR({budget_status_used}<>"Approved",NOT(ISNUMBER({approved_amount_usd})),'
-     "NOT(ISNUMBER({total_cost_usd})),ROUND({total_cost_usd},2)<=ROUND({approved_amount_usd},2))"),
+     '=IF(AND({budget_status_used}="Approved",ISNUMBER({approved_amount_usd}),'
+     "ISNUMBER({total_cost_usd})),ROUND({total_cost_usd},2)<=ROUND({approved_amount_usd},2),"
+     "TRUE)"),
 )  # fmt: skip
 
 

@@ -207,11 +207,10 @@ def _defaults(rows, c):
                  "every budget run has its own name, owner, price and start date")  # fmt: skip
 
 
-def _approvals(rows, c):
+def _approvals(rows, c, p50_cents):
     """WARN for a run typed Approved without its reference, date, approver or approved
-    amount (counted as Proposed), and for one whose P50 is over its approved amount."""
-    from .tables import run_cents
-
+    amount (counted as Proposed), and for one whose P50 (``p50_cents(run)``: its total in
+    whole cents, as the budget has it) is over its approved amount."""
     approved, before = [r for r in c.budget_runs if r.typed_approved], len(rows)
     for r in approved:
         sc = r.scenario
@@ -226,7 +225,7 @@ def _approvals(rows, c):
         amount = sc.inputs.get("approved_amount_usd")
         if amount in (None, ""):
             continue
-        p50, limit = run_cents(r).total_p50, schedule.to_cents(amount)
+        p50, limit = p50_cents(r), schedule.to_cents(amount)
         if p50 > limit:
             rows.add("Within the approved amount", "WARN",
                      f"scenario {sc.name!r}: P50 total cost US$ {schedule.usd(p50):,.2f} is "
@@ -239,8 +238,9 @@ def _approvals(rows, c):
                  "amount, and a P50 within it")  # fmt: skip
 
 
-def checks_table(c, mismatches):
-    """The Checks table of a consolidation."""
+def checks_table(c, mismatches, p50_cents):
+    """The Checks table of a consolidation; ``p50_cents(run)`` is a budget run's P50 total
+    in whole cents (the tables' rounding)."""
     rows = _Rows()
     _files(rows, c)
     _statuses(rows, c)
@@ -250,5 +250,5 @@ def checks_table(c, mismatches):
     _formulas(rows, c)
     _schedule(rows, c)
     _defaults(rows, c)
-    _approvals(rows, c)
+    _approvals(rows, c, p50_cents)
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -521,7 +521,7 @@ def build_tables(c):
         "files": _files(c),
         "sources": sources_table(c),
     }  # fmt: skip
-    tables["checks"] = checks_table(c, mismatches)
+    tables["checks"] = checks_table(c, mismatches, lambda r: run_cents(r).total_p50)
     return tables
 
 
