@@ -88,8 +88,8 @@ def test_every_csv_is_stamped_and_has_no_total_row(handoff):
             assert not any(v in ("Total", "Total in the budget") or v.startswith("Subtotal")
                            for v in row[:3]), (name, row)  # fmt: skip
     status = read_csv(folder, "status_totals")
-    assert [r["budget_status"] for r in status] == ["Approved", "Proposed",
-                                                    "Proposed (approval incomplete)"]
+    lines = ["Approved", "Proposed", "Proposed (approval incomplete)"]
+    assert [r["budget_status"] for r in status] == lines
     readme = (folder / "README.txt").read_text(encoding="utf-8")
     for name in report.CSV_FILES:
         assert f"{name}.csv: " in readme
@@ -119,8 +119,7 @@ def test_defaults_nobody_typed_and_approvals_without_reference_are_warned(handof
     approvals = [c for c in checks if c["check"] == "Approval"]
     assert len(approvals) == 1 and "'Custom 3'" in approvals[0]["detail"]
     budget = {r["scenario"]: r for r in read_csv(handoff / "csv", "budget")}
-    assert budget["Custom 3"]["approval"] == (
-        "missing: reference, date, approver, amount")
+    assert budget["Custom 3"]["approval"] == ("missing: reference, date, approver, amount")
     assert budget["Early"]["approval"] == "CFO-2027-01 (2027-01-04)"
     assert budget["Late"]["approval"] == ""
     blank = {(b["scenario"], b["input"]) for b in read_csv(handoff / "csv", "blank_inputs")}

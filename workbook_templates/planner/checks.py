@@ -4,9 +4,9 @@ Every check cell is TRUE (passes) or FALSE. A failed check is an ERROR (a number
 wrong); a failed warning is a WARN (something needs a human look: a typed MFU above the
 calibrated P90 MFU or a throughput override in a column counted in the budget, a filled
 column without a budget status, an Approved column without its reference, date, approver or
-approved amount, or whose total cost is over the approved amount). ``master_check`` is TRUE when nothing fails (OK or WARN);
-``master_status`` reads "OK", "WARN" or "ERROR"; only FALSE and error cells are coloured
-as failures.
+approved amount, or whose total cost is over the approved amount). ``master_check`` is TRUE
+when nothing fails (OK or WARN); ``master_status`` reads "OK", "WARN" or "ERROR"; only FALSE
+and error cells are coloured as failures.
 """
 
 from __future__ import annotations

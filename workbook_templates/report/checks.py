@@ -221,7 +221,8 @@ def _approvals(rows, c, p50_cents):
                      if cells else " (an older planner, without these rows)")  # fmt: skip
             rows.add("Approval", "WARN",
                      f"scenario {sc.name!r} is typed Approved without its {words}{where}: "
-                     f"counted as Proposed, on the line '{APPROVAL_INCOMPLETE}'", sc.path)  # fmt: skip
+                     f"counted as Proposed, on the line '{APPROVAL_INCOMPLETE}'",
+                     sc.path)  # fmt: skip
         amount = sc.inputs.get("approved_amount_usd")
         if amount in (None, ""):
             continue

@@ -20,6 +20,7 @@ from openpyxl.workbook.defined_name import DefinedName
 from udfs import __version__
 
 from ..sheetkit import GLOSSARY
+from .consolidate import APPROVAL_INCOMPLETE
 from .layout import (
     STYLES,
     USD,
@@ -34,7 +35,6 @@ from .layout import (
     setup_print,
     write_table,
 )
-from .consolidate import APPROVAL_INCOMPLETE
 from .tables import UNSCHEDULED, with_unscheduled
 
 __all__ = ["write_summary", "write_budget", "period_name", "SHEET_GUIDE", "HEADLINE"]

@@ -526,8 +526,9 @@ def build_tables(c):
 
 
 def expense_class(r, account):
-    """"capex" for the compute of a run priced as owned (the ownership equivalent: the
-    depreciation of owned capacity), else "opex" (rented compute, electricity, other costs)."""
+    """The expense class of a run's account: capex for the compute of a run priced as owned
+    (the ownership equivalent: the depreciation of owned capacity), else opex (rented
+    compute, electricity, other costs)."""
     basis = r.scenario.inputs.get("pricing_basis")
     owned = isinstance(basis, str) and basis.strip().lower() == PRICING_BASES[2]
     return "capex" if owned and account == "compute" else "opex"
