@@ -125,7 +125,7 @@ FILE_COLUMN_NOTES = {
 }  # fmt: skip
 #: Meanings of the columns that are not a quantity of udfs.quantities.
 COLUMN_NOTES = {
-    "run_id": "stable id of a run (R- and 10 hex digits) from its name, owner and inputs: "
+    "run_id": "stable id of a run (R- and 10 hex digits) from its name, owner and typed inputs: "
               "the same in every file, independent of the file path and column letter",
     "file": "the planner file as given on the command line",
     "column": "the planner's scenario column letter",
