@@ -17,7 +17,7 @@ from udfs import calibration, plan, schedule
 from udfs.validation import is_blank
 
 from ..planner.checks import NEVER_DEFAULT, PLACEHOLDER_NAME
-from .consolidate import APPROVAL_INCOMPLETE, UNKNOWN_STATUS, Q
+from .consolidate import APPROVAL_INCOMPLETE, APPROVAL_WORDS, UNKNOWN_STATUS, Q
 
 __all__ = ["checks_table", "duplicate_text"]
 
@@ -215,14 +215,13 @@ def _approvals(rows, c, p50_cents):
     for r in approved:
         sc = r.scenario
         if r.approval_missing:
-            words = ", ".join(Q[n].label.lower() for n in r.approval_missing)
+            words = ", ".join(APPROVAL_WORDS[n] for n in r.approval_missing)
             cells = [sc.cells[n] for n in r.approval_missing if n in sc.cells]
             where = (f" ({cells[0]}" + "".join(f", {c.cell}" for c in cells[1:]) + ")"
                      if cells else " (an older planner, without these rows)")  # fmt: skip
             rows.add("Approval", "WARN",
-                     f"scenario {sc.name!r} is typed Approved without its {words}{where}: "
-                     f"counted as Proposed, on the line '{APPROVAL_INCOMPLETE}'",
-                     sc.path)  # fmt: skip
+                     f"scenario {sc.name!r}: Approved without its {words}{where}: counted as "
+                     f"{APPROVAL_INCOMPLETE}", sc.path)  # fmt: skip
         amount = sc.inputs.get("approved_amount_usd")
         if amount in (None, ""):
             continue
