@@ -22,7 +22,7 @@ one child at a time), time is its wall clock, best of 3, followed by the time sp
   546 MB of CSV before);
 - the crafted planners of the package-wide bounds (made by ``tests/helpers_hostile.py``),
   each to be refused under 30 s and :data:`~workbook_templates.report.pool.READER_PEAK_MB`
-  (400 MB): 38 sheet entries on one worksheet part whose row 12 holds 999,000 empty cells
+  (400 MB): 38 sheet entries on one worksheet part whose accelerators row holds 999,000 empty cells
   (a part read once per entry would take minutes); a row of 999,000 empty ``<c/>``;
   725,000 defined names; both together; 50 parts of 999,000 ``<x/>`` each.
 

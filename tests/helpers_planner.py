@@ -32,7 +32,8 @@ DEFAULTS_WARNING = "In the budget: name, owner, price and start date typed"
 STATE_VARIANTS = {
     "state-ok.xlsx": (
         {3: {**TYPED_MFU, **CHOSEN, "budget_status": "Approved",
-             "approval_ref": "CFO-2027-03", "approval_date": dt.datetime(2027, 1, 5)},
+             "approval_ref": "CFO-2027-03", "approval_date": dt.datetime(2027, 1, 5),
+             "approver": "CFO", "approved_amount_usd": 1e12},
          4: {**CUSTOM_PLAN, "scenario_name": "Not in the budget", "budget_status": "Excluded"},
          5: {**CUSTOM_PLAN, **CHOSEN, "scenario_name": "Calibrated",
              "budget_status": "Proposed"}},
@@ -46,7 +47,7 @@ STATE_VARIANTS = {
         {5: {**TYPED_MFU, **CHOSEN, "mfu": None, "effective_tflops_input": 450.0,
              "budget_status": "Approved"}},
         "WARN", {"In the budget: no effective TFLOP/s override": [5],
-                 "Approved has an approval reference and date": [5]},
+                 "Approved has its reference, date, approver and approved amount": [5]},
     ),
     "state-warn-status.xlsx": (
         {6: {**TYPED_MFU, **CHOSEN}},

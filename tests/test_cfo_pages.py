@@ -14,7 +14,7 @@ import openpyxl
 import pytest
 from test_handoff_budget import _overlaps, _pages, expected, read_csv, run, with_references
 from test_print import printed_words, small_words, unprinted_words
-from test_report_fixtures import PLAN_A, PLAN_B, PLAN_C, set_cell
+from test_report_fixtures import APPROVAL, PLAN_A, PLAN_B, PLAN_C, set_cell
 
 from udfs import calibration
 from workbook_templates.planner.checks import NEVER_DEFAULT
@@ -41,7 +41,7 @@ def four_runs(template, tmp_path_factory):
     if find_soffice() is None:
         pytest.skip("LibreOffice not installed")
     d = tmp_path_factory.mktemp("four")
-    moe = dict(PLAN_A, budget_status="Approved", owner="LLM team",
+    moe = dict(PLAN_A, **APPROVAL, budget_status="Approved", owner="LLM team",
                scenario_name="MoE 671B on owned B200s, second attempt")  # fmt: skip
     a = with_references(template, d / "team-a.xlsx",
                         [moe, dict(PLAN_B, budget_status="Proposed", owner="R")])  # fmt: skip
@@ -135,7 +135,8 @@ def test_the_glossary_quotes_the_calibrated_mfu(generated_templates):
 #: Two budget runs and one without a start date: Approved from Feb 2027, Proposed from Jun 2027
 #: (the price left blank: the $2.00 default), a Proposed one with no start date.
 CFO_PLANS = [
-    dict(PLAN_A, budget_status="Approved", owner="LLM team", start_date=dt.date(2027, 2, 10)),
+    dict(PLAN_A, **APPROVAL, budget_status="Approved", owner="LLM team",
+         start_date=dt.date(2027, 2, 10)),
     dict(PLAN_B, budget_status="Proposed", owner="Research", start_date=dt.date(2027, 6, 1),
          usd_per_accelerator_hour=None),
     dict(PLAN_C, budget_status="Proposed"),

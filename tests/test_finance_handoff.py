@@ -19,6 +19,7 @@ from workbook_templates import report
 #: Two runs a year apart: the months between them spend nothing.
 EARLY = {**PLAN_B, "scenario_name": "Early", "owner": "Team E", "budget_status": "Approved",
          "approval_ref": "CFO-2027-01", "approval_date": dt.datetime(2027, 1, 4),
+         "approver": "CFO", "approved_amount_usd": 1e9,
          "start_date": dt.datetime(2027, 2, 1)}  # fmt: skip
 LATE = {**PLAN_A, "scenario_name": "Late", "owner": "Team L", "budget_status": "Proposed",
         "start_date": dt.datetime(2027, 11, 1)}  # fmt: skip
@@ -57,7 +58,9 @@ def test_every_month_between_the_first_and_the_last_is_listed(handoff):
 def test_the_long_format_export_adds_up_to_the_cent(handoff):
     rows = read_csv(handoff / "csv", "fpa")
     assert list(rows[0]) == ["run_id", "month", "fiscal_year", "quarter", "status", "account",
-                             "p50_usd", "p90_usd", "template_version", "as_of_date"]  # fmt: skip
+                             "cost_centre", "gl_account", "expense_class", "currency",
+                             "accelerator_hours", "rate", "p50_usd", "p90_usd",
+                             "template_version", "as_of_date"]  # fmt: skip
     totals = read_csv(handoff / "csv", "totals")[0]
     cents = sum(round(float(r["p50_usd"]) * 100) for r in rows)
     assert cents == round(float(totals["total_cost_usd"]) * 100)
@@ -85,7 +88,8 @@ def test_every_csv_is_stamped_and_has_no_total_row(handoff):
             assert not any(v in ("Total", "Total in the budget") or v.startswith("Subtotal")
                            for v in row[:3]), (name, row)  # fmt: skip
     status = read_csv(folder, "status_totals")
-    assert [r["budget_status"] for r in status] == ["Approved", "Proposed"]
+    lines = ["Approved", "Proposed", "Proposed (approval incomplete)"]
+    assert [r["budget_status"] for r in status] == lines
     readme = (folder / "README.txt").read_text(encoding="utf-8")
     for name in report.CSV_FILES:
         assert f"{name}.csv: " in readme
@@ -115,7 +119,7 @@ def test_defaults_nobody_typed_and_approvals_without_reference_are_warned(handof
     approvals = [c for c in checks if c["check"] == "Approval"]
     assert len(approvals) == 1 and "'Custom 3'" in approvals[0]["detail"]
     budget = {r["scenario"]: r for r in read_csv(handoff / "csv", "budget")}
-    assert budget["Custom 3"]["approval"] == "Approved (no reference)"
+    assert budget["Custom 3"]["approval"] == ("missing: reference, date, approver, amount")
     assert budget["Early"]["approval"] == "CFO-2027-01 (2027-01-04)"
     assert budget["Late"]["approval"] == ""
     blank = {(b["scenario"], b["input"]) for b in read_csv(handoff / "csv", "blank_inputs")}
@@ -139,7 +143,9 @@ def test_billions_typed_are_refused_in_one_line_naming_the_cells(template, tmp_p
 def test_the_workbook_names_the_approval_and_keeps_a_total_row(handoff):
     wb = openpyxl.load_workbook(handoff / "h.xlsx")
     texts = [c.value for row in wb["Budget"].iter_rows() for c in row if c.value is not None]
-    assert "Approved (no reference)" in texts and "Total in the budget" in texts
+    assert "Subtotal: Proposed (approval incomplete)" in texts
+    assert "missing: reference, date, approver, amount" in texts
+    assert "Total in the budget" in texts
     texts = [c.value for row in wb["Summary"].iter_rows() for c in row if c.value is not None]
     assert "Total in the budget" in texts
 

@@ -42,6 +42,9 @@ PRICING = {
         "other_costs_usd": 1e6},
     6: {**PRICED, "scenario_name": "Basis blank"},
 }  # fmt: skip
+#: Everything an approval needs; the amount is far above the plan's cost.
+COMPLETE_APPROVAL = {"approval_ref": "FIN-2027-016", "approval_date": dt.datetime(2027, 1, 6),
+                     "approver": "CFO", "approved_amount_usd": 5e8}  # fmt: skip
 VARIANTS = {
     "fin-pricing.xlsx": (PRICING, 4),
     "fin-billions.xlsx": ({3: BILLIONS}, 4),
@@ -55,6 +58,8 @@ VARIANTS = {
                 "approval_date": dt.datetime(2027, 1, 5),
             },
             5: {**APPROVED, "approval_ref": "FIN-2027-015"},
+            6: {**APPROVED, **COMPLETE_APPROVAL},
+            7: {**APPROVED, **COMPLETE_APPROVAL, "approved_amount_usd": 1000},
         },
         None,
     ),
@@ -209,13 +214,34 @@ def test_defaults_in_use_show_greyed_on_calculations(generated_templates):
         assert grey[first] == f"ISBLANK(Inputs!{inp.replace('$', '').split(':')[0]})", name
 
 
-def test_approved_without_reference_and_date_is_a_warn(finance_variants):
+def test_approved_without_its_whole_approval_is_a_warn(finance_variants):
     wb = finance_variants["fin-approval.xlsx"]
     assert row_values(wb, "master_status") == ["WARN"]
-    _, cols = _check(wb, "Approved has an approval reference and date")
-    # Custom 1: Approved without either; Custom 2: with both; Custom 3: the reference only
-    assert [is_true(v) for v in cols[3:6]] == [False, True, False]
+    _, cols = _check(wb, "Approved has its reference, date, approver and approved amount")
+    # Custom 1: nothing; Custom 2: reference and date; Custom 3: the reference only; Custom 4
+    # and 5: all four (the hand-off counts the first three as Proposed)
+    assert [is_true(v) for v in cols[3:8]] == [False, False, False, True, True]
     assert row_values(wb, "approval_ref")[4] == "FIN-2027-014"
+
+
+def test_approved_over_its_amount_is_a_warn(finance_variants):
+    wb = finance_variants["fin-approval.xlsx"]
+    _, cols = _check(wb, "Approved: the total cost (P50) is within the approved amount")
+    assert [is_true(v) for v in cols[3:8]] == [True, True, True, True, False]
+    assert row_values(wb, "total_cost_usd")[7] > 1000  # Custom 5: approved for US$1,000
+    all_cell, cols = _check(wb, "Approved amount > 0 (or blank)")
+    assert is_true(all_cell)
+
+
+def test_planner_and_handoff_agree_on_the_approvals(generated_templates, tmp_path):
+    """The hand-off counts as Proposed exactly the columns the planner warns about."""
+    from workbook_templates import report
+
+    made = make_variants(generated_templates[PLANNER], tmp_path)
+    (path,) = [p for p in made if p.name == "fin-approval.xlsx"]
+    runs = sorted(report.consolidate([path]).budget_runs, key=lambda r: r.scenario.index)
+    assert [r.status for r in runs] == ["Proposed"] * 3 + ["Approved"] * 2
+    assert [bool(r.approval_missing) for r in runs] == [True] * 3 + [False] * 2
 
 
 # -- 9. no hard-coded figures in the planner's formulas ----------------------------------------

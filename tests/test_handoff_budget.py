@@ -18,7 +18,7 @@ import subprocess
 import openpyxl
 import pytest
 from helpers_report import run_report
-from test_report_fixtures import PLAN_A, PLAN_B, PLAN_C, PLANNER, fill, set_cell
+from test_report_fixtures import APPROVAL, PLAN_A, PLAN_B, PLAN_C, PLANNER, fill, set_cell
 
 from udfs import calibration, plan
 from udfs.quantities import PLAN_INPUTS
@@ -106,7 +106,7 @@ def test_a_filled_custom_column_is_the_whole_budget(template, tmp_path, capsys):
 
 
 def test_reference_and_excluded_never_reach_the_totals(template, tmp_path):
-    plans = [dict(PLAN_A, budget_status="Approved", owner="LLM team"),
+    plans = [dict(PLAN_A, **APPROVAL, budget_status="Approved", owner="LLM team"),
              dict(PLAN_B, budget_status="Excluded"),
              dict(PLAN_C, budget_status="Proposed", start_date=dt.date(2026, 3, 1))]  # fmt: skip
     p = with_references(template, tmp_path / "p.xlsx", plans)
@@ -171,7 +171,7 @@ def test_an_older_planner_is_read_with_status_unknown(template, tmp_path, capsys
 
 
 def test_fiscal_years_start_in_the_month_given(template, tmp_path):
-    late = dict(PLAN_A, budget_status="Approved", start_date=dt.date(2026, 3, 10))
+    late = dict(PLAN_A, **APPROVAL, budget_status="Approved", start_date=dt.date(2026, 3, 10))
     p = with_references(template, tmp_path / "p.xlsx", [late])
     assert run(p, "--csv", tmp_path / "csv", "--fiscal-year-start", "4") == 0
     monthly = read_csv(tmp_path / "csv", "monthly")
@@ -394,7 +394,7 @@ def _period_totals(ws):
 def test_every_period_table_adds_up_to_the_budget_total(template, tmp_path):
     """Reviewer's case: a budget run without a start date is in the budget total; each
     period table has an "Unscheduled (no start date)" row so that its total is that total."""
-    plans = [dict(PLAN_A, budget_status="Approved"), PLAN_C]  # PLAN_C: no start date
+    plans = [dict(PLAN_A, **APPROVAL, budget_status="Approved"), PLAN_C]  # PLAN_C: no start
     p = with_references(template, tmp_path / "p.xlsx", plans)
     assert run(p, "--csv", tmp_path / "csv", "--out", tmp_path / "h.xlsx") == 0
     budget_total = float(read_csv(tmp_path / "csv", "totals")[0]["total_cost_usd"])
@@ -468,7 +468,7 @@ def printed(template, tmp_path_factory):
     if find_soffice() is None:
         pytest.skip("LibreOffice not installed")
     d = tmp_path_factory.mktemp("printed")
-    plans = [dict(PLAN_A, budget_status="Approved", owner="LLM team"),
+    plans = [dict(PLAN_A, **APPROVAL, budget_status="Approved", owner="LLM team"),
              dict(PLAN_B, budget_status="Proposed", owner="Research"), PLAN_C]  # fmt: skip
     a = with_references(template, d / "team-a.xlsx", plans)
     b = with_references(template, d / "team-b.xlsx", [PLAN_A])

@@ -38,6 +38,7 @@ BETA = {"scenario_name": "Beta", "total_params": 405e9, "training_tokens": 15.6e
         "start_date": dt.datetime(2027, 10, 1)}  # fmt: skip
 APPROVED = {**PLAN_B, "budget_status": "Approved", "owner": "Team A",
             "approval_ref": "CFO-2027-02", "approval_date": dt.datetime(2027, 1, 20),
+            "approver": "CFO", "approved_amount_usd": 1e9,
             "start_date": dt.datetime(2027, 2, 20)}  # fmt: skip
 LATER = {**PLAN_A, "budget_status": "Proposed", "owner": "Team C",
          "start_date": dt.datetime(2028, 1, 17)}  # fmt: skip

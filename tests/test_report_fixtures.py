@@ -61,6 +61,9 @@ PLAN_C = {
     "accelerators": 256,
     "accelerator_name": "H100 SXM",
 }
+#: A complete approval: reference, date, approver and an amount above any plan here.
+APPROVAL = {"approval_ref": "CFO-2027-01", "approval_date": dt.datetime(2027, 1, 4),
+            "approver": "CFO", "approved_amount_usd": 1e9}  # fmt: skip
 
 
 def fill(template, target, plans):

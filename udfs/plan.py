@@ -348,6 +348,10 @@ def _rules(spread=None):
         Rule("owner", None, "none", '""', "Typed, or none", text=True),
         Rule("approval_ref", None, "none", '""', "Typed, or none", text=True),
         Rule("approval_date", None, "none", '""', "Typed, or none"),
+        Rule("approver", None, "none", '""', "Typed, or none", text=True),
+        Rule("approved_amount_usd", None, "none", '""', "Typed, or none"),
+        Rule("cost_centre", None, "none", '""', "Typed, or none", text=True),
+        Rule("gl_account", None, "none", '""', "Typed, or none", text=True),
         _DenseRule("active_params", None, "= total (dense)", "{total_params_used}",
                    "Blank: dense, = total parameters"),
         _CataloguePeakRule("peak_tflops", None, "catalogue",
@@ -621,7 +625,8 @@ _ORDER = {q.name: i for i, q in enumerate(PLAN_INPUTS)}
 
 def _pricing(inputs, kwargs, notes):
     """The pricing basis and the other costs: a rental all-in price includes the power, so no
-    electricity is added (``usd_per_kwh`` 0, with a note); other costs go to the total."""
+    electricity is added (``usd_per_kwh`` 0, with a note); other costs go to the total. A
+    typed approved amount is checked (a number > 0); the engine does not use it."""
     basis = inputs.get("pricing_basis")
     if not is_blank(basis):
         typed = [b for b in PRICING_BASES if isinstance(basis, str) and basis.strip().lower() == b]
@@ -640,6 +645,11 @@ def _pricing(inputs, kwargs, notes):
                 "other_costs_usd", f"must be a number {_Q['other_costs_usd'].rule} (US$)"
             )
         kwargs["other_costs_usd"] = float(other)
+    amount = inputs.get("approved_amount_usd")
+    if not is_blank(amount):
+        ok = isinstance(amount, (int, float)) and not isinstance(amount, bool)
+        if not ok or not math.isfinite(amount) or amount <= 0:
+            raise InputError("approved_amount_usd", "must be a number > 0 (US$)")
 
 
 def _budget_status(value):

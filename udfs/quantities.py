@@ -270,8 +270,8 @@ PLAN_INPUTS = (
         label="Approval reference",
         unit="",
         rule="text",
-        note="For Approved: the approval's reference (decision, minute, ticket); without it and "
-        "the date, Approved is a WARN",
+        note="For Approved: the approval's reference (decision, minute, ticket). Approved without "
+        "it, the date, the approver or the approved amount counts as Proposed (a WARN)",
         kind="text",
     ),
     Quantity(
@@ -281,6 +281,37 @@ PLAN_INPUTS = (
         rule="a date",
         note="For Approved: the day the budget was approved",
         kind="date",
+    ),
+    Quantity(
+        name="approver",
+        label="Approver",
+        unit="",
+        rule="text",
+        note="For Approved: who approved the budget (a person or a committee)",
+        kind="text",
+    ),
+    Quantity(
+        name="approved_amount_usd",
+        label="Approved amount",
+        unit="US$",
+        bound=POSITIVE,
+        note="For Approved: the amount approved; a P50 total cost above it is a WARN",
+    ),
+    Quantity(
+        name="cost_centre",
+        label="Cost centre",
+        unit="",
+        rule="text",
+        note="The cost centre the run is charged to (finance's code; optional)",
+        kind="text",
+    ),
+    Quantity(
+        name="gl_account",
+        label="GL account",
+        unit="",
+        rule="text",
+        note="The general-ledger account the run's costs are booked to (finance's code; optional)",
+        kind="text",
     ),
     Quantity(
         name="total_params",

@@ -206,7 +206,8 @@ _WHOLE = ("accelerators",)
 #: Inputs an older planner may lack (added with the budget view and the ranges): their cells
 #: read as blank, and ``Planner.missing_optional`` names them.
 OPTIONAL_INPUTS = ("budget_status", "owner", "throughput_range_pct", "price_range_pct",
-                   "approval_ref", "approval_date", "pricing_basis", "other_costs_usd")  # fmt: skip
+                   "approval_ref", "approval_date", "pricing_basis", "other_costs_usd",
+                   "approver", "approved_amount_usd", "cost_centre", "gl_account")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------

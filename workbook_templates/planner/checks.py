@@ -3,9 +3,10 @@
 Every check cell is TRUE (passes) or FALSE. A failed check is an ERROR (a number would be
 wrong); a failed warning is a WARN (something needs a human look: a typed MFU above the
 calibrated P90 MFU or a throughput override in a column counted in the budget, a filled
-column without a budget status). ``master_check`` is TRUE when nothing fails (OK or WARN);
-``master_status`` reads "OK", "WARN" or "ERROR"; only FALSE and error cells are coloured
-as failures.
+column without a budget status, an Approved column without its reference, date, approver or
+approved amount, or whose total cost is over the approved amount). ``master_check`` is TRUE
+when nothing fails (OK or WARN); ``master_status`` reads "OK", "WARN" or "ERROR"; only FALSE
+and error cells are coloured as failures.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ _PER_SCENARIO = (  # the first failing check is the cause an ERROR names
      "{server_overhead_used}>=1,{pue_used}>=1,{usd_per_kwh_used}>=0,"
      "{grams_co2_per_kwh_used}>=0,{checkpoint_bytes_per_param_used}>0,"
      "{other_costs_usd_used}>=0)"),
+    ("Approved amount > 0 (or blank)",
+     "=IF(ISNUMBER({approved_amount_usd}),{approved_amount_usd}>0,"
+     "LEN({approved_amount_usd})=0)"),
     ("Pricing basis is rental all-in, rental plus power or owned (or blank)",
      "=OR(LEN({pricing_basis})=0,ISNUMBER(MATCH({pricing_basis},pricing_bases,0)))"),
     ("Total and active parameters >= 1E6 (Inputs rows {row:total_params} and "
@@ -109,9 +113,14 @@ _WARNINGS = (
      "=OR(NOT({scenario_ready}),LEN({budget_status})>0)"),
     ("In the budget: name, owner, price and start date typed, not left to a default",
      TYPED_NOT_DEFAULTS_EXCEL),
-    ("Approved has an approval reference and date",
+    ("Approved has its reference, date, approver and approved amount (else the hand-off "
+     "counts it as Proposed)",
      '=OR({budget_status_used}<>"Approved",AND(LEN({approval_ref})>0,'
-     "ISNUMBER({approval_date})))"),
+     "ISNUMBER({approval_date}),LEN({approver})>0,ISNUMBER({approved_amount_usd})))"),
+    ("Approved: the total cost (P50) is within the approved amount",
+     '=IF(AND({budget_status_used}="Approved",ISNUMBER({approved_amount_usd}),'
+     "ISNUMBER({total_cost_usd})),ROUND({total_cost_usd},2)<=ROUND({approved_amount_usd},2),"
+     "TRUE)"),
 )  # fmt: skip
 
 

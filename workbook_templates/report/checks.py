@@ -4,18 +4,20 @@ The master check (:attr:`Consolidation.master_status`) is the worst of them. WAR
 something needs a human look: a column without a budget status (an older planner), a blank
 status counted as Proposed, the same scenario in two files, a typed MFU above the calibrated
 P90 MFU or a typed throughput override in a budget run, a saved value that differs from the engine,
-a value typed over a formula, a budget run without a start date. ERROR: a file left out.
+a value typed over a formula, a budget run without a start date, a run typed Approved without
+its reference, date, approver or approved amount (counted as Proposed), an Approved run whose
+P50 is over its approved amount. ERROR: a file left out.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from udfs import calibration, plan
+from udfs import calibration, plan, schedule
 from udfs.validation import is_blank
 
 from ..planner.checks import NEVER_DEFAULT, PLACEHOLDER_NAME
-from .consolidate import UNKNOWN_STATUS, Q
+from .consolidate import APPROVAL_INCOMPLETE, APPROVAL_WORDS, UNKNOWN_STATUS, Q
 
 __all__ = ["checks_table", "duplicate_text"]
 
@@ -205,20 +207,40 @@ def _defaults(rows, c):
                  "every budget run has its own name, owner, price and start date")  # fmt: skip
 
 
-def _approvals(rows, c):
-    """WARN for an Approved run without an approval reference and date."""
-    for r in c.budget_runs:
-        if r.status != "Approved":
-            continue
-        inputs = r.scenario.inputs
-        if inputs.get("approval_ref") in (None, "") or inputs.get("approval_date") in (None, ""):
+def _approvals(rows, c, p50_cents):
+    """WARN for a run typed Approved without its reference, date, approver or approved
+    amount (counted as Proposed), and for one whose P50 (``p50_cents(run)``: its total in
+    whole cents, as the budget has it) is over its approved amount."""
+    approved, before = [r for r in c.budget_runs if r.typed_approved], len(rows)
+    for r in approved:
+        sc = r.scenario
+        if r.approval_missing:
+            words = ", ".join(APPROVAL_WORDS[n] for n in r.approval_missing)
+            cells = [sc.cells[n] for n in r.approval_missing if n in sc.cells]
+            where = (f" ({cells[0]}" + "".join(f", {c.cell}" for c in cells[1:]) + ")"
+                     if cells else " (an older planner, without these rows)")  # fmt: skip
             rows.add("Approval", "WARN",
-                     f"scenario {r.scenario.name!r} is Approved without an approval reference "
-                     "and date: shown as 'Approved (no reference)'", r.scenario.path)  # fmt: skip
+                     f"scenario {sc.name!r}: Approved without its {words}{where}: counted as "
+                     f"{APPROVAL_INCOMPLETE}", sc.path)  # fmt: skip
+        amount = sc.inputs.get("approved_amount_usd")
+        if amount in (None, ""):
+            continue
+        p50, limit = p50_cents(r), schedule.to_cents(amount)
+        if p50 > limit:
+            rows.add("Within the approved amount", "WARN",
+                     f"scenario {sc.name!r}: P50 total cost US$ {schedule.usd(p50):,.2f} is "
+                     f"over its approved amount US$ {schedule.usd(limit):,.2f} "
+                     f"({sc.cells['approved_amount_usd']}) by US$ "
+                     f"{schedule.usd(p50 - limit):,.2f}", sc.path)  # fmt: skip
+    if approved and len(rows) == before:
+        rows.add("Approval", "OK",
+                 "every run typed Approved has its reference, date, approver and approved "
+                 "amount, and a P50 within it")  # fmt: skip
 
 
-def checks_table(c, mismatches):
-    """The Checks table of a consolidation."""
+def checks_table(c, mismatches, p50_cents):
+    """The Checks table of a consolidation; ``p50_cents(run)`` is a budget run's P50 total
+    in whole cents (the tables' rounding)."""
     rows = _Rows()
     _files(rows, c)
     _statuses(rows, c)
@@ -228,5 +250,5 @@ def checks_table(c, mismatches):
     _formulas(rows, c)
     _schedule(rows, c)
     _defaults(rows, c)
-    _approvals(rows, c)
+    _approvals(rows, c, p50_cents)
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -27,7 +27,7 @@ import numpy as np
 from udfs import engine, plan, ranges
 from udfs.quantities import MIN_PLAUSIBLE as _MIN_PLAUSIBLE
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_QUANTITIES, SEED_PLAN
-from udfs.validation import CommandError, InputError, implausible_rule, printable
+from udfs.validation import CommandError, InputError, implausible_rule, is_blank, printable
 
 from ..reader import (
     DEFAULT_MAX_BYTES,
@@ -45,6 +45,9 @@ __all__ = [
     "MIN_PLAUSIBLE",
     "IN_BUDGET",
     "UNKNOWN_STATUS",
+    "APPROVAL_INPUTS",
+    "APPROVAL_INCOMPLETE",
+    "APPROVAL_WORDS",
     "Run",
     "Consolidation",
     "consolidate_files",
@@ -81,6 +84,13 @@ Q = {q.name: q for q in PLAN_INPUTS + PLAN_OUTPUTS}
 UNKNOWN_STATUS = "status unknown"
 #: Statuses summed in the budget (an older planner's columns are counted, as they always were).
 IN_BUDGET = ("Approved", "Proposed", UNKNOWN_STATUS)
+#: What a run typed Approved must carry: without any of them it counts as Proposed (a WARN).
+APPROVAL_INPUTS = ("approval_ref", "approval_date", "approver", "approved_amount_usd")
+#: How the hand-off names each of :data:`APPROVAL_INPUTS` (the budget's approval column).
+APPROVAL_WORDS = {"approval_ref": "reference", "approval_date": "date", "approver": "approver",
+                  "approved_amount_usd": "amount"}  # fmt: skip
+#: The budget line (its own subtotal) of the runs typed Approved whose approval is incomplete.
+APPROVAL_INCOMPLETE = "Proposed (approval incomplete)"
 
 # Engine argument names that differ from the planner's input names.
 _ARGUMENT_TO_INPUT = {
@@ -103,8 +113,9 @@ class Run:
     ``resolved`` is :func:`udfs.plan.resolve`'s answer; ``notes`` the defaults applied
     (:class:`udfs.plan.Note`: the "Blank inputs" table); ``status`` the budget status used
     ("Proposed" for a blank in a filled column, :data:`UNKNOWN_STATUS` for an older
-    planner); ``ranges``
-    maps each range quantity to its (P10, P90).
+    planner, and for a run typed Approved whose approval is incomplete); ``ranges``
+    maps each range quantity to its (P10, P90); ``approval_missing`` the
+    :data:`APPROVAL_INPUTS` a run typed Approved left blank (empty otherwise).
     """
 
     scenario: object  # reader.Scenario
@@ -114,6 +125,18 @@ class Run:
     status: str
     status_blank: bool
     ranges: dict
+    approval_missing: tuple = ()
+
+    @property
+    def budget_line(self):
+        """The line of the budget the run is subtotalled on: its status, or
+        :data:`APPROVAL_INCOMPLETE` (counted as Proposed)."""
+        return APPROVAL_INCOMPLETE if self.approval_missing else self.status
+
+    @property
+    def typed_approved(self):
+        """Typed Approved, whether its approval is complete (Approved) or not (Proposed)."""
+        return self.status == "Approved" or bool(self.approval_missing)
 
     @property
     def arguments(self):
@@ -326,7 +349,8 @@ def recompute(scenario, has_status=True, own_runs=None):
     A figure driven out of range (infinite, or over 1e300) is a Problem at the cell(s) of
     the input(s) that drove it, whether the engine raised it as an InputError naming an
     output or returned the figure. ``has_status`` False (an older planner without the
-    ``budget_status`` row) gives the run the status :data:`UNKNOWN_STATUS`.
+    ``budget_status`` row) gives the run the status :data:`UNKNOWN_STATUS`; a run typed
+    Approved without one of :data:`APPROVAL_INPUTS` has the status Proposed.
     """
     implausible = _implausible(scenario)
     if implausible:
@@ -349,7 +373,11 @@ def recompute(scenario, has_status=True, own_runs=None):
     notes = [n for n in resolved.notes if has_status or n.name != "budget_status"]
     status = resolved.budget_status if has_status else UNKNOWN_STATUS
     blank = has_status and any(n.name == "budget_status" for n in resolved.notes)
-    return Run(scenario, resolved, outputs, notes, status, blank, found)
+    missing = ()
+    if status == "Approved":  # an approval without its reference, date, approver or amount
+        missing = tuple(n for n in APPROVAL_INPUTS if is_blank(scenario.inputs.get(n)))
+        status = "Proposed" if missing else status
+    return Run(scenario, resolved, outputs, notes, status, blank, found, missing)
 
 
 def compare(planner, run, tolerance):

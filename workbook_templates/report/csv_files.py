@@ -101,9 +101,11 @@ FILE_NOTES = {
             "and every output",
     "costs": "one row per budget run: compute, electricity and other costs, and their shares",
     "ranges": "one row per budget run: P10, P50 and P90 of hours, days and costs",
-    "budget": "one row per budget run: status, approval, owner, months, costs, P90, contingency",
-    "status_totals": "one row per budget status (Approved, Proposed): no total row, sum the "
-                     "rows",
+    "budget": "one row per budget run: status, approval, approver, approved amount, owner, "
+              "cost centre, months, costs, P90, contingency",
+    "status_totals": "one row per line of the budget (Approved, Proposed, and Proposed "
+                     "(approval incomplete) when a run typed Approved lacks its approval): no "
+                     "total row, sum the rows",
     "assumptions": "one row per budget run: price, throughput source, TFLOP/s, MFU, PUE, $/kWh",
     "not_in_budget": "Reference and Excluded runs: listed, never summed",
     "blank_inputs": "one row per default applied (an input left blank) per budget run",
@@ -117,7 +119,9 @@ FILE_NOTES = {
            "(compute, electricity, other): the rounded rows every other file sums, so p50_usd "
            "and p90_usd add up to the budget's total and P90 to the cent; a month of the P90 "
            "run after the P50 run has p50_usd 0; a run without a start date has month blank "
-           "and fiscal year 'unscheduled'",
+           "and fiscal year 'unscheduled'. Each row has the run's cost centre, GL account, "
+           "expense class (capex or opex) and currency; a compute row its accelerator-hours "
+           "and rate",
     "mismatches": "saved planner values that differ from the engine",
     "checks": "every check: OK, WARN, ERROR or INFO",
     "files": "the planners read: size, SHA-256, template version",
@@ -143,17 +147,39 @@ FILE_COLUMN_NOTES = {
         "amount_usd": "US$, to the cent",
         "month": "first day of the month, yyyy-mm-dd",
     },
+    "fpa": {
+        "accelerator_hours": "the run's P50 accelerator-hours in the month (compute rows; blank "
+                             "on the others): the quantity the rate prices; a run's months add "
+                             "up to its accelerator-hours",
+    },
 }  # fmt: skip
 #: Meanings of the columns that are not a quantity of udfs.quantities.
 COLUMN_NOTES = {
-    "run_id": "stable id of a run (R- and 10 hex digits) from its name, owner and inputs: "
+    "run_id": "stable id of a run (R- and 10 hex digits) from its name, owner and typed inputs: "
               "the same in every file, independent of the file path and column letter",
     "file": "the planner file as given on the command line",
     "column": "the planner's scenario column letter",
     "scenario": "the scenario's name (Inputs, first row)",
-    "budget_status": "Approved or Proposed (a blank status counts as Proposed)",
-    "status": "Approved or Proposed",
-    "approval": "an Approved run's reference and date, or 'Approved (no reference)'",
+    "budget_status": "Approved or Proposed (a blank status counts as Proposed); in budget.csv "
+                     "and status_totals.csv a run typed Approved without its reference, date, "
+                     "approver or approved amount is on the line 'Proposed (approval "
+                     "incomplete)', counted as Proposed",
+    "status": "Approved or Proposed (a run typed Approved whose approval is incomplete counts "
+              "as Proposed)",
+    "approval": "an Approved run's reference and date; for a run typed Approved without its "
+                "reference, date, approver or approved amount (counted as Proposed), what is "
+                "missing ('missing: approver, amount')",
+    "approver": "who approved the run (typed on the planner)",
+    "approved_amount_usd": "the amount approved, US$ (typed on the planner); a P50 total cost "
+                           "over it is a WARN on checks.csv",
+    "cost_centre": "the cost centre the run is charged to (typed on the planner; blank if not)",
+    "gl_account": "the general-ledger account the run's costs are booked to (typed on the "
+                  "planner; blank if not)",
+    "expense_class": "capex for the compute of a run priced as owned (the ownership "
+                     "equivalent of owned capacity), else opex (rented compute, electricity, "
+                     "other costs)",
+    "currency": "USD: every amount of the hand-off is in US dollars",
+    "rate": "US$ per accelerator-hour, the run's price (compute rows; blank on the others)",
     "account": "compute (the price per accelerator-hour x hours), electricity, other",
     "p50_usd": "US$, the estimate (P50), to the cent",
     "p90_usd": "US$, the P90 (exceeded by one run in ten), to the cent",

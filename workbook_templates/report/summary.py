@@ -20,6 +20,7 @@ from openpyxl.workbook.defined_name import DefinedName
 from udfs import __version__
 
 from ..sheetkit import GLOSSARY
+from .consolidate import APPROVAL_INCOMPLETE
 from .layout import (
     STYLES,
     USD,
@@ -154,7 +155,7 @@ HEADLINE = (
      "to hold back above the estimate"),
     ("handoff_approved", "Approved", "approved_total_cost_usd", "P50, Approved runs"),
     ("handoff_proposed", "Proposed", "proposed_total_cost_usd",
-     "P50, Proposed runs (a blank status counts as Proposed)"),
+     "P50, Proposed runs (blank status, incomplete approval)"),
 )  # fmt: skip
 #: What the total includes and excludes, said on page 1.
 SCOPE = (
@@ -270,6 +271,9 @@ def _management(ws, c, generated):
                       totals="Total in the budget", additive=("runs", *_MONEY))  # fmt: skip
     for j, text in enumerate(("P50", "P90", "Contingency"), start=3):  # short: one line
         put(ws, head, j, text)
+    for (cell,) in ws.iter_rows(min_row=head + 1, max_row=row, max_col=1):
+        if cell.value == APPROVAL_INCOMPLETE:  # the longest line's name: on two lines
+            realign(cell, wrap_text=True)
     first = _MONTHS[c.fiscal_year_start - 1]
     blocks = [(row + 2, 4)]  # the periods' title, header and first rows: never split
     row = _section(ws, row + 2, f"By fiscal year and quarter (Q1 starts in {first})")
@@ -307,8 +311,10 @@ def _budget_view(ws, c, row):
     blocks.append((row, 5))
     row = _section(ws, row, "Budget by run",
                    "Approved and Proposed runs (a blank status counts as Proposed), with a "
-                   "subtotal each; P90 and contingency from the calibrated ranges; compute and "
-                   "electricity on the Costs sheet.", _BUDGET_CHARS)  # fmt: skip
+                   "subtotal each; a run typed Approved without its reference, date, approver "
+                   "or approved amount counts as Proposed, on a line of its own; P90 and "
+                   "contingency from the calibrated ranges; compute and electricity on the "
+                   "Costs sheet.", _BUDGET_CHARS)  # fmt: skip
     budget = tables["budget"][_BY_RUN]
     if len(budget):
         row = write_table(ws, budget, row, totals="Total in the budget", additive=_MONEY,

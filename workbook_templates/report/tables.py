@@ -21,11 +21,13 @@ import math
 import pandas as pd
 
 from udfs import engine, plan, schedule
-from udfs.quantities import PLAN_INPUTS, RANGE_QUANTITIES
+from udfs.quantities import PLAN_INPUTS, PRICING_BASES, RANGE_QUANTITIES
 
 from ..reader import DEFAULT_MAX_BYTES
 from .checks import checks_table
 from .consolidate import (
+    APPROVAL_INCOMPLETE,
+    APPROVAL_WORDS,
     DEFAULT_TOLERANCE,
     INPUT_NAMES,
     OUTPUT_NAMES,
@@ -42,18 +44,22 @@ __all__ = [
     "with_unscheduled",
     "TABLE_COLUMNS",
     "STATUS_ORDER",
+    "LINE_ORDER",
     "MONEY",
     "UNSCHEDULED",
 ]
 
-#: The order budget runs are listed in (and subtotalled by).
+#: The budget statuses, in order.
 STATUS_ORDER = ("Approved", "Proposed", UNKNOWN_STATUS)
+#: The order budget runs are listed in (and subtotalled by): a run typed Approved whose
+#: approval is incomplete counts as Proposed, on a line of its own.
+LINE_ORDER = ("Approved", "Proposed", APPROVAL_INCOMPLETE, UNKNOWN_STATUS)
 MONEY = ("compute_cost_usd", "electricity_cost_usd", "other_costs_usd", "total_cost_usd")
 #: The label of the period tables' row for the budget runs without a start date.
 UNSCHEDULED = "Unscheduled (no start date)"
 _KEY = ["file", "column", "scenario", "run_id"]
-#: The label of a run approved without a reference and a date.
-NO_REFERENCE = "Approved (no reference)"
+#: The currency of every amount of the hand-off (fpa.csv's currency column).
+CURRENCY = "USD"
 
 TABLE_COLUMNS = {
     "runs": [*_KEY, "budget_status",
@@ -66,7 +72,8 @@ TABLE_COLUMNS = {
     "ranges": [*_KEY, "budget_status", "throughput_source", "throughput_sigma", "price_sigma",
                *[f"{q}{k}" for q in RANGE_QUANTITIES for k in ("_p10", "", "_p90")],
                "contingency_usd"],
-    "budget": [*_KEY, "budget_status", "approval", "owner", "start_month", "end_month",
+    "budget": [*_KEY, "budget_status", "approval", "approver", "approved_amount_usd", "owner",
+               "cost_centre", "start_month", "end_month",
                "accelerator_hours", "compute_cost_usd", "electricity_cost_usd",
                "total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
     "status_totals": ["budget_status", "runs", "accelerator_hours", "compute_cost_usd",
@@ -84,7 +91,8 @@ TABLE_COLUMNS = {
                   "cumulative_total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
     "fiscal_years": ["fiscal_year", "first_month", "total_cost_usd",
                      "cumulative_total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
-    "fpa": ["run_id", "month", "fiscal_year", "quarter", "status", "account", "p50_usd",
+    "fpa": ["run_id", "month", "fiscal_year", "quarter", "status", "account", "cost_centre",
+            "gl_account", "expense_class", "currency", "accelerator_hours", "rate", "p50_usd",
             "p90_usd"],
     "mismatches": ["file", "sheet", "cell", "name", "scenario", "cached_value", "engine_value",
                    "relative_difference", "cell_holds"],
@@ -100,12 +108,14 @@ def num(value):
 
 
 def run_id(r):
-    """A stable id of a run: from its name, owner and inputs, not its file path or column
-    letter (the same plan in another file or column keeps it): ``R-`` and 10 hex digits."""
+    """A stable id of a run: from its name, owner and typed inputs, not its file path or
+    column letter (the same plan in another file or column keeps it, and so does a plan
+    read from a planner with more or fewer optional input rows, all blank): ``R-`` and 10
+    hex digits."""
     import hashlib
 
     sc = r.scenario
-    text = repr(sorted((k, repr(v)) for k, v in sc.inputs.items()))
+    text = repr(sorted((k, repr(v)) for k, v in sc.inputs.items() if v not in (None, "")))
     return "R-" + hashlib.sha256(f"{sc.name}|{text}".encode()).hexdigest()[:10]
 
 
@@ -115,20 +125,21 @@ def _key(r):
 
 
 def approval(r):
-    """The approval as the hand-off shows it: the reference and date, else "Approved (no
-    reference)"; blank for a run that is not Approved."""
+    """The approval as the hand-off shows it: the reference and date; for a run typed Approved
+    whose approval is incomplete, what is missing ("missing: approver, amount");
+    blank for a run not typed Approved."""
+    if r.approval_missing:
+        return "missing: " + ", ".join(APPROVAL_WORDS[n] for n in r.approval_missing)
     if r.status != "Approved":
         return None
     ref, day = r.scenario.inputs.get("approval_ref"), r.scenario.inputs.get("approval_date")
-    if ref in (None, "") or day in (None, ""):
-        return NO_REFERENCE
     day = day.date() if hasattr(day, "date") else day
     return f"{ref} ({day:%Y-%m-%d})" if hasattr(day, "strftime") else f"{ref} ({day})"
 
 
 def _budget_sorted(c):
-    order = {s: i for i, s in enumerate(STATUS_ORDER)}
-    return sorted(c.budget_runs, key=lambda r: order[r.status])
+    order = {s: i for i, s in enumerate(LINE_ORDER)}
+    return sorted(c.budget_runs, key=lambda r: order[r.budget_line])
 
 
 def _run_row(r):
@@ -257,8 +268,9 @@ def end_date(r):
 def _budget_row(r):
     out, cents = r.outputs, run_cents(r)
     return {
-        **_key(r), "budget_status": r.status, "approval": approval(r),
-        "owner": r.scenario.inputs.get("owner"),
+        **_key(r), "budget_status": r.budget_line, "approval": approval(r),
+        **{n: r.scenario.inputs.get(n) for n in ("approver", "approved_amount_usd", "owner",
+                                                 "cost_centre")},
         "start_month": r.start.replace(day=1) if r.start else None, "end_month": end_date(r),
         "accelerator_hours": out["accelerator_hours"],
         "compute_cost_usd": cents.usd("compute_cost_usd"),
@@ -332,9 +344,9 @@ def _cent_sums(runs):
 
 def _status_totals(runs):
     rows = []
-    for status in STATUS_ORDER:
-        part = [r for r in runs if r.status == status]
-        if len(part) or status != UNKNOWN_STATUS:
+    for status in LINE_ORDER:  # a line of the budget: Approved, Proposed... (no total row)
+        part = [r for r in runs if r.budget_line == status]
+        if len(part) or status in STATUS_ORDER[:2]:
             money = _cent_sums(part)
             rows.append(
                 {
@@ -509,8 +521,29 @@ def build_tables(c):
         "files": _files(c),
         "sources": sources_table(c),
     }  # fmt: skip
-    tables["checks"] = checks_table(c, mismatches)
+    tables["checks"] = checks_table(c, mismatches, lambda r: run_cents(r).total_p50)
     return tables
+
+
+def expense_class(r, account):
+    """The expense class of a run's account: capex for the compute of a run priced as owned
+    (the ownership equivalent: the depreciation of owned capacity), else opex (rented
+    compute, electricity, other costs)."""
+    basis = r.scenario.inputs.get("pricing_basis")
+    owned = isinstance(basis, str) and basis.strip().lower() == PRICING_BASES[2]
+    return "capex" if owned and account == "compute" else "opex"
+
+
+def month_hours(r):
+    """The run's P50 accelerator-hours by month of its schedule (:func:`run_cents`), in the
+    P50 shares, the last month of the P50 run taking what the others leave, so that they add
+    up to the run's accelerator-hours (0 in a month of the P90 run after the P50 run)."""
+    months = run_cents(r).months
+    total = float(r.outputs["accelerator_hours"])
+    hours = [total * m.share for m in months]
+    last = max(k for k, m in enumerate(months) if m.share > 0)
+    hours[last] = total - sum(h for k, h in enumerate(hours) if k != last)
+    return hours
 
 
 def fpa_table(runs, start):
@@ -518,16 +551,25 @@ def fpa_table(runs, start):
     other) with P50 and P90 in US$ to the cent, the rounded rows every other table sums
     (:func:`run_cents`). A month of the P90 run after the P50 run's end has a P50 of 0. A run
     without a start date has one row per account with the month blank and the fiscal year
-    and quarter "unscheduled"."""
+    and quarter "unscheduled". Each row carries the run's cost centre and GL account, its
+    expense class (:func:`expense_class`) and the currency; a compute row its P50
+    accelerator-hours of the month (:func:`month_hours`) and the price per accelerator-hour."""
     rows = []
     for r in runs:
-        for m in run_cents(r).months:
+        inputs, price = r.scenario.inputs, float(r.arguments["usd_per_accelerator_hour"])
+        for m, hours in zip(run_cents(r).months, month_hours(r), strict=True):
             month = m.month
             fy = fiscal_year_of(month, start)[0] if month else "unscheduled"
             q = f"{fy} Q{((month.month - start) % 12) // 3 + 1}" if month else "unscheduled"
             for account in schedule.ACCOUNTS:
+                compute = account == "compute"
                 rows.append({"run_id": run_id(r), "month": month, "fiscal_year": fy,
                              "quarter": q, "status": r.status, "account": account,
+                             "cost_centre": inputs.get("cost_centre"),
+                             "gl_account": inputs.get("gl_account"),
+                             "expense_class": expense_class(r, account), "currency": CURRENCY,
+                             "accelerator_hours": hours if compute else None,
+                             "rate": price if compute else None,
                              "p50_usd": schedule.usd(m.p50[account]),
                              "p90_usd": schedule.usd(m.p90[account])})  # fmt: skip
     return _frame("fpa", rows)
