@@ -21,6 +21,8 @@ from dataclasses import dataclass
 __all__ = [
     "Quantity",
     "PLAN_INPUTS",
+    "MAX_RUN_CODE_CHARS",
+    "RUN_CODE_RULE",
     "PLAN_OUTPUTS",
     "MODEL_CONSTANTS",
     "MODEL_EXTRAS",
@@ -68,9 +70,25 @@ BUDGET_STATUSES = ("Reference", "Proposed", "Approved", "Excluded")
 #: rental all-in price includes the power (no electricity is added); blank: rental plus power.
 PRICING_BASES = ("rental all-in", "rental plus power", "owned")
 
+#: The longest run code: what a billing tag value and an FP&A key field hold comfortably.
+MAX_RUN_CODE_CHARS = 40
+#: What a run code may hold (``workbook_templates.run_codes`` checks it).
+RUN_CODE_RULE = (f"1 to {MAX_RUN_CODE_CHARS} characters: letters A-Z, digits, '.', '_' or '-', "
+                 "starting with a letter or digit")
+
 PLAN_INPUTS = (
     Quantity(
         "scenario_name", "Scenario", "", None, "text", "A short name for the plan", kind="text"
+    ),
+    Quantity(
+        name="run_code",
+        label="Run code",
+        unit="",
+        default=None,
+        rule=RUN_CODE_RULE,
+        note="The run's key in the hand-off and its actuals, unique per hand-off; kept when "
+        "the status, dates, price or plan change. Blank: the owner and the scenario name",
+        kind="text",
     ),
     Quantity(
         "budget_status",

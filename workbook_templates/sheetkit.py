@@ -39,6 +39,8 @@ from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.properties import PageSetupProperties
 
+from udfs.quantities import MAX_RUN_CODE_CHARS, RUN_CODE_RULE
+
 __all__ = [
     "Book",
     "rule_validation",
@@ -965,6 +967,7 @@ def rule_validation(rule, cell, total=None, list_source=None):
         "a catalogue name": ("list", list_source, None, None),
         "a date": ("date", "36526", None, "greaterThanOrEqual"),  # 2000-01-01 or later
         "text": ("textLength", "1", "60", "between"),
+        RUN_CODE_RULE: ("textLength", "1", str(MAX_RUN_CODE_CHARS), "between"),
     }[rule]
 
 

@@ -4,7 +4,9 @@ The master check (:attr:`Consolidation.master_status`) is the worst of them. WAR
 something needs a human look: a column without a budget status (an older planner), a blank
 status counted as Proposed, the same scenario in two files, a typed MFU above the calibrated
 P90 MFU or a typed throughput override in a budget run, a saved value that differs from the engine,
-a value typed over a formula, a budget run without a start date. ERROR: a file left out.
+a value typed over a formula, a budget run without a start date, a run code derived from the
+owner and the scenario name (none typed). ERROR: a file left out, a run code two budget runs
+share.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from udfs import calibration, plan
 from udfs.validation import is_blank
 
 from ..planner.checks import NEVER_DEFAULT, PLACEHOLDER_NAME
+from .compare import baseline_checks
 from .consolidate import UNKNOWN_STATUS, Q
 
 __all__ = ["checks_table", "duplicate_text"]
@@ -96,6 +99,31 @@ def _duplicates(rows, c):
         rows.add("Duplicate scenarios", "WARN", duplicate_text(group))
     if not any(any(r.in_budget for r in g) for g in c.duplicates):
         rows.add("Duplicate scenarios", "OK", "no budget scenario is in two files")
+
+
+def _run_codes(rows, c):
+    """ERROR for a run code two budget runs share (naming every file and column), WARN for a
+    budget run whose run code is derived (blank, or an older planner without the row)."""
+    from .consolidate import duplicate_codes
+
+    for group in duplicate_codes(c.budget_runs):
+        where = " and ".join(f"{r.scenario.path} column {r.scenario.column} (scenario "
+                             f"{r.scenario.name!r})" for r in group)  # fmt: skip
+        rows.add("Run codes", "ERROR",
+                 f"run code {group[0].run_code!r} is used by {len(group)} budget runs: {where}; "
+                 "a run code must be unique in a hand-off (actuals and later versions are "
+                 "joined by it): type another Run code in all but one", group[0].scenario.path)
+    derived = [r for r in c.budget_runs if r.run_code_derived]
+    for r in derived:
+        sc = r.scenario
+        cell = sc.cells.get("run_code")
+        why = f"Run code blank ({cell})" if cell else "no Run code row (an older planner)"
+        rows.add("Run codes", "WARN",
+                 f"scenario {sc.name!r}: {why}: the hand-off derives {r.run_code!r} from the "
+                 "owner and the scenario name (never from the plan's figures); renaming either "
+                 "changes it, so type it in the planner", sc.path)  # fmt: skip
+    if c.budget_runs and not derived and not duplicate_codes(c.budget_runs):
+        rows.add("Run codes", "OK", "every budget run has its own typed run code")
 
 
 def _throughput(rows, c):
@@ -223,10 +251,12 @@ def checks_table(c, mismatches):
     _files(rows, c)
     _statuses(rows, c)
     _duplicates(rows, c)
+    _run_codes(rows, c)
     _throughput(rows, c)
     _saved_values(rows, c, mismatches)
     _formulas(rows, c)
     _schedule(rows, c)
     _defaults(rows, c)
     _approvals(rows, c)
+    baseline_checks(rows, c)
     return pd.DataFrame(rows, columns=COLUMNS)

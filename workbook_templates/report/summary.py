@@ -228,6 +228,8 @@ def _management(ws, c, generated):
     fy = _MONTHS[c.fiscal_year_start - 1]
     row = lines(ws, 2, 1, f"Generated {generated:%Y-%m-%d %H:%M} UTC by compute-lab "
                 f"{__version__}; US$; fiscal years start in {fy}.", _LINE_CHARS)  # fmt: skip
+    if c.version or c.baseline is not None:
+        row = lines(ws, row, 1, version_line(c), _LINE_CHARS, font=STYLES["bold"])
     row = _headline(ws, c, t, row + 1)
     row = _status_line(ws, row + 1, c) + 1
     row = _section(ws, row, "Budget by status")
@@ -247,6 +249,19 @@ def _management(ws, c, generated):
         put(ws, row, 1, word).font = STYLES["bold"]
         row = lines(ws, row, 2, meaning, _LINE_CHARS - 25)
     return blocks + [(words, row - words)]  # the five words together
+
+
+def version_line(c):
+    """Page 1's version line: the hand-off's version label and the baseline it is compared
+    with (report --version, --baseline)."""
+    parts = [f"Version: {c.version}"] if c.version else []
+    b = c.baseline
+    if b is not None:
+        label = f"{b.version!r}" if b.version else "(no version label)"
+        parts.append(f"compared with the baseline {label} of {b.as_of or 'an unknown date'} "
+                     "(the Baseline sheet)")  # fmt: skip
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:] + "."
 
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",

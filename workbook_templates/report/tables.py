@@ -25,6 +25,7 @@ from udfs.quantities import PLAN_INPUTS, RANGE_QUANTITIES
 
 from ..reader import DEFAULT_MAX_BYTES
 from .checks import checks_table
+from .compare import BASELINE_COLUMNS
 from .consolidate import (
     DEFAULT_TOLERANCE,
     INPUT_NAMES,
@@ -51,14 +52,15 @@ STATUS_ORDER = ("Approved", "Proposed", UNKNOWN_STATUS)
 MONEY = ("compute_cost_usd", "electricity_cost_usd", "other_costs_usd", "total_cost_usd")
 #: The label of the period tables' row for the budget runs without a start date.
 UNSCHEDULED = "Unscheduled (no start date)"
-_KEY = ["file", "column", "scenario", "run_id"]
+_KEY = ["file", "column", "scenario", "run_code"]
 #: The label of a run approved without a reference and a date.
 NO_REFERENCE = "Approved (no reference)"
 
 TABLE_COLUMNS = {
     "runs": [*_KEY, "budget_status",
-             *[n for n in INPUT_NAMES if n not in ("scenario_name", "budget_status")],
-             *OUTPUT_NAMES, "throughput_source", "defaults_used", "scheduled"],
+             *[n for n in INPUT_NAMES if n not in ("scenario_name", "budget_status", "run_code")],
+             *OUTPUT_NAMES, "throughput_source", "defaults_used", "scheduled",
+             "run_code_derived", "plan_fingerprint"],
     "costs": [*_KEY, "budget_status", "accelerator_hours", "usd_per_accelerator_hour",
               "compute_cost_usd", "electricity_kwh", "usd_per_kwh", "electricity_cost_usd",
               "other_costs_usd", "total_cost_usd", "compute_cost_share",
@@ -84,10 +86,11 @@ TABLE_COLUMNS = {
                   "cumulative_total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
     "fiscal_years": ["fiscal_year", "first_month", "total_cost_usd",
                      "cumulative_total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
-    "fpa": ["run_id", "month", "fiscal_year", "quarter", "status", "account", "p50_usd",
+    "fpa": ["run_code", "month", "fiscal_year", "quarter", "status", "account", "p50_usd",
             "p90_usd"],
     "mismatches": ["file", "sheet", "cell", "name", "scenario", "cached_value", "engine_value",
                    "relative_difference", "cell_holds"],
+    "baseline": list(BASELINE_COLUMNS),
     "files": ["file", "size_bytes", "sha256", "planner_template_version", "scenarios_read",
               "budget_status_row", "cached_values"],
 }  # fmt: skip
@@ -99,19 +102,26 @@ def num(value):
     return None if math.isnan(value) else value
 
 
-def run_id(r):
-    """A stable id of a run: from its name, owner and inputs, not its file path or column
-    letter (the same plan in another file or column keeps it): ``R-`` and 10 hex digits."""
+#: The inputs that are not the plan: a run's name, key, status and approval. Editing them
+#: leaves a run's :func:`plan_fingerprint` as it was.
+NOT_THE_PLAN = ("scenario_name", "run_code", "budget_status", "owner", "approval_ref",
+                "approval_date", "approved_amount_usd", "approver")  # fmt: skip
+
+
+def plan_fingerprint(r):
+    """What the plan is, in 10 hex digits (``P-`` first): a hash of every input that prices the
+    run (not its name, run code, status, owner or approval). It changes when the plan changes;
+    the run's key is its run code (:attr:`Run.run_code`), which does not."""
     import hashlib
 
-    sc = r.scenario
-    text = repr(sorted((k, repr(v)) for k, v in sc.inputs.items()))
-    return "R-" + hashlib.sha256(f"{sc.name}|{text}".encode()).hexdigest()[:10]
+    inputs = r.scenario.inputs
+    text = repr(sorted((k, repr(v)) for k, v in inputs.items() if k not in NOT_THE_PLAN))
+    return "P-" + hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
 def _key(r):
     sc = r.scenario
-    return {"run_id": run_id(r), "file": str(sc.path), "column": sc.column, "scenario": sc.name}
+    return {"run_code": r.run_code, "file": str(sc.path), "column": sc.column, "scenario": sc.name}
 
 
 def approval(r):
@@ -135,7 +145,7 @@ def _run_row(r):
     sc, out, kw = r.scenario, r.outputs, r.arguments
     row = {**_key(r), "budget_status": r.status}
     for q in PLAN_INPUTS:
-        if q.name not in ("scenario_name", "budget_status"):
+        if q.name not in ("scenario_name", "budget_status", "run_code"):
             row[q.name] = sc.inputs.get(q.name)
     # The figures the engine used where the planner cell was blank.
     row["active_params"] = kw.get("active_params", kw["total_params"])
@@ -155,6 +165,8 @@ def _run_row(r):
     row["throughput_source"] = r.resolved.throughput_source
     row["defaults_used"] = "; ".join(n.text() for n in r.notes)
     row["scheduled"] = "yes" if r.start else "no: no start date"
+    row["run_code_derived"] = "yes" if r.run_code_derived else "no"
+    row["plan_fingerprint"] = plan_fingerprint(r)
     return row
 
 
@@ -509,6 +521,11 @@ def build_tables(c):
         "files": _files(c),
         "sources": sources_table(c),
     }  # fmt: skip
+    if getattr(c, "baseline", None) is not None:  # report --baseline
+        from .compare import baseline_table
+
+        tables["baseline"] = baseline_table(c)
+    c.tables = tables  # the checks read the baseline table's runs
     tables["checks"] = checks_table(c, mismatches)
     return tables
 
@@ -526,7 +543,7 @@ def fpa_table(runs, start):
             fy = fiscal_year_of(month, start)[0] if month else "unscheduled"
             q = f"{fy} Q{((month.month - start) % 12) // 3 + 1}" if month else "unscheduled"
             for account in schedule.ACCOUNTS:
-                rows.append({"run_id": run_id(r), "month": month, "fiscal_year": fy,
+                rows.append({"run_code": r.run_code, "month": month, "fiscal_year": fy,
                              "quarter": q, "status": r.status, "account": account,
                              "p50_usd": schedule.usd(m.p50[account]),
                              "p90_usd": schedule.usd(m.p90[account])})  # fmt: skip

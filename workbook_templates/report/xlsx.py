@@ -228,10 +228,10 @@ def _pad_text_after_figures(ws):
 
 
 def _run_headers(df):
-    """One header per run: its name, made unique (a name in two files: its run id)."""
+    """One header per run: its name, made unique (a name in two files: its run code)."""
     names = list(df["scenario"].astype(str))
-    return [n if names.count(n) == 1 else f"{n} ({rid})" for n, rid in zip(
-        names, df["run_id"], strict=True)]  # fmt: skip
+    return [n if names.count(n) == 1 else f"{n} ({code})" for n, code in zip(
+        names, df["run_code"], strict=True)]  # fmt: skip
 
 
 def _runs_sheet(wb, c, generated, paper):
@@ -246,12 +246,14 @@ def _runs_sheet(wb, c, generated, paper):
     total_col = runs + 2
     if runs:
         put(ws, 1, total_col, "Total")
-    blank = {(b.run_id, b.input) for b in c.tables["blank_inputs"].itertuples(index=False)}
+    blank = {((b.file, b.column), b.input)
+             for b in c.tables["blank_inputs"].itertuples(index=False)}  # fmt: skip
     grey = Font(italic=True, color="808080")
     for i, name in enumerate(RUN_ROWS, start=2):
         put(ws, i, 1, _heading(name))
         number_format = BILLIONS if name in _IN_BILLIONS else fmt(name)
-        for j, (value, rid) in enumerate(zip(df[name], df["run_id"], strict=True), start=2):
+        where = zip(df["file"], df["column"], strict=True)
+        for j, (value, rid) in enumerate(zip(df[name], where, strict=True), start=2):
             cell = (
                 file_cell(ws, i, j, value)
                 if name == "file"
