@@ -48,6 +48,8 @@ SHEET_GUIDE = (
      "and the contingency (P90 - P50); the monthly spend (the rows Monthly adds up)"),
     ("Blank inputs", "each blank input of a budget run: the value used and why"),
     ("Monthly", "spend by calendar month across budget runs, cumulative, P90, with a chart"),
+    ("Baseline", "with report --baseline only: per run and month, the baseline's P50 and this "
+     "hand-off's; an Approved run's run total keeps its approved amount"),
     ("Checks", "what was checked: OK, WARN (look), ERROR (failed), INFO; the files read "
      "(size, SHA-256, template version); saved values that differ from the engine"),
     ("Sources", "method, defaults, the catalogue figures used and their sources"),

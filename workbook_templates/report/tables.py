@@ -521,11 +521,11 @@ def build_tables(c):
         "files": _files(c),
         "sources": sources_table(c),
     }  # fmt: skip
+    c.tables = tables  # the baseline and the checks read the runs table
     if getattr(c, "baseline", None) is not None:  # report --baseline
         from .compare import baseline_table
 
         tables["baseline"] = baseline_table(c)
-    c.tables = tables  # the checks read the baseline table's runs
     tables["checks"] = checks_table(c, mismatches)
     return tables
 

@@ -107,9 +107,25 @@ SHEETS = (
     ("Sources", [("sources", ["section", "item", "value", "unit", "detail"], None, None)], 2),
 )  # fmt: skip
 
+#: The Baseline sheet, after Monthly, in a hand-off made with report --baseline.
+BASELINE_SHEET = ("Baseline", [("baseline", [
+    "run_code", "scenario", "budget_status", "baseline_status", "line", "month",
+    "baseline_p50_usd", "p50_usd", "change_usd", "change"], None, None)], 2)  # fmt: skip
+
+
+def _sheets(c):
+    """SHEETS, with the Baseline sheet after Monthly when ``c`` has a baseline table."""
+    out = []
+    for s in SHEETS:
+        out.append(s)
+        if s[0] == "Monthly" and "baseline" in c.tables:
+            out.append(BASELINE_SHEET)
+    return out
+
+
 #: Sheet -> the Excel Tables on it, each named like its CSV file.
 TABLE_NAMES = {"Runs": ("runs",), **{title: tuple(t[0] for t in parts)
-                                     for title, parts, _ in SHEETS}}  # fmt: skip
+                                     for title, parts, _ in (*SHEETS, BASELINE_SHEET)}}  # fmt: skip
 
 _EMPTY = {
     "mismatches": "No saved value differs from the engine.",
@@ -123,7 +139,7 @@ _EMPTY = {
 _WIDE = {"detail": 40, "why": 40, "input_label": 28, "scenario": 18, "file": 22,
          "sha256": 34, "item": 26, "check": 20, "month": 14, "unit": 14}  # fmt: skip
 #: Sheets whose widest column takes what the others leave of the page.
-_SHEET_WIDE = {"Sources": {"detail": 58}, "Checks": {"detail": 56}}
+_SHEET_WIDE = {"Sources": {"detail": 58}, "Checks": {"detail": 56}, "Baseline": {"change": 36}}
 #: The Runs sheet shows parameters and tokens in billions (the cells hold the exact figures).
 _IN_BILLIONS = ("total_params", "active_params", "training_tokens")
 
@@ -349,12 +365,13 @@ def build_workbook(c, generated=None, share=False):
     sheets = [lambda: write_summary(wb.active, c, generated, paper),
               lambda: write_budget(wb.create_sheet("Budget"), c, generated, paper),
               lambda: _runs_sheet(wb, c, generated, paper)]  # fmt: skip
-    sheets += [lambda s=s: _sheet(wb, c, *s, generated, paper) for s in SHEETS]
+    sheets += [lambda s=s: _sheet(wb, c, *s, generated, paper) for s in _sheets(c)]
     for make in sheets:
         make()
         if share:  # the sheet is done
             share_styles(wb.worksheets[-1], seen)
-    assert [s for s, _ in SHEET_GUIDE] == wb.sheetnames  # noqa: S101 (the guide lists them all)
+    guide = [s for s, _ in SHEET_GUIDE if s != BASELINE_SHEET[0] or "baseline" in c.tables]
+    assert guide == wb.sheetnames  # noqa: S101 (the guide lists them all)
     wb.properties.creator = "compute-lab report"
     wb.properties.title = "Compute Lab hand-off"
     return wb
