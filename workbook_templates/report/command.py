@@ -271,10 +271,10 @@ def _targets(args):
     if args.csv is not None:
         if args.csv.exists() and not args.csv.is_dir():
             raise CommandError(f"--csv: {args.csv} is a file, not a folder (give a folder)")
-        from .csv_files import CSV_FILES
+        from .csv_files import BASELINE_CSV, CSV_FILES
 
-        targets += [args.csv / f"{n}.csv" for n in CSV_FILES
-                    if n != "baseline" or getattr(args, "baseline", None) is not None]
+        names = (*CSV_FILES, *([BASELINE_CSV] if getattr(args, "baseline", None) else []))
+        targets += [args.csv / f"{n}.csv" for n in names]
     return targets
 
 

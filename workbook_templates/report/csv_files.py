@@ -9,8 +9,10 @@ import math
 
 from ..sheetkit import TEMPLATE_VERSION, safe_text
 
-__all__ = ["CSV_FILES", "README", "STAMP_COLUMNS", "csv_frames", "csv_writer", "readme_text"]
+__all__ = ["BASELINE_CSV", "CSV_FILES", "README", "STAMP_COLUMNS", "csv_frames", "csv_writer", "readme_text"]
 
+#: The CSV file written beside them with ``--baseline`` (this hand-off against the baseline).
+BASELINE_CSV = "baseline"
 #: The CSV files written by ``--csv`` (each ``<name>.csv``), one per table.
 CSV_FILES = (
     "runs",
@@ -27,7 +29,6 @@ CSV_FILES = (
     "fiscal_years",
     "monthly_by_run",
     "fpa",
-    "baseline",
     "mismatches",
     "checks",
     "files",
@@ -54,9 +55,7 @@ def csv_frames(c, as_of):
     import pandas as pd  # here: the command reads its files before pandas is imported
 
     out = {}
-    for name in CSV_FILES:
-        if name not in c.tables:  # baseline: only with --baseline
-            continue
+    for name in (*CSV_FILES, *([BASELINE_CSV] if BASELINE_CSV in c.tables else [])):
         df = c.tables[name].copy()
         for col in df.columns:
             if is_money(col) and pd.api.types.is_numeric_dtype(df[col]):

@@ -65,7 +65,8 @@ ADDITIVE = {
 
 #: The Runs sheet's rows: runs.csv's columns but the name (the header), turned.
 RUN_ROWS = [n for n in TABLE_COLUMNS["runs"]
-            if n not in ("scenario", "defaults_used", "scheduled")]  # fmt: skip
+            if n not in ("scenario", "defaults_used", "scheduled", "run_code_derived",
+                         "plan_fingerprint")]  # fmt: skip
 #: The Monthly chart's (height, width) in cm.
 CHART_CM = (6.4, 22.0)
 #: The Monthly chart's series: the P50 and, stacked on it, the contingency up to the P90.
@@ -123,9 +124,10 @@ def _sheets(c):
     return out
 
 
-#: Sheet -> the Excel Tables on it, each named like its CSV file.
+#: Sheet -> the Excel Tables on it, each named like its CSV file (and, with a baseline,
+#: ``Baseline`` -> ``baseline``).
 TABLE_NAMES = {"Runs": ("runs",), **{title: tuple(t[0] for t in parts)
-                                     for title, parts, _ in (*SHEETS, BASELINE_SHEET)}}  # fmt: skip
+                                     for title, parts, _ in SHEETS}}  # fmt: skip
 
 _EMPTY = {
     "mismatches": "No saved value differs from the engine.",
