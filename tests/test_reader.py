@@ -648,7 +648,7 @@ def test_a_renamed_inputs_sheet_with_a_quote_is_read(filled, tmp_path):
     planner = read_planner(path)
     assert [s.name for s in planner.scenarios] == [PLAN_A["scenario_name"], PLAN_B["scenario_name"]]
     assert planner.scenarios[0].cells["total_params"].sheet == title
-    assert str(planner.scenarios[0].cells["total_params"]) == "'Team''s = plan'!D9"
+    assert str(planner.scenarios[0].cells["total_params"]) == "'Team''s = plan'!D10"
 
 
 @pytest.mark.parametrize(

@@ -379,9 +379,13 @@ def wrapped_lines(text, width, per_unit=1.0):
 def cell_lines(cell, width):
     """Lines the text of ``cell`` takes, wrapped in ``width`` character units: plain text at
     :data:`TEXT_PER_UNIT` characters a unit, bold text and text without a space (a SHA-256)
-    at one."""
-    plain = not (cell.font is not None and cell.font.b) and " " in str(cell.value)
-    return wrapped_lines(cell.value, width, TEXT_PER_UNIT if plain else 1.0)
+    at one; text without a space breaks after each hyphen, as a spreadsheet breaks it (a run
+    code such as ``TEAM-A-70B-DENSE``)."""
+    text = str(cell.value)
+    plain = not (cell.font is not None and cell.font.b) and " " in text
+    if not plain and " " not in text:
+        text = text.replace("-", "- ")
+    return wrapped_lines(text, width, TEXT_PER_UNIT if plain else 1.0)
 
 
 def fit_rows(ws, first_row=1, line_pt=LINE_PT):
