@@ -136,8 +136,8 @@ def read_own_runs(args):
 #: The groups of ``estimate --help``, titled and ordered as docs/command-line.md's three flag
 #: tables (tests/test_help.py checks they match): flag destination names.
 FLAG_GROUPS = {
-    "Model and cluster": ("preset", "run_code", "accelerator", "precision", "total_params", "active_params",
-                          "training_tokens", "accelerators", "target_days"),
+    "Model and cluster": ("preset", "run_code", "accelerator", "precision", "total_params",
+                          "active_params", "training_tokens", "accelerators", "target_days"),
     "Throughput": ("effective_tflops", "peak_tflops", "mfu", "goodput", "throughput_range_pct",
                    "own_runs", "failures_per_accelerator_day", "failures_per_1000_node_days",
                    "accelerators_per_node", "checkpoint_write_minutes", "restart_minutes",

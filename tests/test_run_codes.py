@@ -151,7 +151,9 @@ def test_the_baseline_comparison_ties_to_the_cent(template, baseline, tmp_path):
     totals = {r["run_code"]: r for r in rows if r["line"] == "run total"}
     assert totals["TEAM-L-NEW"]["change"] == "new run"
     assert totals["TEAM-L-GONE"]["change"] == "not in this hand-off"
-    assert totals["TEAM-L-LATE"]["change"] == "Price per accelerator-hour 2 -> 2.25; Run start date '2027-11-01' -> '2027-12-01'"
+    assert totals["TEAM-L-LATE"]["change"] == (
+        "Price per accelerator-hour 2 -> 2.25; Run start date '2027-11-01' -> '2027-12-01'"
+    )
     assert not totals["TEAM-E-EARLY"]["change"]
     assert "Baseline" in openpyxl.load_workbook(tmp_path / "h.xlsx").sheetnames
 
@@ -202,8 +204,9 @@ def test_a_bad_baseline_is_refused_in_one_line_naming_file_row_and_column(
         read_baseline(bad)
     assert str(err.value).startswith(f"{bad / file}: row 3, column {column}: ")
     assert says in str(err.value)
-    assert main(["report", str(template), "--csv", str(tmp_path / "csv"), "--baseline",
-                 str(bad)]) == 2
+    assert (
+        main(["report", str(template), "--csv", str(tmp_path / "csv"), "--baseline", str(bad)]) == 2
+    )
     line = capsys.readouterr().err.strip()
     assert len(line.splitlines()) == 1 and f"--baseline: {bad / file}: row 3" in line
     assert not (tmp_path / "csv").exists()

@@ -73,8 +73,10 @@ PRICING_BASES = ("rental all-in", "rental plus power", "owned")
 #: The longest run code: what a billing tag value and an FP&A key field hold comfortably.
 MAX_RUN_CODE_CHARS = 40
 #: What a run code may hold (``workbook_templates.run_codes`` checks it).
-RUN_CODE_RULE = (f"1 to {MAX_RUN_CODE_CHARS} characters: letters A-Z, digits, '.', '_' or '-', "
-                 "starting with a letter or digit")
+RUN_CODE_RULE = (
+    f"1 to {MAX_RUN_CODE_CHARS} characters: letters A-Z, digits, '.', '_' or '-', "
+    "starting with a letter or digit"
+)
 
 PLAN_INPUTS = (
     Quantity(

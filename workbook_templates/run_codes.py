@@ -12,9 +12,10 @@ import unicodedata
 
 from udfs.quantities import MAX_RUN_CODE_CHARS, RUN_CODE_RULE
 
-__all__ = ["MAX_RUN_CODE_CHARS", "RUN_CODE_RULE", "derive_run_code", "run_code_of", "valid_run_code"]
+__all__ = ["MAX_RUN_CODE_CHARS", "RUN_CODE_RULE", "derive_run_code", "run_code_of",
+           "valid_run_code"]  # fmt: skip
 
-_CODE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,%d})" % (MAX_RUN_CODE_CHARS - 1), re.ASCII)
+_CODE = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_RUN_CODE_CHARS - 1}}}", re.ASCII)
 
 
 def valid_run_code(text):

@@ -109,10 +109,14 @@ def _run_codes(rows, c):
     for group in duplicate_codes(c.budget_runs):
         where = " and ".join(f"{r.scenario.path} column {r.scenario.column} (scenario "
                              f"{r.scenario.name!r})" for r in group)  # fmt: skip
-        rows.add("Run codes", "ERROR",
-                 f"run code {group[0].run_code!r} is used by {len(group)} budget runs: {where}; "
-                 "a run code must be unique in a hand-off (actuals and later versions are "
-                 "joined by it): type another Run code in all but one", group[0].scenario.path)
+        rows.add(
+            "Run codes",
+            "ERROR",
+            f"run code {group[0].run_code!r} is used by {len(group)} budget runs: {where}; "
+            "a run code must be unique in a hand-off (actuals and later versions are "
+            "joined by it): type another Run code in all but one",
+            group[0].scenario.path,
+        )
     derived = [r for r in c.budget_runs if r.run_code_derived]
     for r in derived:
         sc = r.scenario

@@ -16,16 +16,13 @@ import pandas as pd
 
 from udfs import schedule
 
-from .consolidate import Q
+from .consolidate import NOT_THE_PLAN, Q
 
 __all__ = ["BASELINE_COLUMNS", "baseline_table", "baseline_checks", "changed_inputs"]
 
 BASELINE_COLUMNS = ["run_code", "scenario", "budget_status", "baseline_status", "line", "month",
                     "baseline_p50_usd", "p50_usd", "change_usd", "change", "baseline_version",
                     "baseline_as_of"]  # fmt: skip
-#: Inputs that are not the plan: a change of them is no change of the plan's price.
-_NOT_COMPARED = ("scenario_name", "run_code", "budget_status", "owner", "approval_ref",
-                 "approval_date", "approved_amount_usd", "approver")  # fmt: skip
 #: Relative difference under which two figures of an input are the same (the CSV's 15 digits).
 _SAME = 1e-12
 
@@ -67,7 +64,7 @@ def changed_inputs(before, now_row):
     runs.csv wrote them, ``now_row`` this hand-off's runs table row."""
     out = []
     for name, was in before.items():
-        if name in _NOT_COMPARED or name not in now_row:
+        if name in NOT_THE_PLAN or name not in now_row:
             continue
         if not _same(was, now_row[name]):
             label = Q[name].label if name in Q else name

@@ -78,6 +78,12 @@ INPUT_NAMES = tuple(q.name for q in PLAN_INPUTS)
 OUTPUT_NAMES = tuple(q.name for q in PLAN_OUTPUTS)
 Q = {q.name: q for q in PLAN_INPUTS + PLAN_OUTPUTS}
 
+#: The inputs that are not the plan: a run's name, key, status and approval (the last two
+#: read when a planner has them). Editing them leaves the plan's price and its fingerprint
+#: (``tables.plan_fingerprint``) as they were.
+NOT_THE_PLAN = ("scenario_name", "run_code", "budget_status", "owner", "approval_ref",
+                "approval_date", "approved_amount_usd", "approver")  # fmt: skip
+
 #: The status of a column of an older planner without a ``budget_status`` row.
 UNKNOWN_STATUS = "status unknown"
 #: Statuses summed in the budget (an older planner's columns are counted, as they always were).

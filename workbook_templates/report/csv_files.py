@@ -9,7 +9,8 @@ import math
 
 from ..sheetkit import TEMPLATE_VERSION, safe_text
 
-__all__ = ["BASELINE_CSV", "CSV_FILES", "README", "STAMP_COLUMNS", "csv_frames", "csv_writer", "readme_text"]
+__all__ = ["BASELINE_CSV", "CSV_FILES", "README", "STAMP_COLUMNS", "csv_frames", "csv_writer",
+           "readme_text"]  # fmt: skip
 
 #: The CSV file written beside them with ``--baseline`` (this hand-off against the baseline).
 BASELINE_CSV = "baseline"

@@ -29,6 +29,7 @@ from .compare import BASELINE_COLUMNS
 from .consolidate import (
     DEFAULT_TOLERANCE,
     INPUT_NAMES,
+    NOT_THE_PLAN,
     OUTPUT_NAMES,
     UNKNOWN_STATUS,
     Q,
@@ -100,12 +101,6 @@ def num(value):
     """A float, or None for NaN (a blank figure)."""
     value = float(value)
     return None if math.isnan(value) else value
-
-
-#: The inputs that are not the plan: a run's name, key, status and approval. Editing them
-#: leaves a run's :func:`plan_fingerprint` as it was.
-NOT_THE_PLAN = ("scenario_name", "run_code", "budget_status", "owner", "approval_ref",
-                "approval_date", "approved_amount_usd", "approver")  # fmt: skip
 
 
 def plan_fingerprint(r):
