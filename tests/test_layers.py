@@ -33,6 +33,7 @@ REPORT_PIPELINE = {
     "checks": "check",
     "sources": "tabulate",
     "tables": "tabulate",
+    "compare": "tabulate",
     "layout": "write",
     "summary": "write",
     "xlsx": "write",

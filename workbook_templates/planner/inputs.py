@@ -80,10 +80,6 @@ _NOTES = {
 }
 
 
-#: Column C of the inputs no formula reads, only the hand-off: what a blank means there.
-_BLANK_TEXT = {"run_code": "OWNER-SCENARIO"}
-
-
 def _header(book, ws, scen):
     book.title(
         ws,
@@ -104,9 +100,6 @@ def _header(book, ws, scen):
 def _used_when_blank(book, ws, r, q):
     """Column C: the rule's fixed default (a named cell), or what a blank means."""
     rule = RULES.get(q.name)
-    if q.name in _BLANK_TEXT:  # read by the hand-off, not by a formula
-        put_text(ws.cell(r, DEFAULT_COL), _BLANK_TEXT[q.name]).style = "Note"
-        return
     if rule is None:  # required inputs
         if q.name != "scenario_name":
             put_text(ws.cell(r, DEFAULT_COL), "required").style = "Note"

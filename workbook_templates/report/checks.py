@@ -17,10 +17,9 @@ from udfs import calibration, plan
 from udfs.validation import is_blank
 
 from ..planner.checks import NEVER_DEFAULT, PLACEHOLDER_NAME
-from .compare import baseline_checks
 from .consolidate import UNKNOWN_STATUS, Q
 
-__all__ = ["checks_table", "duplicate_text"]
+__all__ = ["Rows", "checks_table", "duplicate_text"]
 
 COLUMNS = ["check", "status", "file", "detail"]
 
@@ -40,7 +39,9 @@ def _labels(names):
     return ", ".join(Q[n].label if n in Q else n for n in names)
 
 
-class _Rows(list):
+class Rows(list):
+    """The Checks table's rows, one :meth:`add` each."""
+
     def add(self, check, status, detail, file=""):
         self.append({"check": check, "status": status, "file": str(file), "detail": detail})
 
@@ -251,7 +252,7 @@ def _approvals(rows, c):
 
 def checks_table(c, mismatches):
     """The Checks table of a consolidation."""
-    rows = _Rows()
+    rows = Rows()
     _files(rows, c)
     _statuses(rows, c)
     _duplicates(rows, c)
@@ -262,5 +263,4 @@ def checks_table(c, mismatches):
     _schedule(rows, c)
     _defaults(rows, c)
     _approvals(rows, c)
-    baseline_checks(rows, c)
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -449,11 +449,13 @@ def _run(args):
                               progress=progress.reading, own_runs=own,
                               started=writers.start)  # fmt: skip
         writers.join()
+        from .compare import add_baseline
         from .output import check_in_range, write_outputs
         from .tables import build_tables
 
         c.version, c.baseline = args.handoff_version, baseline
         c.tables = build_tables(c)
+        add_baseline(c)
         progress.clear()
         _refuse_read_twice(c)
         code = _bad_files(c, args)

@@ -1,4 +1,5 @@
-"""This hand-off against a baseline (report --baseline): the Baseline table and its checks.
+"""This hand-off against a baseline (report --baseline): the Baseline table and its checks,
+added to the tables :func:`.tables.build_tables` made (:func:`add_baseline`).
 
 Runs are matched by run code. Per run, one row per month of either hand-off (the baseline's P50
 and this one's, in whole cents, summed over the accounts of ``fpa``), then a "run total" row.
@@ -16,9 +17,12 @@ import pandas as pd
 
 from udfs import schedule
 
+from .checks import COLUMNS, Rows
 from .consolidate import NOT_THE_PLAN, Q
+from .tables import budget_sorted, run_cents
 
-__all__ = ["BASELINE_COLUMNS", "baseline_table", "baseline_checks", "changed_inputs"]
+__all__ = ["BASELINE_COLUMNS", "add_baseline", "baseline_table", "baseline_checks",
+           "changed_inputs"]  # fmt: skip
 
 BASELINE_COLUMNS = ["run_code", "scenario", "budget_status", "baseline_status", "line", "month",
                     "baseline_p50_usd", "p50_usd", "change_usd", "change", "baseline_version",
@@ -77,8 +81,6 @@ def _change_text(changes):
 
 
 def _now_months(r):
-    from .tables import run_cents
-
     months = {}
     for m in run_cents(r).months:
         months[m.month] = months.get(m.month, 0) + sum(m.p50[a] for a in schedule.ACCOUNTS)
@@ -88,9 +90,7 @@ def _now_months(r):
 def _comparisons(c):
     """[(code, run or None)] in the runs table's order, then the baseline's runs not here."""
     b, seen, out = c.baseline, set(), []
-    from .tables import _budget_sorted
-
-    for r in _budget_sorted(c):
+    for r in budget_sorted(c):
         if r.run_code not in seen:
             seen.add(r.run_code)
             out.append((r.run_code, r))
@@ -101,6 +101,19 @@ def _comparisons(c):
 def _runs_rows(c):
     runs = c.tables["runs"]
     return {row["run_code"]: row for row in reversed(runs.to_dict("records"))}
+
+
+def add_baseline(c):
+    """Add the Baseline table and the Checks' "Baseline" rows to ``c.tables`` (built by
+    :func:`.tables.build_tables`), when ``c`` has a baseline (report --baseline)."""
+    if getattr(c, "baseline", None) is None:
+        return
+    c.tables["baseline"] = baseline_table(c)
+    rows = Rows()
+    baseline_checks(rows, c)
+    checks = c.tables["checks"]
+    c.tables["checks"] = pd.concat([checks, pd.DataFrame(rows, columns=COLUMNS)],
+                                   ignore_index=True)  # fmt: skip
 
 
 def baseline_table(c):

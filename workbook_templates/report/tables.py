@@ -25,7 +25,6 @@ from udfs.quantities import PLAN_INPUTS, RANGE_QUANTITIES
 
 from ..reader import DEFAULT_MAX_BYTES
 from .checks import checks_table
-from .compare import BASELINE_COLUMNS
 from .consolidate import (
     DEFAULT_TOLERANCE,
     INPUT_NAMES,
@@ -91,7 +90,6 @@ TABLE_COLUMNS = {
             "p90_usd"],
     "mismatches": ["file", "sheet", "cell", "name", "scenario", "cached_value", "engine_value",
                    "relative_difference", "cell_holds"],
-    "baseline": list(BASELINE_COLUMNS),
     "files": ["file", "size_bytes", "sha256", "planner_template_version", "scenarios_read",
               "budget_status_row", "cached_values"],
 }  # fmt: skip
@@ -131,7 +129,8 @@ def approval(r):
     return f"{ref} ({day:%Y-%m-%d})" if hasattr(day, "strftime") else f"{ref} ({day})"
 
 
-def _budget_sorted(c):
+def budget_sorted(c):
+    """The budget runs, Approved first (:data:`STATUS_ORDER`)."""
     order = {s: i for i, s in enumerate(STATUS_ORDER)}
     return sorted(c.budget_runs, key=lambda r: order[r.status])
 
@@ -481,7 +480,7 @@ def _files(c):
 
 def build_tables(c):
     """Every table of the hand-off, by name (the CSV files' and the sheets' contents)."""
-    runs = _budget_sorted(c)
+    runs = budget_sorted(c)
     by_run = _frame("monthly_by_run", [row for r in runs if r.start for row in _month_rows(r)])
     budget = _frame("budget", [_budget_row(r) for r in runs])
     costs = _frame("costs", [_cost_row(r) for r in runs])
@@ -516,11 +515,6 @@ def build_tables(c):
         "files": _files(c),
         "sources": sources_table(c),
     }  # fmt: skip
-    c.tables = tables  # the baseline and the checks read the runs table
-    if getattr(c, "baseline", None) is not None:  # report --baseline
-        from .compare import baseline_table
-
-        tables["baseline"] = baseline_table(c)
     tables["checks"] = checks_table(c, mismatches)
     return tables
 
