@@ -277,9 +277,9 @@ def _unscheduled_text(c):
 
 
 #: The budget by run as the Budget sheet shows it (compute and electricity: on Costs).
-_BY_RUN = ["scenario", "budget_status", "approval", "owner", "start_month", "end_month",
-           "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
-_BUDGET_WIDE = {"scenario": 20, "approval": 14, "owner": 12, "budget_status": 10,
+_BY_RUN = ["scenario", "run_code", "budget_status", "approval", "owner", "start_month",
+           "end_month", "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
+_BUDGET_WIDE = {"scenario": 20, "run_code": 17, "approval": 14, "owner": 12, "budget_status": 10,
                 "start_month": 10, "end_month": 10}  # fmt: skip
 _BUDGET_CHARS = 120
 
@@ -356,7 +356,7 @@ def write_budget(ws, c, generated, paper=None):
     ws.title = "Budget"
     last, blocks, others_header = _budget_view(ws, c, 1)
     fit_columns(ws, _BY_RUN, 1, last, wide=_BUDGET_WIDE)
-    for letter in "GHI":  # the money columns hold the bold P90 totals
+    for letter in "HIJ":  # the money columns hold the bold P90 totals
         ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 13)
     for (cell,) in ws.iter_rows(min_row=1, max_row=last, max_col=1):
         if cell.value == UNSCHEDULED:
