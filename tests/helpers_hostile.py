@@ -3,7 +3,7 @@ reader tests and ``benchmarks/bench_reader.py`` build their hostile files with t
 
 Each function copies the .xlsx ``source`` to ``target`` with some parts rewritten and returns
 ``target``. The Inputs sheet of a planner is ``xl/worksheets/sheet2.xml`` (openpyxl, Excel and
-LibreOffice number the parts in sheet order); its row 12 holds the accelerators.
+LibreOffice number the parts in sheet order); its row 13 holds the accelerators.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def aliased_sheets(source, target, sheets, pad_elements=0):
     return rewrite(source, target, edits)
 
 
-def wide_row(source, target, cells, row=12):
+def wide_row(source, target, cells, row=13):
     """Row ``row`` of the Inputs sheet (inside the named cells) followed by ``cells`` empty
     ``<c/>`` elements."""
 
@@ -152,7 +152,7 @@ def replaced(source, target, part, old, new, count=1):
     return rewrite(source, target, {part: edit})
 
 
-def cell_value(source, target, text, cell="D12"):
+def cell_value(source, target, text, cell="D13"):
     """The Inputs sheet's number cell ``cell`` saved as ``<v>text</v>``."""
     pattern = f'(<c r="{cell}" [^>]*>)<v>[^<]*</v>'.encode()
 
@@ -164,7 +164,7 @@ def cell_value(source, target, text, cell="D12"):
     return rewrite(source, target, {INPUTS: edit})
 
 
-def hidden_row(source, target, value=b"8192", cell="D12"):
+def hidden_row(source, target, value=b"8192", cell="D13"):
     """A copy of the Inputs sheet's rows up to ``cell``'s, ``cell`` saved as ``value``,
     placed in ``<sheetPr><extLst><ext>`` before ``sheetData`` (which keeps its own rows, the
     ones a spreadsheet shows)."""

@@ -38,7 +38,7 @@ STYLES = "xl/styles.xml"
 
 @pytest.fixture(scope="module")
 def planner(generated_templates, tmp_path_factory):
-    """A filled planner: D12 (accelerators of the first scenario) holds 2048."""
+    """A filled planner: D13 (accelerators of the first scenario) holds 2048."""
     folder = tmp_path_factory.mktemp("hostile")
     return fill(generated_templates[PLANNER], folder / "filled.xlsx", [PLAN_A, PLAN_B])
 
@@ -67,15 +67,15 @@ def test_two_sheet_entries_on_one_part_are_refused(planner, tmp_path):
 def test_a_row_of_more_cells_than_columns_is_refused(planner, tmp_path):
     path = wide_row(planner, tmp_path / "wide.xlsx", reader.MAX_ROW_CELLS + 1)
     err = refusal(path)
-    assert f"part {INPUTS}: row 12 holds over {reader.MAX_ROW_CELLS:,} cells" in err
+    assert f"part {INPUTS}: row 13 holds over {reader.MAX_ROW_CELLS:,} cells" in err
 
 
 def test_a_row_of_too_many_elements_is_refused(planner, tmp_path):
-    row = re.compile(rb'(<row r="12"[^>/]*>)')
+    row = re.compile(rb'(<row r="13"[^>/]*>)')
     flood = rb"\1" + b"<c><x/><x/><x/><x/><x/></c>" * (reader.MAX_ROW_ELEMENTS // 6 + 1)
     path = replaced(planner, tmp_path / "deep-row.xlsx", INPUTS, row, flood)
     err = refusal(path)
-    assert f"row 12 holds over {reader.MAX_ROW_ELEMENTS:,} XML elements" in err
+    assert f"row 13 holds over {reader.MAX_ROW_ELEMENTS:,} XML elements" in err
 
 
 def test_defined_names_past_the_bound_are_refused_before_openpyxl_reads_them(planner, tmp_path):
@@ -153,7 +153,7 @@ def test_jobs_fit_the_memory_budget(monkeypatch):
 
 
 def test_rows_outside_sheet_data_are_not_cells(planner, tmp_path):
-    """A copy of rows 1-12 in ``<sheetPr><extLst><ext>`` with D12 = 8192: no spreadsheet
+    """A copy of rows 1-13 in ``<sheetPr><extLst><ext>`` with D13 = 8192: no spreadsheet
     shows it (LibreOffice shows sheetData's 2048); it was read."""
     path = hidden_row(planner, tmp_path / "hidden.xlsx")
     (first, _) = read_planner(path).scenarios
@@ -163,35 +163,35 @@ def test_rows_outside_sheet_data_are_not_cells(planner, tmp_path):
 @pytest.mark.parametrize(
     ("before", "after", "last"),
     [
-        (b'<row r="13"', b'<row r="12"><c r="D12" t="n"><v>8192</v></c></row><row r="13"', 12),
-        (b"</sheetData>", b'<row r="12"><c r="D12" t="n"><v>8192</v></c></row></sheetData>', 51),
+        (b'<row r="14"', b'<row r="13"><c r="D13" t="n"><v>8192</v></c></row><row r="14"', 13),
+        (b"</sheetData>", b'<row r="13"><c r="D13" t="n"><v>8192</v></c></row></sheetData>', 52),
     ],
     ids=["repeated", "late"],
 )
 def test_a_row_repeated_or_out_of_order_is_refused(planner, tmp_path, before, after, last):
-    """LibreOffice shows the last copy of row 12 (8192); openpyxl's reading took the first."""
+    """LibreOffice shows the last copy of row 13 (8192); openpyxl's reading took the first."""
     path = replaced(planner, tmp_path / "rows.xlsx", INPUTS, before, after)
     err = refusal(path)
-    assert f"part {INPUTS}: row 12 comes after row {last}: rows out of order or repeated" in err
+    assert f"part {INPUTS}: row 13 comes after row {last}: rows out of order or repeated" in err
 
 
 @pytest.mark.parametrize(
     ("before", "after", "words"),
     [
         (
-            b'<c r="E12"',
-            b'<c r="D99" t="n"><v>8192</v></c><c r="E12"',
-            "Inputs!D99: is written in row 12",
+            b'<c r="E13"',
+            b'<c r="D99" t="n"><v>8192</v></c><c r="E13"',
+            "Inputs!D99: is written in row 13",
         ),
-        (b'<c r="D12"', '<c r="D\u0661\u0662"'.encode(), "a cell reference 'D\u0661\u0662'"),
-        (b'<row r="12"', '<row r="\u0661\u0662"'.encode(), "a row numbered '\u0661\u0662'"),
+        (b'<c r="D13"', '<c r="D\u0661\u0663"'.encode(), "a cell reference 'D\u0661\u0663'"),
+        (b'<row r="13"', '<row r="\u0661\u0663"'.encode(), "a row numbered '\u0661\u0663'"),
     ],
     ids=["cell-in-another-row", "arabic-cell-reference", "arabic-row-number"],
 )
 def test_cell_and_row_references_outside_the_grammar_are_refused(
     planner, tmp_path, before, after, words
 ):
-    """openpyxl's reading put a cell written as D99 inside row 12 at D12, and read Arabic-Indic
+    """openpyxl's reading put a cell written as D99 inside row 13 at D13, and read Arabic-Indic
     digits in a reference as ASCII ones."""
     path = replaced(planner, tmp_path / "ref.xlsx", INPUTS, before, after)
     assert words in refusal(path)
@@ -204,10 +204,10 @@ def test_libreoffice_shows_the_sheet_data_row_and_the_grammar(planner, tmp_path)
     hidden = hidden_row(planner, tmp_path / "hidden.xlsx")
     underscored = cell_value(planner, tmp_path / "underscore.xlsx", b"1_024")
     shown = recalculate([hidden, underscored], tmp_path / "recalculated")
-    values = [openpyxl.load_workbook(p, data_only=True)["Inputs"]["D12"].value for p in shown]
+    values = [openpyxl.load_workbook(p, data_only=True)["Inputs"]["D13"].value for p in shown]
     assert values == [2048, 1]
     assert read_planner(hidden).scenarios[0].inputs["accelerators"] == 2048
-    assert "Inputs!D12: holds the saved number '1_024'" in refusal(underscored)
+    assert "Inputs!D13: holds the saved number '1_024'" in refusal(underscored)
 
 
 @pytest.mark.parametrize(
@@ -228,30 +228,30 @@ def test_a_saved_number_outside_the_grammar_is_refused_naming_the_cell(
 ):
     path = cell_value(planner, tmp_path / "number.xlsx", text)
     err = refusal(path)
-    assert f"{path}: Inputs!D12: holds the saved number" in err and words in err
+    assert f"{path}: Inputs!D13: holds the saved number" in err and words in err
 
 
 def test_numbers_in_the_grammar_read_and_others_not(planner, tmp_path):
     path = cell_value(planner, tmp_path / "number.xlsx", b"+2.048E+3")
     assert read_planner(path).scenarios[0].inputs["accelerators"] == 2048
     path = cell_value(planner, tmp_path / "digits.xlsx", "\u0968\u0966\u096a\u096e".encode())
-    assert "Inputs!D12: holds the saved number" in refusal(path)
+    assert "Inputs!D13: holds the saved number" in refusal(path)
 
 
 @pytest.mark.parametrize(
     ("cell", "words"),
     [
-        (b'<c r="D12" s="\\1" t="b"><v>2</v></c>', "saved boolean '2', not 0 or 1"),
-        (b'<c r="D12" s="\\1" t="s"><v>-1</v></c>', "refers to shared string '-1'"),
-        (b'<c r="D12" s="\xd9\xa1" t="n"><v>2048</v></c>', "has the style"),
-        (b'<c r="D12" s="\\1" t="d"><v>next week</v></c>', "not an ISO 8601 date"),
+        (b'<c r="D13" s="\\1" t="b"><v>2</v></c>', "saved boolean '2', not 0 or 1"),
+        (b'<c r="D13" s="\\1" t="s"><v>-1</v></c>', "refers to shared string '-1'"),
+        (b'<c r="D13" s="\xd9\xa1" t="n"><v>2048</v></c>', "has the style"),
+        (b'<c r="D13" s="\\1" t="d"><v>next week</v></c>', "not an ISO 8601 date"),
     ],
 )
 def test_other_saved_values_outside_the_grammar_are_refused(planner, tmp_path, cell, words):
-    saved = re.compile(rb'<c r="D12" s="([0-9]+)" t="n"><v>2048</v></c>')  # its style kept
+    saved = re.compile(rb'<c r="D13" s="([0-9]+)" t="n"><v>2048</v></c>')  # its style kept
     path = replaced(planner, tmp_path / "cell.xlsx", INPUTS, saved, cell)
     err = refusal(path)
-    assert "Inputs!D12: " in err and words in err
+    assert "Inputs!D13: " in err and words in err
 
 
 def test_rich_text_and_phonetic_runs_read_as_excel_shows_them(planner, tmp_path):
