@@ -233,3 +233,23 @@ def test_an_older_planner_without_the_run_code_row_still_reads(template, tmp_pat
     assert (early.run_code, early.run_code_derived) == ("TEAM-E-EARLY", True)
     (warn,) = [x for x in c.tables["checks"].to_dict("records") if x["check"] == "Run codes"]
     assert "no Run code row (an older planner)" in warn["detail"]
+
+
+def test_estimate_carries_a_run_code_and_refuses_a_bad_one(capsys):
+    import json
+
+    assert main(["estimate", "--run-code", "TEAM-A-70B-2027", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["plan_inputs"]["run_code"] == "TEAM-A-70B-2027"
+    assert main(["estimate", "--run-code", "TEAM-A-70B-2027"]) == 0
+    assert capsys.readouterr().out.rstrip("\n").splitlines()[-1] == "Run code: TEAM-A-70B-2027"
+    assert main(["estimate", "--run-code", "team a"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--run-code must be a run code" in err
+
+
+def test_a_derived_code_never_reads_the_plan():
+    assert derive_run_code("Team A", "Team A: 70B dense") == "TEAM-A-70B-DENSE"
+    assert derive_run_code("Research", "Llama 3.1 405B-like") == "RESEARCH-LLAMA-3-1-405B-LIKE"
+    assert derive_run_code(None, "") == "RUN"
+    assert len(derive_run_code("x" * 100, "y" * 100)) == 40
