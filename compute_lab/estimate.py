@@ -5,7 +5,7 @@ printed (:mod:`compute_lab.figures`)."""
 from __future__ import annotations
 
 from udfs.quantities import SEED_PLAN
-from udfs.validation import CommandError, InputError, check_result, is_blank
+from udfs.validation import CommandError, InputError, check_result, echo, is_blank
 
 from .figures import (
     estimate_json,
@@ -141,11 +141,22 @@ def _given_flags(args):
     for dest, value in [*given.items(), ("target_days", args.target_days)]:
         if value is not None:
             FLAG_RULES[dest](dest, value)
+    _check_run_code(getattr(args, "run_code", None))
     if args.accelerator is not None and not args.accelerator.strip():
         raise CommandError(
             "--accelerator must name an accelerator (see `compute-lab accelerators`)"
         )
     return given
+
+
+def _check_run_code(code):
+    """Refuse a --run-code that breaks the planner's rule (udfs.quantities.RUN_CODE_RULE)."""
+    if code is None:
+        return
+    from workbook_templates.run_codes import RUN_CODE_RULE, valid_run_code
+
+    if not valid_run_code(code):
+        raise CommandError(f"--run-code must be a run code: {RUN_CODE_RULE} (got {echo(code)})")
 
 
 def _throughput_inputs(args, given, inputs, accel):
@@ -239,6 +250,8 @@ def _plan_from_args(args):
     notes = []
     inputs, accel_name = _base_plan(args, given, notes)
     inputs.update({PLAN_NAME[k]: v for k, v in given.items() if k in PLAN_NAME})
+    if getattr(args, "run_code", None) is not None:  # the planner's Run code row
+        inputs["run_code"] = args.run_code
     extras = _engine_only(args, given)
     accel = None
     if not is_blank(accel_name):
@@ -367,4 +380,6 @@ def run_estimate(args):
             print(line)
     for note in plan.notes:
         print(f"  note: {note_text(note)}")
+    if plan.inputs.get("run_code"):
+        print(f"Run code: {plan.inputs['run_code']}")
     return 0

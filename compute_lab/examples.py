@@ -49,7 +49,9 @@ EXAMPLES = {
         ["compute-lab report plans/team-a-plan.xlsx --out handoff.xlsx",
          "compute-lab report plans/*.xlsx --out handoff.xlsx --csv handoff-csv --skip-bad",
          "compute-lab report plans/*.xlsx --out handoff.xlsx --fiscal-year-start 4 "
-         "--actuals actuals.csv focus-export.csv"],
+         "--actuals actuals.csv focus-export.csv",
+         'compute-lab report plans/*.xlsx --csv q2-csv --version "Forecast 2027-Q2" '
+         "--baseline fy27-csv"],
         "docs/handoff.md",
     ),
     "addin": (

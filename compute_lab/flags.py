@@ -128,8 +128,8 @@ def read_own_runs(args):
 #: The groups of ``estimate --help``, titled and ordered as docs/command-line.md's three flag
 #: tables (tests/test_help.py checks they match): flag destination names.
 FLAG_GROUPS = {
-    "Model and cluster": ("preset", "accelerator", "precision", "total_params", "active_params",
-                          "training_tokens", "accelerators", "target_days"),
+    "Model and cluster": ("preset", "run_code", "accelerator", "precision", "total_params",
+                          "active_params", "training_tokens", "accelerators", "target_days"),
     "Throughput": ("effective_tflops", "peak_tflops", "mfu", "goodput", "throughput_range_pct",
                    "own_runs", "failures_per_accelerator_day", "failures_per_1000_node_days",
                    "accelerators_per_node", "checkpoint_write_minutes", "restart_minutes",
@@ -148,6 +148,9 @@ def _add_estimate_flags(add):
     """Every flag of ``estimate``, each through ``add(key, *flags, **argparse keywords)``,
     ``key`` the destination it is grouped by (:data:`FLAG_GROUPS`)."""
     add("preset", "--preset", metavar="NAME", help="start from a reference run (see `runs`)")
+    add("run_code", "--run-code", metavar="CODE",
+        help="the run's key, as the planner's Run code row (1 to 40 characters: A-Z, digits, "
+        "'.', '_', '-'): in --json and the last line")  # fmt: skip
     add("own_runs", "--own-runs", metavar="FILE", help=OWN_RUNS_HELP)
     add("accelerator", "--accelerator", metavar="NAME", help="accelerator from the catalogue")
     add(

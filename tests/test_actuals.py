@@ -29,7 +29,7 @@ DATA = Path(__file__).parent / "data" / "actuals"
 FOCUS = DATA / "focus-1.2-team-a.csv"
 PLAIN = DATA / "plain-team-a.csv"
 #: The example plan's run code (derived from its team and scenario name).
-CODE = "TEAM-A-TEAM-A-70B-DENSE"
+CODE = "TEAM-A-70B-2027"
 PLAIN_HEADER = "run_code,month,accelerator_hours,cost_usd,tokens_processed"
 
 

@@ -125,10 +125,10 @@ def test_an_approved_amount_not_above_zero_is_refused_at_its_cell(template, tmp_
 def test_fpa_carries_cost_centre_gl_account_expense_class_hours_and_rate(handoff):
     folder = handoff / "csv"
     rows = read_csv(folder, "fpa")
-    runs = {r["run_id"]: r for r in read_csv(folder, "runs")}
+    runs = {r["run_code"]: r for r in read_csv(folder, "runs")}
     assert {r["currency"] for r in rows} == {"USD"}
-    for run_id, r in runs.items():
-        mine = [x for x in rows if x["run_id"] == run_id]
+    for run_code, r in runs.items():
+        mine = [x for x in rows if x["run_code"] == run_code]
         owned = r["scenario"] == "Complete"
         for x in mine:
             assert x["cost_centre"] == (r["cost_centre"] or "")
@@ -165,7 +165,7 @@ def test_the_data_dictionary_explains_each_new_column(handoff):
         assert f"\n  {col}: " in budget, col
 
 
-def test_an_older_planner_without_the_new_rows_reads_and_keeps_its_run_ids(template, tmp_path):
+def test_an_older_planner_without_the_new_rows_reads_and_keeps_its_run_codes(template, tmp_path):
     plans = [{**HALF, "cost_centre": None}, {**PLAN_B, "budget_status": "Proposed"}]
     new = with_references(template, tmp_path / "new.xlsx", plans)
     old = with_references(template, tmp_path / "old.xlsx", plans)
@@ -175,8 +175,8 @@ def test_an_older_planner_without_the_new_rows_reads_and_keeps_its_run_ids(templ
     wb.save(old)
     assert run(old, "--csv", tmp_path / "old") == 0
     assert run(new, "--csv", tmp_path / "new") == 0
-    ids = {r["scenario"]: r["run_id"] for r in read_csv(tmp_path / "old", "budget")}
-    again = {r["scenario"]: r["run_id"] for r in read_csv(tmp_path / "new", "budget")}
+    ids = {r["scenario"]: r["run_code"] for r in read_csv(tmp_path / "old", "budget")}
+    again = {r["scenario"]: r["run_code"] for r in read_csv(tmp_path / "new", "budget")}
     assert ids[PLAN_B["scenario_name"]] == again[PLAN_B["scenario_name"]]
     (warn,) = [c for c in read_csv(tmp_path / "old", "checks") if c["check"] == "Approval"]
     assert "an older planner, without these rows" in warn["detail"], warn["detail"]

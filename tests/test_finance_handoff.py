@@ -57,10 +57,10 @@ def test_every_month_between_the_first_and_the_last_is_listed(handoff):
 
 def test_the_long_format_export_adds_up_to_the_cent(handoff):
     rows = read_csv(handoff / "csv", "fpa")
-    assert list(rows[0]) == ["run_id", "month", "fiscal_year", "quarter", "status", "account",
+    assert list(rows[0]) == ["run_code", "month", "fiscal_year", "quarter", "status", "account",
                              "cost_centre", "gl_account", "expense_class", "currency",
                              "accelerator_hours", "rate", "p50_usd", "p90_usd",
-                             "template_version", "as_of_date"]  # fmt: skip
+                             "version", "template_version", "as_of_date"]  # fmt: skip
     totals = read_csv(handoff / "csv", "totals")[0]
     cents = sum(round(float(r["p50_usd"]) * 100) for r in rows)
     assert cents == round(float(totals["total_cost_usd"]) * 100)
@@ -71,8 +71,8 @@ def test_the_long_format_export_adds_up_to_the_cent(handoff):
                for r in rows for k in ("p50_usd", "p90_usd"))  # fmt: skip
     unscheduled = [r for r in rows if r["month"] == ""]
     assert unscheduled and {r["fiscal_year"] for r in unscheduled} == {"unscheduled"}
-    runs = {r["run_id"] for r in read_csv(handoff / "csv", "budget")}
-    assert {r["run_id"] for r in rows} == runs and len(runs) == 3
+    runs = {r["run_code"] for r in read_csv(handoff / "csv", "budget")}
+    assert {r["run_code"] for r in rows} == runs and len(runs) == 3
 
 
 def test_every_csv_is_stamped_and_has_no_total_row(handoff):
@@ -82,7 +82,7 @@ def test_every_csv_is_stamped_and_has_no_total_row(handoff):
             reader = csv.reader(fh)
             head = next(reader)
             body = list(reader)
-        assert head[-2:] == ["template_version", "as_of_date"], name
+        assert head[-3:] == ["version", "template_version", "as_of_date"], name
         for row in body:
             assert row[-1] == dt.datetime.now(dt.UTC).date().isoformat() or row[-1] >= "2026"
             assert not any(v in ("Total", "Total in the budget") or v.startswith("Subtotal")
@@ -93,19 +93,19 @@ def test_every_csv_is_stamped_and_has_no_total_row(handoff):
     readme = (folder / "README.txt").read_text(encoding="utf-8")
     for name in report.CSV_FILES:
         assert f"{name}.csv: " in readme
-    assert "  run_id: stable id" in readme and "  p90_usd: " in readme
+    assert "  run_code: the run's key" in readme and "  p90_usd: " in readme
 
 
-def test_the_run_id_does_not_depend_on_the_file_or_column(template, handoff, tmp_path):
+def test_the_run_code_does_not_depend_on_the_file_or_column(template, handoff, tmp_path):
     moved = tmp_path / "elsewhere" / "renamed.xlsx"
     moved.parent.mkdir()
     p = with_references(template, tmp_path / "other.xlsx", [{}, LATE, EARLY])  # other columns
     shutil.copyfile(p, moved)
     assert run(moved, "--csv", tmp_path / "csv") == 0
-    ids = {r["scenario"]: r["run_id"] for r in read_csv(tmp_path / "csv", "budget")}
-    before = {r["scenario"]: r["run_id"] for r in read_csv(handoff / "csv", "budget")}
+    ids = {r["scenario"]: r["run_code"] for r in read_csv(tmp_path / "csv", "budget")}
+    before = {r["scenario"]: r["run_code"] for r in read_csv(handoff / "csv", "budget")}
     assert ids["Late"] == before["Late"] and ids["Early"] == before["Early"]
-    assert ids["Late"] != ids["Early"] and ids["Late"].startswith("R-")
+    assert ids["Late"] != ids["Early"]
 
 
 def test_defaults_nobody_typed_and_approvals_without_reference_are_warned(handoff):

@@ -34,6 +34,7 @@ REPORT_PIPELINE = {
     "sources": "tabulate",
     "tables": "tabulate",
     "variance_tables": "tabulate",
+    "compare": "tabulate",
     "layout": "write",
     "summary": "write",
     "xlsx": "write",

@@ -103,8 +103,8 @@ def test_no_month_bills_more_than_the_accelerators_can_at_the_p90_price(plans, f
         reject()
     rows = tables.fpa_table(runs, fy_start)
     for r in runs:
-        rid = tables.run_id(r)
-        mine = [x for x in rows.to_dict("records") if x["run_id"] == rid]
+        rid = r.run_code
+        mine = [x for x in rows.to_dict("records") if x["run_code"] == rid]
         compute = [x for x in mine if x["account"] == "compute"]
         for x in compute:  # every month of every run
             p90 = round(x["p90_usd"] * 100)
@@ -181,19 +181,19 @@ def handoff(request, template, tmp_path_factory):
 def test_the_beta_plan_p90_stays_within_capacity_and_spends_later(handoff):
     """On the hand-off (fpa.csv, every month of every run): no month's compute P90 exceeds
     the accelerators' capacity x the P90 price, and the P90 spend goes on after the P50 run."""
-    runs = {r["run_id"]: r for r in read_csv(handoff / "csv", "runs")}
+    runs = {r["run_code"]: r for r in read_csv(handoff / "csv", "runs")}
     fpa = read_csv(handoff / "csv", "fpa")
     assert fpa
     for x in fpa:
         if x["account"] != "compute" or not x["month"]:
             continue
-        r = runs[x["run_id"]]
+        r = runs[x["run_code"]]
         month = dt.date.fromisoformat(x["month"])
         days = calendar.monthrange(month.year, month.month)[1]
         price = float(r["usd_per_accelerator_hour"]) * (1 + float(r["price_range_pct"] or 0))
         cap = float(r["accelerators"]) * 24 * days * price
         assert _cents(x["p90_usd"]) <= math.ceil(cap * 100 * (1 + 1e-12)), (r["scenario"], x)
-    beta = [x for x in fpa if runs[x["run_id"]]["scenario"] == "Beta"]
+    beta = [x for x in fpa if runs[x["run_code"]]["scenario"] == "Beta"]
     after = [x for x in beta if _cents(x["p50_usd"]) == 0 and _cents(x["p90_usd"]) > 0]
     assert after  # months of the P90 run after the P50 run's last
     years = read_csv(handoff / "csv", "fiscal_years")
@@ -242,16 +242,16 @@ def test_every_file_and_named_cell_ties_to_the_cent(handoff):
     # each run: budget.csv = the fpa rows = monthly_by_run = ranges = costs = runs
     by_run = {}
     for r in csv["fpa"]:
-        c = by_run.setdefault(r["run_id"], [0, 0])
+        c = by_run.setdefault(r["run_code"], [0, 0])
         c[0] += _cents(r["p50_usd"])
         c[1] += _cents(r["p90_usd"])
     for name in ("budget", "ranges"):
         for r in csv[name]:
             assert [_cents(r["total_cost_usd"]), _cents(r["total_cost_usd_p90"])] == by_run[
-                r["run_id"]], (name, r["scenario"])  # fmt: skip
+                r["run_code"]], (name, r["scenario"])  # fmt: skip
     for name in ("costs", "runs"):
         for r in csv[name]:
-            assert _cents(r["total_cost_usd"]) == by_run[r["run_id"]][0], (name, r["scenario"])
+            assert _cents(r["total_cost_usd"]) == by_run[r["run_code"]][0], (name, r["scenario"])
     # the workbook's named cells: page 1's headline figures and every period's P50 and P90
     wb = openpyxl.load_workbook(handoff / "h.xlsx")
     named = named_cells(wb)

@@ -21,7 +21,8 @@ and says why (:meth:`Rule.why`); :func:`resolve` (one plan, with notes) and
   accelerator outside the calibrated generations), with the calibrated default MFU and with a
   typed MFU or throughput alike (a typed number is an estimate too; the team types its own
   range to change the spread); ``price_range_pct`` blank: 0;
-- ``budget_status`` blank: counts as "Proposed"; ``owner`` blank: none;
+- ``budget_status`` blank: counts as "Proposed"; ``owner`` blank: none; ``run_code`` blank:
+  derived by the hand-off from the owner and the scenario name;
 - ``hbm_gb`` (for the memory fit) comes from the catalogue accelerator, when there is one;
 - ``watts_per_accelerator`` blank is the catalogue accelerator's TDP where published, else
   700 W (the H100 SXM's TDP);
@@ -346,6 +347,8 @@ def _rules(spread=None):
         _StatusRule("budget_status", None, "Proposed", '""',
                     "Typed, or Proposed in a filled column", text=True),
         Rule("owner", None, "none", '""', "Typed, or none", text=True),
+        Rule("run_code", None, "OWNER-SCENARIO", '""',
+             "Typed, or the hand-off derives it from the owner and the scenario name", text=True),
         Rule("approval_ref", None, "none", '""', "Typed, or none", text=True),
         Rule("approval_date", None, "none", '""', "Typed, or none"),
         Rule("approver", None, "none", '""', "Typed, or none", text=True),

@@ -22,6 +22,8 @@ __all__ = [
     "Bound",
     "Quantity",
     "PLAN_INPUTS",
+    "MAX_RUN_CODE_CHARS",
+    "RUN_CODE_RULE",
     "PLAN_OUTPUTS",
     "MODEL_CONSTANTS",
     "MODEL_EXTRAS",
@@ -240,6 +242,14 @@ BUDGET_STATUSES = ("Reference", "Proposed", "Approved", "Excluded")
 #: rental all-in price includes the power (no electricity is added); blank: rental plus power.
 PRICING_BASES = ("rental all-in", "rental plus power", "owned")
 
+#: The longest run code: what a billing tag value and an FP&A key field hold comfortably.
+MAX_RUN_CODE_CHARS = 40
+#: What a run code may hold (``workbook_templates.run_codes`` checks it).
+RUN_CODE_RULE = (
+    f"1 to {MAX_RUN_CODE_CHARS} characters: letters A-Z, digits, '.', '_' or '-', "
+    "starting with a letter or digit"
+)
+
 PLAN_INPUTS = (
     Quantity(
         name="scenario_name",
@@ -247,6 +257,15 @@ PLAN_INPUTS = (
         unit="",
         rule="text",
         note="A short name for the plan",
+        kind="text",
+    ),
+    Quantity(
+        name="run_code",
+        label="Run code",
+        unit="",
+        rule=RUN_CODE_RULE,
+        note="The run's key in the hand-off and its actuals, unique per hand-off; kept when "
+        "the status, dates, price or plan change. Blank: the owner and the scenario name",
         kind="text",
     ),
     Quantity(

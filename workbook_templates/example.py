@@ -20,6 +20,7 @@ __all__ = ["EXAMPLE_PLAN", "write_example", "main"]
 #: The plan typed into the planner's first custom column (the rest keeps its visible defaults).
 EXAMPLE_PLAN = {
     "scenario_name": "Team A: 70B dense",
+    "run_code": "TEAM-A-70B-2027",
     "budget_status": "Proposed",
     "owner": "Team A",
     "total_params": 70e9,

@@ -51,7 +51,7 @@ inputs (any required input filled), each input's value checked for its kind (num
 date) and located by sheet and cell, and the cached output values when the file carries
 them. It does not compute anything: :mod:`workbook_templates.report` runs the engine.
 An older planner without the rows in :data:`OPTIONAL_INPUTS` (budget status, owner,
-uncertainties) reads with those inputs blank; ``Planner.missing_optional`` names them.
+uncertainties, run code) reads with those inputs blank; ``Planner.missing_optional`` names them.
 
 Every problem is a :class:`Problem` (sheet, cell, message) gathered in a
 :class:`PlannerError` that names the file.
@@ -96,6 +96,7 @@ from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS
 from udfs.validation import MAX_TEXT_CHARS, control_character, is_blank
 
 from . import xlsx_safety
+from .run_codes import RUN_CODE_RULE, valid_run_code
 from .xlsx_safety import (
     MAX_BOOK_PART_ELEMENTS,
     MAX_DEFINED_NAMES,
@@ -207,7 +208,8 @@ _WHOLE = ("accelerators",)
 #: read as blank, and ``Planner.missing_optional`` names them.
 OPTIONAL_INPUTS = ("budget_status", "owner", "throughput_range_pct", "price_range_pct",
                    "approval_ref", "approval_date", "pricing_basis", "other_costs_usd",
-                   "approver", "approved_amount_usd", "cost_centre", "gl_account")  # fmt: skip
+                   "approver", "approved_amount_usd", "cost_centre", "gl_account",
+                   "run_code")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1816,6 +1818,8 @@ def _checked(name, v, ref, epoch):
         value, error = _date(v, epoch)
     else:
         value, error = _text(v)
+        if not error and name == "run_code" and not valid_run_code(value):
+            error = f"must be a run code: {RUN_CODE_RULE} (got {value!r})"
     problem = Problem(f"{name} ({_LABEL[name]}) {error}", ref.sheet, ref.cell) if error else None
     return value, problem
 

@@ -10,16 +10,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from udfs.quantities import MAX_RUN_CODE_CHARS, RUN_CODE_RULE
+
 __all__ = ["MAX_RUN_CODE_CHARS", "RUN_CODE_RULE", "derive_run_code", "run_code_of",
            "valid_run_code"]  # fmt: skip
 
-#: The longest run code: what a billing tag value and an FP&A key field hold comfortably.
-MAX_RUN_CODE_CHARS = 40
-_CODE = re.compile(rf"[A-Za-z0-9](?:[A-Za-z0-9._-]{{0,{MAX_RUN_CODE_CHARS - 1}}})", re.ASCII)
-RUN_CODE_RULE = (
-    f"1 to {MAX_RUN_CODE_CHARS} characters: letters A-Z, digits, '.', '_' or '-', "
-    "starting with a letter or digit"
-)
+_CODE = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_RUN_CODE_CHARS - 1}}}", re.ASCII)
 
 
 def valid_run_code(text):
@@ -33,15 +29,18 @@ def _slug(text):
 
 
 def derive_run_code(team, scenario_name):
-    """The run code of a run whose code is blank: ``TEAM-SCENARIO`` in capitals, from the team
-    and the scenario name only (never the plan's figures), at most
-    :data:`MAX_RUN_CODE_CHARS` characters.
+    """The run code of a run whose code is blank: ``TEAM-SCENARIO`` in capitals (the team once
+    when the name starts with it), from the team and the scenario name only (never the plan's
+    figures), at most :data:`MAX_RUN_CODE_CHARS` characters.
 
     >>> derive_run_code("Research", "Llama 3.1 405B-like")
     'RESEARCH-LLAMA-3-1-405B-LIKE'
+    >>> derive_run_code("Team A", "Team A: 70B dense")  # the team said once
+    'TEAM-A-70B-DENSE'
     """
     team, name = _slug(team), _slug(scenario_name) or "RUN"
-    code = f"{team}-{name}" if team else name
+    named = name == team or name.startswith(team + "-")  # "Team A: 70B" of Team A
+    code = f"{team}-{name}" if team and not named else name
     return code[:MAX_RUN_CODE_CHARS].rstrip("-._")
 
 

@@ -39,7 +39,15 @@ from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.properties import PageSetupProperties
 
-from udfs.quantities import AT_LEAST_ONE, FRACTION, NON_NEGATIVE, POSITIVE, Bound
+from udfs.quantities import (
+    AT_LEAST_ONE,
+    FRACTION,
+    MAX_RUN_CODE_CHARS,
+    NON_NEGATIVE,
+    POSITIVE,
+    RUN_CODE_RULE,
+    Bound,
+)
 
 __all__ = [
     "Book",
@@ -984,6 +992,7 @@ def rule_validation(rule, cell, total=None, list_source=None):
         "a catalogue name": ("list", list_source, None, None),
         "a date": ("date", "36526", None, "greaterThanOrEqual"),  # 2000-01-01 or later
         "text": ("textLength", "1", "60", "between"),
+        RUN_CODE_RULE: ("textLength", "1", str(MAX_RUN_CODE_CHARS), "between"),
     }
     if rule in texts:
         return texts[rule]

@@ -6,7 +6,8 @@ status counted as Proposed, the same scenario in two files, a typed MFU above th
 P90 MFU or a typed throughput override in a budget run, a saved value that differs from the engine,
 a value typed over a formula, a budget run without a start date, a run typed Approved without
 its reference, date, approver or approved amount (counted as Proposed), an Approved run whose
-P50 is over its approved amount. ERROR: a file left out.
+P50 is over its approved amount, a run code derived from the owner and the scenario name (none
+typed). ERROR: a file left out, a run code two budget runs share.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from udfs.validation import is_blank
 from ..planner.checks import NEVER_DEFAULT, PLACEHOLDER_NAME
 from .consolidate import APPROVAL_INCOMPLETE, APPROVAL_WORDS, UNKNOWN_STATUS, Q
 
-__all__ = ["checks_table", "duplicate_text"]
+__all__ = ["Rows", "checks_table", "duplicate_text"]
 
 COLUMNS = ["check", "status", "file", "detail"]
 
@@ -39,7 +40,9 @@ def _labels(names):
     return ", ".join(Q[n].label if n in Q else n for n in names)
 
 
-class _Rows(list):
+class Rows(list):
+    """The Checks table's rows, one :meth:`add` each."""
+
     def add(self, check, status, detail, file=""):
         self.append({"check": check, "status": status, "file": str(file), "detail": detail})
 
@@ -98,6 +101,35 @@ def _duplicates(rows, c):
         rows.add("Duplicate scenarios", "WARN", duplicate_text(group))
     if not any(any(r.in_budget for r in g) for g in c.duplicates):
         rows.add("Duplicate scenarios", "OK", "no budget scenario is in two files")
+
+
+def _run_codes(rows, c):
+    """ERROR for a run code two budget runs share (naming every file and column), WARN for a
+    budget run whose run code is derived (blank, or an older planner without the row)."""
+    from .consolidate import duplicate_codes
+
+    for group in duplicate_codes(c.budget_runs):
+        where = " and ".join(f"{r.scenario.path} column {r.scenario.column} (scenario "
+                             f"{r.scenario.name!r})" for r in group)  # fmt: skip
+        rows.add(
+            "Run codes",
+            "ERROR",
+            f"run code {group[0].run_code!r} is used by {len(group)} budget runs: {where}; "
+            "a run code must be unique in a hand-off (actuals and later versions are "
+            "joined by it): type another Run code in all but one",
+            group[0].scenario.path,
+        )
+    derived = [r for r in c.budget_runs if r.run_code_derived]
+    for r in derived:
+        sc = r.scenario
+        cell = sc.cells.get("run_code")
+        why = f"Run code blank ({cell})" if cell else "no Run code row (an older planner)"
+        rows.add("Run codes", "WARN",
+                 f"scenario {sc.name!r}: {why}: the hand-off derives {r.run_code!r} from the "
+                 "owner and the scenario name (never from the plan's figures); renaming either "
+                 "changes it, so type it in the planner", sc.path)  # fmt: skip
+    if c.budget_runs and not derived and not duplicate_codes(c.budget_runs):
+        rows.add("Run codes", "OK", "every budget run has its own typed run code")
 
 
 def _throughput(rows, c):
@@ -241,10 +273,11 @@ def _approvals(rows, c, p50_cents):
 def checks_table(c, mismatches, p50_cents):
     """The Checks table of a consolidation; ``p50_cents(run)`` is a budget run's P50 total
     in whole cents (the tables' rounding)."""
-    rows = _Rows()
+    rows = Rows()
     _files(rows, c)
     _statuses(rows, c)
     _duplicates(rows, c)
+    _run_codes(rows, c)
     _throughput(rows, c)
     _saved_values(rows, c, mismatches)
     _formulas(rows, c)

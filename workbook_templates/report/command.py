@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from udfs.validation import CommandError, check_name, console_line, echo
+from udfs.validation import CommandError, check_name, console_line, control_character, echo
 
 from ..files import deferred_interrupts
 from ..reader import DEFAULT_MAX_BYTES, MAX_UNCOMPRESSED_BYTES
@@ -34,6 +34,8 @@ SCIENTIFIC_FROM = 1e15
 #: From this many files up, a report run on a terminal shows a progress line on stderr
 #: (never when stderr is a file or a pipe).
 PROGRESS_FROM_FILES = 10
+#: Longest --version label: what page 1's line and an FP&A tool's version field hold.
+MAX_VERSION_CHARS = 60
 #: Least seconds between two updates of the progress line.
 PROGRESS_EVERY = 0.2
 
@@ -88,6 +90,19 @@ def configure_parser(parser):
         "accelerator_hours, cost_usd, tokens_processed) and/or FinOps FOCUS exports (runs "
         "tagged compute-lab-run); adds the Variance sheet and variance.csv. Give the planners "
         "first",
+    )
+    parser.add_argument(
+        "--version",
+        dest="handoff_version",
+        metavar="LABEL",
+        help="label the hand-off (page 1, every CSV row, the data dictionary), e.g. "
+        '"Budget FY2027" or "Forecast 2027-Q2"',
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="the CSV folder of an earlier hand-off (report --csv DIR) to compare this one with: "
+        "per run and month, its P50 and this one's (the Baseline sheet, baseline.csv)",
     )
     parser.add_argument(
         "--tolerance",
@@ -151,8 +166,31 @@ def _check_flags(args):
     if not (0 <= args.tolerance < 1):
         raise CommandError(f"--tolerance must be at least 0 and below 1 (got {args.tolerance:g})")
     args.fiscal_year_start = _fiscal_year_start(args.fiscal_year_start)
+    args.handoff_version = _version(getattr(args, "handoff_version", None))
+    baseline = getattr(args, "baseline", None)
+    if baseline is not None:
+        if not str(baseline).strip():
+            raise CommandError("--baseline is empty; give the CSV folder of an earlier hand-off")
+        check_name(baseline, "--baseline")
     args.paper = getattr(args, "paper", None) or paper_size()  # a bad variable: one line
     args.jobs = _jobs(args.jobs, len(args.files))
+
+
+def _version(text):
+    """The --version label, stripped (None when not given), else CommandError: 1 to
+    MAX_VERSION_CHARS characters without a control character."""
+    if text is None:
+        return None
+    label = str(text).strip()
+    bad = control_character(label)
+    if not label or len(label) > MAX_VERSION_CHARS or bad:
+        why = (f"holds the control character {bad}" if bad
+               else f"is {len(label):,} characters long" if label else "is empty")  # fmt: skip
+        raise CommandError(
+            f"--version must be a label of 1 to {MAX_VERSION_CHARS} characters without control "
+            f'characters, e.g. --version "Budget FY2027" (got {echo(text)}: it {why})'
+        )
+    return label
 
 
 def _jobs(text, files):
@@ -246,9 +284,10 @@ def _targets(args):
     if args.csv is not None:
         if args.csv.exists() and not args.csv.is_dir():
             raise CommandError(f"--csv: {args.csv} is a file, not a folder (give a folder)")
-        from .csv_files import CSV_FILES
+        from .csv_files import BASELINE_CSV, CSV_FILES
 
-        targets += [args.csv / f"{n}.csv" for n in CSV_FILES]
+        names = (*CSV_FILES, *([BASELINE_CSV] if getattr(args, "baseline", None) else []))
+        targets += [args.csv / f"{n}.csv" for n in names]
         if args.actuals:
             from .csv_files import ACTUALS_CSV_FILES
 
@@ -340,6 +379,19 @@ def run(args):
         return _run(args)
 
 
+def _baseline(args):
+    """The Baseline of --baseline (None without it); CommandError naming the file, row and
+    column of what is wrong in it."""
+    if getattr(args, "baseline", None) is None:
+        return None
+    from ..baseline import BaselineError, read_baseline
+
+    try:
+        return read_baseline(args.baseline)
+    except BaselineError as exc:
+        raise CommandError(f"--baseline: {exc}; nothing written") from None
+
+
 def _refuse_read_twice(c):
     seen = {}
     for p in c.planners:  # the bytes actually read (a file may change after the check)
@@ -393,6 +445,9 @@ def _warnings(c):
     for item in checks[checks["status"] == "WARN"].itertuples(index=False):
         where = f"{item.file}: " if item.file else ""
         _err(f"warning: {where}{item.check}: {item.detail}")
+    for item in checks[checks["check"] == "Run codes"].itertuples(index=False):
+        if item.status == "ERROR":  # the hand-off is written, its master check ERROR
+            _err(f"error: {item.check}: {item.detail}")
 
 
 def _refused(lines):
@@ -442,6 +497,7 @@ def _run_checked(args, parsed):
     from udfs import own_runs
 
     own = own_runs.read_given(args)
+    baseline = _baseline(args)
     progress, writers = Progress(len(args.files)), _Writers()
     try:
         c = consolidate_files(args.files, max_bytes=max_bytes, tolerance=args.tolerance,
@@ -449,10 +505,13 @@ def _run_checked(args, parsed):
                               progress=progress.reading, own_runs=own,
                               started=writers.start)  # fmt: skip
         writers.join()
+        from .compare import add_baseline
         from .output import check_in_range, write_outputs
         from .tables import build_tables
 
+        c.version, c.baseline = args.handoff_version, baseline
         c.tables = build_tables(c)
+        add_baseline(c)
         progress.clear()
         _refuse_read_twice(c)
         code = _bad_files(c, args)

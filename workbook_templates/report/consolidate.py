@@ -37,6 +37,7 @@ from ..reader import (
     PlannerError,
     read_planner,
 )
+from ..run_codes import run_code_of
 from .pool import read_files
 
 __all__ = [
@@ -79,6 +80,12 @@ _ABS_TOLERANCE = 1e-12
 INPUT_NAMES = tuple(q.name for q in PLAN_INPUTS)
 OUTPUT_NAMES = tuple(q.name for q in PLAN_OUTPUTS)
 Q = {q.name: q for q in PLAN_INPUTS + PLAN_OUTPUTS}
+
+#: The inputs that are not the plan: a run's name, key, status and approval (the last two
+#: read when a planner has them). Editing them leaves the plan's price and its fingerprint
+#: (``tables.plan_fingerprint``) as they were.
+NOT_THE_PLAN = ("scenario_name", "run_code", "budget_status", "owner", "approval_ref",
+                "approval_date", "approved_amount_usd", "approver")  # fmt: skip
 
 #: The status of a column of an older planner without a ``budget_status`` row.
 UNKNOWN_STATUS = "status unknown"
@@ -150,6 +157,17 @@ class Run:
     def start(self):
         return self.scenario.inputs.get("start_date")
 
+    @property
+    def run_code(self):
+        """The run's key: its typed run code, else the one derived from its owner and name
+        (:func:`workbook_templates.run_codes.run_code_of`)."""
+        return run_code_of(self.scenario)[0]
+
+    @property
+    def run_code_derived(self):
+        """True when the planner's Run code was blank (or the planner has no such row)."""
+        return run_code_of(self.scenario)[1]
+
 
 @dataclass
 class Consolidation:
@@ -162,6 +180,8 @@ class Consolidation:
     tolerance: float = DEFAULT_TOLERANCE
     fiscal_year_start: int = 1
     duplicates: list = field(default_factory=list)  # lists of Runs: one scenario, several files
+    version: str | None = None  # the hand-off's version label (report --version)
+    baseline: object = None  # workbook_templates.baseline.Baseline of report --baseline
     mismatch_rows: list = field(default_factory=list)
     as_of: object = None  # the hand-off's date and time (UTC), set once when it is written
     actuals: object = None  # workbook_templates.actuals.Actuals (report --actuals), else None
@@ -528,12 +548,22 @@ def _within_budget(path, err, max_bytes, columns, own_runs=None):
         return again
 
 
+def duplicate_codes(runs):
+    """Groups (lists) of budget runs that share a run code, in the order first read."""
+    groups = {}
+    for r in runs:
+        if r.in_budget:
+            groups.setdefault(r.run_code.casefold(), []).append(r)
+    return [g for g in groups.values() if len(g) > 1]
+
+
 def _identity(run):
-    """What makes two scenarios the same plan: the name and every input but status/owner."""
+    """What makes two scenarios the same plan: the name and every input but status, owner
+    and run code."""
     inputs = run.scenario.inputs
     values = []
     for name in INPUT_NAMES:
-        if name in ("budget_status", "owner"):
+        if name in ("budget_status", "owner", "run_code"):
             continue
         v = inputs.get(name)
         if name == "scenario_name":

@@ -11,6 +11,7 @@ from ..sheetkit import TEMPLATE_VERSION, safe_text
 
 __all__ = [
     "ACTUALS_CSV_FILES",
+    "BASELINE_CSV",
     "CSV_FILES",
     "README",
     "STAMP_COLUMNS",
@@ -19,6 +20,8 @@ __all__ = [
     "readme_text",
 ]
 
+#: The CSV file written beside them with ``--baseline`` (this hand-off against the baseline).
+BASELINE_CSV = "baseline"
 #: The CSV files written by ``--csv`` (each ``<name>.csv``), one per table.
 CSV_FILES = (
     "runs",
@@ -44,8 +47,9 @@ CSV_FILES = (
 #: The CSV files added when actuals are given (``report --actuals``).
 ACTUALS_CSV_FILES = ("variance",)
 
-#: Columns every CSV file ends with: the hand-off's template version and its as-of date.
-STAMP_COLUMNS = ("template_version", "as_of_date")
+#: Columns every CSV file ends with: the hand-off's version label (report --version, blank
+#: without it), its template version and its as-of date.
+STAMP_COLUMNS = ("version", "template_version", "as_of_date")
 #: The name of the data dictionary written beside the CSV files.
 README = "README.txt"
 
@@ -57,17 +61,20 @@ def is_money(column):
 
 def csv_frames(c, as_of):
     """{name: DataFrame} of the tables to write: text guarded, US$ to the cent, and every
-    row stamped with the template version and the as-of date (``as_of``, a date)."""
+    row stamped with the version label, the template version and the as-of date (``as_of``,
+    a date). ``baseline.csv`` is written only with a baseline (report --baseline)."""
     import pandas as pd  # here: the command reads its files before pandas is imported
 
     out = {}
-    for name in [*CSV_FILES, *(n for n in ACTUALS_CSV_FILES if n in c.tables)]:
+    extra = [BASELINE_CSV] if BASELINE_CSV in c.tables else []
+    for name in [*CSV_FILES, *extra, *(n for n in ACTUALS_CSV_FILES if n in c.tables)]:
         df = c.tables[name].copy()
         for col in df.columns:
             if is_money(col) and pd.api.types.is_numeric_dtype(df[col]):
                 df[col] = df[col].round(2)
             elif not pd.api.types.is_numeric_dtype(df[col]):
                 df[col] = df[col].map(safe_text)
+        df["version"] = safe_text(c.version or "")
         df["template_version"] = TEMPLATE_VERSION
         df["as_of_date"] = as_of
         out[name] = df
@@ -134,6 +141,10 @@ FILE_NOTES = {
                 "month, adding up to it to the cent; account unplanned: spend on a run code no "
                 "budget run has; account unallocated (run code '(unallocated)'): FOCUS spend "
                 "without a run tag",
+    "baseline": "with report --baseline: this hand-off against the baseline hand-off, one row "
+                "per run and month (P50 now and in the baseline) and one 'run total' row per "
+                "run; the month rows add up to the run total row, except for an Approved run, "
+                "whose run total baseline is its approved amount",
 }  # fmt: skip
 #: Column meanings particular to one file (over COLUMN_NOTES).
 FILE_COLUMN_NOTES = {
@@ -155,8 +166,23 @@ FILE_COLUMN_NOTES = {
 }  # fmt: skip
 #: Meanings of the columns that are not a quantity of udfs.quantities.
 COLUMN_NOTES = {
-    "run_id": "stable id of a run (R- and 10 hex digits) from its name, owner and typed inputs: "
-              "the same in every file, independent of the file path and column letter",
+    "run_code": "the run's key: the planner's Run code, or (when blank) derived from the "
+                "owner and the scenario name as OWNER-SCENARIO (run_code_derived yes); never "
+                "changed by editing the status, dates, price or plan; unique per hand-off",
+    "run_code_derived": "yes when the Run code was blank and derived from the owner and the "
+                        "scenario name",
+    "plan_fingerprint": "P- and 10 hex digits from every input that prices the run (not its "
+                        "name, run code, status, owner or approval): changes when the plan "
+                        "changes, unlike run_code",
+    "version": "the hand-off's version label (report --version), blank without one",
+    "baseline_version": "the baseline hand-off's version label (report --baseline)",
+    "baseline_as_of": "the baseline hand-off's as-of date",
+    "baseline_status": "the run's budget status in the baseline (blank: not in it)",
+    "line": "'month' (one month), 'unscheduled' (a run without a start date) or 'run total'",
+    "baseline_p50_usd": "US$, the baseline's P50 (an Approved run's run total: its approved "
+                        "amount), to the cent",
+    "change_usd": "p50_usd - baseline_p50_usd, US$, to the cent",
+    "change": "what changed: new run, not in this hand-off, the plan's inputs that changed",
     "file": "the planner file as given on the command line",
     "column": "the planner's scenario column letter",
     "scenario": "the scenario's name (Inputs, first row)",
@@ -194,17 +220,19 @@ COLUMN_NOTES = {
 }  # fmt: skip
 
 
-def readme_text(frames, labels):
+def readme_text(frames, labels, version=None):
     """The data dictionary (``README.txt``): every file, every column and what it means.
-    ``labels`` maps a quantity name to (label, unit)."""
+    ``labels`` maps a quantity name to (label, unit); ``version`` is the hand-off's version
+    label (report --version)."""
     lines = [
         "Compute Lab finance hand-off: CSV files (UTF-8, comma-separated, one header row).",
+        f"Version: {version}" if version else "Version: (none given; report --version labels it)",
         "Amounts in US$ are rounded once, to the cent, per run, month and account (fpa.csv);",
         "every other amount is a sum of those rows, so the files tie to the cent. Other",
         "numbers carry 15 significant digits;",
         "dates are yyyy-mm-dd. No file has a total row except totals.csv: sum the rows.",
-        "Every row ends with template_version and as_of_date. Text that a spreadsheet would",
-        "read as a formula starts with an apostrophe.",
+        "Every row ends with version, template_version and as_of_date. Text that a",
+        "spreadsheet would read as a formula starts with an apostrophe.",
         "",
     ]
     for name, df in frames.items():

@@ -88,7 +88,16 @@ _EXTRA = {
     "expense_class": ("Expense class", None),
     "currency": ("Currency", None),
     "rate": ("Rate (US$/h)", USD_CENTS),
-    "run_id": ("Run id", None),
+    "run_code": ("Run code", None),
+    "run_code_derived": ("Run code derived", None),
+    "plan_fingerprint": ("Plan fingerprint", None),
+    "version": ("Version", None),
+    "baseline_status": ("Status in the baseline", None),
+    "line": ("Line", None),
+    "baseline_p50_usd": ("Baseline P50 (US$)", USD),
+    "p50_usd": ("P50 now (US$)", USD),
+    "change_usd": ("Change (US$)", USD),
+    "change": ("What changed", None),
     "sheet": ("Sheet", None),
     "cell": ("Cell", None),
     "name": ("Quantity", None),
@@ -100,7 +109,6 @@ _EXTRA = {
     "status": ("Status", None),
     "detail": ("Detail", None),
     "size_bytes": ("Size (bytes)", INT),
-    "run_code": ("Run code", None),
     "plan_accelerator_hours": ("Plan accelerator-hours", INT),
     "actual_accelerator_hours": ("Actual accelerator-hours", INT),
     "budget_usd": ("Budget (US$)", USD),
@@ -385,9 +393,13 @@ def wrapped_lines(text, width, per_unit=1.0):
 def cell_lines(cell, width):
     """Lines the text of ``cell`` takes, wrapped in ``width`` character units: plain text at
     :data:`TEXT_PER_UNIT` characters a unit, bold text and text without a space (a SHA-256)
-    at one."""
-    plain = not (cell.font is not None and cell.font.b) and " " in str(cell.value)
-    return wrapped_lines(cell.value, width, TEXT_PER_UNIT if plain else 1.0)
+    at one; text without a space breaks after each hyphen, as a spreadsheet breaks it (a run
+    code such as ``TEAM-A-70B-DENSE``)."""
+    text = str(cell.value)
+    plain = not (cell.font is not None and cell.font.b) and " " in text
+    if not plain and " " not in text:
+        text = text.replace("-", "- ")
+    return wrapped_lines(text, width, TEXT_PER_UNIT if plain else 1.0)
 
 
 def fit_rows(ws, first_row=1, line_pt=LINE_PT):

@@ -93,7 +93,7 @@ def write_outputs(c, out=None, csv_dir=None, force=False, checked=False):
             frames = csv_frames(c, as_of_date(c))
             for name, df in frames.items():
                 jobs.append((csv_dir / f"{name}.csv", csv_writer(df)))
-            text = readme_text(frames, column_labels())
+            text = readme_text(frames, column_labels(), c.version)
             jobs.append((csv_dir / README, lambda p: p.write_text(text, encoding="utf-8")))
         for target, writer in jobs:
             check_interrupt()

@@ -68,8 +68,8 @@ def sources_table(c):
         "(leave-one-out over the disclosed runs; the calibrated ranges, Compute Lab "
         "methodology)")  # fmt: skip
     for q in PLAN_INPUTS:  # the inputs a blank can leave to a default, and where it is from
-        if q.default is None and "blank" not in (q.note or "").lower():
-            continue
+        if q.default is None and "blank" not in (q.note or "").lower() or q.name == "run_code":
+            continue  # no default; the run code is the run's key, not a figure
         add("Input default", q.label, q.default, q.unit, q.note or q.rule)
     used = sorted({r.scenario.inputs["accelerator_name"] for r in c.runs
                    if r.scenario.inputs.get("accelerator_name")})  # fmt: skip

@@ -49,6 +49,8 @@ SHEET_GUIDE = (
      "and the contingency (P90 - P50); the monthly spend (the rows Monthly adds up)"),
     ("Blank inputs", "each blank input of a budget run: the value used and why"),
     ("Monthly", "spend by calendar month across budget runs, cumulative, P90, with a chart"),
+    ("Baseline", "with report --baseline only: per run and month, the baseline's P50 and this "
+     "hand-off's; an Approved run's run total keeps its approved amount"),
     ("Checks", "what was checked: OK, WARN (look), ERROR (failed), INFO; the files read "
      "(size, SHA-256, template version); saved values that differ from the engine"),
     ("Sources", "method, defaults, the catalogue figures used and their sources"),
@@ -62,12 +64,14 @@ VARIANCE_GUIDE = ("Variance", "given actuals: plan against actual per run to dat
 
 
 def sheet_guide(c):
-    """The sheets of ``c``'s hand-off and what each holds: :data:`SHEET_GUIDE`, with the
-    Variance sheet after Monthly when ``c`` has actuals."""
+    """The sheets of ``c``'s hand-off and what each holds: :data:`SHEET_GUIDE` (the Baseline
+    sheet only when ``c`` has a baseline table), with the Variance sheet after Monthly when
+    ``c`` has actuals."""
+    guide = tuple(g for g in SHEET_GUIDE if g[0] != "Baseline" or "baseline" in c.tables)
     if getattr(c, "actuals", None) is None:
-        return SHEET_GUIDE
-    at = [s for s, _ in SHEET_GUIDE].index("Monthly") + 1
-    return (*SHEET_GUIDE[:at], VARIANCE_GUIDE, *SHEET_GUIDE[at:])
+        return guide
+    at = [s for s, _ in guide].index("Monthly") + 1
+    return (*guide[:at], VARIANCE_GUIDE, *guide[at:])
 
 
 def _actuals_text(c):
@@ -260,6 +264,8 @@ def _management(ws, c, generated):
     fy = _MONTHS[c.fiscal_year_start - 1]
     row = lines(ws, 2, 1, f"Generated {generated:%Y-%m-%d %H:%M} UTC by compute-lab "
                 f"{__version__}; US$; fiscal years start in {fy}.", _LINE_CHARS)  # fmt: skip
+    if c.version or c.baseline is not None:
+        row = lines(ws, row, 1, version_line(c), _LINE_CHARS, font=STYLES["bold"])
     row = _headline(ws, c, t, row + 1)
     actuals = _actuals_text(c)
     if actuals is not None:
@@ -287,6 +293,19 @@ def _management(ws, c, generated):
     return blocks + [(words, row - words)]  # the five words together
 
 
+def version_line(c):
+    """Page 1's version line: the hand-off's version label and the baseline it is compared
+    with (report --version, --baseline)."""
+    parts = [f"Version: {c.version}"] if c.version else []
+    b = c.baseline
+    if b is not None:
+        label = f"{b.version!r}" if b.version else "(no version label)"
+        parts.append(f"compared with the baseline {label} of {b.as_of or 'an unknown date'} "
+                     "(the Baseline sheet)")  # fmt: skip
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:] + "."
+
+
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December")  # fmt: skip
 
@@ -298,9 +317,9 @@ def _unscheduled_text(c):
 
 
 #: The budget by run as the Budget sheet shows it (compute and electricity: on Costs).
-_BY_RUN = ["scenario", "budget_status", "approval", "owner", "start_month", "end_month",
-           "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
-_BUDGET_WIDE = {"scenario": 20, "approval": 14, "owner": 12, "budget_status": 10,
+_BY_RUN = ["scenario", "run_code", "budget_status", "approval", "owner", "start_month",
+           "end_month", "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
+_BUDGET_WIDE = {"scenario": 20, "run_code": 17, "approval": 14, "owner": 12, "budget_status": 10,
                 "start_month": 10, "end_month": 10}  # fmt: skip
 _BUDGET_CHARS = 120
 
@@ -379,7 +398,7 @@ def write_budget(ws, c, generated, paper=None):
     ws.title = "Budget"
     last, blocks, others_header = _budget_view(ws, c, 1)
     fit_columns(ws, _BY_RUN, 1, last, wide=_BUDGET_WIDE)
-    for letter in "GHI":  # the money columns hold the bold P90 totals
+    for letter in "HIJ":  # the money columns hold the bold P90 totals
         ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 13)
     for (cell,) in ws.iter_rows(min_row=1, max_row=last, max_col=1):
         if cell.value == UNSCHEDULED:

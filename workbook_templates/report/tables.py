@@ -30,6 +30,7 @@ from .consolidate import (
     APPROVAL_WORDS,
     DEFAULT_TOLERANCE,
     INPUT_NAMES,
+    NOT_THE_PLAN,
     OUTPUT_NAMES,
     UNKNOWN_STATUS,
     Q,
@@ -57,14 +58,15 @@ LINE_ORDER = ("Approved", "Proposed", APPROVAL_INCOMPLETE, UNKNOWN_STATUS)
 MONEY = ("compute_cost_usd", "electricity_cost_usd", "other_costs_usd", "total_cost_usd")
 #: The label of the period tables' row for the budget runs without a start date.
 UNSCHEDULED = "Unscheduled (no start date)"
-_KEY = ["file", "column", "scenario", "run_id"]
+_KEY = ["file", "column", "scenario", "run_code"]
 #: The currency of every amount of the hand-off (fpa.csv's currency column).
 CURRENCY = "USD"
 
 TABLE_COLUMNS = {
     "runs": [*_KEY, "budget_status",
-             *[n for n in INPUT_NAMES if n not in ("scenario_name", "budget_status")],
-             *OUTPUT_NAMES, "throughput_source", "defaults_used", "scheduled"],
+             *[n for n in INPUT_NAMES if n not in ("scenario_name", "budget_status", "run_code")],
+             *OUTPUT_NAMES, "throughput_source", "defaults_used", "scheduled",
+             "run_code_derived", "plan_fingerprint"],
     "costs": [*_KEY, "budget_status", "accelerator_hours", "usd_per_accelerator_hour",
               "compute_cost_usd", "electricity_kwh", "usd_per_kwh", "electricity_cost_usd",
               "other_costs_usd", "total_cost_usd", "compute_cost_share",
@@ -91,7 +93,7 @@ TABLE_COLUMNS = {
                   "cumulative_total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
     "fiscal_years": ["fiscal_year", "first_month", "total_cost_usd",
                      "cumulative_total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
-    "fpa": ["run_id", "month", "fiscal_year", "quarter", "status", "account", "cost_centre",
+    "fpa": ["run_code", "month", "fiscal_year", "quarter", "status", "account", "cost_centre",
             "gl_account", "expense_class", "currency", "accelerator_hours", "rate", "p50_usd",
             "p90_usd"],
     "mismatches": ["file", "sheet", "cell", "name", "scenario", "cached_value", "engine_value",
@@ -107,21 +109,20 @@ def num(value):
     return None if math.isnan(value) else value
 
 
-def run_id(r):
-    """A stable id of a run: from its name, owner and typed inputs, not its file path or
-    column letter (the same plan in another file or column keeps it, and so does a plan
-    read from a planner with more or fewer optional input rows, all blank): ``R-`` and 10
-    hex digits."""
+def plan_fingerprint(r):
+    """What the plan is, in 10 hex digits (``P-`` first): a hash of every input that prices the
+    run (not its name, run code, status, owner or approval). It changes when the plan changes;
+    the run's key is its run code (:attr:`Run.run_code`), which does not."""
     import hashlib
 
-    sc = r.scenario
-    text = repr(sorted((k, repr(v)) for k, v in sc.inputs.items() if v not in (None, "")))
-    return "R-" + hashlib.sha256(f"{sc.name}|{text}".encode()).hexdigest()[:10]
+    inputs = r.scenario.inputs
+    text = repr(sorted((k, repr(v)) for k, v in inputs.items() if k not in NOT_THE_PLAN))
+    return "P-" + hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
 def _key(r):
     sc = r.scenario
-    return {"run_id": run_id(r), "file": str(sc.path), "column": sc.column, "scenario": sc.name}
+    return {"run_code": r.run_code, "file": str(sc.path), "column": sc.column, "scenario": sc.name}
 
 
 def approval(r):
@@ -137,7 +138,8 @@ def approval(r):
     return f"{ref} ({day:%Y-%m-%d})" if hasattr(day, "strftime") else f"{ref} ({day})"
 
 
-def _budget_sorted(c):
+def budget_sorted(c):
+    """The budget runs in the order of their budget lines (:data:`LINE_ORDER`), Approved first."""
     order = {s: i for i, s in enumerate(LINE_ORDER)}
     return sorted(c.budget_runs, key=lambda r: order[r.budget_line])
 
@@ -146,7 +148,7 @@ def _run_row(r):
     sc, out, kw = r.scenario, r.outputs, r.arguments
     row = {**_key(r), "budget_status": r.status}
     for q in PLAN_INPUTS:
-        if q.name not in ("scenario_name", "budget_status"):
+        if q.name not in ("scenario_name", "budget_status", "run_code"):
             row[q.name] = sc.inputs.get(q.name)
     # The figures the engine used where the planner cell was blank.
     row["active_params"] = kw.get("active_params", kw["total_params"])
@@ -166,6 +168,8 @@ def _run_row(r):
     row["throughput_source"] = r.resolved.throughput_source
     row["defaults_used"] = "; ".join(n.text() for n in r.notes)
     row["scheduled"] = "yes" if r.start else "no: no start date"
+    row["run_code_derived"] = "yes" if r.run_code_derived else "no"
+    row["plan_fingerprint"] = plan_fingerprint(r)
     return row
 
 
@@ -486,7 +490,7 @@ def _files(c):
 
 def build_tables(c):
     """Every table of the hand-off, by name (the CSV files' and the sheets' contents)."""
-    runs = _budget_sorted(c)
+    runs = budget_sorted(c)
     by_run = _frame("monthly_by_run", [row for r in runs if r.start for row in _month_rows(r)])
     budget = _frame("budget", [_budget_row(r) for r in runs])
     costs = _frame("costs", [_cost_row(r) for r in runs])
@@ -563,7 +567,7 @@ def fpa_table(runs, start):
             q = f"{fy} Q{((month.month - start) % 12) // 3 + 1}" if month else "unscheduled"
             for account in schedule.ACCOUNTS:
                 compute = account == "compute"
-                rows.append({"run_id": run_id(r), "month": month, "fiscal_year": fy,
+                rows.append({"run_code": r.run_code, "month": month, "fiscal_year": fy,
                              "quarter": q, "status": r.status, "account": account,
                              "cost_centre": inputs.get("cost_centre"),
                              "gl_account": inputs.get("gl_account"),

@@ -68,7 +68,8 @@ ADDITIVE = {
 
 #: The Runs sheet's rows: runs.csv's columns but the name (the header), turned.
 RUN_ROWS = [n for n in TABLE_COLUMNS["runs"]
-            if n not in ("scenario", "defaults_used", "scheduled")]  # fmt: skip
+            if n not in ("scenario", "defaults_used", "scheduled", "run_code_derived",
+                         "plan_fingerprint")]  # fmt: skip
 #: The Monthly chart's (height, width) in cm.
 CHART_CM = (6.4, 22.0)
 #: The Monthly chart's series: the P50 and, stacked on it, the contingency up to the P90.
@@ -120,7 +121,28 @@ VARIANCE_SHEET = ("Variance", [
      "run tag (unallocated)"),
 ], 1)  # fmt: skip
 
-#: Sheet -> the Excel Tables on it, each named like its CSV file.
+#: The Baseline sheet, after Monthly, in a hand-off made with report --baseline.
+BASELINE_SHEET = ("Baseline", [("baseline", [
+    "run_code", "scenario", "budget_status", "baseline_status", "line", "month",
+    "baseline_p50_usd", "p50_usd", "change_usd", "change"], None, None)], 2)  # fmt: skip
+
+
+def _sheets(c):
+    """SHEETS, with the Variance sheet (given actuals) and the Baseline sheet (given a
+    baseline table) after Monthly."""
+    out = []
+    for s in SHEETS:
+        out.append(s)
+        if s[0] == "Monthly":
+            if getattr(c, "actuals", None) is not None:
+                out.append(VARIANCE_SHEET)
+            if "baseline" in c.tables:
+                out.append(BASELINE_SHEET)
+    return out
+
+
+#: Sheet -> the Excel Tables on it, each named like its CSV file (and, with a baseline,
+#: ``Baseline`` -> ``baseline``).
 TABLE_NAMES = {"Runs": ("runs",), **{title: tuple(t[0] for t in parts)
                                      for title, parts, _ in SHEETS}}  # fmt: skip
 
@@ -141,7 +163,8 @@ _WIDE = {"source": 30, "run_code": 20, "detail": 40, "why": 40, "input_label": 2
          "unit": 14}  # fmt: skip
 #: Sheets whose widest column takes what the others leave of the page.
 _SHEET_WIDE = {"Sources": {"detail": 58}, "Checks": {"detail": 56},
-               "Variance": {"budget_usd": 16, "scenario": 16}}  # fmt: skip
+               "Variance": {"budget_usd": 16, "scenario": 16},
+               "Baseline": {"change": 36}}  # fmt: skip
 #: The Runs sheet shows parameters and tokens in billions (the cells hold the exact figures).
 _IN_BILLIONS = ("total_params", "active_params", "training_tokens")
 
@@ -246,10 +269,10 @@ def _pad_text_after_figures(ws):
 
 
 def _run_headers(df):
-    """One header per run: its name, made unique (a name in two files: its run id)."""
+    """One header per run: its name, made unique (a name in two files: its run code)."""
     names = list(df["scenario"].astype(str))
-    return [n if names.count(n) == 1 else f"{n} ({rid})" for n, rid in zip(
-        names, df["run_id"], strict=True)]  # fmt: skip
+    return [n if names.count(n) == 1 else f"{n} ({code})" for n, code in zip(
+        names, df["run_code"], strict=True)]  # fmt: skip
 
 
 def _runs_sheet(wb, c, generated, paper):
@@ -264,12 +287,14 @@ def _runs_sheet(wb, c, generated, paper):
     total_col = runs + 2
     if runs:
         put(ws, 1, total_col, "Total")
-    blank = {(b.run_id, b.input) for b in c.tables["blank_inputs"].itertuples(index=False)}
+    blank = {((b.file, b.column), b.input)
+             for b in c.tables["blank_inputs"].itertuples(index=False)}  # fmt: skip
     grey = Font(italic=True, color="808080")
     for i, name in enumerate(RUN_ROWS, start=2):
         put(ws, i, 1, _heading(name))
         number_format = BILLIONS if name in _IN_BILLIONS else fmt(name)
-        for j, (value, rid) in enumerate(zip(df[name], df["run_id"], strict=True), start=2):
+        where = zip(df["file"], df["column"], strict=True)
+        for j, (value, rid) in enumerate(zip(df[name], where, strict=True), start=2):
             cell = (
                 file_cell(ws, i, j, value)
                 if name == "file"
@@ -365,10 +390,7 @@ def build_workbook(c, generated=None, share=False):
     sheets = [lambda: write_summary(wb.active, c, generated, paper),
               lambda: write_budget(wb.create_sheet("Budget"), c, generated, paper),
               lambda: _runs_sheet(wb, c, generated, paper)]  # fmt: skip
-    for s in SHEETS:
-        sheets.append(lambda s=s: _sheet(wb, c, *s, generated, paper))
-        if s[0] == "Monthly" and getattr(c, "actuals", None) is not None:
-            sheets.append(lambda: _sheet(wb, c, *VARIANCE_SHEET, generated, paper))
+    sheets += [lambda s=s: _sheet(wb, c, *s, generated, paper) for s in _sheets(c)]
     for make in sheets:
         make()
         if share:  # the sheet is done
