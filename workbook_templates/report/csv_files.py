@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime as _dt
 import math
 
+from udfs.schedule import is_money
+
 from ..sheetkit import TEMPLATE_VERSION, safe_text
 
 __all__ = ["CSV_FILES", "README", "STAMP_COLUMNS", "csv_frames", "csv_writer", "readme_text"]
@@ -38,11 +40,6 @@ CSV_FILES = (
 STAMP_COLUMNS = ("template_version", "as_of_date")
 #: The name of the data dictionary written beside the CSV files.
 README = "README.txt"
-
-
-def is_money(column):
-    """A column of US$ amounts (``*_usd``, ``p50_usd``...): written to the cent."""
-    return column.endswith("_usd") or "_usd_" in column
 
 
 def csv_frames(c, as_of):

@@ -30,6 +30,7 @@ from .layout import (
     keep_together,
     lines,
     put,
+    put_sum,
     realign,
     setup_print,
     write_table,
@@ -212,10 +213,10 @@ def _periods(ws, c, t, row):
             put(ws, row, 1, f"Unscheduled, {level.upper()}")
             put(ws, row, 6, unscheduled[k], USD)
             _name(ws, period_name("unscheduled", level), row, 6)
+        figures = [year[k] for _, _, year in years] + ([unscheduled[k]] if c.unscheduled else [])
         row += 1
         put(ws, row, 1, f"Total, {level.upper()}")
-        cell = ws.cell(row=row, column=6)
-        cell.value, cell.number_format = f"=SUBTOTAL(9,F{block}:F{row - 1})", USD
+        put_sum(ws, row, 6, f"=SUBTOTAL(9,F{block}:F{row - 1})", "total_cost_usd", figures, USD)
         for j in range(1, 7):
             ws.cell(row=row, column=j).font = STYLES["bold"]
             ws.cell(row=row, column=j).border = STYLES["total_border"]

@@ -44,6 +44,7 @@ from .layout import (
     is_header,
     keep_together,
     put,
+    put_sum,
     realign,
     row_height,
     setup_print,
@@ -260,9 +261,9 @@ def _runs_sheet(wb, c, generated, paper):
             if (rid, name) in blank:
                 cell.font = grey
         if runs and name in ADDITIVE:
-            cell = ws.cell(row=i, column=total_col)
             first, last = get_column_letter(2), get_column_letter(runs + 1)
-            cell.value, cell.number_format = f"=SUBTOTAL(9,{first}{i}:{last}{i})", number_format
+            cell = put_sum(ws, i, total_col, f"=SUBTOTAL(9,{first}{i}:{last}{i})", name,
+                           df[name], number_format)  # fmt: skip
             cell.font = STYLES["bold"]
     for j in range(1, total_col + (1 if runs else 0)):
         cell = ws.cell(row=1, column=j)
