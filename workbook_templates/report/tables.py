@@ -20,7 +20,7 @@ import math
 
 import pandas as pd
 
-from udfs import engine, plan, schedule
+from udfs import engine, plan, ranges, schedule
 from udfs.quantities import PLAN_INPUTS, RANGE_QUANTITIES
 
 from ..reader import DEFAULT_MAX_BYTES
@@ -52,6 +52,8 @@ MONEY = ("compute_cost_usd", "electricity_cost_usd", "other_costs_usd", "total_c
 #: The label of the period tables' row for the budget runs without a start date.
 UNSCHEDULED = "Unscheduled (no start date)"
 _KEY = ["file", "column", "scenario", "run_id"]
+#: A run's contingency in two parts that add up to it to the cent (:func:`contingency_parts`).
+CONTINGENCY_PARTS = ("contingency_throughput_usd", "contingency_price_usd")
 #: The label of a run approved without a reference and a date.
 NO_REFERENCE = "Approved (no reference)"
 
@@ -65,10 +67,11 @@ TABLE_COLUMNS = {
               "electricity_cost_share", "other_costs_share", "co2_tonnes"],
     "ranges": [*_KEY, "budget_status", "throughput_source", "throughput_sigma", "price_sigma",
                *[f"{q}{k}" for q in RANGE_QUANTITIES for k in ("_p10", "", "_p90")],
-               "contingency_usd"],
+               "contingency_usd", *CONTINGENCY_PARTS],
     "budget": [*_KEY, "budget_status", "approval", "owner", "start_month", "end_month",
-               "accelerator_hours", "compute_cost_usd", "electricity_cost_usd",
-               "total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
+               "end_month_p90", "accelerator_hours", "compute_cost_usd",
+               "electricity_cost_usd", "total_cost_usd", "total_cost_usd_p90",
+               "contingency_usd", *CONTINGENCY_PARTS],
     "status_totals": ["budget_status", "runs", "accelerator_hours", "compute_cost_usd",
                       "electricity_cost_usd", "total_cost_usd", "total_cost_usd_p90",
                       "contingency_usd"],
@@ -192,7 +195,35 @@ def _range_row(r):
             row[q], row[f"{q}_p90"] = cents.usd(q), cents.usd(q, "p90")
             row[f"{q}_p10"] = schedule.usd(schedule.to_cents(row[f"{q}_p10"]))
     row["contingency_usd"] = contingency(r)
+    row.update(zip(CONTINGENCY_PARTS, map(schedule.usd, contingency_parts(r)), strict=True))
     return row
+
+
+def contingency_parts(r):
+    """(throughput, price) parts of a run's contingency, whole cents adding up to it: the
+    electricity's contingency is the throughput's; the compute cost's is split by variance
+    (:func:`udfs.ranges.price_share` of the run's spreads), in whole cents
+    (:func:`udfs.schedule.split_cents`)."""
+    cents = run_cents(r)
+    rental = cents.p90["compute"] - cents.p50["compute"]
+    rest = (cents.total_p90 - cents.total_p50) - rental
+    share = ranges.price_share(r.resolved.throughput_sigma, r.resolved.price_sigma)
+    throughput, price = schedule.split_cents(
+        [rental * (1 - share) / 100, rental * share / 100], rental)  # fmt: skip
+    return rest + throughput, price
+
+
+def independent_p90(runs):
+    """The budget's P90 if its runs' costs were independent, US$ to the cent
+    (:func:`udfs.ranges.independent_sum_p90` of the runs' rounded P50 and P90), held between
+    the total P50 plus the largest run's contingency and the sum of the P90s."""
+    cents = [run_cents(r) for r in runs]
+    if not cents:
+        return 0.0
+    p50, p90 = [c.total_p50 for c in cents], [c.total_p90 for c in cents]
+    fitted = schedule.to_cents(ranges.independent_sum_p90(p50, p90) / 100)
+    low = sum(p50) + max(b - a for a, b in zip(p50, p90, strict=True))
+    return schedule.usd(min(max(fitted, low), sum(p90)))
 
 
 def contingency(r):
@@ -248,9 +279,10 @@ def run_cents(r):
     return found
 
 
-def end_date(r):
-    """The last day of a scheduled run (it occupies [start, start + days))."""
-    days = float(r.outputs["wall_clock_days"])
+def end_date(r, level="p50"):
+    """The last month of a scheduled run (it occupies [start, start + days)), of its P50 run
+    or (``level`` "p90") of its P90 run."""
+    days = float(r.outputs["wall_clock_days"] if level == "p50" else r.ranges["wall_clock_days"][1])
     return engine.month_shares(r.start, days)[-1][0] if r.start else None
 
 
@@ -260,12 +292,14 @@ def _budget_row(r):
         **_key(r), "budget_status": r.status, "approval": approval(r),
         "owner": r.scenario.inputs.get("owner"),
         "start_month": r.start.replace(day=1) if r.start else None, "end_month": end_date(r),
+        "end_month_p90": end_date(r, "p90"),
         "accelerator_hours": out["accelerator_hours"],
         "compute_cost_usd": cents.usd("compute_cost_usd"),
         "electricity_cost_usd": cents.usd("electricity_cost_usd"),
         "total_cost_usd": cents.usd("total_cost_usd"),
         "total_cost_usd_p90": cents.usd("total_cost_usd", "p90"),
         "contingency_usd": contingency(r),
+        **dict(zip(CONTINGENCY_PARTS, map(schedule.usd, contingency_parts(r)), strict=True)),
     }  # fmt: skip
 
 
@@ -432,6 +466,7 @@ def _totals(c, costs):
         "status_unknown_total_cost_usd": total([r for r in runs if r.status == UNKNOWN_STATUS]),
         "total_cost_usd_p90": money["total_cost_usd_p90"],
         "contingency_usd": money["contingency_usd"],
+        "total_cost_usd_p90_independent": independent_p90(runs),
         "co2_tonnes": costs["co2_tonnes"].sum(),
         "scheduled_total_cost_usd": total([r for r in runs if r.start is not None]),
         "unscheduled_total_cost_usd": total([r for r in runs if r.start is None]),
