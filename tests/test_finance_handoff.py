@@ -186,7 +186,7 @@ def test_page_one_figures_are_named_cells_equal_to_the_csv(handoff):
     its own named cell on the Summary, equal to the CSV files (to the cent)."""
     from workbook_templates.report.summary import period_name
 
-    wb = openpyxl.load_workbook(handoff / "h.xlsx")
+    wb = openpyxl.load_workbook(handoff / "h.xlsx", data_only=True)
     named = named_cells(wb)
     totals = read_csv(handoff / "csv", "totals")[0]
     for name, column in (("handoff_total_p50", "total_cost_usd"),

@@ -116,3 +116,84 @@ def test_a_saved_value_goes_beside_its_formula_and_nowhere_else():
     assert out == b'<c r="A3"><f>SUM(A1:A2)</f><v>3.25</v></c><c r="A4"><f>A3*2</f><v /></c>'
     with pytest.raises(ValueError, match="A9"):
         with_saved_values(xml, {"A9": 1})
+
+
+def test_headline_figures_are_formulas_over_the_budget_rows(handoff):
+    """Page 1's totals and the Budget by status are formulas over the Budget sheet's run
+    rows (named ranges a reader can follow), their values saved."""
+    wb = openpyxl.load_workbook(handoff / "h.xlsx")
+    named = {n: list(dn.destinations) for n, dn in wb.defined_names.items()}
+    (sheet, ref), = named["budget_runs_p50"]
+    assert sheet == "Budget"
+    first, last = (int("".join(ch for ch in part if ch.isdigit())) for part in ref.split(":"))
+    budget = read_csv(handoff / "csv", "budget")
+    assert last - first + 1 >= len(budget)  # the run rows (and the status subtotals)
+    (where,) = named["handoff_total_p50"]
+    assert wb["Summary"][where[1].replace("$", "")].value == "=SUBTOTAL(9,budget_runs_p50)"
+    (where,) = named["handoff_approved"]
+    formula = wb["Summary"][where[1].replace("$", "")].value
+    assert formula.startswith("=SUMIF(budget_runs_status,")
+    summary = wb["Summary"]
+    counts = [c.value for row in summary.iter_rows() for c in row
+              if isinstance(c.value, str) and c.value.startswith("=COUNTIF(")]  # fmt: skip
+    assert counts  # Budget by status: each status's runs counted from the Budget rows
+
+
+def test_contingency_parts_add_up_and_the_independent_p90_is_within_its_bounds(handoff):
+    """Per run (budget.csv, ranges.csv) and in total, throughput + price = contingency to the
+    cent; the independent-runs P90 lies between the total P50 plus the largest run's
+    contingency and the summed P90; the Beta plan's price range gives a price part."""
+    for name in ("budget", "ranges"):
+        for r in read_csv(handoff / "csv", name):
+            parts = _cents(r["contingency_throughput_usd"]) + _cents(r["contingency_price_usd"])
+            assert parts == _cents(r["contingency_usd"]), (name, r["scenario"])
+            assert _cents(r["contingency_throughput_usd"]) >= 0
+            assert _cents(r["contingency_price_usd"]) >= 0
+            if r["scenario"] == "Beta":
+                assert _cents(r["contingency_price_usd"]) > 0
+    budget = read_csv(handoff / "csv", "budget")
+    (t,) = read_csv(handoff / "csv", "totals")
+    assert _cents(t["contingency_throughput_usd"]) + _cents(t["contingency_price_usd"]) == (
+        _cents(t["contingency_usd"]))  # fmt: skip
+    p50 = [_cents(r["total_cost_usd"]) for r in budget]
+    p90 = [_cents(r["total_cost_usd_p90"]) for r in budget]
+    alone = _cents(t["total_cost_usd_p90_independent"])
+    assert sum(p50) + max(b - a for a, b in zip(p50, p90, strict=True)) <= alone <= sum(p90)
+    if len(budget) > 1:
+        assert alone < sum(p90)
+    else:
+        assert alone == sum(p90)
+
+
+def test_budget_csv_has_the_p90_end_month_and_its_dictionary_line(handoff):
+    for r in read_csv(handoff / "csv", "budget"):
+        if r["start_month"]:
+            assert r["end_month_p90"] >= r["end_month"], r["scenario"]
+            if r["scenario"] == "Beta":  # a slower P90 run ends later
+                assert r["end_month_p90"] > r["end_month"]
+        else:
+            assert not r["end_month_p90"]
+    readme = (handoff / "csv" / "README.txt").read_text()
+    assert "  end_month_p90: the last month of the P90 run" in readme
+    assert "  contingency_price_usd: " in readme
+
+
+def test_the_independent_p90_is_the_lognormal_sum_and_keeps_its_bounds():
+    """Fenton-Wilkinson against a simulation of independent lognormal runs (within 0.5%),
+    and the bounds on lopsided portfolios."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    p50 = np.array([151.5, 40.0, 12.0])
+    p90 = np.array([231.2, 55.0, 19.0])
+    z = ranges.z_score(0.9)
+    draws = sum(m * np.exp(math.log(q / m) / z * rng.standard_normal(400_000))
+                for m, q in zip(p50, p90, strict=True))  # fmt: skip
+    assert ranges.independent_sum_p90(p50, p90) == pytest.approx(np.quantile(draws, 0.9),
+                                                                 rel=0.005)  # fmt: skip
+    for p50, p90 in (([1e6, 1.0, 1.0], [3e6, 2.0, 2.0]), ([5.0, 5.0], [5.0, 5.0]),
+                     ([0.0, 10.0], [0.0, 15.0]), ([100.0] * 50, [400.0] * 50)):  # fmt: skip
+        got = ranges.independent_sum_p90(p50, p90)
+        low = sum(p50) + max(b - a for a, b in zip(p50, p90, strict=True))
+        assert low - 1e-9 <= got <= sum(p90) + 1e-9, (p50, p90, got)
+    assert ranges.independent_sum_p90([BETA["usd_per_accelerator_hour"]], [5.0]) == 5.0

@@ -19,7 +19,7 @@ from openpyxl.workbook.defined_name import DefinedName
 
 from udfs import __version__
 
-from ..sheetkit import GLOSSARY
+from ..sheetkit import GLOSSARY, put_formula
 from .layout import (
     STYLES,
     USD,
@@ -35,7 +35,7 @@ from .layout import (
     setup_print,
     write_table,
 )
-from .tables import UNSCHEDULED, with_unscheduled
+from .tables import CONTINGENCY_PARTS, UNSCHEDULED, with_unscheduled
 
 __all__ = ["write_summary", "write_budget", "period_name", "SHEET_GUIDE", "HEADLINE"]
 
@@ -140,21 +140,82 @@ def _name(ws, name, row, col):
     ws.parent.defined_names[name] = DefinedName(name, attr_text=f"Summary!${letter}${row}")
 
 
+#: The Budget sheet's run rows (their subtotal rows among them), one workbook name per
+#: column, for the Summary's formulas to add up: column -> name.
+BUDGET_RANGES = {"budget_status": "budget_runs_status", "total_cost_usd": "budget_runs_p50",
+                 "total_cost_usd_p90": "budget_runs_p90",
+                 "contingency_usd": "budget_runs_contingency",
+                 "contingency_throughput_usd": "budget_runs_throughput",
+                 "contingency_price_usd": "budget_runs_price"}  # fmt: skip
+_R = BUDGET_RANGES
+#: Page 1's headline formulas over the Budget sheet's rows (:data:`BUDGET_RANGES`): a
+#: ``SUBTOTAL`` skips the status subtotals among them, a ``SUMIF`` picks a status's runs.
+HEADLINE_FORMULAS = {
+    "handoff_total_p50": f"=SUBTOTAL(9,{_R['total_cost_usd']})",
+    "handoff_total_p90": f"=SUBTOTAL(9,{_R['total_cost_usd_p90']})",
+    "handoff_contingency": f"=SUBTOTAL(9,{_R['contingency_usd']})",
+    "handoff_approved": f'=SUMIF({_R["budget_status"]},"Approved",{_R["total_cost_usd"]})',
+    "handoff_proposed": f'=SUMIF({_R["budget_status"]},"Proposed",{_R["total_cost_usd"]})',
+    "handoff_contingency_throughput": f"=SUBTOTAL(9,{_R['contingency_throughput_usd']})",
+    "handoff_contingency_price": f"=SUBTOTAL(9,{_R['contingency_price_usd']})",
+}
+
+
+def _figure(ws, c, row, name, label, value, note):
+    """One named figure of page 1: its label, the number (a formula over the Budget sheet's
+    rows when there is one and the budget has runs, its value saved), a note."""
+    put(ws, row, 1, label).font = STYLES["bold"]
+    formula = HEADLINE_FORMULAS.get(name)
+    if formula and len(c.tables["budget"]):
+        cell = put_formula(ws.cell(row=row, column=2), formula, value, USD)
+    else:
+        cell = put(ws, row, 2, value, USD)
+    cell.font = STYLES["bold"]
+    put(ws, row, 3, note).alignment = Alignment(indent=1)
+    _name(ws, name, row, 2)
+
+
 def _headline(ws, c, t, row):
     """The headline figures, one number cell each, named; the run count; the scope of the
     total. Returns the row after the last written."""
     for i, (name, label, column, note) in enumerate(HEADLINE):
-        r = row + i
-        put(ws, r, 1, label).font = STYLES["bold"]
-        cell = put(ws, r, 2, float(t[column]), USD)
-        cell.font = STYLES["bold"]
-        put(ws, r, 3, note).alignment = Alignment(indent=1)
-        _name(ws, name, r, 2)
+        _figure(ws, c, row + i, name, label, float(t[column]), note)
     unscheduled = t["unscheduled_total_cost_usd"]
     text = (f"{int(t['runs'])} run(s) from {int(t['files'])} file(s)"
             + (f"; ${unscheduled:,.0f} has no start date ('Unscheduled')"
                if unscheduled else "") + ". " + SCOPE)  # fmt: skip
     return lines(ws, row + len(HEADLINE), 1, text, _LINE_CHARS)
+
+
+#: Page 1's P90 block: the contingency's two parts, and the P90 if runs were independent.
+P90_FIGURES = (
+    ("handoff_contingency_throughput", "of which throughput", "contingency_throughput_usd",
+     "slower than planned: more accelerator-hours and power"),
+    ("handoff_contingency_price", "of which price", "contingency_price_usd",
+     "the price per accelerator-hour above the estimate"),
+    ("handoff_total_p90_independent", "P90, runs independent", "total_cost_usd_p90_independent",
+     "if the runs' overruns were unrelated (Fenton-Wilkinson)"),
+)  # fmt: skip
+
+
+def _p90_basis(ws, c, t, row):
+    """What the P90 assumes: the contingency by cause (throughput, price; each run's split
+    on the Budget sheet), the P90 if the runs were independent beside the summed one, and
+    which to budget. Returns the row after the last written."""
+    row = _section(ws, row, "The P90 and its contingency")
+    for i, (name, label, column, note) in enumerate(P90_FIGURES):
+        _figure(ws, c, row + i, name, label, float(t[column]), note)
+    summed, alone = float(t["total_cost_usd_p90"]), float(t["total_cost_usd_p90_independent"])
+    if int(t["runs"]) > 1:
+        text = (f"The budget's P90 adds up the runs' P90s: it assumes every run is late, and "
+                f"over price, together. Were the runs independent, the P90 would be "
+                f"${alone:,.0f}, ${summed - alone:,.0f} less. Budget the summed P90 while the "
+                "runs share accelerators, a supplier or a price list, whose overruns come "
+                "together; the independent P90 is the least contingency to hold if they do not.")
+    else:
+        text = ("With one run the P90 is that run's P90: whether runs are late together "
+                "matters only with several.")
+    return lines(ws, row + len(P90_FIGURES), 1, text, _LINE_CHARS)
 
 
 def period_name(period, level):
@@ -223,6 +284,19 @@ def _periods(ws, c, t, row):
     return row
 
 
+def _status_formulas(ws, c, head):
+    """The Budget by status rows (under ``head``) as formulas over the Budget sheet's rows:
+    COUNTIF of the status for the runs, SUMIF for each money column; the values saved."""
+    status = BUDGET_RANGES["budget_status"]
+    for i, r in enumerate(c.tables["status_totals"].itertuples(index=False), start=head + 1):
+        criterion = f'"{r.budget_status}"'
+        put_formula(ws.cell(row=i, column=2), f"=COUNTIF({status},{criterion})", int(r.runs))
+        for j, column in enumerate(_MONEY, start=3):
+            put_formula(ws.cell(row=i, column=j),
+                        f"=SUMIF({status},{criterion},{BUDGET_RANGES[column]})",
+                        float(getattr(r, column)))  # fmt: skip
+
+
 def _management(ws, c, generated):
     t = c.tables["totals"].iloc[0]
     put(ws, 1, 1, "Compute Lab hand-off: training-run budget").font = STYLES["title"]
@@ -230,6 +304,7 @@ def _management(ws, c, generated):
     row = lines(ws, 2, 1, f"Generated {generated:%Y-%m-%d %H:%M} UTC by compute-lab "
                 f"{__version__}; US$; fiscal years start in {fy}.", _LINE_CHARS)  # fmt: skip
     row = _headline(ws, c, t, row + 1)
+    row = _p90_basis(ws, c, t, row + 1)
     row = _status_line(ws, row + 1, c) + 1
     row = _section(ws, row, "Budget by status")
     head = row
@@ -237,6 +312,8 @@ def _management(ws, c, generated):
                       totals="Total in the budget", additive=("runs", *_MONEY))  # fmt: skip
     for j, text in enumerate(("P50", "P90", "Contingency"), start=3):  # short: one line
         put(ws, head, j, text)
+    if len(c.tables["budget"]):
+        _status_formulas(ws, c, head)
     first = _MONTHS[c.fiscal_year_start - 1]
     blocks = [(row + 2, 4)]  # the periods' title, header and first rows: never split
     row = _section(ws, row + 2, f"By fiscal year and quarter (Q1 starts in {first})")
@@ -262,9 +339,10 @@ def _unscheduled_text(c):
 
 #: The budget by run as the Budget sheet shows it (compute and electricity: on Costs).
 _BY_RUN = ["scenario", "budget_status", "approval", "owner", "start_month", "end_month",
-           "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
+           "end_month_p90", "total_cost_usd", "total_cost_usd_p90", "contingency_usd",
+           *CONTINGENCY_PARTS]  # fmt: skip
 _BUDGET_WIDE = {"scenario": 20, "approval": 14, "owner": 12, "budget_status": 10,
-                "start_month": 10, "end_month": 10}  # fmt: skip
+                "start_month": 10, "end_month": 10, "end_month_p90": 10}  # fmt: skip
 _BUDGET_CHARS = 120
 
 
@@ -278,8 +356,13 @@ def _budget_view(ws, c, row):
                    "electricity on the Costs sheet.", _BUDGET_CHARS)  # fmt: skip
     budget = tables["budget"][_BY_RUN]
     if len(budget):
-        row = write_table(ws, budget, row, totals="Total in the budget", additive=_MONEY,
-                          subtotal_by="budget_status")  # fmt: skip
+        head = row
+        row = write_table(ws, budget, row, totals="Total in the budget",
+                          additive=(*_MONEY, *CONTINGENCY_PARTS), subtotal_by="budget_status")
+        for column, name in BUDGET_RANGES.items():  # the run rows, for page 1's formulas
+            letter = ws.cell(row=head, column=_BY_RUN.index(column) + 1).column_letter
+            ws.parent.defined_names[name] = DefinedName(
+                name, attr_text=f"Budget!${letter}${head + 1}:${letter}${row - 1}")
     else:
         row = put(ws, row, 1, "No scenario is in the budget.").row
     blocks.append((row + 2, 4))
@@ -340,8 +423,10 @@ def write_budget(ws, c, generated, paper=None):
     ws.title = "Budget"
     last, blocks, others_header = _budget_view(ws, c, 1)
     fit_columns(ws, _BY_RUN, 1, last, wide=_BUDGET_WIDE)
-    for letter in "GHI":  # the money columns hold the bold P90 totals
-        ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 13)
+    for j, name in enumerate(_BY_RUN, start=1):  # the money columns hold the bold totals
+        if name.endswith("_usd") or name.endswith("_p90") and name.startswith("total"):
+            letter = ws.cell(row=1, column=j).column_letter
+            ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 13)
     for (cell,) in ws.iter_rows(min_row=1, max_row=last, max_col=1):
         if cell.value == UNSCHEDULED:
             realign(cell, wrap_text=True)

@@ -467,6 +467,8 @@ def _totals(c, costs):
         "total_cost_usd_p90": money["total_cost_usd_p90"],
         "contingency_usd": money["contingency_usd"],
         "total_cost_usd_p90_independent": independent_p90(runs),
+        **{name: schedule.usd(sum(contingency_parts(r)[k] for r in runs))
+           for k, name in enumerate(CONTINGENCY_PARTS)},
         "co2_tonnes": costs["co2_tonnes"].sum(),
         "scheduled_total_cost_usd": total([r for r in runs if r.start is not None]),
         "unscheduled_total_cost_usd": total([r for r in runs if r.start is None]),
