@@ -209,9 +209,9 @@ def test_page_one_figures_are_named_cells_equal_to_the_csv(handoff):
     unscheduled = named[period_name("unscheduled", "p50")]  # the run without a start date
     assert unscheduled == pytest.approx(float(totals["unscheduled_total_cost_usd"]), abs=0.01)
     for name in named:
-        if name.startswith(("budget_", "handoff_")):
+        if name.startswith(("budget_", "handoff_")) and not name.startswith("budget_runs_"):
             (dest,) = wb.defined_names[name].destinations
-            assert dest[0] == "Summary", name
+            assert dest[0] == "Summary", name  # the Budget sheet's run rows: budget_runs_*
 
 
 def test_the_monthly_chart_has_a_date_axis_over_every_month(handoff):
@@ -266,8 +266,9 @@ def test_one_name_for_the_compute_cost(handoff):
 @pytest.mark.gnumeric
 @pytest.mark.libreoffice
 def test_the_totals_recalculated_by_both_engines_equal_the_engine(handoff, tmp_path):
-    """Every total of the hand-off is a SUBTOTAL(9, ...) formula; LibreOffice and Gnumeric
-    compute the same, and the Costs, Runs and Monthly totals equal the engine's."""
+    """Every total of the hand-off is a SUBTOTAL(9, ...) formula (page 1's by status: SUMIF
+    and COUNTIF over the Budget rows); LibreOffice and Gnumeric compute the same, and the
+    Costs, Runs and Monthly totals equal the engine's."""
     from helpers import require_soffice, require_ssconvert
     from helpers_portable import lint_workbook
     from test_engines import compare
@@ -279,7 +280,8 @@ def test_the_totals_recalculated_by_both_engines_equal_the_engine(handoff, tmp_p
     src = handoff / "h.xlsx"
     wb = openpyxl.load_workbook(src)
     formulas = [c.value for ws in wb for row in ws.iter_rows() for c in row if c.data_type == "f"]
-    assert formulas and all(f.startswith("=SUBTOTAL(9,") for f in formulas)
+    assert formulas and all(f.startswith(("=SUBTOTAL(9,", "=SUMIF(budget_runs_status,",
+                                          "=COUNTIF(budget_runs_status,")) for f in formulas)
     assert not lint_workbook(wb)
     (lo,) = recalculate([src], tmp_path / "lo")
     (gn,) = recalculate_gnumeric([src], tmp_path / "gn")

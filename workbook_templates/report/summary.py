@@ -35,7 +35,7 @@ from .layout import (
     setup_print,
     write_table,
 )
-from .tables import CONTINGENCY_PARTS, UNSCHEDULED, with_unscheduled
+from .tables import UNSCHEDULED, with_unscheduled
 
 __all__ = ["write_summary", "write_budget", "period_name", "SHEET_GUIDE", "HEADLINE"]
 
@@ -144,9 +144,7 @@ def _name(ws, name, row, col):
 #: column, for the Summary's formulas to add up: column -> name.
 BUDGET_RANGES = {"budget_status": "budget_runs_status", "total_cost_usd": "budget_runs_p50",
                  "total_cost_usd_p90": "budget_runs_p90",
-                 "contingency_usd": "budget_runs_contingency",
-                 "contingency_throughput_usd": "budget_runs_throughput",
-                 "contingency_price_usd": "budget_runs_price"}  # fmt: skip
+                 "contingency_usd": "budget_runs_contingency"}  # fmt: skip
 _R = BUDGET_RANGES
 #: Page 1's headline formulas over the Budget sheet's rows (:data:`BUDGET_RANGES`): a
 #: ``SUBTOTAL`` skips the status subtotals among them, a ``SUMIF`` picks a status's runs.
@@ -156,8 +154,6 @@ HEADLINE_FORMULAS = {
     "handoff_contingency": f"=SUBTOTAL(9,{_R['contingency_usd']})",
     "handoff_approved": f'=SUMIF({_R["budget_status"]},"Approved",{_R["total_cost_usd"]})',
     "handoff_proposed": f'=SUMIF({_R["budget_status"]},"Proposed",{_R["total_cost_usd"]})',
-    "handoff_contingency_throughput": f"=SUBTOTAL(9,{_R['contingency_throughput_usd']})",
-    "handoff_contingency_price": f"=SUBTOTAL(9,{_R['contingency_price_usd']})",
 }
 
 
@@ -176,46 +172,41 @@ def _figure(ws, c, row, name, label, value, note):
 
 
 def _headline(ws, c, t, row):
-    """The headline figures, one number cell each, named; the run count; the scope of the
-    total. Returns the row after the last written."""
+    """The headline figures, one number cell each, named; the P90 if runs were independent
+    beside the P90; the run count; the scope of the total. Returns the row after the last
+    written."""
     for i, (name, label, column, note) in enumerate(HEADLINE):
+        if name == "handoff_contingency":  # by cause (each run's on the Costs sheet)
+            note = (f"throughput ${float(t['contingency_throughput_usd']):,.0f} + price "
+                    f"${float(t['contingency_price_usd']):,.0f}")
+        if name == "handoff_total_p90":  # short: the independent P90 is beside it
+            note = "1 run in 10 above"
         _figure(ws, c, row + i, name, label, float(t[column]), note)
+    p90_row = row + [h[0] for h in HEADLINE].index("handoff_total_p90")
+    which = _p90_independent(ws, t, p90_row)
     unscheduled = t["unscheduled_total_cost_usd"]
     text = (f"{int(t['runs'])} run(s) from {int(t['files'])} file(s)"
             + (f"; ${unscheduled:,.0f} has no start date ('Unscheduled')"
-               if unscheduled else "") + ". " + SCOPE)  # fmt: skip
+               if unscheduled else "") + ". " + SCOPE + which)  # fmt: skip
     return lines(ws, row + len(HEADLINE), 1, text, _LINE_CHARS)
 
 
-#: Page 1's P90 block: the contingency's two parts, and the P90 if runs were independent.
-P90_FIGURES = (
-    ("handoff_contingency_throughput", "of which throughput", "contingency_throughput_usd",
-     "slower than planned: more accelerator-hours and power"),
-    ("handoff_contingency_price", "of which price", "contingency_price_usd",
-     "the price per accelerator-hour above the estimate"),
-    ("handoff_total_p90_independent", "P90, runs independent", "total_cost_usd_p90_independent",
-     "if the runs' overruns were unrelated (Fenton-Wilkinson)"),
-)  # fmt: skip
+#: Page 1's P90 if the runs were independent: (defined name, label, totals column).
+P90_INDEPENDENT = ("handoff_total_p90_independent", "if independent:",
+                   "total_cost_usd_p90_independent")
+#: Which P90 to budget, said on page 1 when the budget has several runs.
+WHICH_P90 = (" The P90 sums the runs' P90s (all late together): budget it while runs share "
+             "accelerators, a supplier or prices.")
 
 
-def _p90_basis(ws, c, t, row):
-    """What the P90 assumes: the contingency by cause (throughput, price; each run's split
-    on the Budget sheet), the P90 if the runs were independent beside the summed one, and
-    which to budget. Returns the row after the last written."""
-    row = _section(ws, row, "The P90 and its contingency")
-    for i, (name, label, column, note) in enumerate(P90_FIGURES):
-        _figure(ws, c, row + i, name, label, float(t[column]), note)
-    summed, alone = float(t["total_cost_usd_p90"]), float(t["total_cost_usd_p90_independent"])
-    if int(t["runs"]) > 1:
-        text = (f"The budget's P90 adds up the runs' P90s: it assumes every run is late, and "
-                f"over price, together. Were the runs independent, the P90 would be "
-                f"${alone:,.0f}, ${summed - alone:,.0f} less. Budget the summed P90 while the "
-                "runs share accelerators, a supplier or a price list, whose overruns come "
-                "together; the independent P90 is the least contingency to hold if they do not.")
-    else:
-        text = ("With one run the P90 is that run's P90: whether runs are late together "
-                "matters only with several.")
-    return lines(ws, row + len(P90_FIGURES), 1, text, _LINE_CHARS)
+def _p90_independent(ws, t, row):
+    """Beside the P90 (on ``row``): the P90 if the runs were independent, a named cell.
+    Returns the sentence on which to budget (empty for one run, where the two agree)."""
+    name, label, column = P90_INDEPENDENT
+    put(ws, row, 5, label).alignment = Alignment(horizontal="right")
+    put(ws, row, 6, float(t[column]), USD)
+    _name(ws, name, row, 6)
+    return WHICH_P90 if int(t["runs"]) > 1 else ""
 
 
 def period_name(period, level):
@@ -304,7 +295,6 @@ def _management(ws, c, generated):
     row = lines(ws, 2, 1, f"Generated {generated:%Y-%m-%d %H:%M} UTC by compute-lab "
                 f"{__version__}; US$; fiscal years start in {fy}.", _LINE_CHARS)  # fmt: skip
     row = _headline(ws, c, t, row + 1)
-    row = _p90_basis(ws, c, t, row + 1)
     row = _status_line(ws, row + 1, c) + 1
     row = _section(ws, row, "Budget by status")
     head = row
@@ -339,8 +329,7 @@ def _unscheduled_text(c):
 
 #: The budget by run as the Budget sheet shows it (compute and electricity: on Costs).
 _BY_RUN = ["scenario", "budget_status", "approval", "owner", "start_month", "end_month",
-           "end_month_p90", "total_cost_usd", "total_cost_usd_p90", "contingency_usd",
-           *CONTINGENCY_PARTS]  # fmt: skip
+           "end_month_p90", "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]
 _BUDGET_WIDE = {"scenario": 20, "approval": 14, "owner": 12, "budget_status": 10,
                 "start_month": 10, "end_month": 10, "end_month_p90": 10}  # fmt: skip
 _BUDGET_CHARS = 120
@@ -358,7 +347,7 @@ def _budget_view(ws, c, row):
     if len(budget):
         head = row
         row = write_table(ws, budget, row, totals="Total in the budget",
-                          additive=(*_MONEY, *CONTINGENCY_PARTS), subtotal_by="budget_status")
+                          additive=_MONEY, subtotal_by="budget_status")
         for column, name in BUDGET_RANGES.items():  # the run rows, for page 1's formulas
             letter = ws.cell(row=head, column=_BY_RUN.index(column) + 1).column_letter
             ws.parent.defined_names[name] = DefinedName(

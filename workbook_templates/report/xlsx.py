@@ -51,7 +51,7 @@ from .layout import (
     write_table,
 )
 from .summary import SHEET_GUIDE, write_budget, write_summary
-from .tables import TABLE_COLUMNS, UNSCHEDULED, with_unscheduled
+from .tables import CONTINGENCY_PARTS, TABLE_COLUMNS, UNSCHEDULED, with_unscheduled
 
 __all__ = ["build_workbook", "write_workbook", "ADDITIVE", "SHEETS", "TABLE_NAMES",
            "RUN_ROWS"]  # fmt: skip
@@ -60,7 +60,7 @@ __all__ = ["build_workbook", "write_workbook", "ADDITIVE", "SHEETS", "TABLE_NAME
 ADDITIVE = {
     "training_flops", "accelerator_hours", "compute_cost_usd", "electricity_kwh",
     "electricity_cost_usd", "co2_tonnes", "total_cost_usd", "other_costs_usd",
-    "contingency_usd",
+    "contingency_usd", *CONTINGENCY_PARTS,
     *(f"{q}_{k}" for q in RANGE_QUANTITIES if q != "wall_clock_days" for k in ("p10", "p90")),
 }  # fmt: skip
 
@@ -87,8 +87,9 @@ SHEETS = (
          "Total", None),
         ("ranges", ["scenario", "accelerator_hours_p10", "accelerator_hours",
                     "accelerator_hours_p90", "total_cost_usd_p10", "total_cost_usd",
-                    "total_cost_usd_p90", "contingency_usd"], "Total",
-         "Ranges: P10, P50 and P90 (ranges.csv has every quantity's)"),
+                    "total_cost_usd_p90", "contingency_usd", *CONTINGENCY_PARTS], "Total",
+         "Ranges: P10, P50 and P90 (ranges.csv has every quantity's); the contingency by "
+         "cause"),
         ("monthly_by_run", ["scenario", "month", "share", "compute_cost_usd",
                             "electricity_cost_usd", "other_costs_usd", "total_cost_usd",
                             "total_cost_usd_p90", "contingency_usd"], "Total",
