@@ -280,8 +280,10 @@ def test_the_totals_recalculated_by_both_engines_equal_the_engine(handoff, tmp_p
     src = handoff / "h.xlsx"
     wb = openpyxl.load_workbook(src)
     formulas = [c.value for ws in wb for row in ws.iter_rows() for c in row if c.data_type == "f"]
-    assert formulas and all(f.startswith(("=SUBTOTAL(9,", "=SUMIF(budget_runs_status,",
-                                          "=COUNTIF(budget_runs_status,")) for f in formulas)
+    assert formulas and all(
+        f.startswith(("=SUBTOTAL(9,", "=SUMIF(budget_runs_status,", "=COUNTIF(budget_runs_status,"))
+        for f in formulas
+    )
     assert not lint_workbook(wb)
     (lo,) = recalculate([src], tmp_path / "lo")
     (gn,) = recalculate_gnumeric([src], tmp_path / "gn")

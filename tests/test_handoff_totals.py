@@ -111,7 +111,7 @@ def test_a_saved_value_goes_beside_its_formula_and_nowhere_else():
     ws["A1"], ws["A2"] = 1.25, 2
     put_formula(ws["A3"], "=SUM(A1:A2)", 3.25)
     ws["A4"] = "=A3*2"  # not saved: left to the spreadsheet
-    xml = (b'<c r="A3"><f>SUM(A1:A2)</f><v /></c><c r="A4"><f>A3*2</f><v /></c>')
+    xml = b'<c r="A3"><f>SUM(A1:A2)</f><v /></c><c r="A4"><f>A3*2</f><v /></c>'
     out = with_saved_values(xml, {"A3": 3.25})
     assert out == b'<c r="A3"><f>SUM(A1:A2)</f><v>3.25</v></c><c r="A4"><f>A3*2</f><v /></c>'
     with pytest.raises(ValueError, match="A9"):
@@ -123,7 +123,7 @@ def test_headline_figures_are_formulas_over_the_budget_rows(handoff):
     rows (named ranges a reader can follow), their values saved."""
     wb = openpyxl.load_workbook(handoff / "h.xlsx")
     named = {n: list(dn.destinations) for n, dn in wb.defined_names.items()}
-    (sheet, ref), = named["budget_runs_p50"]
+    ((sheet, ref),) = named["budget_runs_p50"]
     assert sheet == "Budget"
     first, last = (int("".join(ch for ch in part if ch.isdigit())) for part in ref.split(":"))
     budget = read_csv(handoff / "csv", "budget")

@@ -46,7 +46,8 @@ SHEET_GUIDE = (
     ("Runs", "every input and output per budget run, one column per run (runs.csv turned); "
      "a default used for a blank input in grey"),
     ("Costs", "per budget run: compute, electricity, other costs; the P10 / P50 / P90 ranges "
-     "and the contingency (P90 - P50); the monthly spend (the rows Monthly adds up)"),
+     "and the contingency (P90 - P50), by cause (throughput, price); the monthly spend (the "
+     "rows Monthly adds up)"),
     ("Blank inputs", "each blank input of a budget run: the value used and why"),
     ("Monthly", "spend by calendar month across budget runs, cumulative, P90, with a chart"),
     ("Checks", "what was checked: OK, WARN (look), ERROR (failed), INFO; the files read "
@@ -177,8 +178,10 @@ def _headline(ws, c, t, row):
     written."""
     for i, (name, label, column, note) in enumerate(HEADLINE):
         if name == "handoff_contingency":  # by cause (each run's on the Costs sheet)
-            note = (f"throughput ${float(t['contingency_throughput_usd']):,.0f} + price "
-                    f"${float(t['contingency_price_usd']):,.0f}")
+            note = (
+                f"throughput ${float(t['contingency_throughput_usd']):,.0f} + price "
+                f"${float(t['contingency_price_usd']):,.0f}"
+            )
         if name == "handoff_total_p90":  # short: the independent P90 is beside it
             note = "1 run in 10 above"
         _figure(ws, c, row + i, name, label, float(t[column]), note)
@@ -192,11 +195,16 @@ def _headline(ws, c, t, row):
 
 
 #: Page 1's P90 if the runs were independent: (defined name, label, totals column).
-P90_INDEPENDENT = ("handoff_total_p90_independent", "if independent:",
-                   "total_cost_usd_p90_independent")
+P90_INDEPENDENT = (
+    "handoff_total_p90_independent",
+    "if independent:",
+    "total_cost_usd_p90_independent",
+)
 #: Which P90 to budget, said on page 1 when the budget has several runs.
-WHICH_P90 = (" The P90 sums the runs' P90s (all late together): budget it while runs share "
-             "accelerators, a supplier or prices.")
+WHICH_P90 = (
+    " The P90 sums the runs' P90s (all late together): budget it while runs share "
+    "accelerators, a supplier or prices."
+)
 
 
 def _p90_independent(ws, t, row):
@@ -329,7 +337,7 @@ def _unscheduled_text(c):
 
 #: The budget by run as the Budget sheet shows it (compute and electricity: on Costs).
 _BY_RUN = ["scenario", "budget_status", "approval", "owner", "start_month", "end_month",
-           "end_month_p90", "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]
+           "end_month_p90", "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
 _BUDGET_WIDE = {"scenario": 20, "approval": 14, "owner": 12, "budget_status": 10,
                 "start_month": 10, "end_month": 10, "end_month_p90": 10}  # fmt: skip
 _BUDGET_CHARS = 120
@@ -346,12 +354,19 @@ def _budget_view(ws, c, row):
     budget = tables["budget"][_BY_RUN]
     if len(budget):
         head = row
-        row = write_table(ws, budget, row, totals="Total in the budget",
-                          additive=_MONEY, subtotal_by="budget_status")
+        row = write_table(
+            ws,
+            budget,
+            row,
+            totals="Total in the budget",
+            additive=_MONEY,
+            subtotal_by="budget_status",
+        )
         for column, name in BUDGET_RANGES.items():  # the run rows, for page 1's formulas
             letter = ws.cell(row=head, column=_BY_RUN.index(column) + 1).column_letter
             ws.parent.defined_names[name] = DefinedName(
-                name, attr_text=f"Budget!${letter}${head + 1}:${letter}${row - 1}")
+                name, attr_text=f"Budget!${letter}${head + 1}:${letter}${row - 1}"
+            )
     else:
         row = put(ws, row, 1, "No scenario is in the budget.").row
     blocks.append((row + 2, 4))

@@ -6,7 +6,9 @@ are in ``not_in_budget`` only, never summed. P50 is the point estimate; P90 and 
 contingency (P90 - P50) come from :func:`udfs.ranges.estimate_ranges` per run; the P90 is
 spread over months as the P90 run (:func:`udfs.schedule.spend_schedule`: the P90 hours at the
 run's capacity, so a slower run ends later), and the P90 of a sum is taken as the sum of the
-P90s (every run's error is assumed fully correlated, the cautious reading).
+P90s (every run's error is assumed fully correlated, the cautious reading); ``totals`` also
+has the P90 if the runs were independent (:func:`independent_p90`), and each run's
+contingency is split into a throughput and a price part (:func:`contingency_parts`).
 
 Money is rounded once: every run x month x account figure to whole cents
 (:func:`udfs.schedule.schedule_cents`), and every other money figure of every table (a run's
