@@ -120,7 +120,8 @@ def test_a_saved_value_goes_beside_its_formula_and_nowhere_else():
 
 def test_headline_figures_are_formulas_over_the_budget_rows(handoff):
     """Page 1's totals and the Budget by status are formulas over the Budget sheet's run
-    rows (named ranges a reader can follow), their values saved."""
+    rows, its quarters over the Monthly rows (named ranges a reader can follow), their values
+    saved."""
     wb = openpyxl.load_workbook(handoff / "h.xlsx")
     named = {n: list(dn.destinations) for n, dn in wb.defined_names.items()}
     ((sheet, ref),) = named["budget_runs_p50"]
@@ -137,6 +138,14 @@ def test_headline_figures_are_formulas_over_the_budget_rows(handoff):
     counts = [c.value for row in summary.iter_rows() for c in row
               if isinstance(c.value, str) and c.value.startswith("=COUNTIF(")]  # fmt: skip
     assert counts  # Budget by status: each status's runs counted from the Budget rows
+    from workbook_templates.report.summary import period_name
+
+    quarter = read_csv(handoff / "csv", "quarterly")[0]["quarter"]
+    ((_, where),) = named[period_name(quarter, "p50")]
+    formula = summary[where.replace("$", "")].value
+    assert formula.startswith("=SUMIFS(monthly_p50,monthly_month,"), formula
+    ((sheet, _),) = named["monthly_p50"]
+    assert sheet == "Monthly"
 
 
 def test_contingency_parts_add_up_and_the_independent_p90_is_within_its_bounds(handoff):

@@ -226,7 +226,8 @@ def period_name(period, level):
 
 
 def _period_rows(c):
-    """[(label, {quarter number: (p50, p90, quarter label)}, (p50, p90))] per fiscal year."""
+    """[(label, {quarter number: (p50, p90, quarter label, first month)}, (p50, p90))] per
+    fiscal year."""
     quarters = c.tables["quarterly"]
     out = []
     for y in c.tables["fiscal_years"].itertuples(index=False):
@@ -236,6 +237,7 @@ def _period_rows(c):
                 float(q.total_cost_usd),
                 float(q.total_cost_usd_p90),
                 q.quarter,
+                q.first_month,
             )
             for q in part.itertuples(index=False)
         }
@@ -243,10 +245,35 @@ def _period_rows(c):
     return out  # fmt: skip
 
 
+#: The Monthly sheet's rows (its Unscheduled row among them), one workbook name per column,
+#: for the Summary's period formulas: column -> name.
+MONTHLY_RANGES = {"month": "monthly_month", "total_cost_usd": "monthly_p50",
+                  "total_cost_usd_p90": "monthly_p90"}  # fmt: skip
+_LEVELS = {"p50": "total_cost_usd", "p90": "total_cost_usd_p90"}
+
+
+def _quarter_formula(level, first):
+    """A fiscal quarter's P50 or P90: the Monthly rows from its first month for three months."""
+    n = first.month + 2  # three months on: the first month after the quarter
+    after = first.replace(year=first.year + n // 12, month=n % 12 + 1)
+    months, money = MONTHLY_RANGES["month"], MONTHLY_RANGES[_LEVELS[level]]
+    return (f'=SUMIFS({money},{months},">="&DATE({first.year},{first.month},1),'
+            f'{months},"<"&DATE({after.year},{after.month},1))')  # fmt: skip
+
+
+def _period_cell(ws, row, col, formula, value):
+    """A period's figure: ``formula`` over the Monthly rows, its value saved (a plain value
+    when the Monthly sheet has no rows)."""
+    if formula:
+        return put_formula(ws.cell(row=row, column=col), formula, value, USD)
+    return put(ws, row, col, value, USD)
+
+
 def _periods(ws, c, t, row):
     """The budget by fiscal year (rows) and quarter (columns), P50 then P90, each figure a
-    named cell; an Unscheduled row when a run has no start date; a SUBTOTAL total per block.
-    Returns the last row written."""
+    named cell: a quarter's a SUMIFS of the Monthly rows, a year's the sum of its quarters;
+    an Unscheduled row when a run has no start date; a SUBTOTAL total per block. Returns the
+    last row written."""
     years = _period_rows(c)
     if not years and not c.unscheduled:
         return put(ws, row, 1, _unscheduled_text(c)).row
@@ -257,6 +284,7 @@ def _periods(ws, c, t, row):
             STYLES["header_font"], STYLES["header_fill"], STYLES["header_align"])  # fmt: skip
     last = with_unscheduled(c, "fiscal_years").iloc[-1]  # the Unscheduled row, if any
     unscheduled = (float(last["total_cost_usd"]), float(last["total_cost_usd_p90"]))
+    linked = len(with_unscheduled(c, "monthly")) > 0  # the Monthly rows are named
     for k, level in enumerate(("p50", "p90")):
         block = row + 1
         for fy, qs, year in years:
@@ -264,14 +292,17 @@ def _periods(ws, c, t, row):
             put(ws, row, 1, f"{fy}, {level.upper()}")
             for q in range(1, 5):
                 if q in qs:
-                    put(ws, row, 1 + q, qs[q][k], USD)
+                    formula = _quarter_formula(level, qs[q][3]) if linked else None
+                    _period_cell(ws, row, 1 + q, formula, qs[q][k])
                     _name(ws, period_name(qs[q][2], level), row, 1 + q)
-            put(ws, row, 6, year[k], USD)
+            put_formula(ws.cell(row=row, column=6), f"=SUM(B{row}:E{row})", year[k], USD)
             _name(ws, period_name(fy, level), row, 6)
         if c.unscheduled:
             row += 1
             put(ws, row, 1, f"Unscheduled, {level.upper()}")
-            put(ws, row, 6, unscheduled[k], USD)
+            months, money = MONTHLY_RANGES["month"], MONTHLY_RANGES[_LEVELS[level]]
+            _period_cell(ws, row, 6, f'=SUMIF({months},"{UNSCHEDULED}",{money})',
+                         unscheduled[k])  # fmt: skip
             _name(ws, period_name("unscheduled", level), row, 6)
         figures = [year[k] for _, _, year in years] + ([unscheduled[k]] if c.unscheduled else [])
         row += 1

@@ -19,7 +19,8 @@ from openpyxl.chart import BarChart, Reference
 from openpyxl.chart.axis import DateAxis
 from openpyxl.chart.series import SeriesLabel
 from openpyxl.styles import Alignment, Font
-from openpyxl.utils import get_column_letter
+from openpyxl.utils import get_column_letter, quote_sheetname
+from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.table import Table, TableStyleInfo
 
@@ -50,7 +51,7 @@ from .layout import (
     setup_print,
     write_table,
 )
-from .summary import SHEET_GUIDE, write_budget, write_summary
+from .summary import MONTHLY_RANGES, SHEET_GUIDE, write_budget, write_summary
 from .tables import CONTINGENCY_PARTS, TABLE_COLUMNS, UNSCHEDULED, with_unscheduled
 
 __all__ = ["build_workbook", "write_workbook", "ADDITIVE", "SHEETS", "TABLE_NAMES",
@@ -189,6 +190,12 @@ def _sheet(wb, c, title, parts, freeze, generated, paper):
             df = df.assign(name=[Q[n].label if n in Q else n for n in df["name"]])
         names = (names or []) + list(columns[len(names or []) :])  # each column's first name
         head, last = _block(ws, row, table, df, totals, section if row > 1 else None)
+        if table == "monthly" and len(df):  # the rows page 1's period formulas add up
+            for column, name in MONTHLY_RANGES.items():
+                letter = get_column_letter(columns.index(column) + 1)
+                wb.defined_names[name] = DefinedName(
+                    name, attr_text=f"{quote_sheetname(title)}!${letter}${head + 1}:"
+                    f"${letter}${head + len(df)}")  # fmt: skip
         blocks.append((row, min(4, last - row + 1)))  # the title, header and first rows
         if table == "monthly" and len(df[df["month"] != UNSCHEDULED]):
             chart = (df[df["month"] != UNSCHEDULED], head)
