@@ -216,12 +216,13 @@ def independent_sum_p90(p50s, p90s):
     if not on.any():
         return float(p90.sum())
     z = float(norm_s_inv(0.9))
+    scale = p90.max()  # the sum in units of the largest P90: no overflow on the way
     sigma2 = np.square(np.log(p90[on] / p50[on]) / z)
-    means = p50[on] * np.exp(sigma2 / 2)
+    means = p50[on] / scale * np.exp(sigma2 / 2)
     mean = means.sum()
     variance = (np.square(means) * np.expm1(sigma2)).sum()
     s2 = np.log1p(variance / mean**2)
-    fitted = float(np.exp(np.log(mean) - s2 / 2 + z * np.sqrt(s2)))
+    fitted = float(np.exp(np.log(mean) - s2 / 2 + z * np.sqrt(s2))) * float(scale)
     low = float(p50.sum() + (p90 - p50).max())
     return min(max(fitted, low), float(p90.sum()))
 

@@ -223,9 +223,13 @@ def independent_p90(runs):
     if not cents:
         return 0.0
     p50, p90 = [c.total_p50 for c in cents], [c.total_p90 for c in cents]
-    fitted = schedule.to_cents(ranges.independent_sum_p90(p50, p90) / 100)
-    low = sum(p50) + max(b - a for a, b in zip(p50, p90, strict=True))
-    return schedule.usd(min(max(fitted, low), sum(p90)))
+    low, high = sum(p50) + max(b - a for a, b in zip(p50, p90, strict=True)), sum(p90)
+    try:
+        fitted = ranges.independent_sum_p90(p50, p90)
+    except OverflowError:  # past the largest float: the range check refuses the totals
+        fitted = math.inf
+    cents = schedule.to_cents(fitted / 100) if math.isfinite(fitted) else high
+    return schedule.usd(min(max(cents, low), high))
 
 
 def contingency(r):
