@@ -183,7 +183,7 @@ def _headline(ws, c, t, row):
                 f"${float(t['contingency_price_usd']):,.0f}"
             )
         if name == "handoff_total_p90":  # short: the independent P90 is beside it
-            note = "1 run in 10 above"
+            note = "exceeded 1 run in 10"
         _figure(ws, c, row + i, name, label, float(t[column]), note)
     p90_row = row + [h[0] for h in HEADLINE].index("handoff_total_p90")
     which = _p90_independent(ws, t, p90_row)
