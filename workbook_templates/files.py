@@ -107,14 +107,14 @@ def save_workbook(wb, path):
 
     from openpyxl.writer.excel import ExcelWriter
 
-    from .sheetkit import saved_values_archive
+    from .sheetkit import SavedValuesArchive
 
     now = datetime.datetime.now(tz=datetime.UTC).replace(tzinfo=None)
     wb.properties.modified = now  # as openpyxl's save does
     with open(path, "wb") as fh:
         archive = zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED, allowZip64=True)
         try:
-            ExcelWriter(wb, saved_values_archive(archive, wb)).write_data()
+            ExcelWriter(wb, SavedValuesArchive(archive, wb)).write_data()
         except BaseException:
             with contextlib.suppress(Exception):
                 archive.close()  # writes the central directory; may fail again on a full disk

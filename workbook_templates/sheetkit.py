@@ -21,6 +21,7 @@ formula-injection guard (:data:`FORMULA_LEADS`) and validation encodings
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import unicodedata
@@ -59,7 +60,7 @@ __all__ = [
     "FORMULA_LEADS",
     "FORMULA_LOOKALIKES",
     "put_formula",
-    "saved_values_archive",
+    "SavedValuesArchive",
 ]
 
 #: Characters that make a spreadsheet treat a typed string as a formula (OWASP's CSV
@@ -188,7 +189,7 @@ def put_text(cell, value):
 
 
 #: A worksheet's formula cells with their computed values: {coordinate: number}, filled by
-#: :func:`put_formula`, written by :func:`saved_values_archive`.
+#: :func:`put_formula`, written by :class:`SavedValuesArchive`.
 _SAVED = "_compute_lab_saved_values"
 #: A formula cell as openpyxl writes it: its reference, its formula, an empty value.
 _FORMULA_CELL = re.compile(rb'(<c r="([A-Z]+[0-9]+)"[^>]*>)(<f>[^<]*</f>)(?:<v\s*/>|<v></v>)')
@@ -198,7 +199,7 @@ def put_formula(cell, formula, value, number_format=None):
     """Write ``formula`` in ``cell`` with ``value`` (a number: what the formula computes)
     saved beside it, as Excel saves a computed value, so that a reader that does not
     recalculate (pandas, a file previewer) sees the figure. openpyxl writes no value for a
-    formula: :func:`saved_values_archive` adds it when the workbook is saved. Returns the
+    formula: :class:`SavedValuesArchive` adds it when the workbook is saved. Returns the
     cell."""
     cell.value = formula
     if number_format:
@@ -210,7 +211,8 @@ def put_formula(cell, formula, value, number_format=None):
 
 def with_saved_values(xml, saved):
     """A worksheet's XML (bytes) with each formula cell of ``saved`` ({coordinate: number})
-    given its value (``<v>``); refuses a cell of ``saved`` the XML has no formula for."""
+    given its value (``<v>``; an infinite or NaN value is not saved); refuses a cell of
+    ``saved`` the XML has no formula for."""
     found = set()
 
     def fill(m):
@@ -219,6 +221,8 @@ def with_saved_values(xml, saved):
             return m.group(0)
         found.add(coordinate)
         value = saved[coordinate]
+        if isinstance(value, float) and not math.isfinite(value):
+            return m.group(0)  # no number to save: left to the spreadsheet
         text = repr(float(value)) if isinstance(value, float) else str(int(value))
         return m.group(1) + m.group(3) + b"<v>" + text.encode() + b"</v>"
 
@@ -229,7 +233,7 @@ def with_saved_values(xml, saved):
     return out
 
 
-class saved_values_archive:  # noqa: N801 (used like a function: it wraps an archive)
+class SavedValuesArchive:
     """The zip ``archive`` openpyxl writes ``wb`` to, each worksheet's XML with the values
     :func:`put_formula` saved (everything else passed through)."""
 
