@@ -267,8 +267,9 @@ def test_one_name_for_the_compute_cost(handoff):
 @pytest.mark.libreoffice
 def test_the_totals_recalculated_by_both_engines_equal_the_engine(handoff, tmp_path):
     """Every total of the hand-off is a SUBTOTAL(9, ...) formula (page 1's by status: SUMIF
-    and COUNTIF over the Budget rows); LibreOffice and Gnumeric compute the same, and the
-    Costs, Runs and Monthly totals equal the engine's."""
+    and COUNTIF over the Budget rows; its periods: SUMIFS and SUMIF over the Monthly rows, a
+    year the SUM of its quarters); LibreOffice and Gnumeric compute the same, and the Costs,
+    Runs and Monthly totals equal the engine's."""
     from helpers import require_soffice, require_ssconvert
     from helpers_portable import lint_workbook
     from test_engines import compare
@@ -281,7 +282,9 @@ def test_the_totals_recalculated_by_both_engines_equal_the_engine(handoff, tmp_p
     wb = openpyxl.load_workbook(src)
     formulas = [c.value for ws in wb for row in ws.iter_rows() for c in row if c.data_type == "f"]
     assert formulas and all(
-        f.startswith(("=SUBTOTAL(9,", "=SUMIF(budget_runs_status,", "=COUNTIF(budget_runs_status,"))
+        f.startswith(
+            ("=SUBTOTAL(9,", "=SUMIF(", "=COUNTIF(budget_runs_status,", "=SUMIFS(", "=SUM(")
+        )
         for f in formulas
     )
     assert not lint_workbook(wb)
