@@ -282,9 +282,12 @@ def team_planners(template, folder, n):
 
 
 def named_cells(wb):
-    """{defined name: the value of its cell} of an openpyxl workbook."""
+    """{defined name: the value of its cell} of an openpyxl workbook (a name of a range of
+    cells: the tuple of their values)."""
     out = {}
     for name, dn in wb.defined_names.items():
         for sheet, ref in dn.destinations:
-            out[name] = wb[sheet][ref.replace("$", "")].value
+            found = wb[sheet][ref.replace("$", "")]
+            out[name] = (tuple(c.value for row in found for c in row)
+                         if isinstance(found, tuple) else found.value)  # fmt: skip
     return out

@@ -215,6 +215,26 @@ def test_the_summary_lists_the_defaults_and_greys_them(cfo_planner):
 
 @pytest.mark.libreoffice
 @pytest.mark.gnumeric
+def test_the_scenario_list_rows_are_two_lines_at_most(cfo_planner):
+    """The Summary's scenario list: each row two lines high (not six), its defaults cut to
+    two lines with "..." (the full list is under Inputs as used), in both programs."""
+    from workbook_templates.planner.summary import _LIST_CHARS, LIST_ROW
+
+    path, recalculated, _ = cfo_planner
+    ws = openpyxl.load_workbook(path)["Summary"]
+    heights = [ws.row_dimensions[r].height for r in range(LIST_ROW + 1, LIST_ROW + 9)]
+    assert heights == [30.0] * 8
+    for program, done in recalculated.items():
+        ws = openpyxl.load_workbook(done, data_only=True)["Summary"]
+        col = [c.value for c in ws[LIST_ROW]].index("Inputs left to a default") + 1
+        texts = {ws.cell(r, 1).value.split(". ", 1)[1]: ws.cell(r, col).value or ""
+                 for r in range(LIST_ROW + 1, LIST_ROW + 9)}  # fmt: skip
+        assert all(len(t) <= _LIST_CHARS for t in texts.values()), (program, texts)
+        assert texts["Small, defaults"].endswith("..."), program  # many defaults: cut
+
+
+@pytest.mark.libreoffice
+@pytest.mark.gnumeric
 def test_the_planner_and_the_handoff_give_one_verdict_on_defaults(cfo_planner):
     """A budget run leaving its name, owner, price or start date to a default: a WARN in the
     planner's Checks (both programs) exactly where the hand-off's Checks say WARN."""

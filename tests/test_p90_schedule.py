@@ -253,7 +253,7 @@ def test_every_file_and_named_cell_ties_to_the_cent(handoff):
         for r in csv[name]:
             assert _cents(r["total_cost_usd"]) == by_run[r["run_code"]][0], (name, r["scenario"])
     # the workbook's named cells: page 1's headline figures and every period's P50 and P90
-    wb = openpyxl.load_workbook(handoff / "h.xlsx")
+    wb = openpyxl.load_workbook(handoff / "h.xlsx", data_only=True)
     named = named_cells(wb)
     for cell, column in (("handoff_total_p50", "total_cost_usd"),
                          ("handoff_total_p90", "total_cost_usd_p90"),

@@ -38,6 +38,8 @@ __all__ = [
     "sigma_from_p10_p90",
     "combine_sigmas",
     "estimate_ranges",
+    "price_share",
+    "independent_sum_p90",
 ]
 
 #: The quantities that get a range (``quantities.RANGE_QUANTITIES``), and which spread drives each.
@@ -165,6 +167,64 @@ def estimate_ranges(point, throughput_sigma, price_sigma=0.0, ps=DEFAULT_PS):
         total = _add_into(rental_k - point["compute_cost_usd"], point["total_cost_usd"])
         out["total_cost_usd"][k] = _add_into(total, unpriced_as_zero(elec_k) - elec_priced)
     return out
+
+
+def price_share(throughput_sigma, price_sigma):
+    """The price's share of a rental cost's contingency (P90 - P50), by variance:
+    ``price_sigma^2 / (throughput_sigma^2 + price_sigma^2)``; 0 when both spreads are 0. The
+    throughput's share is 1 minus it. The rental's log-spread is SQRT(throughput_sigma^2 +
+    price_sigma^2) and each independent factor's share of its variance is its share of the
+    contingency; an electricity cost moves with the throughput only (all of its contingency
+    is the throughput's).
+
+    Examples
+    --------
+    >>> round(price_share(0.3, 0.1), 4)
+    0.1
+    >>> price_share(0.2, 0.0)
+    0.0
+    """
+    tp, price = float(throughput_sigma), float(price_sigma)
+    if not (tp >= 0 and price >= 0):
+        raise ValueError("sigma must be a non-negative number")
+    total = tp * tp + price * price
+    return price * price / total if total > 0 else 0.0
+
+
+def independent_sum_p90(p50s, p90s):
+    """The P90 of a sum of runs whose costs are independent (Fenton-Wilkinson).
+
+    Each run's cost is taken lognormal with median its P50 and spread
+    ``sigma = LN(P90 / P50) / NORM.S.INV(0.9)``; the sum is approximated by the lognormal
+    with the same mean and variance (Fenton-Wilkinson), whose P90 is returned. The result is
+    held between two bounds that hold for the sum: at least the total P50 plus the largest
+    run's contingency (P90 - P50), at most the sum of the P90s (every run late together). One
+    run gives its own P90. Runs with a P50 of 0 add nothing.
+
+    Examples
+    --------
+    >>> round(independent_sum_p90([100.0], [150.0]), 6)
+    150.0
+    >>> round(independent_sum_p90([100.0, 100.0], [150.0, 150.0]), 2)
+    273.96
+    """
+    p50 = np.asarray(p50s, dtype=float)
+    p90 = np.asarray(p90s, dtype=float)
+    if p50.shape != p90.shape or np.any(~(p50 >= 0)) or np.any(~(p90 >= p50)):
+        raise ValueError("each run needs 0 <= P50 <= P90")
+    on = p50 > 0
+    if not on.any():
+        return float(p90.sum())
+    z = float(norm_s_inv(0.9))
+    scale = p90.max()  # the sum in units of the largest P90: no overflow on the way
+    sigma2 = np.square(np.log(p90[on] / p50[on]) / z)
+    means = p50[on] / scale * np.exp(sigma2 / 2)
+    mean = means.sum()
+    variance = (np.square(means) * np.expm1(sigma2)).sum()
+    s2 = np.log1p(variance / mean**2)
+    fitted = float(np.exp(np.log(mean) - s2 / 2 + z * np.sqrt(s2))) * float(scale)
+    low = float(p50.sum() + (p90 - p50).max())
+    return min(max(fitted, low), float(p90.sum()))
 
 
 def _add_into(a, b):

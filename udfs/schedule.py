@@ -41,6 +41,7 @@ __all__ = [
     "to_cents",
     "usd",
     "schedule_cents",
+    "is_money",
 ]
 
 #: The accounts of a schedule: name -> the run's output (US$) it spreads.
@@ -119,6 +120,12 @@ def split_cents(amounts, total_cents):
     for i in order[::-1][: max(0, -short)]:
         cents[i] -= 1
     return cents
+
+
+def is_money(column):
+    """A column of US$ amounts by its name (``*_usd``, ``p50_usd``, ``total_cost_usd_p90``):
+    whole cents in every hand-off table."""
+    return column.endswith("_usd") or "_usd_" in column
 
 
 def to_cents(usd):

@@ -93,7 +93,8 @@ def place(tmp, target, force):
 
 
 def save_workbook(wb, path):
-    """Save the openpyxl workbook ``wb`` to ``path``, its zip closed whatever happens.
+    """Save the openpyxl workbook ``wb`` to ``path``, its zip closed whatever happens, each
+    formula cell written by :func:`.sheetkit.put_formula` with its computed value saved.
 
     openpyxl's own ``save`` leaves the zip open when a write fails (a full disk): the zip's
     finaliser then retries the write and prints ``Exception ignored in ZipFile.__del__`` and
@@ -106,12 +107,14 @@ def save_workbook(wb, path):
 
     from openpyxl.writer.excel import ExcelWriter
 
+    from .sheetkit import SavedValuesArchive
+
     now = datetime.datetime.now(tz=datetime.UTC).replace(tzinfo=None)
     wb.properties.modified = now  # as openpyxl's save does
     with open(path, "wb") as fh:
         archive = zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED, allowZip64=True)
         try:
-            ExcelWriter(wb, archive).write_data()
+            ExcelWriter(wb, SavedValuesArchive(archive, wb)).write_data()
         except BaseException:
             with contextlib.suppress(Exception):
                 archive.close()  # writes the central directory; may fail again on a full disk

@@ -21,6 +21,7 @@ formula-injection guard (:data:`FORMULA_LEADS`) and validation encodings
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import unicodedata
@@ -69,6 +70,8 @@ __all__ = [
     "GLOSSARY",
     "FORMULA_LEADS",
     "FORMULA_LOOKALIKES",
+    "put_formula",
+    "SavedValuesArchive",
 ]
 
 #: Characters that make a spreadsheet treat a typed string as a formula (OWASP's CSV
@@ -194,6 +197,71 @@ def put_text(cell, value):
         cell.data_type = "s"
         cell.quotePrefix = True
     return cell
+
+
+#: A worksheet's formula cells with their computed values: {coordinate: number}, filled by
+#: :func:`put_formula`, written by :class:`SavedValuesArchive`.
+_SAVED = "_compute_lab_saved_values"
+#: A formula cell as openpyxl writes it: its reference, its formula, an empty value.
+_FORMULA_CELL = re.compile(rb'(<c r="([A-Z]+[0-9]+)"[^>]*>)(<f>[^<]*</f>)(?:<v\s*/>|<v></v>)')
+
+
+def put_formula(cell, formula, value, number_format=None):
+    """Write ``formula`` in ``cell`` with ``value`` (a number: what the formula computes)
+    saved beside it, as Excel saves a computed value, so that a reader that does not
+    recalculate (pandas, a file previewer) sees the figure. openpyxl writes no value for a
+    formula: :class:`SavedValuesArchive` adds it when the workbook is saved. Returns the
+    cell."""
+    cell.value = formula
+    if number_format:
+        cell.number_format = number_format
+    saved = cell.parent.__dict__.setdefault(_SAVED, {})
+    saved[cell.coordinate] = value
+    return cell
+
+
+def with_saved_values(xml, saved):
+    """A worksheet's XML (bytes) with each formula cell of ``saved`` ({coordinate: number})
+    given its value (``<v>``; an infinite or NaN value is not saved); refuses a cell of
+    ``saved`` the XML has no formula for."""
+    found = set()
+
+    def fill(m):
+        coordinate = m.group(2).decode()
+        if coordinate not in saved:
+            return m.group(0)
+        found.add(coordinate)
+        value = saved[coordinate]
+        if isinstance(value, float) and not math.isfinite(value):
+            return m.group(0)  # no number to save: left to the spreadsheet
+        text = repr(float(value)) if isinstance(value, float) else str(int(value))
+        return m.group(1) + m.group(3) + b"<v>" + text.encode() + b"</v>"
+
+    out = _FORMULA_CELL.sub(fill, xml)
+    missing = saved.keys() - found
+    if missing:
+        raise ValueError(f"no formula to save a value for in cell(s) {sorted(missing)[:5]}")
+    return out
+
+
+class SavedValuesArchive:
+    """The zip ``archive`` openpyxl writes ``wb`` to, each worksheet's XML with the values
+    :func:`put_formula` saved (everything else passed through)."""
+
+    def __init__(self, archive, wb):
+        self._archive, self._wb = archive, wb
+
+    def __getattr__(self, name):
+        return getattr(self._archive, name)
+
+    def write(self, filename, arcname=None, *args, **kwargs):
+        sheets = {ws.path[1:]: ws for ws in self._wb.worksheets}
+        saved = getattr(sheets.get(arcname), _SAVED, None)
+        if not saved:
+            return self._archive.write(filename, arcname, *args, **kwargs)
+        with open(filename, "rb") as fh:
+            xml = fh.read()
+        return self._archive.writestr(arcname, with_saved_values(xml, saved))
 
 
 #: A reference to the engine's code in a note ("(udfs.calibration)", ", udfs.ranges"), which

@@ -107,9 +107,12 @@ def _default_words():
 
 
 DEFAULT_WORDS = _default_words()
-#: Height of a row of the scenario list: every default listed, wrapped in column D (42
-#: characters wide, 15 points a line).
-_LIST_ROW_PT = 15.0 * -(-len("; ".join(w for _, w in DEFAULT_WORDS)) // 42)
+#: The scenario list's defaults (column D, 42 characters wide) in at most two lines: the
+#: text is cut to this many characters, "..." ending a longer one (every default of the
+#: scenario shown is in grey italics under "Inputs as used").
+_LIST_CHARS = 70
+#: Height of a row of the scenario list: two lines of 15 points (its name or its defaults).
+_LIST_ROW_PT = 30.0
 #: The scenario list under the headline box: key -> (column, header, width or None to keep
 #: the column's width). One page wide at the readable print scale (A to G).
 LIST_COLUMNS = {
@@ -159,9 +162,11 @@ def _scenario_list(book, ws, n, top):
                         for q, words in DEFAULT_WORDS)  # fmt: skip
         # a complete scenario of the team's (the preset references keep their own figures);
         # the last "; " dropped
+        full = f'SUBSTITUTE(SUBSTITUTE({used}&"|","; |",""),"|","")'
         text = ws.cell(r, col["defaults"],
                        f'=IF(AND({ready},{status}<>INDEX(budget_statuses,1,1)),'
-                       f'SUBSTITUTE(SUBSTITUTE({used}&"|","; |",""),"|",""),"")')  # fmt: skip
+                       f'IF(LEN({full})>{_LIST_CHARS},LEFT({full},{_LIST_CHARS - 3})&"...",'
+                       f'{full}),"")')  # fmt: skip
         text.style = "Calc"
         for c in range(1, 8):
             ws.cell(r, c).alignment = Alignment(wrap_text=c in (1, 4), vertical="top")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime as _dt
 import math
 
+from udfs.schedule import is_money
+
 from ..sheetkit import TEMPLATE_VERSION, safe_text
 
 __all__ = [
@@ -52,11 +54,6 @@ ACTUALS_CSV_FILES = ("variance",)
 STAMP_COLUMNS = ("version", "template_version", "as_of_date")
 #: The name of the data dictionary written beside the CSV files.
 README = "README.txt"
-
-
-def is_money(column):
-    """A column of US$ amounts (``*_usd``, ``p50_usd``...): written to the cent."""
-    return column.endswith("_usd") or "_usd_" in column
 
 
 def csv_frames(c, as_of):
@@ -109,14 +106,16 @@ FILE_NOTES = {
     "costs": "one row per budget run: compute, electricity and other costs, and their shares",
     "ranges": "one row per budget run: P10, P50 and P90 of hours, days and costs",
     "budget": "one row per budget run: status, approval, approver, approved amount, owner, "
-              "cost centre, months, costs, P90, contingency",
+              "cost centre, months (the P50 run's and the P90 run's end), costs, P90, "
+              "contingency and its throughput and price parts",
     "status_totals": "one row per line of the budget (Approved, Proposed, and Proposed "
                      "(approval incomplete) when a run typed Approved lacks its approval): no "
                      "total row, sum the rows",
     "assumptions": "one row per budget run: price, throughput source, TFLOP/s, MFU, PUE, $/kWh",
     "not_in_budget": "Reference and Excluded runs: listed, never summed",
     "blank_inputs": "one row per default applied (an input left blank) per budget run",
-    "totals": "one row: the budget's totals (the only file that is a total)",
+    "totals": "one row: the budget's totals (the only file that is a total), with the P90 if "
+              "the runs were independent",
     "monthly": "every month from the first to the last, 0 where nothing is spent",
     "quarterly": "every fiscal quarter of the fiscal years touched, 0 where nothing is spent",
     "fiscal_years": "one row per fiscal year",
@@ -213,6 +212,21 @@ COLUMN_NOTES = {
     "fiscal_year": "the fiscal year (--fiscal-year-start): FY2027 or FY2026/27",
     "quarter": "the fiscal quarter: FY2027 Q1",
     "contingency_usd": "P90 - P50 of the total cost, US$",
+    "contingency_throughput_usd": "the part of the contingency from throughput risk (a slower "
+                                  "run: more accelerator-hours and electricity), US$; with "
+                                  "contingency_price_usd it adds up to contingency_usd",
+    "contingency_price_usd": "the part of the contingency from price risk (the price per "
+                             "accelerator-hour above the estimate), US$: the compute cost's "
+                             "contingency x price_sigma^2 / (throughput_sigma^2 + "
+                             "price_sigma^2)",
+    "total_cost_usd_p90_independent": "the budget's P90 if the runs' costs were independent "
+                                      "(Fenton-Wilkinson lognormal sum), US$; "
+                                      "total_cost_usd_p90 sums the runs' P90s (every run late "
+                                      "together)",
+    "start_month": "the first month of the run, yyyy-mm-dd (blank: no start date)",
+    "end_month": "the last month of the P50 run, yyyy-mm-dd",
+    "end_month_p90": "the last month of the P90 run (the P90 accelerator-hours at the run's "
+                     "capacity), yyyy-mm-dd: where the P90 spend ends",
     "share": "the month's share of the P50 run (0 in a month of the P90 run after it)",
     "template_version": "the hand-off's template version",
     "as_of_date": "the date the hand-off was made, yyyy-mm-dd",

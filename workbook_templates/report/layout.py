@@ -20,7 +20,9 @@ from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.styles.cell_style import StyleArray
 from openpyxl.utils import get_column_letter
 
-from ..sheetkit import PAPER_SIZES, number_format, print_setup, put_text
+from udfs import schedule
+
+from ..sheetkit import PAPER_SIZES, number_format, print_setup, put_formula, put_text
 from .consolidate import Q
 
 __all__ = ["cell_lines", "realign", "header", "fmt", "put", "write_table", "fit_columns",
@@ -75,6 +77,7 @@ _EXTRA = {
     "month": ("Month", MONTH),
     "start_month": ("Start", MONTH),
     "end_month": ("End", MONTH),
+    "end_month_p90": ("End, P90", MONTH),
     "first_month": ("From", MONTH),
     "fiscal_year": ("Fiscal year", None),
     "quarter": ("Quarter", None),
@@ -83,6 +86,8 @@ _EXTRA = {
     "files": ("Files", INT),
     "cumulative_total_cost_usd": ("Cumulative (US$)", USD),
     "contingency_usd": ("Contingency P90 - P50 (US$)", USD),
+    "contingency_throughput_usd": ("Throughput part (US$)", USD),
+    "contingency_price_usd": ("Price part (US$)", USD),
     "planner_template_version": ("Planner template version", None),
     "approval": ("Approval", None),
     "expense_class": ("Expense class", None),
@@ -240,22 +245,38 @@ def file_cell(ws, row, col, path):
     return cell
 
 
+def total_of(name, values):
+    """The sum of a column's figures as a spreadsheet computes it (blanks skipped): US$ as
+    the sum of the whole cents (the CSV files' totals, to the cent), else the exactly
+    rounded sum; 0 when there is no figure (a sum of blanks)."""
+    figures = [float(v) for v in values if v is not None and not pd.isna(v)]
+    if schedule.is_money(name):
+        return schedule.usd(sum(schedule.to_cents(v) for v in figures))
+    return math.fsum(figures)
+
+
+def put_sum(ws, row, col, formula, name, values, number_format=None):
+    """A formula cell adding up ``values`` (column ``name``'s figures), the sum saved beside
+    it (:func:`.sheetkit.put_formula`)."""
+    return put_formula(_cell(ws, row, col), formula, total_of(name, values), number_format)
+
+
 def _total_row(ws, row, df, columns, formats, label, border, additive, first=None):
     """A (sub)total row: ``SUBTOTAL(9, ...)`` over the rows ``first`` to ``row - 1`` of each
     additive column, so that it follows a filter and is recalculated by any spreadsheet (a
-    nested subtotal is not counted twice); a column with no figure stays blank."""
+    nested subtotal is not counted twice), its sum saved beside it; a column with no figure
+    stays blank."""
     put(ws, row, 1, label).font = STYLES["bold"]
     first = row - len(df) if first is None else first
     for j, name in enumerate(columns, start=1):
         cell = ws.cell(row=row, column=j)
         cell.border, cell.font = border, STYLES["bold"]
         if name in additive:
-            total = pd.to_numeric(df[name], errors="coerce").sum(min_count=1)
-            if not pd.isna(total):
+            values = pd.to_numeric(df[name], errors="coerce")
+            if values.notna().any():
                 letter = cell.column_letter
-                cell.value = f"=SUBTOTAL(9,{letter}{first}:{letter}{row - 1})"
-                if formats[j - 1]:
-                    cell.number_format = formats[j - 1]
+                put_sum(ws, row, j, f"=SUBTOTAL(9,{letter}{first}:{letter}{row - 1})", name,
+                        values, formats[j - 1] or None)  # fmt: skip
 
 
 def write_table(ws, df, start_row=1, *, totals=None, additive=(), formats=None,

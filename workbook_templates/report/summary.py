@@ -19,7 +19,7 @@ from openpyxl.workbook.defined_name import DefinedName
 
 from udfs import __version__
 
-from ..sheetkit import GLOSSARY
+from ..sheetkit import GLOSSARY, put_formula
 from .consolidate import APPROVAL_INCOMPLETE
 from .layout import (
     STYLES,
@@ -31,6 +31,7 @@ from .layout import (
     keep_together,
     lines,
     put,
+    put_sum,
     realign,
     setup_print,
     write_table,
@@ -46,7 +47,8 @@ SHEET_GUIDE = (
     ("Runs", "every input and output per budget run, one column per run (runs.csv turned); "
      "a default used for a blank input in grey"),
     ("Costs", "per budget run: compute, electricity, other costs; the P10 / P50 / P90 ranges "
-     "and the contingency (P90 - P50); the monthly spend (the rows Monthly adds up)"),
+     "and the contingency (P90 - P50), by cause (throughput, price); the monthly spend (the "
+     "rows Monthly adds up)"),
     ("Blank inputs", "each blank input of a budget run: the value used and why"),
     ("Monthly", "spend by calendar month across budget runs, cumulative, P90, with a chart"),
     ("Baseline", "with report --baseline only: per run and month, the baseline's P50 and this "
@@ -175,21 +177,80 @@ def _name(ws, name, row, col):
     ws.parent.defined_names[name] = DefinedName(name, attr_text=f"Summary!${letter}${row}")
 
 
+#: The Budget sheet's run rows (their subtotal rows among them), one workbook name per
+#: column, for the Summary's formulas to add up: column -> name.
+BUDGET_RANGES = {"budget_status": "budget_runs_status", "total_cost_usd": "budget_runs_p50",
+                 "total_cost_usd_p90": "budget_runs_p90",
+                 "contingency_usd": "budget_runs_contingency"}  # fmt: skip
+_R = BUDGET_RANGES
+#: Page 1's headline formulas over the Budget sheet's rows (:data:`BUDGET_RANGES`): a
+#: ``SUBTOTAL`` skips the status subtotals among them, a ``SUMIF`` picks a status's runs.
+HEADLINE_FORMULAS = {
+    "handoff_total_p50": f"=SUBTOTAL(9,{_R['total_cost_usd']})",
+    "handoff_total_p90": f"=SUBTOTAL(9,{_R['total_cost_usd_p90']})",
+    "handoff_contingency": f"=SUBTOTAL(9,{_R['contingency_usd']})",
+    "handoff_approved": f'=SUMIF({_R["budget_status"]},"Approved",{_R["total_cost_usd"]})',
+    "handoff_proposed": f'=SUMIF({_R["budget_status"]},"Proposed",{_R["total_cost_usd"]})',
+}
+
+
+def _figure(ws, c, row, name, label, value, note):
+    """One named figure of page 1: its label, the number (a formula over the Budget sheet's
+    rows when there is one and the budget has runs, its value saved), a note."""
+    put(ws, row, 1, label).font = STYLES["bold"]
+    formula = HEADLINE_FORMULAS.get(name)
+    if formula and len(c.tables["budget"]):
+        cell = put_formula(ws.cell(row=row, column=2), formula, value, USD)
+    else:
+        cell = put(ws, row, 2, value, USD)
+    cell.font = STYLES["bold"]
+    put(ws, row, 3, note).alignment = Alignment(indent=1)
+    _name(ws, name, row, 2)
+
+
 def _headline(ws, c, t, row):
-    """The headline figures, one number cell each, named; the run count; the scope of the
-    total. Returns the row after the last written."""
+    """The headline figures, one number cell each, named; the P90 if runs were independent
+    beside the P90; the run count; the scope of the total. Returns the row after the last
+    written."""
     for i, (name, label, column, note) in enumerate(HEADLINE):
-        r = row + i
-        put(ws, r, 1, label).font = STYLES["bold"]
-        cell = put(ws, r, 2, float(t[column]), USD)
-        cell.font = STYLES["bold"]
-        put(ws, r, 3, note).alignment = Alignment(indent=1)
-        _name(ws, name, r, 2)
+        if name == "handoff_contingency":  # by cause (each run's on the Costs sheet)
+            note = (
+                f"throughput ${float(t['contingency_throughput_usd']):,.0f} + price "
+                f"${float(t['contingency_price_usd']):,.0f}"
+            )
+        if name == "handoff_total_p90":  # short: the independent P90 is beside it
+            note = "exceeded 1 run in 10"
+        _figure(ws, c, row + i, name, label, float(t[column]), note)
+    p90_row = row + [h[0] for h in HEADLINE].index("handoff_total_p90")
+    which = _p90_independent(ws, t, p90_row)
     unscheduled = t["unscheduled_total_cost_usd"]
     text = (f"{int(t['runs'])} run(s) from {int(t['files'])} file(s)"
             + (f"; ${unscheduled:,.0f} has no start date ('Unscheduled')"
-               if unscheduled else "") + ". " + SCOPE)  # fmt: skip
+               if unscheduled else "") + ". " + SCOPE + which)  # fmt: skip
     return lines(ws, row + len(HEADLINE), 1, text, _LINE_CHARS)
+
+
+#: Page 1's P90 if the runs were independent: (defined name, label, totals column).
+P90_INDEPENDENT = (
+    "handoff_total_p90_independent",
+    "if independent:",
+    "total_cost_usd_p90_independent",
+)
+#: Which P90 to budget, said on page 1 when the budget has several runs.
+WHICH_P90 = (
+    " The P90 sums the runs' P90s (all late together): budget it while runs share "
+    "accelerators, a supplier or prices."
+)
+
+
+def _p90_independent(ws, t, row):
+    """Beside the P90 (on ``row``): the P90 if the runs were independent, a named cell.
+    Returns the sentence on which to budget (empty for one run, where the two agree)."""
+    name, label, column = P90_INDEPENDENT
+    put(ws, row, 5, label).alignment = Alignment(horizontal="right")
+    put(ws, row, 6, float(t[column]), USD)
+    _name(ws, name, row, 6)
+    return WHICH_P90 if int(t["runs"]) > 1 else ""
 
 
 def period_name(period, level):
@@ -201,7 +262,8 @@ def period_name(period, level):
 
 
 def _period_rows(c):
-    """[(label, {quarter number: (p50, p90, quarter label)}, (p50, p90))] per fiscal year."""
+    """[(label, {quarter number: (p50, p90, quarter label, first month)}, (p50, p90))] per
+    fiscal year."""
     quarters = c.tables["quarterly"]
     out = []
     for y in c.tables["fiscal_years"].itertuples(index=False):
@@ -211,6 +273,7 @@ def _period_rows(c):
                 float(q.total_cost_usd),
                 float(q.total_cost_usd_p90),
                 q.quarter,
+                q.first_month,
             )
             for q in part.itertuples(index=False)
         }
@@ -218,10 +281,35 @@ def _period_rows(c):
     return out  # fmt: skip
 
 
+#: The Monthly sheet's rows (its Unscheduled row among them), one workbook name per column,
+#: for the Summary's period formulas: column -> name.
+MONTHLY_RANGES = {"month": "monthly_month", "total_cost_usd": "monthly_p50",
+                  "total_cost_usd_p90": "monthly_p90"}  # fmt: skip
+_LEVELS = {"p50": "total_cost_usd", "p90": "total_cost_usd_p90"}
+
+
+def _quarter_formula(level, first):
+    """A fiscal quarter's P50 or P90: the Monthly rows from its first month for three months."""
+    n = first.month + 2  # three months on: the first month after the quarter
+    after = first.replace(year=first.year + n // 12, month=n % 12 + 1)
+    months, money = MONTHLY_RANGES["month"], MONTHLY_RANGES[_LEVELS[level]]
+    return (f'=SUMIFS({money},{months},">="&DATE({first.year},{first.month},1),'
+            f'{months},"<"&DATE({after.year},{after.month},1))')  # fmt: skip
+
+
+def _period_cell(ws, row, col, formula, value):
+    """A period's figure: ``formula`` over the Monthly rows, its value saved (a plain value
+    when the Monthly sheet has no rows)."""
+    if formula:
+        return put_formula(ws.cell(row=row, column=col), formula, value, USD)
+    return put(ws, row, col, value, USD)
+
+
 def _periods(ws, c, t, row):
     """The budget by fiscal year (rows) and quarter (columns), P50 then P90, each figure a
-    named cell; an Unscheduled row when a run has no start date; a SUBTOTAL total per block.
-    Returns the last row written."""
+    named cell: a quarter's a SUMIFS of the Monthly rows, a year's the sum of its quarters;
+    an Unscheduled row when a run has no start date; a SUBTOTAL total per block. Returns the
+    last row written."""
     years = _period_rows(c)
     if not years and not c.unscheduled:
         return put(ws, row, 1, _unscheduled_text(c)).row
@@ -232,6 +320,7 @@ def _periods(ws, c, t, row):
             STYLES["header_font"], STYLES["header_fill"], STYLES["header_align"])  # fmt: skip
     last = with_unscheduled(c, "fiscal_years").iloc[-1]  # the Unscheduled row, if any
     unscheduled = (float(last["total_cost_usd"]), float(last["total_cost_usd_p90"]))
+    linked = len(with_unscheduled(c, "monthly")) > 0  # the Monthly rows are named
     for k, level in enumerate(("p50", "p90")):
         block = row + 1
         for fy, qs, year in years:
@@ -239,23 +328,39 @@ def _periods(ws, c, t, row):
             put(ws, row, 1, f"{fy}, {level.upper()}")
             for q in range(1, 5):
                 if q in qs:
-                    put(ws, row, 1 + q, qs[q][k], USD)
+                    formula = _quarter_formula(level, qs[q][3]) if linked else None
+                    _period_cell(ws, row, 1 + q, formula, qs[q][k])
                     _name(ws, period_name(qs[q][2], level), row, 1 + q)
-            put(ws, row, 6, year[k], USD)
+            put_formula(ws.cell(row=row, column=6), f"=SUM(B{row}:E{row})", year[k], USD)
             _name(ws, period_name(fy, level), row, 6)
         if c.unscheduled:
             row += 1
             put(ws, row, 1, f"Unscheduled, {level.upper()}")
-            put(ws, row, 6, unscheduled[k], USD)
+            months, money = MONTHLY_RANGES["month"], MONTHLY_RANGES[_LEVELS[level]]
+            _period_cell(ws, row, 6, f'=SUMIF({months},"{UNSCHEDULED}",{money})',
+                         unscheduled[k])  # fmt: skip
             _name(ws, period_name("unscheduled", level), row, 6)
+        figures = [year[k] for _, _, year in years] + ([unscheduled[k]] if c.unscheduled else [])
         row += 1
         put(ws, row, 1, f"Total, {level.upper()}")
-        cell = ws.cell(row=row, column=6)
-        cell.value, cell.number_format = f"=SUBTOTAL(9,F{block}:F{row - 1})", USD
+        put_sum(ws, row, 6, f"=SUBTOTAL(9,F{block}:F{row - 1})", "total_cost_usd", figures, USD)
         for j in range(1, 7):
             ws.cell(row=row, column=j).font = STYLES["bold"]
             ws.cell(row=row, column=j).border = STYLES["total_border"]
     return row
+
+
+def _status_formulas(ws, c, head):
+    """The Budget by status rows (under ``head``) as formulas over the Budget sheet's rows:
+    COUNTIF of the status for the runs, SUMIF for each money column; the values saved."""
+    status = BUDGET_RANGES["budget_status"]
+    for i, r in enumerate(c.tables["status_totals"].itertuples(index=False), start=head + 1):
+        criterion = f'"{r.budget_status}"'
+        put_formula(ws.cell(row=i, column=2), f"=COUNTIF({status},{criterion})", int(r.runs))
+        for j, column in enumerate(_MONEY, start=3):
+            put_formula(ws.cell(row=i, column=j),
+                        f"=SUMIF({status},{criterion},{BUDGET_RANGES[column]})",
+                        float(getattr(r, column)))  # fmt: skip
 
 
 def _management(ws, c, generated):
@@ -280,6 +385,8 @@ def _management(ws, c, generated):
     for (cell,) in ws.iter_rows(min_row=head + 1, max_row=row, max_col=1):
         if cell.value == APPROVAL_INCOMPLETE:  # the longest line's name: on two lines
             realign(cell, wrap_text=True)
+    if len(c.tables["budget"]):
+        _status_formulas(ws, c, head)
     first = _MONTHS[c.fiscal_year_start - 1]
     blocks = [(row + 2, 4)]  # the periods' title, header and first rows: never split
     row = _section(ws, row + 2, f"By fiscal year and quarter (Q1 starts in {first})")
@@ -317,10 +424,10 @@ def _unscheduled_text(c):
 
 
 #: The budget by run as the Budget sheet shows it (compute and electricity: on Costs).
-_BY_RUN = ["scenario", "run_code", "budget_status", "approval", "owner", "start_month",
-           "end_month", "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
-_BUDGET_WIDE = {"scenario": 20, "run_code": 17, "approval": 14, "owner": 12, "budget_status": 10,
-                "start_month": 10, "end_month": 10}  # fmt: skip
+_BY_RUN = ["scenario", "run_code", "budget_status", "approval", "start_month", "end_month",
+           "end_month_p90", "total_cost_usd", "total_cost_usd_p90", "contingency_usd"]  # fmt: skip
+_BUDGET_WIDE = {"scenario": 20, "run_code": 17, "approval": 14, "budget_status": 10,
+                "start_month": 10, "end_month": 10, "end_month_p90": 10}  # fmt: skip
 _BUDGET_CHARS = 120
 
 
@@ -336,8 +443,20 @@ def _budget_view(ws, c, row):
                    "Costs sheet.", _BUDGET_CHARS)  # fmt: skip
     budget = tables["budget"][_BY_RUN]
     if len(budget):
-        row = write_table(ws, budget, row, totals="Total in the budget", additive=_MONEY,
-                          subtotal_by="budget_status")  # fmt: skip
+        head = row
+        row = write_table(
+            ws,
+            budget,
+            row,
+            totals="Total in the budget",
+            additive=_MONEY,
+            subtotal_by="budget_status",
+        )
+        for column, name in BUDGET_RANGES.items():  # the run rows, for page 1's formulas
+            letter = ws.cell(row=head, column=_BY_RUN.index(column) + 1).column_letter
+            ws.parent.defined_names[name] = DefinedName(
+                name, attr_text=f"Budget!${letter}${head + 1}:${letter}${row - 1}"
+            )
     else:
         row = put(ws, row, 1, "No scenario is in the budget.").row
     blocks.append((row + 2, 4))
@@ -398,8 +517,10 @@ def write_budget(ws, c, generated, paper=None):
     ws.title = "Budget"
     last, blocks, others_header = _budget_view(ws, c, 1)
     fit_columns(ws, _BY_RUN, 1, last, wide=_BUDGET_WIDE)
-    for letter in "HIJ":  # the money columns hold the bold P90 totals
-        ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 13)
+    for j, name in enumerate(_BY_RUN, start=1):  # the money columns hold the bold totals
+        if name.endswith("_usd") or name.endswith("_p90") and name.startswith("total"):
+            letter = ws.cell(row=1, column=j).column_letter
+            ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 13)
     for (cell,) in ws.iter_rows(min_row=1, max_row=last, max_col=1):
         if cell.value == UNSCHEDULED:
             realign(cell, wrap_text=True)

@@ -6,7 +6,9 @@ are in ``not_in_budget`` only, never summed. P50 is the point estimate; P90 and 
 contingency (P90 - P50) come from :func:`udfs.ranges.estimate_ranges` per run; the P90 is
 spread over months as the P90 run (:func:`udfs.schedule.spend_schedule`: the P90 hours at the
 run's capacity, so a slower run ends later), and the P90 of a sum is taken as the sum of the
-P90s (every run's error is assumed fully correlated, the cautious reading).
+P90s (every run's error is assumed fully correlated, the cautious reading); ``totals`` also
+has the P90 if the runs were independent (:func:`independent_p90`), and each run's
+contingency is split into a throughput and a price part (:func:`contingency_parts`).
 
 Money is rounded once: every run x month x account figure to whole cents
 (:func:`udfs.schedule.schedule_cents`), and every other money figure of every table (a run's
@@ -20,7 +22,7 @@ import math
 
 import pandas as pd
 
-from udfs import engine, plan, schedule
+from udfs import engine, plan, ranges, schedule
 from udfs.quantities import PLAN_INPUTS, PRICING_BASES, RANGE_QUANTITIES
 
 from ..reader import DEFAULT_MAX_BYTES
@@ -61,6 +63,8 @@ UNSCHEDULED = "Unscheduled (no start date)"
 _KEY = ["file", "column", "scenario", "run_code"]
 #: The currency of every amount of the hand-off (fpa.csv's currency column).
 CURRENCY = "USD"
+#: A run's contingency in two parts that add up to it to the cent (:func:`contingency_parts`).
+CONTINGENCY_PARTS = ("contingency_throughput_usd", "contingency_price_usd")
 
 TABLE_COLUMNS = {
     "runs": [*_KEY, "budget_status",
@@ -73,11 +77,12 @@ TABLE_COLUMNS = {
               "electricity_cost_share", "other_costs_share", "co2_tonnes"],
     "ranges": [*_KEY, "budget_status", "throughput_source", "throughput_sigma", "price_sigma",
                *[f"{q}{k}" for q in RANGE_QUANTITIES for k in ("_p10", "", "_p90")],
-               "contingency_usd"],
+               "contingency_usd", *CONTINGENCY_PARTS],
     "budget": [*_KEY, "budget_status", "approval", "approver", "approved_amount_usd", "owner",
-               "cost_centre", "start_month", "end_month",
+               "cost_centre", "start_month", "end_month", "end_month_p90",
                "accelerator_hours", "compute_cost_usd", "electricity_cost_usd",
-               "total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
+               "total_cost_usd", "total_cost_usd_p90", "contingency_usd",
+               *CONTINGENCY_PARTS],
     "status_totals": ["budget_status", "runs", "accelerator_hours", "compute_cost_usd",
                       "electricity_cost_usd", "total_cost_usd", "total_cost_usd_p90",
                       "contingency_usd"],
@@ -207,7 +212,39 @@ def _range_row(r):
             row[q], row[f"{q}_p90"] = cents.usd(q), cents.usd(q, "p90")
             row[f"{q}_p10"] = schedule.usd(schedule.to_cents(row[f"{q}_p10"]))
     row["contingency_usd"] = contingency(r)
+    row.update(zip(CONTINGENCY_PARTS, map(schedule.usd, contingency_parts(r)), strict=True))
     return row
+
+
+def contingency_parts(r):
+    """(throughput, price) parts of a run's contingency, whole cents adding up to it: the
+    electricity's contingency is the throughput's; the compute cost's is split by variance
+    (:func:`udfs.ranges.price_share` of the run's spreads), in whole cents
+    (:func:`udfs.schedule.split_cents`)."""
+    cents = run_cents(r)
+    rental = cents.p90["compute"] - cents.p50["compute"]
+    rest = (cents.total_p90 - cents.total_p50) - rental
+    share = ranges.price_share(r.resolved.throughput_sigma, r.resolved.price_sigma)
+    throughput, price = schedule.split_cents(
+        [rental * (1 - share) / 100, rental * share / 100], rental)  # fmt: skip
+    return rest + throughput, price
+
+
+def independent_p90(runs):
+    """The budget's P90 if its runs' costs were independent, US$ to the cent
+    (:func:`udfs.ranges.independent_sum_p90` of the runs' rounded P50 and P90), held between
+    the total P50 plus the largest run's contingency and the sum of the P90s."""
+    cents = [run_cents(r) for r in runs]
+    if not cents:
+        return 0.0
+    p50, p90 = [c.total_p50 for c in cents], [c.total_p90 for c in cents]
+    low, high = sum(p50) + max(b - a for a, b in zip(p50, p90, strict=True)), sum(p90)
+    try:
+        fitted = ranges.independent_sum_p90(p50, p90)
+    except OverflowError:  # past the largest float: the range check refuses the totals
+        fitted = math.inf
+    cents = schedule.to_cents(fitted / 100) if math.isfinite(fitted) else high
+    return schedule.usd(min(max(cents, low), high))
 
 
 def contingency(r):
@@ -263,9 +300,10 @@ def run_cents(r):
     return found
 
 
-def end_date(r):
-    """The last day of a scheduled run (it occupies [start, start + days))."""
-    days = float(r.outputs["wall_clock_days"])
+def end_date(r, level="p50"):
+    """The last month of a scheduled run (it occupies [start, start + days)), of its P50 run
+    or (``level`` "p90") of its P90 run."""
+    days = float(r.outputs["wall_clock_days"] if level == "p50" else r.ranges["wall_clock_days"][1])
     return engine.month_shares(r.start, days)[-1][0] if r.start else None
 
 
@@ -276,12 +314,14 @@ def _budget_row(r):
         **{n: r.scenario.inputs.get(n) for n in ("approver", "approved_amount_usd", "owner",
                                                  "cost_centre")},
         "start_month": r.start.replace(day=1) if r.start else None, "end_month": end_date(r),
+        "end_month_p90": end_date(r, "p90"),
         "accelerator_hours": out["accelerator_hours"],
         "compute_cost_usd": cents.usd("compute_cost_usd"),
         "electricity_cost_usd": cents.usd("electricity_cost_usd"),
         "total_cost_usd": cents.usd("total_cost_usd"),
         "total_cost_usd_p90": cents.usd("total_cost_usd", "p90"),
         "contingency_usd": contingency(r),
+        **dict(zip(CONTINGENCY_PARTS, map(schedule.usd, contingency_parts(r)), strict=True)),
     }  # fmt: skip
 
 
@@ -448,6 +488,9 @@ def _totals(c, costs):
         "status_unknown_total_cost_usd": total([r for r in runs if r.status == UNKNOWN_STATUS]),
         "total_cost_usd_p90": money["total_cost_usd_p90"],
         "contingency_usd": money["contingency_usd"],
+        "total_cost_usd_p90_independent": independent_p90(runs),
+        **{name: schedule.usd(sum(contingency_parts(r)[k] for r in runs))
+           for k, name in enumerate(CONTINGENCY_PARTS)},
         "co2_tonnes": costs["co2_tonnes"].sum(),
         "scheduled_total_cost_usd": total([r for r in runs if r.start is not None]),
         "unscheduled_total_cost_usd": total([r for r in runs if r.start is None]),

@@ -19,7 +19,8 @@ from openpyxl.chart import BarChart, Reference
 from openpyxl.chart.axis import DateAxis
 from openpyxl.chart.series import SeriesLabel
 from openpyxl.styles import Alignment, Font
-from openpyxl.utils import get_column_letter
+from openpyxl.utils import get_column_letter, quote_sheetname
+from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.table import Table, TableStyleInfo
 
@@ -45,13 +46,14 @@ from .layout import (
     is_header,
     keep_together,
     put,
+    put_sum,
     realign,
     row_height,
     setup_print,
     write_table,
 )
-from .summary import sheet_guide, write_budget, write_summary
-from .tables import TABLE_COLUMNS, UNSCHEDULED, with_unscheduled
+from .summary import MONTHLY_RANGES, sheet_guide, write_budget, write_summary
+from .tables import CONTINGENCY_PARTS, TABLE_COLUMNS, UNSCHEDULED, with_unscheduled
 from .variance_tables import BY_MONTH_COLUMNS, TO_DATE_COLUMNS, UNPLANNED_COLUMNS
 
 __all__ = ["build_workbook", "write_workbook", "ADDITIVE", "SHEETS", "TABLE_NAMES",
@@ -61,8 +63,8 @@ __all__ = ["build_workbook", "write_workbook", "ADDITIVE", "SHEETS", "TABLE_NAME
 ADDITIVE = {
     "training_flops", "accelerator_hours", "compute_cost_usd", "electricity_kwh",
     "electricity_cost_usd", "co2_tonnes", "total_cost_usd", "other_costs_usd",
-    "contingency_usd", "plan_accelerator_hours", "actual_accelerator_hours", "budget_usd",
-    "actual_usd", "variance_usd", *(f"{p}_usd" for p in PARTS),
+    "contingency_usd", *CONTINGENCY_PARTS, "plan_accelerator_hours", "actual_accelerator_hours",
+    "budget_usd", "actual_usd", "variance_usd", *(f"{p}_usd" for p in PARTS),
     *(f"{q}_{k}" for q in RANGE_QUANTITIES if q != "wall_clock_days" for k in ("p10", "p90")),
 }  # fmt: skip
 
@@ -90,8 +92,9 @@ SHEETS = (
          "Total", None),
         ("ranges", ["scenario", "accelerator_hours_p10", "accelerator_hours",
                     "accelerator_hours_p90", "total_cost_usd_p10", "total_cost_usd",
-                    "total_cost_usd_p90", "contingency_usd"], "Total",
-         "Ranges: P10, P50 and P90 (ranges.csv has every quantity's)"),
+                    "total_cost_usd_p90", "contingency_usd", *CONTINGENCY_PARTS], "Total",
+         "Ranges: P10, P50 and P90 (ranges.csv has every quantity's); the contingency by "
+         "cause"),
         ("monthly_by_run", ["scenario", "month", "share", "compute_cost_usd",
                             "electricity_cost_usd", "other_costs_usd", "total_cost_usd",
                             "total_cost_usd_p90", "contingency_usd"], "Total",
@@ -228,6 +231,12 @@ def _sheet(wb, c, title, parts, freeze, generated, paper):
             df = df.assign(name=[Q[n].label if n in Q else n for n in df["name"]])
         names = (names or []) + list(columns[len(names or []) :])  # each column's first name
         head, last = _block(ws, row, table, df, totals, section if row > 1 else None)
+        if table == "monthly" and len(df):  # the rows page 1's period formulas add up
+            for column, name in MONTHLY_RANGES.items():
+                letter = get_column_letter(columns.index(column) + 1)
+                wb.defined_names[name] = DefinedName(
+                    name, attr_text=f"{quote_sheetname(title)}!${letter}${head + 1}:"
+                    f"${letter}${head + len(df)}")  # fmt: skip
         blocks.append((row, min(4, last - row + 1)))  # the title, header and first rows
         if table == "monthly" and len(df[df["month"] != UNSCHEDULED]):
             chart = (df[df["month"] != UNSCHEDULED], head)
@@ -303,9 +312,9 @@ def _runs_sheet(wb, c, generated, paper):
             if (rid, name) in blank:
                 cell.font = grey
         if runs and name in ADDITIVE:
-            cell = ws.cell(row=i, column=total_col)
             first, last = get_column_letter(2), get_column_letter(runs + 1)
-            cell.value, cell.number_format = f"=SUBTOTAL(9,{first}{i}:{last}{i})", number_format
+            cell = put_sum(ws, i, total_col, f"=SUBTOTAL(9,{first}{i}:{last}{i})", name,
+                           df[name], number_format)  # fmt: skip
             cell.font = STYLES["bold"]
     for j in range(1, total_col + (1 if runs else 0)):
         cell = ws.cell(row=1, column=j)
