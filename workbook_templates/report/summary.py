@@ -36,7 +36,7 @@ from .layout import (
 )
 from .tables import UNSCHEDULED, with_unscheduled
 
-__all__ = ["write_summary", "write_budget", "period_name", "SHEET_GUIDE", "HEADLINE"]
+__all__ = ["write_summary", "write_budget", "forecast_block", "period_name", "SHEET_GUIDE", "HEADLINE"]
 
 SHEET_GUIDE = (
     ("Summary", "management summary, one page: the headline figures, the checks, the budget "
@@ -240,6 +240,9 @@ def _management(ws, c, generated):
     blocks = [(row + 2, 4)]  # the periods' title, header and first rows: never split
     row = _section(ws, row + 2, f"By fiscal year and quarter (Q1 starts in {first})")
     row = _periods(ws, c, t, row)
+    if "forecast_status" in c.tables:
+        blocks.append((row + 2, 4))
+        row = forecast_block(ws, c, row + 2)
     row = _not_in_budget_line(ws, row + 2, c)
     words = row + 1
     row = _section(ws, words, "Words")
@@ -247,6 +250,37 @@ def _management(ws, c, generated):
         put(ws, row, 1, word).font = STYLES["bold"]
         row = lines(ws, row, 2, meaning, _LINE_CHARS - 25)
     return blocks + [(words, row - words)]  # the five words together
+
+
+#: Page 1's plan-vs-actual columns: (table column, header).
+FORECAST_HEADS = (("budget_usd", "Budget"), ("actual_to_date_usd", "Actual to date"),
+                  ("eac_usd", "Forecast at completion"), ("variance_usd", "Variance"))  # fmt: skip
+#: What page 1's plan-vs-actual block says about its figures.
+FORECAST_NOTE = (
+    "Forecast at completion (P50) = the actual spend to date + what is left at the run's own "
+    "pace (its hours per token pulled toward the plan's by how far it has gone) at today's "
+    "price; a run not started is its budget. Variance = forecast - budget (above 0: over "
+    "budget). P10 / P90 per run and month: forecast_runs.csv, forecast.csv."
+)
+
+
+def forecast_block(ws, c, row):
+    """Page 1's plan vs actual: Budget, Actual to date, Forecast at completion and Variance
+    by budget status (a total row) and by fiscal year (the tables ``forecast_status`` and
+    ``forecast_years``). Returns the last row written."""
+    money = [k for k, _ in FORECAST_HEADS]
+    row = _section(ws, row, "Plan vs actual: forecast at completion", FORECAST_NOTE)
+    for table, first, extra in (("forecast_status", "budget_status", ["runs"]),
+                                ("forecast_years", "fiscal_year", [])):  # fmt: skip
+        head = row
+        frame = c.tables[table][[first, *extra, *money]]
+        row = write_table(ws, frame, row, totals="Total", additive=(*extra, *money))
+        for j, (_, text) in enumerate(FORECAST_HEADS, start=2 + len(extra)):
+            put(ws, head, j, text)
+        if first == "fiscal_year":
+            put(ws, head, 1, "Fiscal year")
+        row += 1
+    return row - 1
 
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
