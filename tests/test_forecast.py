@@ -110,8 +110,9 @@ def actuals():
 
 @pytest.fixture(scope="module")
 def team_plan(generated_templates, tmp_path_factory):
+    small = {**PLAN_C, "start_date": dt.date(2026, 3, 2)}
     plans = [None] * 3 + [{**p, "owner": TEAM, "budget_status": "Approved"}
-                          for p in (PLAN_B, PLAN_A, {**PLAN_C, "start_date": dt.date(2026, 3, 2)})]  # fmt: skip
+                          for p in (PLAN_B, PLAN_A, small)]  # fmt: skip
     return fill(generated_templates[PLANNER], tmp_path_factory.mktemp("fc") / "team.xlsx", plans)
 
 
@@ -253,3 +254,24 @@ def test_the_forecast_csv_files_and_their_data_dictionary(handoff):
         assert f"{name}.csv: with actuals" in text
     for col in ("run_code", "fpa_scenario", "eac_usd", "variance_usd", "pull"):
         assert f"  {col}: {csv_files.COLUMN_NOTES[col]}" in text
+
+
+def test_by_fiscal_year_past_months_are_actuals_and_the_budget_is_the_schedules(team_plan):
+    """Fiscal years from March: January and February in FY2025/26, March on in FY2026/27."""
+    c = report.consolidate([team_plan], fiscal_year_start=3)
+    c.actuals = actuals()
+    add_forecast(c)
+    years = c.tables["forecast_years"].set_index("fiscal_year")
+    assert list(years.index) == ["FY2025/26", "FY2026/27"]
+    rows = c.tables["forecast"]
+    for fy, y in years.iterrows():
+        mine = rows[rows["fiscal_year"] == fy]
+        locked = mine[mine["fpa_scenario"] == "actual"]
+        assert cents(y.actual_to_date_usd) == sum(
+            m.cost_cents for m in c.actuals.months if (m.month.month >= 3) == fy.endswith("27")
+        )  # fmt: skip
+        assert cents(y.actual_to_date_usd) == sum(cents(v) for v in locked["p50_usd"])
+        assert cents(y.eac_usd) == sum(cents(v) for v in mine["p50_usd"])
+        budget = c.tables["fiscal_years"].set_index("fiscal_year").loc[fy, "total_cost_usd"]
+        assert cents(y.budget_usd) == cents(budget)
+        assert cents(y.variance_usd) == cents(y.eac_usd) - cents(y.budget_usd)

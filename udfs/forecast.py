@@ -50,7 +50,7 @@ for $1,000,000 so far, the latest month at $2 an hour:
 
 from __future__ import annotations
 
-import datetime as _dt
+import datetime as _dt  # noqa: F401 - the examples use it
 import math
 from dataclasses import dataclass, field
 

@@ -9,7 +9,8 @@ import math
 
 from ..sheetkit import TEMPLATE_VERSION, safe_text
 
-__all__ = ["CSV_FILES", "FORECAST_FILES", "README", "STAMP_COLUMNS", "csv_frames", "csv_writer", "readme_text"]
+__all__ = ["CSV_FILES", "FORECAST_FILES", "README", "STAMP_COLUMNS", "csv_frames", "csv_writer",
+           "readme_text"]  # fmt: skip
 
 #: The CSV files written by ``--csv`` (each ``<name>.csv``), one per table.
 CSV_FILES = (

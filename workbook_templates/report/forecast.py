@@ -121,8 +121,8 @@ class RunForecast:
         self.eac["p90"] = max(self.eac["p90"], self.budget)
         ends = {q: self.eac[q] for q in ("p10", "p90")}
         hours = {q: self.f.remaining_hours_q[q] for q in ends}
-        by_month = {m: {"p10": 0, "p50": 0, "p90": 0, **c}
-                    for m, c in forecast.forecast_months(r.start, per_day, hours, ends)}  # fmt: skip
+        ahead = forecast.forecast_months(r.start, per_day, hours, ends)
+        by_month = {m: {"p10": 0, "p50": 0, "p90": 0, **c} for m, c in ahead}
         for m in run_cents(r).months:
             by_month.setdefault(m.month, dict.fromkeys(forecast.QUANTILES, 0))["p50"] = (
                 m.total_p50)  # fmt: skip
@@ -192,8 +192,13 @@ def _by_status(fcs):
     for status in STATUS_ORDER:
         part = [rf for rf in fcs if rf.run.status == status]
         if part or status != STATUS_ORDER[-1]:
-            rows.append({"budget_status": status, "runs": len(part),
-                         **_block([(rf.budget, rf.actual, rf.eac["p50"]) for rf in part])})
+            rows.append(
+                {
+                    "budget_status": status,
+                    "runs": len(part),
+                    **_block([(rf.budget, rf.actual, rf.eac["p50"]) for rf in part]),
+                }
+            )
     return pd.DataFrame(rows, columns=TABLE_COLUMNS["forecast_status"])
 
 
@@ -295,7 +300,8 @@ def own_runs_text(c, earlier=None):
         raise CommandError(
             f"--write-own-runs: the completed runs belong to {len(teams)} teams "
             f"({', '.join(repr(t) for t in teams[:4])}): an own-runs file holds one "
-            "organisation's runs; report one team's planners at a time; nothing written")
+            "organisation's runs; report one team's planners at a time; nothing written"
+        )
     if not rows:
         raise CommandError("--write-own-runs: no completed run in the actuals (a run is "
                            "completed when its latest month's status is completed); "

@@ -36,7 +36,8 @@ from .layout import (
 )
 from .tables import UNSCHEDULED, with_unscheduled
 
-__all__ = ["write_summary", "write_budget", "forecast_block", "period_name", "SHEET_GUIDE", "HEADLINE"]
+__all__ = ["write_summary", "write_budget", "forecast_block", "period_name", "SHEET_GUIDE",
+           "HEADLINE"]  # fmt: skip
 
 SHEET_GUIDE = (
     ("Summary", "management summary, one page: the headline figures, the checks, the budget "
