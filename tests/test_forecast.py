@@ -11,6 +11,7 @@ and never written.
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime as dt
 import re
 
@@ -31,6 +32,7 @@ from workbook_templates.report.forecast import (
     own_runs_text,
 )
 from workbook_templates.report.output import write_outputs
+from workbook_templates.report.tables import UNSCHEDULED
 
 PLAN = {"plan_tokens": 1e12, "plan_hours": 1e6, "sigma": 0.3, "usd_per_hour": 2.0}
 
@@ -245,7 +247,16 @@ def test_the_report_flag_needs_actuals(team_plan, tmp_path, capsys):
     assert "--write-own-runs needs --actuals" in capsys.readouterr().err
 
 
-def test_the_forecast_csv_files_and_their_data_dictionary(handoff):
+def test_the_forecast_csv_files_and_their_data_dictionary(handoff, tmp_path):
+    write_outputs(handoff, csv_dir=tmp_path)
+    with open(tmp_path / "forecast_runs.csv", encoding="utf-8") as fh:
+        runs = list(csv.DictReader(fh))
+    with open(tmp_path / "forecast.csv", encoding="utf-8") as fh:
+        months = list(csv.DictReader(fh))
+    for r in runs:
+        mine = [m for m in months if m["run_code"] == r["run_code"]]
+        assert sum(cents(float(m["p90_usd"])) for m in mine) == cents(float(r["eac_usd_p90"]))
+    assert {m["fpa_scenario"] for m in months} == {"actual", "forecast"}
     frames = csv_files.csv_frames(handoff, dt.date(2026, 3, 15))
     assert set(csv_files.FORECAST_FILES) <= set(frames)
     assert csv_files.FORECAST_FILES == FORECAST_TABLES
@@ -275,3 +286,35 @@ def test_by_fiscal_year_past_months_are_actuals_and_the_budget_is_the_schedules(
         budget = c.tables["fiscal_years"].set_index("fiscal_year").loc[fy, "total_cost_usd"]
         assert cents(y.budget_usd) == cents(budget)
         assert cents(y.variance_usd) == cents(y.eac_usd) - cents(y.budget_usd)
+
+
+def test_a_run_not_started_is_its_budget_and_one_without_a_date_is_unscheduled(
+    generated_templates, tmp_path
+):
+    plans = [None] * 3 + [{**PLAN_B, "owner": "Team A"}, {**PLAN_C, "owner": "Team B"},
+                          {**PLAN_A, "owner": "Team B"}]  # fmt: skip
+    c = report.consolidate([fill(generated_templates[PLANNER], tmp_path / "two.xlsx", plans)])
+    done = "TEAM-B-BASE-DEEPSEEK-V3-LIKE"
+    c.actuals = Actuals(months=[_month(done, dt.date(2026, 2, 1), 2.4e6, 480_000_000,
+                                       None, "completed")])  # fmt: skip
+    add_forecast(c)
+    runs = c.tables["forecast_runs"].set_index("run_code")
+    budget = c.tables["monthly_by_run"]
+    for code in ("TEAM-A-DENSE-70B", "TEAM-B-SMALL-DEFAULTS"):
+        r = runs.loc[code]
+        assert r.run_status == "not started" and r.eac_usd == r.budget_usd
+        assert r.variance_usd == 0 and r.eac_usd_p10 < r.eac_usd < r.eac_usd_p90
+    rows = c.tables["forecast"]
+    dense = rows[rows["run_code"] == "TEAM-A-DENSE-70B"].set_index("month")["p50_usd"]
+    planned = budget[budget["scenario"] == "Dense 70B"].set_index("month")["total_cost_usd"]
+    assert {m: cents(v) for m, v in dense.items()} == {m: cents(v) for m, v in planned.items()}
+    small = rows[rows["run_code"] == "TEAM-B-SMALL-DEFAULTS"]
+    assert list(small["month"]) == [None] and list(small["fiscal_year"]) == [UNSCHEDULED]
+    years = c.tables["forecast_years"]
+    assert years["fiscal_year"].iloc[-1] == UNSCHEDULED
+    # the completed run is Team B's, alone: written; with Team A's own runs first: refused
+    assert own_runs_text(c).count("\n") == 2
+    other = tmp_path / "a.csv"
+    other.write_text(own_runs_text(c).replace("Team B", "Team A").replace(done, "EARLIER"))
+    with pytest.raises(CommandError, match=r"belong to 2 teams \('Team A', 'Team B'\)"):
+        own_runs_text(c, own_runs.read(other, parse_number))
