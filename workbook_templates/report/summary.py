@@ -41,7 +41,8 @@ __all__ = ["write_summary", "write_budget", "forecast_block", "period_name", "SH
 
 SHEET_GUIDE = (
     ("Summary", "management summary, one page: the headline figures, the checks, the budget "
-     "by status, by fiscal year and quarter (P50, P90), what is not in the budget, five words"),
+     "by status, by fiscal year and quarter (P50, P90), with actuals the forecast at "
+     "completion against it, what is not in the budget, five words"),
     ("Budget", "the budget by run (a subtotal per status) and what is not in the budget"),
     ("Runs", "every input and output per budget run, one column per run (runs.csv turned); "
      "a default used for a blank input in grey"),
@@ -258,10 +259,8 @@ FORECAST_HEADS = (("budget_usd", "Budget"), ("actual_to_date_usd", "Actual to da
                   ("eac_usd", "Forecast at completion"), ("variance_usd", "Variance"))  # fmt: skip
 #: What page 1's plan-vs-actual block says about its figures.
 FORECAST_NOTE = (
-    "Forecast at completion (P50) = the actual spend to date + what is left at the run's own "
-    "pace (its hours per token pulled toward the plan's by how far it has gone) at today's "
-    "price; a run not started is its budget. Variance = forecast - budget (above 0: over "
-    "budget). P10 / P90 per run and month: forecast_runs.csv, forecast.csv."
+    "Forecast (P50) = actual to date + the rest at the run's own pace, pulled toward the "
+    "plan's, at today's price; a run not started is its budget. Variance = forecast - budget."
 )
 
 
