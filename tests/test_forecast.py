@@ -15,6 +15,7 @@ import csv
 import datetime as dt
 import re
 
+import openpyxl
 import pytest
 from test_report_fixtures import PLAN_A, PLAN_B, PLAN_C, PLANNER, fill
 
@@ -318,3 +319,16 @@ def test_a_run_not_started_is_its_budget_and_one_without_a_date_is_unscheduled(
     other.write_text(own_runs_text(c).replace("Team B", "Team A").replace(done, "EARLIER"))
     with pytest.raises(CommandError, match=r"belong to 2 teams \('Team A', 'Team B'\)"):
         own_runs_text(c, own_runs.read(other, parse_number))
+
+
+def test_templates_own_runs_reads_the_written_file_into_our_runs(handoff, tmp_path):
+    from helpers import run_cli
+
+    from workbook_templates.planner import own_runs as sheet
+
+    path = tmp_path / "runs.csv"
+    write_outputs(handoff, own_runs=(path, own_runs_text(handoff)))
+    code, _, err, _ = run_cli(["templates", "--out", tmp_path / "t", "--own-runs", path])
+    assert code == 0, err
+    ws = openpyxl.load_workbook(tmp_path / "t" / PLANNER)[sheet.TITLE]
+    assert ws.cell(sheet._TOP + 1, 1).value == CODES["completed"]
