@@ -141,7 +141,7 @@ def _check_flags(args):
         )
     for f in args.files:
         check_name(f, "FILE")
-    if args.write_own_runs is not None and getattr(args, "actuals", None) is None:
+    if args.write_own_runs is not None and not getattr(args, "actuals", None):
         raise CommandError("--write-own-runs needs --actuals: the completed runs are those the "
                            "actuals show completed")  # fmt: skip
     for flag, path in (("--out", args.out), ("--csv", args.csv),
@@ -417,12 +417,12 @@ def _run(args):
         from .tables import build_tables
 
         c.tables = build_tables(c)
-        add_forecast(c)
         progress.clear()
         _refuse_read_twice(c)
         code = _bad_files(c, args)
         if code is not None:
             return code
+        add_forecast(c)  # with actuals (Consolidation.actuals): the forecast's tables
         check_in_range(c)  # before any warning: a refused run is one line
         progress.show(f"writing the outputs of {len(c.runs):,} run(s)", force=True)
         c.paper = args.paper
