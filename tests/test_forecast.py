@@ -17,6 +17,8 @@ import re
 
 import openpyxl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_report_fixtures import PLAN_A, PLAN_B, PLAN_C, PLANNER, fill
 
 from compute_lab.cli import main as cli
@@ -56,6 +58,27 @@ def test_the_range_is_ordered_and_narrows_as_the_run_progresses(slow):
         spreads.append(f.sigma_remaining)
     assert widths == sorted(widths, reverse=True) and widths[-1] == 0 < widths[0]
     assert spreads == sorted(spreads, reverse=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(slow=st.floats(0.5, 2.0), sigma=st.floats(0.0, 0.8), a=st.floats(0.0, 1.0),
+       b=st.floats(0.0, 1.0), k=st.floats(0.05, 2.0))  # fmt: skip
+def test_at_a_given_pace_the_range_narrows_as_the_run_progresses(slow, sigma, a, b, k):
+    """Between half and twice the plan's pace (a run seen 3x slower can widen for its first
+    few percent, as its forecast rises: docs/forecast.md)."""
+    first, later = sorted((a, b))
+
+    def run(done):
+        tokens = done * 1e12
+        return forecast.forecast_run(1e12, 1e6, sigma, tokens, tokens * 1e-6 * slow,
+                                     2e-6 * slow * tokens, 2.0, k=k)  # fmt: skip
+
+    f, g = run(first), run(later)
+    for r in (f, g):
+        assert r.eac["p10"] <= r.eac["p50"] <= r.eac["p90"]
+    assert g.sigma_remaining <= f.sigma_remaining + 1e-12
+    width = lambda r: r.eac["p90"] - r.eac["p10"]  # noqa: E731
+    assert width(g) <= width(f) * (1 + 1e-9) + 1e-6
 
 
 @pytest.mark.parametrize("status", ["completed", "failed"])

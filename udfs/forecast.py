@@ -25,7 +25,8 @@ team's completed runs are pooled with the calibrated default (:mod:`udfs.own_run
    above). P10 / P90 apply to the *remaining* part only: the actuals to date are known, so
    ``EAC_p = actual to date + remaining cost x EXP(NORM.S.INV(p) x sigma_remaining)``. As a
    run progresses both its remaining cost and its spread shrink, so P10..P90 narrows to the
-   actuals at completion.
+   actuals at completion (monotonically at any pace between half and twice the plan's; a
+   run seen three times slower can widen for its first few percent as its forecast rises).
 5. **Completed and failed runs** have nothing left: EAC = actual to date at every quantile.
 
 Money is whole cents, as in :mod:`udfs.schedule`: the remaining part is rounded once per
