@@ -48,7 +48,8 @@ EXAMPLES = {
     "report": (
         ["compute-lab report plans/team-a-plan.xlsx --out handoff.xlsx",
          "compute-lab report plans/*.xlsx --out handoff.xlsx --csv handoff-csv --skip-bad",
-         "compute-lab report plans/*.xlsx --out handoff.xlsx --fiscal-year-start 4"],
+         "compute-lab report plans/*.xlsx --out handoff.xlsx --fiscal-year-start 4 "
+         "--actuals actuals.csv focus-export.csv"],
         "docs/handoff.md",
     ),
     "addin": (

@@ -34,6 +34,7 @@ REPORT_PIPELINE = {
     "sources": "tabulate",
     "tables": "tabulate",
     "forecast": "tabulate",
+    "variance_tables": "tabulate",
     "layout": "write",
     "summary": "write",
     "xlsx": "write",

@@ -1,8 +1,14 @@
 """Actuals: what a run really used and cost, month by month, read from files.
 
-This module holds the shapes every plan-vs-actual step shares. The readers of the two file
-formats (a plain CSV and a FinOps FOCUS cost-and-usage export) fill them; the variance, the
-re-forecast and the own-runs feedback read them.
+This module holds the shapes every plan-vs-actual step shares and the readers that fill them
+(:func:`read_actuals`): a plain CSV (:data:`PLAIN_COLUMNS`) and a FinOps FOCUS
+cost-and-usage export (:mod:`.actuals_focus`), joined to the plan's runs by run code
+(:func:`join_actuals`). The variance, the re-forecast and the own-runs feedback read them.
+
+Every file is read as hostile: its size (:data:`MAX_ACTUALS_BYTES`), its row count
+(:data:`MAX_ACTUALS_ROWS`) and each field's length (:data:`MAX_FIELD_CHARS`) are checked
+before any row is parsed; a bad row is one line naming the file, the row (1 is the header)
+and the column; nothing is kept from a call that found one.
 
 Money is held in whole cents (ints), as in :mod:`udfs.schedule`, so variance parts add up to
 the cent. A month is the first day of a calendar month (UTC).
@@ -10,17 +16,70 @@ the cent. A month is the first day of a calendar month (UTC).
 
 from __future__ import annotations
 
+import csv
 import datetime as _dt
+import decimal as _decimal
+import hashlib
+import io
+import os
+import re
+import stat
 from dataclasses import dataclass, field
 
-__all__ = ["ACTUAL_STATUSES", "ActualMonth", "Actuals", "ActualsError"]
+from udfs.validation import echo
+
+from .run_codes import RUN_CODE_RULE, valid_run_code
+
+__all__ = [
+    "ACTUAL_STATUSES",
+    "ActualMonth",
+    "Actuals",
+    "ActualsError",
+    "Entry",
+    "PLAIN_COLUMNS",
+    "PLAIN_OPTIONAL",
+    "MAX_ACTUALS_FILES",
+    "MAX_ACTUALS_BYTES",
+    "MAX_ACTUALS_ROWS",
+    "MAX_FIELD_CHARS",
+    "MAX_ACTUALS_FIGURE",
+    "MAX_LINES_SHOWN",
+    "read_actuals",
+    "join_actuals",
+]
 
 #: The ``status`` a plain actuals row may carry (blank: the run's status is unknown).
 ACTUAL_STATUSES = ("running", "completed", "failed")
 
 
+#: The most actuals files one report reads.
+MAX_ACTUALS_FILES = 100
+#: The largest actuals file read (bytes; checked before it is opened for reading): a FOCUS
+#: export of a million rows of a few hundred bytes each.
+MAX_ACTUALS_BYTES = 512 * 2**20
+#: The most data rows an actuals file may hold (counted before any is parsed).
+MAX_ACTUALS_ROWS = 2_000_000
+#: The longest field of an actuals file (characters): a FOCUS Tags or SkuPriceDetails JSON
+#: object; any other field is far shorter.
+MAX_FIELD_CHARS = 8192
+#: The largest figure (US$, hours, tokens) an actuals field may hold, in magnitude: beyond any
+#: run's, and sums of millions of them stay exact in whole cents.
+MAX_ACTUALS_FIGURE = 1e15
+#: The most bad rows listed, one line each (then how many more).
+MAX_LINES_SHOWN = 20
+#: The columns a plain actuals CSV must have, in any order.
+PLAIN_COLUMNS = ("run_code", "month", "accelerator_hours", "cost_usd", "tokens_processed")
+#: The columns it may have besides.
+PLAIN_OPTIONAL = ("status", "electricity_usd", "currency")
+
+
 class ActualsError(Exception):
-    """A bad actuals file or row: one line naming the file, the row and the column."""
+    """Bad actuals: one line per bad file or row, each naming the file, the row and the
+    column (``lines``)."""
+
+    def __init__(self, lines):
+        self.lines = [lines] if isinstance(lines, str) else list(lines)
+        super().__init__("\n".join(self.lines))
 
 
 @dataclass(frozen=True)
@@ -66,3 +125,316 @@ class Actuals:
         for m in sorted(self.months, key=lambda m: (m.run_code, m.month)):
             out.setdefault(m.run_code, []).append(m)
         return out
+
+
+@dataclass
+class Entry:
+    """One run code's spend in one month as a file gives it (before the join): a plain row,
+    or a FOCUS export's rows of one run tag and month summed (``cost`` a Decimal US$ amount
+    until it is rounded once, to the cent, by the join)."""
+
+    run_code: str
+    month: _dt.date
+    hours: float
+    cost: object  # decimal.Decimal, US$
+    tokens: float | None
+    status: str | None
+    electricity: object  # decimal.Decimal or None
+    file: str
+    row: int  # the first row (1: the header)
+    rows: int = 1
+    column: str = "run_code"  # the column holding the run code (FOCUS: Tags)
+    month_column: str = "month"
+
+
+@dataclass
+class Parsed:
+    """One file read: its entries, its untagged spend (Decimal US$) and its SHA-256."""
+
+    path: str
+    sha256: str
+    entries: list
+    unallocated: object
+
+
+class Problems:
+    """The bad rows found so far, one line each; :meth:`raise_if_any` stops the read."""
+
+    def __init__(self):
+        self.lines, self.count = [], 0
+
+    def add(self, path, row, column, rule):
+        self.count += 1
+        if len(self.lines) < MAX_LINES_SHOWN:
+            where = f"row {row}, column {column}" if column else f"row {row}"
+            self.lines.append(f"{path}: {where}: {rule}")
+
+    def file(self, path, rule):
+        self.count += 1
+        if len(self.lines) < MAX_LINES_SHOWN:
+            self.lines.append(f"{path}: {rule}")
+
+    def raise_if_any(self):
+        if self.count:
+            more = self.count - len(self.lines)
+            extra = [f"... and {more:,} more bad row(s) not listed"] if more > 0 else []
+            raise ActualsError(self.lines + extra)
+
+
+_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]{1,3})?", re.ASCII)
+_MONTH = re.compile(r"([0-9]{4})-([0-9]{2})(?:-01)?", re.ASCII)
+NUMBER_RULE = (
+    "a plain decimal number of magnitude at most 1e15 (digits, one '.', an optional E "
+    "exponent; no '+', '$' or ','"
+)
+
+
+def decimal_of(text):
+    """The Decimal of a plain number (:data:`NUMBER_RULE`) of magnitude at most
+    :data:`MAX_ACTUALS_FIGURE`, else None."""
+    if not _NUMBER.fullmatch(text):
+        return None
+    value = _decimal.Decimal(text)
+    return value if abs(value) <= _LARGEST else None
+
+
+_LARGEST = _decimal.Decimal(str(MAX_ACTUALS_FIGURE))
+
+
+def month_of(text):
+    """The first day of the month ``YYYY-MM`` (or ``YYYY-MM-01``), else None."""
+    m = _MONTH.fullmatch(text)
+    if not m or not 1 <= int(m.group(2)) <= 12 or int(m.group(1)) < 1:
+        return None
+    return _dt.date(int(m.group(1)), int(m.group(2)), 1)
+
+
+def _file_bytes(path, problems):
+    """The bytes of ``path`` after the bounds on its size and rows, else None (a problem
+    noted)."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        problems.file(path, f"cannot be read ({exc.strerror or exc})")
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        problems.file(path, "is not a regular file")
+        return None
+    if st.st_size > MAX_ACTUALS_BYTES:
+        problems.file(path, f"is {st.st_size:,} bytes, over the {MAX_ACTUALS_BYTES:,}-byte "
+                            "bound on an actuals file")  # fmt: skip
+        return None
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_ACTUALS_BYTES + 1)
+    except OSError as exc:
+        problems.file(path, f"cannot be read ({exc.strerror or exc})")
+        return None
+    if len(data) > MAX_ACTUALS_BYTES:
+        problems.file(path, f"is over the {MAX_ACTUALS_BYTES:,}-byte bound on an actuals file")
+        return None
+    rows = data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+    if rows > MAX_ACTUALS_ROWS + 1:
+        problems.file(path, f"has about {rows:,} lines, over the {MAX_ACTUALS_ROWS:,}-row bound "
+                            "on an actuals file")  # fmt: skip
+        return None
+    if b"\0" in data:
+        problems.file(path, "holds a NUL byte: not a CSV text file")
+        return None
+    return data
+
+
+def _rows(path, data, problems):
+    """(header, iterator of (row number, fields)) of a CSV file, else None."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        problems.file(path, f"is not UTF-8 text (byte {exc.start:,})")
+        return None
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        problems.file(path, f"row 1: not CSV ({exc})")
+        return None
+    if not header:
+        problems.file(path, "is empty: no header row")
+        return None
+    return [h.strip() for h in header], reader
+
+
+def _each_row(path, reader, width, problems):
+    """(row number, fields) of each data row: a row of another width, an over-long field or
+    broken quoting is a problem, skipped."""
+    n = 1
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            problems.add(path, n + 1, None, f"not CSV ({exc})")
+            return
+        n += 1
+        if not any(fields) or (len(fields) == 1 and not fields[0].strip()):
+            continue  # a blank line
+        if len(fields) != width:
+            problems.add(path, n, None, f"has {len(fields)} fields, the header {width}")
+            continue
+        if max(map(len, fields)) > MAX_FIELD_CHARS:
+            long = next(i for i, f in enumerate(fields) if len(f) > MAX_FIELD_CHARS)
+            problems.add(path, n, None, f"field {long + 1} is over {MAX_FIELD_CHARS:,} characters")
+            continue
+        yield n, fields
+
+
+def _plain(path, header, reader, currency, problems):
+    """The entries of a plain actuals CSV (:data:`PLAIN_COLUMNS`)."""
+    missing = [c for c in PLAIN_COLUMNS if c not in header]
+    unknown = [c for c in header if c not in PLAIN_COLUMNS + PLAIN_OPTIONAL]
+    dupes = sorted({c for c in header if header.count(c) > 1})
+    if missing or unknown or dupes:
+        why = (f"missing column(s) {', '.join(missing)}" if missing
+               else f"column(s) {', '.join(map(repr, dupes))} given twice" if dupes
+               else f"unknown column(s) {', '.join(repr(c[:40]) for c in unknown)}")  # fmt: skip
+        problems.file(path, f"row 1: {why} (a plain actuals file has {', '.join(PLAIN_COLUMNS)}"
+                            f" and optionally {', '.join(PLAIN_OPTIONAL)})")  # fmt: skip
+        return []
+    at = {c: header.index(c) for c in header}
+    entries = []
+    for n, f in _each_row(path, reader, len(header), problems):
+        entry = _plain_row(path, n, {c: f[i].strip() for c, i in at.items()}, currency, problems)
+        if entry is not None:
+            entries.append(entry)
+    return entries
+
+
+def _plain_row(path, n, row, currency, problems):
+    code = row["run_code"]
+    if not valid_run_code(code):
+        return problems.add(
+            path, n, "run_code", f"{echo(code)} is not a run code ({RUN_CODE_RULE})"
+        )
+    month = month_of(row["month"])
+    if month is None:
+        return problems.add(path, n, "month", f"{echo(row['month'])} is not a month (YYYY-MM)")
+    values = {}
+    for col, need, least in (
+        ("accelerator_hours", True, 0),
+        ("cost_usd", True, None),
+        ("tokens_processed", False, 0),
+        ("electricity_usd", False, None),
+    ):
+        text = row.get(col, "")
+        if not text:
+            if need:
+                return problems.add(path, n, col, "is blank (give a number; 0 for none)")
+            values[col] = None
+            continue
+        value = decimal_of(text)
+        if value is None:
+            return problems.add(path, n, col, f"{echo(text)} is not {NUMBER_RULE})")
+        if least is not None and value < least:
+            return problems.add(path, n, col, f"{echo(text)} is negative")
+        values[col] = value
+    status = row.get("status", "").lower() or None
+    if status is not None and status not in ACTUAL_STATUSES:
+        return problems.add(
+            path,
+            n,
+            "status",
+            f"{echo(row['status'])} is not one of {', '.join(ACTUAL_STATUSES)} (or blank)",
+        )
+    cur = row.get("currency", "") or currency
+    if cur != currency:
+        return problems.add(
+            path, n, "currency", f"{echo(cur)} is not the hand-off's currency, {currency}"
+        )
+    tokens = values["tokens_processed"]
+    return Entry(code, month, float(values["accelerator_hours"]), values["cost_usd"],
+                 None if tokens is None else float(tokens), status, values["electricity_usd"],
+                 path, n)  # fmt: skip
+
+
+def _sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_actuals(paths, currency="USD"):
+    """Read every actuals file of ``paths`` (plain CSV or FOCUS export, told by its header):
+    a list of :class:`Parsed`, one per file. Raises :class:`ActualsError` listing every bad
+    file and row (at most :data:`MAX_LINES_SHOWN`), keeping nothing."""
+    from .actuals_focus import FOCUS_MARK, focus_entries
+
+    problems = Problems()
+    if len(paths) > MAX_ACTUALS_FILES:
+        raise ActualsError(f"--actuals: {len(paths):,} files, over the bound of "
+                           f"{MAX_ACTUALS_FILES}")  # fmt: skip
+    out = []
+    for path in map(str, paths):
+        data = _file_bytes(path, problems)
+        if data is None:
+            continue
+        rows = _rows(path, data, problems)
+        if rows is None:
+            continue
+        header, reader = rows
+        unallocated = _decimal.Decimal(0)
+        if FOCUS_MARK in header:
+            entries, unallocated = focus_entries(path, header, _each_row(
+                path, reader, len(header), problems), currency, problems)  # fmt: skip
+        elif "run_code" in header:
+            entries = _plain(path, header, reader, currency, problems)
+        else:
+            problems.file(path, f"row 1: neither a plain actuals file (no run_code column) nor "
+                                f"a FOCUS export (no {FOCUS_MARK} column)")  # fmt: skip
+            continue
+        out.append(Parsed(path, _sha256(data), entries, unallocated))
+    problems.raise_if_any()
+    return out
+
+
+def _cents(amount):
+    """A Decimal US$ amount to whole cents (half away from zero)."""
+    return int(amount.scaleb(2).quantize(_decimal.Decimal(1), rounding=_decimal.ROUND_HALF_UP))
+
+
+def join_actuals(parsed, runs, currency="USD"):
+    """The :class:`Actuals` of ``parsed`` files joined to ``runs``: run code -> (first month,
+    last month) of each run the plan knows (None, None for a run without a start date).
+
+    Each (run code, month) is given once: twice in plain files, or by a plain file and a
+    FOCUS export, is refused; a FOCUS export's rows of one tag and month are summed. A run
+    code no plan knows is unplanned spend (``Actuals.unplanned``); a month before the run's
+    first or after its last is refused, and so is a run without a start date. Raises
+    :class:`ActualsError` (every bad row, one line each); nothing is kept."""
+    problems, seen, months, unplanned, unallocated = Problems(), {}, [], [], _decimal.Decimal(0)
+    for p in parsed:
+        unallocated += p.unallocated
+        for e in p.entries:
+            key = (e.run_code, e.month)
+            if key in seen:
+                first = seen[key]
+                problems.add(e.file, e.row, e.month_column,
+                             f"{e.run_code} {e.month:%Y-%m} is given twice (first in "
+                             f"{first.file} row {first.row}): each run's month once")  # fmt: skip
+                continue
+            seen[key] = e
+            span = runs.get(e.run_code)
+            if span is not None and span[0] is None:
+                problems.add(e.file, e.row, e.column, f"run {e.run_code} has no start date in "
+                             "its plan: its months are unknown (type a start date)")  # fmt: skip
+                continue
+            if span is not None and not span[0] <= e.month <= span[1]:
+                problems.add(e.file, e.row, e.month_column,
+                             f"{e.month:%Y-%m} is outside run {e.run_code} ({span[0]:%Y-%m} to "
+                             f"{span[1]:%Y-%m}, its P90 run's months)")  # fmt: skip
+                continue
+            rows = f"row {e.row}" + (f" and {e.rows - 1:,} more" if e.rows > 1 else "")
+            month = ActualMonth(e.run_code, e.month, e.hours, _cents(e.cost), e.tokens, e.status,
+                                None if e.electricity is None else _cents(e.electricity),
+                                f"{e.file} {rows}")  # fmt: skip
+            (months if span is not None else unplanned).append(month)
+    problems.raise_if_any()
+    return Actuals(months=months, unplanned=unplanned, unallocated_cents=_cents(unallocated),
+                   currency=currency, files=[(p.path, p.sha256) for p in parsed])  # fmt: skip

@@ -10,13 +10,16 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["MAX_RUN_CODE_CHARS", "RUN_CODE_RULE", "derive_run_code", "run_code_of", "valid_run_code"]
+__all__ = ["MAX_RUN_CODE_CHARS", "RUN_CODE_RULE", "derive_run_code", "run_code_of",
+           "valid_run_code"]  # fmt: skip
 
 #: The longest run code: what a billing tag value and an FP&A key field hold comfortably.
 MAX_RUN_CODE_CHARS = 40
-_CODE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,%d})" % (MAX_RUN_CODE_CHARS - 1), re.ASCII)
-RUN_CODE_RULE = (f"1 to {MAX_RUN_CODE_CHARS} characters: letters A-Z, digits, '.', '_' or '-', "
-                 "starting with a letter or digit")
+_CODE = re.compile(rf"[A-Za-z0-9](?:[A-Za-z0-9._-]{{0,{MAX_RUN_CODE_CHARS - 1}}})", re.ASCII)
+RUN_CODE_RULE = (
+    f"1 to {MAX_RUN_CODE_CHARS} characters: letters A-Z, digits, '.', '_' or '-', "
+    "starting with a letter or digit"
+)
 
 
 def valid_run_code(text):

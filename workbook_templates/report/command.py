@@ -80,6 +80,16 @@ def configure_parser(parser):
         "every planner that has no Our runs rows of its own",
     )
     parser.add_argument(
+        "--actuals",
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        help="actuals to compare with the plan: plain CSV files (run_code, month, "
+        "accelerator_hours, cost_usd, tokens_processed) and/or FinOps FOCUS exports (runs "
+        "tagged compute-lab-run); adds the Variance sheet and variance.csv. Give the planners "
+        "first",
+    )
+    parser.add_argument(
         "--write-own-runs",
         metavar="FILE",
         help="write the runs the actuals show completed to FILE, in the --own-runs format "
@@ -141,7 +151,10 @@ def _check_flags(args):
         )
     for f in args.files:
         check_name(f, "FILE")
-    if args.write_own_runs is not None and not getattr(args, "actuals", None):
+    args.actuals = list(getattr(args, "actuals", None) or [])
+    for f in args.actuals:
+        check_name(f, "--actuals")
+    if args.write_own_runs is not None and not args.actuals:
         raise CommandError("--write-own-runs needs --actuals: the completed runs are those the "
                            "actuals show completed")  # fmt: skip
     for flag, path in (("--out", args.out), ("--csv", args.csv),
@@ -248,15 +261,18 @@ def _targets(args):
             raise CommandError(f"--csv: {args.csv} is a file, not a folder (give a folder)")
         from .csv_files import CSV_FILES, FORECAST_FILES
 
-        names = CSV_FILES + (FORECAST_FILES if getattr(args, "actuals", None) else ())
-        targets += [args.csv / f"{n}.csv" for n in names]
+        targets += [args.csv / f"{n}.csv" for n in CSV_FILES]
+        if args.actuals:
+            from .csv_files import ACTUALS_CSV_FILES
+
+            targets += [args.csv / f"{n}.csv" for n in (*ACTUALS_CSV_FILES, *FORECAST_FILES)]
     if getattr(args, "write_own_runs", None) is not None:
         targets.append(args.write_own_runs)
     return targets
 
 
 def _check_targets(args):
-    inputs = [f for f in args.files if os.path.exists(f)]
+    inputs = [f for f in [*args.files, *args.actuals] if os.path.exists(f)]
     existing = []
     for t in _targets(args):
         for f in inputs:
@@ -397,10 +413,49 @@ def _warnings(c):
         _err(f"warning: {where}{item.check}: {item.detail}")
 
 
+def _refused(lines):
+    """Print the lines of a refusal; the exit code 2."""
+    if len(lines) == 1:
+        _err(f"error: {lines[0]}; nothing written")
+        return 2
+    for line in lines:
+        _err(f"error: {line}")
+    _err("error: the actuals above are refused; nothing written")
+    return 2
+
+
+def _read_actuals(args):
+    """The actuals files read (before the planners: a bad row stops the run early), else
+    None; :class:`~workbook_templates.actuals.ActualsError` on a bad file or row."""
+    if not args.actuals:
+        return None
+    from ..actuals import read_actuals
+
+    return read_actuals(args.actuals)
+
+
+def _join_actuals(c, parsed):
+    """Join the actuals read to the budget runs and add the plan-vs-actual tables."""
+    from ..actuals import join_actuals
+    from .variance_tables import codes_of, run_spans, variance_tables
+
+    c.actuals = join_actuals(parsed, run_spans(codes_of(c.budget_runs)))
+    c.tables.update(variance_tables(c))
+
+
 def _run(args):
+    from ..actuals import ActualsError
+
     _check_flags(args)
     _check_same_inputs(args.files, int(args.max_size_mb * 1024 * 1024))
     _check_targets(args)
+    try:
+        return _run_checked(args, _read_actuals(args))
+    except ActualsError as exc:
+        return _refused(exc.lines)
+
+
+def _run_checked(args, parsed):
     max_bytes = int(args.max_size_mb * 1024 * 1024)
     from udfs import own_runs
 
@@ -422,6 +477,8 @@ def _run(args):
         code = _bad_files(c, args)
         if code is not None:
             return code
+        if parsed is not None:
+            _join_actuals(c, parsed)
         add_forecast(c)  # with actuals (Consolidation.actuals): the forecast's tables
         check_in_range(c)  # before any warning: a refused run is one line
         progress.show(f"writing the outputs of {len(c.runs):,} run(s)", force=True)
@@ -434,6 +491,7 @@ def _run(args):
         writers.join()
         progress.clear()
     _warnings(c)  # after the write: a failed write is one line too
+    _unplanned_warnings(c)
     t = c.tables["totals"].iloc[0]
     print(
         f"Consolidated {len(c.budget_runs)} budget run(s) from {len(c.planners)} file(s): total "
@@ -444,6 +502,8 @@ def _run(args):
         f"{len(c.mismatches)} saved value(s) differ from the engine; {len(c.unscheduled)} "
         f"run(s) unscheduled; {len(c.bad)} bad file(s) skipped."
     )
+    if parsed is not None:
+        print(_actuals_line(c))
     if args.out is not None:
         print(f"Wrote {args.out}")
     if args.csv is not None:
@@ -452,3 +512,35 @@ def _run(args):
     if own_out is not None:
         print(f"Wrote {own_text.count(chr(10)) - 1} own run(s) to {own_out}")
     return 0
+
+
+def _actuals_line(c):
+    """The summary line of the actuals: spend to date against the plan, and its parts."""
+    t = c.variance_totals
+    if t["as_of"] is None:
+        return "Actuals: no month of spend in the files given."
+    parts = ", ".join(f"{p} {usd(t[p] / 100)}" for p in ("volume", "rate", "efficiency",
+                                                        "scope", "timing"))  # fmt: skip
+    return (
+        f"Actuals to {t['as_of']:%b %Y}: {usd(t['actual'] / 100)} spent against "
+        f"{usd(t['budget'] / 100)} planned, variance {usd(t['variance'] / 100)} ({parts}); "
+        f"unplanned {usd(t['unplanned'] / 100)}, unallocated {usd(t['unallocated'] / 100)}."
+    )
+
+
+def _unplanned_warnings(c):
+    """One ``warning:`` line per unplanned run and month (at most MAX_LINES_SHOWN, then how
+    many more), on stderr."""
+    from ..actuals import MAX_LINES_SHOWN
+
+    unplanned = getattr(getattr(c, "actuals", None), "unplanned", [])
+    for m in unplanned[:MAX_LINES_SHOWN]:
+        _err(
+            f"warning: {m.source}: run code {m.run_code} is in no budget run of these "
+            f"planners: its {m.month:%Y-%m} spend is shown as unplanned"
+        )
+    if len(unplanned) > MAX_LINES_SHOWN:
+        _err(
+            f"warning: ... and {len(unplanned) - MAX_LINES_SHOWN:,} more unplanned run "
+            "month(s): see the Variance sheet"
+        )

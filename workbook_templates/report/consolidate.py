@@ -141,6 +141,8 @@ class Consolidation:
     duplicates: list = field(default_factory=list)  # lists of Runs: one scenario, several files
     mismatch_rows: list = field(default_factory=list)
     as_of: object = None  # the hand-off's date and time (UTC), set once when it is written
+    actuals: object = None  # workbook_templates.actuals.Actuals (report --actuals), else None
+    variance_totals: dict = None  # to date, whole cents (report.variance_tables), else None
 
     @property
     def mismatches(self):

@@ -9,8 +9,16 @@ import math
 
 from ..sheetkit import TEMPLATE_VERSION, safe_text
 
-__all__ = ["CSV_FILES", "FORECAST_FILES", "README", "STAMP_COLUMNS", "csv_frames", "csv_writer",
-           "readme_text"]  # fmt: skip
+__all__ = [
+    "ACTUALS_CSV_FILES",
+    "CSV_FILES",
+    "FORECAST_FILES",
+    "README",
+    "STAMP_COLUMNS",
+    "csv_frames",
+    "csv_writer",
+    "readme_text",
+]
 
 #: The CSV files written by ``--csv`` (each ``<name>.csv``), one per table.
 CSV_FILES = (
@@ -34,9 +42,10 @@ CSV_FILES = (
     "sources",
 )
 
+#: The CSV files added when actuals are given (``report --actuals``).
+ACTUALS_CSV_FILES = ("variance",)
 #: The CSV files a hand-off with actuals adds (the forecast's tables).
 FORECAST_FILES = ("forecast", "forecast_runs", "forecast_status", "forecast_years")
-
 
 #: Columns every CSV file ends with: the hand-off's template version and its as-of date.
 STAMP_COLUMNS = ("template_version", "as_of_date")
@@ -55,7 +64,8 @@ def csv_frames(c, as_of):
     import pandas as pd  # here: the command reads its files before pandas is imported
 
     out = {}
-    for name in CSV_FILES + tuple(n for n in FORECAST_FILES if n in c.tables):
+    added = (*ACTUALS_CSV_FILES, *FORECAST_FILES)
+    for name in [*CSV_FILES, *(n for n in added if n in c.tables)]:
         df = c.tables[name].copy()
         for col in df.columns:
             if is_money(col) and pd.api.types.is_numeric_dtype(df[col]):
@@ -128,6 +138,27 @@ FILE_NOTES = {
     "checks": "every check: OK, WARN, ERROR or INFO",
     "files": "the planners read: size, SHA-256, template version",
     "sources": "method, defaults and catalogue figures with their sources",
+    "variance": "plan against actual in long format (report --actuals): one amount per run "
+                "code, month, scenario and account; budget rows are the P50 plan's months "
+                "(total per month, as fpa.csv sums them), actual rows the actuals, forecast "
+                "rows the actuals up to the last month with actuals then the budget, variance "
+                "rows the five parts of each month's variance (actual - budget) up to that "
+                "month, adding up to it to the cent; account unplanned: spend on a run code no "
+                "budget run has; account unallocated (run code '(unallocated)'): FOCUS spend "
+                "without a run tag",
+}  # fmt: skip
+#: Column meanings particular to one file (over COLUMN_NOTES).
+FILE_COLUMN_NOTES = {
+    "variance": {
+        "run_code": "the run's code: the planner's Run code, else derived from the team and "
+                    "scenario name; the key actuals files use",
+        "scenario": "budget (the plan), actual, forecast, or variance (a part of it)",
+        "account": "total for budget, actual and forecast; for variance one of volume, rate, "
+                   "efficiency, scope, timing; unplanned or unallocated for actual spend no "
+                   "budget run holds",
+        "amount_usd": "US$, to the cent",
+        "month": "first day of the month, yyyy-mm-dd",
+    },
 }  # fmt: skip
 #: Meanings of the columns that are not a quantity of udfs.quantities.
 COLUMN_NOTES = {
@@ -195,8 +226,11 @@ def readme_text(frames, labels):
     ]
     for name, df in frames.items():
         lines.append(f"{name}.csv: {FILE_NOTES.get(name, '')}")
+        own = FILE_COLUMN_NOTES.get(name, {})
         for col in df.columns:
-            if col in COLUMN_NOTES:
+            if col in own:
+                meaning = own[col]
+            elif col in COLUMN_NOTES:
                 meaning = COLUMN_NOTES[col]
             elif col in labels:
                 label, unit = labels[col]

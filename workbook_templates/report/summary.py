@@ -36,8 +36,8 @@ from .layout import (
 )
 from .tables import UNSCHEDULED, with_unscheduled
 
-__all__ = ["write_summary", "write_budget", "forecast_block", "period_name", "SHEET_GUIDE",
-           "HEADLINE"]  # fmt: skip
+__all__ = ["write_summary", "write_budget", "forecast_block", "period_name", "sheet_guide",
+           "SHEET_GUIDE", "HEADLINE"]  # fmt: skip
 
 SHEET_GUIDE = (
     ("Summary", "management summary, one page: the headline figures, the checks, the budget "
@@ -56,6 +56,37 @@ SHEET_GUIDE = (
 )  # fmt: skip
 
 _MONEY = ("total_cost_usd", "total_cost_usd_p90", "contingency_usd")
+#: The sheet a hand-off has only with actuals (report --actuals), after Monthly.
+VARIANCE_GUIDE = ("Variance", "given actuals: plan against actual per run to date and per "
+                  "month, the variance split into volume, rate, efficiency, scope and timing; "
+                  "unplanned spend")  # fmt: skip
+
+
+def sheet_guide(c):
+    """The sheets of ``c``'s hand-off and what each holds: :data:`SHEET_GUIDE`, with the
+    Variance sheet after Monthly when ``c`` has actuals."""
+    if getattr(c, "actuals", None) is None:
+        return SHEET_GUIDE
+    at = [s for s, _ in SHEET_GUIDE].index("Monthly") + 1
+    return (*SHEET_GUIDE[:at], VARIANCE_GUIDE, *SHEET_GUIDE[at:])
+
+
+def _actuals_text(c):
+    """Page one's sentence on the actuals (None without actuals)."""
+    t = getattr(c, "variance_totals", None)
+    if getattr(c, "actuals", None) is None or t is None:
+        return None
+    if t["as_of"] is None:
+        return "Actuals: the files given hold no month of spend."
+    parts = ", ".join(f"{p} ${t[p] / 100:,.0f}" for p in ("volume", "rate", "efficiency",
+                                                         "scope", "timing"))  # fmt: skip
+    return (
+        f"Actuals to {t['as_of']:%b %Y}: ${t['actual'] / 100:,.0f} spent against "
+        f"${t['budget'] / 100:,.0f} planned to date, variance ${t['variance'] / 100:,.0f} "
+        f"({parts}); unplanned spend ${t['unplanned'] / 100:,.0f} on run codes no budget "
+        f"run has; unallocated ${t['unallocated'] / 100:,.0f} (no run tag). See the "
+        "Variance sheet."
+    )
 
 
 #: The Summary's columns (portrait): labels, then figures; at most PAGE_PORTRAIT wide.
@@ -231,6 +262,9 @@ def _management(ws, c, generated):
     row = lines(ws, 2, 1, f"Generated {generated:%Y-%m-%d %H:%M} UTC by compute-lab "
                 f"{__version__}; US$; fiscal years start in {fy}.", _LINE_CHARS)  # fmt: skip
     row = _headline(ws, c, t, row + 1)
+    actuals = _actuals_text(c)
+    if actuals is not None:
+        row = lines(ws, row + 1, 1, actuals, _LINE_CHARS)
     row = _status_line(ws, row + 1, c) + 1
     row = _section(ws, row, "Budget by status")
     head = row

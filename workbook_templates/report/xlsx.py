@@ -24,6 +24,7 @@ from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.table import Table, TableStyleInfo
 
 from udfs.quantities import RANGE_QUANTITIES
+from udfs.variance import PARTS
 
 from ..files import save_workbook
 from .consolidate import Q
@@ -49,8 +50,9 @@ from .layout import (
     setup_print,
     write_table,
 )
-from .summary import SHEET_GUIDE, write_budget, write_summary
+from .summary import sheet_guide, write_budget, write_summary
 from .tables import TABLE_COLUMNS, UNSCHEDULED, with_unscheduled
+from .variance_tables import BY_MONTH_COLUMNS, TO_DATE_COLUMNS, UNPLANNED_COLUMNS
 
 __all__ = ["build_workbook", "write_workbook", "ADDITIVE", "SHEETS", "TABLE_NAMES",
            "RUN_ROWS"]  # fmt: skip
@@ -59,7 +61,8 @@ __all__ = ["build_workbook", "write_workbook", "ADDITIVE", "SHEETS", "TABLE_NAME
 ADDITIVE = {
     "training_flops", "accelerator_hours", "compute_cost_usd", "electricity_kwh",
     "electricity_cost_usd", "co2_tonnes", "total_cost_usd", "other_costs_usd",
-    "contingency_usd",
+    "contingency_usd", "plan_accelerator_hours", "actual_accelerator_hours", "budget_usd",
+    "actual_usd", "variance_usd", *(f"{p}_usd" for p in PARTS),
     *(f"{q}_{k}" for q in RANGE_QUANTITIES if q != "wall_clock_days" for k in ("p10", "p90")),
 }  # fmt: skip
 
@@ -107,6 +110,16 @@ SHEETS = (
     ("Sources", [("sources", ["section", "item", "value", "unit", "detail"], None, None)], 2),
 )  # fmt: skip
 
+#: The Variance sheet (report --actuals), after Monthly: the same shape as SHEETS' entries.
+VARIANCE_SHEET = ("Variance", [
+    ("variance_to_date", TO_DATE_COLUMNS, "Total to date", None),
+    ("variance_by_month", [c for c in BY_MONTH_COLUMNS if c != "scenario"], "Total to date",
+     "By run and month (variance.csv has them in long format)"),
+    ("unplanned", UNPLANNED_COLUMNS, "Total",
+     "Spend no budget run holds: run codes no plan has (unplanned) and FOCUS spend without a "
+     "run tag (unallocated)"),
+], 1)  # fmt: skip
+
 #: Sheet -> the Excel Tables on it, each named like its CSV file.
 TABLE_NAMES = {"Runs": ("runs",), **{title: tuple(t[0] for t in parts)
                                      for title, parts, _ in SHEETS}}  # fmt: skip
@@ -118,12 +131,17 @@ _EMPTY = {
     "costs": "No scenario is in the budget (see Not in the budget on the Budget sheet).",
     "ranges": "No scenario is in the budget.",
     "blank_inputs": "No input was left blank.",
+    "variance_to_date": "No budget run has actuals.",
+    "variance_by_month": "No budget run has actuals.",
+    "unplanned": "None: every dollar of the actuals is a budget run's.",
 }
 #: Widest a column gets on these sheets (longer text wraps): each sheet fits the page.
-_WIDE = {"detail": 40, "why": 40, "input_label": 28, "scenario": 18, "file": 22,
-         "sha256": 34, "item": 26, "check": 20, "month": 14, "unit": 14}  # fmt: skip
+_WIDE = {"source": 30, "run_code": 20, "detail": 40, "why": 40, "input_label": 28,
+         "scenario": 18, "file": 22, "sha256": 34, "item": 26, "check": 20, "month": 14,
+         "unit": 14}  # fmt: skip
 #: Sheets whose widest column takes what the others leave of the page.
-_SHEET_WIDE = {"Sources": {"detail": 58}, "Checks": {"detail": 56}}
+_SHEET_WIDE = {"Sources": {"detail": 58}, "Checks": {"detail": 56},
+               "Variance": {"budget_usd": 16, "scenario": 16}}  # fmt: skip
 #: The Runs sheet shows parameters and tokens in billions (the cells hold the exact figures).
 _IN_BILLIONS = ("total_params", "active_params", "training_tokens")
 
@@ -347,12 +365,15 @@ def build_workbook(c, generated=None, share=False):
     sheets = [lambda: write_summary(wb.active, c, generated, paper),
               lambda: write_budget(wb.create_sheet("Budget"), c, generated, paper),
               lambda: _runs_sheet(wb, c, generated, paper)]  # fmt: skip
-    sheets += [lambda s=s: _sheet(wb, c, *s, generated, paper) for s in SHEETS]
+    for s in SHEETS:
+        sheets.append(lambda s=s: _sheet(wb, c, *s, generated, paper))
+        if s[0] == "Monthly" and getattr(c, "actuals", None) is not None:
+            sheets.append(lambda: _sheet(wb, c, *VARIANCE_SHEET, generated, paper))
     for make in sheets:
         make()
         if share:  # the sheet is done
             share_styles(wb.worksheets[-1], seen)
-    assert [s for s, _ in SHEET_GUIDE] == wb.sheetnames  # noqa: S101 (the guide lists them all)
+    assert [s for s, _ in sheet_guide(c)] == wb.sheetnames  # noqa: S101 (the guide lists them all)
     wb.properties.creator = "compute-lab report"
     wb.properties.title = "Compute Lab hand-off"
     return wb

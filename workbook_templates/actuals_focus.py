@@ -1,0 +1,237 @@
+"""A FinOps FOCUS cost-and-usage export read as actuals (FOCUS 1.0 to 1.2 columns).
+
+The rules (docs/plan-vs-actual.md has them for the user):
+
+- **Required columns** (:data:`FOCUS_REQUIRED`): a file without one is refused, naming it.
+- **Run**: the value of the tag :data:`TAG_KEY` in ``Tags`` (a JSON object), a run code. A
+  row without it is *unallocated* spend (unused commitments, credits, tax, anything
+  untagged): summed and shown, never given to a run.
+- **Spend**: ``EffectiveCost``, the amortised cost. A commitment-covered usage row carries
+  its share of the commitment there (its ``BilledCost`` is 0), the purchase of the
+  commitment has an ``EffectiveCost`` of 0 (its ``BilledCost`` the payment), so summing
+  ``EffectiveCost`` counts each dollar once, in the month the hours ran: what a run's plan
+  compares with. ``BilledCost`` (cash) is checked as a number but not summed.
+- **Accelerator-hours**: on ``Usage`` rows only, ``ConsumedQuantity`` in ``ConsumedUnit``
+  (else ``PricingQuantity`` in ``PricingUnit``). A unit of GPU-hours (``GPU-Hours``...)
+  counts as it is; a unit of hours (``Hours``, ``Hour``, ``Hrs``, ``h``) is instance-hours,
+  times ``GpuCount`` of ``SkuPriceDetails`` when given (else one accelerator an hour); any
+  other unit adds spend but no hours. A negative quantity is refused.
+- **Months**: UTC calendar months of ``ChargePeriodStart``; a row whose charge period
+  (start inclusive, end exclusive) spans months is prorated by the time in each.
+- **Currency**: every row's ``BillingCurrency`` is the hand-off's; never mixed.
+- **Duplicates**: a row identical to an earlier one, field for field, is refused.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal as _decimal
+import functools
+import hashlib
+import json
+import re
+
+from udfs.validation import echo
+
+from .actuals import NUMBER_RULE, Entry, decimal_of
+from .run_codes import RUN_CODE_RULE, valid_run_code
+
+__all__ = ["FOCUS_MARK", "FOCUS_REQUIRED", "TAG_KEY", "focus_entries"]
+
+#: The tag key whose value is a row's run code.
+TAG_KEY = "compute-lab-run"
+#: The column that tells a FOCUS export from a plain actuals file.
+FOCUS_MARK = "ChargePeriodStart"
+#: The columns a FOCUS export must have to be read as actuals.
+FOCUS_REQUIRED = ("ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "BilledCost",
+                  "EffectiveCost", "BillingCurrency", "PricingQuantity", "PricingUnit",
+                  "Tags")  # fmt: skip
+#: ChargeCategory's values (FOCUS 1.0-1.2).
+CATEGORIES = ("Usage", "Purchase", "Tax", "Credit", "Adjustment")
+_NULLS = ("", "null", "NULL", "Null")
+_TIME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})"
+                   r"(?:\.[0-9]{1,9})?)?(?:Z|\+00:?00)", re.ASCII)  # fmt: skip
+_HOUR_UNITS = ("hour", "hours", "hr", "hrs", "h")
+_GPU_HOUR_UNITS = ("gpu-hour", "gpu-hours", "gpu hour", "gpu hours", "gpuhours", "gpu-hrs")
+
+
+@functools.lru_cache(maxsize=1 << 16)  # an export repeats its hours and days
+def _time(text):
+    m = _TIME.fullmatch(text)
+    if not m:
+        return None
+    try:
+        y, mo, d, h, mi, s = (int(g or 0) for g in m.groups())
+        return _dt.datetime(y, mo, d, h, mi, s)
+    except ValueError:
+        return None
+
+
+def _next_month(day):
+    return _dt.datetime(day.year + day.month // 12, day.month % 12 + 1, 1)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _spans(start, end):
+    """[(month, fraction)] of the charge period [start, end) by UTC calendar month."""
+    first = _dt.datetime(start.year, start.month, 1)
+    if end <= _next_month(first):
+        return ((first.date(), 1),)
+    total = (end - start).total_seconds()
+    out, at = [], start
+    while at < end:
+        stop = min(_next_month(_dt.datetime(at.year, at.month, 1)), end)
+        out.append(
+            (
+                _dt.date(at.year, at.month, 1),
+                _decimal.Decimal((stop - at).total_seconds()) / _decimal.Decimal(total),
+            )
+        )
+        at = stop
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=1 << 12)  # a run's tags repeat on its every row (never mutated)
+def _json(text):
+    return json.loads(text)
+
+
+class _Row:
+    """One row's fields by column name, with the file and row number for messages."""
+
+    def __init__(self, path, n, fields, at, problems):
+        self.path, self.n, self.f, self.at, self.problems = path, n, fields, at, problems
+
+    def text(self, column):
+        i = self.at.get(column)
+        if i is None:
+            return None
+        value = self.f[i].strip()
+        return None if value in _NULLS else value
+
+    def bad(self, column, rule):
+        self.problems.add(self.path, self.n, column, rule)
+        raise _Skip
+
+    def number(self, column, required=True):
+        text = self.text(column)
+        if text is None:
+            if required:
+                self.bad(column, "is null (a FOCUS export gives it on every row)")
+            return None
+        value = decimal_of(text)
+        if value is None:
+            self.bad(column, f"{echo(text)} is not {NUMBER_RULE})")
+        return value
+
+    def json(self, column):
+        text = self.text(column)
+        if text is None:
+            return {}
+        try:
+            value = _json(text)
+        except (ValueError, RecursionError):
+            self.bad(column, "is not JSON (a FOCUS key-value column holds a JSON object)")
+        if not isinstance(value, dict):
+            self.bad(column, "is not a JSON object")
+        return value
+
+
+class _Skip(Exception):  # noqa: N818 - not an error: the row is skipped, its problem noted
+    """The row's problem is noted: skip it."""
+
+
+def _run_code(row):
+    tags = row.json("Tags")
+    if TAG_KEY not in tags:
+        return None
+    code = tags[TAG_KEY]
+    if not isinstance(code, str) or not valid_run_code(code):
+        row.bad("Tags", f"tag {TAG_KEY} is {echo(code)}, not a run code ({RUN_CODE_RULE})")
+    return code
+
+
+def _hours(row):
+    """Accelerator-hours of a Usage row (0 for another unit), and the column it came from."""
+    column, unit_column = "ConsumedQuantity", "ConsumedUnit"
+    qty = row.number(column, required=False) if column in row.at else None
+    if qty is None:
+        column, unit_column = "PricingQuantity", "PricingUnit"
+        qty = row.number(column, required=False)
+    if qty is None:
+        return 0.0
+    if qty < 0:
+        row.bad(column, f"{qty} is negative (hours are never negative; a refund is a Credit row)")
+    unit = (row.text(unit_column) or "").lower()
+    if unit in _GPU_HOUR_UNITS:
+        return float(qty)
+    if unit not in _HOUR_UNITS:
+        return 0.0
+    gpus = row.json("SkuPriceDetails").get("GpuCount") if "SkuPriceDetails" in row.at else None
+    if gpus is None:
+        return float(qty)
+    if isinstance(gpus, bool) or not isinstance(gpus, int | float) or not 0 < gpus <= 1e6:
+        row.bad("SkuPriceDetails", f"GpuCount is {echo(gpus)}, not a positive number")
+    return float(qty) * gpus
+
+
+def _one(row, currency):
+    """(run code or None, [(month, cost, hours)]) of a row, else _Skip."""
+    start, end = (
+        _time(row.text("ChargePeriodStart") or ""),
+        _time(row.text("ChargePeriodEnd") or ""),
+    )
+    if start is None:
+        row.bad("ChargePeriodStart", f"{echo(row.text('ChargePeriodStart'))} is not a UTC time "
+                "(YYYY-MM-DDTHH:mm:ssZ)")  # fmt: skip
+    if end is None or end <= start:
+        row.bad("ChargePeriodEnd", f"{echo(row.text('ChargePeriodEnd'))} is not a UTC time after "
+                "ChargePeriodStart")  # fmt: skip
+    category = row.text("ChargeCategory")
+    if category not in CATEGORIES:
+        row.bad("ChargeCategory", f"{echo(category)} is not one of {', '.join(CATEGORIES)}")
+    cur = row.text("BillingCurrency")
+    if cur != currency:
+        row.bad("BillingCurrency", f"{echo(cur)} is not the hand-off's currency, {currency}")
+    row.number("BilledCost")
+    cost = row.number("EffectiveCost")
+    code = _run_code(row)
+    hours = _hours(row) if code is not None and category == "Usage" else 0.0
+    return code, [(m, cost * share, hours * float(share)) for m, share in _spans(start, end)]
+
+
+def focus_entries(path, header, rows, currency, problems):
+    """(entries, unallocated Decimal US$) of a FOCUS export: ``rows`` yields (row number,
+    fields); bad rows go to ``problems``."""
+    missing = [c for c in FOCUS_REQUIRED if c not in header]
+    if missing:
+        problems.file(path, f"row 1: a FOCUS export without the column(s) {', '.join(missing)} "
+                            f"(required: {', '.join(FOCUS_REQUIRED)})")  # fmt: skip
+        return [], _decimal.Decimal(0)
+    at = {c: i for i, c in enumerate(header)}
+    sums, seen, unallocated = {}, {}, _decimal.Decimal(0)
+    for n, fields in rows:
+        key = hashlib.blake2b("\x1f".join(fields).encode(), digest_size=16).digest()
+        if key in seen:
+            problems.add(path, n, None, f"is the same as row {seen[key]}, field for field (a "
+                                        "duplicate row would count twice)")  # fmt: skip
+            continue
+        seen[key] = n
+        row = _Row(path, n, fields, at, problems)
+        try:
+            code, parts = _one(row, currency)
+        except _Skip:
+            continue
+        for month, cost, hours in parts:
+            if code is None:
+                unallocated += cost
+                continue
+            e = sums.get((code, month))
+            if e is None:
+                sums[(code, month)] = Entry(code, month, hours, cost, None, None, None, path, n,
+                                            1, "Tags", "ChargePeriodStart")  # fmt: skip
+            else:
+                e.hours += hours
+                e.cost += cost
+                e.rows += 1
+    return list(sums.values()), unallocated

@@ -1,0 +1,164 @@
+"""The plan-vs-actual tables of a hand-off given actuals (``report --actuals``).
+
+Each budget run's plan months (its P50 schedule, to the cent: :func:`.tables.run_cents`,
+hours and tokens spread by the same month shares) against its actual months
+(:class:`workbook_templates.actuals.Actuals`), month by month up to the last month with
+actuals, through :func:`udfs.variance.run_variance`: the variance and its five parts in
+whole cents, adding up exactly. ``variance`` (variance.csv) is the long format an FP&A tool
+imports; ``variance_by_month`` the Variance sheet's table.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from udfs import schedule
+from udfs.validation import CommandError
+from udfs.variance import PARTS, ActualPoint, PlanMonth, run_variance
+
+from ..run_codes import run_code_of
+from .tables import run_cents
+
+__all__ = ["VARIANCE_COLUMNS", "TO_DATE_COLUMNS", "BY_MONTH_COLUMNS", "UNPLANNED_COLUMNS",
+           "plan_months", "codes_of", "run_spans", "variance_tables", "UNALLOCATED"]  # fmt: skip
+
+#: variance.csv: one amount per run, month, scenario and account.
+VARIANCE_COLUMNS = ["run_code", "month", "scenario", "account", "amount_usd"]
+#: The Variance sheet's table: one row per run and month up to the last month with actuals.
+BY_MONTH_COLUMNS = ["run_code", "scenario", "month", "plan_accelerator_hours",
+                    "actual_accelerator_hours", "budget_usd", "actual_usd", "variance_usd",
+                    *(f"{p}_usd" for p in PARTS)]  # fmt: skip
+#: The Variance sheet's first table: one row per run, to date.
+TO_DATE_COLUMNS = ["run_code", "scenario", "plan_accelerator_hours", "actual_accelerator_hours",
+                   "budget_usd", "actual_usd", "variance_usd",
+                   *(f"{p}_usd" for p in PARTS)]  # fmt: skip
+#: The Variance sheet's unplanned spend: rows of run codes no plan in the budget has.
+UNPLANNED_COLUMNS = ["run_code", "month", "actual_accelerator_hours", "actual_usd", "source"]
+#: The run code variance.csv gives spend no run tag claims.
+UNALLOCATED = "(unallocated)"
+
+
+def plan_months(r):
+    """The plan side of run ``r``: its P50 schedule's months as :class:`PlanMonth` (hours and
+    tokens spread by the month's share, cost the month's P50 in whole cents)."""
+    hours, tokens = float(r.outputs["accelerator_hours"]), float(r.arguments["training_tokens"])
+    return [PlanMonth(m.month, hours * m.share, m.total_p50, tokens * m.share)
+            for m in run_cents(r).months if m.month is not None]  # fmt: skip
+
+
+def codes_of(runs):
+    """{run code: run} of the budget runs; two runs with one code are refused."""
+    out = {}
+    for r in runs:
+        code, derived = run_code_of(r.scenario)
+        if code in out:
+            other = out[code].scenario
+            how = " (derived from the team and scenario name; type a Run code)" if derived else ""
+            raise CommandError(
+                f"--actuals: run code {code} is the code of two budget runs ({other.path} column "
+                f"{other.column} and {r.scenario.path} column {r.scenario.column}){how}"
+            )
+        out[code] = r
+    return out
+
+
+def run_spans(runs_by_code):
+    """{run code: (first month, last month)} of the P90 schedule, (None, None) unscheduled."""
+    out = {}
+    for code, r in runs_by_code.items():
+        months = [m.month for m in run_cents(r).months if m.month is not None]
+        out[code] = (min(months), max(months)) if months else (None, None)
+    return out
+
+
+def _usd(cents):
+    return schedule.usd(int(cents))
+
+
+def _long_rows(code, plan, actual, variance, as_of):
+    rows = [{"run_code": code, "month": p.month, "scenario": "budget", "account": "total",
+             "amount_usd": p.cost_cents} for p in plan]  # fmt: skip
+    by_month = {a.month: a.cost_cents for a in actual}
+    rows += [{"run_code": code, "month": m, "scenario": "actual", "account": "total",
+              "amount_usd": c} for m, c in sorted(by_month.items())]  # fmt: skip
+    months = sorted({p.month for p in plan} | set(by_month))
+    rows += [{"run_code": code, "month": m, "scenario": "forecast", "account": "total",
+              "amount_usd": by_month.get(m, 0) if m <= as_of else
+              next((p.cost_cents for p in plan if p.month == m), 0)} for m in months]  # fmt: skip
+    rows += [{"run_code": code, "month": v.month, "scenario": "variance", "account": part,
+              "amount_usd": v.parts[part]} for v in variance for part in PARTS]  # fmt: skip
+    return rows
+
+
+def variance_tables(c, plans=None):
+    """{name: DataFrame} of the plan-vs-actual tables of ``c`` (``c.actuals`` set), and
+    ``c.variance_totals`` (whole cents). ``plans``: run code -> list of PlanMonth, the
+    baseline (default: this hand-off's own P50 plan, :func:`plan_months`)."""
+    a = c.actuals
+    runs = codes_of(c.budget_runs)
+    plans = plans or {code: plan_months(r) for code, r in runs.items()}
+    by_run = a.by_run()
+    months = [m.month for m in a.months + a.unplanned]
+    as_of = max(months) if months else None
+    wide, long, to_date = [], [], []
+    totals = dict.fromkeys(("budget", "actual", "variance", *PARTS), 0)
+    for code, r in runs.items():
+        if as_of is None:
+            break
+        actual = [ActualPoint(m.month, m.accelerator_hours, m.cost_cents, m.tokens_processed,
+                              m.status) for m in by_run.get(code, [])]  # fmt: skip
+        variance = run_variance(plans[code], actual, as_of)
+        long += _long_rows(code, plans[code], actual, variance, as_of)
+        run = {"run_code": code, "scenario": r.scenario.name,
+               **dict.fromkeys(TO_DATE_COLUMNS[2:], 0)}  # fmt: skip
+        to_date.append(run)
+        for v in variance:
+            run["plan_accelerator_hours"] += v.plan_hours
+            run["actual_accelerator_hours"] += v.actual_hours
+            run["budget_usd"] += v.plan_cents
+            run["actual_usd"] += v.actual_cents
+            run["variance_usd"] += v.variance_cents
+            for p in PARTS:
+                run[f"{p}_usd"] += v.parts[p]
+            wide.append({"run_code": code, "scenario": r.scenario.name, "month": v.month,
+                         "plan_accelerator_hours": v.plan_hours,
+                         "actual_accelerator_hours": v.actual_hours, "budget_usd": v.plan_cents,
+                         "actual_usd": v.actual_cents, "variance_usd": v.variance_cents,
+                         **{f"{p}_usd": v.parts[p] for p in PARTS}})  # fmt: skip
+            totals["budget"] += v.plan_cents
+            totals["actual"] += v.actual_cents
+            totals["variance"] += v.variance_cents
+            for p in PARTS:
+                totals[p] += v.parts[p]
+    unplanned = [{"run_code": m.run_code, "month": m.month,
+                  "actual_accelerator_hours": m.accelerator_hours, "actual_usd": m.cost_cents,
+                  "source": m.source}
+                 for m in sorted(a.unplanned, key=lambda m: (m.run_code, m.month))]  # fmt: skip
+    long += [{"run_code": u["run_code"], "month": u["month"], "scenario": "actual",
+              "account": "unplanned", "amount_usd": u["actual_usd"]}
+             for u in unplanned]  # fmt: skip
+    if a.unallocated_cents:
+        long.append({"run_code": UNALLOCATED, "month": as_of, "scenario": "actual",
+                     "account": "unallocated", "amount_usd": a.unallocated_cents})  # fmt: skip
+    totals["unplanned"] = sum(u["actual_usd"] for u in unplanned)
+    totals["unallocated"] = a.unallocated_cents
+    if a.unallocated_cents:  # the sheet lists it below the unplanned run codes
+        unplanned.append({"run_code": UNALLOCATED, "month": None, "actual_accelerator_hours": 0.0,
+                          "actual_usd": a.unallocated_cents,
+                          "source": "FOCUS rows without a run tag (unused commitments, credits, "
+                                    "tax, untagged resources)"})  # fmt: skip
+    totals["as_of"] = as_of
+    c.variance_totals = totals
+    return {"variance": _dollars(pd.DataFrame(long, columns=VARIANCE_COLUMNS), ["amount_usd"]),
+            "variance_to_date": _dollars(pd.DataFrame(to_date, columns=TO_DATE_COLUMNS),
+                                         TO_DATE_COLUMNS[4:]),
+            "variance_by_month": _dollars(pd.DataFrame(wide, columns=BY_MONTH_COLUMNS),
+                                          BY_MONTH_COLUMNS[5:]),
+            "unplanned": _dollars(pd.DataFrame(unplanned, columns=UNPLANNED_COLUMNS),
+                                  ["actual_usd"])}  # fmt: skip
+
+
+def _dollars(frame, columns):
+    for col in columns:
+        frame[col] = pd.Series([_usd(v) for v in frame[col]], index=frame.index, dtype=float)
+    return frame
