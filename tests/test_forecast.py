@@ -383,6 +383,12 @@ def test_report_actuals_writes_the_forecast_and_the_own_runs_end_to_end(team_pla
         got = {r["run_code"]: r for r in csv.DictReader(fh)}
     assert got[CODES["completed"]]["eac_usd"] == got[CODES["completed"]]["actual_to_date_usd"]
     assert float(got[CODES["running"]]["eac_usd_p90"]) > float(got[CODES["running"]]["eac_usd"])
+    with open(tmp_path / "csv" / "forecast.csv", encoding="utf-8") as fh:
+        p50 = {(r["run_code"], r["month"]): r["p50_usd"] for r in csv.DictReader(fh)}
+    with open(tmp_path / "csv" / "variance.csv", encoding="utf-8") as fh:
+        ahead = {(r["run_code"], r["month"]): r["amount_usd"] for r in csv.DictReader(fh)
+                 if r["scenario"] == "forecast"}  # fmt: skip
+    assert ahead == p50  # variance.csv's forecast rows are the re-forecast's P50 months
     ws = openpyxl.load_workbook(tmp_path / "h.xlsx")["Summary"]
     assert "Plan vs actual: forecast at completion" in [c.value for c in ws["A"]]
     code, _, err, _ = run_cli(argv)
