@@ -66,7 +66,7 @@ def test_the_range_is_ordered_and_narrows_as_the_run_progresses(slow):
        b=st.floats(0.0, 1.0))  # fmt: skip
 def test_at_a_given_pace_the_range_narrows_as_the_run_progresses(slow, sigma, a, b):
     """Between half and twice the plan's pace, with the stored own_runs_k (a run seen 3x
-    slower can widen for its first few percent, as its forecast rises: docs/forecast.md)."""
+    slower can widen for its first few percent, as its forecast rises: docs/plan-vs-actual.md)."""
     k = forecast.default_k()
     first, later = sorted((a, b))
 
