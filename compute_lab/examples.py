@@ -48,10 +48,8 @@ EXAMPLES = {
     "report": (
         ["compute-lab report plans/team-a-plan.xlsx --out handoff.xlsx",
          "compute-lab report plans/*.xlsx --out handoff.xlsx --csv handoff-csv --skip-bad",
-         "compute-lab report plans/*.xlsx --out handoff.xlsx --fiscal-year-start 4 "
-         "--actuals actuals.csv focus-export.csv",
          'compute-lab report plans/*.xlsx --csv q2-csv --version "Forecast 2027-Q2" '
-         "--baseline fy27-csv"],
+         "--baseline fy27-csv --actuals actuals.csv focus-export.csv"],
         "docs/handoff.md",
     ),
     "addin": (

@@ -33,6 +33,7 @@ REPORT_PIPELINE = {
     "checks": "check",
     "sources": "tabulate",
     "tables": "tabulate",
+    "forecast": "tabulate",
     "variance_tables": "tabulate",
     "compare": "tabulate",
     "layout": "write",

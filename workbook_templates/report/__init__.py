@@ -46,9 +46,10 @@ _LAZY = {
 
 def consolidate(paths, **kwargs):
     """:func:`.tables.consolidate`: read, recompute, check and tabulate ``paths``."""
+    from .forecast import add_forecast
     from .tables import consolidate as pipeline
 
-    return pipeline(paths, **kwargs)
+    return add_forecast(pipeline(paths, **kwargs))
 
 
 def __getattr__(name):

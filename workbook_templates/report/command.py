@@ -105,6 +105,13 @@ def configure_parser(parser):
         "per run and month, its P50 and this one's (the Baseline sheet, baseline.csv)",
     )
     parser.add_argument(
+        "--write-own-runs",
+        metavar="FILE",
+        help="write the runs the actuals show completed to FILE, in the --own-runs format "
+        "(one team's runs; the --own-runs file's runs first); an existing FILE only with "
+        "--force",
+    )
+    parser.add_argument(
         "--tolerance",
         type=float,
         default=DEFAULT_TOLERANCE,
@@ -141,12 +148,14 @@ def usd(value):
 
 
 def _check_flags(args):
-    for flag, example in (("out", "handoff.xlsx"), ("csv", "handoff-csv")):
+    for flag, example in (("out", "handoff.xlsx"), ("csv", "handoff-csv"),
+                          ("write_own_runs", "runs.csv")):  # fmt: skip
         value = getattr(args, flag)
         if value is not None and not str(value).strip():
-            raise CommandError(f"--{flag} is empty; give a name, e.g. --{flag} {example}")
+            name = flag.replace("_", "-")
+            raise CommandError(f"--{name} is empty; give a name, e.g. --{name} {example}")
         setattr(args, flag, None if value is None else Path(value))
-    if args.out is None and args.csv is None:
+    if args.out is None and args.csv is None and args.write_own_runs is None:
         raise CommandError("give --out HANDOFF.xlsx and/or --csv DIR")
     if args.out is not None and args.out.suffix.lower() != ".xlsx":
         raise CommandError(f"--out must name an .xlsx file (got {args.out})")
@@ -160,7 +169,11 @@ def _check_flags(args):
     args.actuals = list(getattr(args, "actuals", None) or [])
     for f in args.actuals:
         check_name(f, "--actuals")
-    for flag, path in (("--out", args.out), ("--csv", args.csv)):
+    if args.write_own_runs is not None and not args.actuals:
+        raise CommandError("--write-own-runs needs --actuals: the completed runs are those the "
+                           "actuals show completed")  # fmt: skip
+    for flag, path in (("--out", args.out), ("--csv", args.csv),
+                       ("--write-own-runs", args.write_own_runs)):  # fmt: skip
         if path is not None:
             check_name(path, flag)
     if not (0 <= args.tolerance < 1):
@@ -252,7 +265,7 @@ class _Writers:
     are imported when first used, after the reading."""
 
     #: The modules imported (the stages after the reading, and what they import).
-    MODULES = ("tables", "output")
+    MODULES = ("tables", "forecast", "output")
 
     def __init__(self):
         self.thread = None
@@ -284,14 +297,16 @@ def _targets(args):
     if args.csv is not None:
         if args.csv.exists() and not args.csv.is_dir():
             raise CommandError(f"--csv: {args.csv} is a file, not a folder (give a folder)")
-        from .csv_files import BASELINE_CSV, CSV_FILES
+        from .csv_files import BASELINE_CSV, CSV_FILES, FORECAST_FILES
 
         names = (*CSV_FILES, *([BASELINE_CSV] if getattr(args, "baseline", None) else []))
         targets += [args.csv / f"{n}.csv" for n in names]
         if args.actuals:
             from .csv_files import ACTUALS_CSV_FILES
 
-            targets += [args.csv / f"{n}.csv" for n in ACTUALS_CSV_FILES]
+            targets += [args.csv / f"{n}.csv" for n in (*ACTUALS_CSV_FILES, *FORECAST_FILES)]
+    if getattr(args, "write_own_runs", None) is not None:
+        targets.append(args.write_own_runs)
     return targets
 
 
@@ -309,6 +324,9 @@ def _check_targets(args):
     if existing and not args.force:
         verb = "already exists" if len(existing) == 1 else "already exist"
         raise CommandError(f"{', '.join(existing)} {verb} (use --force to overwrite)")
+    own_out = getattr(args, "write_own_runs", None)
+    if own_out is not None and not own_out.parent.is_dir():
+        raise CommandError(f"--write-own-runs: folder {own_out.parent} does not exist")
     if args.out is not None and not args.out.parent.is_dir():
         raise CommandError(f"--out: folder {args.out.parent} does not exist (got {args.out})")
     if args.csv is not None and not args.csv.exists():
@@ -506,6 +524,7 @@ def _run_checked(args, parsed):
                               started=writers.start)  # fmt: skip
         writers.join()
         from .compare import add_baseline
+        from .forecast import add_forecast, own_runs_text
         from .output import check_in_range, write_outputs
         from .tables import build_tables
 
@@ -519,11 +538,14 @@ def _run_checked(args, parsed):
             return code
         if parsed is not None:
             _join_actuals(c, parsed)
+        add_forecast(c)  # with actuals (Consolidation.actuals): the forecast's tables
         check_in_range(c)  # before any warning: a refused run is one line
         progress.show(f"writing the outputs of {len(c.runs):,} run(s)", force=True)
         c.paper = args.paper
+        own_out = getattr(args, "write_own_runs", None)
+        own_text = None if own_out is None else own_runs_text(c, own)
         written = write_outputs(c, out=args.out, csv_dir=args.csv, force=args.force,
-                                checked=True)  # fmt: skip
+                                checked=True, own_runs=(own_out, own_text))  # fmt: skip
     finally:
         writers.join()
         progress.clear()
@@ -544,7 +566,10 @@ def _run_checked(args, parsed):
     if args.out is not None:
         print(f"Wrote {args.out}")
     if args.csv is not None:
-        print(f"Wrote {len(written) - (args.out is not None)} CSV files to {args.csv}")
+        csv_count = len(written) - (args.out is not None) - (own_out is not None)
+        print(f"Wrote {csv_count} CSV files to {args.csv}")
+    if own_out is not None:
+        print(f"Wrote {own_text.count(chr(10)) - 1} own run(s) to {own_out}")
     return 0
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "ACTUALS_CSV_FILES",
     "BASELINE_CSV",
     "CSV_FILES",
+    "FORECAST_FILES",
     "README",
     "STAMP_COLUMNS",
     "csv_frames",
@@ -48,6 +49,8 @@ CSV_FILES = (
 
 #: The CSV files added when actuals are given (``report --actuals``).
 ACTUALS_CSV_FILES = ("variance",)
+#: The CSV files a hand-off with actuals adds (the forecast's tables).
+FORECAST_FILES = ("forecast", "forecast_runs", "forecast_status", "forecast_years")
 
 #: Columns every CSV file ends with: the hand-off's version label (report --version, blank
 #: without it), its template version and its as-of date.
@@ -64,7 +67,8 @@ def csv_frames(c, as_of):
 
     out = {}
     extra = [BASELINE_CSV] if BASELINE_CSV in c.tables else []
-    for name in [*CSV_FILES, *extra, *(n for n in ACTUALS_CSV_FILES if n in c.tables)]:
+    added = (*ACTUALS_CSV_FILES, *FORECAST_FILES)
+    for name in [*CSV_FILES, *extra, *(n for n in added if n in c.tables)]:
         df = c.tables[name].copy()
         for col in df.columns:
             if is_money(col) and pd.api.types.is_numeric_dtype(df[col]):
@@ -128,6 +132,18 @@ FILE_NOTES = {
            "and fiscal year 'unscheduled'. Each row has the run's cost centre, GL account, "
            "expense class (capex or opex) and currency; a compute row its accelerator-hours "
            "and rate",
+    "forecast": "with actuals: one row per budget run and month, fpa_scenario 'actual' (a "
+                "month locked to its actual spend: p10 = p50 = p90) or 'forecast' (the rest of "
+                "the run, P10 / P50 / P90 of the remaining part only); a run's rows add up to "
+                "its estimate at completion (forecast_runs) at each quantile, to the cent; a "
+                "run not started follows its budget (p50_usd its P50 months)",
+    "forecast_runs": "with actuals: one row per budget run: progress, hours per token (the "
+                     "plan's, the run's own, pooled), today's price, budget, actual to date, "
+                     "estimate at completion P10 / P50 / P90 and variance",
+    "forecast_status": "with actuals: budget, actual to date, forecast at completion (P50) and "
+                       "variance by budget status; sum the rows",
+    "forecast_years": "with actuals: the same by fiscal year (budget: the P50 schedule; a run "
+                      "without a start date and without actuals in an 'Unscheduled' row)",
     "mismatches": "saved planner values that differ from the engine",
     "checks": "every check: OK, WARN, ERROR or INFO",
     "files": "the planners read: size, SHA-256, template version",
@@ -231,6 +247,31 @@ COLUMN_NOTES = {
     "template_version": "the hand-off's template version",
     "as_of_date": "the date the hand-off was made, yyyy-mm-dd",
     "defaults_used": "the defaults applied to blank inputs, one text",
+    "run_status": "not started (no actuals), running, completed or failed (the latest actual "
+                  "month's status; running when none is given)",
+    "fpa_scenario": "actual (a month locked to its actuals) or forecast",
+    "p10_usd": "US$, P10 (one run in ten spends less), to the cent",
+    "fraction_done": "tokens processed / plan tokens (without token counts: accelerator-hours "
+                     "to date / plan accelerator-hours); 1 for a completed or failed run",
+    "tokens_processed": "tokens processed to date (blank when a month does not give them)",
+    "accelerator_hours_to_date": "accelerator-hours to date, from the actuals",
+    "plan_hours_per_token": "the plan's accelerator-hours per token (the prior)",
+    "observed_hours_per_token": "the run's own accelerator-hours per token to date",
+    "pooled_hours_per_token": "the forecast's hours per token: the observed pulled toward the "
+                              "plan's by pull",
+    "pull": "fraction_done / (fraction_done + own_runs_k): how far the forecast moves to the "
+            "observed hours per token",
+    "sigma_remaining": "spread (sigma of ln hours) of the remaining part: the plan's x "
+                       "SQRT(1 - pull)",
+    "usd_per_accelerator_hour_today": "US$ spent per accelerator-hour in the latest actual "
+                                      "month with hours (everything billed to the run), else "
+                                      "the plan's budget / accelerator-hours",
+    "budget_usd": "US$, the budget (P50), to the cent",
+    "actual_to_date_usd": "US$, the actual spend to date, to the cent",
+    "eac_usd": "US$, the forecast at completion (P50): actual to date + the remaining part",
+    "eac_usd_p10": "US$, the forecast at completion, P10",
+    "eac_usd_p90": "US$, the forecast at completion, P90",
+    "variance_usd": "US$, forecast at completion - budget (above 0: over budget)",
 }  # fmt: skip
 
 

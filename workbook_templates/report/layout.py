@@ -83,6 +83,8 @@ _EXTRA = {
     "quarter": ("Quarter", None),
     "share": ("Share of run", PCT),
     "runs": ("Runs", INT),
+    "actual_to_date_usd": ("Actual to date (US$)", USD),
+    "eac_usd": ("Forecast at completion (US$)", USD),
     "files": ("Files", INT),
     "cumulative_total_cost_usd": ("Cumulative (US$)", USD),
     "contingency_usd": ("Contingency P90 - P50 (US$)", USD),

@@ -79,9 +79,10 @@ def check_in_range(c):
             _check_table(table, df)
 
 
-def write_outputs(c, out=None, csv_dir=None, force=False, checked=False):
+def write_outputs(c, out=None, csv_dir=None, force=False, checked=False, own_runs=(None, None)):
     """Write the workbook and/or CSV files; all or nothing. Returns the paths written.
-    ``checked``: :func:`check_in_range` has passed on ``c`` already (not checked twice)."""
+    ``checked``: :func:`check_in_range` has passed on ``c`` already (not checked twice);
+    ``own_runs``: (path, text) of the own-runs file (``--write-own-runs``), or (None, None)."""
     if not checked:
         check_in_range(c)
     with Staging(force) as staging:
@@ -95,6 +96,9 @@ def write_outputs(c, out=None, csv_dir=None, force=False, checked=False):
                 jobs.append((csv_dir / f"{name}.csv", csv_writer(df)))
             text = readme_text(frames, column_labels(), c.version)
             jobs.append((csv_dir / README, lambda p: p.write_text(text, encoding="utf-8")))
+        own_path, own_text = own_runs
+        if own_path is not None:
+            jobs.append((Path(own_path), lambda p: p.write_text(own_text, encoding="utf-8")))
         for target, writer in jobs:
             check_interrupt()
             tmp = staging.new(target)

@@ -38,11 +38,13 @@ from .layout import (
 )
 from .tables import UNSCHEDULED, with_unscheduled
 
-__all__ = ["write_summary", "write_budget", "period_name", "sheet_guide", "SHEET_GUIDE", "HEADLINE"]
+__all__ = ["write_summary", "write_budget", "forecast_block", "period_name", "sheet_guide",
+           "SHEET_GUIDE", "HEADLINE"]  # fmt: skip
 
 SHEET_GUIDE = (
     ("Summary", "management summary, one page: the headline figures, the checks, the budget "
-     "by status, by fiscal year and quarter (P50, P90), what is not in the budget, five words"),
+     "by status, by fiscal year and quarter (P50, P90), with actuals the forecast at "
+     "completion against it, what is not in the budget, five words"),
     ("Budget", "the budget by run (a subtotal per status) and what is not in the budget"),
     ("Runs", "every input and output per budget run, one column per run (runs.csv turned); "
      "a default used for a blank input in grey"),
@@ -391,6 +393,9 @@ def _management(ws, c, generated):
     blocks = [(row + 2, 4)]  # the periods' title, header and first rows: never split
     row = _section(ws, row + 2, f"By fiscal year and quarter (Q1 starts in {first})")
     row = _periods(ws, c, t, row)
+    if "forecast_status" in c.tables:
+        blocks.append((row + 2, 4))
+        row = forecast_block(ws, c, row + 2)
     row = _not_in_budget_line(ws, row + 2, c)
     words = row + 1
     row = _section(ws, words, "Words")
@@ -411,6 +416,35 @@ def version_line(c):
                      "(the Baseline sheet)")  # fmt: skip
     text = "; ".join(parts)
     return text[:1].upper() + text[1:] + "."
+
+
+#: Page 1's plan-vs-actual columns: (table column, header).
+FORECAST_HEADS = (("budget_usd", "Budget"), ("actual_to_date_usd", "Actual to date"),
+                  ("eac_usd", "Forecast at completion"), ("variance_usd", "Variance"))  # fmt: skip
+#: What page 1's plan-vs-actual block says about its figures.
+FORECAST_NOTE = (
+    "Forecast (P50) = actual to date + the rest at the run's own pace, pulled toward the "
+    "plan's, at today's price; a run not started is its budget. Variance = forecast - budget."
+)
+
+
+def forecast_block(ws, c, row):
+    """Page 1's plan vs actual: Budget, Actual to date, Forecast at completion and Variance
+    by budget status (a total row) and by fiscal year (the tables ``forecast_status`` and
+    ``forecast_years``). Returns the last row written."""
+    money = [k for k, _ in FORECAST_HEADS]
+    row = _section(ws, row, "Plan vs actual: forecast at completion", FORECAST_NOTE)
+    for table, first, extra in (("forecast_status", "budget_status", ["runs"]),
+                                ("forecast_years", "fiscal_year", [])):  # fmt: skip
+        head = row
+        frame = c.tables[table][[first, *extra, *money]]
+        row = write_table(ws, frame, row, totals="Total", additive=(*extra, *money))
+        for j, (_, text) in enumerate(FORECAST_HEADS, start=2 + len(extra)):
+            put(ws, head, j, text)
+        if first == "fiscal_year":
+            put(ws, head, 1, "Fiscal year")
+        row += 1
+    return row - 1
 
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",

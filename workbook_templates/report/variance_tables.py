@@ -17,6 +17,7 @@ from udfs.validation import CommandError
 from udfs.variance import PARTS, ActualPoint, PlanMonth, run_variance
 
 from ..run_codes import run_code_of
+from .forecast import forecasts
 from .tables import run_cents
 
 __all__ = ["VARIANCE_COLUMNS", "TO_DATE_COLUMNS", "BY_MONTH_COLUMNS", "UNPLANNED_COLUMNS",
@@ -75,16 +76,17 @@ def _usd(cents):
     return schedule.usd(int(cents))
 
 
-def _long_rows(code, plan, actual, variance, as_of):
+def _long_rows(code, plan, actual, variance, ahead):
+    """variance.csv's rows of one run; ``ahead`` its re-forecast's months (:mod:`.forecast`:
+    the actual months, then the rest of the run at its own pace, P50)."""
     rows = [{"run_code": code, "month": p.month, "scenario": "budget", "account": "total",
              "amount_usd": p.cost_cents} for p in plan]  # fmt: skip
     by_month = {a.month: a.cost_cents for a in actual}
     rows += [{"run_code": code, "month": m, "scenario": "actual", "account": "total",
               "amount_usd": c} for m, c in sorted(by_month.items())]  # fmt: skip
-    months = sorted({p.month for p in plan} | set(by_month))
     rows += [{"run_code": code, "month": m, "scenario": "forecast", "account": "total",
-              "amount_usd": by_month.get(m, 0) if m <= as_of else
-              next((p.cost_cents for p in plan if p.month == m), 0)} for m in months]  # fmt: skip
+              "amount_usd": cents["p50"]}
+             for m, _, cents in ahead.months if m is not None]  # fmt: skip
     rows += [{"run_code": code, "month": v.month, "scenario": "variance", "account": part,
               "amount_usd": v.parts[part]} for v in variance for part in PARTS]  # fmt: skip
     return rows
@@ -97,7 +99,7 @@ def variance_tables(c, plans=None):
     a = c.actuals
     runs = codes_of(c.budget_runs)
     plans = plans or {code: plan_months(r) for code, r in runs.items()}
-    by_run = a.by_run()
+    by_run, ahead = a.by_run(), forecasts(c)
     months = [m.month for m in a.months + a.unplanned]
     as_of = max(months) if months else None
     wide, long, to_date = [], [], []
@@ -108,7 +110,7 @@ def variance_tables(c, plans=None):
         actual = [ActualPoint(m.month, m.accelerator_hours, m.cost_cents, m.tokens_processed,
                               m.status) for m in by_run.get(code, [])]  # fmt: skip
         variance = run_variance(plans[code], actual, as_of)
-        long += _long_rows(code, plans[code], actual, variance, as_of)
+        long += _long_rows(code, plans[code], actual, variance, ahead[code])
         run = {"run_code": code, "scenario": r.scenario.name,
                **dict.fromkeys(TO_DATE_COLUMNS[2:], 0)}  # fmt: skip
         to_date.append(run)
