@@ -24,6 +24,7 @@ The rules (docs/plan-vs-actual.md has them for the user):
 
 from __future__ import annotations
 
+import collections
 import datetime as _dt
 import decimal as _decimal
 import functools
@@ -33,10 +34,18 @@ import re
 
 from udfs.validation import echo
 
-from .actuals import NUMBER_RULE, Entry, decimal_of
+from .actuals import (
+    FIRST_ACTUALS_YEAR,
+    LAST_ACTUALS_YEAR,
+    MAX_ACTUALS_ROWS,
+    NUMBER_RULE,
+    Entry,
+    decimal_of,
+    too_many_run_months,
+)
 from .run_codes import RUN_CODE_RULE, valid_run_code
 
-__all__ = ["FOCUS_MARK", "FOCUS_REQUIRED", "TAG_KEY", "focus_entries"]
+__all__ = ["FOCUS_MARK", "FOCUS_REQUIRED", "MAX_CHARGE_PERIOD_DAYS", "TAG_KEY", "focus_entries"]
 
 #: The tag key whose value is a row's run code.
 TAG_KEY = "compute-lab-run"
@@ -46,6 +55,9 @@ FOCUS_MARK = "ChargePeriodStart"
 FOCUS_REQUIRED = ("ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "BilledCost",
                   "EffectiveCost", "BillingCurrency", "PricingQuantity", "PricingUnit",
                   "Tags")  # fmt: skip
+#: The longest charge period a row may have (days): a commitment bought for five years, the
+#: longest term sold; a row is split into each calendar month it spans.
+MAX_CHARGE_PERIOD_DAYS = 5 * 366
 #: ChargeCategory's values (FOCUS 1.0-1.2).
 CATEGORIES = ("Usage", "Purchase", "Tax", "Credit", "Adjustment")
 _NULLS = ("", "null", "NULL", "Null")
@@ -62,6 +74,8 @@ def _time(text):
         return None
     try:
         y, mo, d, h, mi, s = (int(g or 0) for g in m.groups())
+        if not FIRST_ACTUALS_YEAR <= y <= LAST_ACTUALS_YEAR:
+            return None
         return _dt.datetime(y, mo, d, h, mi, s)
     except ValueError:
         return None
@@ -71,7 +85,7 @@ def _next_month(day):
     return _dt.datetime(day.year + day.month // 12, day.month % 12 + 1, 1)
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 12)  # up to 61 months each
 def _spans(start, end):
     """[(month, fraction)] of the charge period [start, end) by UTC calendar month."""
     first = _dt.datetime(start.year, start.month, 1)
@@ -91,9 +105,26 @@ def _spans(start, end):
     return tuple(out)
 
 
+class _TwiceError(ValueError):
+    """A JSON object with a key given twice (which value counts is not said)."""
+
+    def __init__(self, key):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique(pairs):
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise _TwiceError(k)
+        out[k] = v
+    return out
+
+
 @functools.lru_cache(maxsize=1 << 12)  # a run's tags repeat on its every row (never mutated)
 def _json(text):
-    return json.loads(text)
+    return json.loads(text, object_pairs_hook=_unique)
 
 
 class _Row:
@@ -130,6 +161,8 @@ class _Row:
             return {}
         try:
             value = _json(text)
+        except _TwiceError as exc:
+            self.bad(column, f"has the key {echo(exc.key)} twice (a JSON object's keys are unique)")
         except (ValueError, RecursionError):
             self.bad(column, "is not JSON (a FOCUS key-value column holds a JSON object)")
         if not isinstance(value, dict):
@@ -176,17 +209,21 @@ def _hours(row):
 
 
 def _one(row, currency):
-    """(run code or None, [(month, cost, hours)]) of a row, else _Skip."""
+    """(run code, [(month, cost, hours)]) of a row, or (None, cost) of a row without a run
+    tag (its spend is not split by month), else _Skip."""
     start, end = (
         _time(row.text("ChargePeriodStart") or ""),
         _time(row.text("ChargePeriodEnd") or ""),
     )
     if start is None:
         row.bad("ChargePeriodStart", f"{echo(row.text('ChargePeriodStart'))} is not a UTC time "
-                "(YYYY-MM-DDTHH:mm:ssZ)")  # fmt: skip
+                f"(YYYY-MM-DDTHH:mm:ssZ, {FIRST_ACTUALS_YEAR} to {LAST_ACTUALS_YEAR})")  # fmt: skip
     if end is None or end <= start:
         row.bad("ChargePeriodEnd", f"{echo(row.text('ChargePeriodEnd'))} is not a UTC time after "
                 "ChargePeriodStart")  # fmt: skip
+    if (end - start).days >= MAX_CHARGE_PERIOD_DAYS:
+        row.bad("ChargePeriodEnd", f"the charge period is {(end - start).days:,} days, over the "
+                f"{MAX_CHARGE_PERIOD_DAYS:,} days a row may span")  # fmt: skip
     category = row.text("ChargeCategory")
     if category not in CATEGORIES:
         row.bad("ChargeCategory", f"{echo(category)} is not one of {', '.join(CATEGORIES)}")
@@ -196,20 +233,27 @@ def _one(row, currency):
     row.number("BilledCost")
     cost = row.number("EffectiveCost")
     code = _run_code(row)
-    hours = _hours(row) if code is not None and category == "Usage" else 0.0
+    if code is None:
+        return None, cost
+    hours = _hours(row) if category == "Usage" else 0.0
     return code, [(m, cost * share, hours * float(share)) for m, share in _spans(start, end)]
 
 
-def focus_entries(path, header, rows, currency, problems):
+def focus_entries(path, header, rows, currency, problems, room):
     """(entries, unallocated Decimal US$) of a FOCUS export: ``rows`` yields (row number,
-    fields); bad rows go to ``problems``."""
+    fields); bad rows go to ``problems``; at most ``room`` entries (then a problem)."""
     missing = [c for c in FOCUS_REQUIRED if c not in header]
     if missing:
         problems.file(path, f"row 1: a FOCUS export without the column(s) {', '.join(missing)} "
                             f"(required: {', '.join(FOCUS_REQUIRED)})")  # fmt: skip
         return [], _decimal.Decimal(0)
+    twice = sorted(c for c, k in collections.Counter(header).items() if c and k > 1)
+    if twice:
+        problems.file(path, f"row 1: the column(s) {', '.join(echo(c) for c in twice[:5])} are "
+                            "given twice (which one counts is not said)")  # fmt: skip
+        return [], _decimal.Decimal(0)
     at = {c: i for i, c in enumerate(header)}
-    sums, seen, unallocated = {}, {}, _decimal.Decimal(0)
+    sums, seen, unallocated, splits = {}, {}, _decimal.Decimal(0), 0
     for n, fields in rows:
         key = hashlib.blake2b("\x1f".join(fields).encode(), digest_size=16).digest()
         if key in seen:
@@ -222,14 +266,26 @@ def focus_entries(path, header, rows, currency, problems):
             code, parts = _one(row, currency)
         except _Skip:
             continue
+        if code is None:
+            unallocated += parts
+            continue
+        splits += len(parts)
+        if splits > MAX_ACTUALS_ROWS:
+            problems.file(
+                path,
+                f"row {n}: its rows split by month come to over "
+                f"{MAX_ACTUALS_ROWS:,}, the bound on an actuals file's rows (a "
+                "row counts once for each month it spans); not read further",
+            )
+            return list(sums.values()), unallocated
         for month, cost, hours in parts:
-            if code is None:
-                unallocated += cost
-                continue
             e = sums.get((code, month))
             if e is None:
                 sums[(code, month)] = Entry(code, month, hours, cost, None, None, None, path, n,
                                             1, "Tags", "ChargePeriodStart")  # fmt: skip
+                if len(sums) > room:
+                    too_many_run_months(path, problems)
+                    return list(sums.values()), unallocated
             else:
                 e.hours += hours
                 e.cost += cost
