@@ -162,3 +162,21 @@ def test_more_run_months_than_the_bound_stop_the_read(tmp_path, monkeypatch):
     (line,) = _refused([_write(tmp_path / "q.csv", PLAIN_HEADER,
                                *(f"U{i},2027-03,1,1," for i in range(9)))])  # fmt: skip
     assert "gives over 5 (run code, month) pairs" in line
+
+
+def test_untagged_spend_alone_is_said_and_has_a_month_in_variance_csv(
+    example_plan, tmp_path, capsys
+):
+    """Before: the line said no spend at all, and variance.csv's unallocated row had no month."""
+    zero = _focus_row("2027-04-03T00:00:00Z", "2027-04-04T00:00:00Z", cost="0", tags="")
+    f = _write(tmp_path / "f.csv", FOCUS_HEADER, _focus_row(cost="-5", tags="", category="Credit"),
+               zero)  # fmt: skip
+    out = tmp_path / "csv"
+    assert run(example_plan, "--actuals", f, "--csv", out) == 0
+    assert "Actuals: no run's month of spend in the files given; unallocated $-5." in (
+        capsys.readouterr().out
+    )
+    rows = (out / "variance.csv").read_text(encoding="utf-8").splitlines()
+    assert [r for r in rows if "unallocated" in r][0].startswith(
+        "(unallocated),2027-03-01,actual,unallocated,-5"
+    )

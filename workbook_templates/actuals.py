@@ -131,12 +131,14 @@ class Actuals:
     ``months`` are the rows whose run code a plan knows, one per (run code, month);
     ``unplanned`` the rows whose run code no plan knows (shown as unplanned spend, never
     dropped); ``unallocated_cents`` the spend of a FOCUS export that carries no run tag
+    (``unallocated_month`` the last month such a charge starts in)
     (commitments unused, credits, tax); ``files`` the files read, with their SHA-256.
     """
 
     months: list = field(default_factory=list)  # ActualMonth
     unplanned: list = field(default_factory=list)  # ActualMonth
     unallocated_cents: int = 0
+    unallocated_month: object = None  # datetime.date or None
     currency: str = "USD"
     files: list = field(default_factory=list)  # (path, sha256)
 
@@ -176,6 +178,7 @@ class Parsed:
     sha256: str
     entries: list
     unallocated: object
+    unallocated_month: object = None
 
 
 class Problems:
@@ -471,9 +474,9 @@ def read_actuals(paths, currency="USD"):
         if rows is None:
             continue
         header, reader = rows
-        unallocated = _decimal.Decimal(0)
+        unallocated, last = _decimal.Decimal(0), None
         if FOCUS_MARK in header:
-            entries, unallocated = focus_entries(path, header, _each_row(
+            entries, unallocated, last = focus_entries(path, header, _each_row(
                 path, reader, len(header), problems), currency, problems,
                 MAX_RUN_MONTHS - pairs)  # fmt: skip
         elif "run_code" in header:
@@ -483,7 +486,7 @@ def read_actuals(paths, currency="USD"):
                                 f"a FOCUS export (no {FOCUS_MARK} column)")  # fmt: skip
             continue
         pairs += len(entries)
-        out.append(Parsed(path, digest, entries, unallocated))
+        out.append(Parsed(path, digest, entries, unallocated, last))
         if pairs > MAX_RUN_MONTHS:
             break
     problems.raise_if_any()
@@ -532,5 +535,7 @@ def join_actuals(parsed, runs, currency="USD"):
                                 f"{e.file} {rows}")  # fmt: skip
             (months if span is not None else unplanned).append(month)
     problems.raise_if_any()
+    lasts = [p.unallocated_month for p in parsed if p.unallocated_month is not None]
     return Actuals(months=months, unplanned=unplanned, unallocated_cents=_cents(unallocated),
+                   unallocated_month=max(lasts, default=None),
                    currency=currency, files=[(p.path, p.sha256) for p in parsed])  # fmt: skip

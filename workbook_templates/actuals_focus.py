@@ -209,8 +209,8 @@ def _hours(row):
 
 
 def _one(row, currency):
-    """(run code, [(month, cost, hours)]) of a row, or (None, cost) of a row without a run
-    tag (its spend is not split by month), else _Skip."""
+    """(run code, [(month, cost, hours)]) of a row, or (None, (cost, month it starts)) of a
+    row without a run tag (its spend is not split by month), else _Skip."""
     start, end = (
         _time(row.text("ChargePeriodStart") or ""),
         _time(row.text("ChargePeriodEnd") or ""),
@@ -234,26 +234,27 @@ def _one(row, currency):
     cost = row.number("EffectiveCost")
     code = _run_code(row)
     if code is None:
-        return None, cost
+        return None, (cost, start.date().replace(day=1))
     hours = _hours(row) if category == "Usage" else 0.0
     return code, [(m, cost * share, hours * float(share)) for m, share in _spans(start, end)]
 
 
 def focus_entries(path, header, rows, currency, problems, room):
-    """(entries, unallocated Decimal US$) of a FOCUS export: ``rows`` yields (row number,
-    fields); bad rows go to ``problems``; at most ``room`` entries (then a problem)."""
+    """(entries, unallocated Decimal US$, the last month an unallocated charge starts in, or
+    None) of a FOCUS export: ``rows`` yields (row number, fields); bad rows go to
+    ``problems``; at most ``room`` entries (then a problem)."""
     missing = [c for c in FOCUS_REQUIRED if c not in header]
     if missing:
         problems.file(path, f"row 1: a FOCUS export without the column(s) {', '.join(missing)} "
                             f"(required: {', '.join(FOCUS_REQUIRED)})")  # fmt: skip
-        return [], _decimal.Decimal(0)
+        return [], _decimal.Decimal(0), None
     twice = sorted(c for c, k in collections.Counter(header).items() if c and k > 1)
     if twice:
         problems.file(path, f"row 1: the column(s) {', '.join(echo(c) for c in twice[:5])} are "
                             "given twice (which one counts is not said)")  # fmt: skip
-        return [], _decimal.Decimal(0)
+        return [], _decimal.Decimal(0), None
     at = {c: i for i, c in enumerate(header)}
-    sums, seen, unallocated, splits = {}, {}, _decimal.Decimal(0), 0
+    sums, seen, unallocated, splits, last = {}, {}, _decimal.Decimal(0), 0, None
     for n, fields in rows:
         key = hashlib.blake2b("\x1f".join(fields).encode(), digest_size=16).digest()
         if key in seen:
@@ -267,7 +268,9 @@ def focus_entries(path, header, rows, currency, problems, room):
         except _Skip:
             continue
         if code is None:
-            unallocated += parts
+            unallocated += parts[0]
+            if parts[0] and (last is None or parts[1] > last):
+                last = parts[1]
             continue
         splits += len(parts)
         if splits > MAX_ACTUALS_ROWS:
@@ -277,7 +280,7 @@ def focus_entries(path, header, rows, currency, problems, room):
                 f"{MAX_ACTUALS_ROWS:,}, the bound on an actuals file's rows (a "
                 "row counts once for each month it spans); not read further",
             )
-            return list(sums.values()), unallocated
+            return list(sums.values()), unallocated, last
         for month, cost, hours in parts:
             e = sums.get((code, month))
             if e is None:
@@ -285,9 +288,9 @@ def focus_entries(path, header, rows, currency, problems, room):
                                             1, "Tags", "ChargePeriodStart")  # fmt: skip
                 if len(sums) > room:
                     too_many_run_months(path, problems)
-                    return list(sums.values()), unallocated
+                    return list(sums.values()), unallocated, last
             else:
                 e.hours += hours
                 e.cost += cost
                 e.rows += 1
-    return list(sums.values()), unallocated
+    return list(sums.values()), unallocated, last
