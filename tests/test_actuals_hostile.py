@@ -180,3 +180,26 @@ def test_untagged_spend_alone_is_said_and_has_a_month_in_variance_csv(
     assert [r for r in rows if "unallocated" in r][0].startswith(
         "(unallocated),2027-03-01,actual,unallocated,-5"
     )
+
+
+def test_ctrl_c_is_taken_while_a_long_file_is_read(tmp_path, monkeypatch):
+    """Before: Ctrl-C during a 1,000,000-row FOCUS export was taken only once the whole file
+    was read (37 s later on the shared machine)."""
+    from workbook_templates import files
+
+    rows = [f"U{i},2027-03,1,1," for i in range(5000)]
+    path = _write(tmp_path / "p.csv", PLAIN_HEADER, *rows)
+    monkeypatch.setattr(files, "_INTERRUPTS", {"count": 0, "written": False, "raised": False})
+    seen = []
+    real = act._plain_row
+
+    def count(*args):
+        seen.append(1)
+        if len(seen) == 100:
+            files._INTERRUPTS["count"] = 1  # Ctrl-C pressed at row 101
+        return real(*args)
+
+    monkeypatch.setattr(act, "_plain_row", count)
+    with pytest.raises(KeyboardInterrupt):
+        act.read_actuals([path])
+    assert len(seen) < 4096

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from udfs.validation import echo
 
+from .files import check_interrupt
 from .run_codes import RUN_CODE_RULE, valid_run_code
 
 __all__ = [
@@ -86,6 +87,8 @@ MAX_ACTUALS_FIGURE = 1e15
 #: The longest line of an actuals file (characters): a row of long fields, far past any real
 #: export's; the text is read a line at a time, so no longer line is ever held.
 MAX_LINE_CHARS = 2**20
+#: Ctrl-C is taken every this many rows of an actuals file (and between files).
+_ROWS_BETWEEN_CHECKS = 4096
 #: The most bad rows listed, one line each (then how many more).
 MAX_LINES_SHOWN = 20
 #: The columns a plain actuals CSV must have, in any order.
@@ -350,6 +353,8 @@ def _each_row(path, reader, width, problems):
             problems.add(path, n + 1, None, _csv_rule(exc))
             return
         n += 1
+        if n % _ROWS_BETWEEN_CHECKS == 0:
+            check_interrupt()  # a file of a million rows takes a minute
         if not any(fields) or (len(fields) == 1 and not fields[0].strip()):
             continue  # a blank line
         if len(fields) != width:
@@ -461,6 +466,7 @@ def read_actuals(paths, currency="USD"):
                            f"{MAX_ACTUALS_FILES}")  # fmt: skip
     out, digests, pairs = [], {}, 0
     for path in map(str, paths):
+        check_interrupt()
         data = _file_bytes(path, problems)
         if data is None:
             continue
