@@ -203,3 +203,23 @@ def test_ctrl_c_is_taken_while_a_long_file_is_read(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         act.read_actuals([path])
     assert len(seen) < 4096
+
+
+def test_a_correction_may_take_back_hours_but_never_below_zero(tmp_path):
+    """Before: a provider's Correction row with a negative quantity refused the whole export,
+    which the user cannot edit."""
+    header = FOCUS_HEADER + ",ChargeClass"
+    usage = _focus_row(cost="100") + ","
+    back = _focus_row("2027-03-05T00:00:00Z", "2027-03-06T00:00:00Z", cost="-40")
+    good = _write(tmp_path / "f.csv", header, usage, back.replace(",1,Hours,", ",-0.4,Hours,") +
+                  ",Correction")  # fmt: skip
+    (parsed,) = act.read_actuals([good])
+    (e,) = parsed.entries
+    assert e.cost == 60 and e.hours == pytest.approx(0.6)
+    too_much = _write(tmp_path / "g.csv", header, usage,
+                      back.replace(",1,Hours,", ",-3,Hours,") + ",Correction")  # fmt: skip
+    (line,) = _refused([too_much])
+    assert "row 2, column PricingQuantity: run X1's hours in 2027-03 come to -2, below 0" in line
+    plain = _write(tmp_path / "h.csv", header, usage, back.replace(",1,Hours,", ",-3,Hours,") + ",")
+    (line,) = _refused([plain])
+    assert "row 3, column PricingQuantity: -3 is negative" in line

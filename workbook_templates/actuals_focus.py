@@ -15,7 +15,9 @@ The rules (docs/plan-vs-actual.md has them for the user):
   (else ``PricingQuantity`` in ``PricingUnit``). A unit of GPU-hours (``GPU-Hours``...)
   counts as it is; a unit of hours (``Hours``, ``Hour``, ``Hrs``, ``h``) is instance-hours,
   times ``GpuCount`` of ``SkuPriceDetails`` when given (else one accelerator an hour); any
-  other unit adds spend but no hours. A negative quantity is refused.
+  other unit adds spend but no hours. A negative quantity is refused, but on a
+  ``ChargeClass`` ``Correction`` row (a correction takes back hours billed before); a run's
+  month whose hours come to less than 0 is refused.
 - **Months**: UTC calendar months of ``ChargePeriodStart``; a row whose charge period
   (start inclusive, end exclusive) spans months is prorated by the time in each.
 - **Currency**: every row's ``BillingCurrency`` is the hand-off's; never mixed.
@@ -193,8 +195,9 @@ def _hours(row):
         qty = row.number(column, required=False)
     if qty is None:
         return 0.0
-    if qty < 0:
-        row.bad(column, f"{qty} is negative (hours are never negative; a refund is a Credit row)")
+    if qty < 0 and row.text("ChargeClass") != "Correction":
+        row.bad(column, f"{qty} is negative (hours are never negative but on a ChargeClass "
+                        "Correction row; a refund is a Credit row)")  # fmt: skip
     unit = (row.text(unit_column) or "").lower()
     if unit in _GPU_HOUR_UNITS:
         return float(qty)
@@ -293,4 +296,10 @@ def focus_entries(path, header, rows, currency, problems, room):
                 e.hours += hours
                 e.cost += cost
                 e.rows += 1
+    quantity = "ConsumedQuantity" if "ConsumedQuantity" in at else "PricingQuantity"
+    for e in sums.values():
+        if e.hours < 0:  # corrections taking back more hours than the file gives
+            problems.add(path, e.row, quantity, f"run {e.run_code}'s hours in "
+                         f"{e.month:%Y-%m} come to {e.hours:g}, below 0 (its corrections take "
+                         "back more than its usage rows give)")  # fmt: skip
     return list(sums.values()), unallocated, last
