@@ -223,3 +223,17 @@ def test_a_correction_may_take_back_hours_but_never_below_zero(tmp_path):
     plain = _write(tmp_path / "h.csv", header, usage, back.replace(",1,Hours,", ",-3,Hours,") + ",")
     (line,) = _refused([plain])
     assert "row 3, column PricingQuantity: -3 is negative" in line
+
+
+def test_the_files_together_are_bounded_before_the_last_is_parsed(tmp_path, monkeypatch):
+    """Before: 100 files of 2,000,000 rows each were all read (hours of work)."""
+    monkeypatch.setattr(act, "MAX_ACTUALS_TOTAL_ROWS", 6)
+    a = _write(tmp_path / "a.csv", PLAIN_HEADER, "U1,2027-03,1,1,", "U2,2027-03,1,1,")
+    b = _write(tmp_path / "b.csv", PLAIN_HEADER, "U3,2027-03,1,1,", "U4,2027-03,1,1,")
+    assert len(act.read_actuals([a, b])) == 2
+    c = _write(tmp_path / "c.csv", PLAIN_HEADER, "U5,2027-03,1,1,")
+    (line,) = _refused([a, b, c])
+    assert (
+        line
+        == f"{c}: brings the actuals files to about 8 lines, over the 6 all of them may hold together; not read"
+    )

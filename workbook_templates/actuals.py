@@ -46,6 +46,7 @@ __all__ = [
     "MAX_ACTUALS_FILES",
     "MAX_ACTUALS_BYTES",
     "MAX_ACTUALS_ROWS",
+    "MAX_ACTUALS_TOTAL_ROWS",
     "MAX_ACTUALS_COLUMNS",
     "MAX_RUN_MONTHS",
     "FIRST_ACTUALS_YEAR",
@@ -69,6 +70,10 @@ MAX_ACTUALS_FILES = 100
 MAX_ACTUALS_BYTES = 512 * 2**20
 #: The most data rows an actuals file may hold (counted before any is parsed).
 MAX_ACTUALS_ROWS = 2_000_000
+#: The most lines all the actuals files of one report may hold together (each file's counted
+#: before it is parsed): five files at the bound above, about seven minutes of reading on the
+#: shared 2-core machine (a million FOCUS rows take about 40 s).
+MAX_ACTUALS_TOTAL_ROWS = 10_000_000
 #: The most columns an actuals file may have (checked on its header, before any row is read):
 #: a FOCUS 1.2 export has about 50, and a provider's ``x_`` columns a few dozen more.
 MAX_ACTUALS_COLUMNS = 1000
@@ -464,12 +469,18 @@ def read_actuals(paths, currency="USD"):
     if len(paths) > MAX_ACTUALS_FILES:
         raise ActualsError(f"--actuals: {len(paths):,} files, over the bound of "
                            f"{MAX_ACTUALS_FILES}")  # fmt: skip
-    out, digests, pairs = [], {}, 0
+    out, digests, pairs, lines = [], {}, 0, 0
     for path in map(str, paths):
         check_interrupt()
         data = _file_bytes(path, problems)
         if data is None:
             continue
+        lines += data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+        if lines > MAX_ACTUALS_TOTAL_ROWS:
+            problems.file(path, f"brings the actuals files to about {lines:,} lines, over the "
+                                f"{MAX_ACTUALS_TOTAL_ROWS:,} all of them may hold together; not "
+                                "read")  # fmt: skip
+            break
         digest = _sha256(data)
         if digest in digests:
             problems.file(path, f"holds the same bytes as {digests[digest]}: each file once (its "
