@@ -233,7 +233,5 @@ def test_the_files_together_are_bounded_before_the_last_is_parsed(tmp_path, monk
     assert len(act.read_actuals([a, b])) == 2
     c = _write(tmp_path / "c.csv", PLAIN_HEADER, "U5,2027-03,1,1,")
     (line,) = _refused([a, b, c])
-    assert (
-        line
-        == f"{c}: brings the actuals files to about 8 lines, over the 6 all of them may hold together; not read"
-    )
+    want = "brings the actuals files to about 8 lines, over the 6 all of them may hold together"
+    assert line == f"{c}: {want}; not read"
