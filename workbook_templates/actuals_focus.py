@@ -124,8 +124,19 @@ def _unique(pairs):
     return out
 
 
+#: The longest JSON text whose parsed value is kept for the rows that repeat it (a run's
+#: tags); longer ones are parsed each time, so the cache holds at most a few tens of MB.
+_CACHED_JSON_CHARS = 1024
+
+
 @functools.lru_cache(maxsize=1 << 12)  # a run's tags repeat on its every row (never mutated)
+def _json_cached(text):
+    return json.loads(text, object_pairs_hook=_unique)
+
+
 def _json(text):
+    if len(text) <= _CACHED_JSON_CHARS:
+        return _json_cached(text)
     return json.loads(text, object_pairs_hook=_unique)
 
 
