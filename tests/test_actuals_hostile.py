@@ -250,3 +250,17 @@ def test_long_tags_are_not_kept_parsed_between_rows(tmp_path):
     (parsed,) = act.read_actuals([_write(tmp_path / "f.csv", FOCUS_HEADER, *rows)])
     assert parsed.entries[0].cost == 400
     assert actuals_focus._json_cached.cache_info().currsize == 1  # the short one only
+
+
+def test_spend_past_whole_cents_a_float_holds_is_refused(example_plan, tmp_path, capsys):
+    """Before: 2,000 FOCUS rows of $1e15 made a variance of $2e18 whose parts in variance.csv
+    (rate 1.99999999999843e+18 and four of -0.01) did not add up to it."""
+    many = [_focus_row(end=f"2027-03-02T00:00:{i:02d}Z", cost="1e15") for i in range(20)]
+    bad = _write(tmp_path / "f.csv", FOCUS_HEADER, *many)
+    assert run(example_plan, "--actuals", bad, "--csv", tmp_path / "csv") == 2
+    err = capsys.readouterr().err
+    assert (
+        "f.csv: the spend comes to $2.00e+16 (each run's month and the unallocated spend, in "
+        "magnitude), over the $1e+13 whose whole cents the hand-off writes exactly" in err
+    )
+    assert not (tmp_path / "csv").exists()

@@ -54,6 +54,7 @@ __all__ = [
     "MAX_FIELD_CHARS",
     "MAX_LINE_CHARS",
     "MAX_ACTUALS_FIGURE",
+    "MAX_ACTUALS_SPEND_USD",
     "MAX_LINES_SHOWN",
     "read_actuals",
     "join_actuals",
@@ -95,6 +96,11 @@ MAX_ACTUALS_FIGURE = 1e15
 MAX_LINE_CHARS = 2**20
 #: Ctrl-C is taken every this many rows of an actuals file (and between files).
 _ROWS_BETWEEN_CHECKS = 4096
+#: The most spend all the actuals together may come to (US$, the sum of each run's month and
+#: the unallocated spend, in magnitude): past it, whole cents are no longer exact as the
+#: hand-off's figures (a float holds whole cents exactly up to 2**53), and the variance's
+#: parts would not add up to the cent.
+MAX_ACTUALS_SPEND_USD = 1e13
 #: The most bad rows listed, one line each (then how many more).
 MAX_LINES_SHOWN = 20
 #: The columns a plain actuals CSV must have, in any order.
@@ -552,6 +558,12 @@ def join_actuals(parsed, runs, currency="USD"):
                                 None if e.electricity is None else _cents(e.electricity),
                                 f"{e.file} {rows}")  # fmt: skip
             (months if span is not None else unplanned).append(month)
+    spend = sum(abs(m.cost_cents) for m in months + unplanned) + abs(_cents(unallocated))
+    if spend > MAX_ACTUALS_SPEND_USD * 100:
+        problems.file(parsed[-1].path if len(parsed) == 1 else "--actuals",
+                      f"the spend comes to ${spend / 100:,.2e} (each run's month and the "
+                      f"unallocated spend, in magnitude), over the ${MAX_ACTUALS_SPEND_USD:.0e} "
+                      "whose whole cents the hand-off writes exactly")  # fmt: skip
     problems.raise_if_any()
     lasts = [p.unallocated_month for p in parsed if p.unallocated_month is not None]
     return Actuals(months=months, unplanned=unplanned, unallocated_cents=_cents(unallocated),
