@@ -264,3 +264,12 @@ def test_spend_past_whole_cents_a_float_holds_is_refused(example_plan, tmp_path,
         "magnitude), over the $1e+13 whose whole cents the hand-off writes exactly" in err
     )
     assert not (tmp_path / "csv").exists()
+
+
+def test_two_different_rows_are_never_taken_for_duplicates(tmp_path):
+    """Before: fields were joined with a character a field may hold (U+001F), so two rows
+    whose fields differed only in where it fell were refused as the same row."""
+    one = _focus_row(tags="").rsplit(",", 1)[0] + ",\x1f"
+    two = _focus_row(tags="").rsplit(",", 2)[0] + ",Hours\x1f,"
+    (parsed,) = act.read_actuals([_write(tmp_path / "f.csv", FOCUS_HEADER, one, two)])
+    assert parsed.unallocated == 200
