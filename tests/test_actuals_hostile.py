@@ -273,3 +273,20 @@ def test_two_different_rows_are_never_taken_for_duplicates(tmp_path):
     two = _focus_row(tags="").rsplit(",", 2)[0] + ",Hours\x1f,"
     (parsed,) = act.read_actuals([_write(tmp_path / "f.csv", FOCUS_HEADER, one, two)])
     assert parsed.unallocated == 200
+
+
+def test_a_run_tag_under_a_provider_prefix_names_the_run(tmp_path):
+    """Before: a tag ``user:compute-lab-run`` (a provider's or a second tag scheme's prefix)
+    left the run's spend unallocated, the run showing none."""
+    prefixed = _tags(**{"x/compute-lab-run": "X1"})
+    rows = [_focus_row(tags=_tags(**{"user:compute-lab-run": "X1"})),
+            _focus_row(end="2027-03-03T00:00:00Z", tags=prefixed)]  # fmt: skip
+    (parsed,) = act.read_actuals([_write(tmp_path / "f.csv", FOCUS_HEADER, *rows)])
+    (e,) = parsed.entries
+    assert (e.run_code, e.cost, parsed.unallocated) == ("X1", 200, 0)
+    two = _tags(**{"compute-lab-run": "X1", "user:compute-lab-run": "X2"})
+    (line,) = _refused([_write(tmp_path / "g.csv", FOCUS_HEADER, _focus_row(tags=two))])
+    assert "row 2, column Tags: the keys 'compute-lab-run', 'user:compute-lab-run' give two" in line
+    same = _tags(**{"compute-lab-run": "X1", "user:compute-lab-run": "X1"})
+    (parsed,) = act.read_actuals([_write(tmp_path / "h.csv", FOCUS_HEADER, _focus_row(tags=same))])
+    assert parsed.entries[0].run_code == "X1"

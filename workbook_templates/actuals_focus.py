@@ -3,7 +3,8 @@
 The rules (docs/plan-vs-actual.md has them for the user):
 
 - **Required columns** (:data:`FOCUS_REQUIRED`): a file without one is refused, naming it.
-- **Run**: the value of the tag :data:`TAG_KEY` in ``Tags`` (a JSON object), a run code. A
+- **Run**: the value of the tag :data:`TAG_KEY` in ``Tags`` (a JSON object), a run code,
+  also under a provider's or a tag scheme's prefix (``user:compute-lab-run``). A
   row without it is *unallocated* spend (unused commitments, credits, tax, anything
   untagged): summed and shown, never given to a run.
 - **Spend**: ``EffectiveCost``, the amortised cost. A commitment-covered usage row carries
@@ -188,12 +189,24 @@ class _Skip(Exception):  # noqa: N818 - not an error: the row is skipped, its pr
 
 
 def _run_code(row):
+    """The run code of a row's tags: the value of :data:`TAG_KEY`, or of the key that is
+    :data:`TAG_KEY` after a provider's or a tag scheme's prefix (``user:compute-lab-run``);
+    None without one. Keys that give two run codes are a problem."""
     tags = row.json("Tags")
-    if TAG_KEY not in tags:
+    keys = [k for k in tags if k == TAG_KEY or k.rpartition(":")[2] == TAG_KEY
+            or k.rpartition("/")[2] == TAG_KEY]  # fmt: skip
+    if not keys:
         return None
-    code = tags[TAG_KEY]
+    codes = {json.dumps(tags[k]) for k in keys}
+    if len(codes) > 1:
+        shown = ", ".join(echo(k) for k in keys[:3])
+        row.bad("Tags", f"the keys {shown} give two run codes ({', '.join(sorted(codes)[:2])}): "
+                        "which one counts is not said")  # fmt: skip
+    key = keys[0]
+    code = tags[key]
     if not isinstance(code, str) or not valid_run_code(code):
-        row.bad("Tags", f"tag {TAG_KEY} is {echo(code)}, not a run code ({RUN_CODE_RULE})")
+        shown = key if key == TAG_KEY else echo(key)
+        row.bad("Tags", f"tag {shown} is {echo(code)}, not a run code ({RUN_CODE_RULE})")
     return code
 
 
