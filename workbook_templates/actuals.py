@@ -6,8 +6,10 @@ cost-and-usage export (:mod:`.actuals_focus`), joined to the plan's runs by run 
 (:func:`join_actuals`). The variance, the re-forecast and the own-runs feedback read them.
 
 Every file is read as hostile: its size (:data:`MAX_ACTUALS_BYTES`), its row count
-(:data:`MAX_ACTUALS_ROWS`) and each field's length (:data:`MAX_FIELD_CHARS`) are checked
-before any row is parsed; a bad row is one line naming the file, the row (1 is the header)
+(:data:`MAX_ACTUALS_ROWS`) and columns (:data:`MAX_ACTUALS_COLUMNS`) are checked before any
+row is parsed, each line (:data:`MAX_LINE_CHARS`) and field (:data:`MAX_FIELD_CHARS`) as it
+is read, the (run code, month) pairs of all files (:data:`MAX_RUN_MONTHS`) as they grow; a
+bad row is one line naming the file, the row (1 is the header)
 and the column; nothing is kept from a call that found one.
 
 Money is held in whole cents (ints), as in :mod:`udfs.schedule`, so variance parts add up to
@@ -16,6 +18,8 @@ the cent. A month is the first day of a calendar month (UTC).
 
 from __future__ import annotations
 
+import codecs
+import collections
 import csv
 import datetime as _dt
 import decimal as _decimal
@@ -28,6 +32,7 @@ from dataclasses import dataclass, field
 
 from udfs.validation import echo
 
+from .files import check_interrupt
 from .run_codes import RUN_CODE_RULE, valid_run_code
 
 __all__ = [
@@ -41,8 +46,15 @@ __all__ = [
     "MAX_ACTUALS_FILES",
     "MAX_ACTUALS_BYTES",
     "MAX_ACTUALS_ROWS",
+    "MAX_ACTUALS_TOTAL_ROWS",
+    "MAX_ACTUALS_COLUMNS",
+    "MAX_RUN_MONTHS",
+    "FIRST_ACTUALS_YEAR",
+    "LAST_ACTUALS_YEAR",
     "MAX_FIELD_CHARS",
+    "MAX_LINE_CHARS",
     "MAX_ACTUALS_FIGURE",
+    "MAX_ACTUALS_SPEND_USD",
     "MAX_LINES_SHOWN",
     "read_actuals",
     "join_actuals",
@@ -59,12 +71,36 @@ MAX_ACTUALS_FILES = 100
 MAX_ACTUALS_BYTES = 512 * 2**20
 #: The most data rows an actuals file may hold (counted before any is parsed).
 MAX_ACTUALS_ROWS = 2_000_000
+#: The most lines all the actuals files of one report may hold together (each file's counted
+#: before it is parsed): five files at the bound above, about seven minutes of reading on the
+#: shared 2-core machine (a million FOCUS rows take about 40 s).
+MAX_ACTUALS_TOTAL_ROWS = 10_000_000
+#: The most columns an actuals file may have (checked on its header, before any row is read):
+#: a FOCUS 1.2 export has about 50, and a provider's ``x_`` columns a few dozen more.
+MAX_ACTUALS_COLUMNS = 1000
+#: The most (run code, month) pairs all the actuals files of one report may give together:
+#: 2,000 runs a year long. Each is a row of the Variance sheet: 99,000 unplanned ones took a
+#: report 119 s and 627 MB on the shared 2-core machine, 25,000 took 20 s and 229 MB; the
+#: files stop being read past it.
+MAX_RUN_MONTHS = 25_000
+#: The first and last years a month of actuals (or a FOCUS charge period) may fall in.
+FIRST_ACTUALS_YEAR, LAST_ACTUALS_YEAR = 1970, 2199
 #: The longest field of an actuals file (characters): a FOCUS Tags or SkuPriceDetails JSON
 #: object; any other field is far shorter.
 MAX_FIELD_CHARS = 8192
 #: The largest figure (US$, hours, tokens) an actuals field may hold, in magnitude: beyond any
 #: run's, and sums of millions of them stay exact in whole cents.
 MAX_ACTUALS_FIGURE = 1e15
+#: The longest line of an actuals file (characters): a row of long fields, far past any real
+#: export's; the text is read a line at a time, so no longer line is ever held.
+MAX_LINE_CHARS = 2**20
+#: Ctrl-C is taken every this many rows of an actuals file (and between files).
+_ROWS_BETWEEN_CHECKS = 4096
+#: The most spend all the actuals together may come to (US$, the sum of each run's month and
+#: the unallocated spend, in magnitude): past it, whole cents are no longer exact as the
+#: hand-off's figures (a float holds whole cents exactly up to 2**53), and the variance's
+#: parts would not add up to the cent.
+MAX_ACTUALS_SPEND_USD = 1e13
 #: The most bad rows listed, one line each (then how many more).
 MAX_LINES_SHOWN = 20
 #: The columns a plain actuals CSV must have, in any order.
@@ -110,12 +146,14 @@ class Actuals:
     ``months`` are the rows whose run code a plan knows, one per (run code, month);
     ``unplanned`` the rows whose run code no plan knows (shown as unplanned spend, never
     dropped); ``unallocated_cents`` the spend of a FOCUS export that carries no run tag
+    (``unallocated_month`` the last month such a charge starts in)
     (commitments unused, credits, tax); ``files`` the files read, with their SHA-256.
     """
 
     months: list = field(default_factory=list)  # ActualMonth
     unplanned: list = field(default_factory=list)  # ActualMonth
     unallocated_cents: int = 0
+    unallocated_month: object = None  # datetime.date or None
     currency: str = "USD"
     files: list = field(default_factory=list)  # (path, sha256)
 
@@ -155,6 +193,7 @@ class Parsed:
     sha256: str
     entries: list
     unallocated: object
+    unallocated_month: object = None
 
 
 class Problems:
@@ -204,14 +243,16 @@ _LARGEST = _decimal.Decimal(str(MAX_ACTUALS_FIGURE))
 def month_of(text):
     """The first day of the month ``YYYY-MM`` (or ``YYYY-MM-01``), else None."""
     m = _MONTH.fullmatch(text)
-    if not m or not 1 <= int(m.group(2)) <= 12 or int(m.group(1)) < 1:
+    if not m or not 1 <= int(m.group(2)) <= 12:
+        return None
+    if not FIRST_ACTUALS_YEAR <= int(m.group(1)) <= LAST_ACTUALS_YEAR:
         return None
     return _dt.date(int(m.group(1)), int(m.group(2)), 1)
 
 
 def _file_bytes(path, problems):
-    """The bytes of ``path`` after the bounds on its size and rows, else None (a problem
-    noted)."""
+    """The bytes of ``path`` after the bounds on its size and rows, checked to be UTF-8 text,
+    else None (a problem noted)."""
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -241,24 +282,72 @@ def _file_bytes(path, problems):
     if b"\0" in data:
         problems.file(path, "holds a NUL byte: not a CSV text file")
         return None
+    bad = _utf8_error(data)
+    if bad is not None:
+        problems.file(path, f"is not UTF-8 text (byte {bad:,})")
+        return None
     return data
 
 
+#: The bytes decoded at a time: the text of a file is never held whole beside its bytes.
+_CHUNK = 1 << 20
+
+
+def _utf8_error(data):
+    """The offset of the first byte of ``data`` that is not UTF-8, else None (decoded a
+    chunk at a time and dropped)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    for at in range(0, len(data), _CHUNK):
+        pending = len(decoder.getstate()[0])
+        try:
+            decoder.decode(view[at : at + _CHUNK], final=at + _CHUNK >= len(data))
+        except UnicodeDecodeError as exc:
+            return at - pending + exc.start
+    return None
+
+
+class _LongLine(Exception):  # noqa: N818 - raised through the csv reader, caught by its caller
+    """A line over :data:`MAX_LINE_CHARS` characters."""
+
+
+def _lines(text):
+    """The lines of ``text``, each read up to :data:`MAX_LINE_CHARS` characters (a longer one
+    raises :class:`_LongLine` before more of it is read)."""
+    while True:
+        line = text.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_CHARS:
+            raise _LongLine
+        yield line
+
+
+def _csv_rule(exc):
+    """The rule a CSV reading error broke, in the user's terms."""
+    if isinstance(exc, _LongLine):
+        return f"a line is over {MAX_LINE_CHARS:,} characters"
+    if "field larger than field limit" in str(exc):
+        return f"a field is over {MAX_FIELD_CHARS:,} characters"
+    return f"not CSV ({exc})"
+
+
 def _rows(path, data, problems):
-    """(header, iterator of (row number, fields)) of a CSV file, else None."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        problems.file(path, f"is not UTF-8 text (byte {exc.start:,})")
-        return None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    """(header, iterator of (row number, fields)) of a CSV file, else None. The text is
+    decoded as it is read (``data`` is UTF-8, checked)."""
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
+    reader = csv.reader(_lines(text), strict=True)
     try:
         header = next(reader, None)
-    except csv.Error as exc:
-        problems.file(path, f"row 1: not CSV ({exc})")
+    except (csv.Error, _LongLine) as exc:
+        problems.file(path, f"row 1: {_csv_rule(exc)}")
         return None
     if not header:
         problems.file(path, "is empty: no header row")
+        return None
+    if len(header) > MAX_ACTUALS_COLUMNS:
+        problems.file(path, f"row 1: {len(header):,} columns, over the bound of "
+                            f"{MAX_ACTUALS_COLUMNS:,} on an actuals file")  # fmt: skip
         return None
     return [h.strip() for h in header], reader
 
@@ -272,10 +361,12 @@ def _each_row(path, reader, width, problems):
             fields = next(reader)
         except StopIteration:
             return
-        except csv.Error as exc:
-            problems.add(path, n + 1, None, f"not CSV ({exc})")
+        except (csv.Error, _LongLine) as exc:
+            problems.add(path, n + 1, None, _csv_rule(exc))
             return
         n += 1
+        if n % _ROWS_BETWEEN_CHECKS == 0:
+            check_interrupt()  # a file of a million rows takes a minute
         if not any(fields) or (len(fields) == 1 and not fields[0].strip()):
             continue  # a blank line
         if len(fields) != width:
@@ -288,15 +379,26 @@ def _each_row(path, reader, width, problems):
         yield n, fields
 
 
-def _plain(path, header, reader, currency, problems):
-    """The entries of a plain actuals CSV (:data:`PLAIN_COLUMNS`)."""
+def too_many_run_months(path, problems):
+    """Note that the files up to ``path`` give over :data:`MAX_RUN_MONTHS` run-months."""
+    problems.file(
+        path,
+        f"gives over {MAX_RUN_MONTHS:,} (run code, month) pairs with the "
+        "files before it, the bound on one report's actuals; not read further",
+    )
+
+
+def _plain(path, header, reader, currency, problems, room):
+    """The entries of a plain actuals CSV (:data:`PLAIN_COLUMNS`), at most ``room`` of them
+    (then a problem)."""
     missing = [c for c in PLAIN_COLUMNS if c not in header]
     unknown = [c for c in header if c not in PLAIN_COLUMNS + PLAIN_OPTIONAL]
-    dupes = sorted({c for c in header if header.count(c) > 1})
+    dupes = sorted(c for c, k in collections.Counter(header).items() if k > 1)
     if missing or unknown or dupes:
         why = (f"missing column(s) {', '.join(missing)}" if missing
                else f"column(s) {', '.join(map(repr, dupes))} given twice" if dupes
-               else f"unknown column(s) {', '.join(repr(c[:40]) for c in unknown)}")  # fmt: skip
+               else f"unknown column(s) {', '.join(repr(c[:40]) for c in unknown[:5])}"
+                    + (f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""))  # fmt: skip
         problems.file(path, f"row 1: {why} (a plain actuals file has {', '.join(PLAIN_COLUMNS)}"
                             f" and optionally {', '.join(PLAIN_OPTIONAL)})")  # fmt: skip
         return []
@@ -306,6 +408,9 @@ def _plain(path, header, reader, currency, problems):
         entry = _plain_row(path, n, {c: f[i].strip() for c, i in at.items()}, currency, problems)
         if entry is not None:
             entries.append(entry)
+            if len(entries) > room:
+                too_many_run_months(path, problems)
+                break
     return entries
 
 
@@ -317,7 +422,8 @@ def _plain_row(path, n, row, currency, problems):
         )
     month = month_of(row["month"])
     if month is None:
-        return problems.add(path, n, "month", f"{echo(row['month'])} is not a month (YYYY-MM)")
+        return problems.add(path, n, "month", f"{echo(row['month'])} is not a month (YYYY-MM, "
+                            f"{FIRST_ACTUALS_YEAR} to {LAST_ACTUALS_YEAR})")  # fmt: skip
     values = {}
     for col, need, least in (
         ("accelerator_hours", True, 0),
@@ -370,26 +476,43 @@ def read_actuals(paths, currency="USD"):
     if len(paths) > MAX_ACTUALS_FILES:
         raise ActualsError(f"--actuals: {len(paths):,} files, over the bound of "
                            f"{MAX_ACTUALS_FILES}")  # fmt: skip
-    out = []
+    out, digests, pairs, lines = [], {}, 0, 0
     for path in map(str, paths):
+        check_interrupt()
         data = _file_bytes(path, problems)
         if data is None:
             continue
+        lines += data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+        if lines > MAX_ACTUALS_TOTAL_ROWS:
+            problems.file(path, f"brings the actuals files to about {lines:,} lines, over the "
+                                f"{MAX_ACTUALS_TOTAL_ROWS:,} all of them may hold together; not "
+                                "read")  # fmt: skip
+            break
+        digest = _sha256(data)
+        if digest in digests:
+            problems.file(path, f"holds the same bytes as {digests[digest]}: each file once (its "
+                                "spend would count twice)")  # fmt: skip
+            continue
+        digests[digest] = path
         rows = _rows(path, data, problems)
         if rows is None:
             continue
         header, reader = rows
-        unallocated = _decimal.Decimal(0)
+        unallocated, last = _decimal.Decimal(0), None
         if FOCUS_MARK in header:
-            entries, unallocated = focus_entries(path, header, _each_row(
-                path, reader, len(header), problems), currency, problems)  # fmt: skip
+            entries, unallocated, last = focus_entries(path, header, _each_row(
+                path, reader, len(header), problems), currency, problems,
+                MAX_RUN_MONTHS - pairs)  # fmt: skip
         elif "run_code" in header:
-            entries = _plain(path, header, reader, currency, problems)
+            entries = _plain(path, header, reader, currency, problems, MAX_RUN_MONTHS - pairs)
         else:
             problems.file(path, f"row 1: neither a plain actuals file (no run_code column) nor "
                                 f"a FOCUS export (no {FOCUS_MARK} column)")  # fmt: skip
             continue
-        out.append(Parsed(path, _sha256(data), entries, unallocated))
+        pairs += len(entries)
+        out.append(Parsed(path, digest, entries, unallocated, last))
+        if pairs > MAX_RUN_MONTHS:
+            break
     problems.raise_if_any()
     return out
 
@@ -435,6 +558,14 @@ def join_actuals(parsed, runs, currency="USD"):
                                 None if e.electricity is None else _cents(e.electricity),
                                 f"{e.file} {rows}")  # fmt: skip
             (months if span is not None else unplanned).append(month)
+    spend = sum(abs(m.cost_cents) for m in months + unplanned) + abs(_cents(unallocated))
+    if spend > MAX_ACTUALS_SPEND_USD * 100:
+        problems.file(parsed[-1].path if len(parsed) == 1 else "--actuals",
+                      f"the spend comes to ${spend / 100:,.2e} (each run's month and the "
+                      f"unallocated spend, in magnitude), over the ${MAX_ACTUALS_SPEND_USD:.0e} "
+                      "whose whole cents the hand-off writes exactly")  # fmt: skip
     problems.raise_if_any()
+    lasts = [p.unallocated_month for p in parsed if p.unallocated_month is not None]
     return Actuals(months=months, unplanned=unplanned, unallocated_cents=_cents(unallocated),
+                   unallocated_month=max(lasts, default=None),
                    currency=currency, files=[(p.path, p.sha256) for p in parsed])  # fmt: skip

@@ -3,7 +3,8 @@
 The rules (docs/plan-vs-actual.md has them for the user):
 
 - **Required columns** (:data:`FOCUS_REQUIRED`): a file without one is refused, naming it.
-- **Run**: the value of the tag :data:`TAG_KEY` in ``Tags`` (a JSON object), a run code. A
+- **Run**: the value of the tag :data:`TAG_KEY` in ``Tags`` (a JSON object), a run code,
+  also under a provider's or a tag scheme's prefix (``user:compute-lab-run``). A
   row without it is *unallocated* spend (unused commitments, credits, tax, anything
   untagged): summed and shown, never given to a run.
 - **Spend**: ``EffectiveCost``, the amortised cost. A commitment-covered usage row carries
@@ -15,7 +16,9 @@ The rules (docs/plan-vs-actual.md has them for the user):
   (else ``PricingQuantity`` in ``PricingUnit``). A unit of GPU-hours (``GPU-Hours``...)
   counts as it is; a unit of hours (``Hours``, ``Hour``, ``Hrs``, ``h``) is instance-hours,
   times ``GpuCount`` of ``SkuPriceDetails`` when given (else one accelerator an hour); any
-  other unit adds spend but no hours. A negative quantity is refused.
+  other unit adds spend but no hours. A negative quantity is refused, but on a
+  ``ChargeClass`` ``Correction`` row (a correction takes back hours billed before); a run's
+  month whose hours come to less than 0 is refused.
 - **Months**: UTC calendar months of ``ChargePeriodStart``; a row whose charge period
   (start inclusive, end exclusive) spans months is prorated by the time in each.
 - **Currency**: every row's ``BillingCurrency`` is the hand-off's; never mixed.
@@ -24,6 +27,7 @@ The rules (docs/plan-vs-actual.md has them for the user):
 
 from __future__ import annotations
 
+import collections
 import datetime as _dt
 import decimal as _decimal
 import functools
@@ -33,10 +37,18 @@ import re
 
 from udfs.validation import echo
 
-from .actuals import NUMBER_RULE, Entry, decimal_of
+from .actuals import (
+    FIRST_ACTUALS_YEAR,
+    LAST_ACTUALS_YEAR,
+    MAX_ACTUALS_ROWS,
+    NUMBER_RULE,
+    Entry,
+    decimal_of,
+    too_many_run_months,
+)
 from .run_codes import RUN_CODE_RULE, valid_run_code
 
-__all__ = ["FOCUS_MARK", "FOCUS_REQUIRED", "TAG_KEY", "focus_entries"]
+__all__ = ["FOCUS_MARK", "FOCUS_REQUIRED", "MAX_CHARGE_PERIOD_DAYS", "TAG_KEY", "focus_entries"]
 
 #: The tag key whose value is a row's run code.
 TAG_KEY = "compute-lab-run"
@@ -46,6 +58,9 @@ FOCUS_MARK = "ChargePeriodStart"
 FOCUS_REQUIRED = ("ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "BilledCost",
                   "EffectiveCost", "BillingCurrency", "PricingQuantity", "PricingUnit",
                   "Tags")  # fmt: skip
+#: The longest charge period a row may have (days): a commitment bought for five years, the
+#: longest term sold; a row is split into each calendar month it spans.
+MAX_CHARGE_PERIOD_DAYS = 5 * 366
 #: ChargeCategory's values (FOCUS 1.0-1.2).
 CATEGORIES = ("Usage", "Purchase", "Tax", "Credit", "Adjustment")
 _NULLS = ("", "null", "NULL", "Null")
@@ -62,6 +77,8 @@ def _time(text):
         return None
     try:
         y, mo, d, h, mi, s = (int(g or 0) for g in m.groups())
+        if not FIRST_ACTUALS_YEAR <= y <= LAST_ACTUALS_YEAR:
+            return None
         return _dt.datetime(y, mo, d, h, mi, s)
     except ValueError:
         return None
@@ -71,7 +88,7 @@ def _next_month(day):
     return _dt.datetime(day.year + day.month // 12, day.month % 12 + 1, 1)
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 12)  # up to 61 months each
 def _spans(start, end):
     """[(month, fraction)] of the charge period [start, end) by UTC calendar month."""
     first = _dt.datetime(start.year, start.month, 1)
@@ -91,9 +108,37 @@ def _spans(start, end):
     return tuple(out)
 
 
+class _TwiceError(ValueError):
+    """A JSON object with a key given twice (which value counts is not said)."""
+
+    def __init__(self, key):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique(pairs):
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise _TwiceError(k)
+        out[k] = v
+    return out
+
+
+#: The longest JSON text whose parsed value is kept for the rows that repeat it (a run's
+#: tags); longer ones are parsed each time, so the cache holds at most a few tens of MB.
+_CACHED_JSON_CHARS = 1024
+
+
 @functools.lru_cache(maxsize=1 << 12)  # a run's tags repeat on its every row (never mutated)
+def _json_cached(text):
+    return json.loads(text, object_pairs_hook=_unique)
+
+
 def _json(text):
-    return json.loads(text)
+    if len(text) <= _CACHED_JSON_CHARS:
+        return _json_cached(text)
+    return json.loads(text, object_pairs_hook=_unique)
 
 
 class _Row:
@@ -130,6 +175,8 @@ class _Row:
             return {}
         try:
             value = _json(text)
+        except _TwiceError as exc:
+            self.bad(column, f"has the key {echo(exc.key)} twice (a JSON object's keys are unique)")
         except (ValueError, RecursionError):
             self.bad(column, "is not JSON (a FOCUS key-value column holds a JSON object)")
         if not isinstance(value, dict):
@@ -142,12 +189,24 @@ class _Skip(Exception):  # noqa: N818 - not an error: the row is skipped, its pr
 
 
 def _run_code(row):
+    """The run code of a row's tags: the value of :data:`TAG_KEY`, or of the key that is
+    :data:`TAG_KEY` after a provider's or a tag scheme's prefix (``user:compute-lab-run``);
+    None without one. Keys that give two run codes are a problem."""
     tags = row.json("Tags")
-    if TAG_KEY not in tags:
+    keys = [k for k in tags if k == TAG_KEY or k.rpartition(":")[2] == TAG_KEY
+            or k.rpartition("/")[2] == TAG_KEY]  # fmt: skip
+    if not keys:
         return None
-    code = tags[TAG_KEY]
+    codes = {json.dumps(tags[k]) for k in keys}
+    if len(codes) > 1:
+        shown = ", ".join(echo(k) for k in keys[:3])
+        row.bad("Tags", f"the keys {shown} give two run codes ({', '.join(sorted(codes)[:2])}): "
+                        "which one counts is not said")  # fmt: skip
+    key = keys[0]
+    code = tags[key]
     if not isinstance(code, str) or not valid_run_code(code):
-        row.bad("Tags", f"tag {TAG_KEY} is {echo(code)}, not a run code ({RUN_CODE_RULE})")
+        shown = key if key == TAG_KEY else echo(key)
+        row.bad("Tags", f"tag {shown} is {echo(code)}, not a run code ({RUN_CODE_RULE})")
     return code
 
 
@@ -160,8 +219,9 @@ def _hours(row):
         qty = row.number(column, required=False)
     if qty is None:
         return 0.0
-    if qty < 0:
-        row.bad(column, f"{qty} is negative (hours are never negative; a refund is a Credit row)")
+    if qty < 0 and row.text("ChargeClass") != "Correction":
+        row.bad(column, f"{qty} is negative (hours are never negative but on a ChargeClass "
+                        "Correction row; a refund is a Credit row)")  # fmt: skip
     unit = (row.text(unit_column) or "").lower()
     if unit in _GPU_HOUR_UNITS:
         return float(qty)
@@ -176,17 +236,21 @@ def _hours(row):
 
 
 def _one(row, currency):
-    """(run code or None, [(month, cost, hours)]) of a row, else _Skip."""
+    """(run code, [(month, cost, hours)]) of a row, or (None, (cost, month it starts)) of a
+    row without a run tag (its spend is not split by month), else _Skip."""
     start, end = (
         _time(row.text("ChargePeriodStart") or ""),
         _time(row.text("ChargePeriodEnd") or ""),
     )
     if start is None:
         row.bad("ChargePeriodStart", f"{echo(row.text('ChargePeriodStart'))} is not a UTC time "
-                "(YYYY-MM-DDTHH:mm:ssZ)")  # fmt: skip
+                f"(YYYY-MM-DDTHH:mm:ssZ, {FIRST_ACTUALS_YEAR} to {LAST_ACTUALS_YEAR})")  # fmt: skip
     if end is None or end <= start:
         row.bad("ChargePeriodEnd", f"{echo(row.text('ChargePeriodEnd'))} is not a UTC time after "
                 "ChargePeriodStart")  # fmt: skip
+    if (end - start).days >= MAX_CHARGE_PERIOD_DAYS:
+        row.bad("ChargePeriodEnd", f"the charge period is {(end - start).days:,} days, over the "
+                f"{MAX_CHARGE_PERIOD_DAYS:,} days a row may span")  # fmt: skip
     category = row.text("ChargeCategory")
     if category not in CATEGORIES:
         row.bad("ChargeCategory", f"{echo(category)} is not one of {', '.join(CATEGORIES)}")
@@ -196,22 +260,31 @@ def _one(row, currency):
     row.number("BilledCost")
     cost = row.number("EffectiveCost")
     code = _run_code(row)
-    hours = _hours(row) if code is not None and category == "Usage" else 0.0
+    if code is None:
+        return None, (cost, start.date().replace(day=1))
+    hours = _hours(row) if category == "Usage" else 0.0
     return code, [(m, cost * share, hours * float(share)) for m, share in _spans(start, end)]
 
 
-def focus_entries(path, header, rows, currency, problems):
-    """(entries, unallocated Decimal US$) of a FOCUS export: ``rows`` yields (row number,
-    fields); bad rows go to ``problems``."""
+def focus_entries(path, header, rows, currency, problems, room):
+    """(entries, unallocated Decimal US$, the last month an unallocated charge starts in, or
+    None) of a FOCUS export: ``rows`` yields (row number, fields); bad rows go to
+    ``problems``; at most ``room`` entries (then a problem)."""
     missing = [c for c in FOCUS_REQUIRED if c not in header]
     if missing:
         problems.file(path, f"row 1: a FOCUS export without the column(s) {', '.join(missing)} "
                             f"(required: {', '.join(FOCUS_REQUIRED)})")  # fmt: skip
-        return [], _decimal.Decimal(0)
+        return [], _decimal.Decimal(0), None
+    twice = sorted(c for c, k in collections.Counter(header).items() if c and k > 1)
+    if twice:
+        problems.file(path, f"row 1: the column(s) {', '.join(echo(c) for c in twice[:5])} are "
+                            "given twice (which one counts is not said)")  # fmt: skip
+        return [], _decimal.Decimal(0), None
     at = {c: i for i, c in enumerate(header)}
-    sums, seen, unallocated = {}, {}, _decimal.Decimal(0)
+    sums, seen, unallocated, splits, last = {}, {}, _decimal.Decimal(0), 0, None
     for n, fields in rows:
-        key = hashlib.blake2b("\x1f".join(fields).encode(), digest_size=16).digest()
+        # joined by NUL, which no field holds (the file is refused), so never ambiguous
+        key = hashlib.blake2b("\0".join(fields).encode(), digest_size=16).digest()
         if key in seen:
             problems.add(path, n, None, f"is the same as row {seen[key]}, field for field (a "
                                         "duplicate row would count twice)")  # fmt: skip
@@ -222,16 +295,36 @@ def focus_entries(path, header, rows, currency, problems):
             code, parts = _one(row, currency)
         except _Skip:
             continue
+        if code is None:
+            unallocated += parts[0]
+            if parts[0] and (last is None or parts[1] > last):
+                last = parts[1]
+            continue
+        splits += len(parts)
+        if splits > MAX_ACTUALS_ROWS:
+            problems.file(
+                path,
+                f"row {n}: its rows split by month come to over "
+                f"{MAX_ACTUALS_ROWS:,}, the bound on an actuals file's rows (a "
+                "row counts once for each month it spans); not read further",
+            )
+            return list(sums.values()), unallocated, last
         for month, cost, hours in parts:
-            if code is None:
-                unallocated += cost
-                continue
             e = sums.get((code, month))
             if e is None:
                 sums[(code, month)] = Entry(code, month, hours, cost, None, None, None, path, n,
                                             1, "Tags", "ChargePeriodStart")  # fmt: skip
+                if len(sums) > room:
+                    too_many_run_months(path, problems)
+                    return list(sums.values()), unallocated, last
             else:
                 e.hours += hours
                 e.cost += cost
                 e.rows += 1
-    return list(sums.values()), unallocated
+    quantity = "ConsumedQuantity" if "ConsumedQuantity" in at else "PricingQuantity"
+    for e in sums.values():
+        if e.hours < 0:  # corrections taking back more hours than the file gives
+            problems.add(path, e.row, quantity, f"run {e.run_code}'s hours in "
+                         f"{e.month:%Y-%m} come to {e.hours:g}, below 0 (its corrections take "
+                         "back more than its usage rows give)")  # fmt: skip
+    return list(sums.values()), unallocated, last

@@ -577,7 +577,9 @@ def _actuals_line(c):
     """The summary line of the actuals: spend to date against the plan, and its parts."""
     t = c.variance_totals
     if t["as_of"] is None:
-        return "Actuals: no month of spend in the files given."
+        return "Actuals: no run's month of spend in the files given" + (
+            f"; unallocated {usd(t['unallocated'] / 100)}." if t["unallocated"] else "."
+        )
     parts = ", ".join(f"{p} {usd(t[p] / 100)}" for p in ("volume", "rate", "efficiency",
                                                         "scope", "timing"))  # fmt: skip
     return (

@@ -140,7 +140,8 @@ def variance_tables(c, plans=None):
               "account": "unplanned", "amount_usd": u["actual_usd"]}
              for u in unplanned]  # fmt: skip
     if a.unallocated_cents:
-        long.append({"run_code": UNALLOCATED, "month": as_of, "scenario": "actual",
+        long.append({"run_code": UNALLOCATED, "month": as_of or a.unallocated_month,
+                     "scenario": "actual",
                      "account": "unallocated", "amount_usd": a.unallocated_cents})  # fmt: skip
     totals["unplanned"] = sum(u["actual_usd"] for u in unplanned)
     totals["unallocated"] = a.unallocated_cents
