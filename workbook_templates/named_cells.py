@@ -98,8 +98,6 @@ MAX_SCENARIO_COLUMNS = 100
 MAX_CELLS_READ = 20_000
 _ROW = f"{SHEET_MAIN_NS}}}row"
 _FORMULA = f"{SHEET_MAIN_NS}}}f"
-_ROW_ET = "{" + _ROW
-_FORMULA_ET = "{" + _FORMULA
 
 
 def _et_name(name):
@@ -123,21 +121,6 @@ class Styles:
         self.custom = {}  # {numFmtId: formatCode}
         self.ids = []  # numFmtId of each cell format, in order
         self.where = []
-
-    def reset(self):
-        self.__init__()
-
-    def tree(self, root):
-        """Read the part's tree (the quick path of :func:`scan_part`), as :meth:`start`
-        reads its elements: the children of ``numFmts`` and ``cellXfs`` under the root."""
-        for group in root:
-            local = _local(group.tag)
-            for child in group if local in ("numFmts", "cellXfs") else ():
-                if local == "numFmts" and _local(child.tag) == "numFmt":
-                    self._custom(child.attrib)
-                elif local == "cellXfs" and _local(child.tag) == "xf":
-                    self._cell_format(child.attrib)
-        return True
 
     def _custom(self, attrs):
         fmt_id = _format_id(attrs.get("numFmtId"), "a number format (numFmt)")
@@ -203,19 +186,6 @@ class _Builder:
     builder = None
     depth = 0
 
-    def reset(self):
-        """Start again (the streaming pass after a quick one that gave up)."""
-        self.__init__(*self.args)
-
-    @staticmethod
-    def outermost(root, tag):
-        """The elements ``tag`` of ``root``'s tree in document order, as the streaming pass
-        takes them; None when one holds another (built into it there: left to that pass)."""
-        found = list(root.iter(tag))
-        if any(len(list(node.iter(tag))) > 1 for node in found):
-            return None
-        return found
-
     def data(self, text):
         if self.builder is not None:
             self.builder.data(text)
@@ -236,27 +206,12 @@ class Strings:
     ``_x005F_`` escapes undone as openpyxl undoes them. A string over
     :data:`MAX_CELL_TEXT_CHARS` characters, runs together, is refused."""
 
-    SI = "{" + SHEET_MAIN_NS + "}si"
-
     def __init__(self):
         self.text = StringText(MAX_CELL_TEXT_CHARS)
-
-    def reset(self):
-        self.__init__()
 
     @property
     def strings(self):
         return [text.replace("x005F_", "") for text in self.text.strings]
-
-    def tree(self, root):
-        """Read the part's tree (the quick path of :func:`scan_part`): each ``<si>``."""
-        for node in root:
-            if node.tag == self.SI:
-                text = own_text(node)
-                if len(text) > MAX_CELL_TEXT_CHARS:  # the streaming pass refuses it
-                    raise PartError("a shared string over the cell limit")
-                self.text.strings.append(text)
-        return True
 
     def start(self, tag, attrs, depth):
         self.text.start(tag, depth)
@@ -397,7 +352,6 @@ def _cell_reference(text):
 
 
 _SHEET_DATA = f"{SHEET_MAIN_NS}}}sheetData"
-_SHEET_DATA_ET = "{" + _SHEET_DATA
 _CELL = CELL_TAG[1:]
 
 
@@ -420,7 +374,6 @@ class Rows(_Builder):
     worksheet = True  # a parse error is the part's, whatever its name (check_part)
 
     def __init__(self, book, box, sheet=None):
-        self.args = (book, box, sheet)
         self.sheet = sheet
         self.min_row, self.max_row, self.min_col, self.max_col = box
         self.parser = CellReader(
@@ -497,31 +450,6 @@ class Rows(_Builder):
                 f"row {self.row} holds over {MAX_ROW_ELEMENTS:,} XML elements, over the limit "
                 "for one row"
             )
-
-    def tree(self, root):
-        """Read the part's tree (the quick path of :func:`scan_part`): the rows of its
-        ``<sheetData>`` in document order, taken as :meth:`start` and :meth:`take` take
-        them."""
-        data = [node for node in root if node.tag == _SHEET_DATA_ET]
-        if len(data) > 1:
-            raise PartError("two sheetData")  # the streaming pass says it
-        for row in data[0] if data else ():
-            if row.tag != _ROW_ET:
-                continue
-            self._in_order(row.attrib)
-            if self.done:
-                continue
-            idx = self._index(row.attrib)
-            if idx > self.max_row:
-                self.done = True
-                continue
-            self.row = idx
-            self._bound(sum(1 for _ in row.iter()), sum(1 for c in row if c.tag == CELL_TAG))
-            self.accept = idx >= self.counter
-            self.counter = max(self.counter, idx + self.accept)
-            self.shared = any(f.get("t") == "shared" for f in row.iter(_FORMULA_ET))
-            self.take(row)
-        return True
 
     def _index(self, attrs):
         """The row's number, as openpyxl's ``parse_row`` reads it."""

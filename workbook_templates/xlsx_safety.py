@@ -47,16 +47,13 @@ names the file and the part) and :class:`CellError` (the sheet and the cell).
 from __future__ import annotations
 
 import io
-import itertools
 import math
-import operator
 import os
 import re
 import stat
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from xml.etree import ElementTree
 from xml.parsers import expat
 
 import defusedxml
@@ -206,13 +203,6 @@ class Tally:
         self.elements = 0
         self.names = 0
         self.parts = {}  # {part: elements} of each part scanned
-
-    def fits(self, elements, names):
-        """True when ``elements`` and ``names`` more stay within both bounds."""
-        return (
-            self.elements + elements <= MAX_PACKAGE_ELEMENTS
-            and self.names + names <= MAX_DEFINED_NAMES
-        )
 
     def add(self, elements, names=0):
         self.elements += elements
@@ -716,107 +706,13 @@ class Scan:
 
 
 def scan_part(path, zf, info, rows=None, tally=None):
-    """Scan one XML part; the content types it declares. Its elements and defined names
-    count into the package's ``tally``.
-
-    A part small enough to be within every bound whatever it holds is parsed by the C
-    parser into a tree (:func:`_quick_tree`), its depth and texts measured on the tree, and
-    ``rows`` (the part's reader) given the tree; anything else (a larger part, a part that
-    is not plain UTF-8 or has a document type declaration, one that breaks a bound or is
-    not well-formed, an error while reading it) is scanned by the bounded streaming pass
-    (:class:`Scan`), which refuses it with its one-line message: the outcome is the
-    streaming pass's in every case, the quick one only saves time.
-    """
-    tally = tally if tally is not None else Tally()
-    if info.filename != CONTENT_TYPES and info.file_size <= QUICK_PART_BYTES:
-        quick = _quick_tree(zf, info)
-        if quick is not None and tally.fits(*quick[1:]):  # else the scan refuses it in order
-            try:
-                if rows is None or rows.tree(quick[0]):
-                    tally.add(*quick[1:])
-                    tally.parts[info.filename] = quick[1]
-                    return []
-            except Exception:  # noqa: BLE001 - the streaming pass raises it, in its order
-                pass
-            if rows is not None:
-                rows.reset()
+    """Scan one XML part by the bounded streaming pass (:class:`Scan`); the content types it
+    declares. Its elements and defined names count into the package's ``tally``; ``rows``,
+    the part's reader, is handed its events."""
     return Scan(path, info.filename, rows, tally).run(zf, info)
 
 
-#: Largest part read by the quick path (:func:`_quick_tree`): at most
-#: :data:`MAX_XML_RUN_BYTES`, so no run of it can break that bound. A planner's largest part
-#: is about 160 kB. Not a bound on files: a larger part is scanned by the streaming pass.
-QUICK_PART_BYTES = MAX_XML_RUN_BYTES
-#: Most ``<`` in a part read by the quick path: each element needs one, so the tree holds at
-#: most this many elements (a few MB; far under :data:`MAX_PART_ELEMENTS`). A planner's
-#: largest part has about 2,200 elements; a part with more is scanned by the streaming pass.
-QUICK_PART_TAGS = 32_768
 CONTENT_TYPES = "[Content_Types].xml"
-_UTF8_BOM = b"\xef\xbb\xbf"
-_DECLARED_ENCODING = re.compile(rb"""encoding\s*=\s*["']([^"']*)["']""")
-
-
-def _plain_utf8(data):
-    """True when expat reads ``data`` as UTF-8 (no byte-order mark but UTF-8's, an XML
-    declaration naming no encoding or UTF-8): then a document type declaration, whatever it
-    holds, is the bytes ``<!DOCTYPE`` in it."""
-    data = data.removeprefix(_UTF8_BOM)
-    if not data.startswith(b"<") or data.startswith(b"<\0"):
-        return False
-    if not data.startswith(b"<?xml"):
-        return True
-    end = data.find(b"?>")
-    found = _DECLARED_ENCODING.search(data[: end if end >= 0 else 0])
-    return end >= 0 and (found is None or found.group(1).lower() == b"utf-8")
-
-
-def _quick_tree(zf, info):
-    """(element tree, elements, defined names) of the part, parsed by the C parser, when it
-    is sure to be within every bound of one part in the streaming pass (:class:`Scan`),
-    else None (the bounds across the package are the caller's, from the counts).
-
-    Sure, because: at most :data:`QUICK_PART_BYTES` (no run over :data:`MAX_XML_RUN_BYTES`)
-    and :data:`QUICK_PART_TAGS` ``<`` (elements, far under :data:`MAX_PART_ELEMENTS`);
-    plain UTF-8 without ``<!DOCTYPE`` (no document type: no entity of any kind; an undefined
-    one is a parse error); depth at most :data:`MAX_XML_DEPTH`; every ``<t>``'s text (what
-    precedes its first child, as the streaming pass counts it) at most
-    :data:`MAX_CELL_TEXT_CHARS` characters.
-    """
-    try:
-        with zf.open(info) as fh:
-            data = fh.read(QUICK_PART_BYTES + 1)
-    except Exception:  # noqa: BLE001 - the streaming pass says what is wrong
-        return None
-    if len(data) > QUICK_PART_BYTES or data.count(b"<") > QUICK_PART_TAGS:
-        return None
-    if b"<!DOCTYPE" in data or not _plain_utf8(data):
-        return None
-    parser = ElementTree.XMLParser()
-    try:
-        parser.feed(data)
-        root = parser.close()
-    except Exception:  # noqa: BLE001 - not well-formed, an undefined entity...
-        return None
-    level, depth, elements = [root], 0, 0
-    while level:  # the tree level by level, in C: its depth
-        depth += 1
-        elements += len(level)
-        if depth > MAX_XML_DEPTH:
-            return None
-        level = list(itertools.chain.from_iterable(level))
-    if len(data) > MAX_CELL_TEXT_CHARS:  # a shorter part holds no longer text
-        for tag in set(map(_TAG, root.iter())):
-            if tag.endswith("}t") and any(
-                len(t.text or "") > MAX_CELL_TEXT_CHARS for t in root.iter(tag)
-            ):
-                return None
-    names = 0
-    if b"definedName" in data:
-        names = sum(map(is_defined_name, map(_TAG, root.iter())))
-    return root, elements, names
-
-
-_TAG = operator.attrgetter("tag")
 
 
 def xml_parts(zf):
