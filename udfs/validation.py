@@ -8,8 +8,6 @@ a cell, an Excel argument).
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import re
 
 import numpy as np
@@ -240,9 +238,6 @@ def _check(name, value, bad_of, rule, low_ok, high_ok):
     if x is not None and low_ok(x) and high_ok(x) and (x == 0.0 or _usable(x)):
         return _float64(x)
     arr = as_array(name, value)
-    memo = _passed.get()
-    if memo is not None and (id(arr), low_ok, high_ok) in memo:
-        return arr
     if arr.size:
         lo, hi = _min_max(arr)  # NaN propagates into both and fails the fast path
         lo, hi = float(lo), float(hi)
@@ -253,8 +248,6 @@ def _check(name, value, bad_of, rule, low_ok, high_ok):
             and hi <= LARGEST
             and (lo >= SMALLEST_NORMAL or hi <= -SMALLEST_NORMAL)
         ):
-            if memo is not None:
-                memo[id(arr), low_ok, high_ok] = arr  # held: its id is not reused meanwhile
             return arr
     arr = check_finite(name, arr)
     bad = bad_of(arr)
@@ -269,22 +262,6 @@ def _check(name, value, bad_of, rule, low_ok, high_ok):
             got = arr[pos] if pos is not None else arr.item()
             raise InputError(name, _DENORMAL_RULE, pos, float(got))
     return arr
-
-
-#: Arrays that passed a rule during one :func:`checks_remembered` block (an engine estimate
-#: checks an array once per rule, not once per function that reads it).
-_passed = contextvars.ContextVar("udfs_validation_passed", default=None)
-
-
-@contextlib.contextmanager
-def checks_remembered():
-    """Inside the block, an array that passed a rule passes it again without a second pass
-    over its elements (the arrays must not change inside the block)."""
-    token = _passed.set({})
-    try:
-        yield
-    finally:
-        _passed.reset(token)
 
 
 _float64 = np.float64
@@ -385,8 +362,7 @@ def implausible_rule(quantity, value):
 
 
 def _plausibility_rule(quantity):
-    """(bad_of, low_ok, rule) of :func:`check_plausible` for ``quantity``, made once each (the
-    functions are keys of :func:`checks_remembered`)."""
+    """(bad_of, low_ok, rule) of :func:`check_plausible` for ``quantity``."""
     least = MIN_PLAUSIBLE[quantity]
 
     def rule(got):
