@@ -738,13 +738,12 @@ def _create_app():
             "xlwings was imported before XLWINGS_ON_SERVER=true was set; import "
             "addin.server_app first (or start with `compute-lab serve`)"
         )
-    from udfs import speedups
-
-    speedups.skip_pyodide_probe(xlwings)  # the is_jsnull patch, pinned xlwings only
     from xlwings_server.config import settings
     from xlwings_server.main import app as fastapi_app
     from xlwings_server.main import main_app
     from xlwings_server.security_headers import resolve_security_headers
+
+    from udfs import speedups
 
     team.redact_server_logs()
     store = tokens.TokenStore(config.token_file)
