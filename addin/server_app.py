@@ -738,8 +738,6 @@ def _create_app():
     from xlwings_server.main import main_app
     from xlwings_server.security_headers import resolve_security_headers
 
-    from udfs import speedups
-
     team.redact_server_logs()
     store = tokens.TokenStore(config.token_file)
     pool = team.CallPool()
@@ -768,7 +766,6 @@ def _create_app():
             excel_online=settings.enable_excel_online, cdn_officejs=settings.cdn_officejs
         )
         guarded = team.SecurityHeaders(guarded, headers)
-    speedups.freeze_startup_objects()  # gc.freeze(): later collections skip them
     return guarded
 
 

@@ -1,9 +1,7 @@
-"""The speed tricks (udfs.speedups): the paused collector and the frozen start-up objects."""
+"""The speed trick of the Excel functions (udfs.speedups): the paused collector."""
 
 import gc
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -30,19 +28,9 @@ def test_gc_paused_switches_the_collector_back_on():
         gc.enable()
 
 
-def test_freeze_startup_objects_freezes_them():
-    code = (
-        "import gc; from udfs import speedups; assert gc.get_freeze_count() == 0; "
-        "speedups.freeze_startup_objects(); print(gc.get_freeze_count())"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert int(out.stdout) > 1000
-
-
 def test_the_call_sites_use_this_module():
     assert _cells.gc_paused is speedups.gc_paused
     server = (ROOT / "addin" / "server_app.py").read_text()
-    assert "speedups.freeze_startup_objects()" in server
     for source in (server, (ROOT / "udfs" / "_cells.py").read_text()):
         code = "\n".join(line.split("#")[0] for line in source.splitlines())
         assert not re.search(r"\bgc\.(disable|freeze)\(|is_jsnull\s*=", code)
