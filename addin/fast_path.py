@@ -9,7 +9,8 @@ it. :func:`answer` does what those steps do *for our functions' decorators* (eve
 parsed: one parse, the function through its public entry point (``udfs.excel``, vectorised
 with numpy), one look over the result, one serialisation.
 
-The rules reproduced, from xlwings 0.37.8 (``xlwings/pro/udfs_officejs.py``, ``_xlofficejs.py``):
+The rules reproduced, from xlwings :data:`XLWINGS_VERSION` (``xlwings/pro/udfs_officejs.py``,
+``_xlofficejs.py``):
 
 - an argument ``[[x]]`` is the scalar ``x``, a one-row ``[[a, b]]`` the row ``[a, b]``
   (``to_scalar``); a blank argument (``None``) takes the parameter's default; otherwise the
@@ -32,7 +33,11 @@ import itertools
 import math
 import operator
 
-__all__ = ["FastPath"]
+__all__ = ["FastPath", "XLWINGS_VERSION"]
+
+#: The xlwings release whose reading and result rules :class:`FastPath` reproduces (the server
+#: extra pins it in pyproject.toml).
+XLWINGS_VERSION = "0.37.8"
 
 _ARG_OPTIONS = {"ndim": 2, "err_to_str": True}
 _PLAIN = frozenset({float, int, str, bool, type(None)})

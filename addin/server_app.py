@@ -71,7 +71,7 @@ __all__ = [
 #: DNS-rebinding page sends its own domain name).
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
-from addin import team as _team  # noqa: E402  (the pools' and the fast lane's bounds)
+from addin import team as _team  # noqa: E402  (the pool's and the fast lane's bounds)
 from addin.team import MAX_BODY_BYTES  # noqa: E402  (bytes a call's body may take; 413 past it)
 from addin.team import reply as _reply  # noqa: E402  (a one-line plain-text answer)
 from udfs.validation import echo  # noqa: E402  (a value echoed back, cut to 80 characters)
@@ -482,11 +482,10 @@ class CallGuard:
     A well-formed call is dispatched by the fast path or xlwings' own ``custom_functions_call``
     so that a slow call does not hold a quick one. By its argument cells (:func:`call_cells`,
     bounds in :mod:`addin.team`): a one-cell formula answered by the fast path alone is computed
-    on the event loop (:func:`answer_inline`: microseconds, no hand-over to a thread); another
-    small call runs in a thread of ``quick`` (the fast lane); any other call in the thread of
-    ``pool`` (:class:`addin.team.CallPool`), where its body is also parsed and its answer
-    serialised. A full queue is 503 with ``Retry-After``. With ``pool=None`` the call is passed
-    on to xlwings Server's route (on its event loop), as before issue 20.
+    on the event loop (:func:`answer_inline`: microseconds, no hand-over to a thread); any other
+    call in the thread of ``pool`` (:class:`addin.team.CallPool`), where a big call's body is
+    also parsed and its answer serialised. A full queue is 503 with ``Retry-After``. With
+    ``pool=None`` the call is passed on to xlwings Server's route (on its event loop).
     """
 
     def __init__(
@@ -495,13 +494,11 @@ class CallGuard:
         path="/xlwings/custom-functions-call",
         max_bytes=MAX_BODY_BYTES,
         pool=None,
-        quick=None,
     ):
         self.app = app
         self.path = path
         self.max_bytes = max_bytes
         self.pool = pool
-        self.quick = quick if quick is not None else pool
         self._signatures = _signatures()
 
     async def __call__(self, scope, receive, send):
@@ -518,20 +515,18 @@ class CallGuard:
             return None
         state = scope.setdefault("state", {})
         user = _user(state.get("token"))
-        pool, body = self.pool, None
+        body = None
         if len(raw) <= team.FAST_LANE_BYTES:  # parsed and checked here: microseconds
             body = _parse(raw)
             problem = body if type(body) is str else check_call(body, self._signatures)
             if problem:
                 return await _reply(send, 400, problem)
             state["function"], state["rows"] = body["func_name"], _rows(body)
-            cells = call_cells(body, team.FAST_LANE_CELLS)
-            if cells <= team.INLINE_CELLS:
+            if call_cells(body, team.INLINE_CELLS) <= team.INLINE_CELLS:
                 done = answer_inline(body)
                 if done is not None:
                     return await self._send(send, *done)
-            if cells <= team.FAST_LANE_CELLS:
-                pool = self.quick
+        pool = self.pool
         try:
             status, answer, function, rows = await pool.run(
                 _answer, raw, body, self._signatures, user
@@ -738,9 +733,6 @@ def _create_app():
             "xlwings was imported before XLWINGS_ON_SERVER=true was set; import "
             "addin.server_app first (or start with `compute-lab serve`)"
         )
-    from udfs import speedups
-
-    speedups.skip_pyodide_probe(xlwings)  # the is_jsnull patch, pinned xlwings only
     from xlwings_server.config import settings
     from xlwings_server.main import app as fastapi_app
     from xlwings_server.main import main_app
@@ -749,7 +741,6 @@ def _create_app():
     team.redact_server_logs()
     store = tokens.TokenStore(config.token_file)
     pool = team.CallPool()
-    quick = team.CallPool(team.FAST_LANE_THREADS, team.FAST_LANE_PENDING)
     sys.setswitchinterval(team.GIL_SWITCH_SECONDS)
     base = settings.app_path
     calls = (f"{base}/xlwings/custom-functions-call", f"{base}/xlwings/custom-scripts-call/")
@@ -760,7 +751,6 @@ def _create_app():
         main_app,
         path=calls[0],
         pool=None if other_auth else pool,
-        quick=None if other_auth else quick,
     )
     guarded = ScriptGuard(guarded, prefix=calls[1])
     guarded = team.BodyBudget(guarded, calls)
@@ -776,7 +766,6 @@ def _create_app():
             excel_online=settings.enable_excel_online, cdn_officejs=settings.cdn_officejs
         )
         guarded = team.SecurityHeaders(guarded, headers)
-    speedups.freeze_startup_objects()  # gc.freeze(): later collections skip them
     return guarded
 
 

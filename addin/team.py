@@ -27,10 +27,10 @@ variables (:func:`config_from_env` reads them; :data:`ENV` names them), and
 - :class:`CallPool`: function calls run in :data:`POOL_THREADS` threads, off the event loop, so
   a slow call never holds a quick one; past :data:`MAX_PENDING_CALLS` waiting or running
   calls a new one is answered 503 with ``Retry-After`` instead of piling up. A small call
-  (a body of at most :data:`FAST_LANE_BYTES`, at most :data:`FAST_LANE_CELLS` argument cells)
-  goes to a second pool, the fast lane (:data:`FAST_LANE_THREADS` threads,
-  :data:`FAST_LANE_PENDING` calls), so it never queues behind big calls; a big call's body is
-  parsed, and its answer serialised, in its pool thread, not on the event loop.
+  (a body of at most :data:`FAST_LANE_BYTES`, at most :data:`INLINE_CELLS` argument cells)
+  that the fast path answers is computed on the event loop, so it never queues behind big
+  calls; a big call's body is parsed, and its answer serialised, in its pool thread, not on
+  the event loop.
 
 Each bound is a named constant here; every refusal is 4xx (503 for a full queue) with one line.
 """
@@ -54,9 +54,6 @@ __all__ = [
     "ENCODE_CHUNK_ROWS",
     "ENV",
     "FAST_LANE_BYTES",
-    "FAST_LANE_CELLS",
-    "FAST_LANE_PENDING",
-    "FAST_LANE_THREADS",
     "GIL_SWITCH_SECONDS",
     "INLINE_CELLS",
     "MAX_BODY_BYTES",
@@ -94,9 +91,9 @@ MAX_HELD_BODY_BYTES = 2 * MAX_BODY_BYTES
 #: The same for one token's requests together: one of the largest bodies, so that one token
 #: cannot take the whole of MAX_HELD_BODY_BYTES from the others.
 MAX_HELD_BODY_BYTES_PER_TOKEN = MAX_BODY_BYTES
-#: Threads per worker process that run the calls outside the fast lane (big calls). One: only
-#: one thread runs Python code at a time (the GIL), so more threads for big calls would only
-#: split the GIL between them and the fast lane's threads; with one, a quick call waits at most
+#: Threads per worker process that run the calls not answered on the event loop. One: only
+#: one thread runs Python code at a time (the GIL), so more threads would only split the GIL
+#: between them and the event loop; with one, a one-cell call waits at most
 #: GIL_SWITCH_SECONDS at each hand-over. Cores are used by worker processes (``--workers``).
 POOL_THREADS = 1
 #: Calls waiting or running per worker process; one more is answered 503 with Retry-After.
@@ -105,22 +102,16 @@ MAX_PENDING_CALLS = 64
 #: the event loop (a few microseconds). If its arguments have at most INLINE_CELLS cells in all
 #: (a one-cell formula: our functions take at most 15 arguments) and the fast path answers it
 #: by itself, it is computed on the event loop too (50 us for TRAIN_DAYS to about 1 ms), with
-#: no hand-over to a thread and back (each waits for the GIL). Otherwise, with at most
-#: FAST_LANE_CELLS cells, it runs in the fast lane's own FAST_LANE_THREADS threads, so it never
-#: waits behind big calls in the pool; at most FAST_LANE_PENDING such calls wait or run, then
-#: 503 with Retry-After as for the pool. Every other call is parsed, checked, computed and
-#: serialised in the pool's thread.
+#: no hand-over to a thread and back (each waits for the GIL). Every other call is computed in
+#: the pool's thread (a big one parsed, checked and serialised there too).
 FAST_LANE_BYTES = 16 * 1024
 INLINE_CELLS = 16
-FAST_LANE_CELLS = 64
-FAST_LANE_THREADS = 2
-FAST_LANE_PENDING = 64
 #: Seconds a thread running Python code keeps the GIL while another waits for it (Python's
-#: default is 0.005): a fast-lane call waits at most this long behind a big call's Python work
+#: default is 0.005): a one-cell call waits at most this long behind a big call's Python work
 #: at each hand-over.
 GIL_SWITCH_SECONDS = 0.001
 #: A big answer is serialised this many rows at a time: the JSON encoder (C code) holds the
-#: GIL until it returns, so one 10,000-row answer would hold a fast-lane call for its whole
+#: GIL until it returns, so one 10,000-row answer would hold a one-cell call for its whole
 #: encoding (about 5 ms); in pieces, the GIL is handed over between them.
 ENCODE_CHUNK_ROWS = 1000
 #: Seconds a client told 503 (queue full) or 429 (rate) waits at least before trying again.

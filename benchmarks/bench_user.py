@@ -11,7 +11,8 @@ One table, each row a wait a user sees, its value, its floor and the ratio to th
   in-process, nested lists in and out, as xlwings calls it), server (one HTTP request to
   ``compute-lab serve``, Excel's request body), Lite (the generated bundle's ``main.py``
   function called through xlwings' ``custom_functions_call``, as Lite calls it, in a process of
-  its own) and the browser end to end (the served JavaScript in Chromium). Floor: numpy over the
+  its own, with a stand-in ``pyodide.ffi`` importable as in Pyodide; the same without it, for
+  reference) and the browser end to end (the served JavaScript in Chromium). Floor: numpy over the
   same cells (``np.array`` of the nested lists and the bare expression);
 - (c) ``compute-lab estimate`` as a whole process. Floor: ``python -c "import numpy"``;
 - (d) ``compute-lab report`` over 100 planners (saved by LibreOffice, one process per core, the
@@ -128,6 +129,14 @@ def routes(parts, folder):
             floor_s,
             floor_label,
         )
+        add(
+            "array_lite_cpython_s",
+            f"{ROWS:,}-row call, Lite in CPython (reference)",
+            "none: no pyodide.ffi, its import fails once per cell",
+            lite_seconds(folder, want, pyodide=False),
+            floor_s,
+            floor_label,
+        )
     cells, c_tokens, c_accelerators, c_tflops = inputs(CELLS)
     singles_floor = None
     if "a" in parts:
@@ -172,19 +181,32 @@ def routes(parts, folder):
         raise SystemExit(str(err)) from None
 
 
-def lite_seconds(folder, want):
+#: What Pyodide's ``pyodide.ffi`` gives xlwings' custom-function conversion: the type of JS
+#: null. xlwings asks for it once per argument cell (``from pyodide.ffi import JsNull``); in
+#: Pyodide the import is found, in CPython it fails after searching ``sys.path`` each time
+#: (about 0.25 ms a cell), which is no wait a Lite user has.
+_PYODIDE_FFI = "class JsNull:\n    pass\n"
+
+
+def lite_seconds(folder, want, pyodide=True):
     """The bundle's TRAIN_DAYS through xlwings' ``custom_functions_call`` in a process of its
-    own (XLWINGS_ON_SERVER, as xlwings Lite loads ``main.py``): best of ``REPEAT``."""
+    own (XLWINGS_ON_SERVER, as xlwings Lite loads ``main.py``): best of ``REPEAT``. With
+    ``pyodide``, a stand-in ``pyodide.ffi`` is importable, as it is in Pyodide."""
     from bench_excel import request_body
 
     from addin import lite
 
     out = Path(folder) / "lite"
-    lite.write_bundle(out)
+    if not (out / "main.py").exists():
+        lite.write_bundle(out)
+    stand_in = Path(folder) / "pyodide-stand-in"
+    (stand_in / "pyodide").mkdir(parents=True, exist_ok=True)
+    (stand_in / "pyodide" / "__init__.py").write_text("")
+    (stand_in / "pyodide" / "ffi.py").write_text(_PYODIDE_FFI)
     body = {**request_body(), "args": [inputs(ROWS)[0], [[14.8e12]], [[2048.0]], [[400.0]]]}
     code = (
         "import asyncio, importlib, json, sys, time\n"
-        "sys.path.insert(0, sys.argv[1])\n"
+        "sys.path[0:0] = sys.argv[1:]\n"
         "from xlwings import server\n"
         "main = importlib.import_module('main')\n"
         "body = json.loads(sys.stdin.read())\n"
@@ -202,7 +224,7 @@ def lite_seconds(folder, want):
         "XLWINGS_LICENSE_KEY": os.environ.get("XLWINGS_LICENSE_KEY", "noncommercial"),
     }
     proc = subprocess.run(
-        [sys.executable, "-c", code, str(out)],
+        [sys.executable, "-c", code, str(out), *([str(stand_in)] if pyodide else [])],
         input=json.dumps(body),
         capture_output=True,
         text=True,

@@ -13,7 +13,7 @@ import inspect
 
 import pytest
 
-from udfs import _cells, excel
+from udfs import _cells, _quantile_cells, excel
 from udfs._cells import MAX_CELLS_PER_CALL, CellError
 
 TEXT = {"accelerator_name": "H100", "run_name": "deepseek-v3", "field": "hbm_gb"}
@@ -35,8 +35,10 @@ def nothing_converted(monkeypatch):
     def converted(*args, **kwargs):
         raise AssertionError("a cell was converted before the size check")
 
-    for name in ("to_array", "to_text", "_numbers"):
-        monkeypatch.setattr(excel, name, converted)
+    for module in (excel, _quantile_cells):
+        for name in ("to_array", "to_text", "to_numbers"):
+            if hasattr(module, name):  # each converter the module calls
+                monkeypatch.setattr(module, name, converted)
 
 
 def column(n, value):
@@ -113,7 +115,7 @@ def test_plans_over_the_bound_are_refused_first(nothing_converted):
 
 def test_p_and_quantity_ranges_repeat_plans_and_count_as_cells_only(monkeypatch):
     # 2 plans x 300 probabilities x 1 quantity = 600 cells, 2 plans: under a plan bound of 2.
-    monkeypatch.setattr(excel, "MAX_PLANS_PER_CALL", 2)
+    monkeypatch.setattr(_quantile_cells, "MAX_PLANS_PER_CALL", 2)
     ps = [[0.001 + 0.998 * j / 299 for j in range(300)]]
     got = excel.TRAIN_QUANTILE("days", ps, 671e9, 37e9, 14.8e12, [[2048.0], [4096.0]], "H100")
     assert len(got) == 2 and len(got[0]) == 300

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import udfs
-from udfs import calibration, catalogue, engine, plan, quantities, ranges
+from udfs import _quantile_cells, calibration, catalogue, engine, plan, quantities, ranges
 from udfs import excel as x
 from udfs._cells import CellError
 
@@ -796,7 +796,7 @@ def quantile(quantity, p, **plan_args):
 def point_of(**plan_args):
     """The engine's point estimate of the plan as udfs.plan.resolve reads it."""
     a = {**EXAMPLE, **plan_args}
-    inputs = {x._PLAN_INPUT_OF[k]: v for k, v in a.items()}
+    inputs = {_quantile_cells._PLAN_INPUT_OF[k]: v for k, v in a.items()}
     resolved = plan.resolve(inputs)
     return engine.estimate(**resolved.arguments), resolved
 
@@ -1145,7 +1145,7 @@ def test_quantiles_are_estimate_ranges_at_any_p(point, tp, price):
     values["total_cost_usd"] = values["compute_cost_usd"] + values["electricity_cost_usd"]
     expected = ranges.estimate_ranges(values, tp, price)
     ps = np.array(ranges.DEFAULT_PS)
-    got = x._quantiles({q: np.full(3, v) for q, v in values.items()}, tp, price, ps)
+    got = _quantile_cells._quantiles({q: np.full(3, v) for q, v in values.items()}, tp, price, ps)
     for q in RANGE_QUANTITIES:
         for i, p in enumerate(ps):
             assert got[q][i] == expected[q][f"p{100 * p:g}"]

@@ -130,6 +130,17 @@ def case_bodies():
     return bodies
 
 
+def test_pyproject_pins_the_xlwings_the_fast_path_reproduces():
+    import tomllib
+
+    from addin.fast_path import XLWINGS_VERSION
+
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    pins = [d for d in project["optional-dependencies"]["server"] if d.startswith("xlwings==")]
+    assert pins == [f"xlwings=={XLWINGS_VERSION}"]
+
+
 def test_fast_path_answers_as_xlwings_for_every_case():
     bodies = case_bodies()
     results = _compare(bodies)

@@ -29,7 +29,7 @@ from test_report_fixtures import (
     width,
 )
 
-from workbook_templates import reader
+from workbook_templates import reader, xlsx_safety
 from workbook_templates.reader import PlannerError, read_planner
 from workbook_templates.recalc import find_soffice, recalculate
 
@@ -316,15 +316,15 @@ def test_size_limit_is_checked_before_parsing(filled, monkeypatch):
     def never(*args, **kwargs):
         raise AssertionError("parsed a file over the size limit")
 
-    monkeypatch.setattr(reader.openpyxl, "load_workbook", never)
-    monkeypatch.setattr(reader.zipfile, "ZipFile", never)
+    monkeypatch.setattr(openpyxl, "load_workbook", never)
+    monkeypatch.setattr(zipfile, "ZipFile", never)
     err = problem_of(filled, max_bytes=1000)
     assert "size limit" in str(err) and "1,000" in str(err)
 
 
 def test_zip_bomb_by_declared_size(filled, tmp_path, monkeypatch):
     path = rezip(filled, tmp_path / "big.xlsx", {"xl/media/zeros.bin": b"\0" * 2_000_000})
-    monkeypatch.setattr(reader, "MAX_UNCOMPRESSED_BYTES", 1_000_000)
+    monkeypatch.setattr(xlsx_safety, "MAX_UNCOMPRESSED_BYTES", 1_000_000)
     assert "unpacks to" in str(problem_of(path))
 
 
@@ -416,13 +416,13 @@ def test_a_part_over_the_size_bound_is_refused_by_name_before_it_is_decompressed
     filled, tmp_path, monkeypatch
 ):
     path = xml_flood(filled, tmp_path / "flood.xlsx", 3 * 1024 * 1024)
-    monkeypatch.setattr(reader, "MAX_PART_BYTES", 1024 * 1024)
+    monkeypatch.setattr(xlsx_safety, "MAX_PART_BYTES", 1024 * 1024)
 
     def never(*args, **kwargs):
         raise AssertionError("decompressed a part over the bound")
 
-    monkeypatch.setattr(reader.zipfile.ZipFile, "testzip", never)
-    monkeypatch.setattr(reader.zipfile.ZipFile, "open", never)
+    monkeypatch.setattr(zipfile.ZipFile, "testzip", never)
+    monkeypatch.setattr(zipfile.ZipFile, "open", never)
     err = problem_of(path)
     (line,) = str(err).splitlines()
     assert str(path) in line and "part customXml/item1.xml" in line
@@ -431,7 +431,7 @@ def test_a_part_over_the_size_bound_is_refused_by_name_before_it_is_decompressed
 
 def test_a_part_over_the_element_bound_is_refused_by_name(filled, tmp_path, monkeypatch):
     path = xml_flood(filled, tmp_path / "flood.xlsx", 200_000)  # 50,000 elements
-    monkeypatch.setattr(reader, "MAX_PART_ELEMENTS", 10_000)
+    monkeypatch.setattr(xlsx_safety, "MAX_PART_ELEMENTS", 10_000)
     before = digest(path)
     (line,) = str(problem_of(path)).splitlines()
     assert str(path) in line and "part customXml/item1.xml" in line
@@ -455,7 +455,7 @@ def test_elements_are_cleared_while_scanning(filled, tmp_path):
     info = zf.getinfo("customXml/item1.xml")
     gc.collect()
     tracemalloc.start()
-    reader._scan_part(path, zf, info)
+    xlsx_safety.scan_part(path, zf, info)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < 8 * 1024 * 1024  # 200,000 elements kept would be ~20 MB and more
@@ -562,7 +562,7 @@ def test_deep_nesting_is_refused_by_name(filled, tmp_path):
 
 def test_a_package_of_too_many_parts(filled, tmp_path, monkeypatch):
     path = rezip(filled, tmp_path / "many.xlsx", {f"customXml/i{i}.bin": b"x" for i in range(50)})
-    monkeypatch.setattr(reader, "MAX_PARTS", 40)
+    monkeypatch.setattr(xlsx_safety, "MAX_PARTS", 40)
     (line,) = str(problem_of(path)).splitlines()
     assert "parts, over the limit of 40" in line
 
@@ -576,7 +576,7 @@ def _no_cell_read(monkeypatch):
     def grab(*args, **kwargs):
         raise AssertionError("cells were read before the names' bounds were checked")
 
-    monkeypatch.setattr(reader, "_grab", grab)
+    monkeypatch.setattr(reader, "grab", grab)
 
 
 def test_names_spanning_every_column_are_refused_before_any_cell_is_read(

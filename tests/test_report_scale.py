@@ -29,7 +29,7 @@ from helpers_report import CLI, READY, run_report, team_planners, tree
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER, fill, rezip
 
 from compute_lab.cli import main
-from workbook_templates import reader
+from workbook_templates import named_cells, reader, xlsx_safety
 from workbook_templates.files import NOTHING_WRITTEN
 from workbook_templates.recalc import find_soffice, recalculate
 from workbook_templates.report.command import PROGRESS_FROM_FILES
@@ -93,16 +93,16 @@ def _two_loads(path, wanted):
 def _one_pass(path):
     data = path.read_bytes()
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
-        parts = list(reader._xml_parts(zf))
-        styles, strings = reader._check_xml_parts(
-            path, zf, [p for p in parts if not reader._is_worksheet(p[0].filename)]
+        parts = list(xlsx_safety.xml_parts(zf))
+        styles, strings = named_cells.check_xml_parts(
+            path, zf, [p for p in parts if not xlsx_safety.is_worksheet(p[0].filename)]
         )
-        book = reader._read_book(data, styles, strings)
+        book = named_cells.read_book(data, styles, strings)
         optional = reader._check_names(path, book)
         names = [n for n in (*reader.INPUT_NAMES, *reader.OUTPUT_NAMES) if n not in optional]
         cells = reader._Cells(path, book, names)
-        later = [p for p in parts if reader._is_worksheet(p[0].filename)]
-        typed, saved = reader._grab(path, zf, book, cells.wanted, later)
+        later = [p for p in parts if xlsx_safety.is_worksheet(p[0].filename)]
+        typed, saved = named_cells.grab(path, zf, book, cells.wanted, later)
     typed = {s: {rc: v for rc, v in cs.items() if v[0] is not None} for s, cs in typed.items()}
     saved = {s: {rc: v for rc, v in cs.items() if v is not None} for s, cs in saved.items()}
     return cells.wanted, typed, saved
@@ -139,7 +139,7 @@ def test_each_planner_is_parsed_once(teams, monkeypatch):
     """One bounded scan per part, worksheets, styles and shared strings included; openpyxl
     never loads the workbook, never parses a worksheet, the stylesheet or the strings."""
     scanned = collections.Counter()
-    scan = reader._scan_part
+    scan = xlsx_safety.scan_part
 
     def counting(path, zf, info, rows=None, tally=None):
         scanned[info.filename] += 1
@@ -148,8 +148,8 @@ def test_each_planner_is_parsed_once(teams, monkeypatch):
     def never(*args, **kwargs):
         raise AssertionError("parsed a second time")
 
-    monkeypatch.setattr(reader, "_scan_part", counting)
-    monkeypatch.setattr(reader.openpyxl, "load_workbook", never)
+    monkeypatch.setattr(xlsx_safety, "scan_part", counting)
+    monkeypatch.setattr(openpyxl, "load_workbook", never)
     monkeypatch.setattr("openpyxl.worksheet._reader.WorkSheetParser.parse", never)
     monkeypatch.setattr("openpyxl.worksheet._reader.WorkSheetParser.parse_dimensions", never)
     monkeypatch.setattr("openpyxl.styles.stylesheet.apply_stylesheet", never)
@@ -160,7 +160,7 @@ def test_each_planner_is_parsed_once(teams, monkeypatch):
         xml = [n for n in z.namelist() if n.endswith((".xml", ".rels"))]
     assert set(scanned) == set(xml)
     assert set(scanned.values()) == {1}
-    assert any(reader._is_worksheet(n) for n in scanned)
+    assert any(xlsx_safety.is_worksheet(n) for n in scanned)
 
 
 @pytest.fixture(scope="module")
@@ -312,8 +312,8 @@ def test_shared_strings_read_in_the_scan_are_openpyxls(odd, tmp_path):
     for path in (saved, richer):
         with zipfile.ZipFile(path) as zf:
             info = zf.getinfo("xl/sharedStrings.xml")
-            strings = reader._Strings()
-            reader._scan_part(path, zf, info, strings)
+            strings = named_cells.Strings()
+            xlsx_safety.scan_part(path, zf, info, strings)
             with zf.open(info) as fh:
                 assert strings.strings == read_string_table(fh)
         assert len(strings.strings) > 100
@@ -327,36 +327,6 @@ def test_a_run_without_a_scenario_names_the_files(template, tmp_path, capsys):
     rc = main(["report", str(empty), "--out", str(tmp_path / "h.xlsx")])
     (line,) = capsys.readouterr().err.splitlines()
     assert rc == 2 and "no scenario column has inputs" in line and str(empty) in line
-
-
-@pytest.mark.libreoffice
-@pytest.mark.parametrize("saved_by", ["openpyxl", "LibreOffice"])
-def test_the_quick_path_reads_what_the_streaming_pass_reads(odd, tmp_path, saved_by, monkeypatch):
-    """Every part of a planner through the quick path (the C parser's tree) and through the
-    streaming pass alone: the same styles, shared strings and named cells (typed, formula flag,
-    saved), and every part but the manifest took the quick path."""
-    path = odd if saved_by == "openpyxl" else _saved_by_libreoffice(odd, tmp_path)
-    streamed = []
-    run = reader._Scan.run
-
-    def counting(self, zf, info):
-        streamed.append(info.filename)
-        return run(self, zf, info)
-
-    monkeypatch.setattr(reader._Scan, "run", counting)
-    quick = _one_pass(path)
-    assert streamed == ["[Content_Types].xml"]
-    monkeypatch.setattr(reader, "QUICK_PART_BYTES", -1)  # every part streamed
-    assert _one_pass(path) == quick
-    with zipfile.ZipFile(path) as zf:
-        info = zf.getinfo("xl/styles.xml")
-        both = []
-        for limit in (-1, reader.MAX_XML_RUN_BYTES):
-            monkeypatch.setattr(reader, "QUICK_PART_BYTES", limit)
-            styles = reader._Styles()
-            reader._scan_part(path, zf, info, styles)
-            both.append((styles.custom, styles.ids, styles.formats()))
-    assert both[0] == both[1] and both[0][1]
 
 
 @pytest.mark.parametrize(
@@ -376,25 +346,20 @@ def test_the_quick_path_reads_what_the_streaming_pass_reads(odd, tmp_path, saved
         b"<x><y></x>",  # not well-formed
     ],
 )
-def test_the_quick_path_leaves_every_doubtful_part_to_the_streaming_pass(
-    filled_path, part, monkeypatch
-):
-    """A part the quick path cannot vouch for gives the streaming pass's outcome: the same
-    refusal, message and all, as with the quick path off."""
+def test_a_doubtful_part_is_refused_in_one_line_naming_it(filled_path, part):
+    """Each part is read by the one bounded streaming pass: a document type (whatever the
+    encoding hides it in), an unknown encoding, an undefined entity, a part nested too deep, a
+    text over Excel's limit and XML that is not well-formed are each refused in one line
+    naming the part."""
     data = io.BytesIO()
     with zipfile.ZipFile(data, "w") as zf:
         zf.writestr("xl/sharedStrings.xml", part)
-    outcomes = []
-    for limit in (reader.QUICK_PART_BYTES, -1):
-        monkeypatch.setattr(reader, "QUICK_PART_BYTES", limit)
-        with zipfile.ZipFile(io.BytesIO(data.getvalue())) as zf:
-            info = zf.getinfo("xl/sharedStrings.xml")
-            try:
-                reader._check_part(filled_path, zf, info, True, reader._Strings())
-                outcomes.append("accepted")
-            except reader.PlannerError as err:
-                outcomes.append(str(err))
-    assert outcomes[0] == outcomes[1] != "accepted"
+    with zipfile.ZipFile(io.BytesIO(data.getvalue())) as zf:
+        info = zf.getinfo("xl/sharedStrings.xml")
+        with pytest.raises(reader.PlannerError) as caught:
+            xlsx_safety.check_part(filled_path, zf, info, True, named_cells.Strings())
+    (line,) = str(caught.value).splitlines()
+    assert "xl/sharedStrings.xml" in line
 
 
 @pytest.fixture

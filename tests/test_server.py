@@ -620,8 +620,8 @@ def test_serve_on_a_port_in_use_is_one_line(capsys):
     assert status == 2 and f"--port {port}: already in use on 127.0.0.1" in err
 
 
-def test_server_app_keeps_start_up_objects_out_of_garbage_collections():
-    code = "import gc, addin.server_app\nprint(gc.get_freeze_count() > 10_000, gc.isenabled())\n"
+def test_server_app_leaves_the_garbage_collector_as_python_has_it():
+    code = "import gc, addin.server_app\nprint(gc.get_freeze_count() == 0, gc.isenabled())\n"
     env = {**os.environ, "XLWINGS_LICENSE_KEY": "noncommercial", "DOTENV_PATH": os.devnull}
     env.pop("XLWINGS_ON_SERVER", None)
     out = subprocess.run(

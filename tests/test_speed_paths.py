@@ -161,12 +161,12 @@ def quantile_rows(draw):
 def _one_plan_at_a_time(quantity, p, row):
     """The quantile of one plan as TRAIN_QUANTILE computed it before issue 19: resolve, then
     the engine on the plan's plain numbers."""
-    from udfs import excel, plan
+    from udfs import _quantile_cells, excel, plan
 
-    inputs = {excel._PLAN_INPUT_OF[k]: v for k, v in row.items()}
+    inputs = {_quantile_cells._PLAN_INPUT_OF[k]: v for k, v in row.items()}
     resolved = plan.resolve(inputs)
     point = engine.estimate(resolved.plan)
-    got = excel._quantiles(
+    got = _quantile_cells._quantiles(
         {q: np.array([point[q]]) for q in excel.QUANTILE_QUANTITIES},
         np.array([resolved.throughput_sigma]),
         np.array([resolved.price_sigma]),

@@ -3,7 +3,7 @@
 - ``engine.estimate`` of arrays of plans: the caller's arrays unchanged, the outputs read-only;
 - TRAIN_QUANTILE and TRAIN_PLAN_RANGE resolving their plans on arrays
   (``plan.resolve_many``, one engine call) against each distinct plan resolved alone
-  (``plan.resolve``: ``excel._plan_quantiles(..., reference=True)``), over single cells,
+  (``plan.resolve``: ``_quantile_cells.plan_quantiles(..., reference=True)``), over single cells,
   ranges and mixed rows, good and bad.
 
 Equal means within 1e-12 relative (NaN where the other is NaN); a refusal is the same error
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from udfs import catalogue, engine, excel, plan
+from udfs import _quantile_cells, catalogue, engine, excel, plan
 from udfs._cells import CellError
 from udfs.validation import InputError
 
@@ -110,7 +110,7 @@ def quantile_calls(draw):
 
 def _quantiles(args, reference):
     values = {k: v for k, v in args.items() if k not in ("quantity", "p")}
-    return excel._plan_quantiles(
+    return _quantile_cells.plan_quantiles(
         "TRAIN_QUANTILE", args["quantity"], args["p"], values, reference=reference
     )
 
@@ -138,7 +138,7 @@ def test_train_quantile_names_the_first_bad_plan_of_a_long_range():
                                  "price_range_pct", "watts_per_accelerator", "pue",
                                  "usd_per_kwh", "effective_tflops"]))  # fmt: skip
     with pytest.raises(CellError) as old:
-        excel._plan_quantiles("TRAIN_QUANTILE", "days", 0.9, values, reference=True)
+        _quantile_cells.plan_quantiles("TRAIN_QUANTILE", "days", 0.9, values, reference=True)
     assert str(new.value) == str(old.value)
 
 
@@ -174,7 +174,9 @@ def test_resolve_many_equals_resolve_plan_by_plan():
 def test_train_plan_range_equals_the_reference_path(monkeypatch, tflops):
     args = (671e9, 37e9, 14.8e12, 2048, "H100", None, 2, 0.15, 0.1, None, None, None, tflops)
     new = excel.TRAIN_PLAN_RANGE(*args)
-    monkeypatch.setattr(excel, "_array_points", lambda *a: excel._reference_points(*a[:4]))
+    monkeypatch.setattr(
+        _quantile_cells, "_array_points", lambda *a: _quantile_cells._reference_points(*a[:4])
+    )
     old = excel.TRAIN_PLAN_RANGE(*args)
     assert [row[0] for row in new] == [row[0] for row in old]
     _same([row[1:] for row in new[1:]], [row[1:] for row in old[1:]])
@@ -388,8 +390,8 @@ def test_quantiles_of_some_quantities_are_those_of_all(point, tp, price, ps, wan
     point = {q: np.full(len(ps), v) for q, v in zip(excel.QUANTILE_QUANTITIES, point, strict=True)}
     ps = np.array(ps)
     with np.errstate(all="ignore"):
-        every = excel._quantiles(point, tp, price, ps)
-        some = excel._quantiles(point, tp, price, ps, [q for q in every if q in wanted])
+        every = _quantile_cells._quantiles(point, tp, price, ps)
+        some = _quantile_cells._quantiles(point, tp, price, ps, [q for q in every if q in wanted])
     assert set(some) == wanted
     for q in wanted:
         assert np.array_equal(some[q], every[q], equal_nan=True)

@@ -40,6 +40,8 @@ __all__ = [
     "describe_position",
     "input_error",
     "rule_of",
+    "DEFAULTS",
+    "to_numbers",
 ]
 
 #: Error values a cell can hold, as xlwings passes them with ``err_to_str=True``.
@@ -521,3 +523,27 @@ def rule_of(err: InputError):
     """The rule an InputError states, with the offending value, without argument or position."""
     bare = InputError(err.argument, err.rule, None, err.value)
     return bare.describe(argument_label="\x00").split("\x00", 1)[1].strip()
+
+
+#: Defaults of each Excel function's optional arguments, by function name (registered by
+#: ``udfs.excel``'s ``_cells_in`` as each function is defined).
+DEFAULTS: dict[str, dict[str, object]] = {}
+
+
+def to_numbers(function, values, flats=None):
+    """Excel arguments as float arrays; a blank optional argument takes its default.
+
+    ``flats``: :func:`check_call_size`'s, for ranges whose rows it has looked at already."""
+    defaults = DEFAULTS[function]
+    flats = flats or {}
+    arrays = {}
+    for name, value in values.items():
+        if name in defaults:
+            arr = to_array(function, name, value, optional=True, flat=flats.get(name))
+            if arr is None:
+                default = defaults[name]
+                arr = None if default is None else np.asarray(float(default))
+        else:
+            arr = to_array(function, name, value, flat=flats.get(name))
+        arrays[name] = arr
+    return arrays

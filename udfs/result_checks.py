@@ -19,7 +19,6 @@ from .validation import (
     InputError,
     OutOfRangeError,
     check_result,
-    checks_remembered,
     out_of_range,
     result_usable,
 )
@@ -166,7 +165,7 @@ def checked_results(function):
 
     @functools.wraps(function)
     def checked(p):
-        with np.errstate(all="ignore"), checks_remembered():
+        with np.errstate(all="ignore"):
             try:
                 out = function(p)
             except OutOfRangeError:

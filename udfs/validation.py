@@ -8,8 +8,6 @@ a cell, an Excel argument).
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import functools
 import re
 
@@ -254,37 +252,17 @@ def _check(name, value, bad_of, rule, low_ok, high_ok):
     if x is not None and low_ok(x) and high_ok(x) and (x == 0.0 or _usable(x)):
         return _float64(x)
     arr = as_array(name, value)
-    memo = _passed.get()
-    key = (id(arr), low_ok, high_ok)
-    if memo is not None and key in memo:
-        return arr
-    if _passes(arr, low_ok, high_ok):
-        if memo is not None:
-            memo[key] = arr  # held: its id is not reused meanwhile
-        return arr
-    return _refuse_first_bad(name, arr, bad_of, rule)
-
-
-def _passes(arr, low_ok, high_ok):
-    """True when the smallest and largest elements of ``arr`` pass, are finite and no
-    element is a denormal or 0 (the fast test of :func:`_check`)."""
-    if not arr.size:
-        return False
-    lo, hi = _min_max(arr)  # NaN propagates into both and fails every comparison
-    lo, hi = float(lo), float(hi)
-    return (
-        low_ok(lo)
-        and high_ok(hi)
-        and -LARGEST <= lo
-        and hi <= LARGEST
-        and (lo >= SMALLEST_NORMAL or hi <= -SMALLEST_NORMAL)
-    )
-
-
-def _refuse_first_bad(name, arr, bad_of, rule):
-    """``arr`` when every element passes ``bad_of`` and none is a denormal; else the
-    :class:`InputError` of the first that does not (``rule`` its text, or a function of the
-    value giving it)."""
+    if arr.size:
+        lo, hi = _min_max(arr)  # NaN propagates into both and fails the fast path
+        lo, hi = float(lo), float(hi)
+        if (
+            low_ok(lo)
+            and high_ok(hi)
+            and -LARGEST <= lo  # finite: NaN fails every comparison
+            and hi <= LARGEST
+            and (lo >= SMALLEST_NORMAL or hi <= -SMALLEST_NORMAL)
+        ):
+            return arr
     arr = check_finite(name, arr)
     bad = bad_of(arr)
     if np.any(bad):
@@ -298,22 +276,6 @@ def _refuse_first_bad(name, arr, bad_of, rule):
             got = arr[pos] if pos is not None else arr.item()
             raise InputError(name, _DENORMAL_RULE, pos, float(got))
     return arr
-
-
-#: Arrays that passed a rule during one :func:`checks_remembered` block (an engine estimate
-#: checks an array once per rule, not once per function that reads it).
-_passed = contextvars.ContextVar("udfs_validation_passed", default=None)
-
-
-@contextlib.contextmanager
-def checks_remembered():
-    """Inside the block, an array that passed a rule passes it again without a second pass
-    over its elements (the arrays must not change inside the block)."""
-    token = _passed.set({})
-    try:
-        yield
-    finally:
-        _passed.reset(token)
 
 
 _float64 = np.float64
@@ -359,8 +321,7 @@ def _always(_):
 @functools.cache
 def _range_test(low, high, low_inclusive, high_inclusive):
     """(bad_of, low_ok, high_ok) of a range: ``bad_of(array)`` marks the elements outside it,
-    ``low_ok(smallest)`` and ``high_ok(largest)`` say whether the extremes are inside. Made
-    once per range: the functions are keys of :func:`checks_remembered`."""
+    ``low_ok(smallest)`` and ``high_ok(largest)`` say whether the extremes are inside."""
     lo = None if low is None else float(low)
     hi = None if high is None else float(high)
     low_ok = _always if lo is None else (lo.__le__ if low_inclusive else lo.__lt__)
@@ -517,8 +478,7 @@ def implausible_rule(quantity, value):
 
 
 def _plausibility_rule(quantity):
-    """(bad_of, low_ok, rule) of :func:`check_plausible` for ``quantity``, made once each (the
-    functions are keys of :func:`checks_remembered`)."""
+    """(bad_of, low_ok, rule) of :func:`check_plausible` for ``quantity``."""
     least = MIN_PLAUSIBLE[quantity]
     positive = _POSITIVE[1]
 
