@@ -25,11 +25,8 @@ import csv
 import datetime as dt
 import json
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +35,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _results import QUICK, record  # noqa: E402
-from bench_report import _children_cpu, _tree_memory_kb, planners  # noqa: E402
+from bench_report import planners, run_report  # noqa: E402
 from test_report_fixtures import PLAN_A, PLAN_B, fill  # noqa: E402
 
 from workbook_templates import generate  # noqa: E402
@@ -95,28 +92,6 @@ def focus_file(path, runs, rows):
                         "", "", "", "",
                         "Other" if i % 2 else "Storage", "", ""])  # fmt: skip
     return days
-
-
-def run_report(files, out, extra=()):
-    """(seconds, peak MB of the process tree, CPU seconds) of one ``compute-lab report``."""
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    argv = [sys.executable, "-m", "compute_lab", "report", *map(str, files),
-            "--out", str(out / "h.xlsx"), "--csv", str(out / "csv"), *map(str, extra)]  # fmt: skip
-    start, cpu = time.perf_counter(), _children_cpu()
-    with open(out / "stderr.txt", "w+b") as stderr:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr, cwd=ROOT)
-        peak = 0
-        while proc.poll() is None:
-            peak = max(peak, _tree_memory_kb(proc.pid))
-            time.sleep(0.02)
-        seconds, cpu = time.perf_counter() - start, _children_cpu() - cpu
-        stderr.seek(0)
-        err = stderr.read().decode(errors="replace")
-    if proc.returncode != 0:
-        raise SystemExit(f"report failed ({proc.returncode}): {err[-1500:]}")
-    return seconds, peak / 1024, cpu
 
 
 def make_planners(tmp):

@@ -100,10 +100,10 @@ def _children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
-def run_report(files, out, code_root=None, jobs=None):
+def run_report(files, out, code_root=None, jobs=None, extra=()):
     """(seconds, peak MB of the process tree, CPU seconds of the tree) of one
     ``compute-lab report`` process: on a loaded machine the CPU time says what the wall
-    time cannot (the processes wait for a core)."""
+    time cannot (the processes wait for a core). ``extra``: more command-line arguments."""
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -111,7 +111,7 @@ def run_report(files, out, code_root=None, jobs=None):
     if code_root is not None:
         env["PYTHONPATH"] = str(code_root)
     argv = [sys.executable, "-m", "compute_lab", "report", *map(str, files),
-            "--out", str(out / "h.xlsx"), "--csv", str(out / "csv")]  # fmt: skip
+            "--out", str(out / "h.xlsx"), "--csv", str(out / "csv"), *map(str, extra)]  # fmt: skip
     if jobs is not None:
         argv += ["--jobs", str(jobs)]
     start, cpu = time.perf_counter(), _children_cpu()
