@@ -124,7 +124,7 @@ def main():
         best = {}
         for _ in range(RUNS):  # alternately: a change in the machine's load hits every case
             for name, extra in cases.items():
-                got = run_report(paths, tmp / "o", extra)
+                got = run_report(paths, tmp / "o", extra=extra)
                 old = best.get(name, (float("inf"), 0.0, float("inf")))
                 best[name] = (min(old[0], got[0]), max(old[1], got[1]), min(old[2], got[2]))
         floor = best["without actuals"]
