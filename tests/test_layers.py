@@ -1,5 +1,5 @@
 """The house reads top-down: which package may import which, the report's one-way pipeline,
-and no function body over 80 lines (docs/architecture.md).
+no function body over 80 lines and no module over 1,000 (docs/architecture.md).
 
 Every import statement is read with ``ast``, those inside functions too (a lazy import is
 still an arrow), relative imports resolved to the module they name.
@@ -49,6 +49,8 @@ REPORT_STAGES = ("read", "consolidate", "check", "tabulate", "write", "command")
 #: The longest function body allowed (lines from the first statement, docstring included,
 #: to the last).
 MAX_BODY_LINES = 80
+#: The longest module allowed, in lines: past it, a module holds two subjects.
+MAX_MODULE_LINES = 1000
 
 
 def _module_name(path):
@@ -212,4 +214,14 @@ def _long_functions(package):
 @pytest.mark.parametrize("package", FLOORS)
 def test_no_function_body_over_80_lines(package):
     long = list(_long_functions(package))
+    assert not long, "\n".join(long)
+
+
+@pytest.mark.parametrize("package", FLOORS)
+def test_no_module_over_1000_lines(package):
+    long = [
+        f"{path.relative_to(ROOT)}: {n} lines"
+        for path in _files(package)
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    ]
     assert not long, "\n".join(long)

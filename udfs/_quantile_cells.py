@@ -469,8 +469,10 @@ def _first_refused(fields, rows, points, m):
     the first is found by halving (a few more engine calls, on arrays)."""
 
     def refused(part):
-        sub = {k: _rows_of(v, part, rows.size) if part.size < rows.size else v
-               for k, v in fields.items()}  # fmt: skip
+        sub = {
+            k: _rows_of(v, part, rows.size) if part.size < rows.size else v
+            for k, v in fields.items()
+        }
         try:
             with np.errstate(all="ignore"):  # every output is checked by the engine
                 got = engine.estimate(engine.Plan(**sub))

@@ -386,9 +386,13 @@ class MfuModel:
 
     def predict_from_intercept(self, intercept, active_params):
         """:meth:`predict` from the ln-MFU intercept(s) already looked up (not linear)."""
-        values = {"mfu_ln_intercept": intercept,
-                  "mfu_ln_slope": self.slope, "active_params": active_params,
-                  "mfu_min": self.mfu_min, "mfu_max": self.mfu_max}  # fmt: skip
+        values = {
+            "mfu_ln_intercept": intercept,
+            "mfu_ln_slope": self.slope,
+            "active_params": active_params,
+            "mfu_min": self.mfu_min,
+            "mfu_max": self.mfu_max,
+        }
         return model.evaluate(values, ["calibrated_mfu"])["calibrated_mfu"]
 
 
@@ -440,8 +444,14 @@ def _within_slope(t, linear=True):
 
 def _organisation_means(t, residual):
     """Per (organisation, generation): weighted mean residual and the organisation's weight."""
-    df = pd.DataFrame({"org": t["organisation"].to_numpy(), "gen": t["generation"].to_numpy(),
-                       "r": residual, "w": t["weight"].to_numpy()})  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "org": t["organisation"].to_numpy(),
+            "gen": t["generation"].to_numpy(),
+            "r": residual,
+            "w": t["weight"].to_numpy(),
+        }
+    )
     df["wr"] = df["w"] * df["r"]
     g = df.groupby(["org", "gen"])[["wr", "w"]].sum()
     n = df.groupby(["org", "gen"])["w"].mean()  # an organisation counts once, at its runs' weight
@@ -527,9 +537,14 @@ def _predict_rows(m, t):
     return m.predict(t["generation"].to_numpy(), t["active_params"].to_numpy(float))
 
 
+#: The columns of a validation table taken from the calibration set, in order.
+_TABLE_COLUMNS = (
+    "run organisation accelerator generation architecture confidence active_params implied_mfu"
+).split()
+
+
 def _table_for(t, predicted):
-    out = t[["run", "organisation", "accelerator", "generation", "architecture", "confidence",
-             "active_params", "implied_mfu"]].copy()  # fmt: skip
+    out = t[list(_TABLE_COLUMNS)].copy()
     out["predicted_mfu"] = predicted
     out["disclosed_accelerator_hours"] = t["disclosed_accelerator_hours"]
     out["predicted_accelerator_hours"] = engine.accelerator_hours(
@@ -740,9 +755,13 @@ def _choose(summaries):
     consts = [summaries[c] for c in CONSTANTS]
     best_median = min(s["median_abs_error_pct"] for s in consts)
     best_score = max(s["mean_log_score"] for s in consts)
-    beat = [m for m in ELIGIBLE if m not in CONSTANTS
-            and summaries[m]["median_abs_error_pct"] < best_median
-            and summaries[m]["mean_log_score"] > best_score]  # fmt: skip
+    beat = [
+        m
+        for m in ELIGIBLE
+        if m not in CONSTANTS
+        and summaries[m]["median_abs_error_pct"] < best_median
+        and summaries[m]["mean_log_score"] > best_score
+    ]
     if not beat:
         return "constant (organisations)"
     beat.sort(key=lambda m: (_n_params(m), -summaries[m]["mean_log_score"]))
@@ -777,8 +796,10 @@ def choice_stability():
     out = {}
     for org in sorted(t["organisation"].unique()):
         rest = t[t["organisation"] != org]
-        summaries = {m: _summary(_grouped_on(m, rest), _n_params(m))
-                     for m in dict.fromkeys((*CONSTANTS, *ELIGIBLE))}  # fmt: skip
+        summaries = {
+            m: _summary(_grouped_on(m, rest), _n_params(m))
+            for m in dict.fromkeys((*CONSTANTS, *ELIGIBLE))
+        }
         out[org] = _choose(summaries)
     return out
 
@@ -862,10 +883,12 @@ def spread_inputs(extra_sigma, active_params):
     """The spec's inputs of a plan's calibrated spread (``calibrated_plan_sigma``,
     ``calibrated_range_pct``): the stored spreads, the active parameters and the accelerator's
     extra sigma (:func:`accelerator_extra_sigma`, or the same figure already looked up)."""
-    return {"calibrated_throughput_sigma": throughput_sigma(),
-            "calibrated_small_model_sigma": small_model_sigma(),
-            "active_params": np.asarray(active_params, dtype=float),
-            "accelerator_extra_sigma": extra_sigma}  # fmt: skip
+    return {
+        "calibrated_throughput_sigma": throughput_sigma(),
+        "calibrated_small_model_sigma": small_model_sigma(),
+        "active_params": np.asarray(active_params, dtype=float),
+        "accelerator_extra_sigma": extra_sigma,
+    }
 
 
 def _values(accelerator, active_params):
@@ -876,8 +899,9 @@ def throughput_sigma_for(accelerator, active_params):
     """The calibrated spread (sigma of ln hours) of a plan: wider for a model below
     ``small_model_active_params`` and for an accelerator outside the calibrated generations
     (the spec's ``calibrated_plan_sigma``); vectorised."""
-    return model.evaluate(_values(accelerator, active_params),
-                          ["calibrated_plan_sigma"])["calibrated_plan_sigma"]  # fmt: skip
+    return model.evaluate(_values(accelerator, active_params), ["calibrated_plan_sigma"])[
+        "calibrated_plan_sigma"
+    ]
 
 
 def default_range_pct(accelerator=None, active_params=None):
@@ -889,8 +913,12 @@ def default_range_pct(accelerator=None, active_params=None):
     calibrated generation; with them, :func:`throughput_sigma_for` the plan.
     """
     if accelerator is None and active_params is None:
-        values = {"calibrated_throughput_sigma": throughput_sigma(), "small_model": 0.0,
-                  "calibrated_small_model_sigma": 0.0, "accelerator_extra_sigma": 0.0}  # fmt: skip
+        values = {
+            "calibrated_throughput_sigma": throughput_sigma(),
+            "small_model": 0.0,
+            "calibrated_small_model_sigma": 0.0,
+            "accelerator_extra_sigma": 0.0,
+        }
     else:
         values = _values(accelerator, active_params)
     return model.evaluate(values, ["calibrated_range_pct"])["calibrated_range_pct"]
@@ -949,12 +977,16 @@ def excel_coefficients():
 #: Names that moved to :mod:`udfs.refit` (the refit of the stored numbers) and
 #: :mod:`udfs.own_runs` (the pooling rule), still read through this module: ``calibration.refit()``.
 _MOVED = {
-    **dict.fromkeys(("OWN_RUNS_H_GRID", "OWN_RUNS_K_GRID", "FITTED_FIGURES", "refit",
-                     "write_fitted", "own_runs_design", "own_runs_validation", "_team_spread",
-                     "_cell_spread", "_pulled_by_the_others", "_own_runs_errors",
-                     "_own_runs_groups", "_organisation_spread", "_choice_figures"), "refit"),
+    **dict.fromkeys(
+        (
+            "OWN_RUNS_H_GRID OWN_RUNS_K_GRID FITTED_FIGURES refit write_fitted own_runs_design "
+            "own_runs_validation _team_spread _cell_spread _pulled_by_the_others "
+            "_own_runs_errors _own_runs_groups _organisation_spread _choice_figures"
+        ).split(),
+        "refit",
+    ),
     **dict.fromkeys(("own_runs_pull", "own_runs_weight"), "own_runs"),
-}  # fmt: skip
+}
 
 
 def __getattr__(name):

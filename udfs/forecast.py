@@ -163,8 +163,17 @@ def _progress(plan_tokens, plan_hours, tokens_done, hours_done):
     return 0.0, None, 0.0
 
 
-def forecast_run(plan_tokens, plan_hours, sigma, tokens_done, hours_done, actual_usd,
-                 usd_per_hour, status="running", k=None):  # fmt: skip
+def forecast_run(
+    plan_tokens,
+    plan_hours,
+    sigma,
+    tokens_done,
+    hours_done,
+    actual_usd,
+    usd_per_hour,
+    status="running",
+    k=None,
+):
     """A run's estimate at completion (:class:`RunForecast`).
 
     Parameters
@@ -205,9 +214,22 @@ def forecast_run(plan_tokens, plan_hours, sigma, tokens_done, hours_done, actual
     hours_q = {q: hours * math.exp(norm_s_inv(p) * s) for q, p in QUANTILES.items()}
     hours_q["p50"] = hours
     remaining = {q: h * usd_per_hour for q, h in hours_q.items()}
-    return RunForecast(status, 1.0 if finished else done, prior, observed, pooled, pull, s,
-                       left, hours, usd_per_hour, actual_usd, remaining, hours_q,
-                       {q: actual_usd + v for q, v in remaining.items()})  # fmt: skip
+    return RunForecast(
+        status=status,
+        fraction_done=1.0 if finished else done,
+        prior_hours_per_token=prior,
+        observed_hours_per_token=observed,
+        pooled_hours_per_token=pooled,
+        pull=pull,
+        sigma_remaining=s,
+        remaining_tokens=left,
+        remaining_hours=hours,
+        usd_per_hour=usd_per_hour,
+        actual_usd=actual_usd,
+        remaining_usd=remaining,
+        remaining_hours_q=hours_q,
+        eac={q: actual_usd + v for q, v in remaining.items()},
+    )
 
 
 def forecast_months(start, hours_per_day, remaining_hours_q, remaining_cents_q):

@@ -10,6 +10,7 @@ module parses each once
 - :func:`excel`: Excel formula text with ``{name}`` placeholders, which the workbook kit
   resolves to cells or defined names; ``bind`` puts other text in place of a name (a table
   column, an axis cell), ``through`` inlines the formulas of intermediate quantities;
+- :func:`compute`: one quantity from given values (the engine's checked functions end here);
 - :func:`evaluate`: every quantity reachable from given values, in dependency order.
 
 To change the model, change a formula in :mod:`udfs.quantities`: the planner, cluster-sizing
@@ -49,7 +50,7 @@ from functools import cache
 from . import formula as _f
 from .quantities import MODEL_CONSTANTS, MODEL_EXTRAS, PLAN_OUTPUTS, RANGE_OUTPUTS
 
-__all__ = ["SPEC", "CONSTANTS", "tree", "inputs_of", "function", "excel", "evaluate"]
+__all__ = ["SPEC", "CONSTANTS", "tree", "inputs_of", "function", "compute", "excel", "evaluate"]
 
 #: Computed quantity name -> its Quantity (with ``formula``).
 SPEC = {q.name: q for q in PLAN_OUTPUTS + RANGE_OUTPUTS + MODEL_EXTRAS}
@@ -90,6 +91,18 @@ def _inputs_of(name, through):
 def function(name, through=()):
     """``name`` as a numpy function of :func:`inputs_of` (in that order)."""
     return _f.to_numpy(_expanded(name, through), name)
+
+
+def compute(name, **values):
+    """``name`` computed by its numpy rendering (:func:`function`) from ``values``, the
+    constants (:data:`CONSTANTS`) filling in the names not given.
+
+    The engine's functions check their inputs and then call this (as ``_spec``): the formula
+    is written once, in the spec, and the planner's Excel text is rendered from the same
+    definition.
+    """
+    names = inputs_of(name)
+    return function(name)(*[values[n] if n in values else CONSTANTS[n] for n in names])
 
 
 def excel(name, bind=None, through=(), fix=None):

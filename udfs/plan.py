@@ -306,24 +306,31 @@ CALIBRATED_RANGE_EXCEL = model.excel(
 #: only, EXP(-1/h)^|difference| with |d| as ((d)^2)^0.5: inside SUMPRODUCT Gnumeric gives a
 #: function of a range (EXP, ABS) one cell of it, and every engine takes operators on arrays.
 _OWN_GROUP = "IF({mfu_ln_intercept_used}={mfu_ln_intercept_other},{catalogue_row},0)"
-_OWN_WEIGHTS = ("(own_runs_intercept={mfu_ln_intercept_used})"
-                f"*(own_runs_accelerator_group={_OWN_GROUP})"
-                "*EXP(-1/own_runs_size_h)"
-                "^(((own_runs_ln_active-LN({active_params_used}))^2)^0.5)")  # fmt: skip
+_OWN_WEIGHTS = (
+    "(own_runs_intercept={mfu_ln_intercept_used})"
+    f"*(own_runs_accelerator_group={_OWN_GROUP})"
+    "*EXP(-1/own_runs_size_h)"
+    "^(((own_runs_ln_active-LN({active_params_used}))^2)^0.5)"
+)
 _OWN_SUM = f"SUMPRODUCT({_OWN_WEIGHTS}*own_runs_counted_residual)"
 _OWN_N = f"SUMPRODUCT({_OWN_WEIGHTS})"
 #: Excel text of the default MFU moved toward the team's runs (the planner's Calculations row
 #: ``own_runs_mfu``, which a blank MFU takes).
-OWN_RUNS_MFU_EXCEL = ("IF(ISNUMBER({calibrated_mfu}),MIN({mfu_max},MAX({mfu_min},{calibrated_mfu}"
-                      f'*EXP({_OWN_SUM}/({_OWN_N}+own_runs_k)))),"")')  # fmt: skip
+OWN_RUNS_MFU_EXCEL = (
+    "IF(ISNUMBER({calibrated_mfu}),MIN({mfu_max},MAX({mfu_min},{calibrated_mfu}"
+    f'*EXP({_OWN_SUM}/({_OWN_N}+own_runs_k)))),"")'
+)
 #: The spread narrowed by the runs: the spec's ``own_runs_plan_sigma`` (udfs.own_runs.OwnRuns
 #: .sigma), the pull n_w / (n_w + k) of the runs in the plan's pooling group.
 _OWN_SIGMA = model.excel(
     "own_runs_plan_sigma",
-    bind={**_RANGE_BIND, "own_runs_pull": f"{_OWN_N}/({_OWN_N}+own_runs_k)",
-          **{n: n for n in ("own_runs_base_narrowing", "own_runs_small_narrowing")}},
+    bind={
+        **_RANGE_BIND,
+        "own_runs_pull": f"{_OWN_N}/({_OWN_N}+own_runs_k)",
+        **{n: n for n in ("own_runs_base_narrowing", "own_runs_small_narrowing")},
+    },
     through=("small_model", "own_runs_narrowest_sigma"),
-)  # fmt: skip
+)
 _OWN_RANGE = model.excel("calibrated_range_pct", bind={"calibrated_plan_sigma": _OWN_SIGMA})
 
 
@@ -337,6 +344,36 @@ def _calibration():
     return calibration
 
 
+def _record_rules():
+    """The rules of the plan's record fields (status, owner, run code, approval, accounts):
+    text or a date kept as typed, blank when not."""
+    return [
+        _StatusRule(
+            "budget_status",
+            None,
+            "Proposed",
+            '""',
+            "Typed, or Proposed in a filled column",
+            text=True,
+        ),
+        Rule("owner", None, "none", '""', "Typed, or none", text=True),
+        Rule(
+            "run_code",
+            None,
+            "OWNER-SCENARIO",
+            '""',
+            "Typed, or the hand-off derives it from the owner and the scenario name",
+            text=True,
+        ),
+        Rule("approval_ref", None, "none", '""', "Typed, or none", text=True),
+        Rule("approval_date", None, "none", '""', "Typed, or none"),
+        Rule("approver", None, "none", '""', "Typed, or none", text=True),
+        Rule("approved_amount_usd", None, "none", '""', "Typed, or none"),
+        Rule("cost_centre", None, "none", '""', "Typed, or none", text=True),
+        Rule("gl_account", None, "none", '""', "Typed, or none", text=True),
+    ]
+
+
 def _rules(spread=None):
     """The rule table; ``spread`` (the calibrated throughput spread, shown in a rule's text)
     is computed when not given."""
@@ -344,34 +381,45 @@ def _rules(spread=None):
     if spread is None:
         spread = _calibration().default_range_pct()
     rules = [
-        _StatusRule("budget_status", None, "Proposed", '""',
-                    "Typed, or Proposed in a filled column", text=True),
-        Rule("owner", None, "none", '""', "Typed, or none", text=True),
-        Rule("run_code", None, "OWNER-SCENARIO", '""',
-             "Typed, or the hand-off derives it from the owner and the scenario name", text=True),
-        Rule("approval_ref", None, "none", '""', "Typed, or none", text=True),
-        Rule("approval_date", None, "none", '""', "Typed, or none"),
-        Rule("approver", None, "none", '""', "Typed, or none", text=True),
-        Rule("approved_amount_usd", None, "none", '""', "Typed, or none"),
-        Rule("cost_centre", None, "none", '""', "Typed, or none", text=True),
-        Rule("gl_account", None, "none", '""', "Typed, or none", text=True),
-        _DenseRule("active_params", None, "= total (dense)", "{total_params_used}",
-                   "Blank: dense, = total parameters"),
-        _CataloguePeakRule("peak_tflops", None, "catalogue",
-                           'IF({catalogue_row}>0,INDEX(accel_bf16_tflops,{catalogue_row},1),"")',
-                           "Typed, or the catalogue's dense BF16 peak"),
-        _CalibratedMfuRule("mfu", None, "calibrated", "{own_runs_mfu}",
-             "Typed, or the calibrated default for the accelerator's generation and the active "
-             "parameters (Accelerators sheet), moved toward your runs on that generation (an "
-             "uncalibrated accelerator: on it) within the default's bounds (Our runs sheet)"),
+        *_record_rules(),
+        _DenseRule(
+            "active_params",
+            None,
+            "= total (dense)",
+            "{total_params_used}",
+            "Blank: dense, = total parameters",
+        ),
+        _CataloguePeakRule(
+            "peak_tflops",
+            None,
+            "catalogue",
+            'IF({catalogue_row}>0,INDEX(accel_bf16_tflops,{catalogue_row},1),"")',
+            "Typed, or the catalogue's dense BF16 peak",
+        ),
+        _CalibratedMfuRule(
+            "mfu",
+            None,
+            "calibrated",
+            "{own_runs_mfu}",
+            "Typed, or the calibrated default for the accelerator's generation and the active "
+            "parameters (Accelerators sheet), moved toward your runs on that generation (an "
+            "uncalibrated accelerator: on it) within the default's bounds (Our runs sheet)",
+        ),
         Rule("goodput", float(_Q["goodput"].default)),
-        _TdpRule("watts_per_accelerator", watts, "",
-             f"IF({{catalogue_row}}>0,IF(ISNUMBER({_TDP}),{_TDP},{{default}}),{{default}})",
-             f"Typed, or the accelerator's TDP (Accelerators sheet), else {watts:,.0f} W"),
-    ]  # fmt: skip
+        _TdpRule(
+            "watts_per_accelerator",
+            watts,
+            "",
+            f"IF({{catalogue_row}}>0,IF(ISNUMBER({_TDP}),{_TDP},{{default}}),{{default}})",
+            f"Typed, or the accelerator's TDP (Accelerators sheet), else {watts:,.0f} W",
+        ),
+    ]
     kind = {"usd_per_kwh": _ElectricityPriceRule}  # the others: Rule, a fixed default
-    rules += [kind.get(n, Rule)(n, float(_Q[n].default)) for n in PASS_THROUGH
-              if n != "watts_per_accelerator"]  # fmt: skip
+    rules += [
+        kind.get(n, Rule)(n, float(_Q[n].default))
+        for n in PASS_THROUGH
+        if n != "watts_per_accelerator"
+    ]
     rules += [
         Rule(
             "effective_tflops_input", None, "peak x MFU x goodput", '""', "When typed, used as is"
@@ -457,9 +505,15 @@ def _accelerator_of(name, precision="bf16"):
         return Accelerator(None, "other", nan, nan, nan, intercepts["other"], precision)
     record = catalogue.accelerator_record(name, argument="accelerator_name")
     generation = _calibration().generation_of(record["name"])
-    return Accelerator(record["name"], generation, float(record[f"{precision}_tflops"]),
-                       float(record["tdp_watts"]), float(record["hbm_gb"]),
-                       intercepts[generation], precision)  # fmt: skip
+    return Accelerator(
+        record["name"],
+        generation,
+        float(record[f"{precision}_tflops"]),
+        float(record["tdp_watts"]),
+        float(record["hbm_gb"]),
+        intercepts[generation],
+        precision,
+    )
 
 
 def _typed_or_blank(name, inputs, used, accel, notes=None):
@@ -531,12 +585,31 @@ def resolve(inputs, precision="bf16", own_runs=None, engine_inputs=None):
             kwargs[name] = _typed_or_blank(name, inputs, kwargs, accel, notes)
         if own_runs is not None and source == THROUGHPUT_SOURCES[2]:  # pulled toward the runs
             (k,) = [k for k, note in enumerate(notes) if note.name == "mfu"]
-            kwargs["mfu"], why = _own_runs_mfu(own_runs, accel.name, kwargs["active_params"],
-                                               notes[k].why)  # fmt: skip
+            kwargs["mfu"], why = _own_runs_mfu(
+                own_runs, accel.name, kwargs["active_params"], notes[k].why
+            )
             notes[k] = Note("mfu", kwargs["mfu"], why)
     for name in PASS_THROUGH:
         kwargs[name] = _typed_or_blank(name, inputs, kwargs, accel, notes)
     _pricing(inputs, kwargs, notes)
+    spreads = _spreads(inputs, kwargs, accel, notes, source, own_runs)
+    notes.sort(key=lambda n: _ORDER[n.name])
+    kwargs, notes = _with_engine_inputs(kwargs, notes, inputs, engine_inputs or {})
+    sigmas = model.evaluate(spreads, ["throughput_sigma", "price_sigma"])
+    return Resolved(
+        Plan(**kwargs),
+        kwargs,
+        notes,
+        source,
+        sigmas["throughput_sigma"],
+        sigmas["price_sigma"],
+        status,
+    )
+
+
+def _spreads(inputs, kwargs, accel, notes, source, own_runs):
+    """The plan's throughput and price uncertainties (P90 / P50 - 1): typed, or the blank's
+    rule, whose note is added to ``notes``."""
     spreads = {n: _range_pct(inputs, n) for n in ("throughput_range_pct", "price_range_pct")}
     if spreads["throughput_range_pct"] is None:
         note = _blank_throughput_range(accel.name, kwargs["active_params"], source, own_runs)
@@ -546,11 +619,7 @@ def resolve(inputs, precision="bf16", own_runs=None, engine_inputs=None):
         spreads["price_range_pct"] = _typed_or_blank(
             "price_range_pct", inputs, kwargs, accel, notes
         )
-    notes.sort(key=lambda n: _ORDER[n.name])
-    kwargs, notes = _with_engine_inputs(kwargs, notes, inputs, engine_inputs or {})
-    sigmas = model.evaluate(spreads, ["throughput_sigma", "price_sigma"])
-    return Resolved(Plan(**kwargs), kwargs, notes, source, sigmas["throughput_sigma"],
-                    sigmas["price_sigma"], status)  # fmt: skip
+    return spreads
 
 
 def _own_runs_group(accelerator):
@@ -637,8 +706,13 @@ def _pricing(inputs, kwargs, notes):
             raise InputError("pricing_basis", f"must be one of {', '.join(PRICING_BASES)}")
         if typed[0] == PRICING_BASES[0]:
             notes[:] = [n for n in notes if n.name != "usd_per_kwh"]
-            notes.append(Note("usd_per_kwh", 0.0, "pricing basis rental all-in: the power is "
-                              "in the price, no electricity added"))  # fmt: skip
+            notes.append(
+                Note(
+                    "usd_per_kwh",
+                    0.0,
+                    "pricing basis rental all-in: the power is in the price, no electricity added",
+                )
+            )
             kwargs["usd_per_kwh"] = 0.0
     other = inputs.get("other_costs_usd")
     if not is_blank(other):
@@ -764,8 +838,9 @@ def _accelerator_columns(names):
     rows = []
     for name in distinct:
         *figures, generation = _accelerator_row(name)
-        rows.append((*figures, float(intercepts[generation]),
-                     extra if generation == "other" else 0.0))  # fmt: skip
+        rows.append(
+            (*figures, float(intercepts[generation]), extra if generation == "other" else 0.0)
+        )
     if codes is None:
         return dict(zip(keys, rows[0], strict=True))
     columns = np.array(rows, dtype=float).T.copy()  # one contiguous array per figure
@@ -778,8 +853,12 @@ def _accelerator_row(name):
     where the catalogue has no figure (the catalogue read once per name)."""
     accel = catalogue.accelerator_record(name, argument="accelerator_name")
     generation = _calibration().GENERATIONS.get(accel["name"], "other")
-    return (float(accel["bf16_tflops"]), float(accel["hbm_gb"]), float(accel["tdp_watts"]),
-            generation)  # fmt: skip
+    return (
+        float(accel["bf16_tflops"]),
+        float(accel["hbm_gb"]),
+        float(accel["tdp_watts"]),
+        generation,
+    )
 
 
 def resolve_many(inputs, accelerator_name):
@@ -810,8 +889,9 @@ def resolve_many(inputs, accelerator_name):
     if unknown:
         raise ValueError(f"resolve_many does not take {sorted(unknown)}")
     columns = _accelerator_columns(accelerator_name)
-    accel = Accelerator(None, "other", columns["peak"], columns["tdp"], columns["hbm"],
-                        columns["intercept"])  # fmt: skip
+    accel = Accelerator(
+        None, "other", columns["peak"], columns["tdp"], columns["hbm"], columns["intercept"]
+    )
     fields = {n: inputs[n] for n in ("total_params", "training_tokens", "accelerators")}
     fields["active_params"] = _typed_or_blank("active_params", inputs, fields, accel)
     fields["hbm_gb"] = columns["hbm"]

@@ -12,11 +12,40 @@ validated functions, and ``tests/test_spec.py`` checks the two agree.
 
 ``PLAN_INPUTS`` rows are ``Quantity`` records; ``default`` is what a blank planner column
 starts from (None: the user must type it, or the quantity is optional and off when blank).
+
+A number input's range is a :class:`udfs.bounds.Bound` made of the named limits in
+:mod:`udfs.bounds`; the command line's flags are in :mod:`udfs.estimate_flags`. Both modules' names
+are importable from here too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .bounds import (
+    ACCELERATOR_COUNT,
+    AT_LEAST_ONE,
+    BUDGET_STATUSES,
+    COUNT,
+    FRACTION,
+    MAX_AMORTISATION_YEARS,
+    MAX_COUNT,
+    MAX_OTHER_COSTS_USD,
+    MAX_PURCHASE_USD,
+    MAX_RANGE_PCT,
+    MAX_RUN_CODE_CHARS,
+    MAX_RUN_FIGURE,
+    MAX_TFLOPS,
+    MIN_AMORTISATION_YEARS,
+    MIN_UTILISATION,
+    NON_NEGATIVE,
+    POSITIVE,
+    PRICING_BASES,
+    RANGE_PCT,
+    RUN_CODE_RULE,
+    Bound,
+)
+from .estimate_flags import ESTIMATE_FLAGS, SEED_OUTPUT_LINES, SEED_PLAN, Flag
 
 __all__ = [
     "Bound",
@@ -61,121 +90,6 @@ __all__ = [
 ]
 
 
-def _sci(x):
-    """A bound as the help and messages spell it: 1e9, not 1e+09 or 1000000000.0."""
-    mantissa, exponent = f"{x:e}".split("e")
-    return f"{float(mantissa):g}e{int(exponent)}"
-
-
-@dataclass(frozen=True)
-class Bound:
-    """The values a number input may take, written once.
-
-    The engine's check and its refusal (:func:`udfs.validation.bound_check`), the command
-    line's check and help (``compute_lab.flags``), the planner's data validation
-    (``workbook_templates.sheetkit.bound_validation``) and the rule text beside each input
-    (:attr:`text`, a quantity's ``rule``) all derive from it.
-
-    Attributes
-    ----------
-    low, high : float or None
-        The ends of the range (None: open on that side).
-    low_inclusive, high_inclusive : bool
-        Whether the end itself is allowed: ``Bound(low=0, low_inclusive=False)`` is "> 0".
-    whole : bool
-        A whole number (a count of accelerators, a parallel degree).
-    unit : str
-        Spelt after a closed range: "from 1/365 (one day) to 100 years".
-    low_text : str
-        The low end as written, when ``f"{low:g}"`` is not enough: "0.01 (1%)", from
-        ``"{0:g} ({0:.0%})"``.
-    not_above : str
-        The quantity the value may not exceed, in words ("total parameters"); each face
-        checks it against that quantity.
-    ceiling : float or None
-        The command line's bound on top of the range: past it a figure is a slip or a test of
-        the tool, never a plan (``MAX_COUNT``...; docs/refused.md).
-    ceiling_text : str
-        The ceiling as messages and help spell it: ``{0}`` stands for it in the 1e9 form,
-        ``{1}`` for the number (``"{1:g} ({1:.0%})"``: "10 (1000%)").
-    """
-
-    low: float | None = None
-    high: float | None = None
-    low_inclusive: bool = True
-    high_inclusive: bool = True
-    whole: bool = False
-    unit: str = ""
-    low_text: str = ""
-    not_above: str = ""
-    ceiling: float | None = None
-    ceiling_text: str = "{}"
-
-    def contains(self, x):
-        """True when the number ``x`` is inside the range (and whole, for a whole bound); the
-        command line's ceiling is not part of it."""
-        if self.low is not None and (x < self.low if self.low_inclusive else x <= self.low):
-            return False
-        if self.high is not None and (x > self.high if self.high_inclusive else x >= self.high):
-            return False
-        return not self.whole or float(x).is_integer()
-
-    @property
-    def low_words(self):
-        """The low end as text: ``low_text`` (``{0}`` standing for it), else ``f"{low:g}"``."""
-        return (self.low_text or "{0:g}").format(self.low)
-
-    @property
-    def closed(self):
-        """Both ends given and allowed: a range read "from LOW to HIGH"."""
-        return (
-            self.low is not None
-            and self.high is not None
-            and self.low_inclusive
-            and self.high_inclusive
-        )
-
-    @property
-    def text(self):
-        """The rule beside the input: "> 0", ">= 0 and < 1", "a whole number >= 1", "0.01
-        (1%) to 1"."""
-        if self.closed:
-            text = f"{self.low_words} to {self.high:g}" + (f" {self.unit}" if self.unit else "")
-        else:
-            parts = []
-            if self.low is not None:
-                parts.append(f"{'>=' if self.low_inclusive else '>'} {self.low_words}")
-            if self.high is not None:
-                parts.append(f"{'<=' if self.high_inclusive else '<'} {self.high:g}")
-            if self.not_above:
-                parts.append(f"<= {self.not_above}")
-            text = " and ".join(parts)
-        return f"a whole number {text}" if self.whole else text
-
-    @property
-    def ceiling_words(self):
-        """The command line's ceiling as text ("1e9", "US$1e15"); "" when there is none."""
-        if self.ceiling is None:
-            return ""
-        return self.ceiling_text.format(_sci(self.ceiling), self.ceiling)
-
-    @property
-    def interval(self):
-        """The range as the command line's help writes it: "(0, 1]", ">= 1", "1/365 (one day)
-        to 100 years", "a whole number up to 1e9"."""
-        if self.whole:
-            top = f" up to {self.ceiling_words}" if self.ceiling is not None else ""
-            return f"a whole number{top}" if self.low in (0, 1) else self.text + top
-        if self.low is not None and self.high is not None and not self.closed:
-            left = "[" if self.low_inclusive else "("
-            right = "]" if self.high_inclusive else ")"
-            return f"{left}{self.low_words}, {self.high:g}{right}"
-        text = self.text
-        if self.ceiling is not None:
-            text += f", at most {self.ceiling_words}"
-        return text
-
-
 @dataclass(frozen=True)
 class Quantity:
     """One quantity of the model: an input (with its ``bound`` when it is a number, from
@@ -197,58 +111,14 @@ class Quantity:
             object.__setattr__(self, "rule", self.bound.text)
 
 
-#: Bounds of the command line beyond the engine's rules: a value past them is a typo or a test
-#: of the tool, never a plan, and would print figures of hundreds of digits (docs/refused.md).
-MAX_COUNT = 1e9  # accelerators, parallel degrees, sequence tokens, accelerators per node
-#: The largest parameters, tokens or accelerator-hours of a completed run (a team's own runs,
-#: udfs.own_runs): the largest disclosed runs hold about 2e12 parameters, 4e13 tokens and 4e7
-#: accelerator-hours. Past it a figure is a slip, or text beyond the largest double (1e999)
-#: that a spreadsheet reads as 1.8e308; its accelerators are bounded by MAX_COUNT.
-MAX_RUN_FIGURE = 1e15
-MAX_TFLOPS = 1e6  # per accelerator: an H100 SXM peaks at 989 dense BF16 TFLOP/s
-MAX_PURCHASE_USD = 1e9  # per accelerator
-MAX_OTHER_COSTS_USD = 1e15
-MIN_AMORTISATION_YEARS = 1 / 365  # one day
-MAX_AMORTISATION_YEARS = 100.0
-MIN_UTILISATION = 0.01  # 1%
-#: The most an uncertainty may be: P90 = 11 x P50 (1000%); past it, a percentage typed as a
-#: fraction (15 for 15%).
-MAX_RANGE_PCT = 10.0
 #: Compute-optimal training tokens per parameter (Hoffmann et al. 2022, "Chinchilla").
 CHINCHILLA_TOKENS_PER_PARAM = 20.0
 
-#: The common bounds of number inputs.
-POSITIVE = Bound(low=0, low_inclusive=False)
-NON_NEGATIVE = Bound(low=0)
-AT_LEAST_ONE = Bound(low=1)
-FRACTION = Bound(low=0, low_inclusive=False, high=1)
-#: A count: a parallel degree, a sequence length, a node's accelerators.
-COUNT = Bound(low=1, whole=True, ceiling=MAX_COUNT)
-#: Accelerators in a job.
-ACCELERATOR_COUNT = Bound(low=0, low_inclusive=False, whole=True, ceiling=MAX_COUNT)
-#: An uncertainty, P90 / P50 - 1.
-RANGE_PCT = Bound(
-    low=0, ceiling=MAX_RANGE_PCT, ceiling_text="{1:g} ({1:.0%}): a fraction such as 0.15 or 15%"
-)
 _TFLOPS = Bound(
     low=0, low_inclusive=False, ceiling=MAX_TFLOPS, ceiling_text="{} TFLOP/s per accelerator"
 )
 _OTHER_COSTS = Bound(low=0, ceiling=MAX_OTHER_COSTS_USD, ceiling_text="US${}")
 
-
-#: The budget_status dropdown's values; a blank in a filled column counts as "Proposed".
-BUDGET_STATUSES = ("Reference", "Proposed", "Approved", "Excluded")
-#: The pricing_basis dropdown's values: what the price per accelerator-hour covers. Only a
-#: rental all-in price includes the power (no electricity is added); blank: rental plus power.
-PRICING_BASES = ("rental all-in", "rental plus power", "owned")
-
-#: The longest run code: what a billing tag value and an FP&A key field hold comfortably.
-MAX_RUN_CODE_CHARS = 40
-#: What a run code may hold (``workbook_templates.run_codes`` checks it).
-RUN_CODE_RULE = (
-    f"1 to {MAX_RUN_CODE_CHARS} characters: letters A-Z, digits, '.', '_' or '-', "
-    "starting with a letter or digit"
-)
 
 PLAN_INPUTS = (
     Quantity(
@@ -1119,179 +989,4 @@ ENGINE_INPUTS = (
         bound=_OTHER_COSTS,
         note="Added to the total cost",
     ),
-)
-
-
-@dataclass(frozen=True)
-class Flag:
-    """One number flag of ``compute-lab estimate``: the quantity it sets.
-
-    The flag's range rule, checked before anything else, and the range its help shows are the
-    quantity's :class:`Bound` (a parameter count or the tokens: its :data:`MIN_PLAUSIBLE`
-    floor as well).
-
-    Attributes
-    ----------
-    flag : str
-        The flag, ``--total-params``.
-    quantity : str
-        The quantity it sets (a ``PLAN_INPUTS``, ``MODEL_INPUTS``, ``MODEL_CONSTANTS`` or
-        ``ENGINE_INPUTS`` name): its default is what the flag left out takes.
-    help : str
-        The help text; the command line adds the quantity's range and what the flag left out
-        takes.
-    argument : str
-        The engine's name for it, when not the quantity's (``effective_tflops``).
-    """
-
-    flag: str
-    quantity: str
-    help: str
-    argument: str = ""
-
-    @property
-    def name(self):
-        """The engine's argument (a :class:`udfs.engine.Plan` field) this flag sets."""
-        return self.argument or self.quantity
-
-
-#: The number flags of ``compute-lab estimate``, in the order ``--help`` lists them. Numbers
-#: accept the 671B / 14.8T forms; a ``*_pct`` quantity takes a fraction or a percentage.
-ESTIMATE_FLAGS = (
-    Flag(flag="--total-params", quantity="total_params", help="all parameters, e.g. 671B"),
-    Flag(flag="--active-params", quantity="active_params", help="parameters active per token"),
-    Flag(flag="--tokens", quantity="training_tokens", help="training tokens, e.g. 14.8T"),
-    Flag(flag="--accelerators", quantity="accelerators", help="accelerators in the job"),
-    Flag(
-        flag="--effective-tflops",
-        quantity="effective_tflops_input",
-        help="sustained TFLOP/s per accelerator, used as is",
-        argument="effective_tflops",
-    ),
-    Flag(flag="--peak-tflops", quantity="peak_tflops", help="peak TFLOP/s per accelerator"),
-    Flag(flag="--mfu", quantity="mfu", help="model FLOPs utilisation (0.4 or 40%)"),
-    Flag(flag="--goodput", quantity="goodput", help="share of time training"),
-    Flag(
-        flag="--throughput-range",
-        quantity="throughput_range_pct",
-        help="uncertainty of the throughput: P90 / P50 - 1 of accelerator-hours, e.g. 15% "
-        "(P90 15% above P50, P10 at P50 / 1.15)",
-    ),
-    Flag(
-        flag="--usd-per-hour", quantity="usd_per_accelerator_hour", help="US$ per accelerator-hour"
-    ),
-    Flag(
-        flag="--price-range",
-        quantity="price_range_pct",
-        help="uncertainty of the price per accelerator-hour, P90 / P50 - 1, e.g. 10%",
-    ),
-    Flag(flag="--watts", quantity="watts_per_accelerator", help="W per accelerator"),
-    Flag(
-        flag="--server-overhead",
-        quantity="server_overhead",
-        help="server power / accelerator power",
-    ),
-    Flag(flag="--pue", quantity="pue", help="data-centre PUE"),
-    Flag(flag="--usd-per-kwh", quantity="usd_per_kwh", help="electricity price, US$/kWh"),
-    Flag(
-        flag="--grams-co2-per-kwh",
-        quantity="grams_co2_per_kwh",
-        help="grid carbon intensity, gCO2/kWh",
-    ),
-    Flag(
-        flag="--checkpoint-bytes-per-param",
-        quantity="checkpoint_bytes_per_param",
-        help="2 = BF16 weights only",
-    ),
-    Flag(
-        flag="--failures-per-accelerator-day",
-        quantity="failures_per_accelerator_day",
-        help="failure rate; derives goodput from Young/Daly checkpointing",
-    ),
-    Flag(
-        flag="--failures-per-1000-node-days",
-        quantity="failures_per_1000_node_days",
-        help="failure rate per 1,000 node-days instead (Meta RSC: 2.34 and 6.50)",
-    ),
-    Flag(
-        flag="--accelerators-per-node",
-        quantity="accelerators_per_node",
-        help="for the node-day rate",
-    ),
-    Flag(
-        flag="--checkpoint-write-minutes",
-        quantity="checkpoint_write_minutes",
-        help="stall per checkpoint",
-    ),
-    Flag(flag="--restart-minutes", quantity="restart_minutes", help="failure to training again"),
-    Flag(
-        flag="--global-batch-tokens",
-        quantity="global_batch_tokens",
-        help="tokens per step, at most the training tokens; enables sub-linear scaling",
-    ),
-    Flag(
-        flag="--tensor-parallel",
-        quantity="tensor_parallel",
-        help="tensor-parallel degree (scaling model)",
-    ),
-    Flag(
-        flag="--pipeline-parallel",
-        quantity="pipeline_parallel",
-        help="pipeline-parallel degree (scaling model)",
-    ),
-    Flag(
-        flag="--sequence-tokens",
-        quantity="sequence_tokens",
-        help="sequence length in tokens (scaling model)",
-    ),
-    Flag(
-        flag="--pipeline-interleave", quantity="pipeline_interleave", help="virtual pipeline stages"
-    ),
-    Flag(
-        flag="--interconnect-gb-per-s",
-        quantity="interconnect_gb_per_s",
-        help="scale-out GB/s per accelerator",
-    ),
-    Flag(flag="--comm-overlap", quantity="comm_overlap", help="share of all-reduce hidden"),
-    Flag(flag="--hbm-gb", quantity="hbm_gb", help="HBM per accelerator, GB"),
-    Flag(
-        flag="--training-state-bytes-per-param",
-        quantity="training_state_bytes_per_param",
-        help="16 = mixed-precision Adam",
-    ),
-    Flag(
-        flag="--purchase-usd-per-accelerator",
-        quantity="purchase_usd_per_accelerator",
-        help="owned hardware: capital cost per accelerator (instead of --usd-per-hour)",
-    ),
-    Flag(flag="--amortisation-years", quantity="amortisation_years", help="owned hardware: years"),
-    Flag(flag="--utilisation", quantity="utilisation", help="owned hardware: busy share"),
-    Flag(
-        flag="--other-costs-usd",
-        quantity="other_costs_usd",
-        help="other costs added to the total, US$",
-    ),
-)
-
-#: The seed's DeepSeek-V3-like configuration (shared/seeds/003): its printed output is the
-#: contract ``compute-lab estimate`` reproduces.
-SEED_PLAN = {
-    "scenario_name": "Example: DeepSeek-V3-like",
-    "total_params": 671e9,
-    "active_params": 37e9,
-    "training_tokens": 14.8e12,
-    "accelerators": 2048,
-    "effective_tflops": 400.0,
-    "usd_per_accelerator_hour": 2.0,
-    "watts_per_accelerator": 700.0,
-}
-
-#: The seed's executed output for SEED_PLAN, verbatim.
-SEED_OUTPUT_LINES = (
-    "Training FLOPs: 3.286e+24",
-    "Accelerator-hours: 2,281,667",
-    "Wall-clock at 2048 accelerators: 46.4 days",
-    "BF16 checkpoint: 1342.0 GB",
-    "Rental-equivalent cost: $4,563,333",
-    "Accelerator electricity: 1,597,167 kWh",
 )

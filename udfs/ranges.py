@@ -255,19 +255,24 @@ def _spec_ranges(point, throughput_sigma, price_sigma=0.0, ps=DEFAULT_PS):
     for i, p in enumerate(ps):
         k = f"p{100 * p:g}"  # the result's key; "p12.5" is no name a formula can use
         ident = f"q{i}"
-        formulas = {f"{q}_{ident}": RANGE_FORMULAS[q].format(p=repr(float(p)), k=ident)
-                    for q in RANGE_QUANTITIES if q != "total_cost_usd"}  # fmt: skip
+        formulas = {
+            f"{q}_{ident}": RANGE_FORMULAS[q].format(p=repr(float(p)), k=ident)
+            for q in RANGE_QUANTITIES
+            if q != "total_cost_usd"
+        }
         parts = model.evaluate(values, list(formulas), formulas)
         # the total: point total plus the parts' moves; an unpriced electricity moves nothing
         elec = f"electricity_cost_usd_{ident}"
-        priced = {"electricity_cost_usd": unpriced_as_zero(point["electricity_cost_usd"]),
-                  elec: unpriced_as_zero(parts[elec])}  # fmt: skip
+        priced = {
+            "electricity_cost_usd": unpriced_as_zero(point["electricity_cost_usd"]),
+            elec: unpriced_as_zero(parts[elec]),
+        }
         total_name = f"total_cost_usd_{ident}"
         total = model.evaluate(
             {**values, **parts, **priced},
             [total_name],
             {total_name: RANGE_FORMULAS["total_cost_usd"].format(p=p, k=ident)},
-        )  # fmt: skip
+        )
         for q in RANGE_QUANTITIES:
             out[q][k] = {**parts, **total}[f"{q}_{ident}"]
     return out

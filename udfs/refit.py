@@ -130,8 +130,11 @@ def _own_runs_groups(table):
     ln_active = np.log(table["active_params"].to_numpy(float))
     group = pooling_group(table["accelerator"].to_numpy())
     orgs = table["organisation"].to_numpy()
-    return {o: (ln_active[orgs == o], r[orgs == o], group[orgs == o])
-            for o in np.unique(orgs) if (orgs == o).sum() >= 2}  # fmt: skip
+    return {
+        o: (ln_active[orgs == o], r[orgs == o], group[orgs == o])
+        for o in np.unique(orgs)
+        if (orgs == o).sum() >= 2
+    }
 
 
 def own_runs_design(table=None):
@@ -176,8 +179,18 @@ def own_runs_validation(model=None):
         group = pooling_group(tm["accelerator"].to_numpy())
         pulled = _pulled_by_the_others(ln_active, r, group, h, k)
         for i, (n, u, pull) in enumerate(pulled):
-            rows.append({"run": tm.index[i], "organisation": org, "own_runs": n, "h": h, "k": k,
-                         "pull": pull, "before": abs(r[i]), "after": abs(r[i] - u)})  # fmt: skip
+            rows.append(
+                {
+                    "run": tm.index[i],
+                    "organisation": org,
+                    "own_runs": n,
+                    "h": h,
+                    "k": k,
+                    "pull": pull,
+                    "before": abs(r[i]),
+                    "after": abs(r[i] - u),
+                }
+            )
     df = pd.DataFrame(rows).set_index("run")
     return {
         "runs": len(df),
@@ -221,9 +234,14 @@ def _pulled(table, h, k, unit="organisation"):
             continue
         pulled = _pulled_by_the_others(ln_active[idx], r[idx], group[idx], h, k)
         for i, (_, shift, pull) in zip(idx, pulled, strict=True):
-            for c, v in (("run", table.index[i]), ("before", r[i]), ("after", r[i] - shift),
-                         ("pull", pull), ("active_params", np.exp(ln_active[i])),
-                         ("other", table["generation"].iloc[i] == "other")):  # fmt: skip
+            for c, v in (
+                ("run", table.index[i]),
+                ("before", r[i]),
+                ("after", r[i] - shift),
+                ("pull", pull),
+                ("active_params", np.exp(ln_active[i])),
+                ("other", table["generation"].iloc[i] == "other"),
+            ):
                 cols[c].append(v)
     return {c: np.array(v) for c, v in cols.items()}
 
@@ -263,11 +281,16 @@ def narrowing_design(pulled, parts):
 def narrowed_sigmas(pulled, parts, slope, base, small):
     """The runs' spreads (sigma of ln hours) narrowed by their pull with shares ``base`` and
     ``small``: the spec's ``own_runs_plan_sigma`` (a pull of 0: ``calibrated_plan_sigma``)."""
-    values = {"calibrated_throughput_sigma": parts[0], "calibrated_small_model_sigma": parts[1],
-              "active_params": pulled["active_params"], "own_runs_pull": pulled["pull"],
-              "accelerator_extra_sigma": np.where(pulled["other"], _generation_sd(), 0.0),
-              "own_runs_base_narrowing": base, "own_runs_small_narrowing": small,
-              "mfu_ln_slope": slope}  # fmt: skip
+    values = {
+        "calibrated_throughput_sigma": parts[0],
+        "calibrated_small_model_sigma": parts[1],
+        "active_params": pulled["active_params"],
+        "own_runs_pull": pulled["pull"],
+        "accelerator_extra_sigma": np.where(pulled["other"], _generation_sd(), 0.0),
+        "own_runs_base_narrowing": base,
+        "own_runs_small_narrowing": small,
+        "mfu_ln_slope": slope,
+    }
     return model.evaluate(values, ["own_runs_plan_sigma"])["own_runs_plan_sigma"]
 
 
@@ -290,9 +313,11 @@ def _fold(name, t, org):
     inner = _grouped_on(name, rest)
     h, k = own_runs_design(inner)
     parts = _spread_parts(inner)
-    shares = {"without": (0.0, 0.0),
-              "team_only": (min(1.0, _cell_spread(inner)[1] ** 2 / parts[0] ** 2), 0.0),
-              "fitted": narrowing_design(_pulled(inner, h, k), parts)}  # fmt: skip
+    shares = {
+        "without": (0.0, 0.0),
+        "team_only": (min(1.0, _cell_spread(inner)[1] ** 2 / parts[0] ** 2), 0.0),
+        "fitted": narrowing_design(_pulled(inner, h, k), parts),
+    }
     m = fit(name, rest)
     outer = tm.assign(predicted_mfu=_predict_rows(m, tm))
     out = {}
@@ -301,9 +326,10 @@ def _fold(name, t, org):
         keep = p["pull"] > 0
         p = {c: v[keep] for c, v in p.items()}
         alone = p | {"pull": np.zeros_like(p["pull"])}  # no own runs: the calibrated range
-        p["sigma"] = {rule: narrowed_sigmas(alone if rule == "without" else p, parts, m.slope,
-                                            *shares[rule])
-                      for rule in NARROWING_RULES}  # fmt: skip
+        p["sigma"] = {
+            rule: narrowed_sigmas(alone if rule == "without" else p, parts, m.slope, *shares[rule])
+            for rule in NARROWING_RULES
+        }
         p["shares"] = shares["fitted"]
         out[unit] = p
     return out
@@ -377,8 +403,9 @@ def _organisation_spread(m):
     alone gives the means (mean of within^2 / runs), floored at 0.
     """
     t = _calibration_frame()
-    r = t["ln_mfu"].to_numpy() - m.ln_mfu(t["generation"].to_numpy(),
-                                           t["active_params"].to_numpy(float))  # fmt: skip
+    r = t["ln_mfu"].to_numpy() - m.ln_mfu(
+        t["generation"].to_numpy(), t["active_params"].to_numpy(float)
+    )
     return _spread_of_groups(r, t["organisation"].to_numpy())
 
 
@@ -489,15 +516,25 @@ def write_fitted(path=None):
     refit.write_fitted()"``; a test fails until the file matches a refit.
     """
     f = refit()
-    lines = ["# Fitted default-MFU numbers (udfs.refit.refit): data, not a fit at import.",
-             "# Regenerate with udfs.refit.write_fitted(); tests/test_calibration.py refits",
-             "# and compares. See docs/methodology-calibration.md.", ""]  # fmt: skip
+    lines = [
+        "# Fitted default-MFU numbers (udfs.refit.refit): data, not a fit at import.",
+        "# Regenerate with udfs.refit.write_fitted(); tests/test_calibration.py refits",
+        "# and compares. See docs/methodology-calibration.md.",
+        "",
+    ]
     for key in ("model", *FITTED_FIGURES):
         if key in PROVENANCE:
             lines += [f"# {line}" for line in textwrap.wrap(PROVENANCE[key], 96)]
         lines.append(f"{key} = {_toml_value(f[key])}")
-    tables = ("intercepts", "grouped", "leave_one_out", "choice", "own_runs",
-              "own_runs_ranges_organisation", "own_runs_ranges_family")  # fmt: skip
+    tables = (
+        "intercepts",
+        "grouped",
+        "leave_one_out",
+        "choice",
+        "own_runs",
+        "own_runs_ranges_organisation",
+        "own_runs_ranges_family",
+    )
     for table in tables:
         lines += ["", f"[{table}]"]
         lines += [f'"{k}" = {_toml_value(v)}' for k, v in f[table].items()]

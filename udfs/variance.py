@@ -155,14 +155,28 @@ def run_variance(plan, actuals, as_of):
         timing = (done - p.hours - grown) * rate_m
         rate = a.cost_cents - a.hours * rate_m
         grown_usd = grown * rate_m
-        amounts = {"volume": 0.0 if has_tokens else grown_usd, "rate": rate,
-                   "efficiency": efficiency, "scope": grown_usd if has_tokens else 0.0,
-                   "timing": timing}  # fmt: skip
+        amounts = {
+            "volume": 0.0 if has_tokens else grown_usd,
+            "rate": rate,
+            "efficiency": efficiency,
+            "scope": grown_usd if has_tokens else 0.0,
+            "timing": timing,
+        }
         total = a.cost_cents - p.cost_cents
         if not all(math.isfinite(x) and abs(x) < _LARGEST_CENTS for x in amounts.values()):
             amounts = {**dict.fromkeys(PARTS, 0.0), "rate": float(total)}  # beyond a float
         cents = split_cents([amounts[k] / 100.0 for k in PARTS], total)
         cents[PARTS.index("rate")] += total - sum(cents)  # 0 but for a float's last digits
-        out.append(VarianceMonth(m, p.hours, a.hours, p.cost_cents, a.cost_cents, p.tokens,
-                                 a.tokens, dict(zip(PARTS, cents, strict=True))))  # fmt: skip
+        out.append(
+            VarianceMonth(
+                month=m,
+                plan_hours=p.hours,
+                actual_hours=a.hours,
+                plan_cents=p.cost_cents,
+                actual_cents=a.cost_cents,
+                plan_tokens=p.tokens,
+                actual_tokens=a.tokens,
+                parts=dict(zip(PARTS, cents, strict=True)),
+            )
+        )
     return out
