@@ -2,9 +2,11 @@
 
 ``python -m workbook_templates.pictures [--out docs/images]`` writes the example team plan
 (:mod:`workbook_templates.example`), recalculates it with headless
-LibreOffice, builds the finance hand-off from it, prints both workbooks to PDF and turns the
-pages the docs show into PNG files with poppler's ``pdftoppm``; it also draws the calibration
-picture (:mod:`workbook_templates.calibration_picture`, SVG). ``make pictures`` runs it.
+LibreOffice, builds the finance hand-off from it, and a second hand-off with the example
+actuals (:data:`EXAMPLE_ACTUALS`, ``report --actuals``: the Variance sheet and its chart of
+budget, actual and forecast by month), prints the workbooks to PDF and turns the pages the
+docs show into PNG files with poppler's ``pdftoppm``; it also draws the calibration picture
+(:mod:`workbook_templates.calibration_picture`, SVG). ``make pictures`` runs it.
 
 Each picture is found by the title its page shows, not by a page
 number, so a sheet that grows or moves does not silently change what a picture shows.
@@ -19,7 +21,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["PICTURES", "make_pictures", "main"]
+__all__ = ["PICTURES", "EXAMPLE_ACTUALS", "make_pictures", "main"]
+
+#: The example plan's actuals: its one run's first month (run code TEAM-A-70B-2027), running,
+#: as a plain actuals CSV (docs/plan-vs-actual.md).
+EXAMPLE_ACTUALS = Path(__file__).with_name("example-actuals.csv")
 
 #: (workbook, the title its page shows, image file name, what it shows)
 PICTURES = (
@@ -28,6 +34,8 @@ PICTURES = (
     ("planner", "Sensitivity of the selected scenario", "planner-sensitivity.png",
      "the planner's sensitivity grids"),
     ("handoff", "Compute Lab hand-off", "handoff-summary.png", "the hand-off's Summary sheet"),
+    ("actuals", "Every budget run by month", "handoff-variance.png",
+     "the hand-off's Variance sheet and its chart, given the example actuals"),
 )  # fmt: skip
 
 
@@ -76,16 +84,18 @@ def make_pictures(out):
     with tempfile.TemporaryDirectory(prefix="compute-lab-pictures-") as tmp:
         tmp = Path(tmp)
         recalculated = example.write_example(tmp / "team-a-plan.xlsx", recalculate=True)
-        handoff = tmp / "handoff.xlsx"
-        options = argparse.ArgumentParser(prog=report.PROG)
-        report.configure_parser(options)
-        code = report.run(options.parse_args([str(recalculated), "--out", str(handoff)]))
-        if code:
-            raise RuntimeError(f"compute-lab report failed on the example plan (exit {code})")
+        handoff, actuals = tmp / "handoff.xlsx", tmp / "handoff-actuals.xlsx"
+        for target, extra in ((handoff, []), (actuals, ["--actuals", str(EXAMPLE_ACTUALS)])):
+            options = argparse.ArgumentParser(prog=report.PROG)
+            report.configure_parser(options)
+            code = report.run(options.parse_args([str(recalculated), *extra,
+                                                  "--out", str(target)]))  # fmt: skip
+            if code:
+                raise RuntimeError(f"compute-lab report failed on the example plan (exit {code})")
         pdfs = dict(
             zip(
-                ("planner", "handoff"),
-                recalc.convert([recalculated, handoff], tmp / "pdf", "pdf"),
+                ("planner", "handoff", "actuals"),
+                recalc.convert([recalculated, handoff, actuals], tmp / "pdf", "pdf"),
                 strict=True,
             )
         )

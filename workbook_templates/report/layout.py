@@ -126,6 +126,7 @@ _EXTRA = {
     "efficiency_usd": ("Efficiency (US$)", USD),
     "scope_usd": ("Scope (US$)", USD),
     "timing_usd": ("Timing (US$)", USD),
+    "forecast_usd": ("Forecast, P50 (US$)", USD),
     "source": ("Source", None),
     "sha256": ("SHA-256", None),
     "template_version": ("Template version", None),
