@@ -65,3 +65,16 @@ def test_the_variance_picture_is_made_from_the_example_actuals():
     assert any(book == "actuals" for book, *_ in PICTURES)
     header = EXAMPLE_ACTUALS.read_text(encoding="utf-8").splitlines()[0]
     assert header.startswith("run_code,month,accelerator_hours,cost_usd")
+
+
+def test_a_path_in_a_cell_wraps_at_its_slashes():
+    """A file path wraps after its slashes in print (LibreOffice): the row is sized for the
+    three lines of ``/tmp/chart/ | three/act3.csv | row 5`` in a 16-unit column (the
+    Variance sheet's unplanned Source), never cut to two."""
+    from openpyxl import Workbook
+
+    from workbook_templates.report.layout import cell_lines
+
+    cell = Workbook().active.cell(row=1, column=1, value="/tmp/chart/three/act3.csv row 5")
+    assert cell_lines(cell, 16) == 3
+    assert cell_lines(Workbook().active.cell(row=1, column=1, value="P90 / P50 - 1"), 16) == 1

@@ -418,11 +418,13 @@ def cell_lines(cell, width):
     """Lines the text of ``cell`` takes, wrapped in ``width`` character units: plain text at
     :data:`TEXT_PER_UNIT` characters a unit, bold text and text without a space (a SHA-256)
     at one; text without a space breaks after each hyphen, as a spreadsheet breaks it (a run
-    code such as ``TEAM-A-70B-DENSE``)."""
+    code such as ``TEAM-A-70B-DENSE``), and a path (a word with two slashes or more) after
+    each slash (``/data/actuals/2027-04.csv row 5``)."""
     text = str(cell.value)
     plain = not (cell.font is not None and cell.font.b) and " " in text
     if not plain and " " not in text:
         text = text.replace("-", "- ")
+    text = " ".join(w.replace("/", "/ ") if w.count("/") > 1 else w for w in text.split(" "))
     return wrapped_lines(text, width, TEXT_PER_UNIT if plain else 1.0)
 
 
