@@ -10,8 +10,10 @@ from collections import defaultdict
 from decimal import Decimal
 
 import openpyxl
+import pytest
 from openpyxl.utils import range_boundaries
 from test_handoff_budget import read_csv, run
+from test_report_fixtures import PLANNER
 
 from workbook_templates.pictures import EXAMPLE_ACTUALS, PICTURES
 from workbook_templates.report.xlsx import VARIANCE_SERIES
@@ -78,3 +80,68 @@ def test_a_path_in_a_cell_wraps_at_its_slashes():
     cell = Workbook().active.cell(row=1, column=1, value="/tmp/chart/three/act3.csv row 5")
     assert cell_lines(cell, 16) == 3
     assert cell_lines(Workbook().active.cell(row=1, column=1, value="P90 / P50 - 1"), 16) == 1
+
+
+#: Most pages a 1- or 3-run hand-off with actuals and a baseline prints to: the twelve of
+#: one without (test_finance_handoff), the Baseline sheet and the Variance sheet's chart.
+MAX_PAGES_WITH_ACTUALS = 14
+#: The median height (pt) of the printed words on every page is at least this: text of 7 pt
+#: or more (11 pt text is 14.3 pt high). The wide Variance sheet of 3 runs prints at about
+#: 8 pt in LibreOffice, under test_finance_handoff's READABLE_PT for the other sheets.
+MIN_TEXT_BOX_PT = 7 * 14.3 / 11
+#: The 3-run plans' actuals: two runs, one completed, and a run code no plan has.
+ACTUALS_3 = """run_code,month,accelerator_hours,cost_usd,tokens_processed,status
+TEAM-E-EARLY,2027-02,500000,1300000.00,,running
+TEAM-E-EARLY,2027-03,180000,455000.50,,completed
+TEAM-L-LATE,2027-11,1400000,2950000.00,,running
+TEAM-X-ORPHAN,2027-10,1200,2500.00,,
+"""
+
+
+@pytest.mark.libreoffice
+@pytest.mark.parametrize("runs", [1, 3])
+def test_a_handoff_with_actuals_prints_readable_pages(generated_templates, tmp_path, runs):
+    """1 and 3 runs with actuals and a baseline: every page readable, no table title or header
+    alone at the foot of a page, the chart on a page with its title, the unplanned spend's
+    source file path whole on its page."""
+    import statistics
+
+    from helpers import require_soffice
+    from test_finance_handoff import EARLY, LATE, LAZY, _page_count
+    from test_handoff_budget import _pages, with_references
+
+    from workbook_templates.recalc import convert
+    from workbook_templates.report.layout import STYLES
+
+    require_soffice()
+    plans = [EARLY, LATE, LAZY] if runs == 3 else [EARLY]
+    p = with_references(generated_templates[PLANNER], tmp_path / "team.xlsx", plans)
+    assert run(p, "--out", tmp_path / "b.xlsx", "--csv", tmp_path / "base") == 0
+    actuals = tmp_path / "act.csv"
+    actuals.write_text(ACTUALS_3 if runs == 3 else ACTUALS_3.splitlines()[0] + "\n"
+                       + ACTUALS_3.splitlines()[1] + "\n", encoding="utf-8")  # fmt: skip
+    out = tmp_path / "h.xlsx"
+    assert run(p, "--actuals", actuals, "--baseline", tmp_path / "base", "--version", "M1",
+               "--out", out) == 0  # fmt: skip
+    (pdf,) = convert([out], tmp_path, "pdf")
+    assert 1 <= _page_count(pdf) <= MAX_PAGES_WITH_ACTUALS
+    wb = openpyxl.load_workbook(out)
+    heads = set()
+    for ws in wb:
+        for row in ws.iter_rows():
+            for c in row:
+                if isinstance(c.value, str) and (c.fill == STYLES["header_fill"] or (
+                        c.font.sz or 11) > 11):  # fmt: skip
+                    heads |= set(c.value.split())
+    pages = _pages(pdf)
+    for i, words in pages:
+        assert statistics.median(w[3] - w[1] for w in words) >= MIN_TEXT_BOX_PT, i
+        body = [w for w in words if 40 < w[1] < max(x[3] for x in words) - 30]
+        if body:
+            last = max(w[1] for w in body)
+            foot = [w[4] for w in body if w[1] >= last - 2]
+            assert not all(w in heads for w in foot), (i, foot)
+    text = " ".join(w[4] for _, words in pages for w in words)
+    assert "Budget, actual and forecast by month" in text
+    if runs == 3:
+        assert "act.csv" in text and "row 5" in text  # the source's last line printed

@@ -3,7 +3,7 @@
 ``python -m workbook_templates.pictures [--out docs/images]`` writes the example team plan
 (:mod:`workbook_templates.example`), recalculates it with headless
 LibreOffice, builds the finance hand-off from it, and a second hand-off with the example
-actuals (:data:`EXAMPLE_ACTUALS`, ``report --actuals``: the Variance sheet and its chart of
+actuals (:data:`EXAMPLE_ACTUALS`, ``report --actuals``: the Variance sheet's chart of
 budget, actual and forecast by month), prints the workbooks to PDF and turns the pages the
 docs show into PNG files with poppler's ``pdftoppm``; it also draws the calibration picture
 (:mod:`workbook_templates.calibration_picture`, SVG). ``make pictures`` runs it.
@@ -34,9 +34,13 @@ PICTURES = (
     ("planner", "Sensitivity of the selected scenario", "planner-sensitivity.png",
      "the planner's sensitivity grids"),
     ("handoff", "Compute Lab hand-off", "handoff-summary.png", "the hand-off's Summary sheet"),
-    ("actuals", "Every budget run by month", "handoff-variance.png",
-     "the hand-off's Variance sheet and its chart, given the example actuals"),
+    ("actuals", "Budget, actual and forecast by month", "handoff-variance.png",
+     "the hand-off's Variance chart, given the example actuals"),
 )  # fmt: skip
+#: Pictures of the top left part of their page only (image file name -> (the part of the
+#: width, of the height), dots per inch): the Variance chart prints at the top of a page of
+#: its own, the sheet scaled down to the page's width.
+TOP_PART = {"handoff-variance.png": ((0.62, 0.37), 120)}
 
 
 def _page_of(pdf, title):
@@ -62,11 +66,27 @@ def _page_of(pdf, title):
     raise RuntimeError(f"no page of {pdf.name} shows {title!r}")
 
 
-def _png(pdf, page, target, dpi=80):
+def _page_size_pt(pdf, page):
+    """(width, height) of page ``page`` of ``pdf`` in points."""
+    info = subprocess.run(["pdfinfo", "-f", str(page), "-l", str(page), str(pdf)],
+                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    line = next(x for x in info.splitlines() if x.startswith(f"Page {page:4d} size:"))
+    width, _, height = line.split(":", 1)[1].split()[:3]
+    return float(width), float(height)
+
+
+def _png(pdf, page, target, dpi=80, part=None):
+    """Page ``page`` of ``pdf`` as ``target`` (PNG); ``part``: (width, height) fractions,
+    its top left part only."""
     stem = target.with_suffix("")
+    crop = []
+    if part is not None:
+        width, height = _page_size_pt(pdf, page)
+        crop = ["-x", "0", "-y", "0", "-W", str(int(width / 72 * dpi * part[0])),
+                "-H", str(int(height / 72 * dpi * part[1]))]  # fmt: skip
     subprocess.run(
-        ["pdftoppm", "-png", "-r", str(dpi), "-f", str(page), "-l", str(page), "-singlefile",
-         str(pdf), str(stem)],
+        ["pdftoppm", "-png", "-r", str(dpi), "-f", str(page), "-l", str(page), *crop,
+         "-singlefile", str(pdf), str(stem)],
         check=True,
     )  # fmt: skip
     return target
@@ -102,7 +122,8 @@ def make_pictures(out):
         written = [calibration_picture.write(out)]  # docs/methodology-calibration.md
         for book, title, name, _ in PICTURES:
             page = _page_of(pdfs[book], title)
-            written.append(_png(pdfs[book], page, out / name))
+            part, dpi = TOP_PART.get(name, (None, 80))
+            written.append(_png(pdfs[book], page, out / name, dpi, part))
     return written
 
 

@@ -27,7 +27,8 @@ from .consolidate import Q
 
 __all__ = ["cell_lines", "realign", "header", "fmt", "put", "write_table", "fit_columns",
            "fit_rows", "fit_header_rows", "wrapped_lines", "setup_print", "STYLES", "MONTH",
-           "DATE", "USD", "lines", "keep_together", "sheet_width", "file_cell", "row_height",
+           "DATE", "USD", "lines", "keep_together", "page_room", "sheet_width", "file_cell",
+           "row_height",
            "PAGE_LANDSCAPE", "PAGE_PORTRAIT", "is_header"]  # fmt: skip
 
 # The workbook kit's formats (sheetkit.NUMBER_FORMATS), by the unit they show.
@@ -521,6 +522,22 @@ def _page_models(ws):
     excel = min(1.0, width_px / (wide * PX_PER_UNIT[0]))
     lo = min(1.0, width_px / (wide * PX_PER_UNIT[1]))
     return [(LINE_PT, body / excel), (LO_ROW_PT, body / excel), (LO_ROW_PT, body / lo)]
+
+
+def page_room(ws, last_row):
+    """Points (of the sheet, before any scaling to the page) left on the page below
+    ``last_row`` as it prints, the least of the page models (:func:`_page_models`), the
+    sheet's page breaks honoured: whether a chart fits below the rows."""
+    models = _page_models(ws)
+    forced = {b.id for b in ws.row_breaks.brk}
+    used = [0.0] * len(models)
+    for r in range(1, last_row + 1):
+        for k, (default, page) in enumerate(models):
+            h = row_height(ws, r, default)
+            if r - 1 in forced or used[k] + h > page:
+                used[k] = 0.0
+            used[k] += h
+    return min(page - u for (_, page), u in zip(models, used, strict=True))
 
 
 def keep_together(ws, blocks, first_row=1):

@@ -20,6 +20,8 @@ from openpyxl import Workbook
 from openpyxl.chart import BarChart, Reference
 from openpyxl.chart.axis import DateAxis
 from openpyxl.chart.series import SeriesLabel
+from openpyxl.chart.text import RichText
+from openpyxl.drawing.text import CharacterProperties, Paragraph, ParagraphProperties
 from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter, quote_sheetname
 from openpyxl.workbook.defined_name import DefinedName
@@ -30,12 +32,12 @@ from udfs.quantities import RANGE_QUANTITIES
 from udfs.variance import PARTS
 
 from ..files import save_workbook
+from ..printing import used_area
 from .consolidate import Q
 from .layout import (
     _SHORT_UNITS,
     BILLIONS,
     MONTH,
-    PAGE_LANDSCAPE,
     PAGE_PORTRAIT,
     STYLES,
     USD,
@@ -47,12 +49,11 @@ from .layout import (
     header,
     is_header,
     keep_together,
+    page_room,
     put,
     put_sum,
     realign,
-    row_height,
     setup_print,
-    sheet_width,
     write_table,
 )
 from .summary import MONTHLY_RANGES, sheet_guide, write_budget, write_summary
@@ -80,6 +81,9 @@ CHART_CM = (6.4, 22.0)
 #: The Monthly chart's series: the P50 and, stacked on it, the contingency up to the P90.
 SERIES_NAMES = {"total_cost_usd": "P50 (the estimate)",
                 "contingency_usd": "Contingency: P50 up to P90"}  # fmt: skip
+#: The Variance chart's axis and legend text (pt): readable when the wide sheet prints scaled
+#: down, the chart on a page of its own.
+CHART_TEXT_PT = 12
 #: The Variance chart's series: column of the ``variance_months`` table -> (name, colour).
 VARIANCE_SERIES = {"budget_usd": ("Budget (P50 plan)", "A6A6A6"),
                    "actual_usd": ("Actual", "1F4E79"),
@@ -263,11 +267,11 @@ def _sheet(wb, c, title, parts, freeze, generated, paper):
     fit_rows(ws, 2)
     fit_header_rows(ws)
     ws.freeze_panes = ws.cell(row=2, column=freeze + 1)
-    if chart is not None:  # once the rows have their heights
-        chart[0](ws, *chart[1:])
     setup_print(ws, title, generated, pages_wide=1, paper=paper,
                 header_rows="1:1" if len(parts) == 1 else None)  # fmt: skip
     keep_together(ws, blocks)
+    if chart is not None:  # once the rows have their heights and the pages their breaks
+        chart[0](ws, *chart[1:])
     return ws
 
 
@@ -396,14 +400,19 @@ def _chart(ws, df, head):
 
 def _variance_chart(ws, df, head):
     """Budget (the P50 plan), actual and forecast (P50) by month of every budget run
-    together, side by side (US$): the ``variance_months`` table's rows."""
+    together, side by side (US$), on a date axis: the ``variance_months`` table's rows."""
     chart = BarChart()
     chart.type, chart.grouping, chart.overlap, chart.gapWidth = "col", "clustered", 0, 60
     chart.title = "Budget, actual and forecast by month"
     chart.legend.position = "b"
     chart.y_axis.numFmt = chart.y_axis.number_format = '[=0]"";' + USD
     chart.y_axis.majorGridlines = None
+    chart.x_axis = DateAxis(crossAx=100, axPos="b")  # every month, a gap where nothing is
     chart.x_axis.number_format = MONTH
+    chart.x_axis.majorTimeUnit = chart.x_axis.baseTimeUnit = "months"
+    span = (df["month"].max().year - df["month"].min().year) * 12 + (
+        df["month"].max().month - df["month"].min().month) + 1  # fmt: skip
+    chart.x_axis.majorUnit = max(1, -(-span // 12))
     chart.x_axis.delete = chart.y_axis.delete = False
     n = len(df)
     for name, (label, colour) in VARIANCE_SERIES.items():
@@ -414,20 +423,23 @@ def _variance_chart(ws, df, head):
         series.graphicalProperties.solidFill = colour
         series.graphicalProperties.line.solidFill = colour
     chart.set_categories(Reference(ws, min_col=1, min_row=head + 1, max_row=head + n))
+    text = CharacterProperties(sz=CHART_TEXT_PT * 100)
+    for part in (chart.x_axis, chart.y_axis, chart.legend):
+        part.txPr = RichText(p=[Paragraph(pPr=ParagraphProperties(defRPr=text),
+                                          endParaRPr=text)])  # fmt: skip
     _place(ws, chart)
 
 
 def _place(ws, chart):
     """Put ``chart`` below the last row of ``ws``, on a page of its own when the rest of the
-    page is too short for it. A sheet wider than the page prints scaled down to its width,
-    its rows and the chart alike."""
+    page, as it prints, is too short for it (:func:`.layout.page_room`)."""
     chart.height, chart.width = CHART_CM
     anchor = ws.max_row + 2  # below the totals row and a blank row
-    scale = min(1.0, PAGE_LANDSCAPE[0] / sheet_width(ws))
-    above = sum(row_height(ws, r) for r in range(1, anchor)) * scale
-    if above + CHART_CM[0] / 2.54 * 72 * scale > PAGE_LANDSCAPE[1]:  # never cut
-        ws.row_breaks.append(Break(id=anchor - 1))
+    if CHART_CM[0] / 2.54 * 72 > page_room(ws, anchor - 1):  # never cut: on a page of its
+        # own from the blank row (its frame's top edge would print on the page above)
+        ws.row_breaks.append(Break(id=anchor - 2))
     ws.add_chart(chart, f"A{anchor}")
+    ws.print_area = used_area(ws)  # the print set-up's area, and the chart
 
 
 def build_workbook(c, generated=None, share=False):
