@@ -40,7 +40,7 @@ PICTURES = (
 #: Pictures of the top left part of their page only (image file name -> (the part of the
 #: width, of the height), dots per inch): the Variance chart prints at the top of a page of
 #: its own, the sheet scaled down to the page's width.
-TOP_PART = {"handoff-variance.png": ((0.62, 0.37), 120)}
+TOP_PART = {"handoff-variance.png": ((0.75, 0.58), 100)}
 
 
 def _page_of(pdf, title):

@@ -38,6 +38,7 @@ from .layout import (
     _SHORT_UNITS,
     BILLIONS,
     MONTH,
+    PAGE_LANDSCAPE,
     PAGE_PORTRAIT,
     STYLES,
     USD,
@@ -54,6 +55,7 @@ from .layout import (
     put_sum,
     realign,
     setup_print,
+    sheet_width,
     write_table,
 )
 from .summary import MONTHLY_RANGES, sheet_guide, write_budget, write_summary
@@ -427,17 +429,22 @@ def _variance_chart(ws, df, head):
     for part in (chart.x_axis, chart.y_axis, chart.legend):
         part.txPr = RichText(p=[Paragraph(pPr=ParagraphProperties(defRPr=text),
                                           endParaRPr=text)])  # fmt: skip
-    _place(ws, chart)
+    _place(ws, chart, alone=2.0)
 
 
-def _place(ws, chart):
+def _place(ws, chart, alone=1.0):
     """Put ``chart`` below the last row of ``ws``, on a page of its own when the rest of the
-    page, as it prints, is too short for it (:func:`.layout.page_room`)."""
+    page, as it prints, is too short for it (:func:`.layout.page_room`). On a page of its own
+    and ``alone`` not 1, it is ``alone`` times as tall and as wide as the page (the sheet
+    prints scaled down to its width)."""
     chart.height, chart.width = CHART_CM
     anchor = ws.max_row + 2  # below the totals row and a blank row
     if CHART_CM[0] / 2.54 * 72 > page_room(ws, anchor - 1):  # never cut: on a page of its
         # own from the blank row (its frame's top edge would print on the page above)
         ws.row_breaks.append(Break(id=anchor - 2))
+        if alone != 1:
+            scale = min(1.0, PAGE_LANDSCAPE[0] / sheet_width(ws))
+            chart.height, chart.width = CHART_CM[0] * alone, CHART_CM[1] / scale
     ws.add_chart(chart, f"A{anchor}")
     ws.print_area = used_area(ws)  # the print set-up's area, and the chart
 
