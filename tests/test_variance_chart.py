@@ -101,14 +101,14 @@ TEAM-X-ORPHAN,2027-10,1200,2500.00,,
 @pytest.mark.libreoffice
 @pytest.mark.parametrize("runs", [1, 3])
 def test_a_handoff_with_actuals_prints_readable_pages(generated_templates, tmp_path, runs):
-    """1 and 3 runs with actuals and a baseline: every page readable, no table title or header
-    alone at the foot of a page, the chart on a page with its title, the unplanned spend's
-    source file path whole on its page."""
+    """1 and 3 runs with actuals and a baseline: every page readable, no words printed over
+    each other, no table title or header alone at the foot of a page, the chart on a page
+    with its title, the unplanned spend's source file path whole on its page."""
     import statistics
 
     from helpers import require_soffice
     from test_finance_handoff import EARLY, LATE, LAZY, _page_count
-    from test_handoff_budget import _pages, with_references
+    from test_handoff_budget import _overlaps, _pages, with_references
 
     from workbook_templates.recalc import convert
     from workbook_templates.report.layout import STYLES
@@ -136,6 +136,7 @@ def test_a_handoff_with_actuals_prints_readable_pages(generated_templates, tmp_p
     pages = _pages(pdf)
     for i, words in pages:
         assert statistics.median(w[3] - w[1] for w in words) >= MIN_TEXT_BOX_PT, i
+        assert not _overlaps(words), (i, _overlaps(words)[:3])
         body = [w for w in words if 40 < w[1] < max(x[3] for x in words) - 30]
         if body:
             last = max(w[1] for w in body)
