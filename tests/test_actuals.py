@@ -176,7 +176,12 @@ def test_report_with_actuals_writes_the_variance_sheet_and_csv(example_plan, tmp
     wb = openpyxl.load_workbook(out)
     assert wb.sheetnames.index("Variance") == wb.sheetnames.index("Monthly") + 1
     ws = wb["Variance"]
-    assert set(ws.tables) == {"variance_to_date", "variance_by_month", "unplanned"}
+    assert set(ws.tables) == {
+        "variance_to_date",
+        "variance_by_month",
+        "unplanned",
+        "variance_months",
+    }
     totals = [r for r in ws.iter_rows() if r[0].value == "Total to date"]
     assert len(totals) == 2 and all(c.value.startswith("=SUBTOTAL(9,") for c in totals[0][4:])
     page_one = " ".join(str(c.value) for row in wb["Summary"].iter_rows() for c in row if c.value)
@@ -367,9 +372,12 @@ def test_the_variance_totals_recalculated_equal_the_engine(example_plan, tmp_pat
         rows = [[c.value for c in r] for r in ws.iter_rows()]
         heads = [r for r in rows if r[0] == "Run code"]
         totals = [r for r in rows if r[0] in ("Total to date", "Total")]
-        assert len(totals) == 3, path
+        assert len(totals) == 4, path
         for head, total in zip(heads[:2], totals[:2], strict=True):
             for name, value in want.items():
                 got = total[head.index(name)]
                 assert round(Decimal(str(got)), 2) == value, (path, name, got, value)
         assert round(Decimal(str(totals[2][heads[2].index("Actual (US$)")])), 2) == unplanned
+        month_head = next(r for r in rows if r[0] == "Month")  # the chart's table
+        budget = sum(Decimal(r["amount_usd"]) for r in long if r["scenario"] == "budget")
+        assert round(Decimal(str(totals[3][month_head.index("Budget (US$)")])), 2) == budget

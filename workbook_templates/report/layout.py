@@ -27,7 +27,8 @@ from .consolidate import Q
 
 __all__ = ["cell_lines", "realign", "header", "fmt", "put", "write_table", "fit_columns",
            "fit_rows", "fit_header_rows", "wrapped_lines", "setup_print", "STYLES", "MONTH",
-           "DATE", "USD", "lines", "keep_together", "sheet_width", "file_cell", "row_height",
+           "DATE", "USD", "lines", "keep_together", "page_room", "sheet_width", "file_cell",
+           "row_height",
            "PAGE_LANDSCAPE", "PAGE_PORTRAIT", "is_header"]  # fmt: skip
 
 # The workbook kit's formats (sheetkit.NUMBER_FORMATS), by the unit they show.
@@ -126,6 +127,7 @@ _EXTRA = {
     "efficiency_usd": ("Efficiency (US$)", USD),
     "scope_usd": ("Scope (US$)", USD),
     "timing_usd": ("Timing (US$)", USD),
+    "forecast_usd": ("Forecast, P50 (US$)", USD),
     "source": ("Source", None),
     "sha256": ("SHA-256", None),
     "template_version": ("Template version", None),
@@ -417,11 +419,13 @@ def cell_lines(cell, width):
     """Lines the text of ``cell`` takes, wrapped in ``width`` character units: plain text at
     :data:`TEXT_PER_UNIT` characters a unit, bold text and text without a space (a SHA-256)
     at one; text without a space breaks after each hyphen, as a spreadsheet breaks it (a run
-    code such as ``TEAM-A-70B-DENSE``)."""
+    code such as ``TEAM-A-70B-DENSE``), and a path (a word with two slashes or more) after
+    each slash (``/data/actuals/2027-04.csv row 5``)."""
     text = str(cell.value)
     plain = not (cell.font is not None and cell.font.b) and " " in text
     if not plain and " " not in text:
         text = text.replace("-", "- ")
+    text = " ".join(w.replace("/", "/ ") if w.count("/") > 1 else w for w in text.split(" "))
     return wrapped_lines(text, width, TEXT_PER_UNIT if plain else 1.0)
 
 
@@ -518,6 +522,22 @@ def _page_models(ws):
     excel = min(1.0, width_px / (wide * PX_PER_UNIT[0]))
     lo = min(1.0, width_px / (wide * PX_PER_UNIT[1]))
     return [(LINE_PT, body / excel), (LO_ROW_PT, body / excel), (LO_ROW_PT, body / lo)]
+
+
+def page_room(ws, last_row):
+    """Points (of the sheet, before any scaling to the page) left on the page below
+    ``last_row`` as it prints, the least of the page models (:func:`_page_models`), the
+    sheet's page breaks honoured: whether a chart fits below the rows."""
+    models = _page_models(ws)
+    forced = {b.id for b in ws.row_breaks.brk}
+    used = [0.0] * len(models)
+    for r in range(1, last_row + 1):
+        for k, (default, page) in enumerate(models):
+            h = row_height(ws, r, default)
+            if r - 1 in forced or used[k] + h > page:
+                used[k] = 0.0
+            used[k] += h
+    return min(page - u for (_, page), u in zip(models, used, strict=True))
 
 
 def keep_together(ws, blocks, first_row=1):

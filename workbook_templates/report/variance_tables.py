@@ -21,7 +21,8 @@ from .forecast import forecasts
 from .tables import run_cents
 
 __all__ = ["VARIANCE_COLUMNS", "TO_DATE_COLUMNS", "BY_MONTH_COLUMNS", "UNPLANNED_COLUMNS",
-           "plan_months", "codes_of", "run_spans", "variance_tables", "UNALLOCATED"]  # fmt: skip
+           "MONTHS_COLUMNS", "plan_months", "codes_of", "run_spans", "variance_tables",
+           "UNALLOCATED"]  # fmt: skip
 
 #: variance.csv: one amount per run, month, scenario and account.
 VARIANCE_COLUMNS = ["run_code", "month", "scenario", "account", "amount_usd"]
@@ -35,6 +36,8 @@ TO_DATE_COLUMNS = ["run_code", "scenario", "plan_accelerator_hours", "actual_acc
                    *(f"{p}_usd" for p in PARTS)]  # fmt: skip
 #: The Variance sheet's unplanned spend: rows of run codes no plan in the budget has.
 UNPLANNED_COLUMNS = ["run_code", "month", "actual_accelerator_hours", "actual_usd", "source"]
+#: The Variance sheet's chart table: every budget run together, by month.
+MONTHS_COLUMNS = ["month", "budget_usd", "actual_usd", "forecast_usd"]
 #: The run code variance.csv gives spend no run tag claims.
 UNALLOCATED = "(unallocated)"
 
@@ -92,6 +95,19 @@ def _long_rows(code, plan, actual, variance, ahead):
     return rows
 
 
+def _months(long, as_of):
+    """The chart's table: budget (the P50 plan), actual and forecast (P50) of every budget
+    run together, by month (whole cents, from variance.csv's rows of the budget runs); the
+    actual is blank after the last month with actuals."""
+    sums = {}
+    for row in long:
+        if row["account"] == "total" and row["month"] is not None:
+            month = sums.setdefault(row["month"], dict.fromkeys(MONTHS_COLUMNS[1:], 0))
+            month[f"{row['scenario']}_usd"] += row["amount_usd"]
+    return [{"month": m, **v, "actual_usd": v["actual_usd"] if m <= as_of else None}
+            for m, v in sorted(sums.items())]  # fmt: skip
+
+
 def variance_tables(c, plans=None):
     """{name: DataFrame} of the plan-vs-actual tables of ``c`` (``c.actuals`` set), and
     ``c.variance_totals`` (whole cents). ``plans``: run code -> list of PlanMonth, the
@@ -132,6 +148,7 @@ def variance_tables(c, plans=None):
             totals["variance"] += v.variance_cents
             for p in PARTS:
                 totals[p] += v.parts[p]
+    months_rows = _months(long, as_of) if as_of is not None else []
     unplanned = [{"run_code": m.run_code, "month": m.month,
                   "actual_accelerator_hours": m.accelerator_hours, "actual_usd": m.cost_cents,
                   "source": m.source}
@@ -152,7 +169,9 @@ def variance_tables(c, plans=None):
                                     "tax, untagged resources)"})  # fmt: skip
     totals["as_of"] = as_of
     c.variance_totals = totals
-    return {"variance": _dollars(pd.DataFrame(long, columns=VARIANCE_COLUMNS), ["amount_usd"]),
+    return {"variance_months": _dollars(pd.DataFrame(months_rows, columns=MONTHS_COLUMNS),
+                                        MONTHS_COLUMNS[1:]),
+            "variance": _dollars(pd.DataFrame(long, columns=VARIANCE_COLUMNS), ["amount_usd"]),
             "variance_to_date": _dollars(pd.DataFrame(to_date, columns=TO_DATE_COLUMNS),
                                          TO_DATE_COLUMNS[4:]),
             "variance_by_month": _dollars(pd.DataFrame(wide, columns=BY_MONTH_COLUMNS),
@@ -163,5 +182,9 @@ def variance_tables(c, plans=None):
 
 def _dollars(frame, columns):
     for col in columns:
-        frame[col] = pd.Series([_usd(v) for v in frame[col]], index=frame.index, dtype=float)
+        frame[col] = pd.Series(
+            [None if v is None or v != v else _usd(v) for v in frame[col]],
+            index=frame.index,
+            dtype=float,
+        )
     return frame

@@ -5,9 +5,11 @@ Runs in portrait): the columns are chosen and sized to fit the page (:data:`.lay
 PAGE_LANDSCAPE`), and each table's title, header and first rows are kept on one page
 (:func:`.layout.keep_together`). Runs shows runs.csv turned, one column per run; Costs holds
 the costs and the ranges; Checks the checks, the files read and the mismatches. Each table is
-an Excel Table named like its CSV file, its totals ``SUBTOTAL(9, ...)`` rows below it; no cell
+an Excel Table named like its CSV file (the Variance chart's ``variance_months``: no file, it
+sums variance.csv and forecast.csv by month), its totals ``SUBTOTAL(9, ...)`` rows below it; no cell
 is merged. Files show as base names with the full path in a note; months as ``mmm yyyy``; the
-Monthly chart has a date axis, every month from the first to the last.
+Monthly chart has a date axis, every month from the first to the last; the Variance chart
+sets budget, actual and forecast side by side by month.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from openpyxl import Workbook
 from openpyxl.chart import BarChart, Reference
 from openpyxl.chart.axis import DateAxis
 from openpyxl.chart.series import SeriesLabel
+from openpyxl.chart.text import RichText
+from openpyxl.drawing.text import CharacterProperties, Paragraph, ParagraphProperties
 from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter, quote_sheetname
 from openpyxl.workbook.defined_name import DefinedName
@@ -28,6 +32,7 @@ from udfs.quantities import RANGE_QUANTITIES
 from udfs.variance import PARTS
 
 from ..files import save_workbook
+from ..printing import used_area
 from .consolidate import Q
 from .layout import (
     _SHORT_UNITS,
@@ -45,16 +50,17 @@ from .layout import (
     header,
     is_header,
     keep_together,
+    page_room,
     put,
     put_sum,
     realign,
-    row_height,
     setup_print,
+    sheet_width,
     write_table,
 )
 from .summary import MONTHLY_RANGES, sheet_guide, write_budget, write_summary
 from .tables import CONTINGENCY_PARTS, TABLE_COLUMNS, UNSCHEDULED, with_unscheduled
-from .variance_tables import BY_MONTH_COLUMNS, TO_DATE_COLUMNS, UNPLANNED_COLUMNS
+from .variance_tables import BY_MONTH_COLUMNS, MONTHS_COLUMNS, TO_DATE_COLUMNS, UNPLANNED_COLUMNS
 
 __all__ = ["build_workbook", "write_workbook", "ADDITIVE", "SHEETS", "TABLE_NAMES",
            "RUN_ROWS"]  # fmt: skip
@@ -64,7 +70,7 @@ ADDITIVE = {
     "training_flops", "accelerator_hours", "compute_cost_usd", "electricity_kwh",
     "electricity_cost_usd", "co2_tonnes", "total_cost_usd", "other_costs_usd",
     "contingency_usd", *CONTINGENCY_PARTS, "plan_accelerator_hours", "actual_accelerator_hours",
-    "budget_usd", "actual_usd", "variance_usd", *(f"{p}_usd" for p in PARTS),
+    "budget_usd", "actual_usd", "variance_usd", "forecast_usd", *(f"{p}_usd" for p in PARTS),
     *(f"{q}_{k}" for q in RANGE_QUANTITIES if q != "wall_clock_days" for k in ("p10", "p90")),
 }  # fmt: skip
 
@@ -77,6 +83,13 @@ CHART_CM = (6.4, 22.0)
 #: The Monthly chart's series: the P50 and, stacked on it, the contingency up to the P90.
 SERIES_NAMES = {"total_cost_usd": "P50 (the estimate)",
                 "contingency_usd": "Contingency: P50 up to P90"}  # fmt: skip
+#: The Variance chart's axis and legend text (pt): readable when the wide sheet prints scaled
+#: down, the chart on a page of its own.
+CHART_TEXT_PT = 12
+#: The Variance chart's series: column of the ``variance_months`` table -> (name, colour).
+VARIANCE_SERIES = {"budget_usd": ("Budget (P50 plan)", "A6A6A6"),
+                   "actual_usd": ("Actual", "1F4E79"),
+                   "forecast_usd": ("Forecast (P50)", "F4B183")}  # fmt: skip
 #: Runs per page across on the Runs sheet (its first column repeats on each page).
 RUNS_PER_PAGE = 4
 _RUN_WIDTHS = (38, 13, 18)
@@ -122,6 +135,9 @@ VARIANCE_SHEET = ("Variance", [
     ("unplanned", UNPLANNED_COLUMNS, "Total",
      "Spend no budget run holds: run codes no plan has (unplanned) and FOCUS spend without a "
      "run tag (unallocated)"),
+    ("variance_months", MONTHS_COLUMNS, "Total",
+     "Every budget run by month: budget (the P50 plan), actual and forecast (P50; the actual "
+     "months, then the re-forecast), the chart's figures"),
 ], 1)  # fmt: skip
 
 #: The Baseline sheet, after Monthly, in a hand-off made with report --baseline.
@@ -159,6 +175,7 @@ _EMPTY = {
     "variance_to_date": "No budget run has actuals.",
     "variance_by_month": "No budget run has actuals.",
     "unplanned": "None: every dollar of the actuals is a budget run's.",
+    "variance_months": "No budget run has a scheduled month.",
 }
 #: Widest a column gets on these sheets (longer text wraps): each sheet fits the page.
 _WIDE = {"source": 30, "run_code": 20, "detail": 40, "why": 40, "input_label": 28,
@@ -239,7 +256,9 @@ def _sheet(wb, c, title, parts, freeze, generated, paper):
                     f"${letter}${head + len(df)}")  # fmt: skip
         blocks.append((row, min(4, last - row + 1)))  # the title, header and first rows
         if table == "monthly" and len(df[df["month"] != UNSCHEDULED]):
-            chart = (df[df["month"] != UNSCHEDULED], head)
+            chart = (_chart, df[df["month"] != UNSCHEDULED], head)
+        if table == "variance_months" and len(df):
+            chart = (_variance_chart, df, head)
         row = last + 3
     for line in ws.iter_rows(min_row=2):  # a row grown by wrapped text reads from the top
         for cell in line:
@@ -250,11 +269,11 @@ def _sheet(wb, c, title, parts, freeze, generated, paper):
     fit_rows(ws, 2)
     fit_header_rows(ws)
     ws.freeze_panes = ws.cell(row=2, column=freeze + 1)
-    if chart is not None:  # once the rows have their heights
-        _chart(ws, *chart)
     setup_print(ws, title, generated, pages_wide=1, paper=paper,
                 header_rows="1:1" if len(parts) == 1 else None)  # fmt: skip
     keep_together(ws, blocks)
+    if chart is not None:  # once the rows have their heights and the pages their breaks
+        chart[0](ws, *chart[1:])
     return ws
 
 
@@ -378,12 +397,56 @@ def _chart(ws, df, head):
         chart.add_data(Reference(ws, min_col=col, min_row=head + 1, max_row=head + n))
         chart.series[-1].tx = SeriesLabel(v=SERIES_NAMES[name])
     chart.set_categories(Reference(ws, min_col=1, min_row=head + 1, max_row=head + n))
+    _place(ws, chart)
+
+
+def _variance_chart(ws, df, head):
+    """Budget (the P50 plan), actual and forecast (P50) by month of every budget run
+    together, side by side (US$), on a date axis: the ``variance_months`` table's rows."""
+    chart = BarChart()
+    chart.type, chart.grouping, chart.overlap, chart.gapWidth = "col", "clustered", 0, 60
+    chart.title = "Budget, actual and forecast by month"
+    chart.legend.position = "b"
+    chart.y_axis.numFmt = chart.y_axis.number_format = '[=0]"";' + USD
+    chart.y_axis.majorGridlines = None
+    chart.x_axis = DateAxis(crossAx=100, axPos="b")  # every month, a gap where nothing is
+    chart.x_axis.number_format = MONTH
+    chart.x_axis.majorTimeUnit = chart.x_axis.baseTimeUnit = "months"
+    span = (df["month"].max().year - df["month"].min().year) * 12 + (
+        df["month"].max().month - df["month"].min().month) + 1  # fmt: skip
+    chart.x_axis.majorUnit = max(1, -(-span // 12))
+    chart.x_axis.delete = chart.y_axis.delete = False
+    n = len(df)
+    for name, (label, colour) in VARIANCE_SERIES.items():
+        col = list(df.columns).index(name) + 1
+        chart.add_data(Reference(ws, min_col=col, min_row=head + 1, max_row=head + n))
+        series = chart.series[-1]
+        series.tx = SeriesLabel(v=label)
+        series.graphicalProperties.solidFill = colour
+        series.graphicalProperties.line.solidFill = colour
+    chart.set_categories(Reference(ws, min_col=1, min_row=head + 1, max_row=head + n))
+    text = CharacterProperties(sz=CHART_TEXT_PT * 100)
+    for part in (chart.x_axis, chart.y_axis, chart.legend):
+        part.txPr = RichText(p=[Paragraph(pPr=ParagraphProperties(defRPr=text),
+                                          endParaRPr=text)])  # fmt: skip
+    _place(ws, chart, alone=2.0)
+
+
+def _place(ws, chart, alone=1.0):
+    """Put ``chart`` below the last row of ``ws``, on a page of its own when the rest of the
+    page, as it prints, is too short for it (:func:`.layout.page_room`). On a page of its own
+    and ``alone`` not 1, it is ``alone`` times as tall and as wide as the page (the sheet
+    prints scaled down to its width)."""
     chart.height, chart.width = CHART_CM
     anchor = ws.max_row + 2  # below the totals row and a blank row
-    above = sum(row_height(ws, r) for r in range(1, anchor))
-    if above + CHART_CM[0] / 2.54 * 72 > PAGE_LANDSCAPE[1]:  # never cut: on a page of its own
-        ws.row_breaks.append(Break(id=anchor - 1))
+    if CHART_CM[0] / 2.54 * 72 > page_room(ws, anchor - 1):  # never cut: on a page of its
+        # own from the blank row (its frame's top edge would print on the page above)
+        ws.row_breaks.append(Break(id=anchor - 2))
+        if alone != 1:
+            scale = min(1.0, PAGE_LANDSCAPE[0] / sheet_width(ws))
+            chart.height, chart.width = CHART_CM[0] * alone, CHART_CM[1] / scale
     ws.add_chart(chart, f"A{anchor}")
+    ws.print_area = used_area(ws)  # the print set-up's area, and the chart
 
 
 def build_workbook(c, generated=None, share=False):
