@@ -23,12 +23,15 @@ from udfs.quantities import PLAN_INPUTS
 
 from ..sheetkit import put_text
 from .csv_files import csv_frame, csv_writer
-from .layout import setup_print
 
-__all__ = ["BASELINE_DATA_SHEET", "RUN_COLUMNS", "P50_COLUMNS", "write_baseline_data"]
+__all__ = ["BASELINE_DATA_SHEET", "BASELINE_DATA_TABLES", "RUN_COLUMNS", "P50_COLUMNS",
+           "write_baseline_data"]  # fmt: skip
 
 #: The very hidden sheet of the hand-off workbook a later report --baseline reads.
 BASELINE_DATA_SHEET = "Baseline data"
+#: The Excel Tables of the sheet, in order (not CSV files: their columns are those of
+#: runs.csv and fpa.csv a baseline reads).
+BASELINE_DATA_TABLES = ("baseline_runs", "baseline_p50")
 #: Columns of the ``baseline_runs`` table (runs.csv's, those a baseline reads).
 RUN_COLUMNS = ("run_code", "scenario", "budget_status",
                *(q.name for q in PLAN_INPUTS
@@ -56,10 +59,9 @@ def _p50_rows(c, as_of):
                                  for (code, month), total in cents.items())]  # fmt: skip
 
 
-def write_baseline_data(wb, c, generated, paper=None):
-    """Add the very hidden "Baseline data" sheet of ``c`` to ``wb`` (``c.as_of`` set), set up
-    to print as the other data sheets are (``generated``, ``paper``: :func:`.layout.
-    setup_print`) should it ever be shown."""
+def write_baseline_data(wb, c):
+    """Add the very hidden "Baseline data" sheet of ``c`` to ``wb`` (``c.as_of`` set); it is
+    never printed, so it has no print set-up."""
     as_of = c.as_of.date()
     runs = csv_frame(c, "runs", as_of)
     blocks = [("baseline_runs", _csv_rows(runs[[n for n in RUN_COLUMNS if n in runs]])),
@@ -78,5 +80,4 @@ def write_baseline_data(wb, c, generated, paper=None):
             ws.add_table(Table(displayName=name, ref=f"A{row}:"
                                f"{get_column_letter(len(rows[0]))}{row + len(rows) - 1}"))
         row += len(rows) + 1
-    setup_print(ws, BASELINE_DATA_SHEET, generated, pages_wide=1, paper=paper)
     return ws
