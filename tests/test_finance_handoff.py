@@ -398,7 +398,8 @@ def test_the_paper_flag_wins_over_the_environment(template, tmp_path, monkeypatc
     wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
     assert {ws.page_setup.paperSize for ws in wb if ws.sheet_state == "visible"} == {1}  # Letter
     assert run(p, "--out", tmp_path / "a4.xlsx") == 0
-    assert {ws.page_setup.paperSize for ws in openpyxl.load_workbook(tmp_path / "a4.xlsx")} == {9}
+    a4 = openpyxl.load_workbook(tmp_path / "a4.xlsx")
+    assert {ws.page_setup.paperSize for ws in a4 if ws.sheet_state == "visible"} == {9}
     monkeypatch.setenv("COMPUTE_LAB_PAPER", "legal")
     capsys.readouterr()
     from compute_lab.cli import main
