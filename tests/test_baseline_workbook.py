@@ -123,7 +123,8 @@ def test_a_crafted_cell_is_refused_naming_file_sheet_row_and_column(
         read_baseline(book)
     row = _p50_row(openpyxl.load_workbook(book)[BASELINE_DATA_SHEET])[0]
     assert str(err.value).startswith(
-        f"{book}: sheet 'Baseline data', table baseline_p50: row {row}, column p50_usd: ")
+        f"{book}: sheet 'Baseline data', table baseline_p50: row {row}, column p50_usd: "
+    )
     assert says in str(err.value)
     assert says in _refused(template, book, tmp_path, capsys)
 

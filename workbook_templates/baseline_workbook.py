@@ -77,12 +77,13 @@ def read_baseline_workbook(path):
         data = read_bytes(path, MAX_BASELINE_WORKBOOK_BYTES)
         with check_zip(path, data) as zf:
             tables = _read_package(path, zf, data)
-    except _Refused as exc:
+    except _RefusedError as exc:
         raise BaselineError(str(exc)) from None
     except PlannerError as exc:
         raise BaselineError(" ".join(exc.describe().split())) from None
     except defusedxml.DefusedXmlException as exc:
-        raise BaselineError(f"{path}: contains unsafe XML ({type(exc).__name__}); refused") from None
+        name = type(exc).__name__
+        raise BaselineError(f"{path}: contains unsafe XML ({name}); refused") from None
     return baseline_of(path, tables["baseline_p50"], tables["baseline_runs"])
 
 
@@ -108,7 +109,7 @@ def _read_package(path, zf, data):
     return sheet.finish()
 
 
-class _Refused(PlannerError):
+class _RefusedError(PlannerError):
     """A :class:`BaselineError` raised inside the sheet's scan, carried out of it as is."""
 
     def __init__(self, message):
@@ -135,7 +136,7 @@ class _SheetTables(Rows):
         try:
             self._take(row)
         except BaselineError as exc:  # through the scan's handlers, which wrap any other
-            raise _Refused(str(exc)) from None
+            raise _RefusedError(str(exc)) from None
 
     def _take(self, row):
         p = self.parser
@@ -183,8 +184,8 @@ class _SheetTables(Rows):
         found = dict(self.tables)
         for name, _ in _TABLES:
             if name not in found:
-                raise BaselineError(f"{self._where(name)}: missing; the {BASELINE_DATA_SHEET!r} "
-                                    f"sheet is not as compute-lab report writes it: {_REDO}")  # fmt: skip
+                raise BaselineError(f"{self._where(name)}: missing; the sheet is not as "
+                                    f"compute-lab report writes it: {_REDO}")  # fmt: skip
         return found
 
 

@@ -77,7 +77,11 @@ def write_baseline_data(wb, c):
             for j, text in enumerate(fields, start=1):
                 put_text(ws.cell(row=row + i, column=j), text)
         if len(rows) > 1:  # an Excel Table needs a row under its header
-            ws.add_table(Table(displayName=name, ref=f"A{row}:"
-                               f"{get_column_letter(len(rows[0]))}{row + len(rows) - 1}"))
+            ws.add_table(
+                Table(
+                    displayName=name,
+                    ref=f"A{row}:{get_column_letter(len(rows[0]))}{row + len(rows) - 1}",
+                )
+            )
         row += len(rows) + 1
     return ws

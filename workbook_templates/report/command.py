@@ -184,8 +184,9 @@ def _check_flags(args):
     baseline = getattr(args, "baseline", None)
     if baseline is not None:
         if not str(baseline).strip():
-            raise CommandError("--baseline is empty; give the workbook or the CSV folder of an "
-                               "earlier hand-off")
+            raise CommandError(
+                "--baseline is empty; give the workbook or the CSV folder of an earlier hand-off"
+            )
         check_name(baseline, "--baseline")
     args.paper = getattr(args, "paper", None) or paper_size()  # a bad variable: one line
     args.jobs = _jobs(args.jobs, len(args.files))
