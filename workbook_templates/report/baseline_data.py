@@ -59,10 +59,10 @@ def _p50_rows(c, as_of):
                                  for (code, month), total in cents.items())]  # fmt: skip
 
 
-def write_baseline_data(wb, c):
-    """Add the very hidden "Baseline data" sheet of ``c`` to ``wb`` (``c.as_of`` set); it is
-    never printed, so it has no print set-up."""
-    as_of = c.as_of.date()
+def write_baseline_data(wb, c, generated):
+    """Add the very hidden "Baseline data" sheet of ``c`` to ``wb``, its as-of date ``c.as_of``'s
+    (as the CSV files', else ``generated``'s); it is never printed, so it has no print set-up."""
+    as_of = (getattr(c, "as_of", None) or generated).date()
     runs = csv_frame(c, "runs", as_of)
     blocks = [("baseline_runs", _csv_rows(runs[[n for n in RUN_COLUMNS if n in runs]])),
               ("baseline_p50", _p50_rows(c, as_of))]  # fmt: skip

@@ -406,7 +406,7 @@ def build_workbook(c, generated=None, share=False):
         if share:  # the sheet is done
             share_styles(wb.worksheets[-1], seen)
     assert [s for s, _ in sheet_guide(c)] == wb.sheetnames  # noqa: S101 (the guide lists them all)
-    write_baseline_data(wb, c)  # very hidden: what a later report --baseline reads
+    write_baseline_data(wb, c, generated)  # very hidden: what a later report --baseline reads
     if share:
         share_styles(wb.worksheets[-1], seen)
     wb.properties.creator = "compute-lab report"
