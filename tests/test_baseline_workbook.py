@@ -133,6 +133,9 @@ def test_a_cell_past_the_table_and_a_third_table_are_refused(earlier, tmp_path):
     book = _edited(earlier, tmp_path, lambda ws: ws.cell(row=2, column=60, value="x"))
     with pytest.raises(BaselineError, match=r"table baseline_runs: row 2, column BH: a cell past"):
         read_baseline(book)
+    book = _edited(earlier, tmp_path, lambda ws: ws.cell(row=1, column=16384, value="x"))
+    with pytest.raises(BaselineError, match=r"row 1, column XFD: past the 64 columns"):
+        read_baseline(book)
     book = _edited(earlier, tmp_path, lambda ws: ws.cell(row=ws.max_row + 2, column=1, value="x"))
     with pytest.raises(BaselineError, match="a third table"):
         read_baseline(book)

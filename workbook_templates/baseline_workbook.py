@@ -143,6 +143,11 @@ class _SheetTables(Rows):
         p.data_only = False
         idx, cells = p.parse_row(row)
         cells = [c for c in cells if c["value"] not in (None, "") or c["data_type"] == "f"]
+        wide = next((c for c in cells if c["column"] > MAX_BASELINE_COLUMNS), None)
+        if wide is not None:
+            raise BaselineError(f"{self.path}: sheet {BASELINE_DATA_SHEET!r}: row {idx}, column "
+                                f"{_letter(wide['column'])}: past the {MAX_BASELINE_COLUMNS} "
+                                "columns a baseline table has at most")  # fmt: skip
         new = idx != self.previous + 1 or self.blank  # after an empty row: a header
         self.previous, self.blank = idx, not cells
         if not cells:
