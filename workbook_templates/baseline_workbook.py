@@ -33,6 +33,7 @@ import defusedxml
 from .baseline import MAX_BASELINE_ROWS, BaselineError, BaselineTable, baseline_of
 from .named_cells import Rows, check_xml_parts, open_book, strings_in_part
 from .xlsx_safety import (
+    SHEET_ROWS,
     PlannerError,
     Tally,
     check_defusedxml,
@@ -125,9 +126,9 @@ class _SheetTables(Rows):
     first row and each row after an empty one is a table's header; every cell text."""
 
     def __init__(self, book, path):
-        super().__init__(book, (1, 1_048_576, 1, MAX_BASELINE_COLUMNS), BASELINE_DATA_SHEET)
-        self.path, self.epoch = path, book.epoch
-        self.tables, self.previous, self.count, self.blank = [], 0, 0, True
+        super().__init__(book, (1, SHEET_ROWS, 1, MAX_BASELINE_COLUMNS), BASELINE_DATA_SHEET)
+        self.path = path
+        self.tables, self.previous, self.blank = [], 0, True
 
     def _where(self, table):
         return f"{self.path}: sheet {BASELINE_DATA_SHEET!r}, table {table}"
@@ -152,14 +153,13 @@ class _SheetTables(Rows):
         self.previous, self.blank = idx, not cells
         if not cells:
             return
-        self.count += 1
-        if self.count > MAX_BASELINE_ROWS + len(_TABLES):
-            raise BaselineError(f"{self._where(self.tables[-1][0])}: over {MAX_BASELINE_ROWS:,} "
-                                "rows, the limit for a baseline table")  # fmt: skip
         if new or not self.tables:
             self._header(idx, cells)
             return
         name, table = self.tables[-1]
+        if len(table.rows) >= MAX_BASELINE_ROWS:
+            raise BaselineError(f"{table.path}: row {idx}: over {MAX_BASELINE_ROWS:,} rows, the "
+                                "limit for a baseline table")  # fmt: skip
         fields = {}
         for cell in cells:
             column = cell["column"]
