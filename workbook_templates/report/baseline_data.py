@@ -19,6 +19,9 @@ from __future__ import annotations
 import csv
 import io
 
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.table import Table
+
 from udfs.quantities import PLAN_INPUTS
 
 from ..sheetkit import put_text
@@ -69,9 +72,6 @@ def write_baseline_data(wb, c, generated):
     ws = wb.create_sheet(BASELINE_DATA_SHEET)
     ws.sheet_state = "veryHidden"
     row = 1
-    from openpyxl.utils import get_column_letter
-    from openpyxl.worksheet.table import Table
-
     for name, rows in blocks:
         for i, fields in enumerate(rows):
             for j, text in enumerate(fields, start=1):
