@@ -156,6 +156,7 @@ def _tables(wb):
 
 
 def test_each_table_is_an_excel_table_named_like_its_csv(handoff):
+    from workbook_templates.report.baseline_data import BASELINE_DATA_SHEET, BASELINE_DATA_TABLES
     from workbook_templates.report.xlsx import TABLE_NAMES
 
     wb = openpyxl.load_workbook(handoff / "h.xlsx")
@@ -172,7 +173,8 @@ def test_each_table_is_an_excel_table_named_like_its_csv(handoff):
             assert [c.name for c in table.tableColumns] == heads, name
             end = int(last.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
             assert ws.cell(end + 1, 1).value in (None, "Total"), name  # totals outside it
-    assert set(tables) <= set(report.CSV_FILES)
+    assert set(tables) - set(BASELINE_DATA_TABLES) <= set(report.CSV_FILES)
+    assert {tables[n][0].title for n in BASELINE_DATA_TABLES} == {BASELINE_DATA_SHEET}
 
 
 def test_no_cell_is_merged_anywhere(template, handoff, tmp_path):
@@ -356,7 +358,7 @@ def test_the_handoff_prints_on_twelve_pages_one_page_wide(template, tmp_path, mo
     assert run(p, "--out", tmp_path / "h.xlsx") == 0
     wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
     size = {"a4": 9, "letter": 1}[paper]
-    for ws in wb:
+    for ws in (ws for ws in wb if ws.sheet_state == "visible"):  # Baseline data: never printed
         assert ws.page_setup.paperSize == size and ws.page_setup.fitToWidth == 1, ws.title
     (pdf,) = convert([tmp_path / "h.xlsx"], tmp_path, "pdf")
     assert 1 <= _page_count(pdf) <= MAX_HANDOFF_PAGES
@@ -394,9 +396,10 @@ def test_the_paper_flag_wins_over_the_environment(template, tmp_path, monkeypatc
     monkeypatch.setenv("COMPUTE_LAB_PAPER", "a4")
     assert run(p, "--out", tmp_path / "h.xlsx", "--paper", "letter") == 0
     wb = openpyxl.load_workbook(tmp_path / "h.xlsx")
-    assert {ws.page_setup.paperSize for ws in wb} == {1}  # Letter
+    assert {ws.page_setup.paperSize for ws in wb if ws.sheet_state == "visible"} == {1}  # Letter
     assert run(p, "--out", tmp_path / "a4.xlsx") == 0
-    assert {ws.page_setup.paperSize for ws in openpyxl.load_workbook(tmp_path / "a4.xlsx")} == {9}
+    a4 = openpyxl.load_workbook(tmp_path / "a4.xlsx")
+    assert {ws.page_setup.paperSize for ws in a4 if ws.sheet_state == "visible"} == {9}
     monkeypatch.setenv("COMPUTE_LAB_PAPER", "legal")
     capsys.readouterr()
     from compute_lab.cli import main

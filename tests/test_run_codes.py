@@ -223,7 +223,7 @@ def test_a_baseline_that_is_not_a_handoff_folder_is_refused(tmp_path):
         read_baseline(tmp_path)
     with pytest.raises(BaselineError, match="no such folder"):
         read_baseline(tmp_path / "missing")
-    with pytest.raises(BaselineError, match="not its workbook"):
+    with pytest.raises(BaselineError, match="no such file"):
         read_baseline(tmp_path / "handoff.xlsx")
 
 

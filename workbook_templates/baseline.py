@@ -1,7 +1,9 @@
 """A baseline: an earlier hand-off, read back so that this one can be compared with it.
 
-``compute-lab report ... --baseline DIR`` names the CSV folder of an earlier hand-off (what
-``report --csv DIR`` wrote). :func:`read_baseline` reads two of its files:
+``compute-lab report ... --baseline PATH`` names the CSV folder of an earlier hand-off (what
+``report --csv DIR`` wrote) or its workbook (``report --out``, whose very hidden "Baseline
+data" sheet holds the same figures: :mod:`workbook_templates.baseline_workbook`).
+:func:`read_baseline` reads two files of a CSV folder:
 
 - ``fpa.csv``: one row per run code, month and account with its P50 to the cent; summed here
   per (run code, month) and per run code, so the baseline's figures are the rounded rows the
@@ -42,6 +44,8 @@ __all__ = [
     "BASELINE_FILES",
     "Baseline",
     "BaselineError",
+    "BaselineTable",
+    "baseline_of",
     "read_baseline",
 ]
 
@@ -93,19 +97,26 @@ class Baseline:
 
 
 def read_baseline(path):
-    """The :class:`Baseline` of an earlier hand-off's CSV folder; :class:`BaselineError` (one
-    line) when it is missing, not a hand-off's CSV folder, or breaks a bound."""
+    """The :class:`Baseline` of an earlier hand-off's CSV folder or workbook
+    (:mod:`workbook_templates.baseline_workbook`); :class:`BaselineError` (one line) when it
+    is missing, not a hand-off's, or breaks a bound."""
     path = Path(path)
-    if path.suffix.lower() == ".xlsx" and not path.is_dir():
-        raise BaselineError(
-            f"{path}: give the CSV folder of the baseline hand-off (what report --csv DIR "
-            "wrote), not its workbook"
-        )
+    if path.is_file() or (path.suffix.lower() == ".xlsx" and not path.is_dir()):
+        from .baseline_workbook import read_baseline_workbook
+
+        return read_baseline_workbook(path)
     if not path.is_dir():
-        raise BaselineError(f"{path}: no such folder (give the CSV folder of a hand-off)")
+        raise BaselineError(f"{path}: no such folder (give the CSV folder or the workbook of a "
+                            "hand-off)")  # fmt: skip
     fpa = _rows(path / "fpa.csv", ("run_code", "month", "account", "p50_usd"))
     runs = _rows(path / "runs.csv", ("run_code", "scenario", "budget_status"))
-    version, as_of = _stamp(path / "fpa.csv", fpa)
+    return baseline_of(path, fpa, runs)
+
+
+def baseline_of(path, fpa, runs):
+    """The :class:`Baseline` of ``path`` from its two tables (:class:`BaselineTable`): ``fpa``,
+    rows of run code, month and P50 (and, in a CSV folder, account), and ``runs``."""
+    version, as_of = _stamp(fpa.path, fpa)
     b = Baseline(path, version, as_of)
     for n, row in runs.rows:
         code = _code(runs, n, row)
@@ -120,11 +131,12 @@ def read_baseline(path):
         code = _code(fpa, n, row)
         if code not in b.statuses:
             raise BaselineError(f"{fpa.where(n, 'run_code')}: run code {code!r} is not in "
-                                "runs.csv: the two files are not of one hand-off")  # fmt: skip
+                                f"{runs.name}: the two are not of one hand-off")  # fmt: skip
         month = _month(fpa, n, row)
         key = (code, month, _text(fpa, n, row, "account"))
         if key in seen:
-            raise BaselineError(f"{fpa.where(n, 'account')}: the same run code, month and "
+            column = "account" if "account" in row else "month"
+            raise BaselineError(f"{fpa.where(n, column)}: the same run code, month and "
                                 f"account as row {seen[key]}")  # fmt: skip
         seen[key] = n
         cents = _cents(fpa, n, row, "p50_usd")
@@ -141,10 +153,14 @@ def read_baseline(path):
 
 
 @dataclass
-class _File:
-    path: Path
+class BaselineTable:
+    """One table of a baseline: ``path`` names where it is (a CSV file, or a workbook's sheet
+    and table) in every refusal, ``name`` what it is called."""
+
+    path: object
     header: list
     rows: list  # (row number as a spreadsheet shows it, {column: text})
+    name: str = "runs.csv"
 
     def where(self, n, column):
         return f"{self.path}: row {n}, column {column}"
@@ -205,7 +221,7 @@ def _rows(path, needed):
         raise BaselineError(f"{path}: row {reader.line_num}: not CSV ({exc})") from None
     if header is None:
         raise BaselineError(f"{path}: empty; not a hand-off's {path.name}")
-    return _File(path, header, rows)
+    return BaselineTable(path, header, rows, path.name)
 
 
 def _text(f, n, row, column):

@@ -100,9 +100,10 @@ def configure_parser(parser):
     )
     parser.add_argument(
         "--baseline",
-        metavar="DIR",
-        help="the CSV folder of an earlier hand-off (report --csv DIR) to compare this one with: "
-        "per run and month, its P50 and this one's (the Baseline sheet, baseline.csv)",
+        metavar="PATH",
+        help="an earlier hand-off to compare this one with, its workbook (report --out) or its "
+        "CSV folder (report --csv DIR): per run and month, its P50 and this one's (the "
+        "Baseline sheet, baseline.csv)",
     )
     parser.add_argument(
         "--write-own-runs",
@@ -183,7 +184,9 @@ def _check_flags(args):
     baseline = getattr(args, "baseline", None)
     if baseline is not None:
         if not str(baseline).strip():
-            raise CommandError("--baseline is empty; give the CSV folder of an earlier hand-off")
+            raise CommandError(
+                "--baseline is empty; give the workbook or the CSV folder of an earlier hand-off"
+            )
         check_name(baseline, "--baseline")
     args.paper = getattr(args, "paper", None) or paper_size()  # a bad variable: one line
     args.jobs = _jobs(args.jobs, len(args.files))

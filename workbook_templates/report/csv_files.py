@@ -18,6 +18,7 @@ __all__ = [
     "FORECAST_FILES",
     "README",
     "STAMP_COLUMNS",
+    "csv_frame",
     "csv_frames",
     "csv_writer",
     "readme_text",
@@ -63,23 +64,26 @@ def csv_frames(c, as_of):
     """{name: DataFrame} of the tables to write: text guarded, US$ to the cent, and every
     row stamped with the version label, the template version and the as-of date (``as_of``,
     a date). ``baseline.csv`` is written only with a baseline (report --baseline)."""
-    import pandas as pd  # here: the command reads its files before pandas is imported
-
-    out = {}
     extra = [BASELINE_CSV] if BASELINE_CSV in c.tables else []
     added = (*ACTUALS_CSV_FILES, *FORECAST_FILES)
-    for name in [*CSV_FILES, *extra, *(n for n in added if n in c.tables)]:
-        df = c.tables[name].copy()
-        for col in df.columns:
-            if is_money(col) and pd.api.types.is_numeric_dtype(df[col]):
-                df[col] = df[col].round(2)
-            elif not pd.api.types.is_numeric_dtype(df[col]):
-                df[col] = df[col].map(safe_text)
-        df["version"] = safe_text(c.version or "")
-        df["template_version"] = TEMPLATE_VERSION
-        df["as_of_date"] = as_of
-        out[name] = df
-    return out
+    names = [*CSV_FILES, *extra, *(n for n in added if n in c.tables)]
+    return {name: csv_frame(c, name, as_of) for name in names}
+
+
+def csv_frame(c, name, as_of):
+    """The table ``name`` of ``c`` as its CSV file holds it (:func:`csv_frames`)."""
+    import pandas as pd  # here: the command reads its files before pandas is imported
+
+    df = c.tables[name].copy()
+    for col in df.columns:
+        if is_money(col) and pd.api.types.is_numeric_dtype(df[col]):
+            df[col] = df[col].round(2)
+        elif not pd.api.types.is_numeric_dtype(df[col]):
+            df[col] = df[col].map(safe_text)
+    df["version"] = safe_text(c.version or "")
+    df["template_version"] = TEMPLATE_VERSION
+    df["as_of_date"] = as_of
+    return df
 
 
 def csv_writer(df):

@@ -33,6 +33,7 @@ from udfs.variance import PARTS
 
 from ..files import save_workbook
 from ..printing import used_area
+from .baseline_data import write_baseline_data
 from .consolidate import Q
 from .layout import (
     _SHORT_UNITS,
@@ -468,6 +469,9 @@ def build_workbook(c, generated=None, share=False):
         if share:  # the sheet is done
             share_styles(wb.worksheets[-1], seen)
     assert [s for s, _ in sheet_guide(c)] == wb.sheetnames  # noqa: S101 (the guide lists them all)
+    write_baseline_data(wb, c, generated)  # very hidden: what a later report --baseline reads
+    if share:
+        share_styles(wb.worksheets[-1], seen)
     wb.properties.creator = "compute-lab report"
     wb.properties.title = "Compute Lab hand-off"
     return wb
