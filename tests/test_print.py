@@ -463,8 +463,9 @@ def _plain(word):
 
 
 def unprinted_words(xlsx, pdf, sheet_of):
-    """{sheet!cell: [words]} of the text cells (not formulas) of ``xlsx`` with a word that is
-    not on their sheet's pages of ``pdf`` (text cut by the next column or the page edge).
+    """{sheet!cell: [words]} of the text cells (not formulas) of ``xlsx``'s visible sheets with
+    a word that is not on their sheet's pages of ``pdf`` (text cut by the next column or the
+    page edge).
     ``sheet_of(words)`` names a page's sheet from its words (the page header)."""
     by_sheet = {}
     from test_handoff_budget import _pages
@@ -475,6 +476,8 @@ def unprinted_words(xlsx, pdf, sheet_of):
         printed.update(_plain(part) for w in words for part in w[4].replace("/", "-").split("-"))
     missing = {}
     for ws in openpyxl.load_workbook(xlsx):
+        if ws.sheet_state != "visible":  # a hidden sheet never prints
+            continue
         printed = by_sheet.get(ws.title, set())
         _, _, last_col, last_row = range_boundaries(ws.print_area.split("!")[-1].replace("$", ""))
         for row in ws.iter_rows(max_row=last_row, max_col=last_col):
