@@ -273,6 +273,7 @@ def test_origin_other_than_ours_or_office_is_403(team):
 def test_access_log_names_the_token_never_the_values(team):
     base, _, made, log = team
     secret = 1234567.891
+    assert post(base, call_body(), "cl_" + "x" * 43)[0] == 401  # a token no one was given
     assert post(base, call_body("TRAIN_DAYS", 37e9, 14.8e12, 2048, secret), made["alice"])[0] == 200
     lines = [json.loads(x) for x in log.read_text().splitlines() if x.startswith('{"time"')]
     mine = [x for x in lines if x["token"] == "alice" and x["function"] == "TRAIN_DAYS"]
