@@ -337,6 +337,27 @@ def _page_count(pdf):
     return max(counts)
 
 
+def assert_no_header_alone_at_a_foot(wb, pages):
+    """No page of ``pages`` (``_pages`` of ``wb`` printed) ends its body with only words of a
+    table header or section title of ``wb`` (a header alone at the foot of a page)."""
+    from workbook_templates.report.layout import STYLES
+
+    heads = set()  # the words of every table header and section title
+    for ws in wb:
+        for row in ws.iter_rows():
+            for c in row:
+                if isinstance(c.value, str) and (c.fill == STYLES["header_fill"] or (
+                        c.font.sz or 11) > 11):  # fmt: skip
+                    heads |= set(c.value.split())
+    for i, words in pages:
+        body = [w for w in words if 40 < w[1] < max(x[3] for x in words) - 30]
+        if not body:
+            continue
+        last = max(w[1] for w in body)  # the last printed line of the page's body
+        foot = [w[4] for w in body if w[1] >= last - 2]
+        assert not all(w in heads for w in foot), (i, foot)  # a header alone at the foot
+
+
 @pytest.mark.libreoffice
 @pytest.mark.parametrize("paper", ["a4", "letter"])
 @pytest.mark.parametrize("runs", [1, 3])
@@ -362,25 +383,11 @@ def test_the_handoff_prints_on_twelve_pages_one_page_wide(template, tmp_path, mo
         assert ws.page_setup.paperSize == size and ws.page_setup.fitToWidth == 1, ws.title
     (pdf,) = convert([tmp_path / "h.xlsx"], tmp_path, "pdf")
     assert 1 <= _page_count(pdf) <= MAX_HANDOFF_PAGES
-    from workbook_templates.report.layout import STYLES
-
-    heads = set()  # the words of every table header and section title
-    for ws in wb:
-        for row in ws.iter_rows():
-            for c in row:
-                if isinstance(c.value, str) and (c.fill == STYLES["header_fill"] or (
-                        c.font.sz or 11) > 11):  # fmt: skip
-                    heads |= set(c.value.split())
     pages = _pages(pdf)
     for i, words in pages:
         heights = [w[3] - w[1] for w in words]
         assert statistics.median(heights) >= READABLE_PT, (i, statistics.median(heights))
-        body = [w for w in words if 40 < w[1] < max(x[3] for x in words) - 30]
-        if not body:
-            continue
-        last = max(w[1] for w in body)  # the last printed line of the page's body
-        foot = [w[4] for w in body if w[1] >= last - 2]
-        assert not all(w in heads for w in foot), (i, foot)  # a header alone at the foot
+    assert_no_header_alone_at_a_foot(wb, pages)
     first = " ".join(w[4] for w in pages[0][1])
     assert "Contingency" in first and "Budget total (P50)" in first
     # the five words on page 1, or whole on page 2 when a P90 run's later fiscal year adds

@@ -107,11 +107,16 @@ def test_a_handoff_with_actuals_prints_readable_pages(generated_templates, tmp_p
     import statistics
 
     from helpers import require_soffice
-    from test_finance_handoff import EARLY, LATE, LAZY, _page_count
+    from test_finance_handoff import (
+        EARLY,
+        LATE,
+        LAZY,
+        _page_count,
+        assert_no_header_alone_at_a_foot,
+    )
     from test_handoff_budget import _overlaps, _pages, with_references
 
     from workbook_templates.recalc import convert
-    from workbook_templates.report.layout import STYLES
 
     require_soffice()
     plans = [EARLY, LATE, LAZY] if runs == 3 else [EARLY]
@@ -125,23 +130,11 @@ def test_a_handoff_with_actuals_prints_readable_pages(generated_templates, tmp_p
                "--out", out) == 0  # fmt: skip
     (pdf,) = convert([out], tmp_path, "pdf")
     assert 1 <= _page_count(pdf) <= MAX_PAGES_WITH_ACTUALS
-    wb = openpyxl.load_workbook(out)
-    heads = set()
-    for ws in wb:
-        for row in ws.iter_rows():
-            for c in row:
-                if isinstance(c.value, str) and (c.fill == STYLES["header_fill"] or (
-                        c.font.sz or 11) > 11):  # fmt: skip
-                    heads |= set(c.value.split())
     pages = _pages(pdf)
     for i, words in pages:
         assert statistics.median(w[3] - w[1] for w in words) >= MIN_TEXT_BOX_PT, i
         assert not _overlaps(words), (i, _overlaps(words)[:3])
-        body = [w for w in words if 40 < w[1] < max(x[3] for x in words) - 30]
-        if body:
-            last = max(w[1] for w in body)
-            foot = [w[4] for w in body if w[1] >= last - 2]
-            assert not all(w in heads for w in foot), (i, foot)
+    assert_no_header_alone_at_a_foot(openpyxl.load_workbook(out), pages)
     text = " ".join(w[4] for _, words in pages for w in words)
     assert "Budget, actual and forecast by month" in text
     if runs == 3:
