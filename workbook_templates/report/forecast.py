@@ -36,7 +36,6 @@ from udfs import forecast, own_runs, schedule
 from udfs.numbers import parse_number
 from udfs.validation import CommandError
 
-from ..run_codes import run_code_of
 from .tables import STATUS_ORDER, UNSCHEDULED, fiscal_year_of, run_cents
 
 __all__ = ["FORECAST_TABLES", "TABLE_COLUMNS", "add_forecast", "own_run_rows", "own_runs_text"]
@@ -92,7 +91,7 @@ class RunForecast:
 
     def __init__(self, r, months):
         self.run, self.actual_months = r, months
-        self.code = run_code_of(r.scenario)[0]
+        self.code = r.run_code
         self.status = run_status(months)
         self.budget = run_cents(r).total_p50
         self.actual = sum(m.cost_cents for m in months)
@@ -139,7 +138,7 @@ def forecasts(c):
     by_run = actuals.by_run() if actuals is not None else {}
     out = {}
     for r in sorted(c.budget_runs, key=lambda r: STATUS_ORDER.index(r.status)):
-        code = run_code_of(r.scenario)[0]
+        code = r.run_code
         if code not in out:
             out[code] = RunForecast(r, by_run.get(code, []))
     return out
@@ -242,7 +241,7 @@ def _actual_status(c):
     by_run = c.actuals.by_run()
     out = {}
     for r in c.runs:
-        code = run_code_of(r.scenario)[0]
+        code = r.run_code
         if code in by_run and code not in out:
             out[code] = (r, by_run[code], run_status(by_run[code]))
     return out

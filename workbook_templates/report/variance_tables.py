@@ -16,7 +16,6 @@ from udfs import schedule
 from udfs.validation import CommandError
 from udfs.variance import PARTS, ActualPoint, PlanMonth, run_variance
 
-from ..run_codes import run_code_of
 from .forecast import forecasts
 from .tables import run_cents
 
@@ -54,7 +53,7 @@ def codes_of(runs):
     """{run code: run} of the budget runs; two runs with one code are refused."""
     out = {}
     for r in runs:
-        code, derived = run_code_of(r.scenario)
+        code, derived = r.run_code, r.run_code_derived
         if code in out:
             other = out[code].scenario
             how = " (derived from the team and scenario name; type a Run code)" if derived else ""
