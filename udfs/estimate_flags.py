@@ -162,8 +162,8 @@ ESTIMATE_FLAGS = (
     ),
 )
 
-#: The seed's DeepSeek-V3-like configuration (shared/seeds/003): its printed output is the
-#: contract ``compute-lab estimate`` reproduces.
+#: The DeepSeek-V3-like example plan of the original linear model: its printed output
+#: (SEED_OUTPUT_LINES) is the contract ``compute-lab estimate`` reproduces.
 SEED_PLAN = {
     "scenario_name": "Example: DeepSeek-V3-like",
     "total_params": 671e9,
@@ -175,7 +175,7 @@ SEED_PLAN = {
     "watts_per_accelerator": 700.0,
 }
 
-#: The seed's executed output for SEED_PLAN, verbatim.
+#: The original linear model's printed output for SEED_PLAN, verbatim.
 SEED_OUTPUT_LINES = (
     "Training FLOPs: 3.286e+24",
     "Accelerator-hours: 2,281,667",

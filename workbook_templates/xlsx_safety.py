@@ -145,11 +145,11 @@ _CT_NS = "{http://schemas.openxmlformats.org/package/2006/content-types}"
 #: Most XML elements in all the parts of one package together. A planner holds about 16,000;
 #: this leaves room for one part at the bound of one part (``MAX_PART_ELEMENTS``, 1,000,000)
 #: and as much again, and is scanned in about 2 s. Fifty parts each just under the bound of
-#: one part (332 kB of zip) took 40 s and were accepted.
+#: one part (332 kB of zip) would take about 40 s.
 MAX_PACKAGE_ELEMENTS = 2_000_000
 #: Most defined names in a package. A planner has about 190; openpyxl holds each in an object
-#: of about 1 kB, so 10,000 take about 10 MB (725,000 names, a 2 MB file, took 590 MB and
-#: 18 s before this bound).
+#: of about 1 kB, so 10,000 take about 10 MB (725,000 names, a 2 MB file, would take about
+#: 590 MB and 18 s).
 MAX_DEFINED_NAMES = 10_000
 #: Most XML elements in each part openpyxl reads into objects (the manifest, the workbook
 #: part and its relationships, the document properties): :data:`MAX_DEFINED_NAMES` names and
