@@ -128,7 +128,24 @@ def test_headline_figures_are_formulas_over_the_budget_rows(handoff):
     assert sheet == "Budget"
     first, last = (int("".join(ch for ch in part if ch.isdigit())) for part in ref.split(":"))
     budget = read_csv(handoff / "csv", "budget")
-    assert last - first + 1 >= len(budget)  # the run rows (and the status subtotals)
+    table = wb["Budget"].tables["budget"]  # the Excel Table of the runs, and nothing else
+    top, end = (int("".join(ch for ch in part if ch.isdigit())) for part in table.ref.split(":"))
+    assert (first, last) == (top + 1, end) and last - first + 1 == len(budget)
+    codes = [wb["Budget"].cell(r, 2).value for r in range(first, last + 1)]
+    assert sorted(codes) == sorted(r["run_code"] for r in budget)
+    column = {c.name: j for j, c in enumerate(table.tableColumns)}
+    for name in ("budget_runs_status", "budget_runs_p50", "budget_runs_p90"):
+        ((_, where),) = named[name]
+        letter = where.split("$")[1]  # each name is one of the Table's columns
+        assert openpyxl.utils.column_index_from_string(letter) - 1 in column.values()
+    below = [[c.value for c in row] for row in wb["Budget"].iter_rows(min_row=last + 1)]
+    subtotals = [r for r in below if str(r[0]).startswith("Subtotal: ")]
+    assert {r[0] for r in subtotals} == {f"Subtotal: {r['budget_status']}" for r in budget}
+    for r in subtotals:
+        status = r[0].removeprefix("Subtotal: ")
+        assert f'=SUMIF(budget_runs_status,"{status}",budget_runs_p50)' in r
+    total = next(r for r in below if r[0] == "Total in the budget")
+    assert "=SUBTOTAL(9,budget_runs_p90)" in total
     (where,) = named["handoff_total_p50"]
     assert wb["Summary"][where[1].replace("$", "")].value == "=SUBTOTAL(9,budget_runs_p50)"
     (where,) = named["handoff_approved"]

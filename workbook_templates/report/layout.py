@@ -19,6 +19,7 @@ from openpyxl.comments import Comment
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.styles.cell_style import StyleArray
 from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.table import Table, TableStyleInfo
 
 from udfs import schedule
 
@@ -28,7 +29,7 @@ from .consolidate import Q
 __all__ = ["cell_lines", "realign", "header", "fmt", "put", "write_table", "fit_columns",
            "fit_rows", "fit_header_rows", "wrapped_lines", "setup_print", "STYLES", "MONTH",
            "DATE", "USD", "lines", "keep_together", "page_room", "sheet_width", "file_cell",
-           "row_height",
+           "row_height", "total_row", "add_table",
            "PAGE_LANDSCAPE", "PAGE_PORTRAIT", "is_header"]  # fmt: skip
 
 # The workbook kit's formats (sheetkit.NUMBER_FORMATS), by the unit they show.
@@ -265,55 +266,62 @@ def put_sum(ws, row, col, formula, name, values, number_format=None):
     return put_formula(_cell(ws, row, col), formula, total_of(name, values), number_format)
 
 
-def _total_row(ws, row, df, columns, formats, label, border, additive, first=None):
-    """A (sub)total row: ``SUBTOTAL(9, ...)`` over the rows ``first`` to ``row - 1`` of each
-    additive column, so that it follows a filter and is recalculated by any spreadsheet (a
-    nested subtotal is not counted twice), its sum saved beside it; a column with no figure
-    stays blank."""
+def add_table(ws, name, head, last, width):
+    """An Excel Table ``name`` over the header at row ``head`` and the rows to ``last``, the
+    first ``width`` columns."""
+    table = Table(displayName=name, ref=f"A{head}:{get_column_letter(width)}{last}")
+    table.tableStyleInfo = TableStyleInfo(name="TableStyleLight1", showRowStripes=False)
+    ws.add_table(table)
+
+
+def total_row(ws, row, df, columns, label, formulas, *, subtotal=False, formats=None):
+    """A bold (sub)total row labelled ``label``: each column of ``formulas`` (column -> its
+    formula) adds up ``df``'s figures of that column, the sum saved beside it
+    (:func:`put_sum`); a column with no figure stays blank. A subtotal has a thin rule above
+    it, a total a double one."""
     put(ws, row, 1, label).font = STYLES["bold"]
-    first = row - len(df) if first is None else first
+    formats = formats or [fmt(n) for n in columns]
+    border = STYLES["subtotal_border" if subtotal else "total_border"]
     for j, name in enumerate(columns, start=1):
         cell = ws.cell(row=row, column=j)
         cell.border, cell.font = border, STYLES["bold"]
-        if name in additive:
+        if name in formulas:
             values = pd.to_numeric(df[name], errors="coerce")
             if values.notna().any():
-                letter = cell.column_letter
-                put_sum(ws, row, j, f"=SUBTOTAL(9,{letter}{first}:{letter}{row - 1})", name,
-                        values, formats[j - 1] or None)  # fmt: skip
+                put_sum(ws, row, j, formulas[name], name, values, formats[j - 1] or None)
 
 
-def write_table(ws, df, start_row=1, *, totals=None, additive=(), formats=None,
-                subtotal_by=None):  # fmt: skip
+def _total_row(ws, row, df, columns, formats, label, additive, first):
+    """A total row: ``SUBTOTAL(9, ...)`` over the rows ``first`` to ``row - 1`` of each
+    additive column, so that it follows a filter and is recalculated by any spreadsheet (a
+    nested subtotal is not counted twice), its sum saved beside it."""
+    letters = {name: get_column_letter(j) for j, name in enumerate(columns, start=1)}
+    formulas = {name: f"=SUBTOTAL(9,{letters[name]}{first}:{letters[name]}{row - 1})"
+                for name in additive if name in letters}  # fmt: skip
+    total_row(ws, row, df, columns, label, formulas, formats=formats)
+
+
+def write_table(ws, df, start_row=1, *, totals=None, additive=(), formats=None):
     """Write ``df`` under a header row; returns the last row written.
 
-    ``totals`` labels a totals row over the ``additive`` columns; ``subtotal_by`` (a column)
-    adds a subtotal row after each group of equal values; ``formats`` overrides the column
-    formats. A ``file`` column shows base names, the full path in a note; a ``status``
+    ``totals`` labels a totals row over the ``additive`` columns; ``formats`` overrides the
+    column formats. A ``file`` column shows base names, the full path in a note; a ``status``
     column is filled only for WARN and ERROR (a real failure stands out, nothing else).
     """
     columns = list(df.columns)
     _header_row(ws, start_row, columns)
     formats = formats or [fmt(n) for n in columns]
     row = start_row
-    groups = [(None, df)] if subtotal_by is None else list(df.groupby(subtotal_by, sort=False))
-    for key, part in groups:
-        group_first = row + 1
-        for record in part.itertuples(index=False, name=None):
-            row += 1
-            for j, (name, value) in enumerate(zip(columns, record, strict=True), start=1):
-                cell = (file_cell(ws, row, j, value) if name == "file" and value
-                        else put(ws, row, j, value, formats[j - 1]))  # fmt: skip
-                if name == "status" and value in STYLES["status_fill"]:
-                    cell.fill = STYLES["status_fill"][value]
-        if subtotal_by is not None:
-            row += 1
-            _total_row(ws, row, part, columns, formats, f"Subtotal: {key}",
-                       STYLES["subtotal_border"], additive, group_first)  # fmt: skip
+    for record in df.itertuples(index=False, name=None):
+        row += 1
+        for j, (name, value) in enumerate(zip(columns, record, strict=True), start=1):
+            cell = (file_cell(ws, row, j, value) if name == "file" and value
+                    else put(ws, row, j, value, formats[j - 1]))  # fmt: skip
+            if name == "status" and value in STYLES["status_fill"]:
+                cell.fill = STYLES["status_fill"][value]
     if totals and len(df):
         row += 1
-        _total_row(ws, row, df, columns, formats, totals, STYLES["total_border"], additive,
-                   start_row + 1)  # fmt: skip
+        _total_row(ws, row, df, columns, formats, totals, additive, start_row + 1)
     return row
 
 

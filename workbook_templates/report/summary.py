@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import textwrap
 
+import pandas as pd
 from openpyxl.styles import Alignment
+from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 
 from udfs import __version__
@@ -24,6 +26,7 @@ from .consolidate import APPROVAL_INCOMPLETE
 from .layout import (
     STYLES,
     USD,
+    add_table,
     fit_columns,
     fit_header_rows,
     fit_rows,
@@ -34,6 +37,7 @@ from .layout import (
     put_sum,
     realign,
     setup_print,
+    total_row,
     write_table,
 )
 from .tables import UNSCHEDULED, with_unscheduled
@@ -183,14 +187,14 @@ def _name(ws, name, row, col):
     ws.parent.defined_names[name] = DefinedName(name, attr_text=f"Summary!${letter}${row}")
 
 
-#: The Budget sheet's run rows (their subtotal rows among them), one workbook name per
-#: column, for the Summary's formulas to add up: column -> name.
+#: The Budget sheet's Table of runs (``budget``), one workbook name per column, for the
+#: formulas that add it up: column -> name.
 BUDGET_RANGES = {"budget_status": "budget_runs_status", "total_cost_usd": "budget_runs_p50",
                  "total_cost_usd_p90": "budget_runs_p90",
                  "contingency_usd": "budget_runs_contingency"}  # fmt: skip
 _R = BUDGET_RANGES
-#: Page 1's headline formulas over the Budget sheet's rows (:data:`BUDGET_RANGES`): a
-#: ``SUBTOTAL`` skips the status subtotals among them, a ``SUMIF`` picks a status's runs.
+#: Page 1's headline formulas over the Budget sheet's Table of runs (:data:`BUDGET_RANGES`):
+#: a ``SUBTOTAL`` adds a column up, a ``SUMIF`` picks a status's runs.
 HEADLINE_FORMULAS = {
     "handoff_total_p50": f"=SUBTOTAL(9,{_R['total_cost_usd']})",
     "handoff_total_p90": f"=SUBTOTAL(9,{_R['total_cost_usd_p90']})",
@@ -481,20 +485,7 @@ def _budget_view(ws, c, row):
                    "Costs sheet.", _BUDGET_CHARS)  # fmt: skip
     budget = tables["budget"][_BY_RUN]
     if len(budget):
-        head = row
-        row = write_table(
-            ws,
-            budget,
-            row,
-            totals="Total in the budget",
-            additive=_MONEY,
-            subtotal_by="budget_status",
-        )
-        for column, name in BUDGET_RANGES.items():  # the run rows, for page 1's formulas
-            letter = ws.cell(row=head, column=_BY_RUN.index(column) + 1).column_letter
-            ws.parent.defined_names[name] = DefinedName(
-                name, attr_text=f"Budget!${letter}${head + 1}:${letter}${row - 1}"
-            )
+        row = _runs_table(ws, budget, row)
     else:
         row = put(ws, row, 1, "No scenario is in the budget.").row
     blocks.append((row + 2, 4))
@@ -507,8 +498,36 @@ def _budget_view(ws, c, row):
         ]
     )
     header_row = row
-    last = write_table(ws, others, row) if len(others) else put(ws, row, 1, "None.").row
+    if not len(others):
+        return put(ws, row, 1, "None.").row, blocks, header_row
+    last = write_table(ws, others, row)
+    add_table(ws, "not_in_budget", row, last, len(others.columns))
     return last, blocks, header_row
+
+
+def _runs_table(ws, budget, head):
+    """Budget by run from ``head``: an Excel Table ``budget`` of the runs (grouped by status,
+    in :data:`BUDGET_RANGES`' named columns), then a subtotal per status (``SUMIF`` over the
+    Table's columns) and the total (``SUBTOTAL``, which follows a filter), each sum saved.
+    Returns the total's row."""
+    groups = [(status, part) for status, part in budget.groupby("budget_status", sort=False)]
+    runs = pd.concat([part for _, part in groups])
+    last = write_table(ws, runs, head)
+    add_table(ws, "budget", head, last, len(_BY_RUN))
+    for column, name in BUDGET_RANGES.items():  # the Table's columns, for every formula
+        letter = get_column_letter(_BY_RUN.index(column) + 1)
+        ws.parent.defined_names[name] = DefinedName(
+            name, attr_text=f"Budget!${letter}${head + 1}:${letter}${last}"
+        )
+    status, row = BUDGET_RANGES["budget_status"], last
+    for key, part in groups:
+        row += 1
+        formulas = {c: f'=SUMIF({status},"{key}",{BUDGET_RANGES[c]})' for c in _MONEY}
+        total_row(ws, row, part, _BY_RUN, f"Subtotal: {key}", formulas, subtotal=True)
+    row += 1
+    formulas = {c: f"=SUBTOTAL(9,{BUDGET_RANGES[c]})" for c in _MONEY}
+    total_row(ws, row, runs, _BY_RUN, "Total in the budget", formulas)
+    return row
 
 
 def once(others):

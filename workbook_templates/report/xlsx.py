@@ -26,7 +26,6 @@ from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter, quote_sheetname
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.pagebreak import Break
-from openpyxl.worksheet.table import Table, TableStyleInfo
 
 from udfs.quantities import RANGE_QUANTITIES
 from udfs.variance import PARTS
@@ -43,6 +42,7 @@ from .layout import (
     PAGE_PORTRAIT,
     STYLES,
     USD,
+    add_table,
     file_cell,
     fit_columns,
     fit_header_rows,
@@ -163,8 +163,11 @@ def _sheets(c):
 
 #: Sheet -> the Excel Tables on it, each named like its CSV file (and, with a baseline,
 #: ``Baseline`` -> ``baseline``).
-TABLE_NAMES = {"Runs": ("runs",), **{title: tuple(t[0] for t in parts)
-                                     for title, parts, _ in SHEETS}}  # fmt: skip
+TABLE_NAMES = {
+    "Budget": ("budget", "not_in_budget"),
+    "Runs": ("runs",),
+    **{title: tuple(t[0] for t in parts) for title, parts, _ in SHEETS},
+}
 
 _EMPTY = {
     "mismatches": "No saved value differs from the engine.",
@@ -232,10 +235,7 @@ def _block(ws, row, table, df, totals, title):
         cell = put(ws, last + 1, 1, _EMPTY.get(table, "Nothing to show."))
         cell.alignment = Alignment(wrap_text=False)
         return head, cell.row
-    ref = f"A{head}:{ws.cell(row=head + len(df), column=len(df.columns)).coordinate}"
-    t = Table(displayName=table, ref=ref)
-    t.tableStyleInfo = TableStyleInfo(name="TableStyleLight1", showRowStripes=False)
-    ws.add_table(t)
+    add_table(ws, table, head, head + len(df), len(df.columns))
     return head, last
 
 
@@ -341,10 +341,7 @@ def _runs_sheet(wb, c, generated, paper):
         cell.font, cell.fill, cell.alignment = (
             STYLES["header_font"], STYLES["header_fill"], STYLES["header_align"])  # fmt: skip
     if runs:
-        ref = f"A1:{get_column_letter(runs + 1)}{len(RUN_ROWS) + 1}"
-        t = Table(displayName="runs", ref=ref)
-        t.tableStyleInfo = TableStyleInfo(name="TableStyleLight1", showRowStripes=False)
-        ws.add_table(t)
+        add_table(ws, "runs", 1, len(RUN_ROWS) + 1, runs + 1)
     else:
         put(ws, len(RUN_ROWS) + 2, 1, "No scenario is in the budget (see the Budget sheet).")
     _fit_runs(ws, runs, total_col)
