@@ -139,6 +139,7 @@ RANGE_ARGUMENTS = {
             "PRODUCT",
             "MEDIAN",
             "SUMPRODUCT",
+            "SUMSQ",
             "ROWS",
             "COLUMNS",
         ),

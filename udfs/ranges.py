@@ -39,6 +39,7 @@ __all__ = [
     "combine_sigmas",
     "estimate_ranges",
     "price_share",
+    "lognormal_mean",
     "independent_sum_p90",
 ]
 
@@ -191,15 +192,39 @@ def price_share(throughput_sigma, price_sigma):
     return price * price / total if total > 0 else 0.0
 
 
-def independent_sum_p90(p50s, p90s):
+def lognormal_mean(p50, p90):
+    """The mean of a cost taken lognormal with median ``p50`` and 90th percentile ``p90``.
+
+    ``P50 x EXP(sigma^2 / 2)`` with ``sigma = LN(P90 / P50) / NORM.S.INV(0.9)``: the cost
+    expected on average, above the P50 when the range is wide. 0 where the P50 is 0.
+    Broadcasts like the engine's functions.
+
+    Examples
+    --------
+    >>> round(lognormal_mean(100.0, 150.0), 4)
+    105.1324
+    >>> lognormal_mean([0.0, 100.0], [0.0, 100.0]).tolist()
+    [0.0, 100.0]
+    """
+    a, b = np.asarray(p50, dtype=float), np.asarray(p90, dtype=float)
+    if np.any(~(a >= 0)) or np.any(~(b >= a)):
+        raise ValueError("each run needs 0 <= P50 <= P90")
+    on = a > 0
+    ratio = np.divide(b, a, out=np.ones_like(a * b), where=on)
+    out = np.where(on, a * np.exp(np.square(np.log(ratio) / float(norm_s_inv(0.9))) / 2), 0.0)
+    return float(out) if out.ndim == 0 else out
+
+
+def independent_sum_p90(p50s, p90s, means=None):
     """The P90 of a sum of runs whose costs are independent (Fenton-Wilkinson).
 
-    Each run's cost is taken lognormal with median its P50 and spread
-    ``sigma = LN(P90 / P50) / NORM.S.INV(0.9)``; the sum is approximated by the lognormal
-    with the same mean and variance (Fenton-Wilkinson), whose P90 is returned. The result is
-    held between two bounds that hold for the sum: at least the total P50 plus the largest
-    run's contingency (P90 - P50), at most the sum of the P90s (every run late together). One
-    run gives its own P90. Runs with a P50 of 0 add nothing.
+    Each run's cost is taken lognormal with median its P50 and P90 its P90; its mean ``m``
+    is :func:`lognormal_mean` (or ``means``, the same rounded to the cent) and its variance
+    ``m^2 x ((m / P50)^2 - 1)``. The sum is approximated by the lognormal with the summed
+    mean and variance, whose P90 is returned, held between two bounds that hold for the sum:
+    at least the total P50 plus the largest run's contingency (P90 - P50), at most the sum of
+    the P90s (every run late together). One run gives its own P90; runs with a P50 of 0 add
+    nothing.
 
     Examples
     --------
@@ -208,20 +233,19 @@ def independent_sum_p90(p50s, p90s):
     >>> round(independent_sum_p90([100.0, 100.0], [150.0, 150.0]), 2)
     273.96
     """
-    p50 = np.asarray(p50s, dtype=float)
-    p90 = np.asarray(p90s, dtype=float)
+    p50, p90 = np.asarray(p50s, dtype=float), np.asarray(p90s, dtype=float)
     if p50.shape != p90.shape or np.any(~(p50 >= 0)) or np.any(~(p90 >= p50)):
         raise ValueError("each run needs 0 <= P50 <= P90")
+    m = lognormal_mean(p50, p90) if means is None else np.asarray(means, dtype=float)
     on = p50 > 0
     if not on.any():
         return float(p90.sum())
-    z = float(norm_s_inv(0.9))
     scale = p90.max()  # the sum in units of the largest P90: no overflow on the way
-    sigma2 = np.square(np.log(p90[on] / p50[on]) / z)
-    means = p50[on] / scale * np.exp(sigma2 / 2)
-    mean = means.sum()
-    variance = (np.square(means) * np.expm1(sigma2)).sum()
-    s2 = np.log1p(variance / mean**2)
+    m_on = m[on] / scale
+    mean = m_on.sum()
+    variance = (np.square(m_on) * (np.square(m[on] / p50[on]) - 1)).sum()
+    s2 = np.log1p(max(variance, 0.0) / mean**2)
+    z = float(norm_s_inv(0.9))
     fitted = float(np.exp(np.log(mean) - s2 / 2 + z * np.sqrt(s2))) * float(scale)
     low = float(p50.sum() + (p90 - p50).max())
     return min(max(fitted, low), float(p90.sum()))

@@ -239,6 +239,9 @@ COLUMN_NOTES = {
                              "accelerator-hour above the estimate), US$: the compute cost's "
                              "contingency x price_sigma^2 / (throughput_sigma^2 + "
                              "price_sigma^2)",
+    "expected_cost_usd": "the run's expected (mean) total cost, US$ to the cent: P50 x "
+                         "EXP(sigma^2 / 2), sigma = LN(P90 / P50) / NORM.S.INV(0.9) (the cost "
+                         "taken lognormal); above the P50 when the range is wide",
     "total_cost_usd_p90_independent": "the budget's P90 if the runs' costs were independent "
                                       "(Fenton-Wilkinson lognormal sum), US$; "
                                       "total_cost_usd_p90 sums the runs' P90s (every run late "

@@ -29,7 +29,7 @@ from .consolidate import Q
 __all__ = ["cell_lines", "realign", "header", "fmt", "put", "write_table", "fit_columns",
            "fit_rows", "fit_header_rows", "wrapped_lines", "setup_print", "STYLES", "MONTH",
            "DATE", "USD", "lines", "keep_together", "page_room", "sheet_width", "file_cell",
-           "row_height", "total_row", "add_table",
+           "row_height", "total_row", "add_table", "header_cells",
            "PAGE_LANDSCAPE", "PAGE_PORTRAIT", "is_header"]  # fmt: skip
 
 # The workbook kit's formats (sheetkit.NUMBER_FORMATS), by the unit they show.
@@ -92,6 +92,7 @@ _EXTRA = {
     "contingency_usd": ("Contingency P90 - P50 (US$)", USD),
     "contingency_throughput_usd": ("Throughput part (US$)", USD),
     "contingency_price_usd": ("Price part (US$)", USD),
+    "expected_cost_usd": ("Expected cost, mean (US$)", USD),
     "planner_template_version": ("Planner template version", None),
     "approval": ("Approval", None),
     "expense_class": ("Expense class", None),
@@ -237,7 +238,14 @@ def put(ws, row, col, value, number_format=None):
 
 def _header_row(ws, row, columns, first_col=1):
     for j, name in enumerate(columns, start=first_col):
-        cell = put_text(ws.cell(row=row, column=j), header(name))
+        put_text(ws.cell(row=row, column=j), header(name))
+    header_cells(ws, row, range(first_col, first_col + len(columns)))
+
+
+def header_cells(ws, row, columns):
+    """Style the cells of ``row`` in ``columns`` (column numbers) as a table's header."""
+    for j in columns:
+        cell = ws.cell(row=row, column=j)
         cell.font, cell.fill, cell.alignment = (
             STYLES["header_font"], STYLES["header_fill"], STYLES["header_align"])  # fmt: skip
 

@@ -11,6 +11,7 @@ merged: a long sentence is word-wrapped into lines, one cell each (:func:`.layou
 
 from __future__ import annotations
 
+import math
 import os
 import textwrap
 
@@ -19,7 +20,7 @@ from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 
-from udfs import __version__
+from udfs import __version__, schedule
 
 from ..sheetkit import GLOSSARY, put_formula
 from .consolidate import APPROVAL_INCOMPLETE
@@ -30,6 +31,7 @@ from .layout import (
     fit_columns,
     fit_header_rows,
     fit_rows,
+    header_cells,
     is_header,
     keep_together,
     lines,
@@ -117,7 +119,8 @@ _LOOK_CHARS = 62
 
 
 def _section(ws, row, text, note=None, chars=_LINE_CHARS):
-    put(ws, row, 1, text).font = STYLES["section"]
+    cell = put(ws, row, 1, text)
+    cell.font, cell.alignment = STYLES["section"], Alignment(wrap_text=False)
     return lines(ws, row + 1, 1, note, chars) if note else row + 1
 
 
@@ -200,7 +203,8 @@ HEADLINE_FORMULAS = {
     "handoff_total_p90": f"=SUBTOTAL(9,{_R['total_cost_usd_p90']})",
     "handoff_contingency": f"=SUBTOTAL(9,{_R['contingency_usd']})",
     "handoff_approved": f'=SUMIF({_R["budget_status"]},"Approved",{_R["total_cost_usd"]})',
-    "handoff_proposed": f'=SUMIF({_R["budget_status"]},"Proposed",{_R["total_cost_usd"]})',
+    "handoff_proposed": f'=SUMIF({_R["budget_status"]},"Proposed",{_R["total_cost_usd"]})'
+    f'+SUMIF({_R["budget_status"]},"{APPROVAL_INCOMPLETE}",{_R["total_cost_usd"]})',
 }
 
 
@@ -258,7 +262,10 @@ def _p90_independent(ws, t, row):
     Returns the sentence on which to budget (empty for one run, where the two agree)."""
     name, label, column = P90_INDEPENDENT
     put(ws, row, 5, label).alignment = Alignment(horizontal="right")
-    put(ws, row, 6, float(t[column]), USD)
+    if int(t["runs"]):  # the Budget sheet's figure
+        put_formula(ws.cell(row=row, column=6), "=budget_independent_p90", float(t[column]), USD)
+    else:
+        put(ws, row, 6, float(t[column]), USD)
     _name(ws, name, row, 6)
     return WHICH_P90 if int(t["runs"]) > 1 else ""
 
@@ -485,7 +492,12 @@ def _budget_view(ws, c, row):
                    "Costs sheet.", _BUDGET_CHARS)  # fmt: skip
     budget = tables["budget"][_BY_RUN]
     if len(budget):
-        row = _runs_table(ws, budget, row)
+        first = row + 1
+        row, runs = _runs_table(ws, budget, row)
+        independent = float(tables["totals"].iloc[0]["total_cost_usd_p90_independent"])
+        runs = tables["budget"].loc[runs.index]  # with each run's expected cost
+        blocks.append((row + 2, 6))
+        row = _independent_block(ws, runs, first, row + 2, independent)
     else:
         row = put(ws, row, 1, "No scenario is in the budget.").row
     blocks.append((row + 2, 4))
@@ -509,7 +521,7 @@ def _runs_table(ws, budget, head):
     """Budget by run from ``head``: an Excel Table ``budget`` of the runs (grouped by status,
     in :data:`BUDGET_RANGES`' named columns), then a subtotal per status (``SUMIF`` over the
     Table's columns) and the total (``SUBTOTAL``, which follows a filter), each sum saved.
-    Returns the total's row."""
+    Returns (the total's row, the runs in the Table's order)."""
     groups = [(status, part) for status, part in budget.groupby("budget_status", sort=False)]
     runs = pd.concat([part for _, part in groups])
     last = write_table(ws, runs, head)
@@ -527,6 +539,78 @@ def _runs_table(ws, budget, head):
     row += 1
     formulas = {c: f"=SUBTOTAL(9,{BUDGET_RANGES[c]})" for c in _MONEY}
     total_row(ws, row, runs, _BY_RUN, "Total in the budget", formulas)
+    return row, runs
+
+
+#: Where the Budget sheet's P90 if the runs were independent puts each run's figures: the
+#: columns of the Table's P50 and P90 (each run's expected cost and standard deviation).
+_MEAN_AT, _SD_AT = _BY_RUN.index("total_cost_usd") + 1, _BY_RUN.index("total_cost_usd_p90") + 1
+_Z = "_xlfn.NORM.S.INV(0.9)"
+
+
+def _independent_formulas(a, b, m):
+    """A run's expected cost (the cost lognormal with median its P50 in ``a``, P90 in
+    ``b``) and its standard deviation (its mean in ``m``): two Excel formulas, 0 for a run
+    of P50 0."""
+    return (f"=IF({a}=0,0,ROUND({a}*EXP((LN({b}/{a})/{_Z})^2/2),2))",
+            f"=IF({a}=0,0,{m}*SQRT(({m}/{a})^2-1))")  # fmt: skip
+
+
+def _independent_block(ws, runs, first, row, p90):
+    """The P90 if the runs were independent, from ``row``: a title and a note; per run (in
+    the Budget Table's order, its first row ``first``) its expected cost and standard
+    deviation, formulas over the Table's row; then the total's mean (``SUM``), standard
+    deviation (``SQRT(SUMSQ(...))``) and P90 (``p90``, the engine's, as
+    :func:`udfs.ranges.independent_sum_p90` computes it: the lognormal of that mean and
+    standard deviation, held between the total P50 plus the largest contingency and the sum
+    of the P90s), named ``budget_independent_mean``, ``_sd`` and ``_p90``. Values saved.
+    Returns the last row."""
+    row = _section(ws, row, "P90 if the runs were independent",
+                   "Each run's cost taken lognormal (median its P50, P90 its P90): its "
+                   "expected cost P50 x EXP(s^2 / 2), s = LN(P90 / P50) / NORM.S.INV(0.9); the "
+                   "total taken lognormal with the summed mean and variance (Fenton-Wilkinson), "
+                   "its P90 held between the total P50 plus the largest contingency and the "
+                   "total P90 (every run late together).", _BUDGET_CHARS)  # fmt: skip
+    p50_col, p90_col = get_column_letter(_MEAN_AT), get_column_letter(_SD_AT)
+    for j, text in ((1, "Run code"), (_MEAN_AT, "Expected cost, mean (US$)"),
+                    (_SD_AT, "Standard deviation (US$)")):  # fmt: skip
+        put(ws, row, j, text)
+    header_cells(ws, row, range(1, len(_BY_RUN) + 1))
+    head, sds = row, []
+    for i, r in enumerate(runs.itertuples(index=False)):
+        row, table_row = row + 1, first + i
+        mean, p50 = float(r.expected_cost_usd), float(r.total_cost_usd)
+        sds.append(mean * math.sqrt(max((mean / p50) ** 2 - 1, 0.0)) if p50 else 0.0)
+        put(ws, row, 1, r.run_code)
+        formulas = _independent_formulas(f"{p50_col}{table_row}", f"{p90_col}{table_row}",
+                                          f"{p50_col}{row}")  # fmt: skip
+        for col, formula, value in ((_MEAN_AT, formulas[0], mean), (_SD_AT, formulas[1], sds[-1])):
+            put_formula(ws.cell(row=row, column=col), formula, value, USD)
+    means = f"{p50_col}{head + 1}:{p50_col}{row}"  # the runs' expected costs
+    sd = f"{p90_col}{head + 1}:{p90_col}{row}"  # and standard deviations
+    names = {"mean": "budget_independent_mean", "sd": "budget_independent_sd"}
+    t2 = f"LN(1+({names['sd']}/{names['mean']})^2)"
+    ranges = BUDGET_RANGES
+    totals = (
+        ("mean", "Mean of the total", _MEAN_AT, f"=SUM({means})",
+         schedule.usd(sum(schedule.to_cents(float(v)) for v in runs["expected_cost_usd"]))),
+        ("sd", "Standard deviation of the total", _SD_AT, f"=SQRT(SUMSQ({sd}))",
+         math.sqrt(math.fsum(x * x for x in sds))),
+        ("p90", "P90 of the total", _SD_AT,
+         f"=IF({names['mean']}=0,SUM({ranges['total_cost_usd_p90']}),ROUND(MIN(MAX(EXP(LN("
+         f"{names['mean']})-{t2}/2+{_Z}*SQRT({t2})),SUM({ranges['total_cost_usd']})+MAX("
+         f"{ranges['contingency_usd']})),SUM({ranges['total_cost_usd_p90']})),2))", p90),
+    )  # fmt: skip
+    for key, label, col, formula, value in totals:
+        row += 1
+        label_cell = put(ws, row, 1, label)
+        label_cell.font, label_cell.alignment = STYLES["bold"], Alignment(wrap_text=False)
+        cell = put_formula(ws.cell(row=row, column=col), formula, value, USD)
+        cell.font = STYLES["bold"]
+        name = f"budget_independent_{key}"
+        ws.parent.defined_names[name] = DefinedName(
+            name, attr_text=f"Budget!${cell.column_letter}${cell.row}"
+        )
     return row
 
 

@@ -82,7 +82,7 @@ TABLE_COLUMNS = {
                "cost_centre", "start_month", "end_month", "end_month_p90",
                "accelerator_hours", "compute_cost_usd", "electricity_cost_usd",
                "total_cost_usd", "total_cost_usd_p90", "contingency_usd",
-               *CONTINGENCY_PARTS],
+               *CONTINGENCY_PARTS, "expected_cost_usd"],
     "status_totals": ["budget_status", "runs", "accelerator_hours", "compute_cost_usd",
                       "electricity_cost_usd", "total_cost_usd", "total_cost_usd_p90",
                       "contingency_usd"],
@@ -232,19 +232,21 @@ def contingency_parts(r):
 
 def independent_p90(runs):
     """The budget's P90 if its runs' costs were independent, US$ to the cent
-    (:func:`udfs.ranges.independent_sum_p90` of the runs' rounded P50 and P90), held between
-    the total P50 plus the largest run's contingency and the sum of the P90s."""
-    cents = [run_cents(r) for r in runs]
-    if not cents:
+    (:func:`udfs.ranges.independent_sum_p90` of the runs' rounded P50, P90 and expected
+    cost, as the Budget sheet's formulas compute it), held between the total P50 plus the
+    largest run's contingency and the sum of the P90s."""
+    if not runs:
         return 0.0
+    cents = [run_cents(r) for r in runs]
     p50, p90 = [c.total_p50 for c in cents], [c.total_p90 for c in cents]
+    means = [schedule.to_cents(expected_cost(r)) for r in runs]
     low, high = sum(p50) + max(b - a for a, b in zip(p50, p90, strict=True)), sum(p90)
     try:
-        fitted = ranges.independent_sum_p90(p50, p90)
+        fitted = ranges.independent_sum_p90(p50, p90, means)
     except OverflowError:  # past the largest float: the range check refuses the totals
         fitted = math.inf
-    cents = schedule.to_cents(fitted / 100) if math.isfinite(fitted) else high
-    return schedule.usd(min(max(cents, low), high))
+    got = schedule.to_cents(fitted / 100) if math.isfinite(fitted) else high
+    return schedule.usd(min(max(got, low), high))
 
 
 def contingency(r):
@@ -322,7 +324,16 @@ def _budget_row(r):
         "total_cost_usd_p90": cents.usd("total_cost_usd", "p90"),
         "contingency_usd": contingency(r),
         **dict(zip(CONTINGENCY_PARTS, map(schedule.usd, contingency_parts(r)), strict=True)),
+        "expected_cost_usd": expected_cost(r),
     }  # fmt: skip
+
+
+def expected_cost(r):
+    """The run's expected (mean) total cost, US$ to the cent: :func:`udfs.ranges.lognormal_mean`
+    of its rounded P50 and P90."""
+    cents = run_cents(r)
+    p50, p90 = schedule.usd(cents.total_p50), schedule.usd(cents.total_p90)
+    return schedule.usd(schedule.to_cents(ranges.lognormal_mean(p50, p90)))
 
 
 def _assumption_row(r):
