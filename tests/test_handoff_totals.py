@@ -90,8 +90,12 @@ def test_libreoffice_and_gnumeric_compute_the_saved_values(template, tmp_path):
     from workbook_templates.recalc import recalculate, recalculate_gnumeric
 
     plans, fy_start = HANDOFFS["calendar years, a run without a start date"]
-    half = {**BETA, "scenario_name": "Half approved", "budget_status": "Approved",
-            "approval_ref": "CFO-9"}  # no approver or amount: Proposed (approval incomplete)
+    half = {
+        **BETA,
+        "scenario_name": "Half approved",
+        "budget_status": "Approved",
+        "approval_ref": "CFO-9",
+    }  # no approver or amount: Proposed (approval incomplete)
     path = _handoff(template, tmp_path / "h", [*plans, half], fy_start) / "h.xlsx"
     saved = _formula_cells(path)
     (lo,) = recalculate([path], tmp_path / "lo")
