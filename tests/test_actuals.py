@@ -164,7 +164,9 @@ def test_report_with_actuals_writes_the_variance_sheet_and_csv(example_plan, tmp
     out, csv_dir = tmp_path / "h.xlsx", tmp_path / "csv"
     assert run(example_plan, "--actuals", FOCUS, "--out", out, "--csv", csv_dir) == 0
     printed = capsys.readouterr()
-    assert "Actuals to Apr 2027: $1,915,500 spent against $2,056,109 planned" in printed.out
+    assert "Actuals to Apr 2027: $1,915,500 spent against $2,056,109 planned to date" in (
+        printed.out
+    )
     assert "TEAM-B-ABLATION-7 is in no budget run" in printed.err
     long = read_csv(csv_dir, "variance")
     assert {r["scenario"] for r in long} == {"budget", "actual", "forecast", "variance"}
@@ -186,6 +188,8 @@ def test_report_with_actuals_writes_the_variance_sheet_and_csv(example_plan, tmp
     assert len(totals) == 2 and all(c.value.startswith("=SUBTOTAL(9,") for c in totals[0][4:])
     page_one = " ".join(str(c.value) for row in wb["Summary"].iter_rows() for c in row if c.value)
     assert "unplanned spend $2,400" in page_one and "unallocated $73,535" in page_one
+    (line,) = [t for t in printed.out.splitlines() if t.startswith("Actuals")]
+    assert f"{line} See the Variance sheet." in page_one  # one sentence, on both faces
 
 
 def test_a_report_without_actuals_has_no_variance(example_plan, tmp_path):

@@ -37,6 +37,7 @@ from .layout import (
     write_table,
 )
 from .tables import UNSCHEDULED, with_unscheduled
+from .variance_tables import actuals_sentence
 
 __all__ = ["write_summary", "write_budget", "forecast_block", "period_name", "sheet_guide",
            "SHEET_GUIDE", "HEADLINE"]  # fmt: skip
@@ -79,25 +80,12 @@ def sheet_guide(c):
 
 
 def _actuals_text(c):
-    """Page one's sentence on the actuals (None without actuals)."""
+    """Page one's sentence on the actuals (:func:`.variance_tables.actuals_sentence`; None
+    without actuals)."""
     t = getattr(c, "variance_totals", None)
     if getattr(c, "actuals", None) is None or t is None:
         return None
-    if t["as_of"] is None:
-        return "Actuals: the files given hold no run's month of spend" + (
-            f"; unallocated ${t['unallocated'] / 100:,.0f} (no run tag). See the Variance sheet."
-            if t["unallocated"]
-            else "."
-        )
-    parts = ", ".join(f"{p} ${t[p] / 100:,.0f}" for p in ("volume", "rate", "efficiency",
-                                                         "scope", "timing"))  # fmt: skip
-    return (
-        f"Actuals to {t['as_of']:%b %Y}: ${t['actual'] / 100:,.0f} spent against "
-        f"${t['budget'] / 100:,.0f} planned to date, variance ${t['variance'] / 100:,.0f} "
-        f"({parts}); unplanned spend ${t['unplanned'] / 100:,.0f} on run codes no budget "
-        f"run has; unallocated ${t['unallocated'] / 100:,.0f} (no run tag). See the "
-        "Variance sheet."
-    )
+    return actuals_sentence(t, "${:,.0f}".format, tail=" See the Variance sheet.")
 
 
 #: The Summary's columns (portrait): labels, then figures; at most PAGE_PORTRAIT wide.

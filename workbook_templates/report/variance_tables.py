@@ -21,7 +21,7 @@ from .tables import run_cents
 
 __all__ = ["VARIANCE_COLUMNS", "TO_DATE_COLUMNS", "BY_MONTH_COLUMNS", "UNPLANNED_COLUMNS",
            "MONTHS_COLUMNS", "plan_months", "codes_of", "run_spans", "variance_tables",
-           "UNALLOCATED"]  # fmt: skip
+           "UNALLOCATED", "actuals_sentence"]  # fmt: skip
 
 #: variance.csv: one amount per run, month, scenario and account.
 VARIANCE_COLUMNS = ["run_code", "month", "scenario", "account", "amount_usd"]
@@ -177,6 +177,36 @@ def variance_tables(c, plans=None):
                                           BY_MONTH_COLUMNS[5:]),
             "unplanned": _dollars(pd.DataFrame(unplanned, columns=UNPLANNED_COLUMNS),
                                   ["actual_usd"])}  # fmt: skip
+
+
+def actuals_sentence(t, money, tail=""):
+    """The one sentence on the actuals, the terminal's line and page one's: spend to date
+    against the plan, the variance's parts, the unplanned and the unallocated spend.
+
+    ``t``: the variance totals (``c.variance_totals``, whole cents); ``money``: how the face
+    writes US$ (a float to text); ``tail``: what follows a sentence that names a figure (page
+    one: where to look).
+
+    >>> t = dict(as_of=None, actual=0, budget=0, variance=0, unplanned=0, unallocated=-500,
+    ...          **dict.fromkeys(PARTS, 0))
+    >>> actuals_sentence(t, "${:,.0f}".format)
+    "Actuals: no run's month of spend in the files given; unallocated $-5 (no run tag)."
+    """
+
+    def m(key):
+        return money(schedule.usd(t[key]))
+
+    if t["as_of"] is None:
+        if not t["unallocated"]:
+            return "Actuals: no run's month of spend in the files given."
+        return (f"Actuals: no run's month of spend in the files given; unallocated "
+                f"{m('unallocated')} (no run tag).{tail}")  # fmt: skip
+    parts = ", ".join(f"{p} {m(p)}" for p in PARTS)
+    return (
+        f"Actuals to {t['as_of']:%b %Y}: {m('actual')} spent against {m('budget')} planned to "
+        f"date, variance {m('variance')} ({parts}); unplanned spend {m('unplanned')} on run "
+        f"codes no budget run has; unallocated {m('unallocated')} (no run tag).{tail}"
+    )
 
 
 def _dollars(frame, columns):
