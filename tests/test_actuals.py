@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_handoff_budget import read_csv, run
 
+from udfs import schedule
 from udfs.variance import PARTS, ActualPoint, PlanMonth, run_variance
 from workbook_templates import actuals as act
 from workbook_templates.report import tables
@@ -158,6 +159,16 @@ def test_the_focus_sample_and_the_plain_file_give_the_same_variance(example):
     unplanned = focus["unplanned"]
     assert list(unplanned["run_code"]) == ["TEAM-B-ABLATION-7", "(unallocated)"]
     assert list(unplanned["actual_usd"]) == [2400.0, 73534.56]
+
+
+def test_the_totals_to_date_are_the_runs_sums_to_the_cent(example):
+    """The totals behind the actuals sentence (``c.variance_totals``) are the sums of the
+    Variance sheet's rows per run to date: budget, actual, variance and each part."""
+    to_date = _joined(example, [FOCUS, PLAIN.parent / "plain-team-b.csv"])["variance_to_date"]
+    t = example.variance_totals
+    assert t["actual"] and t["rate"]
+    for key in ("budget", "actual", "variance", *PARTS):
+        assert t[key] == sum(schedule.to_cents(x) for x in to_date[f"{key}_usd"]), key
 
 
 def test_report_with_actuals_writes_the_variance_sheet_and_csv(example_plan, tmp_path, capsys):

@@ -142,11 +142,8 @@ def variance_tables(c, plans=None):
                          "actual_accelerator_hours": v.actual_hours, "budget_usd": v.plan_cents,
                          "actual_usd": v.actual_cents, "variance_usd": v.variance_cents,
                          **{f"{p}_usd": v.parts[p] for p in PARTS}})  # fmt: skip
-            totals["budget"] += v.plan_cents
-            totals["actual"] += v.actual_cents
-            totals["variance"] += v.variance_cents
-            for p in PARTS:
-                totals[p] += v.parts[p]
+    for key in totals:  # the runs' sums: budget, actual, variance and the parts
+        totals[key] = sum(run[f"{key}_usd"] for run in to_date)
     months_rows = _months(long, as_of) if as_of is not None else []
     unplanned = [{"run_code": m.run_code, "month": m.month,
                   "actual_accelerator_hours": m.accelerator_hours, "actual_usd": m.cost_cents,
