@@ -5,6 +5,7 @@ printed (:mod:`compute_lab.figures`)."""
 from __future__ import annotations
 
 from udfs.quantities import SEED_PLAN
+from udfs.result_checks import FAILURE_INPUTS, SCALING_INPUTS
 from udfs.validation import CommandError, InputError, check_result, echo, is_blank
 
 from .figures import (
@@ -290,28 +291,16 @@ def _check_batch_within_run(arguments):
         )
 
 
-#: Flags of the scaling model, used only with --global-batch-tokens.
-_SCALING_KEYS = (
-    "tensor_parallel",
-    "pipeline_parallel",
-    "sequence_tokens",
-    "pipeline_interleave",
-    "interconnect_gb_per_s",
-    "comm_overlap",
-)
-_FAILURE_KEYS = ("checkpoint_write_minutes", "restart_minutes")
-
-
 def _unused_flag_notes(args, given, plan):
     """A note for each valid flag that does not change this plan's result (the engine still
     checks its value)."""
     texts = []
-    scaling = [k for k in _SCALING_KEYS if k in given]
+    scaling = [k for k in SCALING_INPUTS if k in given]
     if scaling and "global_batch_tokens" not in plan:
         texts.append(
             f"{_verb(scaling, 'does', 'do')} not affect the result without --global-batch-tokens"
         )
-    failure = [k for k in _FAILURE_KEYS if k in given]
+    failure = [k for k in FAILURE_INPUTS if k in given]
     if failure and "failures_per_accelerator_day" not in plan:
         texts.append(
             f"{_verb(failure, 'does', 'do')} not affect the result without "

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_handoff_budget import read_csv, run
 
+from udfs import schedule
 from udfs.variance import PARTS, ActualPoint, PlanMonth, run_variance
 from workbook_templates import actuals as act
 from workbook_templates.report import tables
@@ -160,11 +161,23 @@ def test_the_focus_sample_and_the_plain_file_give_the_same_variance(example):
     assert list(unplanned["actual_usd"]) == [2400.0, 73534.56]
 
 
+def test_the_totals_to_date_are_the_runs_sums_to_the_cent(example):
+    """The totals behind the actuals sentence (``c.variance_totals``) are the sums of the
+    Variance sheet's rows per run to date: budget, actual, variance and each part."""
+    to_date = _joined(example, [FOCUS, PLAIN.parent / "plain-team-b.csv"])["variance_to_date"]
+    t = example.variance_totals
+    assert t["actual"] and t["rate"]
+    for key in ("budget", "actual", "variance", *PARTS):
+        assert t[key] == sum(schedule.to_cents(x) for x in to_date[f"{key}_usd"]), key
+
+
 def test_report_with_actuals_writes_the_variance_sheet_and_csv(example_plan, tmp_path, capsys):
     out, csv_dir = tmp_path / "h.xlsx", tmp_path / "csv"
     assert run(example_plan, "--actuals", FOCUS, "--out", out, "--csv", csv_dir) == 0
     printed = capsys.readouterr()
-    assert "Actuals to Apr 2027: $1,915,500 spent against $2,056,109 planned" in printed.out
+    assert "Actuals to Apr 2027: $1,915,500 spent against $2,056,109 planned to date" in (
+        printed.out
+    )
     assert "TEAM-B-ABLATION-7 is in no budget run" in printed.err
     long = read_csv(csv_dir, "variance")
     assert {r["scenario"] for r in long} == {"budget", "actual", "forecast", "variance"}
@@ -186,6 +199,8 @@ def test_report_with_actuals_writes_the_variance_sheet_and_csv(example_plan, tmp
     assert len(totals) == 2 and all(c.value.startswith("=SUBTOTAL(9,") for c in totals[0][4:])
     page_one = " ".join(str(c.value) for row in wb["Summary"].iter_rows() for c in row if c.value)
     assert "unplanned spend $2,400" in page_one and "unallocated $73,535" in page_one
+    (line,) = [t for t in printed.out.splitlines() if t.startswith("Actuals")]
+    assert f"{line} See the Variance sheet." in page_one  # one sentence, on both faces
 
 
 def test_a_report_without_actuals_has_no_variance(example_plan, tmp_path):

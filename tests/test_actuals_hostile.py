@@ -173,9 +173,8 @@ def test_untagged_spend_alone_is_said_and_has_a_month_in_variance_csv(
                zero)  # fmt: skip
     out = tmp_path / "csv"
     assert run(example_plan, "--actuals", f, "--csv", out) == 0
-    assert "Actuals: no run's month of spend in the files given; unallocated $-5." in (
-        capsys.readouterr().out
-    )
+    said = "Actuals: no run's month of spend in the files given; unallocated $-5 (no run tag)."
+    assert said in capsys.readouterr().out
     rows = (out / "variance.csv").read_text(encoding="utf-8").splitlines()
     assert [r for r in rows if "unallocated" in r][0].startswith(
         "(unallocated),2027-03-01,actual,unallocated,-5"

@@ -389,6 +389,41 @@ def test_issue8_7_a_valid_flag_that_does_not_apply_says_so(capsys):
     assert "note: --restart-minutes does not affect the result without" in out
     main(["estimate", "--training-state-bytes-per-param", "20"])
     assert "--training-state-bytes-per-param does not affect the result" in capsys.readouterr().out
+
+
+def test_the_scaling_and_failure_models_inputs_are_listed_once(capsys):
+    """SCALING_INPUTS are the engine's scaling_efficiency arguments after the throughput, in
+    order; the command line's note and the result check's inputs name every one of them, and
+    every one of FAILURE_INPUTS."""
+    import inspect
+    from types import SimpleNamespace
+
+    from udfs import engine, result_checks
+    from udfs.quantities import ENGINE_INPUTS, ESTIMATE_FLAGS
+    from udfs.result_checks import FAILURE_INPUTS, SCALING_INPUTS
+
+    params = list(inspect.signature(engine.scaling_efficiency).parameters)
+    after = params[params.index("tflops_per_accelerator") + 1 :]
+    assert SCALING_INPUTS == tuple(n for n in after if n in engine.Plan.__dataclass_fields__)
+    flag = {f.quantity: f.flag for f in ESTIMATE_FLAGS}
+    default = {q.name: q.default for q in ENGINE_INPUTS}
+    for names, without in ((SCALING_INPUTS, "--global-batch-tokens"),
+                           (FAILURE_INPUTS, "--failures-per-accelerator-day")):  # fmt: skip
+        main(["estimate", *(a for n in names for a in (flag[n], str(default[n])))])
+        flags = ", ".join(flag[n] for n in names)
+        assert f"note: {flags} do not affect the result without {without}" in (
+            capsys.readouterr().out
+        )
+    p = SimpleNamespace(
+        active_params=None,
+        effective_tflops=None,
+        global_batch_tokens=1e6,
+        failures_per_accelerator_day=1e-5,
+        usd_per_accelerator_hour=2.0,
+    )
+    inputs = result_checks._result_inputs(p)
+    assert inputs["scaling_efficiency"][-len(SCALING_INPUTS) :] == SCALING_INPUTS
+    assert inputs["goodput"][-len(FAILURE_INPUTS) :] == FAILURE_INPUTS
     main(["estimate", "--accelerator", "H100", "--training-state-bytes-per-param", "20"])
     assert "does not affect" not in capsys.readouterr().out  # H100's HBM is published
 

@@ -295,12 +295,34 @@ def test_a_run_without_start_date_is_unscheduled_but_counted(handoff):
     assert close(totals["total_cost_usd"], grand_total(), 1e-9, cents=True)
 
 
+@pytest.mark.parametrize("actuals", [None, "given"])
+@pytest.mark.parametrize("tables", [{}, {"baseline": None}])
+def test_the_workbook_writes_the_sheets_the_guide_lists(monkeypatch, actuals, tables):
+    """Which optional sheets a hand-off has (Variance with actuals, Baseline with a baseline)
+    is said once, in summary.OPTIONAL_SHEETS: the guide and the workbook's sheets follow it."""
+    from types import SimpleNamespace
+
+    from workbook_templates.report import summary, xlsx
+
+    c = SimpleNamespace(actuals=actuals, tables=tables)
+    guide = [s for s, _ in summary.sheet_guide(c)]
+    assert ("Variance" in guide) == (actuals is not None)
+    assert ("Baseline" in guide) == ("baseline" in tables)
+    assert guide[:3] == ["Summary", "Budget", "Runs"]
+    assert [s[0] for s in xlsx._sheets(c)] == guide[3:]
+    monkeypatch.setitem(summary.OPTIONAL_SHEETS, "Monthly", lambda c: False)
+    monkeypatch.setitem(summary.OPTIONAL_SHEETS, "Baseline", lambda c: True)
+    guide = [s for s, _ in summary.sheet_guide(c)]
+    assert "Monthly" not in guide and "Baseline" in guide
+    assert [s[0] for s in xlsx._sheets(c)] == guide[3:]
+
+
 def test_summary_and_the_other_sheets(handoff):
     from helpers_report import recalculated_values
 
     wb = recalculated_values(handoff / "handoff.xlsx")
     shown = [ws.title for ws in wb.worksheets if ws.sheet_state == "visible"]
-    assert shown == [s for s, _ in report._SHEET_GUIDE if s != "Baseline"]
+    assert shown == [s for s, _ in report._SHEET_GUIDE if s not in ("Variance", "Baseline")]
     assert wb.sheetnames == [*shown, "Baseline data"]  # very hidden: what --baseline reads
     assert wb["Baseline data"].sheet_state != "visible"  # LibreOffice saves it "hidden"
     summary = {}

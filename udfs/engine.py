@@ -47,6 +47,7 @@ from .quantities import ENGINE_INPUTS as _ENGINE_INPUTS
 from .quantities import MODEL_CONSTANTS as _MODEL_CONSTANTS
 from .quantities import MODEL_INPUTS as _MODEL_INPUTS
 from .quantities import PLAN_INPUTS as _PLAN_INPUTS
+from .result_checks import SCALING_INPUTS as _SCALING_INPUTS
 from .result_checks import checked_results as _checked_results
 from .result_checks import shape_of as _shape_of
 from .sizing import (
@@ -771,12 +772,7 @@ def _scaling(p, n, active, total, tflops_per_accelerator):
         total,
         p.global_batch_tokens,
         tflops_per_accelerator,
-        p.tensor_parallel,
-        p.pipeline_parallel,
-        p.sequence_tokens,
-        p.pipeline_interleave,
-        p.interconnect_gb_per_s,
-        p.comm_overlap,
+        *(getattr(p, name) for name in _SCALING_INPUTS),
     )
 
 

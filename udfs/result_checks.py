@@ -6,7 +6,9 @@ Each output has a label for the error (:data:`_RESULT_LABELS`) and the inputs it
 given is NaN by design (:func:`_absent`) and is not checked. :func:`checked_results` wraps the
 step-by-step estimate with these checks and gives the outputs one shape.
 
-This module reads a plan by its fields' names; it imports nothing from the engine.
+This module reads a plan by its fields' names; it imports nothing from the engine. It lists
+the scaling and the failure models' inputs once (:data:`SCALING_INPUTS`,
+:data:`FAILURE_INPUTS`): the engine and the command line take them from here.
 """
 
 from __future__ import annotations
@@ -23,7 +25,23 @@ from .validation import (
     result_usable,
 )
 
-__all__ = ["checked_results", "shape_of"]
+__all__ = ["checked_results", "shape_of", "SCALING_INPUTS", "FAILURE_INPUTS"]
+
+#: The scaling model's inputs beyond the job's size (:func:`udfs.engine.scaling_efficiency`'s
+#: arguments after the throughput, in its order), used only with ``global_batch_tokens``: the
+#: engine passes them, an out-of-range scaling efficiency names them, and the command line
+#: says when they are given to no effect.
+SCALING_INPUTS = (
+    "tensor_parallel",
+    "pipeline_parallel",
+    "sequence_tokens",
+    "pipeline_interleave",
+    "interconnect_gb_per_s",
+    "comm_overlap",
+)
+#: The failure model's inputs beyond the failure rate, used only with
+#: ``failures_per_accelerator_day``: named and noted like :data:`SCALING_INPUTS`.
+FAILURE_INPUTS = ("checkpoint_write_minutes", "restart_minutes")
 
 
 #: estimate()'s outputs in words, for an error that one of them is out of range.
@@ -86,25 +104,10 @@ def _result_inputs(p):
     else:
         good = ("goodput",)
         if p.failures_per_accelerator_day is not None:
-            good = (
-                "failures_per_accelerator_day",
-                "accelerators",
-                "checkpoint_write_minutes",
-                "restart_minutes",
-            )
+            good = ("failures_per_accelerator_day", "accelerators", *FAILURE_INPUTS)
         scale = ()
         if p.global_batch_tokens is not None:
-            scale = (
-                "global_batch_tokens",
-                "accelerators",
-                "total_params",
-                "tensor_parallel",
-                "pipeline_parallel",
-                "sequence_tokens",
-                "pipeline_interleave",
-                "interconnect_gb_per_s",
-                "comm_overlap",
-            )
+            scale = ("global_batch_tokens", "accelerators", "total_params", *SCALING_INPUTS)
         eff = ("peak_tflops", "mfu", *good, *scale)
     hours = (*model, *eff)
     days = (*hours, "accelerators")

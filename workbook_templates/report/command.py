@@ -577,19 +577,11 @@ def _run_checked(args, parsed):
 
 
 def _actuals_line(c):
-    """The summary line of the actuals: spend to date against the plan, and its parts."""
-    t = c.variance_totals
-    if t["as_of"] is None:
-        return "Actuals: no run's month of spend in the files given" + (
-            f"; unallocated {usd(t['unallocated'] / 100)}." if t["unallocated"] else "."
-        )
-    parts = ", ".join(f"{p} {usd(t[p] / 100)}" for p in ("volume", "rate", "efficiency",
-                                                        "scope", "timing"))  # fmt: skip
-    return (
-        f"Actuals to {t['as_of']:%b %Y}: {usd(t['actual'] / 100)} spent against "
-        f"{usd(t['budget'] / 100)} planned, variance {usd(t['variance'] / 100)} ({parts}); "
-        f"unplanned {usd(t['unplanned'] / 100)}, unallocated {usd(t['unallocated'] / 100)}."
-    )
+    """The summary line of the actuals (:func:`.variance_tables.actuals_sentence`), the
+    dollars as the line above writes them (:func:`usd`)."""
+    from .variance_tables import actuals_sentence
+
+    return actuals_sentence(c.variance_totals, usd)
 
 
 def _unplanned_warnings(c):

@@ -43,9 +43,10 @@ from .layout import (
     write_table,
 )
 from .tables import UNSCHEDULED, with_unscheduled
+from .variance_tables import actuals_sentence
 
 __all__ = ["write_summary", "write_budget", "forecast_block", "period_name", "sheet_guide",
-           "SHEET_GUIDE", "HEADLINE"]  # fmt: skip
+           "SHEET_GUIDE", "OPTIONAL_SHEETS", "HEADLINE"]  # fmt: skip
 
 SHEET_GUIDE = (
     ("Summary", "management summary, one page: the headline figures, the checks, the budget "
@@ -59,6 +60,9 @@ SHEET_GUIDE = (
      "rows Monthly adds up)"),
     ("Blank inputs", "each blank input of a budget run: the value used and why"),
     ("Monthly", "spend by calendar month across budget runs, cumulative, P90, with a chart"),
+    ("Variance", "with report --actuals only: plan against actual per run to date and per "
+     "month, the variance split into volume, rate, efficiency, scope and timing; unplanned "
+     "spend"),
     ("Baseline", "with report --baseline only: per run and month, the baseline's P50 and this "
      "hand-off's; an Approved run's run total keeps its approved amount"),
     ("Checks", "what was checked: OK, WARN (look), ERROR (failed), INFO; the files read "
@@ -67,43 +71,30 @@ SHEET_GUIDE = (
 )  # fmt: skip
 
 _MONEY = ("total_cost_usd", "total_cost_usd_p90", "contingency_usd")
-#: The sheet a hand-off has only with actuals (report --actuals), after Monthly.
-VARIANCE_GUIDE = ("Variance", "given actuals: plan against actual per run to date and per "
-                  "month, the variance split into volume, rate, efficiency, scope and timing; "
-                  "unplanned spend")  # fmt: skip
+
+
+#: The sheets a hand-off has only given what they show: sheet -> whether hand-off ``c`` has it
+#: (Variance with actuals, Baseline with a baseline table). The workbook writes the sheets of
+#: :func:`sheet_guide`.
+OPTIONAL_SHEETS = {
+    "Variance": lambda c: getattr(c, "actuals", None) is not None,
+    "Baseline": lambda c: "baseline" in c.tables,
+}
 
 
 def sheet_guide(c):
-    """The sheets of ``c``'s hand-off and what each holds: :data:`SHEET_GUIDE` (the Baseline
-    sheet only when ``c`` has a baseline table), with the Variance sheet after Monthly when
-    ``c`` has actuals."""
-    guide = tuple(g for g in SHEET_GUIDE if g[0] != "Baseline" or "baseline" in c.tables)
-    if getattr(c, "actuals", None) is None:
-        return guide
-    at = [s for s, _ in guide].index("Monthly") + 1
-    return (*guide[:at], VARIANCE_GUIDE, *guide[at:])
+    """The sheets of ``c``'s hand-off, in order, and what each holds: :data:`SHEET_GUIDE`
+    without the :data:`OPTIONAL_SHEETS` ``c`` has not."""
+    return tuple(g for g in SHEET_GUIDE if g[0] not in OPTIONAL_SHEETS or OPTIONAL_SHEETS[g[0]](c))
 
 
 def _actuals_text(c):
-    """Page one's sentence on the actuals (None without actuals)."""
+    """Page one's sentence on the actuals (:func:`.variance_tables.actuals_sentence`; None
+    without actuals)."""
     t = getattr(c, "variance_totals", None)
     if getattr(c, "actuals", None) is None or t is None:
         return None
-    if t["as_of"] is None:
-        return "Actuals: the files given hold no run's month of spend" + (
-            f"; unallocated ${t['unallocated'] / 100:,.0f} (no run tag). See the Variance sheet."
-            if t["unallocated"]
-            else "."
-        )
-    parts = ", ".join(f"{p} ${t[p] / 100:,.0f}" for p in ("volume", "rate", "efficiency",
-                                                         "scope", "timing"))  # fmt: skip
-    return (
-        f"Actuals to {t['as_of']:%b %Y}: ${t['actual'] / 100:,.0f} spent against "
-        f"${t['budget'] / 100:,.0f} planned to date, variance ${t['variance'] / 100:,.0f} "
-        f"({parts}); unplanned spend ${t['unplanned'] / 100:,.0f} on run codes no budget "
-        f"run has; unallocated ${t['unallocated'] / 100:,.0f} (no run tag). See the "
-        "Variance sheet."
-    )
+    return actuals_sentence(t, "${:,.0f}".format, tail=" See the Variance sheet.")
 
 
 #: The Summary's columns (portrait): labels, then figures; at most PAGE_PORTRAIT wide.

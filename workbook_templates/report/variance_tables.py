@@ -21,7 +21,7 @@ from .tables import run_cents
 
 __all__ = ["VARIANCE_COLUMNS", "TO_DATE_COLUMNS", "BY_MONTH_COLUMNS", "UNPLANNED_COLUMNS",
            "MONTHS_COLUMNS", "plan_months", "codes_of", "run_spans", "variance_tables",
-           "UNALLOCATED"]  # fmt: skip
+           "UNALLOCATED", "actuals_sentence"]  # fmt: skip
 
 #: variance.csv: one amount per run, month, scenario and account.
 VARIANCE_COLUMNS = ["run_code", "month", "scenario", "account", "amount_usd"]
@@ -142,11 +142,8 @@ def variance_tables(c, plans=None):
                          "actual_accelerator_hours": v.actual_hours, "budget_usd": v.plan_cents,
                          "actual_usd": v.actual_cents, "variance_usd": v.variance_cents,
                          **{f"{p}_usd": v.parts[p] for p in PARTS}})  # fmt: skip
-            totals["budget"] += v.plan_cents
-            totals["actual"] += v.actual_cents
-            totals["variance"] += v.variance_cents
-            for p in PARTS:
-                totals[p] += v.parts[p]
+    for key in totals:  # the runs' sums: budget, actual, variance and the parts
+        totals[key] = sum(run[f"{key}_usd"] for run in to_date)
     months_rows = _months(long, as_of) if as_of is not None else []
     unplanned = [{"run_code": m.run_code, "month": m.month,
                   "actual_accelerator_hours": m.accelerator_hours, "actual_usd": m.cost_cents,
@@ -177,6 +174,36 @@ def variance_tables(c, plans=None):
                                           BY_MONTH_COLUMNS[5:]),
             "unplanned": _dollars(pd.DataFrame(unplanned, columns=UNPLANNED_COLUMNS),
                                   ["actual_usd"])}  # fmt: skip
+
+
+def actuals_sentence(t, money, tail=""):
+    """The one sentence on the actuals, the terminal's line and page one's: spend to date
+    against the plan, the variance's parts, the unplanned and the unallocated spend.
+
+    ``t``: the variance totals (``c.variance_totals``, whole cents); ``money``: how the face
+    writes US$ (a float to text); ``tail``: what follows a sentence that names a figure (page
+    one: where to look).
+
+    >>> t = dict(as_of=None, actual=0, budget=0, variance=0, unplanned=0, unallocated=-500,
+    ...          **dict.fromkeys(PARTS, 0))
+    >>> actuals_sentence(t, "${:,.0f}".format)
+    "Actuals: no run's month of spend in the files given; unallocated $-5 (no run tag)."
+    """
+
+    def m(key):
+        return money(schedule.usd(t[key]))
+
+    if t["as_of"] is None:
+        if not t["unallocated"]:
+            return "Actuals: no run's month of spend in the files given."
+        return (f"Actuals: no run's month of spend in the files given; unallocated "
+                f"{m('unallocated')} (no run tag).{tail}")  # fmt: skip
+    parts = ", ".join(f"{p} {m(p)}" for p in PARTS)
+    return (
+        f"Actuals to {t['as_of']:%b %Y}: {m('actual')} spent against {m('budget')} planned to "
+        f"date, variance {m('variance')} ({parts}); unplanned spend {m('unplanned')} on run "
+        f"codes no budget run has; unallocated {m('unallocated')} (no run tag).{tail}"
+    )
 
 
 def _dollars(frame, columns):

@@ -147,18 +147,15 @@ BASELINE_SHEET = ("Baseline", [("baseline", [
     "baseline_p50_usd", "p50_usd", "change_usd", "change"], None, None)], 2)  # fmt: skip
 
 
+#: Every data sheet (after Summary, Budget and Runs) by its title.
+_DATA_SHEETS = {s[0]: s for s in (*SHEETS, VARIANCE_SHEET, BASELINE_SHEET)}
+
+
 def _sheets(c):
-    """SHEETS, with the Variance sheet (given actuals) and the Baseline sheet (given a
-    baseline table) after Monthly."""
-    out = []
-    for s in SHEETS:
-        out.append(s)
-        if s[0] == "Monthly":
-            if getattr(c, "actuals", None) is not None:
-                out.append(VARIANCE_SHEET)
-            if "baseline" in c.tables:
-                out.append(BASELINE_SHEET)
-    return out
+    """The data sheets of ``c``'s hand-off: those :func:`.summary.sheet_guide` lists for it
+    (the Variance sheet given actuals, the Baseline sheet given a baseline table), in its
+    order."""
+    return [_DATA_SHEETS[title] for title, _ in sheet_guide(c) if title in _DATA_SHEETS]
 
 
 #: Sheet -> the Excel Tables on it, each named like its CSV file (and, with a baseline,
