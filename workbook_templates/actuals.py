@@ -183,6 +183,11 @@ class Entry:
     rows: int = 1
     column: str = "run_code"  # the column holding the run code (FOCUS: Tags)
     month_column: str = "month"
+    focus: bool = False  # from a FOCUS export
+    hours_column: str = "accelerator_hours"
+    #: FOCUS: BillingPeriodStart (a datetime; None: the file has no such column) -> the
+    #: first row of that billing period
+    periods: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -522,42 +527,119 @@ def _cents(amount):
     return int(amount.scaleb(2).quantize(_decimal.Decimal(1), rounding=_decimal.ROUND_HALF_UP))
 
 
-def join_actuals(parsed, runs, currency="USD"):
+class _Joined:
+    """One (run code, month) of all the files: the first entry that gives it, and the FOCUS
+    entries of other billing periods added to it (``parts``: (file, first row, rows))."""
+
+    def __init__(self, e):
+        self.e = e
+        self.cost, self.hours = e.cost, e.hours
+        self.periods = {bp: (e.file, n) for bp, n in e.periods.items()}
+        self.parts = [(e.file, e.row, e.rows)]
+
+    def clash(self, e):
+        """(row, column, rule) when ``e`` may not be added (the month given twice), else
+        None."""
+        first, what = self.e, f"{e.run_code} {e.month:%Y-%m}"
+        if not (first.focus and e.focus):
+            return (e.row, e.month_column, f"{what} is given twice (first in {first.file} row "
+                    f"{first.row}): each run's month once")  # fmt: skip
+        for bp, n in e.periods.items():
+            if bp is None or None in self.periods:
+                return (e.row, e.month_column, f"{what} is given by two FOCUS exports (first in "
+                        f"{first.file} row {first.row}) and one has no BillingPeriodStart "
+                        "column: each run's month once (exports of different billing periods "
+                        "are summed when both give BillingPeriodStart)")  # fmt: skip
+            if bp in self.periods:
+                where = self.periods[bp]
+                return (n, "BillingPeriodStart", f"{what} is given by two FOCUS exports of the "
+                        f"billing period starting {bp:%Y-%m-%d} (first in {where[0]} row "
+                        f"{where[1]}): the same export given twice? each billing period's "
+                        "export once")  # fmt: skip
+        return None
+
+    def add(self, e):
+        self.cost += e.cost
+        self.hours += e.hours
+        self.periods.update({bp: (e.file, n) for bp, n in e.periods.items()})
+        self.parts.append((e.file, e.row, e.rows))
+
+    def source(self):
+        return "; ".join(f"{f} row {r}" + (f" and {k - 1:,} more" if k > 1 else "")
+                         for f, r, k in self.parts)  # fmt: skip
+
+
+def _this_month(today):
+    day = today or _dt.datetime.now(_dt.UTC).date()
+    return _dt.date(day.year, day.month, 1)
+
+
+def join_actuals(parsed, runs, currency="USD", today=None):
     """The :class:`Actuals` of ``parsed`` files joined to ``runs``: run code -> (first month,
     last month) of each run the plan knows (None, None for a run without a start date).
 
     Each (run code, month) is given once: twice in plain files, or by a plain file and a
-    FOCUS export, is refused; a FOCUS export's rows of one tag and month are summed. A run
-    code no plan knows is unplanned spend (``Actuals.unplanned``); a month before the run's
-    first or after its last is refused, and so is a run without a start date. Raises
-    :class:`ActualsError` (every bad row, one line each); nothing is kept."""
-    problems, seen, months, unplanned, unallocated = Problems(), {}, [], [], _decimal.Decimal(0)
+    FOCUS export, is refused. A FOCUS export's rows of one tag and month are summed, and so
+    are FOCUS exports of different billing periods (``BillingPeriodStart``: a correction
+    billed a period later lands in the month it corrects); two exports of one billing period
+    giving the same run's month, or one without ``BillingPeriodStart``, are refused. A run's
+    month whose hours come to less than 0 is refused. A run code no plan knows is unplanned
+    spend (``Actuals.unplanned``); its month may not be after both ``today``'s month (the
+    report's date, default today UTC) and the last month of every run (a mistyped year would
+    show as spend to come). A month before the run's first or after its last is refused, and
+    so is a run without a start date. Raises :class:`ActualsError` (every bad row, one line
+    each, in file and row order); nothing is kept."""
+    found, joined, unallocated = [], {}, _decimal.Decimal(0)
+    order = {p.path: i for i, p in enumerate(parsed)}
     for p in parsed:
         unallocated += p.unallocated
         for e in p.entries:
             key = (e.run_code, e.month)
-            if key in seen:
-                first = seen[key]
-                problems.add(e.file, e.row, e.month_column,
-                             f"{e.run_code} {e.month:%Y-%m} is given twice (first in "
-                             f"{first.file} row {first.row}): each run's month once")  # fmt: skip
+            first = joined.get(key)
+            if first is None:
+                joined[key] = _Joined(e)
                 continue
-            seen[key] = e
-            span = runs.get(e.run_code)
-            if span is not None and span[0] is None:
-                problems.add(e.file, e.row, e.column, f"run {e.run_code} has no start date in "
-                             "its plan: its months are unknown (type a start date)")  # fmt: skip
+            why = first.clash(e)
+            if why is not None:
+                found.append((e.file, *why))
                 continue
-            if span is not None and not span[0] <= e.month <= span[1]:
-                problems.add(e.file, e.row, e.month_column,
-                             f"{e.month:%Y-%m} is outside run {e.run_code} ({span[0]:%Y-%m} to "
-                             f"{span[1]:%Y-%m}, its P90 run's months)")  # fmt: skip
-                continue
-            rows = f"row {e.row}" + (f" and {e.rows - 1:,} more" if e.rows > 1 else "")
-            month = ActualMonth(e.run_code, e.month, e.hours, _cents(e.cost), e.tokens, e.status,
-                                None if e.electricity is None else _cents(e.electricity),
-                                f"{e.file} {rows}")  # fmt: skip
-            (months if span is not None else unplanned).append(month)
+            first.add(e)
+    this_month = _this_month(today)
+    ends = [span[1] for span in runs.values() if span[1] is not None]
+    latest = max([this_month, *ends])
+    months, unplanned = [], []
+    for j in joined.values():
+        e = j.e
+        span = runs.get(e.run_code)
+        if span is not None and span[0] is None:
+            found.append((e.file, e.row, e.column, f"run {e.run_code} has no start date in its "
+                          "plan: its months are unknown (type a start date)"))  # fmt: skip
+            continue
+        if span is not None and not span[0] <= e.month <= span[1]:
+            found.append((e.file, e.row, e.month_column,
+                          f"{e.month:%Y-%m} is outside run {e.run_code} ({span[0]:%Y-%m} to "
+                          f"{span[1]:%Y-%m}, its P90 run's months)"))  # fmt: skip
+            continue
+        if span is None and e.month > latest:
+            ends_at = f" and every budget run's last month ({max(ends):%Y-%m})" if ends else ""
+            found.append((e.file, e.row, e.month_column,
+                          f"{e.month:%Y-%m} is after this month ({this_month:%Y-%m}){ends_at}, "
+                          f"and run code {e.run_code} is in no budget run: a mistyped month? "
+                          "(actuals are for months that have begun)"))  # fmt: skip
+            continue
+        if j.hours < 0:  # corrections taking back more hours than the exports give
+            found.append((e.file, e.row, e.hours_column,
+                          f"run {e.run_code}'s hours in {e.month:%Y-%m} come to {j.hours:g}, "
+                          "below 0 (its corrections take back more than its usage rows "
+                          "give)"))  # fmt: skip
+            continue
+        month = ActualMonth(e.run_code, e.month, j.hours, _cents(j.cost), e.tokens, e.status,
+                            None if e.electricity is None else _cents(e.electricity),
+                            j.source())  # fmt: skip
+        (months if span is not None else unplanned).append(month)
+    problems = Problems()
+    for path, row, column, rule in sorted(found, key=lambda f: (order.get(f[0], 0), f[1])):
+        problems.add(path, row, column, rule)
     spend = sum(abs(m.cost_cents) for m in months + unplanned) + abs(_cents(unallocated))
     if spend > MAX_ACTUALS_SPEND_USD * 100:
         problems.file(parsed[-1].path if len(parsed) == 1 else "--actuals",

@@ -495,9 +495,10 @@ def _read_actuals(args):
 def _join_actuals(c, parsed):
     """Join the actuals read to the budget runs and add the plan-vs-actual tables."""
     from ..actuals import join_actuals
+    from .output import as_of_date
     from .variance_tables import codes_of, run_spans, variance_tables
 
-    c.actuals = join_actuals(parsed, run_spans(codes_of(c.budget_runs)))
+    c.actuals = join_actuals(parsed, run_spans(codes_of(c.budget_runs)), today=as_of_date(c))
     c.tables.update(variance_tables(c))
 
 
@@ -580,9 +581,9 @@ def _actuals_line(c):
     """The summary line of the actuals: spend to date against the plan, and its parts."""
     t = c.variance_totals
     if t["as_of"] is None:
-        return "Actuals: no run's month of spend in the files given" + (
-            f"; unallocated {usd(t['unallocated'] / 100)}." if t["unallocated"] else "."
-        )
+        return "Actuals: no budget run's month of spend in the files given" + "".join(
+            f"; {k} {usd(t[k] / 100)}" for k in ("unplanned", "unallocated") if t[k]
+        ) + "."
     parts = ", ".join(f"{p} {usd(t[p] / 100)}" for p in ("volume", "rate", "efficiency",
                                                         "scope", "timing"))  # fmt: skip
     return (

@@ -115,8 +115,8 @@ def variance_tables(c, plans=None):
     runs = codes_of(c.budget_runs)
     plans = plans or {code: plan_months(r) for code, r in runs.items()}
     by_run, ahead = a.by_run(), forecasts(c)
-    months = [m.month for m in a.months + a.unplanned]
-    as_of = max(months) if months else None
+    # the as-of month: the budget runs' latest; unplanned spend never moves it
+    as_of = max((m.month for m in a.months), default=None)
     wide, long, to_date = [], [], []
     totals = dict.fromkeys(("budget", "actual", "variance", *PARTS), 0)
     for code, r in runs.items():
