@@ -581,9 +581,11 @@ def _actuals_line(c):
     """The summary line of the actuals: spend to date against the plan, and its parts."""
     t = c.variance_totals
     if t["as_of"] is None:
-        return "Actuals: no budget run's month of spend in the files given" + "".join(
-            f"; {k} {usd(t[k] / 100)}" for k in ("unplanned", "unallocated") if t[k]
-        ) + "."
+        return (
+            "Actuals: no budget run's month of spend in the files given"
+            + "".join(f"; {k} {usd(t[k] / 100)}" for k in ("unplanned", "unallocated") if t[k])
+            + "."
+        )
     parts = ", ".join(f"{p} {usd(t[p] / 100)}" for p in ("volume", "rate", "efficiency",
                                                         "scope", "timing"))  # fmt: skip
     return (

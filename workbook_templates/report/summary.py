@@ -84,14 +84,14 @@ def _actuals_text(c):
     if getattr(c, "actuals", None) is None or t is None:
         return None
     if t["as_of"] is None:
+        said = [
+            f"unplanned spend ${t['unplanned'] / 100:,.0f} on run codes no budget run has"
+            if t["unplanned"] else "",
+            f"unallocated ${t['unallocated'] / 100:,.0f} (no run tag)" if t["unallocated"] else "",
+        ]  # fmt: skip
+        said = [s for s in said if s]
         return "Actuals: the files given hold no budget run's month of spend" + (
-            f"; unplanned spend ${t['unplanned'] / 100:,.0f} on run codes no budget run has"
-            if t["unplanned"]
-            else ""
-        ) + (
-            f"; unallocated ${t['unallocated'] / 100:,.0f} (no run tag). See the Variance sheet."
-            if t["unallocated"]
-            else ". See the Variance sheet." if t["unplanned"] else "."
+            "; " + "; ".join(said) + ". See the Variance sheet." if said else "."
         )
     parts = ", ".join(f"{p} ${t[p] / 100:,.0f}" for p in ("volume", "rate", "efficiency",
                                                          "scope", "timing"))  # fmt: skip
