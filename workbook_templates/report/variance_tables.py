@@ -2,9 +2,10 @@
 
 Each budget run's plan months (its P50 schedule, to the cent: :func:`.tables.run_cents`,
 hours and tokens spread by the same month shares) against its actual months
-(:class:`workbook_templates.actuals.Actuals`), month by month up to the last month with
-actuals, through :func:`udfs.variance.run_variance`: the variance and its five parts in
-whole cents, adding up exactly. ``variance`` (variance.csv) is the long format an FP&A tool
+(:class:`workbook_templates.actuals.Actuals`), month by month up to the as-of month (the
+budget runs' last month with actuals; unplanned spend never moves it), through
+:func:`udfs.variance.run_variance`: the variance and its five parts in whole cents, adding
+up exactly. ``variance`` (variance.csv) is the long format an FP&A tool
 imports; ``variance_by_month`` the Variance sheet's table.
 """
 
@@ -25,7 +26,7 @@ __all__ = ["VARIANCE_COLUMNS", "TO_DATE_COLUMNS", "BY_MONTH_COLUMNS", "UNPLANNED
 
 #: variance.csv: one amount per run, month, scenario and account.
 VARIANCE_COLUMNS = ["run_code", "month", "scenario", "account", "amount_usd"]
-#: The Variance sheet's table: one row per run and month up to the last month with actuals.
+#: The Variance sheet's table: one row per run and month up to the as-of month.
 BY_MONTH_COLUMNS = ["run_code", "scenario", "month", "plan_accelerator_hours",
                     "actual_accelerator_hours", "budget_usd", "actual_usd", "variance_usd",
                     *(f"{p}_usd" for p in PARTS)]  # fmt: skip
@@ -97,7 +98,7 @@ def _long_rows(code, plan, actual, variance, ahead):
 def _months(long, as_of):
     """The chart's table: budget (the P50 plan), actual and forecast (P50) of every budget
     run together, by month (whole cents, from variance.csv's rows of the budget runs); the
-    actual is blank after the last month with actuals."""
+    actual is blank after the as-of month (the budget runs' last month with actuals)."""
     sums = {}
     for row in long:
         if row["account"] == "total" and row["month"] is not None:
