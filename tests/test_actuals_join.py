@@ -182,3 +182,24 @@ def test_exports_of_two_billing_periods_through_the_report(example_plan, tmp_pat
     march, april = _exports(tmp_path)
     assert run(example_plan, "--actuals", march, april, "--csv", tmp_path / "csv") == 0
     assert "Actuals to Apr 2027: $2,100 spent" in capsys.readouterr().out
+
+
+def test_a_month_of_corrections_alone_is_a_warning_naming_the_file_row_and_column(
+    example_plan, tmp_path, capsys
+):
+    """Before: April's export alone gave the run a March of its correction only ($-100.25),
+    with nothing said; the March export it corrects was simply not given."""
+    _, april = _exports(tmp_path)
+    a = _join([april])
+    (m,) = [m for m in a.months if m.month == MARCH]
+    assert m.cost_cents == -10_025
+    want = (f"row 3, column ChargeClass: run {CODE}'s 2027-03 is only Correction rows "
+            "($-100.25): the export of the billing period they correct is not given, so the "
+            "month is the correction alone; give that export too")  # fmt: skip
+    assert a.warnings == [(str(april), want)]
+    march, _ = _exports(tmp_path)
+    assert _join([march, april]).warnings == []
+    assert run(example_plan, "--actuals", april, "--csv", tmp_path / "csv") == 0
+    assert f"warning: {april}: Actuals: {want}" in capsys.readouterr().err
+    checks = read_csv(tmp_path / "csv", "checks")
+    assert [r["status"] for r in checks if r["check"] == "Actuals"] == ["WARN"]

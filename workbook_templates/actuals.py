@@ -147,7 +147,9 @@ class Actuals:
     ``unplanned`` the rows whose run code no plan knows (shown as unplanned spend, never
     dropped); ``unallocated_cents`` the spend of a FOCUS export that carries no run tag
     (``unallocated_month`` the last month such a charge starts in)
-    (commitments unused, credits, tax); ``files`` the files read, with their SHA-256.
+    (commitments unused, credits, tax); ``files`` the files read, with their SHA-256;
+    ``warnings`` (file, one line naming the row and column) of figures to look at: a run's
+    month given by FOCUS corrections alone (the export they correct not given).
     """
 
     months: list = field(default_factory=list)  # ActualMonth
@@ -156,6 +158,7 @@ class Actuals:
     unallocated_month: object = None  # datetime.date or None
     currency: str = "USD"
     files: list = field(default_factory=list)  # (path, sha256)
+    warnings: list = field(default_factory=list)  # (path, text)
 
     def by_run(self):
         """run code -> its ActualMonths in month order."""
@@ -188,6 +191,7 @@ class Entry:
     #: FOCUS: BillingPeriodStart (a datetime; None: the file has no such column) -> the
     #: first row of that billing period
     periods: dict = field(default_factory=dict)
+    only_corrections: bool = False  # FOCUS: every row is of ChargeClass Correction
 
 
 @dataclass
@@ -536,6 +540,7 @@ class _Joined:
         self.cost, self.hours = e.cost, e.hours
         self.periods = {bp: (e.file, n) for bp, n in e.periods.items()}
         self.parts = [(e.file, e.row, e.rows)]
+        self.only_corrections = e.only_corrections
 
     def clash(self, e):
         """(row, column, rule) when ``e`` may not be added (the month given twice), else
@@ -563,6 +568,7 @@ class _Joined:
         self.hours += e.hours
         self.periods.update({bp: (e.file, n) for bp, n in e.periods.items()})
         self.parts.append((e.file, e.row, e.rows))
+        self.only_corrections = self.only_corrections and e.only_corrections
 
     def source(self):
         return "; ".join(f"{f} row {r}" + (f" and {k - 1:,} more" if k > 1 else "")
@@ -607,7 +613,7 @@ def join_actuals(parsed, runs, currency="USD", today=None):
     this_month = _this_month(today)
     ends = [span[1] for span in runs.values() if span[1] is not None]
     latest = max([this_month, *ends])
-    months, unplanned = [], []
+    months, unplanned, warnings = [], [], []
     for j in joined.values():
         e = j.e
         span = runs.get(e.run_code)
@@ -637,6 +643,12 @@ def join_actuals(parsed, runs, currency="USD", today=None):
                             None if e.electricity is None else _cents(e.electricity),
                             j.source())  # fmt: skip
         (months if span is not None else unplanned).append(month)
+        if j.only_corrections:
+            warnings.append((e.file, f"row {e.row}, column ChargeClass: run {e.run_code}'s "
+                             f"{e.month:%Y-%m} is only Correction rows "
+                             f"(${_cents(j.cost) / 100:,.2f}): the export of the billing "
+                             "period they correct is not given, so the month is the correction "
+                             "alone; give that export too"))  # fmt: skip
     problems = Problems()
     for path, row, column, rule in sorted(found, key=lambda f: (order.get(f[0], 0), f[1])):
         problems.add(path, row, column, rule)
@@ -649,5 +661,5 @@ def join_actuals(parsed, runs, currency="USD", today=None):
     problems.raise_if_any()
     lasts = [p.unallocated_month for p in parsed if p.unallocated_month is not None]
     return Actuals(months=months, unplanned=unplanned, unallocated_cents=_cents(unallocated),
-                   unallocated_month=max(lasts, default=None),
-                   currency=currency, files=[(p.path, p.sha256) for p in parsed])  # fmt: skip
+                   unallocated_month=max(lasts, default=None), currency=currency,
+                   files=[(p.path, p.sha256) for p in parsed], warnings=warnings)  # fmt: skip

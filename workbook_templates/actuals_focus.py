@@ -324,6 +324,7 @@ def focus_entries(path, header, rows, currency, problems, room):
                 last = parts[1]
             continue
         splits += len(parts)
+        correction = row.text("ChargeClass") == "Correction"
         if splits > MAX_ACTUALS_ROWS:
             problems.file(
                 path,
@@ -337,7 +338,7 @@ def focus_entries(path, header, rows, currency, problems, room):
             if e is None:
                 e = sums[(code, month)] = Entry(code, month, hours, cost, None, None, None, path,
                                                 n, 1, "Tags", "ChargePeriodStart", True,
-                                                quantity)  # fmt: skip
+                                                quantity, only_corrections=correction)  # fmt: skip
                 if len(sums) > room:
                     too_many_run_months(path, problems)
                     return list(sums.values()), unallocated, last
@@ -345,5 +346,6 @@ def focus_entries(path, header, rows, currency, problems, room):
                 e.hours += hours
                 e.cost += cost
                 e.rows += 1
+                e.only_corrections = e.only_corrections and correction
             e.periods.setdefault(period, n)
     return list(sums.values()), unallocated, last
