@@ -25,7 +25,9 @@ The rules (docs/plan-vs-actual.md has them for the user):
   no month.
 - **Billing periods**: each run's month keeps the ``BillingPeriodStart`` of its rows (when
   the column is given), so the join can sum a month across the exports of different billing
-  periods (a correction billed a period later) and refuse two exports of one period.
+  periods (a correction billed a period later) and refuse two exports of one period; and
+  whether every row of it is a ``Correction``, so the join can warn of a month of
+  corrections alone.
 - **Currency**: every row's ``BillingCurrency`` is the hand-off's; never mixed.
 - **Duplicates**: a row identical to an earlier one, field for field, is refused.
 """
