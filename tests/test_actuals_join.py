@@ -203,3 +203,20 @@ def test_a_month_of_corrections_alone_is_a_warning_naming_the_file_row_and_colum
     assert f"warning: {april}: Actuals: {want}" in capsys.readouterr().err
     checks = read_csv(tmp_path / "csv", "checks")
     assert [r["status"] for r in checks if r["check"] == "Actuals"] == ["WARN"]
+
+
+def test_months_filled_ahead_with_zeros_are_a_warning(example_plan, tmp_path, capsys):
+    """Before: a plain file filled ahead with zero rows (April: 0 hours, $0) made the actuals
+    run to April with nothing said, April's whole budget a variance."""
+    f = _write(tmp_path / "p.csv", f"{CODE},2027-03,700000,1435000.00,", f"{CODE},2027-04,0,0,",
+               header=PLAIN_HEADER)  # fmt: skip
+    want = (f"row 3, column cost_usd: run {CODE}'s 2027-04 to 2027-04 (1 month(s)) give 0 hours, "
+            "$0, no tokens and no status after its last month with any (2027-03): placeholders? "
+            "they count as months with nothing used and make the actuals run to Apr 2027; leave "
+            "a month out until it is spent")  # fmt: skip
+    assert _join([f]).warnings == [(str(f), want)]
+    assert run(example_plan, "--actuals", f, "--csv", tmp_path / "csv") == 0
+    assert f"warning: {f}: Actuals: {want}" in capsys.readouterr().err
+    said = _write(tmp_path / "q.csv", f"{CODE},2027-03,700000,1435000.00,,running",
+                  f"{CODE},2027-04,0,0,,completed", header=PLAIN_HEADER + ",status")  # fmt: skip
+    assert _join([said]).warnings == []

@@ -149,7 +149,8 @@ class Actuals:
     (``unallocated_month`` the last month such a charge starts in)
     (commitments unused, credits, tax); ``files`` the files read, with their SHA-256;
     ``warnings`` (file, one line naming the row and column) of figures to look at: a run's
-    month given by FOCUS corrections alone (the export they correct not given).
+    month given by FOCUS corrections alone (the export they correct not given), a run's last
+    months that say nothing (placeholders).
     """
 
     months: list = field(default_factory=list)  # ActualMonth
@@ -575,6 +576,32 @@ class _Joined:
                          for f, r, k in self.parts)  # fmt: skip
 
 
+def _placeholders(plain):
+    """(file, text) of each budget run whose last months in plain files say nothing: 0 hours,
+    $0, no tokens and no status, after its last month with any (a template filled ahead with
+    zeros). They count as months with nothing used, and move the as-of month."""
+    out = []
+    for code, given in plain.items():
+        given.sort(key=lambda x: x[0].month)
+        empty = 0
+        for m, _ in reversed(given):
+            if m.accelerator_hours or m.cost_cents or m.tokens_processed or m.status:
+                break
+            empty += 1
+        if not empty:
+            continue
+        first, e = given[-empty]
+        last = given[-1][0]
+        after = f" after its last month with any ({given[-empty - 1][0].month:%Y-%m})" if (
+            empty < len(given)) else ""  # fmt: skip
+        out.append((e.file, f"row {e.row}, column cost_usd: run {code}'s "
+                    f"{first.month:%Y-%m} to {last.month:%Y-%m} ({empty} month(s)) give 0 "
+                    f"hours, $0, no tokens and no status{after}: placeholders? they count as "
+                    f"months with nothing used and make the actuals run to {last.month:%b %Y}; "
+                    "leave a month out until it is spent"))  # fmt: skip
+    return out
+
+
 def _this_month(today):
     day = today or _dt.datetime.now(_dt.UTC).date()
     return _dt.date(day.year, day.month, 1)
@@ -613,7 +640,7 @@ def join_actuals(parsed, runs, currency="USD", today=None):
     this_month = _this_month(today)
     ends = [span[1] for span in runs.values() if span[1] is not None]
     latest = max([this_month, *ends])
-    months, unplanned, warnings = [], [], []
+    months, unplanned, warnings, plain = [], [], [], {}
     for j in joined.values():
         e = j.e
         span = runs.get(e.run_code)
@@ -643,12 +670,15 @@ def join_actuals(parsed, runs, currency="USD", today=None):
                             None if e.electricity is None else _cents(e.electricity),
                             j.source())  # fmt: skip
         (months if span is not None else unplanned).append(month)
+        if span is not None and not e.focus:
+            plain.setdefault(e.run_code, []).append((month, e))
         if j.only_corrections:
             warnings.append((e.file, f"row {e.row}, column ChargeClass: run {e.run_code}'s "
                              f"{e.month:%Y-%m} is only Correction rows "
                              f"(${_cents(j.cost) / 100:,.2f}): the export of the billing "
                              "period they correct is not given, so the month is the correction "
                              "alone; give that export too"))  # fmt: skip
+    warnings += _placeholders(plain)
     problems = Problems()
     for path, row, column, rule in sorted(found, key=lambda f: (order.get(f[0], 0), f[1])):
         problems.add(path, row, column, rule)

@@ -336,8 +336,8 @@ def _check_rows(c):
         rows.append(("Actuals", "WARN", text, path))
     more = len(c.actuals.warnings) - MAX_LINES_SHOWN
     if more > 0:
-        rows.append(("Actuals", "WARN", f"... and {more:,} more run month(s) of corrections "
-                     "alone", "--actuals"))  # fmt: skip
+        rows.append(("Actuals", "WARN", f"... and {more:,} more warning(s) on the actuals",
+                     "--actuals"))  # fmt: skip
     return [{"check": a, "status": b, "file": str(f), "detail": d} for a, b, d, f in rows]
 
 
