@@ -602,6 +602,51 @@ def _placeholders(plain):
     return out
 
 
+def _merge(parsed):
+    """(problems found [(file, row, column, rule)], {(run code, month): :class:`_Joined`},
+    the unallocated spend) of the files: each run's month given once, or by FOCUS exports of
+    different billing periods, summed."""
+    found, joined, unallocated = [], {}, _decimal.Decimal(0)
+    for p in parsed:
+        unallocated += p.unallocated
+        for e in p.entries:
+            key = (e.run_code, e.month)
+            first = joined.get(key)
+            if first is None:
+                joined[key] = _Joined(e)
+                continue
+            why = first.clash(e)
+            if why is not None:
+                found.append((e.file, *why))
+                continue
+            first.add(e)
+    return found, joined, unallocated
+
+
+def _bad_month(j, span, this_month, ends, latest):
+    """(row, column, rule) when the run's month ``j`` is refused, else None: ``span`` the
+    run's (first, last) month (None: a run code no plan knows), ``latest`` the last month a
+    run code no plan knows may have (the later of ``this_month`` and ``ends``, the runs'
+    last months)."""
+    e = j.e
+    if span is not None and span[0] is None:
+        return (e.row, e.column, f"run {e.run_code} has no start date in its plan: its months "
+                "are unknown (type a start date)")  # fmt: skip
+    if span is not None and not span[0] <= e.month <= span[1]:
+        return (e.row, e.month_column, f"{e.month:%Y-%m} is outside run {e.run_code} "
+                f"({span[0]:%Y-%m} to {span[1]:%Y-%m}, its P90 run's months)")  # fmt: skip
+    if span is None and e.month > latest:
+        ends_at = f" and every budget run's last month ({max(ends):%Y-%m})" if ends else ""
+        return (e.row, e.month_column, f"{e.month:%Y-%m} is after this month "
+                f"({this_month:%Y-%m}){ends_at}, and run code {e.run_code} is in no budget run: "
+                "a mistyped month? (actuals are for months that have begun)")  # fmt: skip
+    if j.hours < 0:  # corrections taking back more hours than the exports give
+        return (e.row, e.hours_column, f"run {e.run_code}'s hours in {e.month:%Y-%m} come to "
+                f"{j.hours:g}, below 0 (its corrections take back more than its usage rows "
+                "give)")  # fmt: skip
+    return None
+
+
 def _this_month(today):
     day = today or _dt.datetime.now(_dt.UTC).date()
     return _dt.date(day.year, day.month, 1)
@@ -622,21 +667,8 @@ def join_actuals(parsed, runs, currency="USD", today=None):
     show as spend to come). A month before the run's first or after its last is refused, and
     so is a run without a start date. Raises :class:`ActualsError` (every bad row, one line
     each, in file and row order); nothing is kept."""
-    found, joined, unallocated = [], {}, _decimal.Decimal(0)
+    found, joined, unallocated = _merge(parsed)
     order = {p.path: i for i, p in enumerate(parsed)}
-    for p in parsed:
-        unallocated += p.unallocated
-        for e in p.entries:
-            key = (e.run_code, e.month)
-            first = joined.get(key)
-            if first is None:
-                joined[key] = _Joined(e)
-                continue
-            why = first.clash(e)
-            if why is not None:
-                found.append((e.file, *why))
-                continue
-            first.add(e)
     this_month = _this_month(today)
     ends = [span[1] for span in runs.values() if span[1] is not None]
     latest = max([this_month, *ends])
@@ -644,27 +676,9 @@ def join_actuals(parsed, runs, currency="USD", today=None):
     for j in joined.values():
         e = j.e
         span = runs.get(e.run_code)
-        if span is not None and span[0] is None:
-            found.append((e.file, e.row, e.column, f"run {e.run_code} has no start date in its "
-                          "plan: its months are unknown (type a start date)"))  # fmt: skip
-            continue
-        if span is not None and not span[0] <= e.month <= span[1]:
-            found.append((e.file, e.row, e.month_column,
-                          f"{e.month:%Y-%m} is outside run {e.run_code} ({span[0]:%Y-%m} to "
-                          f"{span[1]:%Y-%m}, its P90 run's months)"))  # fmt: skip
-            continue
-        if span is None and e.month > latest:
-            ends_at = f" and every budget run's last month ({max(ends):%Y-%m})" if ends else ""
-            found.append((e.file, e.row, e.month_column,
-                          f"{e.month:%Y-%m} is after this month ({this_month:%Y-%m}){ends_at}, "
-                          f"and run code {e.run_code} is in no budget run: a mistyped month? "
-                          "(actuals are for months that have begun)"))  # fmt: skip
-            continue
-        if j.hours < 0:  # corrections taking back more hours than the exports give
-            found.append((e.file, e.row, e.hours_column,
-                          f"run {e.run_code}'s hours in {e.month:%Y-%m} come to {j.hours:g}, "
-                          "below 0 (its corrections take back more than its usage rows "
-                          "give)"))  # fmt: skip
+        bad = _bad_month(j, span, this_month, ends, latest)
+        if bad is not None:
+            found.append((e.file, *bad))
             continue
         month = ActualMonth(e.run_code, e.month, j.hours, _cents(j.cost), e.tokens, e.status,
                             None if e.electricity is None else _cents(e.electricity),
