@@ -5,6 +5,7 @@ work it would cost; never a traceback, never a silently wrong number."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from decimal import Decimal
 
@@ -17,6 +18,7 @@ from workbook_templates import actuals_focus
 FOCUS_HEADER = ("BillingCurrency,ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,"
                 "EffectiveCost,PricingQuantity,PricingUnit,Tags")  # fmt: skip
 PLAIN_HEADER = "run_code,month,accelerator_hours,cost_usd,tokens_processed"
+MARCH = dt.date(2027, 3, 1)
 
 
 def _tags(**tags):
@@ -173,7 +175,9 @@ def test_untagged_spend_alone_is_said_and_has_a_month_in_variance_csv(
                zero)  # fmt: skip
     out = tmp_path / "csv"
     assert run(example_plan, "--actuals", f, "--csv", out) == 0
-    said = "Actuals: no run's month of spend in the files given; unallocated $-5 (no run tag)."
+    said = (
+        "Actuals: no budget run's month of spend in the files given; unallocated $-5 (no run tag)."
+    )
     assert said in capsys.readouterr().out
     rows = (out / "variance.csv").read_text(encoding="utf-8").splitlines()
     assert [r for r in rows if "unallocated" in r][0].startswith(
@@ -217,7 +221,9 @@ def test_a_correction_may_take_back_hours_but_never_below_zero(tmp_path):
     assert e.cost == 60 and e.hours == pytest.approx(0.6)
     too_much = _write(tmp_path / "g.csv", header, usage,
                       back.replace(",1,Hours,", ",-3,Hours,") + ",Correction")  # fmt: skip
-    (line,) = _refused([too_much])
+    with pytest.raises(act.ActualsError) as err:  # the hours of all the files together
+        act.join_actuals(act.read_actuals([too_much]), {"X1": (MARCH, MARCH)})
+    (line,) = err.value.lines
     assert "row 2, column PricingQuantity: run X1's hours in 2027-03 come to -2, below 0" in line
     plain = _write(tmp_path / "h.csv", header, usage, back.replace(",1,Hours,", ",-3,Hours,") + ",")
     (line,) = _refused([plain])

@@ -147,7 +147,10 @@ class Actuals:
     ``unplanned`` the rows whose run code no plan knows (shown as unplanned spend, never
     dropped); ``unallocated_cents`` the spend of a FOCUS export that carries no run tag
     (``unallocated_month`` the last month such a charge starts in)
-    (commitments unused, credits, tax); ``files`` the files read, with their SHA-256.
+    (commitments unused, credits, tax); ``files`` the files read, with their SHA-256;
+    ``warnings`` (file, one line naming the row and column) of figures to look at: a run's
+    month given by FOCUS corrections alone (the export they correct not given), a run's last
+    months that say nothing (placeholders).
     """
 
     months: list = field(default_factory=list)  # ActualMonth
@@ -156,6 +159,7 @@ class Actuals:
     unallocated_month: object = None  # datetime.date or None
     currency: str = "USD"
     files: list = field(default_factory=list)  # (path, sha256)
+    warnings: list = field(default_factory=list)  # (path, text)
 
     def by_run(self):
         """run code -> its ActualMonths in month order."""
@@ -183,6 +187,12 @@ class Entry:
     rows: int = 1
     column: str = "run_code"  # the column holding the run code (FOCUS: Tags)
     month_column: str = "month"
+    focus: bool = False  # from a FOCUS export
+    hours_column: str = "accelerator_hours"
+    #: FOCUS: BillingPeriodStart (a datetime; None: the file has no such column) -> the
+    #: first row of that billing period
+    periods: dict = field(default_factory=dict)
+    only_corrections: bool = False  # FOCUS: every row is of ChargeClass Correction
 
 
 @dataclass
@@ -522,42 +532,170 @@ def _cents(amount):
     return int(amount.scaleb(2).quantize(_decimal.Decimal(1), rounding=_decimal.ROUND_HALF_UP))
 
 
-def join_actuals(parsed, runs, currency="USD"):
-    """The :class:`Actuals` of ``parsed`` files joined to ``runs``: run code -> (first month,
-    last month) of each run the plan knows (None, None for a run without a start date).
+class _Joined:
+    """One (run code, month) of all the files: the first entry that gives it, and the FOCUS
+    entries of other billing periods added to it (``parts``: (file, first row, rows))."""
 
-    Each (run code, month) is given once: twice in plain files, or by a plain file and a
-    FOCUS export, is refused; a FOCUS export's rows of one tag and month are summed. A run
-    code no plan knows is unplanned spend (``Actuals.unplanned``); a month before the run's
-    first or after its last is refused, and so is a run without a start date. Raises
-    :class:`ActualsError` (every bad row, one line each); nothing is kept."""
-    problems, seen, months, unplanned, unallocated = Problems(), {}, [], [], _decimal.Decimal(0)
+    def __init__(self, e):
+        self.e = e
+        self.cost, self.hours = e.cost, e.hours
+        self.periods = {bp: (e.file, n) for bp, n in e.periods.items()}
+        self.parts = [(e.file, e.row, e.rows)]
+        self.only_corrections = e.only_corrections
+
+    def clash(self, e):
+        """(row, column, rule) when ``e`` may not be added (the month given twice), else
+        None."""
+        first, what = self.e, f"{e.run_code} {e.month:%Y-%m}"
+        if not (first.focus and e.focus):
+            return (e.row, e.month_column, f"{what} is given twice (first in {first.file} row "
+                    f"{first.row}): each run's month once")  # fmt: skip
+        for bp, n in e.periods.items():
+            if bp is None or None in self.periods:
+                return (e.row, e.month_column, f"{what} is given by two FOCUS exports (first in "
+                        f"{first.file} row {first.row}) and one has no BillingPeriodStart "
+                        "column: each run's month once (exports of different billing periods "
+                        "are summed when both give BillingPeriodStart)")  # fmt: skip
+            if bp in self.periods:
+                where = self.periods[bp]
+                return (n, "BillingPeriodStart", f"{what} is given by two FOCUS exports of the "
+                        f"billing period starting {bp:%Y-%m-%d} (first in {where[0]} row "
+                        f"{where[1]}): the same export given twice? each billing period's "
+                        "export once")  # fmt: skip
+        return None
+
+    def add(self, e):
+        self.cost += e.cost
+        self.hours += e.hours
+        self.periods.update({bp: (e.file, n) for bp, n in e.periods.items()})
+        self.parts.append((e.file, e.row, e.rows))
+        self.only_corrections = self.only_corrections and e.only_corrections
+
+    def source(self):
+        return "; ".join(f"{f} row {r}" + (f" and {k - 1:,} more" if k > 1 else "")
+                         for f, r, k in self.parts)  # fmt: skip
+
+
+def _placeholders(plain):
+    """(file, text) of each budget run whose last months in plain files say nothing: 0 hours,
+    $0, no tokens and no status, after its last month with any (a template filled ahead with
+    zeros). They count as months with nothing used, and move the as-of month."""
+    out = []
+    for code, given in plain.items():
+        given.sort(key=lambda x: x[0].month)
+        empty = 0
+        for m, _ in reversed(given):
+            if m.accelerator_hours or m.cost_cents or m.tokens_processed or m.status:
+                break
+            empty += 1
+        if not empty:
+            continue
+        first, e = given[-empty]
+        last = given[-1][0]
+        after = f" after its last month with any ({given[-empty - 1][0].month:%Y-%m})" if (
+            empty < len(given)) else ""  # fmt: skip
+        out.append((e.file, f"row {e.row}, column cost_usd: run {code}'s "
+                    f"{first.month:%Y-%m} to {last.month:%Y-%m} ({empty} month(s)) give 0 "
+                    f"hours, $0, no tokens and no status{after}: placeholders? they count as "
+                    f"months with nothing used and make the actuals run to {last.month:%b %Y}; "
+                    "leave a month out until it is spent"))  # fmt: skip
+    return out
+
+
+def _merge(parsed):
+    """(problems found [(file, row, column, rule)], {(run code, month): :class:`_Joined`},
+    the unallocated spend) of the files: each run's month given once, or by FOCUS exports of
+    different billing periods, summed."""
+    found, joined, unallocated = [], {}, _decimal.Decimal(0)
     for p in parsed:
         unallocated += p.unallocated
         for e in p.entries:
             key = (e.run_code, e.month)
-            if key in seen:
-                first = seen[key]
-                problems.add(e.file, e.row, e.month_column,
-                             f"{e.run_code} {e.month:%Y-%m} is given twice (first in "
-                             f"{first.file} row {first.row}): each run's month once")  # fmt: skip
+            first = joined.get(key)
+            if first is None:
+                joined[key] = _Joined(e)
                 continue
-            seen[key] = e
-            span = runs.get(e.run_code)
-            if span is not None and span[0] is None:
-                problems.add(e.file, e.row, e.column, f"run {e.run_code} has no start date in "
-                             "its plan: its months are unknown (type a start date)")  # fmt: skip
+            why = first.clash(e)
+            if why is not None:
+                found.append((e.file, *why))
                 continue
-            if span is not None and not span[0] <= e.month <= span[1]:
-                problems.add(e.file, e.row, e.month_column,
-                             f"{e.month:%Y-%m} is outside run {e.run_code} ({span[0]:%Y-%m} to "
-                             f"{span[1]:%Y-%m}, its P90 run's months)")  # fmt: skip
-                continue
-            rows = f"row {e.row}" + (f" and {e.rows - 1:,} more" if e.rows > 1 else "")
-            month = ActualMonth(e.run_code, e.month, e.hours, _cents(e.cost), e.tokens, e.status,
-                                None if e.electricity is None else _cents(e.electricity),
-                                f"{e.file} {rows}")  # fmt: skip
-            (months if span is not None else unplanned).append(month)
+            first.add(e)
+    return found, joined, unallocated
+
+
+def _bad_month(j, span, this_month, ends, latest):
+    """(row, column, rule) when the run's month ``j`` is refused, else None: ``span`` the
+    run's (first, last) month (None: a run code no plan knows), ``latest`` the last month a
+    run code no plan knows may have (the later of ``this_month`` and ``ends``, the runs'
+    last months)."""
+    e = j.e
+    if span is not None and span[0] is None:
+        return (e.row, e.column, f"run {e.run_code} has no start date in its plan: its months "
+                "are unknown (type a start date)")  # fmt: skip
+    if span is not None and not span[0] <= e.month <= span[1]:
+        return (e.row, e.month_column, f"{e.month:%Y-%m} is outside run {e.run_code} "
+                f"({span[0]:%Y-%m} to {span[1]:%Y-%m}, its P90 run's months)")  # fmt: skip
+    if span is None and e.month > latest:
+        ends_at = f" and every budget run's last month ({max(ends):%Y-%m})" if ends else ""
+        return (e.row, e.month_column, f"{e.month:%Y-%m} is after this month "
+                f"({this_month:%Y-%m}){ends_at}, and run code {e.run_code} is in no budget run: "
+                "a mistyped month? (actuals are for months that have begun)")  # fmt: skip
+    if j.hours < 0:  # corrections taking back more hours than the exports give
+        return (e.row, e.hours_column, f"run {e.run_code}'s hours in {e.month:%Y-%m} come to "
+                f"{j.hours:g}, below 0 (its corrections take back more than its usage rows "
+                "give)")  # fmt: skip
+    return None
+
+
+def _this_month(today):
+    day = today or _dt.datetime.now(_dt.UTC).date()
+    return _dt.date(day.year, day.month, 1)
+
+
+def join_actuals(parsed, runs, currency="USD", today=None):
+    """The :class:`Actuals` of ``parsed`` files joined to ``runs``: run code -> (first month,
+    last month) of each run the plan knows (None, None for a run without a start date).
+
+    Each (run code, month) is given once: twice in plain files, or by a plain file and a
+    FOCUS export, is refused. A FOCUS export's rows of one tag and month are summed, and so
+    are FOCUS exports of different billing periods (``BillingPeriodStart``: a correction
+    billed a period later lands in the month it corrects); two exports of one billing period
+    giving the same run's month, or one without ``BillingPeriodStart``, are refused. A run's
+    month whose hours come to less than 0 is refused. A run code no plan knows is unplanned
+    spend (``Actuals.unplanned``); its month may not be after both ``today``'s month (the
+    report's date, default today UTC) and the last month of every run (a mistyped year would
+    show as spend to come). A month before the run's first or after its last is refused, and
+    so is a run without a start date. Raises :class:`ActualsError` (every bad row, one line
+    each, in file and row order); nothing is kept."""
+    found, joined, unallocated = _merge(parsed)
+    order = {p.path: i for i, p in enumerate(parsed)}
+    this_month = _this_month(today)
+    ends = [span[1] for span in runs.values() if span[1] is not None]
+    latest = max([this_month, *ends])
+    months, unplanned, warnings, plain = [], [], [], {}
+    for j in joined.values():
+        e = j.e
+        span = runs.get(e.run_code)
+        bad = _bad_month(j, span, this_month, ends, latest)
+        if bad is not None:
+            found.append((e.file, *bad))
+            continue
+        month = ActualMonth(e.run_code, e.month, j.hours, _cents(j.cost), e.tokens, e.status,
+                            None if e.electricity is None else _cents(e.electricity),
+                            j.source())  # fmt: skip
+        (months if span is not None else unplanned).append(month)
+        if span is not None and not e.focus:
+            plain.setdefault(e.run_code, []).append((month, e))
+        if j.only_corrections:
+            warnings.append((e.file, f"row {e.row}, column ChargeClass: run {e.run_code}'s "
+                             f"{e.month:%Y-%m} is only Correction rows "
+                             f"(${_cents(j.cost) / 100:,.2f}): the export of the billing "
+                             "period they correct is not given, so the month is the correction "
+                             "alone; give that export too"))  # fmt: skip
+    warnings += _placeholders(plain)
+    problems = Problems()
+    for path, row, column, rule in sorted(found, key=lambda f: (order.get(f[0], 0), f[1])):
+        problems.add(path, row, column, rule)
     spend = sum(abs(m.cost_cents) for m in months + unplanned) + abs(_cents(unallocated))
     if spend > MAX_ACTUALS_SPEND_USD * 100:
         problems.file(parsed[-1].path if len(parsed) == 1 else "--actuals",
@@ -567,5 +705,5 @@ def join_actuals(parsed, runs, currency="USD"):
     problems.raise_if_any()
     lasts = [p.unallocated_month for p in parsed if p.unallocated_month is not None]
     return Actuals(months=months, unplanned=unplanned, unallocated_cents=_cents(unallocated),
-                   unallocated_month=max(lasts, default=None),
-                   currency=currency, files=[(p.path, p.sha256) for p in parsed])  # fmt: skip
+                   unallocated_month=max(lasts, default=None), currency=currency,
+                   files=[(p.path, p.sha256) for p in parsed], warnings=warnings)  # fmt: skip

@@ -18,9 +18,16 @@ The rules (docs/plan-vs-actual.md has them for the user):
   times ``GpuCount`` of ``SkuPriceDetails`` when given (else one accelerator an hour); any
   other unit adds spend but no hours. A negative quantity is refused, but on a
   ``ChargeClass`` ``Correction`` row (a correction takes back hours billed before); a run's
-  month whose hours come to less than 0 is refused.
+  month whose hours come to less than 0, all files together, is refused (by the join).
 - **Months**: UTC calendar months of ``ChargePeriodStart``; a row whose charge period
-  (start inclusive, end exclusive) spans months is prorated by the time in each.
+  (start inclusive, end exclusive) spans months is prorated by the time in each. A row that
+  adds neither spend nor hours (a commitment's purchase, its EffectiveCost 0) gives its run
+  no month.
+- **Billing periods**: each run's month keeps the ``BillingPeriodStart`` of its rows (when
+  the column is given), so the join can sum a month across the exports of different billing
+  periods (a correction billed a period later) and refuse two exports of one period; and
+  whether every row of it is a ``Correction``, so the join can warn of a month of
+  corrections alone.
 - **Currency**: every row's ``BillingCurrency`` is the hand-off's; never mixed.
 - **Duplicates**: a row identical to an earlier one, field for field, is refused.
 """
@@ -235,9 +242,22 @@ def _hours(row):
     return float(qty) * gpus
 
 
+def _billing_period(row):
+    """The ``BillingPeriodStart`` of a row (None when the file has no such column)."""
+    if "BillingPeriodStart" not in row.at:
+        return None
+    start = _time(row.text("BillingPeriodStart") or "")
+    if start is None:
+        row.bad("BillingPeriodStart", f"{echo(row.text('BillingPeriodStart'))} is not a UTC "
+                f"time (YYYY-MM-DDTHH:mm:ssZ, {FIRST_ACTUALS_YEAR} to "
+                f"{LAST_ACTUALS_YEAR})")  # fmt: skip
+    return start
+
+
 def _one(row, currency):
-    """(run code, [(month, cost, hours)]) of a row, or (None, (cost, month it starts)) of a
-    row without a run tag (its spend is not split by month), else _Skip."""
+    """(run code, [(month, cost, hours)], billing period start or None) of a row, or (None,
+    (cost, month it starts), None) of a row without a run tag (its spend is not split by
+    month), else _Skip."""
     start, end = (
         _time(row.text("ChargePeriodStart") or ""),
         _time(row.text("ChargePeriodEnd") or ""),
@@ -259,11 +279,15 @@ def _one(row, currency):
         row.bad("BillingCurrency", f"{echo(cur)} is not the hand-off's currency, {currency}")
     row.number("BilledCost")
     cost = row.number("EffectiveCost")
+    period = _billing_period(row)
     code = _run_code(row)
     if code is None:
-        return None, (cost, start.date().replace(day=1))
+        return None, (cost, start.date().replace(day=1)), None
     hours = _hours(row) if category == "Usage" else 0.0
-    return code, [(m, cost * share, hours * float(share)) for m, share in _spans(start, end)]
+    if not cost and not hours:
+        return code, [], period  # nothing to add: no month of actuals
+    parts = [(m, cost * share, hours * float(share)) for m, share in _spans(start, end)]
+    return code, parts, period
 
 
 def focus_entries(path, header, rows, currency, problems, room):
@@ -281,6 +305,7 @@ def focus_entries(path, header, rows, currency, problems, room):
                             "given twice (which one counts is not said)")  # fmt: skip
         return [], _decimal.Decimal(0), None
     at = {c: i for i, c in enumerate(header)}
+    quantity = "ConsumedQuantity" if "ConsumedQuantity" in at else "PricingQuantity"
     sums, seen, unallocated, splits, last = {}, {}, _decimal.Decimal(0), 0, None
     for n, fields in rows:
         # joined by NUL, which no field holds (the file is refused), so never ambiguous
@@ -292,7 +317,7 @@ def focus_entries(path, header, rows, currency, problems, room):
         seen[key] = n
         row = _Row(path, n, fields, at, problems)
         try:
-            code, parts = _one(row, currency)
+            code, parts, period = _one(row, currency)
         except _Skip:
             continue
         if code is None:
@@ -301,6 +326,7 @@ def focus_entries(path, header, rows, currency, problems, room):
                 last = parts[1]
             continue
         splits += len(parts)
+        correction = row.text("ChargeClass") == "Correction"
         if splits > MAX_ACTUALS_ROWS:
             problems.file(
                 path,
@@ -312,8 +338,9 @@ def focus_entries(path, header, rows, currency, problems, room):
         for month, cost, hours in parts:
             e = sums.get((code, month))
             if e is None:
-                sums[(code, month)] = Entry(code, month, hours, cost, None, None, None, path, n,
-                                            1, "Tags", "ChargePeriodStart")  # fmt: skip
+                e = sums[(code, month)] = Entry(code, month, hours, cost, None, None, None, path,
+                                                n, 1, "Tags", "ChargePeriodStart", True,
+                                                quantity, only_corrections=correction)  # fmt: skip
                 if len(sums) > room:
                     too_many_run_months(path, problems)
                     return list(sums.values()), unallocated, last
@@ -321,10 +348,6 @@ def focus_entries(path, header, rows, currency, problems, room):
                 e.hours += hours
                 e.cost += cost
                 e.rows += 1
-    quantity = "ConsumedQuantity" if "ConsumedQuantity" in at else "PricingQuantity"
-    for e in sums.values():
-        if e.hours < 0:  # corrections taking back more hours than the file gives
-            problems.add(path, e.row, quantity, f"run {e.run_code}'s hours in "
-                         f"{e.month:%Y-%m} come to {e.hours:g}, below 0 (its corrections take "
-                         "back more than its usage rows give)")  # fmt: skip
+                e.only_corrections = e.only_corrections and correction
+            e.periods.setdefault(period, n)
     return list(sums.values()), unallocated, last

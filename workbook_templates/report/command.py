@@ -495,9 +495,10 @@ def _read_actuals(args):
 def _join_actuals(c, parsed):
     """Join the actuals read to the budget runs and add the plan-vs-actual tables."""
     from ..actuals import join_actuals
+    from .output import as_of_date
     from .variance_tables import codes_of, run_spans, variance_tables
 
-    c.actuals = join_actuals(parsed, run_spans(codes_of(c.budget_runs)))
+    c.actuals = join_actuals(parsed, run_spans(codes_of(c.budget_runs)), today=as_of_date(c))
     c.tables.update(variance_tables(c))
 
 

@@ -155,11 +155,11 @@ FILE_NOTES = {
     "variance": "plan against actual in long format (report --actuals): one amount per run "
                 "code, month, scenario and account; budget rows are the P50 plan's months "
                 "(total per month, as fpa.csv sums them), actual rows the actuals, forecast "
-                "rows the actuals up to the last month with actuals then the budget, variance "
-                "rows the five parts of each month's variance (actual - budget) up to that "
-                "month, adding up to it to the cent; account unplanned: spend on a run code no "
-                "budget run has; account unallocated (run code '(unallocated)'): FOCUS spend "
-                "without a run tag",
+                "rows each run's actual months then its re-forecast (P50), variance rows the "
+                "five parts of each month's variance (actual - budget) up to the as-of month "
+                "(the budget runs' last month with actuals), adding up to it to the cent; "
+                "account unplanned: spend on a run code no budget run has; account "
+                "unallocated (run code '(unallocated)'): FOCUS spend without a run tag",
     "baseline": "with report --baseline: this hand-off against the baseline hand-off, one row "
                 "per run and month (P50 now and in the baseline) and one 'run total' row per "
                 "run; the month rows add up to the run total row, except for an Approved run, "

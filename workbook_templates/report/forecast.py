@@ -36,6 +36,7 @@ from udfs import forecast, own_runs, schedule
 from udfs.numbers import parse_number
 from udfs.validation import CommandError
 
+from ..actuals import MAX_LINES_SHOWN
 from .tables import STATUS_ORDER, UNSCHEDULED, fiscal_year_of, run_cents
 
 __all__ = ["FORECAST_TABLES", "TABLE_COLUMNS", "add_forecast", "own_run_rows", "own_runs_text"]
@@ -331,6 +332,12 @@ def _check_rows(c):
                          f"run {code} (scenario {name!r}) completed: an own run of "
                          f"{r.scenario.inputs.get('owner') or 'its team'!s} "
                          "(--write-own-runs)", r.scenario.path))  # fmt: skip
+    for path, text in c.actuals.warnings[:MAX_LINES_SHOWN]:
+        rows.append(("Actuals", "WARN", text, path))
+    more = len(c.actuals.warnings) - MAX_LINES_SHOWN
+    if more > 0:
+        rows.append(("Actuals", "WARN", f"... and {more:,} more warning(s) on the actuals",
+                     "--actuals"))  # fmt: skip
     return [{"check": a, "status": b, "file": str(f), "detail": d} for a, b, d, f in rows]
 
 

@@ -2,9 +2,10 @@
 
 Each budget run's plan months (its P50 schedule, to the cent: :func:`.tables.run_cents`,
 hours and tokens spread by the same month shares) against its actual months
-(:class:`workbook_templates.actuals.Actuals`), month by month up to the last month with
-actuals, through :func:`udfs.variance.run_variance`: the variance and its five parts in
-whole cents, adding up exactly. ``variance`` (variance.csv) is the long format an FP&A tool
+(:class:`workbook_templates.actuals.Actuals`), month by month up to the as-of month (the
+budget runs' last month with actuals; unplanned spend never moves it), through
+:func:`udfs.variance.run_variance`: the variance and its five parts in whole cents, adding
+up exactly. ``variance`` (variance.csv) is the long format an FP&A tool
 imports; ``variance_by_month`` the Variance sheet's table.
 """
 
@@ -25,7 +26,7 @@ __all__ = ["VARIANCE_COLUMNS", "TO_DATE_COLUMNS", "BY_MONTH_COLUMNS", "UNPLANNED
 
 #: variance.csv: one amount per run, month, scenario and account.
 VARIANCE_COLUMNS = ["run_code", "month", "scenario", "account", "amount_usd"]
-#: The Variance sheet's table: one row per run and month up to the last month with actuals.
+#: The Variance sheet's table: one row per run and month up to the as-of month.
 BY_MONTH_COLUMNS = ["run_code", "scenario", "month", "plan_accelerator_hours",
                     "actual_accelerator_hours", "budget_usd", "actual_usd", "variance_usd",
                     *(f"{p}_usd" for p in PARTS)]  # fmt: skip
@@ -97,7 +98,7 @@ def _long_rows(code, plan, actual, variance, ahead):
 def _months(long, as_of):
     """The chart's table: budget (the P50 plan), actual and forecast (P50) of every budget
     run together, by month (whole cents, from variance.csv's rows of the budget runs); the
-    actual is blank after the last month with actuals."""
+    actual is blank after the as-of month (the budget runs' last month with actuals)."""
     sums = {}
     for row in long:
         if row["account"] == "total" and row["month"] is not None:
@@ -115,8 +116,8 @@ def variance_tables(c, plans=None):
     runs = codes_of(c.budget_runs)
     plans = plans or {code: plan_months(r) for code, r in runs.items()}
     by_run, ahead = a.by_run(), forecasts(c)
-    months = [m.month for m in a.months + a.unplanned]
-    as_of = max(months) if months else None
+    # the as-of month: the budget runs' latest; unplanned spend never moves it
+    as_of = max((m.month for m in a.months), default=None)
     wide, long, to_date = [], [], []
     totals = dict.fromkeys(("budget", "actual", "variance", *PARTS), 0)
     for code, r in runs.items():
@@ -187,17 +188,22 @@ def actuals_sentence(t, money, tail=""):
     >>> t = dict(as_of=None, actual=0, budget=0, variance=0, unplanned=0, unallocated=-500,
     ...          **dict.fromkeys(PARTS, 0))
     >>> actuals_sentence(t, "${:,.0f}".format)
-    "Actuals: no run's month of spend in the files given; unallocated $-5 (no run tag)."
+    "Actuals: no budget run's month of spend in the files given; unallocated $-5 (no run tag)."
     """
 
     def m(key):
         return money(schedule.usd(t[key]))
 
-    if t["as_of"] is None:
-        if not t["unallocated"]:
-            return "Actuals: no run's month of spend in the files given."
-        return (f"Actuals: no run's month of spend in the files given; unallocated "
-                f"{m('unallocated')} (no run tag).{tail}")  # fmt: skip
+    if t["as_of"] is None:  # unplanned spend keeps its own months: no budget run's
+        said = [
+            f"unplanned spend {m('unplanned')} on run codes no budget run has"
+            if t["unplanned"]
+            else "",
+            f"unallocated {m('unallocated')} (no run tag)" if t["unallocated"] else "",
+        ]
+        said = "; ".join(s for s in said if s)  # fmt: skip
+        head = "Actuals: no budget run's month of spend in the files given"
+        return f"{head}; {said}.{tail}" if said else f"{head}."
     parts = ", ".join(f"{p} {m(p)}" for p in PARTS)
     return (
         f"Actuals to {t['as_of']:%b %Y}: {m('actual')} spent against {m('budget')} planned to "
