@@ -67,8 +67,10 @@ def test_every_month_p90_at_least_p50_and_every_account_ties(
 
 
 @settings(max_examples=300, deadline=None)
-@given(amounts=st.lists(st.floats(0, 1e7, allow_subnormal=False), min_size=1, max_size=40),
-       extra=st.lists(st.floats(0, 1e4, allow_subnormal=False), min_size=40, max_size=40))
+@given(
+    amounts=st.lists(st.floats(0, 1e7, allow_subnormal=False), min_size=1, max_size=40),
+    extra=st.lists(st.floats(0, 1e4, allow_subnormal=False), min_size=40, max_size=40),
+)
 def test_split_cents_at_least_keeps_each_floor_and_the_total(amounts, extra):
     least = schedule.split_cents(amounts, schedule.to_cents(sum(amounts)))
     higher = [a + e for a, e in zip(amounts, extra, strict=False)]

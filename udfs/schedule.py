@@ -21,8 +21,8 @@ planner's Monthly spend sheet renders to Excel.
 
 Rounding happens once, here: :func:`schedule_cents` rounds every run x month x account
 figure to whole cents (integers), each account's months adding up to that account's run
-total rounded to the cent (largest remainders), and no month's P90 below its P50. Every total of a hand-off is a sum of these
-integers, so every file ties to the cent.
+total rounded to the cent (largest remainders), and no month's P90 below its P50. Every
+total of a hand-off is a sum of these integers, so every file ties to the cent.
 """
 
 from __future__ import annotations
