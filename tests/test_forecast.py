@@ -393,3 +393,61 @@ def test_report_actuals_writes_the_forecast_and_the_own_runs_end_to_end(team_pla
     assert "Plan vs actual: forecast at completion" in [c.value for c in ws["A"]]
     code, _, err, _ = run_cli(argv)
     assert code == 2 and "already exist" in err and "--force" in err
+
+
+def test_a_run_not_started_forecasts_its_budget_range_to_the_cent(generated_templates, tmp_path):
+    """With a price range (price risk in the budget's P90): P10, P50 and P90 at completion
+    are the plan's, to the cent, and its P50 and P90 months are the budget's months."""
+    plans = [None] * 3 + [
+        {**PLAN_B, "owner": "Team A", "price_range_pct": 0.2},
+        {**PLAN_C, "owner": "Team A", "start_date": dt.date(2026, 5, 3)},
+    ]
+    c = report.consolidate([fill(generated_templates[PLANNER], tmp_path / "p.xlsx", plans)])
+    c.actuals = Actuals(months=[])
+    add_forecast(c)
+    runs = c.tables["forecast_runs"].set_index("run_code")
+    budget = c.tables["budget"].set_index("run_code")
+    ranges = c.tables["ranges"].set_index("run_code")
+    months = c.tables["forecast"]
+    planned = c.tables["monthly_by_run"]
+    for code in ("TEAM-A-DENSE-70B", "TEAM-A-SMALL-DEFAULTS"):
+        r, b = runs.loc[code], budget.loc[code]
+        assert r.run_status == "not started"
+        assert cents(r.eac_usd) == cents(b.total_cost_usd)
+        assert cents(r.eac_usd_p90) == cents(b.total_cost_usd_p90), code
+        assert cents(r.eac_usd_p10) == cents(ranges.loc[code, "total_cost_usd_p10"]), code
+        mine = months[months["run_code"] == code].set_index("month")
+        plan = planned[planned["run_code"] == code].set_index("month")
+        for q, col in (("p50", "total_cost_usd"), ("p90", "total_cost_usd_p90")):
+            assert {m: cents(v) for m, v in mine[f"{q}_usd"].items()} == {
+                m: cents(v) for m, v in plan[col].items()}, (code, q)  # fmt: skip
+        assert sum(cents(v) for v in mine["p10_usd"]) == cents(r.eac_usd_p10)
+    assert ranges.loc["TEAM-A-DENSE-70B", "price_sigma"] > 0
+
+
+def test_price_risk_widens_the_remaining_part_as_the_plan_does():
+    """Nothing done, all rental: the remaining P10 / P90 are the plan's compute-cost range
+    (throughput and price spreads combined); the price spread stays as the run progresses,
+    so a run just started is near its plan's P90, and a finished run is its actuals."""
+    from udfs import ranges
+
+    sigma, price = 0.3, 0.15
+    low, high = (2e6 * ranges.quantile_factor(p, (sigma**2 + price**2) ** 0.5)
+                 for p in (0.1, 0.9))  # fmt: skip
+    f = forecast.forecast_run(**PLAN, tokens_done=None, hours_done=0.0, actual_usd=0.0,
+                              price_sigma=price, rental_share=1.0)  # fmt: skip
+    assert f.eac["p50"] == pytest.approx(2e6)
+    assert (f.eac["p10"], f.eac["p90"]) == (pytest.approx(low), pytest.approx(high))
+    started = at(0.01)
+    with_price = forecast.forecast_run(**PLAN, tokens_done=1e10, hours_done=1e4,
+                                       actual_usd=2e4, price_sigma=price)  # fmt: skip
+    assert with_price.eac["p50"] == pytest.approx(started.eac["p50"])
+    assert with_price.eac["p90"] > started.eac["p90"]
+    assert with_price.eac["p90"] == pytest.approx(high, rel=0.02)
+    # the part the price moves: the electricity and other costs keep the throughput's spread
+    half = forecast.forecast_run(**PLAN, tokens_done=1e10, hours_done=1e4, actual_usd=2e4,
+                                 price_sigma=price, rental_share=0.5)  # fmt: skip
+    assert started.eac["p90"] < half.eac["p90"] < with_price.eac["p90"]
+    done = forecast.forecast_run(**PLAN, tokens_done=1e12, hours_done=1e6, actual_usd=2e6,
+                                 status="completed", price_sigma=price)  # fmt: skip
+    assert done.eac == dict.fromkeys(forecast.QUANTILES, 2e6)

@@ -27,6 +27,13 @@ team's completed runs are pooled with the calibrated default (:mod:`udfs.own_run
    run progresses both its remaining cost and its spread shrink, so P10..P90 narrows to the
    actuals at completion (monotonically at any pace between half and twice the plan's; a
    run seen three times slower can widen for its first few percent as its forecast rises).
+   **Price risk** combines with it as in the plan (:mod:`udfs.ranges`): the rental part of
+   the remaining cost (``rental_share``, the plan's compute cost / its total cost) has the
+   spread ``SQRT(sigma_remaining^2 + price_sigma^2)``, the rest ``sigma_remaining``:
+   ``remaining_p = remaining cost x (rental_share x EXP(z_p x SQRT(sigma_remaining^2 +
+   price_sigma^2)) + (1 - rental_share) x EXP(z_p x sigma_remaining))``. The price's
+   spread does not shrink with progress: the hours still to run are all still to be paid
+   at a price not yet known.
 5. **Completed and failed runs** have nothing left: EAC = actual to date at every quantile.
 
 Money is whole cents, as in :mod:`udfs.schedule`: the remaining part is rounded once per
@@ -150,6 +157,8 @@ class RunForecast:
     remaining_usd: dict = field(default_factory=dict)
     remaining_hours_q: dict = field(default_factory=dict)
     eac: dict = field(default_factory=dict)
+    price_sigma: float = 0.0
+    rental_share: float = 0.0
 
 
 def _progress(plan_tokens, plan_hours, tokens_done, hours_done):
@@ -173,6 +182,8 @@ def forecast_run(
     usd_per_hour,
     status="running",
     k=None,
+    price_sigma=0.0,
+    rental_share=1.0,
 ):
     """A run's estimate at completion (:class:`RunForecast`).
 
@@ -196,12 +207,19 @@ def forecast_run(
         One of :data:`RUN_STATUSES`; a completed or failed run has nothing left.
     k : float, optional
         The prior's weight; default :func:`default_k`.
+    price_sigma : float, optional
+        The plan's price spread (sigma of ln price, >= 0; 0: no price risk).
+    rental_share : float, optional
+        The part of the remaining cost the price spread applies to, 0 to 1: the plan's
+        compute (rental) cost / its total cost.
 
     Returns
     -------
     RunForecast
         ``eac[p] = actual_usd + remaining_usd[p]``, ``remaining_usd[p] = remaining hours x
-        EXP(NORM.S.INV(p) x sigma_remaining) x usd_per_hour``.
+        usd_per_hour x (rental_share x EXP(NORM.S.INV(p) x SQRT(sigma_remaining^2 +
+        price_sigma^2)) + (1 - rental_share) x EXP(NORM.S.INV(p) x sigma_remaining))``;
+        ``remaining_hours_q[p] = remaining hours x EXP(NORM.S.INV(p) x sigma_remaining)``.
     """
     k = default_k() if k is None else k
     prior = plan_hours / plan_tokens
@@ -211,9 +229,15 @@ def forecast_run(
     left = 0.0 if finished else max(0.0, plan_tokens - counted)
     hours = left * pooled
     s = 0.0 if finished else remaining_sigma(sigma, pull)
-    hours_q = {q: hours * math.exp(norm_s_inv(p) * s) for q, p in QUANTILES.items()}
-    hours_q["p50"] = hours
-    remaining = {q: h * usd_per_hour for q, h in hours_q.items()}
+    price_sigma, rental_share = float(price_sigma), min(1.0, max(0.0, float(rental_share)))
+    rental_s = math.sqrt(s * s + price_sigma * price_sigma)
+    hours_q, remaining = {}, {}
+    for q, p in QUANTILES.items():
+        z = norm_s_inv(p)
+        hours_q[q] = hours * math.exp(z * s)
+        factor = rental_share * math.exp(z * rental_s) + (1 - rental_share) * math.exp(z * s)
+        remaining[q] = hours * usd_per_hour * factor
+    hours_q["p50"], remaining["p50"] = hours, hours * usd_per_hour
     return RunForecast(
         status=status,
         fraction_done=1.0 if finished else done,
@@ -229,6 +253,8 @@ def forecast_run(
         remaining_usd=remaining,
         remaining_hours_q=hours_q,
         eac={q: actual_usd + v for q, v in remaining.items()},
+        price_sigma=price_sigma,
+        rental_share=rental_share,
     )
 
 

@@ -21,8 +21,8 @@ planner's Monthly spend sheet renders to Excel.
 
 Rounding happens once, here: :func:`schedule_cents` rounds every run x month x account
 figure to whole cents (integers), each account's months adding up to that account's run
-total rounded to the cent (largest remainders). Every total of a hand-off is a sum of these
-integers, so every file ties to the cent.
+total rounded to the cent (largest remainders), and no month's P90 below its P50. Every
+total of a hand-off is a sum of these integers, so every file ties to the cent.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = [
     "MonthSpend",
     "spend_schedule",
     "split_cents",
+    "split_cents_at_least",
     "to_cents",
     "usd",
     "schedule_cents",
@@ -143,15 +144,60 @@ def usd(cents):
         return math.inf if cents > 0 else -math.inf
 
 
+def split_cents_at_least(amounts, total_cents, least):
+    """``amounts`` (US$) as whole cents adding up to ``total_cents``, each at least its
+    ``least`` (whole cents; their sum at most ``total_cents``). Each is its amount in cents
+    rounded down or up (largest remainders up), or its ``least`` when that is more; where
+    those do not add up, the cells with the largest remainders take a cent more and those
+    with the smallest a cent less, never below their ``least``."""
+    raw = [a * 100.0 for a in amounts]
+    low = [math.floor(x) for x in raw]
+    cents = [max(lo, f) for lo, f in zip(low, least, strict=True)]
+    order = sorted(range(len(raw)), key=lambda i: raw[i] - low[i], reverse=True)
+    short = total_cents - sum(cents)
+    if short > 0:  # rounded up, largest remainders first, then a cent each in turn
+        up = [i for i in order if cents[i] < math.ceil(raw[i])][:short]
+        for i in up:
+            cents[i] += 1
+        short -= len(up)
+        if short > 0 and order:
+            each, more = divmod(short, len(order))
+            for k, i in enumerate(order):
+                cents[i] += each + (k < more)
+    while short < 0:  # a cent less, smallest remainders first, down to the floor
+        down = [i for i in order[::-1] if cents[i] > least[i]]
+        down = [i for i in down if cents[i] > low[i]] + [i for i in down if cents[i] <= low[i]]
+        if not down:
+            raise ValueError("the least amounts add up to more than the total")
+        for i in down[:-short]:
+            cents[i] -= 1
+        short += min(len(down), -short)
+    return cents
+
+
 def schedule_cents(months, p50=None, p90=None):
     """The schedule ``months`` (from :func:`spend_schedule`) in whole cents: each account's
     months add up to its run total rounded to the cent (``p50`` / ``p90``: the run's totals
-    by account, as given to :func:`spend_schedule`; without them, the sum of the months)."""
+    by account, as given to :func:`spend_schedule`; without them, the sum of the months),
+    and no month's P90 is below its P50.
+
+    The P50 months are rounded first (:func:`split_cents`); the P90 months then, each its
+    amount rounded down or up, never below the month's P50 in cents
+    (:func:`split_cents_at_least`). An account whose run total is lower at P90 than at P50
+    (none in a schedule) has its P90 months rounded on their own."""
     out = [MonthSpend(m.month, m.share, m.share_p90, {}, {}) for m in months]
-    for level, totals in (("p50", p50), ("p90", p90)):
-        for a in ACCOUNTS:
+    for a in ACCOUNTS:
+        cents = {}
+        for level, totals in (("p50", p50), ("p90", p90)):
             amounts = [getattr(m, level)[a] for m in months]
             total = sum(amounts) if totals is None else _finite(totals.get(a, 0.0))
-            for row, c in zip(out, split_cents(amounts, to_cents(total)), strict=True):
-                getattr(row, level)[a] = c
+            cents[level] = (amounts, to_cents(total))
+        (at50, total50), (at90, total90) = cents["p50"], cents["p90"]
+        rows50 = split_cents(at50, total50)
+        if total90 >= total50:
+            rows90 = split_cents_at_least(at90, total90, rows50)
+        else:
+            rows90 = split_cents(at90, total90)
+        for row, c50, c90 in zip(out, rows50, rows90, strict=True):
+            row.p50[a], row.p90[a] = c50, c90
     return out

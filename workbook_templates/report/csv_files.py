@@ -269,7 +269,7 @@ COLUMN_NOTES = {
     "pull": "fraction_done / (fraction_done + own_runs_k): how far the forecast moves to the "
             "observed hours per token",
     "sigma_remaining": "spread (sigma of ln hours) of the remaining part: the plan's x "
-                       "SQRT(1 - pull)",
+                       "SQRT(1 - pull); its rental cost adds the plan's price spread",
     "usd_per_accelerator_hour_today": "US$ spent per accelerator-hour in the latest actual "
                                       "month with hours (everything billed to the run), else "
                                       "the plan's budget / accelerator-hours",

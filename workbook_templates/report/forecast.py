@@ -6,8 +6,8 @@ budget run is matched to its actual months by its run code
 (:func:`workbook_templates.run_codes.run_code_of`) and re-forecast by
 :func:`udfs.forecast.forecast_run`: its actual months are locked, the rest follows the
 forecast (:func:`udfs.forecast.forecast_months`), P10 / P50 / P90 of the remaining part only.
-A run without actuals has not started: its forecast is its budget (P50 months the budget's,
-to the cent). The tables (whole cents until the last step, then US$):
+A run without actuals has not started: its forecast is its budget (P50 and P90 months the
+budget's, to the cent; P10 the plan's). The tables (whole cents until the last step, then US$):
 
 - ``forecast``: one row per run and month, ``fpa_scenario`` ``actual`` (a locked month: P10 =
   P50 = P90 = the actual spend) or ``forecast``; a run's rows add up to its EAC at each
@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import io
+import math
 
 import pandas as pd
 
@@ -76,6 +77,15 @@ def _today_usd_per_hour(r, months):
     return schedule.usd(run_cents(r).total_p50) / float(r.outputs["accelerator_hours"])
 
 
+def _rental_share(r):
+    """The plan's compute (rental) cost / its total cost, 0 to 1: the part of a run's cost
+    its price spread applies to (0 when either is not a positive number)."""
+    compute, total = float(r.outputs["compute_cost_usd"]), float(r.outputs["total_cost_usd"])
+    if not (math.isfinite(compute) and math.isfinite(total) and total > 0 and compute > 0):
+        return 0.0
+    return min(1.0, compute / total)
+
+
 def _tokens_done(months):
     """Tokens processed to date: their sum when every month gives them, else None."""
     tokens = [m.tokens_processed for m in months]
@@ -102,7 +112,8 @@ class RunForecast:
             sigma=float(r.resolved.throughput_sigma), tokens_done=_tokens_done(months),
             hours_done=float(sum(m.accelerator_hours for m in months)),
             actual_usd=schedule.usd(self.actual), usd_per_hour=_today_usd_per_hour(r, months),
-            status=self.status if self.status in forecast.FINISHED else "running")  # fmt: skip
+            status=self.status if self.status in forecast.FINISHED else "running",
+            price_sigma=float(r.resolved.price_sigma), rental_share=_rental_share(r))  # fmt: skip
         self.eac = forecast.eac_cents(self.actual, self.f.remaining_usd)
         self.months = [(m.month, "actual", dict.fromkeys(forecast.QUANTILES, m.cost_cents))
                        for m in months]  # fmt: skip
@@ -115,17 +126,19 @@ class RunForecast:
             start = _next_month(self.actual_months[-1].month)
             rows = forecast.forecast_months(start, per_day, self.f.remaining_hours_q, left)
             return [(m, "forecast", c) for m, c in rows]
-        # not started: the budget's P50 months, to the cent; P10 / P90 its own runs
-        self.eac["p50"] = self.budget
+        # not started: the budget, to the cent: its P50 and P90 months, P10 the plan's
+        planned = run_cents(r)
+        self.eac["p50"], self.eac["p90"] = self.budget, planned.total_p90
+        low = float(r.ranges["total_cost_usd"][0])
+        if math.isfinite(low):
+            self.eac["p10"] = schedule.to_cents(low)
         self.eac["p10"] = min(self.eac["p10"], self.budget)
-        self.eac["p90"] = max(self.eac["p90"], self.budget)
-        ends = {q: self.eac[q] for q in ("p10", "p90")}
-        hours = {q: self.f.remaining_hours_q[q] for q in ends}
-        ahead = forecast.forecast_months(r.start, per_day, hours, ends)
+        hours = {"p10": self.f.remaining_hours_q["p10"]}
+        ahead = forecast.forecast_months(r.start, per_day, hours, {"p10": self.eac["p10"]})
         by_month = {m: {"p10": 0, "p50": 0, "p90": 0, **c} for m, c in ahead}
-        for m in run_cents(r).months:
-            by_month.setdefault(m.month, dict.fromkeys(forecast.QUANTILES, 0))["p50"] = (
-                m.total_p50)  # fmt: skip
+        for m in planned.months:
+            row = by_month.setdefault(m.month, dict.fromkeys(forecast.QUANTILES, 0))
+            row["p50"], row["p90"] = m.total_p50, m.total_p90
         return [(m, "forecast", by_month[m]) for m in sorted(by_month, key=_month_key)]
 
 
