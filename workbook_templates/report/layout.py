@@ -403,6 +403,7 @@ def fit_columns(ws, columns, header_row, last_row, first_col=1, wide=None):
         for r in range(header_row + 1, last_row + 1):
             cell = _cell(ws, r, j)
             if (isinstance(cell.value, str) and len(cell.value) + 2 > cap
+                    and cell.data_type != "f"  # a formula shows its figure: never wraps
                     and _alignment_of(cell).wrap_text is not False):  # fmt: skip
                 realign(cell, wrap_text=True, vertical="top")
 
