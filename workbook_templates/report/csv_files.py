@@ -269,15 +269,25 @@ FILE_COLUMN_NOTES = {
         "runs": "budget runs spending in the month (at P50 or at P90)",
     },
     "not_in_budget": {
+        "budget_status": "Reference or Excluded, as typed on the planner: why the run is "
+                         "listed and never summed",
         "total_cost_usd": "US$ to the cent, the run's P50 total cost (compute + electricity + "
                           "other costs): listed for comparison, in no total and no fpa.csv row",
     },
     "forecast_status": {
         "runs": "budget runs with that status",
     },
+    "forecast": {
+        "month": "first day of the month, yyyy-mm-dd (blank: a run without a start date and "
+                 "without actuals)",
+        "fiscal_year": "the fiscal year (--fiscal-year-start): FY2027 or FY2026/27; "
+                       "'Unscheduled (no start date)' for a run without a start date and "
+                       "without actuals",
+    },
     "forecast_years": {
         "fiscal_year": "the fiscal year (--fiscal-year-start): FY2027 or FY2026/27; "
-                       "'Unscheduled' for runs without a start date and without actuals",
+                       "'Unscheduled (no start date)' for runs without a start date and "
+                       "without actuals",
     },
     "baseline": {
         "month": "first day of the month, yyyy-mm-dd (blank on 'unscheduled' and 'run total' "
@@ -308,12 +318,13 @@ COLUMN_NOTES = {
     "file": "the planner file as given on the command line",
     "column": "the planner's scenario column letter",
     "scenario": "the scenario's name (Inputs, first row)",
-    "budget_status": "Approved or Proposed (a blank status counts as Proposed); in budget.csv "
+    "budget_status": "Approved or Proposed (a blank status counts as Proposed; 'status "
+                     "unknown' for an older planner without the row); in budget.csv "
                      "and status_totals.csv a run typed Approved without its reference, date, "
                      "approver or approved amount is on the line 'Proposed (approval "
                      "incomplete)', counted as Proposed",
     "status": "Approved or Proposed (a run typed Approved whose approval is incomplete counts "
-              "as Proposed)",
+              "as Proposed), or 'status unknown' (an older planner without the row)",
     "approval": "an Approved run's reference and date; for a run typed Approved without its "
                 "reference, date, approver or approved amount (counted as Proposed), what is "
                 "missing ('missing: approver, amount')",
