@@ -132,7 +132,8 @@ def test_fpa_carries_cost_centre_gl_account_expense_class_hours_and_rate(handoff
         owned = r["scenario"] == "Complete"
         for x in mine:
             assert x["cost_centre"] == (r["cost_centre"] or "")
-            assert x["gl_account"] == ("6420 Compute" if owned else "")
+            coded = owned and x["account"] == "compute"  # the GL account is compute's
+            assert x["gl_account"] == ("6420 Compute" if coded else "")
             want = "capex" if owned and x["account"] == "compute" else "opex"
             assert x["expense_class"] == want, (r["scenario"], x["account"])
         compute = [x for x in mine if x["account"] == "compute"]
@@ -149,6 +150,53 @@ def test_fpa_carries_cost_centre_gl_account_expense_class_hours_and_rate(handoff
     assert sum(_cents(x["p90_usd"]) for x in rows) == _cents(totals["total_cost_usd_p90"])
     months = [x for x in rows if x["cost_centre"] == "CC-4200" and x["account"] == "compute"]
     assert len(months) > 1 and all(x["month"] for x in months)  # split over the schedule
+
+
+def test_the_gl_account_typed_is_the_compute_account_only(handoff):
+    """An owned run's electricity is opex: it never carries the compute account ("6420
+    Compute", capex); electricity and other rows are left blank for FP&A to code."""
+    rows = [x for x in read_csv(handoff / "csv", "fpa") if x["cost_centre"] == "CC-4100"]
+    by_account = {}
+    for x in rows:
+        by_account.setdefault(x["account"], set()).add((x["gl_account"], x["expense_class"]))
+    assert by_account == {"compute": {("6420 Compute", "capex")},
+                          "electricity": {("", "opex")}, "other": {("", "opex")}}  # fmt: skip
+
+
+def test_a_budget_run_without_its_fpa_codes_is_a_warn_naming_the_cells(handoff):
+    checks = [c for c in read_csv(handoff / "csv", "checks") if c["check"] == "FP&A codes"]
+    assert all(c["status"] == "WARN" for c in checks)
+    details = {c["detail"].split("'")[1]: c["detail"] for c in checks}
+    assert set(details) == {"Half approved", "Over"}  # Complete has both codes
+    assert "no GL account (Inputs!" in details["Half approved"]
+    assert "Cost centre" not in details["Half approved"]
+    assert "no Cost centre (Inputs!" in details["Over"] and "GL account (Inputs!" in details["Over"]
+
+
+def test_with_both_codes_the_fpa_check_is_ok(template, tmp_path):
+    p = with_references(template, tmp_path / "ok.xlsx", [COMPLETE])
+    assert run(p, "--csv", tmp_path / "csv") == 0
+    checks = [c for c in read_csv(tmp_path / "csv", "checks") if c["check"] == "FP&A codes"]
+    assert [c["status"] for c in checks] == ["OK"]
+
+
+def test_the_p90_run_has_its_hours_in_every_month_it_spends(handoff):
+    """A month where only the P90 run spends (after the P50 run ended) has accelerator_hours
+    0 and its P90 hours in accelerator_hours_p90, which add up to the run's P90 hours."""
+    folder = handoff / "csv"
+    ranges = {r["run_code"]: r for r in read_csv(folder, "ranges")}
+    compute = [x for x in read_csv(folder, "fpa") if x["account"] == "compute"]
+    tail = 0
+    for code, r in ranges.items():
+        mine = [x for x in compute if x["run_code"] == code]
+        p90 = sum(float(x["accelerator_hours_p90"]) for x in mine)
+        assert math.isclose(p90, float(r["accelerator_hours_p90"]), rel_tol=1e-12), code
+        for x in mine:
+            assert (float(x["accelerator_hours_p90"]) > 0) == (float(x["p90_usd"]) > 0)
+            tail += float(x["accelerator_hours"]) == 0 and float(x["p90_usd"]) > 0
+    assert tail  # some month is the P90 run's only
+    others = [x for x in read_csv(folder, "fpa") if x["account"] != "compute"]
+    assert {x["accelerator_hours_p90"] for x in others} == {""}
 
 
 def test_the_data_dictionary_explains_each_new_column(handoff):

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import re
 import shutil
+from pathlib import Path
 
 import openpyxl
 import pytest
@@ -15,6 +17,10 @@ from test_handoff_budget import expected, read_csv, run, with_references
 from test_report_fixtures import PLAN_A, PLAN_B, PLANNER
 
 from workbook_templates import report
+from workbook_templates.report import csv_files
+
+#: The example plan's actuals (its run code), for a hand-off with every optional file.
+ACTUALS = Path(report.__file__).parents[1] / "example-actuals.csv"
 
 #: Two runs a year apart: the months between them spend nothing.
 EARLY = {**PLAN_B, "scenario_name": "Early", "owner": "Team E", "budget_status": "Approved",
@@ -59,8 +65,8 @@ def test_the_long_format_export_adds_up_to_the_cent(handoff):
     rows = read_csv(handoff / "csv", "fpa")
     assert list(rows[0]) == ["run_code", "month", "fiscal_year", "quarter", "status", "account",
                              "cost_centre", "gl_account", "expense_class", "currency",
-                             "accelerator_hours", "rate", "p50_usd", "p90_usd",
-                             "version", "template_version", "as_of_date"]  # fmt: skip
+                             "accelerator_hours", "accelerator_hours_p90", "rate", "p50_usd",
+                             "p90_usd", "version", "template_version", "as_of_date"]  # fmt: skip
     totals = read_csv(handoff / "csv", "totals")[0]
     cents = sum(round(float(r["p50_usd"]) * 100) for r in rows)
     assert cents == round(float(totals["total_cost_usd"]) * 100)
@@ -73,6 +79,49 @@ def test_the_long_format_export_adds_up_to_the_cent(handoff):
     assert unscheduled and {r["fiscal_year"] for r in unscheduled} == {"unscheduled"}
     runs = {r["run_code"] for r in read_csv(handoff / "csv", "budget")}
     assert {r["run_code"] for r in rows} == runs and len(runs) == 3
+
+
+def _dictionary(folder):
+    """{file name: {column: meaning}} of the README.txt beside the CSV files (one line per
+    column: a repeated column is an error)."""
+    out, name = {}, None
+    for line in (folder / "README.txt").read_text(encoding="utf-8").splitlines():
+        head = re.match(r"([a-z0-9_]+)\.csv:", line)
+        if head:
+            name = head.group(1)
+            out[name] = {}
+        elif line.startswith("  ") and name:
+            col, meaning = line.strip().split(": ", 1)
+            assert col not in out[name], (name, col)
+            out[name][col] = meaning
+    return out
+
+
+def test_the_data_dictionary_gives_every_column_a_meaning(example_plan, handoff, tmp_path):
+    """Every column of every CSV file (with and without --actuals and --baseline) has one
+    line in README.txt, and none is only its own name with spaces for underscores."""
+    base, now = tmp_path / "base", tmp_path / "now"
+    assert run(example_plan, "--csv", base) == 0
+    assert run(example_plan, "--csv", now, "--actuals", ACTUALS, "--baseline", base) == 0
+    seen = set()
+    for folder in (handoff / "csv", base, now):
+        notes = _dictionary(folder)
+        files = sorted(p.stem for p in folder.glob("*.csv"))
+        assert sorted(notes) == files, folder
+        for name in files:
+            with open(folder / f"{name}.csv", encoding="utf-8", newline="") as fh:
+                header = next(csv.reader(fh))
+            assert list(notes[name]) == header, name
+            for col, meaning in notes[name].items():
+                assert meaning.strip() and meaning != col.replace("_", " "), (name, col)
+                seen.add(name)
+    assert {"variance", "baseline", *csv_files.FORECAST_FILES, "fpa", "totals"} <= seen
+
+
+def test_a_column_without_a_meaning_is_refused_not_named(handoff):
+    assert "FP&A" in csv_files.column_meaning("checks", "check")
+    with pytest.raises(LookupError, match="new_column"):
+        csv_files.column_meaning("fpa", "new_column")
 
 
 def test_every_csv_is_stamped_and_has_no_total_row(handoff):

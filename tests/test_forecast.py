@@ -287,7 +287,7 @@ def test_the_forecast_csv_files_and_their_data_dictionary(handoff, tmp_path):
     frames = csv_files.csv_frames(handoff, dt.date(2026, 3, 15))
     assert set(csv_files.FORECAST_FILES) <= set(frames)
     assert csv_files.FORECAST_FILES == FORECAST_TABLES
-    text = csv_files.readme_text(frames, {})
+    text = csv_files.readme_text(frames)
     for name in csv_files.FORECAST_FILES:
         assert f"{name}.csv: with actuals" in text
     for col in ("run_code", "fpa_scenario", "eac_usd", "variance_usd", "pull"):

@@ -199,7 +199,8 @@ PLAN_INPUTS = (
         label="GL account",
         unit="",
         rule="text",
-        note="The general-ledger account the run's costs are booked to (finance's code; optional)",
+        note="The general-ledger account the run's compute cost is booked to (finance's code; "
+        "optional)",
         kind="text",
     ),
     Quantity(

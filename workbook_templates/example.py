@@ -23,6 +23,8 @@ EXAMPLE_PLAN = {
     "run_code": "TEAM-A-70B-2027",
     "budget_status": "Proposed",
     "owner": "Team A",
+    "cost_centre": "CC-4100",
+    "gl_account": "6420 Cloud compute",
     "total_params": 70e9,
     "training_tokens": 2e12,
     "accelerators": 1024,

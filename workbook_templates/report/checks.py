@@ -6,7 +6,8 @@ status counted as Proposed, the same scenario in two files, a typed MFU above th
 P90 MFU or a typed throughput override in a budget run, a saved value that differs from the engine,
 a value typed over a formula, a budget run without a start date, a run typed Approved without
 its reference, date, approver or approved amount (counted as Proposed), an Approved run whose
-P50 is over its approved amount, a run code derived from the owner and the scenario name (none
+P50 is over its approved amount, a budget run without its cost centre or GL account (the
+FP&A codes of fpa.csv), a run code derived from the owner and the scenario name (none
 typed). ERROR: a file left out, a run code two budget runs share.
 """
 
@@ -270,6 +271,28 @@ def _approvals(rows, c, p50_cents):
                  "amount, and a P50 within it")  # fmt: skip
 
 
+#: The FP&A codes a budget run is booked with (fpa.csv): a blank one is a WARN.
+FPA_CODES = ("cost_centre", "gl_account")
+
+
+def _fpa_codes(rows, c):
+    """WARN for a budget run without its cost centre or GL account, naming the cells."""
+    for r in c.budget_runs:
+        sc = r.scenario
+        missing = [n for n in FPA_CODES if is_blank(sc.inputs.get(n))]
+        if missing:
+            cells = ", ".join(f"{Q[n].label} ({sc.cells[n]})" if n in sc.cells
+                              else f"{Q[n].label} (an older planner, without this row)"
+                              for n in missing)  # fmt: skip
+            rows.add("FP&A codes", "WARN",
+                     f"scenario {sc.name!r}: no {cells}: its fpa.csv rows carry it blank, for "
+                     "FP&A to code", sc.path)  # fmt: skip
+    if c.budget_runs and not any(
+        is_blank(r.scenario.inputs.get(n)) for r in c.budget_runs for n in FPA_CODES
+    ):
+        rows.add("FP&A codes", "OK", "every budget run has its cost centre and GL account")
+
+
 def checks_table(c, mismatches, p50_cents):
     """The Checks table of a consolidation; ``p50_cents(run)`` is a budget run's P50 total
     in whole cents (the tables' rounding)."""
@@ -284,4 +307,5 @@ def checks_table(c, mismatches, p50_cents):
     _schedule(rows, c)
     _defaults(rows, c)
     _approvals(rows, c, p50_cents)
+    _fpa_codes(rows, c)
     return pd.DataFrame(rows, columns=COLUMNS)

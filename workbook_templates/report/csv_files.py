@@ -21,6 +21,7 @@ __all__ = [
     "csv_frame",
     "csv_frames",
     "csv_writer",
+    "column_meaning",
     "readme_text",
 ]
 
@@ -117,16 +118,19 @@ FILE_NOTES = {
               "cost centre, months (the P50 run's and the P90 run's end), costs, P90, "
               "contingency and its throughput and price parts",
     "status_totals": "one row per line of the budget (Approved, Proposed, and Proposed "
-                     "(approval incomplete) when a run typed Approved lacks its approval): no "
-                     "total row, sum the rows",
+                     "(approval incomplete) when a run typed Approved lacks its approval), each "
+                     "figure the sum of the line's runs: no total row, sum the rows",
     "assumptions": "one row per budget run: price, throughput source, TFLOP/s, MFU, PUE, $/kWh",
     "not_in_budget": "Reference and Excluded runs: listed, never summed",
     "blank_inputs": "one row per default applied (an input left blank) per budget run",
     "totals": "one row: the budget's totals (the only file that is a total), with the P90 if "
               "the runs were independent",
-    "monthly": "every month from the first to the last, 0 where nothing is spent",
-    "quarterly": "every fiscal quarter of the fiscal years touched, 0 where nothing is spent",
-    "fiscal_years": "one row per fiscal year",
+    "monthly": "every month from the first to the last, 0 where nothing is spent; each amount "
+               "the sum of the month's rows of monthly_by_run.csv (runs without a start date "
+               "are in totals.csv only)",
+    "quarterly": "every fiscal quarter of the fiscal years touched, 0 where nothing is spent; "
+                 "each amount the sum of its months in monthly.csv",
+    "fiscal_years": "one row per fiscal year; each amount the sum of its months in monthly.csv",
     "monthly_by_run": "one row per budget run and month of its P90 run (the P50 run's months "
                       "and the later ones its P90 run spends in, at a P50 of 0)",
     "fpa": "long format for a pivot or an FP&A tool: one row per run, month and account "
@@ -134,8 +138,9 @@ FILE_NOTES = {
            "and p90_usd add up to the budget's total and P90 to the cent; a month of the P90 "
            "run after the P50 run has p50_usd 0; a run without a start date has month blank "
            "and fiscal year 'unscheduled'. Each row has the run's cost centre, GL account, "
-           "expense class (capex or opex) and currency; a compute row its accelerator-hours "
-           "and rate",
+           "expense class (capex or opex) and currency; a compute row the run's GL account, "
+           "its P50 and P90 accelerator-hours and its rate (electricity and other rows: GL "
+           "account blank, for FP&A to code)",
     "forecast": "with actuals: one row per budget run and month, fpa_scenario 'actual' (a "
                 "month locked to its actual spend: p10 = p50 = p90) or 'forecast' (the rest of "
                 "the run, P10 / P50 / P90 of the remaining part only); a run's rows add up to "
@@ -178,9 +183,117 @@ FILE_COLUMN_NOTES = {
         "month": "first day of the month, yyyy-mm-dd",
     },
     "fpa": {
+        "month": "first day of the month, yyyy-mm-dd (blank: a run without a start date)",
+        "fiscal_year": "the fiscal year (--fiscal-year-start): FY2027 or FY2026/27; "
+                       "'unscheduled' for a run without a start date",
+        "quarter": "the fiscal quarter: FY2027 Q1; 'unscheduled' for a run without a start date",
+        "gl_account": "the run's general-ledger account as typed on the planner, on compute "
+                      "rows only: the planner's GL account is the compute account; blank on "
+                      "electricity and other rows (for FP&A to code) and when none was typed "
+                      "(a WARN on checks.csv)",
+        "cost_centre": "the cost centre the run is charged to, typed on the planner, on every "
+                       "row of the run; blank if not typed (a WARN on checks.csv)",
         "accelerator_hours": "the run's P50 accelerator-hours in the month (compute rows; blank "
                              "on the others): the quantity the rate prices; a run's months add "
-                             "up to its accelerator-hours",
+                             "up to its accelerator-hours; 0 in a month only the P90 run "
+                             "reaches",
+        "accelerator_hours_p90": "the P90 run's accelerator-hours in the month (compute rows; "
+                                 "blank on the others): the run's P90 accelerator-hours spread "
+                                 "over the P90 run's days, so a month after the P50 run has its "
+                                 "hours here; a run's months add up to its P90 "
+                                 "accelerator-hours. p90_usd also holds the price's P90, so it "
+                                 "can exceed accelerator_hours_p90 x rate",
+        "p50_usd": "US$, the P50 of the run's account in the month, to the cent: the rows every "
+                   "other file sums",
+        "p90_usd": "US$, the P90 of the run's account in the month (compute and electricity on "
+                   "the P90 run's days; other costs as at P50), to the cent",
+    },
+    "checks": {
+        "check": "what is checked, e.g. 'Typed, not defaults', 'Approval', 'FP&A codes'",
+        "status": "OK, INFO (nothing to do), WARN (a person should look) or ERROR (a real "
+                  "failure, e.g. a file left out); the worst is the hand-off's master check",
+        "file": "the planner file the line is about (blank: the whole hand-off)",
+        "detail": "what was found, naming the scenario and the planner cells (sheet!cell)",
+    },
+    "mismatches": {
+        "sheet": "the planner sheet of the output cell",
+        "cell": "the output cell (e.g. G41) whose saved value differs",
+        "name": "the output quantity the cell holds (its column in runs.csv)",
+        "cached_value": "the value saved in the file (by the spreadsheet, or typed over the "
+                        "formula)",
+        "engine_value": "the engine's value of the same output from the same inputs",
+        "relative_difference": "|saved - engine| / the larger of the two (blank: a saved "
+                               "value that is not a number)",
+        "cell_holds": "formula, or typed value (a number typed over the output's formula)",
+    },
+    "files": {
+        "size_bytes": "the file's size in bytes",
+        "sha256": "the SHA-256 of the file's bytes (hex): which file exactly was read",
+        "planner_template_version": "the planner template version saved in the file (blank: "
+                                    "none found)",
+        "scenarios_read": "the scenario columns read with inputs (in the budget or not)",
+        "budget_status_row": "yes, or 'no (an older planner): status unknown' when the file "
+                             "has no Budget status row",
+        "cached_values": "yes when a spreadsheet saved the outputs' values (compared with the "
+                         "engine on mismatches.csv), else 'no (never recalculated)'",
+    },
+    "blank_inputs": {
+        "input_label": "the input's label on the planner (e.g. Price per accelerator-hour)",
+        "input": "the input's name (its column in runs.csv)",
+        "value_used": "the value the hand-off used in place of the blank",
+        "unit": "the unit of value_used",
+        "why": "where the value used comes from (the default's rule and source)",
+    },
+    "sources": {
+        "section": "Method (how figures are computed), Assumption, Input default or "
+                   "Accelerator (catalogue figure)",
+        "item": "what the row is about (a formula, a default's input, an accelerator)",
+        "value": "the figure used (blank for a method row)",
+        "unit": "the unit of value",
+        "detail": "the formula, rule or source of the figure",
+    },
+    "totals": {
+        "files": "planner files consolidated",
+        "runs": "budget runs (Approved, Proposed, status unknown) summed",
+        "not_in_budget_runs": "Reference and Excluded runs listed in not_in_budget.csv, not "
+                              "summed",
+        "accelerator_hours": "the budget runs' P50 accelerator-hours, summed",
+        "electricity_kwh": "the budget runs' P50 electricity in kWh, summed",
+        "co2_tonnes": "the budget runs' operational emissions in tonnes of CO2, summed",
+    },
+    "status_totals": {
+        "runs": "budget runs on the line",
+        "accelerator_hours": "the line's runs' P50 accelerator-hours, summed",
+    },
+    "monthly": {
+        "runs": "budget runs spending in the month (at P50 or at P90)",
+    },
+    "not_in_budget": {
+        "budget_status": "Reference or Excluded, as typed on the planner: why the run is "
+                         "listed and never summed",
+        "total_cost_usd": "US$ to the cent, the run's P50 total cost (compute + electricity + "
+                          "other costs): listed for comparison, in no total and no fpa.csv row",
+    },
+    "forecast_status": {
+        "runs": "budget runs with that status",
+    },
+    "forecast": {
+        "month": "first day of the month, yyyy-mm-dd (blank: a run without a start date and "
+                 "without actuals)",
+        "fiscal_year": "the fiscal year (--fiscal-year-start): FY2027 or FY2026/27; "
+                       "'Unscheduled (no start date)' for a run without a start date and "
+                       "without actuals",
+    },
+    "forecast_years": {
+        "fiscal_year": "the fiscal year (--fiscal-year-start): FY2027 or FY2026/27; "
+                       "'Unscheduled (no start date)' for runs without a start date and "
+                       "without actuals",
+    },
+    "baseline": {
+        "month": "first day of the month, yyyy-mm-dd (blank on 'unscheduled' and 'run total' "
+                 "lines)",
+        "p50_usd": "US$, this hand-off's P50 of the run in the month (its fpa.csv rows "
+                   "summed), or its total on the run total line, to the cent",
     },
 }  # fmt: skip
 #: Meanings of the columns that are not a quantity of udfs.quantities.
@@ -205,12 +318,13 @@ COLUMN_NOTES = {
     "file": "the planner file as given on the command line",
     "column": "the planner's scenario column letter",
     "scenario": "the scenario's name (Inputs, first row)",
-    "budget_status": "Approved or Proposed (a blank status counts as Proposed); in budget.csv "
+    "budget_status": "Approved or Proposed (a blank status counts as Proposed; 'status "
+                     "unknown' for an older planner without the row); in budget.csv "
                      "and status_totals.csv a run typed Approved without its reference, date, "
                      "approver or approved amount is on the line 'Proposed (approval "
                      "incomplete)', counted as Proposed",
     "status": "Approved or Proposed (a run typed Approved whose approval is incomplete counts "
-              "as Proposed)",
+              "as Proposed), or 'status unknown' (an older planner without the row)",
     "approval": "an Approved run's reference and date; for a run typed Approved without its "
                 "reference, date, approver or approved amount (counted as Proposed), what is "
                 "missing ('missing: approver, amount')",
@@ -218,12 +332,49 @@ COLUMN_NOTES = {
     "approved_amount_usd": "the amount approved, US$ (typed on the planner); a P50 total cost "
                            "over it is a WARN on checks.csv",
     "cost_centre": "the cost centre the run is charged to (typed on the planner; blank if not)",
-    "gl_account": "the general-ledger account the run's costs are booked to (typed on the "
-                  "planner; blank if not)",
+    "gl_account": "the general-ledger account of the run's compute cost (typed on the "
+                  "planner; blank if not); fpa.csv puts it on compute rows only",
     "expense_class": "capex for the compute of a run priced as owned (the ownership "
                      "equivalent of owned capacity), else opex (rented compute, electricity, "
                      "other costs)",
     "currency": "USD: every amount of the hand-off is in US dollars",
+    "throughput_source": "where the run's effective TFLOP/s comes from: typed throughput (the "
+                         "override), typed MFU, or calibrated default (the calibrated MFU)",
+    "scheduled": "yes when the run has a start date (spread over months), else 'no: no "
+                 "start date' (in totals.csv only)",
+    "compute_cost_usd": "Compute cost (US$ to the cent), P50: accelerator-hours x price per "
+                        "accelerator-hour (rental or the ownership equivalent); the sum of "
+                        "the matching fpa.csv compute rows",
+    "electricity_cost_usd": "Electricity cost (US$ to the cent), P50: kWh x US$ per kWh; 0 (blank "
+                            "in runs.csv and costs.csv) when unpriced: a rental all-in price "
+                            "includes the power; the sum of the matching fpa.csv electricity "
+                            "rows",
+    "other_costs_usd": "Other costs of the run (US$): storage, data, staff... typed on the "
+                       "planner as one sum, no range (the same at P90); in the monthly files "
+                       "the month's part, spread evenly over the P50 run's months",
+    "training_tokens": "Training tokens (tokens): the tokens the run trains on, as typed on "
+                       "the planner",
+    "total_cost_usd": "Total cost (US$ to the cent), P50: compute + electricity + other "
+                      "costs (the sum of the matching fpa.csv p50_usd rows)",
+    "total_cost_usd_p90": "Total cost, P90 (US$ to the cent): compute and electricity at P90 "
+                          "+ other costs (the sum of the matching fpa.csv p90_usd rows); a "
+                          "sum of runs sums their P90s",
+    "compute_cost_share": "compute_cost_usd / total_cost_usd (a fraction)",
+    "electricity_cost_share": "electricity_cost_usd / total_cost_usd (a fraction)",
+    "other_costs_share": "other_costs_usd / total_cost_usd (a fraction)",
+    "cumulative_total_cost_usd": "US$, the running sum of total_cost_usd from the first row "
+                                 "to this one",
+    "first_month": "the period's first month, yyyy-mm-dd",
+    "approved_total_cost_usd": "US$, the P50 total cost of the Approved runs (an approval "
+                               "complete), summed",
+    "proposed_total_cost_usd": "US$, the P50 total cost of the Proposed runs, summed, "
+                               "including runs typed Approved whose approval is incomplete",
+    "status_unknown_total_cost_usd": "US$, the P50 total cost of the runs of older planners "
+                                     "without a Budget status row, summed",
+    "scheduled_total_cost_usd": "US$, the P50 total cost of the runs with a start date (the "
+                                "months of monthly.csv), summed",
+    "unscheduled_total_cost_usd": "US$, the P50 total cost of the runs without a start date "
+                                  "(in no month), summed",
     "rate": "US$ per accelerator-hour, the run's price (compute rows; blank on the others)",
     "account": "compute (the price per accelerator-hour x hours), electricity, other",
     "p50_usd": "US$, the estimate (P50), to the cent",
@@ -282,10 +433,33 @@ COLUMN_NOTES = {
 }  # fmt: skip
 
 
-def readme_text(frames, labels, version=None):
-    """The data dictionary (``README.txt``): every file, every column and what it means.
-    ``labels`` maps a quantity name to (label, unit); ``version`` is the hand-off's version
-    label (report --version)."""
+def _quantity_notes():
+    """{name: meaning} of the spec's inputs and outputs (:mod:`udfs.quantities`): the label,
+    the unit and the note (the rule or formula) the planner shows."""
+    from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_OUTPUTS
+
+    notes = {}
+    for q in (*PLAN_INPUTS, *PLAN_OUTPUTS, *RANGE_OUTPUTS):
+        text = q.label + (f" ({q.unit})" if q.unit else "")
+        notes[q.name] = f"{text}: {q.note}" if q.note else text
+    return notes
+
+
+def column_meaning(name, col, quantities=None):
+    """What column ``col`` of the file ``name`` holds: its note for that file
+    (:data:`FILE_COLUMN_NOTES`), else its note (:data:`COLUMN_NOTES`), else the quantity's
+    label, unit and note. A column without one is a LookupError: every column is explained."""
+    quantities = _quantity_notes() if quantities is None else quantities
+    for notes in (FILE_COLUMN_NOTES.get(name, {}), COLUMN_NOTES, quantities):
+        if col in notes:
+            return notes[col]
+    raise LookupError(f"{name}.csv: column {col!r} has no meaning in the data dictionary")
+
+
+def readme_text(frames, version=None):
+    """The data dictionary (``README.txt``): every file, every column and what it means
+    (:func:`column_meaning`); ``version`` is the hand-off's version label (report --version)."""
+    quantities = _quantity_notes()
     lines = [
         "Compute Lab finance hand-off: CSV files (UTF-8, comma-separated, one header row).",
         f"Version: {version}" if version else "Version: (none given; report --version labels it)",
@@ -298,18 +472,7 @@ def readme_text(frames, labels, version=None):
         "",
     ]
     for name, df in frames.items():
-        lines.append(f"{name}.csv: {FILE_NOTES.get(name, '')}")
-        own = FILE_COLUMN_NOTES.get(name, {})
-        for col in df.columns:
-            if col in own:
-                meaning = own[col]
-            elif col in COLUMN_NOTES:
-                meaning = COLUMN_NOTES[col]
-            elif col in labels:
-                label, unit = labels[col]
-                meaning = label + (f" ({unit})" if unit else "")
-            else:
-                meaning = col.replace("_", " ")
-            lines.append(f"  {col}: {meaning}")
+        lines.append(f"{name}.csv: {FILE_NOTES[name]}")
+        lines += [f"  {col}: {column_meaning(name, col, quantities)}" for col in df.columns]
         lines.append("")
     return "\n".join(lines)

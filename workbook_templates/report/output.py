@@ -94,7 +94,7 @@ def write_outputs(c, out=None, csv_dir=None, force=False, checked=False, own_run
             frames = csv_frames(c, as_of_date(c))
             for name, df in frames.items():
                 jobs.append((csv_dir / f"{name}.csv", csv_writer(df)))
-            text = readme_text(frames, column_labels(), c.version)
+            text = readme_text(frames, c.version)
             jobs.append((csv_dir / README, lambda p: p.write_text(text, encoding="utf-8")))
         own_path, own_text = own_runs
         if own_path is not None:
@@ -118,10 +118,3 @@ def as_of_date(c):
     if getattr(c, "as_of", None) is None:
         c.as_of = _dt.datetime.now(_dt.UTC).replace(tzinfo=None, microsecond=0)
     return c.as_of.date()
-
-
-def column_labels():
-    """Quantity name -> (label, unit), for the data dictionary."""
-    from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_OUTPUTS
-
-    return {q.name: (q.label, q.unit) for q in PLAN_INPUTS + PLAN_OUTPUTS + RANGE_OUTPUTS}

@@ -99,8 +99,8 @@ TABLE_COLUMNS = {
     "fiscal_years": ["fiscal_year", "first_month", "total_cost_usd",
                      "cumulative_total_cost_usd", "total_cost_usd_p90", "contingency_usd"],
     "fpa": ["run_code", "month", "fiscal_year", "quarter", "status", "account", "cost_centre",
-            "gl_account", "expense_class", "currency", "accelerator_hours", "rate", "p50_usd",
-            "p90_usd"],
+            "gl_account", "expense_class", "currency", "accelerator_hours",
+            "accelerator_hours_p90", "rate", "p50_usd", "p90_usd"],
     "mismatches": ["file", "sheet", "cell", "name", "scenario", "cached_value", "engine_value",
                    "relative_difference", "cell_holds"],
     "files": ["file", "size_bytes", "sha256", "planner_template_version", "scenarios_read",
@@ -592,14 +592,19 @@ def expense_class(r, account):
     return "capex" if owned and account == "compute" else "opex"
 
 
-def month_hours(r):
-    """The run's P50 accelerator-hours by month of its schedule (:func:`run_cents`), in the
-    P50 shares, the last month of the P50 run taking what the others leave, so that they add
-    up to the run's accelerator-hours (0 in a month of the P90 run after the P50 run)."""
+def month_hours(r, level="p50"):
+    """The run's accelerator-hours by month of its schedule (:func:`run_cents`): at ``level``
+    "p50" the P50 accelerator-hours in the P50 shares (0 in a month of the P90 run after the
+    P50 run), at "p90" the P90 accelerator-hours in the P90 run's shares; the last month with
+    a share takes what the others leave, so that the months add up to the run's hours."""
     months = run_cents(r).months
-    total = float(r.outputs["accelerator_hours"])
-    hours = [total * m.share for m in months]
-    last = max(k for k, m in enumerate(months) if m.share > 0)
+    if level == "p50":
+        total, shares = float(r.outputs["accelerator_hours"]), [m.share for m in months]
+    else:
+        total = float(r.ranges["accelerator_hours"][1])
+        shares = [m.share_p90 for m in months]
+    hours = [total * s for s in shares]
+    last = max(k for k, s in enumerate(shares) if s > 0)
     hours[last] = total - sum(h for k, h in enumerate(hours) if k != last)
     return hours
 
@@ -609,13 +614,16 @@ def fpa_table(runs, start):
     other) with P50 and P90 in US$ to the cent, the rounded rows every other table sums
     (:func:`run_cents`). A month of the P90 run after the P50 run's end has a P50 of 0. A run
     without a start date has one row per account with the month blank and the fiscal year
-    and quarter "unscheduled". Each row carries the run's cost centre and GL account, its
-    expense class (:func:`expense_class`) and the currency; a compute row its P50
-    accelerator-hours of the month (:func:`month_hours`) and the price per accelerator-hour."""
+    and quarter "unscheduled". Each row carries the run's cost centre, its expense class
+    (:func:`expense_class`) and the currency; a compute row the run's GL account (the
+    planner's GL account is the compute account: electricity and other rows leave it blank,
+    for FP&A to code), its P50 and P90 accelerator-hours of the month (:func:`month_hours`)
+    and the price per accelerator-hour."""
     rows = []
     for r in runs:
         inputs, price = r.scenario.inputs, float(r.arguments["usd_per_accelerator_hour"])
-        for m, hours in zip(run_cents(r).months, month_hours(r), strict=True):
+        hours = zip(month_hours(r), month_hours(r, "p90"), strict=True)
+        for m, (p50_hours, p90_hours) in zip(run_cents(r).months, hours, strict=True):
             month = m.month
             fy = fiscal_year_of(month, start)[0] if month else "unscheduled"
             q = f"{fy} Q{((month.month - start) % 12) // 3 + 1}" if month else "unscheduled"
@@ -624,9 +632,10 @@ def fpa_table(runs, start):
                 rows.append({"run_code": r.run_code, "month": month, "fiscal_year": fy,
                              "quarter": q, "status": r.status, "account": account,
                              "cost_centre": inputs.get("cost_centre"),
-                             "gl_account": inputs.get("gl_account"),
+                             "gl_account": inputs.get("gl_account") if compute else None,
                              "expense_class": expense_class(r, account), "currency": CURRENCY,
-                             "accelerator_hours": hours if compute else None,
+                             "accelerator_hours": p50_hours if compute else None,
+                             "accelerator_hours_p90": p90_hours if compute else None,
                              "rate": price if compute else None,
                              "p50_usd": schedule.usd(m.p50[account]),
                              "p90_usd": schedule.usd(m.p90[account])})  # fmt: skip
