@@ -276,7 +276,9 @@ FPA_CODES = ("cost_centre", "gl_account")
 
 
 def _fpa_codes(rows, c):
-    """WARN for a budget run without its cost centre or GL account, naming the cells."""
+    """WARN for the budget runs of a file without their cost centre or GL account, one line
+    a file, naming each run's cells."""
+    by_file = {}
     for r in c.budget_runs:
         sc = r.scenario
         missing = [n for n in FPA_CODES if is_blank(sc.inputs.get(n))]
@@ -284,9 +286,11 @@ def _fpa_codes(rows, c):
             cells = ", ".join(f"{Q[n].label} ({sc.cells[n]})" if n in sc.cells
                               else f"{Q[n].label} (an older planner, without this row)"
                               for n in missing)  # fmt: skip
-            rows.add("FP&A codes", "WARN",
-                     f"scenario {sc.name!r}: no {cells}: its fpa.csv rows carry it blank, for "
-                     "FP&A to code", sc.path)  # fmt: skip
+            by_file.setdefault(sc.path, []).append(f"scenario {sc.name!r}: no {cells}")
+    for path, said in by_file.items():
+        rows.add("FP&A codes", "WARN",
+                 "; ".join(said) + ": their fpa.csv rows carry it blank, for FP&A to code",
+                 path)  # fmt: skip
     if c.budget_runs and not any(
         is_blank(r.scenario.inputs.get(n)) for r in c.budget_runs for n in FPA_CODES
     ):
