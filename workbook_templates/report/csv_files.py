@@ -211,9 +211,11 @@ COLUMN_NOTES = {
                      "incomplete)', counted as Proposed",
     "status": "Approved or Proposed (a run typed Approved whose approval is incomplete counts "
               "as Proposed)",
-    "approval": "an Approved run's reference and date; for a run typed Approved without its "
-                "reference, date, approver or approved amount (counted as Proposed), what is "
-                "missing ('missing: approver, amount')",
+    "approval": "an Approved run's reference, date, approver and approved amount "
+                "('CFO-2027-01 (2027-01-04), CFO, up to $120.0M'), and '; P50 $31.5M over' "
+                "when its P50 total cost is over that amount; for a run typed Approved "
+                "without its reference, date, approver or approved amount (counted as "
+                "Proposed), what is missing ('missing: approver, amount')",
     "approver": "who approved the run (typed on the planner)",
     "approved_amount_usd": "the amount approved, US$ (typed on the planner); a P50 total cost "
                            "over it is a WARN on checks.csv",

@@ -107,6 +107,8 @@ _LINE_CHARS = 100
 #: the Checks sheet).
 _MAX_LOOK = 4
 _LOOK_CHARS = 62
+#: The checks page 1 lists first (after any ERROR): money counted as Approved that is not.
+_LOOK_FIRST = ("Within the approved amount", "Approval")
 
 
 def _section(ws, row, text, note=None, chars=_LINE_CHARS):
@@ -127,7 +129,9 @@ def _status_line(ws, row, c):
     put(ws, row, 3, "nothing needs a look" if not len(look)
         else f"{len(look)} item(s) need a look (the Checks sheet):")  # fmt: skip
     row += 1
-    groups = list(look.groupby("check", sort=False))  # one line a check: its count, the first
+    first = {check: i for i, check in enumerate(_LOOK_FIRST)}
+    groups = sorted(look.groupby("check", sort=False),  # one line a check: count, first item
+                    key=lambda g: ((g[1]["status"] != "ERROR").all(), first.get(g[0], len(first))))
     for check, items in groups[:_MAX_LOOK]:
         status = "ERROR" if (items["status"] == "ERROR").any() else "WARN"
         cell = put(ws, row, 2, status)

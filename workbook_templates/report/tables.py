@@ -131,16 +131,23 @@ def _key(r):
 
 
 def approval(r):
-    """The approval as the hand-off shows it: the reference and date; for a run typed Approved
-    whose approval is incomplete, what is missing ("missing: approver, amount");
-    blank for a run not typed Approved."""
+    """The approval as the hand-off shows it: the reference, date, approver and approved
+    amount ("CFO-2027-01 (2027-01-04), CFO, up to $120.0M"), and by how much the P50 is over
+    that amount when it is ("; P50 $31.5M over"); for a run typed Approved whose approval is
+    incomplete, what is missing ("missing: approver, amount"); blank for a run not typed
+    Approved."""
     if r.approval_missing:
         return "missing: " + ", ".join(APPROVAL_WORDS[n] for n in r.approval_missing)
     if r.status != "Approved":
         return None
-    ref, day = r.scenario.inputs.get("approval_ref"), r.scenario.inputs.get("approval_date")
+    inputs = r.scenario.inputs
+    ref, day = inputs.get("approval_ref"), inputs.get("approval_date")
     day = day.date() if hasattr(day, "date") else day
-    return f"{ref} ({day:%Y-%m-%d})" if hasattr(day, "strftime") else f"{ref} ({day})"
+    text = f"{ref} ({day:%Y-%m-%d})" if hasattr(day, "strftime") else f"{ref} ({day})"
+    limit = schedule.to_cents(inputs["approved_amount_usd"])
+    text += f", {inputs['approver']}, up to {schedule.short_usd(limit, exact=True)}"
+    over = run_cents(r).total_p50 - limit
+    return text + (f"; P50 {schedule.short_usd(over)} over" if over > 0 else "")
 
 
 def budget_sorted(c):
