@@ -130,8 +130,10 @@ def _status_line(ws, row, c):
         else f"{len(look)} item(s) need a look (the Checks sheet):")  # fmt: skip
     row += 1
     first = {check: i for i, check in enumerate(_LOOK_FIRST)}
-    groups = sorted(look.groupby("check", sort=False),  # one line a check: count, first item
-                    key=lambda g: ((g[1]["status"] != "ERROR").all(), first.get(g[0], len(first))))
+    groups = sorted(
+        look.groupby("check", sort=False),  # one line a check: count, first item
+        key=lambda g: ((g[1]["status"] != "ERROR").all(), first.get(g[0], len(first))),
+    )
     for check, items in groups[:_MAX_LOOK]:
         status = "ERROR" if (items["status"] == "ERROR").any() else "WARN"
         cell = put(ws, row, 2, status)
