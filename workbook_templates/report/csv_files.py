@@ -162,8 +162,9 @@ FILE_NOTES = {
                 "unallocated (run code '(unallocated)'): FOCUS spend without a run tag",
     "baseline": "with report --baseline: this hand-off against the baseline hand-off, one row "
                 "per run and month (P50 now and in the baseline) and one 'run total' row per "
-                "run; the month rows add up to the run total row, except for an Approved run, "
-                "whose run total baseline is its approved amount",
+                "run; the month rows add up to the run total row; a run Approved in the "
+                "baseline has its approved amount on its run total row "
+                "(baseline_approved_usd), apart from the change",
 }  # fmt: skip
 #: Column meanings particular to one file (over COLUMN_NOTES).
 FILE_COLUMN_NOTES = {
@@ -198,8 +199,12 @@ COLUMN_NOTES = {
     "baseline_as_of": "the baseline hand-off's as-of date",
     "baseline_status": "the run's budget status in the baseline (blank: not in it)",
     "line": "'month' (one month), 'unscheduled' (a run without a start date) or 'run total'",
-    "baseline_p50_usd": "US$, the baseline's P50 (an Approved run's run total: its approved "
-                        "amount), to the cent",
+    "baseline_p50_usd": "US$, the baseline's P50, to the cent (a run total: the sum of the "
+                        "run's months)",
+    "baseline_approved_usd": "US$, on the run total row of a run Approved in the baseline: "
+                             "its approved amount then (the baseline's P50 when the baseline "
+                             "has no approved amount); blank on the other rows. Not a change: "
+                             "change_usd compares the P50s",
     "change_usd": "p50_usd - baseline_p50_usd, US$, to the cent",
     "change": "what changed: new run, not in this hand-off, the plan's inputs that changed",
     "file": "the planner file as given on the command line",

@@ -64,7 +64,7 @@ SHEET_GUIDE = (
      "month, the variance split into volume, rate, efficiency, scope and timing; unplanned "
      "spend"),
     ("Baseline", "with report --baseline only: per run and month, the baseline's P50 and this "
-     "hand-off's; an Approved run's run total keeps its approved amount"),
+     "hand-off's; an Approved run's approved amount beside its run total"),
     ("Checks", "what was checked: OK, WARN (look), ERROR (failed), INFO; the files read "
      "(size, SHA-256, template version); saved values that differ from the engine"),
     ("Sources", "method, defaults, the catalogue figures used and their sources"),

@@ -144,7 +144,8 @@ VARIANCE_SHEET = ("Variance", [
 #: The Baseline sheet, after Monthly, in a hand-off made with report --baseline.
 BASELINE_SHEET = ("Baseline", [("baseline", [
     "run_code", "scenario", "budget_status", "baseline_status", "line", "month",
-    "baseline_p50_usd", "p50_usd", "change_usd", "change"], None, None)], 2)  # fmt: skip
+    "baseline_p50_usd", "p50_usd", "change_usd", "baseline_approved_usd", "change"], None,
+    None)], 2)  # fmt: skip
 
 
 #: Every data sheet (after Summary, Budget and Runs) by its title.
