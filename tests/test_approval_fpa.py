@@ -64,7 +64,7 @@ def test_an_incomplete_approval_counts_as_proposed_on_a_line_of_its_own(handoff)
     budget = _by_scenario(folder, "budget")
     assert budget["Half approved"]["budget_status"] == INCOMPLETE
     assert budget["Half approved"]["approval"] == "missing: approver, amount"
-    assert budget["Complete"]["approval"] == "CFO-2027-01 (2027-01-04), CFO, up to $1.0B"
+    assert budget["Complete"]["approval"] == "CFO-2027-01 (2027-01-04), CFO, $1.0B"
     assert budget["Complete"]["approver"] == "CFO"
     assert float(budget["Complete"]["approved_amount_usd"]) == 1e9
     lines = {r["budget_status"]: r for r in read_csv(folder, "status_totals")}
@@ -126,11 +126,11 @@ def test_page_one_leads_with_the_run_over_its_approved_amount_and_by_how_much(ha
 def test_the_budget_sheet_says_the_approver_the_amount_and_the_p50_over_it(handoff):
     budget = _by_scenario(handoff / "csv", "budget")
     difference = _cents(budget["Over"]["total_cost_usd"]) - 100_000_000
-    over = f"CFO-2027-01 (2027-01-04), CFO, up to $1.0M; P50 {short_usd(difference)} over"
+    over = f"CFO-2027-01 (2027-01-04), CFO, $1.0M; P50 {short_usd(difference)} over"
     assert budget["Over"]["approval"] == over
     ws = openpyxl.load_workbook(handoff / "h.xlsx")["Budget"]
     texts = {c.value for row in ws.iter_rows() for c in row}
-    assert over in texts and "CFO-2027-01 (2027-01-04), CFO, up to $1.0B" in texts
+    assert over in texts and "CFO-2027-01 (2027-01-04), CFO, $1.0B" in texts
 
 
 def test_within_the_amount_and_complete_is_ok(template, tmp_path):

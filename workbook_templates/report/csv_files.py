@@ -217,7 +217,7 @@ COLUMN_NOTES = {
     "status": "Approved or Proposed (a run typed Approved whose approval is incomplete counts "
               "as Proposed)",
     "approval": "an Approved run's reference, date, approver and approved amount "
-                "('CFO-2027-01 (2027-01-04), CFO, up to $120.0M'), and '; P50 $31.5M over' "
+                "('CFO-2027-01 (2027-01-04), CFO, $120.0M'), and '; P50 $31.5M over' "
                 "when its P50 total cost is over that amount; for a run typed Approved "
                 "without its reference, date, approver or approved amount (counted as "
                 "Proposed), what is missing ('missing: approver, amount')",

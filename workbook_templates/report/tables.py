@@ -132,7 +132,7 @@ def _key(r):
 
 def approval(r):
     """The approval as the hand-off shows it: the reference, date, approver and approved
-    amount ("CFO-2027-01 (2027-01-04), CFO, up to $120.0M"), and by how much the P50 is over
+    amount ("CFO-2027-01 (2027-01-04), CFO, $120.0M"), and by how much the P50 is over
     that amount when it is ("; P50 $31.5M over"); for a run typed Approved whose approval is
     incomplete, what is missing ("missing: approver, amount"); blank for a run not typed
     Approved."""
@@ -145,7 +145,7 @@ def approval(r):
     day = day.date() if hasattr(day, "date") else day
     text = f"{ref} ({day:%Y-%m-%d})" if hasattr(day, "strftime") else f"{ref} ({day})"
     limit = schedule.to_cents(inputs["approved_amount_usd"])
-    text += f", {inputs['approver']}, up to {schedule.short_usd(limit, exact=True)}"
+    text += f", {inputs['approver']}, {schedule.short_usd(limit, exact=True)}"
     over = run_cents(r).total_p50 - limit
     return text + (f"; P50 {schedule.short_usd(over)} over" if over > 0 else "")
 
