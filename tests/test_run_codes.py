@@ -177,12 +177,13 @@ def test_a_changed_plan_of_an_approved_run_is_a_warn_never_a_silent_repricing(te
     base = sum(_cents(x["p50_usd"]) for x in read_csv(baseline, "fpa")
                if x["run_code"] == "TEAM-E-EARLY")  # fmt: skip
     assert _cents(total["baseline_p50_usd"]) == base  # the change: P50 against P50
-    assert _cents(total["change_usd"]) == _cents(total["p50_usd"]) - base > 0
+    now_p50 = _cents(total["p50_usd"])
+    assert _cents(total["change_usd"]) == now_p50 - base > 0
     warns = [c["detail"] for c in _checks(tmp_path / "csv", "Baseline") if c["status"] == "WARN"]
     (early,) = [w for w in warns if "'TEAM-E-EARLY'" in w]
     assert "was Approved at US$" in early and "Price per accelerator-hour" in early
     assert f"{was / 100:,.2f}" in early and f"its P50 then US$ {base / 100:,.2f}" in early
-    assert "against the approved amount" in early
+    assert f"US$ {(was - now_p50) / 100:,.2f} under the approved amount" in early
     assert not [w for w in warns if "TEAM-L-LATE" in w]  # Proposed: compared, not warned
 
 

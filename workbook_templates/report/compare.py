@@ -160,6 +160,14 @@ def _money(cents):
     return f"US$ {schedule.usd(cents):,.2f}"
 
 
+def _against(now, approved):
+    """Where a P50 (cents) stands against an approved amount, in words."""
+    if now == approved:
+        return "at the approved amount"
+    side = "over" if now > approved else "under"
+    return f"{_money(abs(now - approved))} {side} the approved amount"
+
+
 def baseline_checks(rows, c):
     """The Checks table's "Baseline" rows: INFO of what was compared, a WARN per Approved run
     of the baseline whose plan or P50 changed, or that this hand-off no longer has."""
@@ -195,6 +203,5 @@ def baseline_checks(rows, c):
                  f"run {code!r} (scenario {r.scenario.name!r}) was Approved at "
                  f"{_money(approved)} in the baseline {label} (its P50 then "
                  f"{_money(b.totals.get(code, 0))}); {what}; its P50 is now {_money(now)} "
-                 f"({'+' if now >= approved else '-'}{_money(abs(now - approved))} against the "
-                 "approved amount): the approval stands at its amount, re-approve the change "
-                 "or revert it", r.scenario.path)  # fmt: skip
+                 f"({_against(now, approved)}): the approval stands at its amount, re-approve "
+                 "the change or revert it", r.scenario.path)  # fmt: skip
