@@ -110,7 +110,8 @@ def test_a_p50_over_the_approved_amount_is_a_warn_with_the_difference(handoff):
 
 def test_page_one_leads_with_the_run_over_its_approved_amount_and_by_how_much(handoff):
     """Page 1's line for the check shows the difference and the run within its width, and
-    comes first among the checks that need a look."""
+    comes first among the checks that need a look; the Approved figure's note says how much
+    of it is over the approved amounts."""
     from workbook_templates.report.summary import _LOOK_CHARS
 
     budget = _by_scenario(handoff / "csv", "budget")
@@ -121,6 +122,9 @@ def test_page_one_leads_with_the_run_over_its_approved_amount_and_by_how_much(ha
     assert first.startswith(f"Within the approved amount: {short_usd(difference)} over in "
                             "'Over'"), first  # fmt: skip
     assert len(first) <= _LOOK_CHARS
+    approved = next(r for r in ws.iter_rows(values_only=True) if r[0] == "Approved")
+    assert approved[2] == (f"P50, Approved runs; {short_usd(difference)} of it over the "
+                           "approved amounts")  # fmt: skip
 
 
 def test_the_budget_sheet_says_the_approver_the_amount_and_the_p50_over_it(handoff):

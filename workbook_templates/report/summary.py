@@ -42,7 +42,7 @@ from .layout import (
     total_row,
     write_table,
 )
-from .tables import UNSCHEDULED, with_unscheduled
+from .tables import UNSCHEDULED, over_approved_cents, with_unscheduled
 from .variance_tables import actuals_sentence
 
 __all__ = ["write_summary", "write_budget", "forecast_block", "period_name", "sheet_guide",
@@ -231,6 +231,8 @@ def _headline(ws, c, t, row):
             )
         if name == "handoff_total_p90":  # short: the independent P90 is beside it
             note = "exceeded 1 run in 10"
+        if name == "handoff_approved" and (over := over_approved_cents(c.tables["budget"])):
+            note += f"; {schedule.short_usd(over)} of it over the approved amounts"
         _figure(ws, c, row + i, name, label, float(t[column]), note)
     p90_row = row + [h[0] for h in HEADLINE].index("handoff_total_p90")
     which = _p90_independent(ws, t, p90_row)

@@ -45,6 +45,7 @@ __all__ = [
     "consolidate",
     "build_tables",
     "with_unscheduled",
+    "over_approved_cents",
     "TABLE_COLUMNS",
     "STATUS_ORDER",
     "LINE_ORDER",
@@ -148,6 +149,17 @@ def approval(r):
     text += f", {inputs['approver']}, {schedule.short_usd(limit, exact=True)}"
     over = run_cents(r).total_p50 - limit
     return text + (f"; P50 {schedule.short_usd(over)} over" if over > 0 else "")
+
+
+def over_approved_cents(budget):
+    """Cents of the Approved runs' P50 over their approved amounts, summed over the runs of
+    the budget table ``budget`` (counted in the Approved total though nobody approved them)."""
+    over = 0
+    for row in budget[budget["budget_status"] == "Approved"].itertuples(index=False):
+        if row.approved_amount_usd is not None and not pd.isna(row.approved_amount_usd):
+            limit = schedule.to_cents(row.approved_amount_usd)
+            over += max(0, schedule.to_cents(row.total_cost_usd) - limit)
+    return over
 
 
 def budget_sorted(c):
