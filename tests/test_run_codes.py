@@ -209,6 +209,8 @@ def test_an_unchanged_approved_run_has_no_change_and_shows_its_approved_amount_a
     assert _cents(total["baseline_p50_usd"]) == _cents(total["p50_usd"]) > 0
     assert _cents(total["baseline_approved_usd"]) == round(EARLY["approved_amount_usd"] * 100)
     assert _cents(total["baseline_approved_usd"]) != _cents(total["p50_usd"])
+    readme = (tmp_path / "csv" / "README.txt").read_text()
+    assert "  baseline_approved_usd: US$, on the run total row of a run Approved" in readme
     ws = openpyxl.load_workbook(tmp_path / "h.xlsx")["Baseline"]
     table = ws.tables["baseline"]
     grid = [[c.value for c in row] for row in ws[table.ref]]
