@@ -17,6 +17,8 @@ import pytest
 from test_handoff_budget import read_csv, run, with_references
 from test_report_fixtures import APPROVAL, PLAN_A, PLAN_B, PLANNER
 
+from udfs.schedule import short_usd
+
 #: Approved with everything, priced as owned capacity, with a cost centre and a GL account.
 COMPLETE = {**PLAN_B, **APPROVAL, "scenario_name": "Complete", "owner": "Team C",
             "budget_status": "Approved", "pricing_basis": "owned", "cost_centre": "CC-4100",
@@ -62,7 +64,7 @@ def test_an_incomplete_approval_counts_as_proposed_on_a_line_of_its_own(handoff)
     budget = _by_scenario(folder, "budget")
     assert budget["Half approved"]["budget_status"] == INCOMPLETE
     assert budget["Half approved"]["approval"] == "missing: approver, amount"
-    assert budget["Complete"]["approval"] == "CFO-2027-01 (2027-01-04)"
+    assert budget["Complete"]["approval"] == "CFO-2027-01 (2027-01-04), CFO, $1.0B"
     assert budget["Complete"]["approver"] == "CFO"
     assert float(budget["Complete"]["approved_amount_usd"]) == 1e9
     lines = {r["budget_status"]: r for r in read_csv(folder, "status_totals")}
@@ -102,6 +104,37 @@ def test_a_p50_over_the_approved_amount_is_a_warn_with_the_difference(handoff):
     assert difference > 0
     assert f"by US$ {difference / 100:,.2f}" in warn["detail"], warn["detail"]
     assert "approved amount US$ 1,000,000.00" in warn["detail"]
+    # the difference and the run lead: page 1 shows the line's first words
+    assert warn["detail"].startswith(f"{short_usd(difference)} over in 'Over' (")
+
+
+def test_page_one_leads_with_the_run_over_its_approved_amount_and_by_how_much(handoff):
+    """Page 1's line for the check shows the difference and the run within its width, and
+    comes first among the checks that need a look; the Approved figure's note says how much
+    of it is over the approved amounts."""
+    from workbook_templates.report.summary import _LOOK_CHARS
+
+    budget = _by_scenario(handoff / "csv", "budget")
+    difference = _cents(budget["Over"]["total_cost_usd"]) - 100_000_000
+    ws = openpyxl.load_workbook(handoff / "h.xlsx")["Summary"]
+    look = [r for r in ws.iter_rows(values_only=True) if r[1] in ("WARN", "ERROR") and r[2]]
+    first = look[1][2]  # after the master check's own line
+    assert first.startswith(f"Within the approved amount: {short_usd(difference)} over in "
+                            "'Over'"), first  # fmt: skip
+    assert len(first) <= _LOOK_CHARS
+    approved = next(r for r in ws.iter_rows(values_only=True) if r[0] == "Approved")
+    assert approved[2] == (f"P50, Approved runs; {short_usd(difference)} of it over the "
+                           "approved amounts")  # fmt: skip
+
+
+def test_the_budget_sheet_says_the_approver_the_amount_and_the_p50_over_it(handoff):
+    budget = _by_scenario(handoff / "csv", "budget")
+    difference = _cents(budget["Over"]["total_cost_usd"]) - 100_000_000
+    over = f"CFO-2027-01 (2027-01-04), CFO, $1.0M; P50 {short_usd(difference)} over"
+    assert budget["Over"]["approval"] == over
+    ws = openpyxl.load_workbook(handoff / "h.xlsx")["Budget"]
+    texts = {c.value for row in ws.iter_rows() for c in row}
+    assert over in texts and "CFO-2027-01 (2027-01-04), CFO, $1.0B" in texts
 
 
 def test_within_the_amount_and_complete_is_ok(template, tmp_path):

@@ -169,7 +169,7 @@ def test_defaults_nobody_typed_and_approvals_without_reference_are_warned(handof
     assert len(approvals) == 1 and "'Custom 3'" in approvals[0]["detail"]
     budget = {r["scenario"]: r for r in read_csv(handoff / "csv", "budget")}
     assert budget["Custom 3"]["approval"] == ("missing: reference, date, approver, amount")
-    assert budget["Early"]["approval"] == "CFO-2027-01 (2027-01-04)"
+    assert budget["Early"]["approval"] == "CFO-2027-01 (2027-01-04), CFO, $1.0B"
     assert budget["Late"]["approval"] == ""
     blank = {(b["scenario"], b["input"]) for b in read_csv(handoff / "csv", "blank_inputs")}
     assert ("Custom 3", "usd_per_accelerator_hour") in blank  # the default listed per run

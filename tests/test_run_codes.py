@@ -146,11 +146,12 @@ def test_the_baseline_comparison_ties_to_the_cent(template, baseline, tmp_path):
             assert _cents(r["change_usd"]) == now - was
         approved = [x.get("approved_amount_usd") for x in base_runs
                     if x["run_code"] == code and x.get("budget_status") == "Approved"]  # fmt: skip
-        if approved and approved[0]:  # an Approved run keeps its approved amount
-            assert _cents(total["baseline_p50_usd"]) == _cents(approved[0])
-        else:
-            assert _cents(total["baseline_p50_usd"]) == sum(
-                _cents(x["p50_usd"]) for x in base_fpa if x["run_code"] == code)  # fmt: skip
+        # an Approved run keeps its approved amount, in a column of its own
+        assert _cents(total["baseline_approved_usd"]) == _cents(approved[0] if approved else 0)
+        assert total["baseline_approved_usd"] or not approved
+        assert not any(r["baseline_approved_usd"] for r in months)
+        assert _cents(total["baseline_p50_usd"]) == sum(
+            _cents(x["p50_usd"]) for x in base_fpa if x["run_code"] == code)  # fmt: skip
         assert _cents(total["p50_usd"]) == sum(_cents(r["p50_usd"]) for r in months)
         assert _cents(total["change_usd"]) == _cents(total["p50_usd"]) - _cents(
             total["baseline_p50_usd"])  # fmt: skip
@@ -172,11 +173,17 @@ def test_a_changed_plan_of_an_approved_run_is_a_warn_never_a_silent_repricing(te
     was = round(EARLY["approved_amount_usd"] * 100)  # the planner's approved amount
     (total,) = [r for r in read_csv(tmp_path / "csv", "baseline")
                 if r["run_code"] == "TEAM-E-EARLY" and r["line"] == "run total"]  # fmt: skip
-    assert _cents(total["baseline_p50_usd"]) == was  # the approved amount stays the baseline
+    assert _cents(total["baseline_approved_usd"]) == was  # the approved amount stays
+    base = sum(_cents(x["p50_usd"]) for x in read_csv(baseline, "fpa")
+               if x["run_code"] == "TEAM-E-EARLY")  # fmt: skip
+    assert _cents(total["baseline_p50_usd"]) == base  # the change: P50 against P50
+    now_p50 = _cents(total["p50_usd"])
+    assert _cents(total["change_usd"]) == now_p50 - base > 0
     warns = [c["detail"] for c in _checks(tmp_path / "csv", "Baseline") if c["status"] == "WARN"]
     (early,) = [w for w in warns if "'TEAM-E-EARLY'" in w]
     assert "was Approved at US$" in early and "Price per accelerator-hour" in early
-    assert f"{was / 100:,.2f}" in early
+    assert f"{was / 100:,.2f}" in early and f"its P50 then US$ {base / 100:,.2f}" in early
+    assert f"US$ {(was - now_p50) / 100:,.2f} under the approved amount" in early
     assert not [w for w in warns if "TEAM-L-LATE" in w]  # Proposed: compared, not warned
 
 
@@ -185,6 +192,34 @@ def test_an_unchanged_approved_run_is_not_warned(template, baseline, tmp_path):
     assert run(p, "--csv", tmp_path / "csv", "--baseline", baseline) == 0
     warns = [c for c in _checks(tmp_path / "csv", "Baseline") if c["status"] == "WARN"]
     assert [w["detail"][:22] for w in warns] == []
+
+
+def test_an_unchanged_approved_run_has_no_change_and_shows_its_approved_amount_apart(
+        template, baseline, tmp_path):  # fmt: skip
+    """Every row of an unchanged run, its run total too, compares P50 with P50 ($0); the
+    approved amount is a column of its own, on the run total row, on the sheet and in the
+    CSV."""
+    p = with_references(template, tmp_path / "team.xlsx", [EARLY, LATE])
+    assert run(p, "--csv", tmp_path / "csv", "--out", tmp_path / "h.xlsx",
+               "--baseline", baseline) == 0  # fmt: skip
+    rows = [r for r in read_csv(tmp_path / "csv", "baseline") if r["run_code"] == "TEAM-E-EARLY"]
+    assert rows and {_cents(r["change_usd"]) for r in rows} == {0}
+    (total,) = [r for r in rows if r["line"] == "run total"]
+    assert not total["change"]
+    assert _cents(total["baseline_p50_usd"]) == _cents(total["p50_usd"]) > 0
+    assert _cents(total["baseline_approved_usd"]) == round(EARLY["approved_amount_usd"] * 100)
+    assert _cents(total["baseline_approved_usd"]) != _cents(total["p50_usd"])
+    readme = (tmp_path / "csv" / "README.txt").read_text()
+    assert "  baseline_approved_usd: US$, on the run total row of a run Approved" in readme
+    ws = openpyxl.load_workbook(tmp_path / "h.xlsx")["Baseline"]
+    table = ws.tables["baseline"]
+    grid = [[c.value for c in row] for row in ws[table.ref]]
+    head = grid[0]
+    assert "Approved in the baseline (US$)" in head
+    early = [dict(zip(head, row, strict=True)) for row in grid[1:] if row[0] == "TEAM-E-EARLY"]
+    assert early and [r["Change in P50 (US$)"] for r in early] == [0] * len(early)
+    (sheet_total,) = [r for r in early if r["Line"] == "run total"]
+    assert sheet_total["Approved in the baseline (US$)"] == EARLY["approved_amount_usd"]
 
 
 @pytest.mark.parametrize(("file", "column", "value", "says"), [

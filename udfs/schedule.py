@@ -41,6 +41,7 @@ __all__ = [
     "split_cents_at_least",
     "to_cents",
     "usd",
+    "short_usd",
     "schedule_cents",
     "is_money",
 ]
@@ -173,6 +174,37 @@ def split_cents_at_least(amounts, total_cents, least):
             cents[i] -= 1
         short += min(len(down), -short)
     return cents
+
+
+#: The units of :func:`short_usd`, largest first: (cents in one, suffix).
+_SHORT_UNITS = ((100 * 10**9, "B"), (100 * 10**6, "M"), (100 * 10**3, "K"))
+
+
+def short_usd(cents, exact=False):
+    """Whole cents as a line of text reads them: ``$31.5M``, ``$692.8K``, ``$1.2B`` (one
+    decimal; under $1,000 to the cent). With ``exact``, the short form only when it is the
+    amount to the cent (with up to three decimals), else the amount in full.
+
+    >>> short_usd(3_154_387_012), short_usd(69_275_805), short_usd(-50)
+    ('$31.5M', '$692.8K', '-$0.50')
+    >>> short_usd(12_000_000_000, exact=True), short_usd(12_045_000_000, exact=True)
+    ('$120.0M', '$120.45M')
+    >>> short_usd(12_345_678_912, exact=True), short_usd(99_995_000)
+    ('$123,456,789.12', '$1.0M')
+    """
+    sign, cents = ("-" if cents < 0 else ""), abs(int(cents))
+    for i, (unit, suffix) in enumerate(_SHORT_UNITS):
+        if round(cents / unit, 1) < 1:
+            continue
+        if i and round(cents / unit, 1) >= 1000:  # $999.95K is $1.0M
+            unit, suffix = _SHORT_UNITS[i - 1]
+        for decimals in (1, 2, 3) if exact else (1,):
+            text = f"{cents / unit:,.{decimals}f}"
+            if not exact or round(float(text.replace(",", "")) * unit) == cents:
+                return f"{sign}${text}{suffix}"
+        break
+    whole = cents % 100 == 0 and cents >= 100_000
+    return f"{sign}${cents // 100:,}" if whole else f"{sign}${cents / 100:,.2f}"
 
 
 def schedule_cents(months, p50=None, p90=None):

@@ -259,11 +259,12 @@ def _approvals(rows, c, p50_cents):
         if amount in (None, ""):
             continue
         p50, limit = p50_cents(r), schedule.to_cents(amount)
-        if p50 > limit:
+        if p50 > limit:  # the difference and the run first: page 1 shows the line's start
             rows.add("Within the approved amount", "WARN",
-                     f"scenario {sc.name!r}: P50 total cost US$ {schedule.usd(p50):,.2f} is "
-                     f"over its approved amount US$ {schedule.usd(limit):,.2f} "
-                     f"({sc.cells['approved_amount_usd']}) by US$ "
+                     f"{schedule.short_usd(p50 - limit)} over in {sc.name!r} "
+                     f"({r.run_code}): P50 total cost US$ {schedule.usd(p50):,.2f}, approved "
+                     f"amount US$ {schedule.usd(limit):,.2f} "
+                     f"({sc.cells['approved_amount_usd']}), over by US$ "
                      f"{schedule.usd(p50 - limit):,.2f}", sc.path)  # fmt: skip
     if approved and len(rows) == before:
         rows.add("Approval", "OK",

@@ -3,9 +3,11 @@ added to the tables :func:`.tables.build_tables` made (:func:`add_baseline`).
 
 Runs are matched by run code. Per run, one row per month of either hand-off (the baseline's P50
 and this one's, in whole cents, summed over the accounts of ``fpa``), then a "run total" row.
-The month rows add up to the run total, except that an Approved run of the baseline keeps its
-approved amount as its baseline run total: a plan changed since is never re-priced silently,
-it is a WARN naming the run and what changed (:func:`baseline_checks`).
+The month rows add up to the run total, and every change compares like with like: this P50
+against the baseline's P50. An Approved run of the baseline shows its approved amount on its
+run total row, in a column of its own (``baseline_approved_usd``), never as a change; a plan
+changed since is never re-priced silently, it is a WARN naming the run, what changed and the
+approved amount (:func:`baseline_checks`).
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ __all__ = ["BASELINE_COLUMNS", "add_baseline", "baseline_table", "baseline_check
            "changed_inputs"]  # fmt: skip
 
 BASELINE_COLUMNS = ["run_code", "scenario", "budget_status", "baseline_status", "line", "month",
-                    "baseline_p50_usd", "p50_usd", "change_usd", "change", "baseline_version",
-                    "baseline_as_of"]  # fmt: skip
+                    "baseline_p50_usd", "p50_usd", "change_usd", "baseline_approved_usd",
+                    "change", "baseline_version", "baseline_as_of"]  # fmt: skip
 #: Relative difference under which two figures of an input are the same (the CSV's 15 digits).
 _SAME = 1e-12
 
@@ -117,7 +119,8 @@ def add_baseline(c):
 
 
 def baseline_table(c):
-    """The Baseline table: per run code and month, the baseline's P50 and this hand-off's."""
+    """The Baseline table: per run code and month, the baseline's P50 and this hand-off's;
+    the run total row of a run Approved in the baseline also has its approved amount."""
     b, rows = c.baseline, []
     now_rows = _runs_rows(c)
     for code, r in _comparisons(c):
@@ -135,8 +138,9 @@ def baseline_table(c):
             rows.append({**common, "line": "month" if m is not None else "unscheduled",
                          "month": m, "baseline_p50_usd": schedule.usd(was),
                          "p50_usd": schedule.usd(is_), "change_usd": schedule.usd(is_ - was),
-                         "change": None})  # fmt: skip
-        was = b.approved.get(code, b.totals.get(code, 0)) if in_base else 0
+                         "baseline_approved_usd": None, "change": None})  # fmt: skip
+        was = b.totals.get(code, 0) if in_base else 0
+        approved = b.approved.get(code) if in_base else None
         is_ = sum(now.values())
         if r is None:
             change = "not in this hand-off"
@@ -146,12 +150,22 @@ def baseline_table(c):
             change = _change_text(changed_inputs(b.inputs.get(code, {}), now_rows[code])) or None
         rows.append({**common, "line": "run total", "month": None,
                      "baseline_p50_usd": schedule.usd(was), "p50_usd": schedule.usd(is_),
-                     "change_usd": schedule.usd(is_ - was), "change": change})  # fmt: skip
+                     "change_usd": schedule.usd(is_ - was),
+                     "baseline_approved_usd": None if approved is None else schedule.usd(approved),
+                     "change": change})  # fmt: skip
     return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
 
 
 def _money(cents):
     return f"US$ {schedule.usd(cents):,.2f}"
+
+
+def _against(now, approved):
+    """Where a P50 (cents) stands against an approved amount, in words."""
+    if now == approved:
+        return "at the approved amount"
+    side = "over" if now > approved else "under"
+    return f"{_money(abs(now - approved))} {side} the approved amount"
 
 
 def baseline_checks(rows, c):
@@ -187,7 +201,7 @@ def baseline_checks(rows, c):
                 "--own-runs changed)")  # fmt: skip
         rows.add("Baseline", "WARN",
                  f"run {code!r} (scenario {r.scenario.name!r}) was Approved at "
-                 f"{_money(approved)} in the baseline {label}; {what}; it is now "
-                 f"{_money(now)} ({'+' if now >= approved else '-'}{_money(abs(now - approved))}"
-                 "): the baseline keeps the approved amount, "
-                 "re-approve the change or revert it", r.scenario.path)  # fmt: skip
+                 f"{_money(approved)} in the baseline {label} (its P50 then "
+                 f"{_money(b.totals.get(code, 0))}); {what}; its P50 is now {_money(now)} "
+                 f"({_against(now, approved)}): the approval stands at its amount, re-approve "
+                 "the change or revert it", r.scenario.path)  # fmt: skip

@@ -167,8 +167,9 @@ FILE_NOTES = {
                 "unallocated (run code '(unallocated)'): FOCUS spend without a run tag",
     "baseline": "with report --baseline: this hand-off against the baseline hand-off, one row "
                 "per run and month (P50 now and in the baseline) and one 'run total' row per "
-                "run; the month rows add up to the run total row, except for an Approved run, "
-                "whose run total baseline is its approved amount",
+                "run; the month rows add up to the run total row; a run Approved in the "
+                "baseline has its approved amount on its run total row "
+                "(baseline_approved_usd), apart from the change",
 }  # fmt: skip
 #: Column meanings particular to one file (over COLUMN_NOTES).
 FILE_COLUMN_NOTES = {
@@ -311,8 +312,12 @@ COLUMN_NOTES = {
     "baseline_as_of": "the baseline hand-off's as-of date",
     "baseline_status": "the run's budget status in the baseline (blank: not in it)",
     "line": "'month' (one month), 'unscheduled' (a run without a start date) or 'run total'",
-    "baseline_p50_usd": "US$, the baseline's P50 (an Approved run's run total: its approved "
-                        "amount), to the cent",
+    "baseline_p50_usd": "US$, the baseline's P50, to the cent (a run total: the sum of the "
+                        "run's months)",
+    "baseline_approved_usd": "US$, on the run total row of a run Approved in the baseline: "
+                             "its approved amount then (the baseline's P50 when the baseline "
+                             "has no approved amount); blank on the other rows. Not a change: "
+                             "change_usd compares the P50s",
     "change_usd": "p50_usd - baseline_p50_usd, US$, to the cent",
     "change": "what changed: new run, not in this hand-off, the plan's inputs that changed",
     "file": "the planner file as given on the command line",
@@ -325,9 +330,11 @@ COLUMN_NOTES = {
                      "incomplete)', counted as Proposed",
     "status": "Approved or Proposed (a run typed Approved whose approval is incomplete counts "
               "as Proposed), or 'status unknown' (an older planner without the row)",
-    "approval": "an Approved run's reference and date; for a run typed Approved without its "
-                "reference, date, approver or approved amount (counted as Proposed), what is "
-                "missing ('missing: approver, amount')",
+    "approval": "an Approved run's reference, date, approver and approved amount "
+                "('CFO-2027-01 (2027-01-04), CFO, $120.0M'), and '; P50 $31.5M over' "
+                "when its P50 total cost is over that amount; for a run typed Approved "
+                "without its reference, date, approver or approved amount (counted as "
+                "Proposed), what is missing ('missing: approver, amount')",
     "approver": "who approved the run (typed on the planner)",
     "approved_amount_usd": "the amount approved, US$ (typed on the planner); a P50 total cost "
                            "over it is a WARN on checks.csv",

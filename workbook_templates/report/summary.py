@@ -42,7 +42,7 @@ from .layout import (
     total_row,
     write_table,
 )
-from .tables import UNSCHEDULED, with_unscheduled
+from .tables import UNSCHEDULED, over_approved_cents, with_unscheduled
 from .variance_tables import actuals_sentence
 
 __all__ = ["write_summary", "write_budget", "forecast_block", "period_name", "sheet_guide",
@@ -64,7 +64,7 @@ SHEET_GUIDE = (
      "month, the variance split into volume, rate, efficiency, scope and timing; unplanned "
      "spend"),
     ("Baseline", "with report --baseline only: per run and month, the baseline's P50 and this "
-     "hand-off's; an Approved run's run total keeps its approved amount"),
+     "hand-off's; an Approved run's approved amount beside its run total"),
     ("Checks", "what was checked: OK, WARN (look), ERROR (failed), INFO; the files read "
      "(size, SHA-256, template version); saved values that differ from the engine"),
     ("Sources", "method, defaults, the catalogue figures used and their sources"),
@@ -107,6 +107,8 @@ _LINE_CHARS = 100
 #: the Checks sheet).
 _MAX_LOOK = 4
 _LOOK_CHARS = 62
+#: The checks page 1 lists first (after any ERROR): money counted as Approved that is not.
+_LOOK_FIRST = ("Within the approved amount", "Approval")
 
 
 def _section(ws, row, text, note=None, chars=_LINE_CHARS):
@@ -127,7 +129,11 @@ def _status_line(ws, row, c):
     put(ws, row, 3, "nothing needs a look" if not len(look)
         else f"{len(look)} item(s) need a look (the Checks sheet):")  # fmt: skip
     row += 1
-    groups = list(look.groupby("check", sort=False))  # one line a check: its count, the first
+    first = {check: i for i, check in enumerate(_LOOK_FIRST)}
+    groups = sorted(
+        look.groupby("check", sort=False),  # one line a check: count, first item
+        key=lambda g: ((g[1]["status"] != "ERROR").all(), first.get(g[0], len(first))),
+    )
     for check, items in groups[:_MAX_LOOK]:
         status = "ERROR" if (items["status"] == "ERROR").any() else "WARN"
         cell = put(ws, row, 2, status)
@@ -225,6 +231,8 @@ def _headline(ws, c, t, row):
             )
         if name == "handoff_total_p90":  # short: the independent P90 is beside it
             note = "exceeded 1 run in 10"
+        if name == "handoff_approved" and (over := over_approved_cents(c.tables["budget"])):
+            note += f"; {schedule.short_usd(over)} of it over the approved amounts"
         _figure(ws, c, row + i, name, label, float(t[column]), note)
     p90_row = row + [h[0] for h in HEADLINE].index("handoff_total_p90")
     which = _p90_independent(ws, t, p90_row)

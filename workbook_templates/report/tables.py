@@ -45,6 +45,7 @@ __all__ = [
     "consolidate",
     "build_tables",
     "with_unscheduled",
+    "over_approved_cents",
     "TABLE_COLUMNS",
     "STATUS_ORDER",
     "LINE_ORDER",
@@ -131,16 +132,34 @@ def _key(r):
 
 
 def approval(r):
-    """The approval as the hand-off shows it: the reference and date; for a run typed Approved
-    whose approval is incomplete, what is missing ("missing: approver, amount");
-    blank for a run not typed Approved."""
+    """The approval as the hand-off shows it: the reference, date, approver and approved
+    amount ("CFO-2027-01 (2027-01-04), CFO, $120.0M"), and by how much the P50 is over
+    that amount when it is ("; P50 $31.5M over"); for a run typed Approved whose approval is
+    incomplete, what is missing ("missing: approver, amount"); blank for a run not typed
+    Approved."""
     if r.approval_missing:
         return "missing: " + ", ".join(APPROVAL_WORDS[n] for n in r.approval_missing)
     if r.status != "Approved":
         return None
-    ref, day = r.scenario.inputs.get("approval_ref"), r.scenario.inputs.get("approval_date")
+    inputs = r.scenario.inputs
+    ref, day = inputs.get("approval_ref"), inputs.get("approval_date")
     day = day.date() if hasattr(day, "date") else day
-    return f"{ref} ({day:%Y-%m-%d})" if hasattr(day, "strftime") else f"{ref} ({day})"
+    text = f"{ref} ({day:%Y-%m-%d})" if hasattr(day, "strftime") else f"{ref} ({day})"
+    limit = schedule.to_cents(inputs["approved_amount_usd"])
+    text += f", {inputs['approver']}, {schedule.short_usd(limit, exact=True)}"
+    over = run_cents(r).total_p50 - limit
+    return text + (f"; P50 {schedule.short_usd(over)} over" if over > 0 else "")
+
+
+def over_approved_cents(budget):
+    """Cents of the Approved runs' P50 over their approved amounts, summed over the runs of
+    the budget table ``budget`` (counted in the Approved total though nobody approved them)."""
+    over = 0
+    for row in budget[budget["budget_status"] == "Approved"].itertuples(index=False):
+        if row.approved_amount_usd is not None and not pd.isna(row.approved_amount_usd):
+            limit = schedule.to_cents(row.approved_amount_usd)
+            over += max(0, schedule.to_cents(row.total_cost_usd) - limit)
+    return over
 
 
 def budget_sorted(c):

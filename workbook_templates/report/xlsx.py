@@ -144,7 +144,8 @@ VARIANCE_SHEET = ("Variance", [
 #: The Baseline sheet, after Monthly, in a hand-off made with report --baseline.
 BASELINE_SHEET = ("Baseline", [("baseline", [
     "run_code", "scenario", "budget_status", "baseline_status", "line", "month",
-    "baseline_p50_usd", "p50_usd", "change_usd", "change"], None, None)], 2)  # fmt: skip
+    "baseline_p50_usd", "p50_usd", "change_usd", "baseline_approved_usd", "change"], None,
+    None)], 2)  # fmt: skip
 
 
 #: Every data sheet (after Summary, Budget and Runs) by its title.
@@ -185,7 +186,7 @@ _WIDE = {"source": 30, "run_code": 20, "detail": 40, "why": 40, "input_label": 2
 #: Sheets whose widest column takes what the others leave of the page.
 _SHEET_WIDE = {"Sources": {"detail": 58}, "Checks": {"detail": 56},
                "Variance": {"budget_usd": 16, "scenario": 16},
-               "Baseline": {"change": 36}}  # fmt: skip
+               "Baseline": {"change": 26}}  # fmt: skip
 #: The Runs sheet shows parameters and tokens in billions (the cells hold the exact figures).
 _IN_BILLIONS = ("total_params", "active_params", "training_tokens")
 
