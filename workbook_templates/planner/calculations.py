@@ -183,7 +183,7 @@ def calculations_sheet(book, scen):
     ws.row_dimensions[3].height = 30  # "Checks: WARN, have a look at the Checks sheet"
     book.header(ws, 4, ["Quantity", "Unit", ""])
     for c in SCENARIO_COLUMNS:
-        cell = ws.cell(4, c, book.formula("={scenario_name}", ws.title, get_column_letter(c)))
+        cell = ws.cell(4, c, book.formula('={scenario_name}&""', ws.title, get_column_letter(c)))
         cell.style = "Header"
     put_text(ws.cell(4, NOTE_COL), "Formula").style = "Header"
     ws.row_dimensions[4].height = 60  # a scenario name wraps to four lines
@@ -211,9 +211,10 @@ def calculations_sheet(book, scen):
     align_table(ws, 4, NOTE_COL)
     outputs = next(r for r in range(5, ws.max_row + 1) if ws.cell(r, 1).value == "Outputs")
     ws.row_breaks.append(Break(id=outputs - 1))  # page 2: the outputs and ranges, whole
-    # one page wide, as tall as it needs; the header row repeats on every page
-    # two pages: the inputs as used, then the outputs and ranges
-    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4", pages_tall=2)
+    # the inputs as used, then the outputs and ranges; the header row and the quantities
+    # (column A) on every page
+    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4", pages_tall=2,
+                title_cols="A:A")  # fmt: skip
     return ws
 
 

@@ -187,6 +187,15 @@ def _constant_rows(book, ws, r, title, quantities):
     return r
 
 
+def _note(ws, r, text):
+    """A note in columns B to the last scenario column, wrapped: it prints whole on the
+    first page (the notes columns print on the second)."""
+    cell = put_text(ws.cell(r, 2), text)
+    cell.style = "Note"
+    cell.alignment = Alignment(wrap_text=True, vertical="top")
+    ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=LAST_COL)
+
+
 def _sources(ws, r, scen):
     ws.cell(r, 1, "Sources of the preloaded columns").style = "Section"
     for s in scen:
@@ -195,19 +204,18 @@ def _sources(ws, r, scen):
             put_text(ws.cell(r, 1), s["values"]["scenario_name"]).alignment = Alignment(
                 vertical="top", wrap_text=True
             )
-            put_text(ws.cell(r, 2), s["note"]).style = "Note"
-            ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=RULE_COL)
+            _note(ws, r, s["note"])
     r += 2
     watts = RULES["watts_per_accelerator"].default
     put_text(ws.cell(r, 1), "Custom columns").alignment = Alignment(vertical="top")
-    put_text(
-        ws.cell(r, 2),
+    _note(
+        ws,
+        r,
         "Type the total parameters, tokens and accelerator count (and the active parameters for "
         "an MoE model), then your price and start date. Every other input starts blank and "
         "takes column C (the power follows the accelerator: its catalogue TDP, else "
         f"{watts:,.0f} W); the figure used is on Calculations, greyed while it is a default.",
-    ).style = "Note"
-    ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=RULE_COL)
+    )
 
 
 def inputs_sheet(book, scen):
@@ -224,7 +232,7 @@ def inputs_sheet(book, scen):
     r = _constants(book, ws, r + 2)
     wrap_units(ws, INPUT_HEADER_ROW + 1, r, widths["B"])
     _sources(ws, r + 2, scen)
-    # one page wide, as tall as it needs; the header row repeats on every page
+    # two pages wide at 70%: the header row and the input labels (column A) on every page
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}",
-                print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}")  # fmt: skip
+                print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}", title_cols="A:A")  # fmt: skip
     return ws
