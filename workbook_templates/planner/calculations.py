@@ -14,6 +14,7 @@ from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, PRICING_BASES, RANGE_OUTP
 from ..sheetkit import DEFAULT_GREY, Book, Row, align_table, put_text
 from .layout import (
     FIRST_COL,
+    MONEY_FORMAT,
     NOTE_COL,
     SCENARIO_COLUMNS,
     SCENARIO_WIDTH,
@@ -202,6 +203,10 @@ def calculations_sheet(book, scen):
         _, row, first, last = book.rows[f"{name}_used"]
         for c in range(first, last + 1):
             ws.cell(row, c).number_format = SIZE_FORMAT
+    for r in range(5, ws.max_row + 1):  # $120.0M: a cost of any size fits its column
+        if ws.cell(r, 2).value == "US$":
+            for c in SCENARIO_COLUMNS:
+                ws.cell(r, c).number_format = MONEY_FORMAT
     wrap_units(ws, 5, ws.max_row, widths["B"], skip=SECTION_NOTES.values())
     for name in ("pricing_basis_used", "throughput_source"):  # words wrap within the column
         _, row, first, last = book.rows[name]

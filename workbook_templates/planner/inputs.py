@@ -20,6 +20,7 @@ from .layout import (
     FIRST_COL,
     INPUT_HEADER_ROW,
     LAST_COL,
+    MONEY_FORMAT,
     NOTE_COL,
     RULE_COL,
     SCENARIO_COLUMNS,
@@ -142,6 +143,8 @@ def _input_rows(book, ws, scen):
                 cell.number_format = number_format(q.unit)
             if q.name in SIZE_INPUTS:  # 405.0B, 15.6T: the figure fits its column
                 cell.number_format = SIZE_FORMAT
+            if q.unit == "US$":  # $120.0M: the figure fits its column
+                cell.number_format = MONEY_FORMAT
             if q.name == "scenario_name":
                 bold(cell)
                 cell.alignment = Alignment(wrap_text=True, vertical="center")
@@ -233,6 +236,10 @@ def inputs_sheet(book, scen):
     wrap_units(ws, INPUT_HEADER_ROW + 1, r, widths["B"])
     _sources(ws, r + 2, scen)
     # two pages wide at 70%: the header row and the input labels (column A) on every page
-    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}",
-                print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}", title_cols="A:A")  # fmt: skip
+    Book.finish(
+        ws,
+        freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}",
+        print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}",
+        title_cols="A:A",
+    )
     return ws

@@ -43,6 +43,10 @@ SCENARIO_WIDTH = 11
 #: Parameters and tokens in a scenario column: 405.0B, 15.6T (the value stays exact).
 SIZE_FORMAT = '[>=1000000000000]#,##0.0##,,,,"T";[>=1000000000]#,##0.0##,,,"B";#,##0'
 RULE_COL = LAST_COL + 2
+#: US$ in a scenario column: $9,999,999 in full, then $120.0M and $1.25B (to the nearest
+#: $100,000 and $10M), so that a budget of any size fits the column instead of printing ###
+#: (the value stays exact).
+MONEY_FORMAT = '[>=1000000000]"$"#,##0.00,,,"B";[>=10000000]"$"#,##0.0,,"M";"$"#,##0'
 
 
 def wrap_units(ws, first_row, last_row, width, skip=()):
