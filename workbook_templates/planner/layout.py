@@ -55,7 +55,9 @@ def wrap_units(ws, first_row, last_row, width, skip=()):
     for row in ws.iter_rows(min_row=first_row, max_row=last_row, min_col=2, max_col=2):
         for cell in row:
             text = cell.value
-            if not isinstance(text, str) or len(text) <= width or text in skip:
+            if not isinstance(text, str) or text.startswith("=") or len(text) <= width:
+                continue
+            if text in skip:
                 continue
             cell.alignment = Alignment(wrap_text=True, vertical="top")
             lines, used = 1, 0

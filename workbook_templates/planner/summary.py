@@ -9,7 +9,7 @@ from udfs import model
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_OUTPUTS, RANGE_QUANTITIES
 
 from ..sheetkit import Book, bold, number_format, put_text, state_colours
-from .layout import FIRST_COL, LAST_COL, single
+from .layout import FIRST_COL, LAST_COL, single, wrap_units
 
 _OVERRIDE = "ISNUMBER({sel.effective_tflops_input_used})"
 _RESOLVED = (
@@ -347,5 +347,13 @@ def summary_sheet(book, scen):
         put_text(ws.cell(r + i, 1), text).style = "Note"
         ws.cell(r + i, 1).alignment = Alignment(wrap_text=False)
     _grey_defaults(book, ws)
+    wrap_units(ws, SWITCH_ROW, r, 16)
+    for row in ws.iter_rows(min_row=SWITCH_ROW, max_row=r, min_col=4, max_col=4):
+        for cell in row:  # a note longer than column D wraps in it (E-G print beside it)
+            if isinstance(cell.value, str) and cell.value.startswith("=") and cell.style == "Note":
+                cell.alignment = Alignment(wrap_text=True, vertical="top")
+                ws.row_dimensions[cell.row].height = max(
+                    ws.row_dimensions[cell.row].height or 15, 30
+                )
     Book.finish(ws, freeze="A3", paged=True)  # A:G at 70%, its pages broken at headings
     return ws
