@@ -208,7 +208,7 @@ def _sources(ws, r, scen):
                 vertical="top", wrap_text=True
             )
             _note(ws, r, s["note"])
-    r += 2
+    r += 1  # the custom columns right under the preloaded ones: one page for all
     watts = RULES["watts_per_accelerator"].default
     put_text(ws.cell(r, 1), "Custom columns").alignment = Alignment(vertical="top")
     _note(
