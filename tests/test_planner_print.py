@@ -6,11 +6,12 @@ largest plausible value of its input); the rest from the planner printed to PDF 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 import openpyxl
 import pytest
-from helpers import PLANNER
+from helpers import CUSTOM_PLAN, PLANNER, type_plan
 
 from udfs.quantities import PLAN_INPUTS
 
@@ -131,3 +132,171 @@ def test_no_cost_prints_as_hashes_on_calculations(generated_templates):
         for c in SCENARIO_COLUMNS:
             ok, why = _fits(ws, ws.cell(r, c), PLAUSIBLE_MAX["US$"])
             assert ok, why
+
+
+# -- printed by LibreOffice ----------------------------------------------------------------------
+
+#: Custom 1: an approved $120M budget run leaving its other inputs to their defaults; Custom 2:
+#: an Excluded alternative with defaults too; Custom 3-5: blank, even their names.
+APPROVED = {**CUSTOM_PLAN, "scenario_name": "405B dense", "budget_status": "Approved",
+            "owner": "Team Beta", "approval_ref": "BOARD-27-3",
+            "approval_date": dt.datetime(2027, 6, 1), "approver": "Board",
+            "approved_amount_usd": 120_000_000, "usd_per_accelerator_hour": 3.3,
+            "start_date": dt.datetime(2027, 10, 1)}  # fmt: skip
+EXCLUDED = {**CUSTOM_PLAN, "scenario_name": "Alternative", "budget_status": "Excluded",
+            "owner": "Team Beta", "usd_per_accelerator_hour": 2.1,
+            "start_date": dt.datetime(2027, 2, 15)}  # fmt: skip
+#: The sheets two pages wide, and the header of their label column.
+WIDE = {"Inputs": "Scenario", "Calculations": "Quantity", "Checks": "Check"}
+
+
+@pytest.fixture(scope="module")
+def printed(generated_templates, tmp_path_factory):
+    """(the filled planner, its LibreOffice recalculation, its PDF)."""
+    from helpers import require_soffice
+
+    from workbook_templates.recalc import convert, recalculate
+
+    require_soffice()
+    d = tmp_path_factory.mktemp("planner-print")
+    wb = openpyxl.load_workbook(generated_templates[PLANNER])
+    type_plan(wb, 3, APPROVED)
+    type_plan(wb, 4, EXCLUDED)
+    for k in (5, 6, 7):
+        type_plan(wb, k, {"scenario_name": None})
+    path = d / "filled.xlsx"
+    wb.save(path)
+    (pdf,) = convert([path], d / "pdf", "pdf")
+    (done,) = recalculate([path], d / "lo")
+    return path, done, pdf
+
+
+def _pages_by_sheet(pdf, *options):
+    """sheet -> [each of its pages' text] (pdftotext with ``options``)."""
+    from test_print import _HEADER, _page_texts
+
+    layout = _page_texts(pdf, "-layout")
+    texts = _page_texts(pdf, *options) if options != ("-layout",) else layout
+    out = {}
+    for page, text in zip(layout, texts, strict=True):
+        head = _HEADER.match(next(line for line in page.splitlines() if line.strip()))
+        out.setdefault(head.group(2).strip(), []).append(text)
+    return out
+
+
+def test_wide_sheets_repeat_their_labels_and_header_on_every_page(printed):
+    """Checks' second page printed columns headed "0 0 0" and no row labels, Inputs' notes
+    pages no input labels: every page of a sheet two pages wide has its label column's header
+    (the header row and column A repeat), and no header reads 0 for a blank scenario."""
+    _, _, pdf = printed
+    pages = _pages_by_sheet(pdf, "-layout")
+    for sheet, head in WIDE.items():
+        assert len(pages[sheet]) >= 2, sheet
+        for n, page in enumerate(pages[sheet], 1):
+            lines = [line.split() for line in page.splitlines() if line.strip()]
+            at = [i for i, words in enumerate(lines) if words and words[0] == head]
+            assert at, (sheet, n, lines[:6])
+            if sheet != "Inputs":  # the scenario names (Inputs' row 4 holds typed names)
+                header = [w for words in lines[at[0] : at[0] + 3] for w in words]
+                assert "0" not in header, (sheet, n, header)
+    (labels,) = [p for p in pages["Inputs"] if "For Approved: the amount approved" in p]
+    line = next(x for x in labels.splitlines() if "For Approved: the amount approved" in x)
+    assert line.split()[:2] == ["Approved", "amount"], line
+
+
+def _tokens(text):
+    """Words, split at spaces, "/" and "-" too (where a wrapped line may break)."""
+    return [w for w in re.split(r"[\s/\-]+", text) if w]
+
+
+def _in_order(wanted, words):
+    """Whether ``wanted`` prints word after word in ``words`` ([(word, page, line)], the
+    page's lines with text counted): each word on the line of the one before or one of the
+    next two, on the same page (the other cells of its row may print between, a header
+    cell centred beside a taller one a line apart)."""
+    for start, (w, page, line) in enumerate(words):
+        if not wanted or w != wanted[0]:
+            continue
+        at, ok = start, True
+        for want in wanted[1:]:
+            _, page, line = words[at]
+            nxt = None
+            for j in range(at + 1, len(words)):
+                _, p, n = words[j]
+                if p != page or n > line + 2:
+                    break
+                if words[j][0] == want:
+                    nxt = j
+                    break
+            if nxt is None:
+                ok = False
+                break
+            at = nxt
+        if ok:
+            return True
+    return not wanted
+
+
+@pytest.mark.parametrize("sheet", ["Summary", "Our runs", "Reference runs", "Inputs"])
+def test_every_printed_text_prints_whole(printed, sheet):
+    """No text cut at a column or the page edge ("US$/accelerator-hou", "(see Throughput",
+    "more ru", "(on screen; the pri"): a text on one line prints whole on a line, a wrapped
+    one word after word, a note wrapped across merged cells whole; Summary's notes
+    (formulas, as LibreOffice works them out) too."""
+    from openpyxl.utils import range_boundaries
+
+    path, done, pdf = printed
+    pages = _pages_by_sheet(pdf, "-layout")[sheet]
+    lines = [" ".join(x.split()) for p in pages for x in p.splitlines()]
+    words = [(w, k, n) for k, p in enumerate(pages)
+             for n, x in enumerate(x for x in p.splitlines() if x.strip())
+             for w in _tokens(x)]  # fmt: skip
+    ws = openpyxl.load_workbook(path)[sheet]
+    values = openpyxl.load_workbook(done, data_only=True)[sheet]
+    _, _, last_col, last_row = range_boundaries(ws.print_area.split("!")[-1].replace("$", ""))
+    cut, checked = [], 0
+    for row in ws.iter_rows(max_row=last_row, max_col=last_col):
+        for c in row:
+            if not isinstance(c.value, str) or ws.row_dimensions[c.row].hidden:
+                continue
+            text = c.value
+            if text.startswith("="):  # a note of Summary's, as LibreOffice worked it out
+                if sheet != "Summary" or c.column != 4 or c.style != "Note":
+                    continue
+                text = values[c.coordinate].value
+                if not text:
+                    continue
+            if c.alignment.wrap_text:  # its lines may sit among its row's other cells
+                whole = _in_order(_tokens(text), words)
+            else:
+                whole = any(" ".join(text.split()) in line for line in lines)
+            checked += 1
+            if not whole:
+                cut.append((c.coordinate, text[:60]))
+    assert checked >= 5 and not cut, (sheet, cut)
+
+
+def test_the_defaults_are_listed_whole_and_counted_for_the_budget(printed):
+    """The list of inputs left to a default was cut at 70 characters ("elect..."), hiding the
+    $0.08/kWh placeholder; the headline box counted the Excluded alternative as a scenario
+    with defaults: the list is whole (and its row tall enough), the count the budget's."""
+    from workbook_templates.planner.summary import LIST_ROW
+
+    path, done, pdf = printed
+    wb = openpyxl.load_workbook(done, data_only=True)
+    ws = wb["Summary"]
+    col = [c.value for c in ws[LIST_ROW]].index("Inputs left to a default") + 1
+    rows = {ws.cell(r, 1).value.split(". ", 1)[1]: r for r in range(LIST_ROW + 1, LIST_ROW + 9)}
+    for name in ("405B dense", "Alternative"):
+        text = ws.cell(rows[name], col).value
+        assert "electricity $0.08/kWh" in text and not text.endswith("..."), text
+        assert text.endswith("checkpoint 2 bytes"), text
+        height = openpyxl.load_workbook(path)["Summary"].row_dimensions[rows[name]].height
+        assert height >= 15 * -(-len(text) // 46), (name, height, len(text))
+    ((sheet, ref),) = wb.defined_names["headline_defaults"].destinations
+    in_budget = sum(
+        isinstance(ws.cell(r, 3).value, (int, float)) and bool(ws.cell(r, col).value)
+        for r in rows.values()
+    )
+    assert in_budget == 1
+    assert wb[sheet][ref.replace("$", "")].value == in_budget
