@@ -96,10 +96,9 @@ def print_setup(
             ws.print_title_cols = title_cols
         return
     # fitting would print small type: print at the smallest readable scale instead, as many
-    # pages across and down as that takes, the ``title_cols`` (the row labels) on each page
+    # pages across and down as that takes (no column repeated: a note merged across columns
+    # would print under it)
     ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=False)
-    if title_cols:
-        ws.print_title_cols = title_cols
     ws.page_setup.fitToWidth = ws.page_setup.fitToHeight = None
     ws.page_setup.scale = MIN_PRINT_SCALE_PCT
     keep_headings(ws, paper)

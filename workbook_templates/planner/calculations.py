@@ -20,6 +20,7 @@ from .layout import (
     SCENARIO_WIDTH,
     SIZE_FORMAT,
     checks_flag,
+    repeat_labels,
     wrap_units,
 )
 from .sizes import SIZE_INPUTS, size_excel
@@ -218,8 +219,8 @@ def calculations_sheet(book, scen):
     ws.row_breaks.append(Break(id=outputs - 1))  # page 2: the outputs and ranges, whole
     # the inputs as used, then the outputs and ranges; the header row and the quantities
     # (column A) on every page
-    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4", pages_tall=2,
-                title_cols="A:A")  # fmt: skip
+    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4", pages_tall=2)
+    repeat_labels(ws)
     return ws
 
 

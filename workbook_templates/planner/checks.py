@@ -23,7 +23,7 @@ from udfs.quantities import BUDGET_STATUSES, PLAN_INPUTS, PLAUSIBLE_SLIPS
 from udfs.validation import plausibility_advice
 
 from ..sheetkit import CHECK_WARN_FILL, Book, bold, check_colours, put_text
-from .layout import FIRST_COL, LAST_COL, SCENARIO_COLUMNS
+from .layout import FIRST_COL, LAST_COL, SCENARIO_COLUMNS, repeat_labels
 from .own_runs import FIRST_ROW, FLAGS
 from .sizes import SIZE_INPUTS
 
@@ -262,7 +262,8 @@ def checks_sheet(book, scen):
     for k in range(own_first, last_check + 1):  # room for two lines of rows and advice
         ws.row_dimensions[k].height = max(ws.row_dimensions[k].height or 0, 30)
     # pages counted with the rows' heights; the header row and the checks (column A) on each
-    Book.finish(ws, freeze="D5", print_titles="4:4", title_cols="A:A")
+    Book.finish(ws, freeze="D5", print_titles="4:4")
+    repeat_labels(ws)
     return ws
 
 

@@ -26,6 +26,7 @@ from .layout import (
     SCENARIO_COLUMNS,
     SCENARIO_WIDTH,
     SIZE_FORMAT,
+    repeat_labels,
     wrap_units,
 )
 from .reference import LISTS
@@ -240,6 +241,6 @@ def inputs_sheet(book, scen):
         ws,
         freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}",
         print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}",
-        title_cols="A:A",
     )
+    repeat_labels(ws)
     return ws

@@ -69,6 +69,13 @@ def wrap_units(ws, first_row, last_row, width, skip=()):
             dims.height = max(dims.height or 15.0, 15.0 * lines)
 
 
+def repeat_labels(ws):
+    """Column A (the row labels) on every printed page of a planner sheet wider than a page
+    (openpyxl's print titles; the notes of such a sheet are merged within its first page, so
+    none prints under the repeated column)."""
+    ws.print_title_cols = "A:A"
+
+
 def blank_if_nan(value):
     """None for a missing catalogue figure (None or NaN), else the value."""
     if value is None:

@@ -12,7 +12,7 @@ from udfs.quantities import BUDGET_STATUSES, PRICING_BASES
 
 from ..printing import first_page_last_col
 from ..sheetkit import Book, number_format, paragraph, put_text
-from .layout import SIZE_FORMAT, constant_cell
+from .layout import SIZE_FORMAT, constant_cell, repeat_labels
 from .sizes import SUFFIX_ROWS
 
 
@@ -242,8 +242,9 @@ def reference_sheet(book):
     book.name("ref_implied_mfu", f"'Reference runs'!$L$5:$L${last}")
     _median(book, ws, last)
     # one page tall too: the catalogue's runs (60) outgrew one page at the width's scale
-    Book.finish(ws, freeze="B5", print_titles="4:4", pages_tall=1, title_cols="A:A",
+    Book.finish(ws, freeze="B5", print_titles="4:4", pages_tall=1,
                 print_area=f"A1:{get_column_letter(SHORT_SOURCE_COL)}{last + 3}")  # fmt: skip
+    repeat_labels(ws)  # the run's name beside its short source on the second page
     return ws
 
 

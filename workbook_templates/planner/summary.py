@@ -196,7 +196,7 @@ def _headline(book, ws, span):
          '" scenario(s) without a start date: in the totals, in no month","First and last '
          'month of the runs in the budget")'),
         ("headline_defaults", "Inputs left to a default", "scenarios",
-         f"=SUMPRODUCT((LEN({used})>0)*ISNUMBER({p50}))",
+         f'=COUNTIFS({used},"?*",{p50},">=0")',  # listed, and a P50: in the budget
          '="Scenario(s) in the budget with an input left blank: the list below"'),
     )  # fmt: skip
     for i, (name, label, unit, formula, note) in enumerate(rows):
