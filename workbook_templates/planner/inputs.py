@@ -14,6 +14,7 @@ from udfs.quantities import (
     PLAUSIBILITY_FLOORS,
 )
 
+from ..printing import first_page_last_col
 from ..sheetkit import Book, bold, number_format, put_text, validate_rule
 from .layout import (
     DEFAULT_COL,
@@ -169,7 +170,7 @@ CONSTANT_SECTIONS = (
 def _constants(book, ws, r):
     for title, quantities in CONSTANT_SECTIONS:
         if title != CONSTANT_SECTIONS[0][0]:
-            r += 2
+            r += 1  # each section title right under the last: the page holds the sources too
         r = _constant_rows(book, ws, r, title, quantities)
     return r
 
@@ -192,12 +193,13 @@ def _constant_rows(book, ws, r, title, quantities):
 
 
 def _note(ws, r, text):
-    """A note in columns B to the last scenario column, wrapped: it prints whole on the
-    first page (the notes columns print on the second)."""
+    """A note from column B to the last scenario column that prints on the first page,
+    wrapped: it prints whole there (column A repeats on the second page)."""
     cell = put_text(ws.cell(r, 2), text)
     cell.style = "Note"
     cell.alignment = Alignment(wrap_text=True, vertical="top")
-    ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=LAST_COL)
+    last = min(LAST_COL, first_page_last_col(ws))
+    ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=last)
 
 
 def _sources(ws, r, scen):
