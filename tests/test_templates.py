@@ -534,7 +534,7 @@ def test_reference_runs_rows_align_at_the_top(generated_templates):
     for row in ws.iter_rows(min_row=5, max_row=8, max_col=16):
         assert {c.alignment.vertical for c in row} == {"top"}
     assert ws["B4"].value == "Dense / MoE" and ws.column_dimensions["B"].width >= len("Dense /")
-    assert not ws.print_title_cols
+    assert ws.print_title_cols == "$A:$A"  # the run beside its source, on the second page
     assert ws.page_setup.fitToWidth == 1 or ws.page_setup.scale == sheetkit.MIN_PRINT_SCALE_PCT
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "used_area",
     "chart_extent",
     "column_width",
+    "first_page_last_col",
 ]
 
 
@@ -248,6 +249,20 @@ def used_area(ws):
         col, row = chart_extent(ws, chart)
         last_col, last_row = max(last_col, col), max(last_row, row)
     return f"A1:{get_column_letter(last_col)}{last_row}"
+
+
+def first_page_last_col(ws):
+    """The last column that prints on a paged sheet's first page (at
+    :data:`MIN_PRINT_SCALE_PCT`, on the narrower paper, a tenth spared: LibreOffice wraps a
+    merged note a little wider than it prints): a note merged up to it prints whole."""
+    room = 0.9 * min(w for w, _ in PRINTABLE_PT.values()) * 100 / MIN_PRINT_SCALE_PCT
+    used, col = 0.0, 0
+    while True:
+        width = column_width(ws, get_column_letter(col + 1))
+        used += (width * PRINTED_PX_PER_WIDTH + 5) * 0.75
+        if used > room:
+            return max(col, 1)
+        col += 1
 
 
 def column_width(ws, letter):

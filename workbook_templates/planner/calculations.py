@@ -14,11 +14,13 @@ from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, PRICING_BASES, RANGE_OUTP
 from ..sheetkit import DEFAULT_GREY, Book, Row, align_table, put_text
 from .layout import (
     FIRST_COL,
+    MONEY_FORMAT,
     NOTE_COL,
     SCENARIO_COLUMNS,
     SCENARIO_WIDTH,
     SIZE_FORMAT,
     checks_flag,
+    repeat_labels,
     wrap_units,
 )
 from .sizes import SIZE_INPUTS, size_excel
@@ -183,7 +185,7 @@ def calculations_sheet(book, scen):
     ws.row_dimensions[3].height = 30  # "Checks: WARN, have a look at the Checks sheet"
     book.header(ws, 4, ["Quantity", "Unit", ""])
     for c in SCENARIO_COLUMNS:
-        cell = ws.cell(4, c, book.formula("={scenario_name}", ws.title, get_column_letter(c)))
+        cell = ws.cell(4, c, book.formula('={scenario_name}&""', ws.title, get_column_letter(c)))
         cell.style = "Header"
     put_text(ws.cell(4, NOTE_COL), "Formula").style = "Header"
     ws.row_dimensions[4].height = 60  # a scenario name wraps to four lines
@@ -202,6 +204,10 @@ def calculations_sheet(book, scen):
         _, row, first, last = book.rows[f"{name}_used"]
         for c in range(first, last + 1):
             ws.cell(row, c).number_format = SIZE_FORMAT
+    for r in range(5, ws.max_row + 1):  # $120.0M: a cost of any size fits its column
+        if ws.cell(r, 2).value == "US$":
+            for c in SCENARIO_COLUMNS:
+                ws.cell(r, c).number_format = MONEY_FORMAT
     wrap_units(ws, 5, ws.max_row, widths["B"], skip=SECTION_NOTES.values())
     for name in ("pricing_basis_used", "throughput_source"):  # words wrap within the column
         _, row, first, last = book.rows[name]
@@ -211,9 +217,10 @@ def calculations_sheet(book, scen):
     align_table(ws, 4, NOTE_COL)
     outputs = next(r for r in range(5, ws.max_row + 1) if ws.cell(r, 1).value == "Outputs")
     ws.row_breaks.append(Break(id=outputs - 1))  # page 2: the outputs and ranges, whole
-    # one page wide, as tall as it needs; the header row repeats on every page
-    # two pages: the inputs as used, then the outputs and ranges
+    # the inputs as used, then the outputs and ranges; the header row and the quantities
+    # (column A) on every page
     Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}5", print_titles="4:4", pages_tall=2)
+    repeat_labels(ws)
     return ws
 
 

@@ -23,7 +23,7 @@ from udfs.quantities import BUDGET_STATUSES, PLAN_INPUTS, PLAUSIBLE_SLIPS
 from udfs.validation import plausibility_advice
 
 from ..sheetkit import CHECK_WARN_FILL, Book, bold, check_colours, put_text
-from .layout import FIRST_COL, LAST_COL, SCENARIO_COLUMNS
+from .layout import FIRST_COL, LAST_COL, SCENARIO_COLUMNS, repeat_labels
 from .own_runs import FIRST_ROW, FLAGS
 from .sizes import SIZE_INPUTS
 
@@ -214,7 +214,7 @@ def checks_sheet(book, scen):
     book.title(ws, "Checks", "TRUE = passes. Master check: OK, WARN (have a look) or ERROR.")
     book.header(ws, 4, ["Check", "", "All"])
     for c in SCENARIO_COLUMNS:
-        cell = ws.cell(4, c, book.formula("={scenario_name}", ws.title, get_column_letter(c)))
+        cell = ws.cell(4, c, book.formula('={scenario_name}&""', ws.title, get_column_letter(c)))
         cell.style = "Header"
     put_text(ws.cell(4, CAUSE_COL), "First failing column (1-8)").style = "Header"
     ws.row_dimensions[4].height = 45
@@ -261,7 +261,9 @@ def checks_sheet(book, scen):
     fit_wrapped_rows(ws)
     for k in range(own_first, last_check + 1):  # room for two lines of rows and advice
         ws.row_dimensions[k].height = max(ws.row_dimensions[k].height or 0, 30)
-    Book.finish(ws, freeze="D5")  # pages counted with the rows' heights
+    # pages counted with the rows' heights; the header row and the checks (column A) on each
+    Book.finish(ws, freeze="D5", print_titles="4:4")
+    repeat_labels(ws)
     return ws
 
 

@@ -14,17 +14,20 @@ from udfs.quantities import (
     PLAUSIBILITY_FLOORS,
 )
 
+from ..printing import first_page_last_col
 from ..sheetkit import Book, bold, number_format, put_text, validate_rule
 from .layout import (
     DEFAULT_COL,
     FIRST_COL,
     INPUT_HEADER_ROW,
     LAST_COL,
+    MONEY_FORMAT,
     NOTE_COL,
     RULE_COL,
     SCENARIO_COLUMNS,
     SCENARIO_WIDTH,
     SIZE_FORMAT,
+    repeat_labels,
     wrap_units,
 )
 from .reference import LISTS
@@ -142,6 +145,8 @@ def _input_rows(book, ws, scen):
                 cell.number_format = number_format(q.unit)
             if q.name in SIZE_INPUTS:  # 405.0B, 15.6T: the figure fits its column
                 cell.number_format = SIZE_FORMAT
+            if q.unit == "US$":  # $120.0M: the figure fits its column
+                cell.number_format = MONEY_FORMAT
             if q.name == "scenario_name":
                 bold(cell)
                 cell.alignment = Alignment(wrap_text=True, vertical="center")
@@ -165,7 +170,7 @@ CONSTANT_SECTIONS = (
 def _constants(book, ws, r):
     for title, quantities in CONSTANT_SECTIONS:
         if title != CONSTANT_SECTIONS[0][0]:
-            r += 2
+            r += 1  # each section title right under the last: the page holds the sources too
         r = _constant_rows(book, ws, r, title, quantities)
     return r
 
@@ -187,6 +192,16 @@ def _constant_rows(book, ws, r, title, quantities):
     return r
 
 
+def _note(ws, r, text):
+    """A note from column B to the last scenario column that prints on the first page,
+    wrapped: it prints whole there (column A repeats on the second page)."""
+    cell = put_text(ws.cell(r, 2), text)
+    cell.style = "Note"
+    cell.alignment = Alignment(wrap_text=True, vertical="top")
+    last = min(LAST_COL, first_page_last_col(ws))
+    ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=last)
+
+
 def _sources(ws, r, scen):
     ws.cell(r, 1, "Sources of the preloaded columns").style = "Section"
     for s in scen:
@@ -195,19 +210,18 @@ def _sources(ws, r, scen):
             put_text(ws.cell(r, 1), s["values"]["scenario_name"]).alignment = Alignment(
                 vertical="top", wrap_text=True
             )
-            put_text(ws.cell(r, 2), s["note"]).style = "Note"
-            ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=RULE_COL)
-    r += 2
+            _note(ws, r, s["note"])
+    r += 1  # the custom columns right under the preloaded ones: one page for all
     watts = RULES["watts_per_accelerator"].default
     put_text(ws.cell(r, 1), "Custom columns").alignment = Alignment(vertical="top")
-    put_text(
-        ws.cell(r, 2),
+    _note(
+        ws,
+        r,
         "Type the total parameters, tokens and accelerator count (and the active parameters for "
         "an MoE model), then your price and start date. Every other input starts blank and "
         "takes column C (the power follows the accelerator: its catalogue TDP, else "
         f"{watts:,.0f} W); the figure used is on Calculations, greyed while it is a default.",
-    ).style = "Note"
-    ws.merge_cells(start_row=r, start_column=2, end_row=r, end_column=RULE_COL)
+    )
 
 
 def inputs_sheet(book, scen):
@@ -224,7 +238,11 @@ def inputs_sheet(book, scen):
     r = _constants(book, ws, r + 2)
     wrap_units(ws, INPUT_HEADER_ROW + 1, r, widths["B"])
     _sources(ws, r + 2, scen)
-    # one page wide, as tall as it needs; the header row repeats on every page
-    Book.finish(ws, freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}",
-                print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}")  # fmt: skip
+    # two pages wide at 70%: the header row and the input labels (column A) on every page
+    Book.finish(
+        ws,
+        freeze=f"{get_column_letter(FIRST_COL)}{INPUT_HEADER_ROW + 1}",
+        print_titles=f"{INPUT_HEADER_ROW}:{INPUT_HEADER_ROW}",
+    )
+    repeat_labels(ws)
     return ws

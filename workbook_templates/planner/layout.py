@@ -43,6 +43,10 @@ SCENARIO_WIDTH = 11
 #: Parameters and tokens in a scenario column: 405.0B, 15.6T (the value stays exact).
 SIZE_FORMAT = '[>=1000000000000]#,##0.0##,,,,"T";[>=1000000000]#,##0.0##,,,"B";#,##0'
 RULE_COL = LAST_COL + 2
+#: US$ in a scenario column: $9,999,999 in full, then $120.0M and $1.25B (to the nearest
+#: $100,000 and $10M), so that a budget of any size fits the column instead of printing ###
+#: (the value stays exact).
+MONEY_FORMAT = '[>=1000000000]"$"#,##0.00,,,"B";[>=10000000]"$"#,##0.0,,"M";"$"#,##0'
 
 
 def wrap_units(ws, first_row, last_row, width, skip=()):
@@ -51,7 +55,9 @@ def wrap_units(ws, first_row, last_row, width, skip=()):
     for row in ws.iter_rows(min_row=first_row, max_row=last_row, min_col=2, max_col=2):
         for cell in row:
             text = cell.value
-            if not isinstance(text, str) or len(text) <= width or text in skip:
+            if not isinstance(text, str) or text.startswith("=") or len(text) <= width:
+                continue
+            if text in skip:
                 continue
             cell.alignment = Alignment(wrap_text=True, vertical="top")
             lines, used = 1, 0
@@ -61,6 +67,13 @@ def wrap_units(ws, first_row, last_row, width, skip=()):
                 used += len(part)
             dims = ws.row_dimensions[cell.row]
             dims.height = max(dims.height or 15.0, 15.0 * lines)
+
+
+def repeat_labels(ws):
+    """Column A (the row labels) on every printed page of a planner sheet wider than a page
+    (openpyxl's print titles; the notes of such a sheet are merged within its first page, so
+    none prints under the repeated column)."""
+    ws.print_title_cols = "A:A"
 
 
 def blank_if_nan(value):

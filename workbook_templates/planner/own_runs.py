@@ -33,6 +33,7 @@ from openpyxl.utils import get_column_letter
 from udfs import calibration, model
 from udfs.own_runs import BOUNDS, MIN_IMPLIED_MFU, NUMBERS, REQUIRED, pooling_figures
 
+from ..printing import first_page_last_col
 from ..sheetkit import Column, check_colours, paragraph, put_text, write_table
 from .layout import constant_cell
 from .sizes import size_excel
@@ -273,6 +274,9 @@ def own_runs_sheet(book):
     for row in ws.iter_rows(min_row=_TOP + 1, max_row=_TOP + MAX_ROWS, max_col=len(INPUT_COLUMNS)):
         for cell in row[:2] + row[5:6]:
             cell.number_format = "@"
+    ws.unmerge_cells("A2:M2")  # the note wraps within the first printed page's columns
+    ws.merge_cells(start_row=2, start_column=1, end_row=2, end_column=first_page_last_col(ws))
+    ws["A2"].alignment = Alignment(wrap_text=True, vertical="top")
     book.finish(ws, freeze=f"A{_TOP + 1}", print_titles=f"{_TOP}:{_TOP}")
     ws.row_dimensions[_TOP].height = 60  # four lines: "Accelerator-hours (accelerator-hours)"
     return ws

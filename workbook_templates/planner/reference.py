@@ -10,8 +10,9 @@ from openpyxl.utils import get_column_letter
 from udfs import calibration, catalogue, model
 from udfs.quantities import BUDGET_STATUSES, PRICING_BASES
 
+from ..printing import first_page_last_col
 from ..sheetkit import Book, number_format, paragraph, put_text
-from .layout import SIZE_FORMAT, constant_cell
+from .layout import SIZE_FORMAT, constant_cell, repeat_labels
 from .sizes import SUFFIX_ROWS
 
 
@@ -186,7 +187,10 @@ def reference_sheet(book):
         "implied MFU = that / the accelerator's dense peak. Full sources: columns P and Q (on "
         "screen; the print shows the document).",
     ).style = "Note"
-    ws["A2"].alignment = Alignment(wrap_text=False)
+    ws["A2"].alignment = Alignment(wrap_text=True, vertical="top")
+    last_col = first_page_last_col(ws)  # wrapped within the first printed page
+    ws.merge_cells(start_row=2, start_column=1, end_row=2, end_column=last_col)
+    ws.row_dimensions[2].height = 30  # two lines
     cols = (
         ("name", "Run", ""),
         ("architecture", "Dense / MoE", ""),
@@ -240,6 +244,7 @@ def reference_sheet(book):
     # one page tall too: the catalogue's runs (60) outgrew one page at the width's scale
     Book.finish(ws, freeze="B5", print_titles="4:4", pages_tall=1,
                 print_area=f"A1:{get_column_letter(SHORT_SOURCE_COL)}{last + 3}")  # fmt: skip
+    repeat_labels(ws)  # the run's name beside its short source on the second page
     return ws
 
 
@@ -275,10 +280,10 @@ def _median(book, ws, last):
     paragraph(
         ws,
         r + 1,
-        2,  # from B: column A repeats alone on the right-hand pages
+        2,  # from B: column A holds the median's label
         "A blank MFU on Inputs takes the calibrated default (by the accelerator's generation and "
         "the active parameters: the Accelerators sheet), fitted on these runs; this median is "
         "for comparison. Disclosed hours may include failures, restarts, evaluation and other "
         "phases, so implied MFU can sit below a paper's MFU.",
-        SHORT_SOURCE_COL,  # within the printed columns
-    )
+        first_page_last_col(ws),  # within the first printed page's columns
+    ).alignment = Alignment(wrap_text=True, vertical="top")

@@ -9,7 +9,7 @@ from udfs import model
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_OUTPUTS, RANGE_QUANTITIES
 
 from ..sheetkit import Book, bold, number_format, put_text, state_colours
-from .layout import FIRST_COL, LAST_COL, single
+from .layout import FIRST_COL, LAST_COL, single, wrap_units
 
 _OVERRIDE = "ISNUMBER({sel.effective_tflops_input_used})"
 _RESOLVED = (
@@ -88,7 +88,7 @@ def _default_words():
     """(input, words) of each input a blank leaves to a default, with the default: the
     figures are those of :data:`udfs.quantities.PLAN_INPUTS` ("price $2.00/h")."""
     words = [("budget_status", "status Proposed"), ("owner", "owner none"),
-             ("start_date", "start date none (in no month)"),
+             ("start_date", "start date none"),
              ("mfu", "MFU calibrated")]  # fmt: skip
     for q in PLAN_INPUTS:
         if q.default is None or q.name not in _SHORT:
@@ -107,12 +107,12 @@ def _default_words():
 
 
 DEFAULT_WORDS = _default_words()
-#: The scenario list's defaults (column D, 42 characters wide) in at most two lines: the
-#: text is cut to this many characters, "..." ending a longer one (every default of the
-#: scenario shown is in grey italics under "Inputs as used").
-_LIST_CHARS = 70
-#: Height of a row of the scenario list: two lines of 15 points (its name or its defaults).
+#: Height of a reference's row of the scenario list: two lines of 15 points (its name).
 _LIST_ROW_PT = 30.0
+#: Characters of a line of the scenario list's defaults (column D, 42 wide).
+_LIST_LINE_CHARS = 46
+#: Height of any other row: every default it may list, whole, in column D.
+_LIST_DEFAULTS_PT = 15.0 * -(-len("; ".join(w for _, w in DEFAULT_WORDS)) // _LIST_LINE_CHARS)
 #: The scenario list under the headline box: key -> (column, header, width or None to keep
 #: the column's width). One page wide at the readable print scale (A to G).
 LIST_COLUMNS = {
@@ -128,10 +128,11 @@ LIST_COLUMNS = {
 LIST_ROW = 10
 
 
-def _scenario_list(book, ws, n, top):
+def _scenario_list(book, ws, scen, top):
     """One row per scenario: its status, and when in the budget (a complete Approved or
     Proposed column) its P50, P90, first and last month; and the inputs it leaves to a
     default. The headline box sums these rows."""
+    n = len(scen)
     col = {k: v[0] for k, v in LIST_COLUMNS.items()}
     for c, head, width in LIST_COLUMNS.values():
         put_text(ws.cell(top, c), head).style = "Header"
@@ -163,14 +164,14 @@ def _scenario_list(book, ws, n, top):
         # a complete scenario of the team's (the preset references keep their own figures);
         # the last "; " dropped
         full = f'SUBSTITUTE(SUBSTITUTE({used}&"|","; |",""),"|","")'
-        text = ws.cell(r, col["defaults"],
-                       f'=IF(AND({ready},{status}<>INDEX(budget_statuses,1,1)),'
-                       f'IF(LEN({full})>{_LIST_CHARS},LEFT({full},{_LIST_CHARS - 3})&"...",'
-                       f'{full}),"")')  # fmt: skip
+        text = ws.cell(
+            r, col["defaults"], f'=IF(AND({ready},{status}<>INDEX(budget_statuses,1,1)),{full},"")'
+        )
         text.style = "Calc"
         for c in range(1, 8):
             ws.cell(r, c).alignment = Alignment(wrap_text=c in (1, 4), vertical="top")
-        ws.row_dimensions[r].height = _LIST_ROW_PT
+        reference = scen[i - 1]["kind"].endswith("reference")  # keeps its own figures
+        ws.row_dimensions[r].height = _LIST_ROW_PT if reference else _LIST_DEFAULTS_PT
     last = top + n
     return {key: f"${get_column_letter(c)}${top + 1}:${get_column_letter(c)}${last}"
             for key, c in col.items()}  # fmt: skip
@@ -195,8 +196,8 @@ def _headline(book, ws, span):
          '" scenario(s) without a start date: in the totals, in no month","First and last '
          'month of the runs in the budget")'),
         ("headline_defaults", "Inputs left to a default", "scenarios",
-         f'=COUNTIF({used},"?*")',
-         '="Scenario(s) with an input left blank: the list below (grey italics further down)"'),
+         f'=COUNTIFS({used},"?*",{p50},">=0")',  # listed, and a P50: in the budget
+         '="Scenario(s) in the budget with an input left blank: the list below"'),
     )  # fmt: skip
     for i, (name, label, unit, formula, note) in enumerate(rows):
         r = 4 + i
@@ -325,7 +326,7 @@ def summary_sheet(book, scen):
     ws = book.sheet("Summary", {"A": 34, "B": 16, "C": 22, "D": 42})  # A:G one Letter page
     book.title(ws, "Summary: the budget, then the selected scenario",
                "Change the yellow switch to pick the scenario shown.")  # fmt: skip
-    span = _scenario_list(book, ws, len(scen), LIST_ROW)
+    span = _scenario_list(book, ws, scen, LIST_ROW)
     _headline(book, ws, span)
     _switch(book, ws, len(scen), SWITCH_ROW)
     r = _inputs_as_used(book, ws, SWITCH_ROW + 6)
@@ -347,5 +348,13 @@ def summary_sheet(book, scen):
         put_text(ws.cell(r + i, 1), text).style = "Note"
         ws.cell(r + i, 1).alignment = Alignment(wrap_text=False)
     _grey_defaults(book, ws)
+    wrap_units(ws, SWITCH_ROW, r, 16)
+    for row in ws.iter_rows(min_row=SWITCH_ROW, max_row=r, min_col=4, max_col=4):
+        for cell in row:  # a note longer than column D wraps in it (E-G print beside it)
+            if isinstance(cell.value, str) and cell.value.startswith("=") and cell.style == "Note":
+                cell.alignment = Alignment(wrap_text=True, vertical="top")
+                ws.row_dimensions[cell.row].height = max(
+                    ws.row_dimensions[cell.row].height or 15, 30
+                )
     Book.finish(ws, freeze="A3", paged=True)  # A:G at 70%, its pages broken at headings
     return ws
