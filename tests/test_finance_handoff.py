@@ -391,10 +391,52 @@ def test_the_handoff_prints_on_twelve_pages_one_page_wide(template, tmp_path, mo
     assert_no_header_alone_at_a_foot(wb, pages)
     first = " ".join(w[4] for w in pages[0][1])
     assert "Contingency" in first and "Budget total (P50)" in first
-    # the five words on page 1, or whole on page 2 when a P90 run's later fiscal year adds
-    # period rows and the page would split them (Letter is shorter than A4)
-    second = " ".join(w[4] for w in pages[1][1]) if len(pages) > 1 else ""
-    assert "Words" in first or ("Words" in second and "Contingency" in second)
+    # the Summary on one page, its five words too (Letter is shorter than A4)
+    assert "Words" in first and "Contingency: P90 - P50" in first
+    assert "Summary" not in " ".join(w[4] for w in pages[1][1] if w[1] < 40)  # page 2's header
+    # the months the budget covers, beside the P50
+    period = ("Feb 2027 (P90 to Mar 2027)" if runs == 1
+              else "Feb 2027 - Dec 2027 (P90 to Jan 2028)")  # fmt: skip
+    assert f"the estimate, {period}" in first
+
+
+def _summary_fits_excels_page(wb):
+    """The Summary of ``wb`` prints on one page in Excel's page model: its rows (each of a set
+    height) no taller than a portrait Letter page's body (shorter than A4's), no page break."""
+    from workbook_templates.report.layout import _BODY
+
+    ws = wb["Summary"]
+    height = sum(ws.row_dimensions[r].height for r in range(1, ws.max_row + 1))
+    assert height <= _BODY[("portrait", 1)][1] and not ws.row_breaks.brk, height
+
+
+@pytest.mark.libreoffice
+def test_page_one_with_a_baseline_is_one_page_its_version_line_whole(template, tmp_path):
+    """3 runs, a version label and a baseline (Letter): the Summary is one page in Excel's page
+    model and in LibreOffice's print, the bold version line wrapped, never cut at the page's
+    edge ("(the Basel")."""
+    from helpers import require_soffice
+    from test_handoff_budget import _pages
+
+    from workbook_templates.recalc import convert
+
+    require_soffice()
+    p = with_references(template, tmp_path / "team.xlsx", [EARLY, LATE, LAZY])
+    assert run(p, "--out", tmp_path / "b.xlsx", "--version", "FY2027 budget, first cut") == 0
+    out = tmp_path / "h.xlsx"
+    assert run(p, "--out", out, "--paper", "letter", "--version", "FY2027 budget, second cut",
+               "--baseline", tmp_path / "b.xlsx") == 0  # fmt: skip
+    wb = openpyxl.load_workbook(out)
+    _summary_fits_excels_page(wb)
+    (pdf,) = convert([out], tmp_path, "pdf")
+    pages = _pages(pdf)
+    first = " ".join(w[4] for w in pages[0][1])
+    assert "Version: FY2027 budget, second cut; compared with the baseline" in first
+    assert "budget, first cut&apos; of " in first and "(the Baseline sheet)." in first
+    right = max(w[2] for w in pages[0][1] if w[1] > 40)  # no word runs off the body's edge
+    assert right < 612 - 0.5 * 72 + 1, right
+    assert "Words" in first
+    assert "Summary" not in " ".join(w[4] for w in pages[1][1] if w[1] < 40)
 
 
 def test_the_paper_flag_wins_over_the_environment(template, tmp_path, monkeypatch, capsys):
