@@ -458,3 +458,41 @@ def test_the_paper_flag_wins_over_the_environment(template, tmp_path, monkeypatc
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "COMPUTE_LAB_PAPER must be a4 or letter" in err
     assert not (tmp_path / "bad.xlsx").exists()
+
+
+@pytest.mark.libreoffice
+def test_a_long_table_of_a_sheet_of_several_repeats_its_header_on_each_page(template, tmp_path):
+    """A run of three years and actuals: Costs' monthly spend by run and the Variance sheet's
+    months run onto more pages, each of which prints the table's header (the repeated header
+    row), and the Monthly chart never prints alone under the repeated header: the table's
+    last rows go with it."""
+    from helpers import require_soffice
+    from test_handoff_budget import _pages
+    from test_variance_chart import ACTUALS_3
+
+    from workbook_templates.recalc import convert
+
+    require_soffice()
+    long = {**LATE, "accelerators": 160}  # Nov 2027 to 2030
+    p = with_references(template, tmp_path / "team.xlsx", [EARLY, long, LAZY])
+    actuals = tmp_path / "act.csv"
+    actuals.write_text(ACTUALS_3, encoding="utf-8")
+    out = tmp_path / "h.xlsx"
+    assert run(p, "--out", out, "--actuals", actuals, "--paper", "a4") == 0
+    (pdf,) = convert([out], tmp_path, "pdf")
+    by_sheet = {}
+    for _, words in _pages(pdf):
+        sheet = " ".join(w[4] for w in words if w[1] < 40 and w[0] > 300)
+        body = [w for w in words if 40 < w[1] < max(x[3] for x in words) - 30]
+        by_sheet.setdefault(sheet, []).append(body)
+    heads = {"Costs": ("Month", "Share", "run"), "Variance": ("Month", "Forecast,", "P50")}
+    for sheet, words in heads.items():
+        pages = by_sheet[sheet]
+        assert len(pages) >= 2, sheet  # the long table goes on
+        for body in pages[1:]:
+            top = min(w[1] for w in body)
+            first = [w[4] for w in body if w[1] < top + 40]  # the header's lines
+            assert all(w in first for w in words), (sheet, first[:12])
+    monthly = by_sheet["Monthly"]
+    assert len(monthly) >= 2 and "Total" in [w[4] for w in monthly[-1]]  # rows with the chart
+    assert "Spend by month" in " ".join(w[4] for w in monthly[-1])
