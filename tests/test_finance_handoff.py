@@ -465,7 +465,9 @@ def test_a_long_table_of_a_sheet_of_several_repeats_its_header_on_each_page(temp
     """A run of three years and actuals: Costs' monthly spend by run and the Variance sheet's
     months run onto more pages, each of which prints the table's header (the repeated header
     row), and the Monthly chart never prints alone under the repeated header: the table's
-    last rows go with it."""
+    last rows go with it. Page 1, two pages long with the plan-vs-actual tables, never
+    splits the five words (the page breaks hold in any page model between Excel's and
+    LibreOffice's, whose scale depends on its fonts)."""
     from helpers import require_soffice
     from test_handoff_budget import _pages
     from test_variance_chart import ACTUALS_3
@@ -493,6 +495,42 @@ def test_a_long_table_of_a_sheet_of_several_repeats_its_header_on_each_page(temp
             top = min(w[1] for w in body)
             first = [w[4] for w in body if w[1] < top + 40]  # the header's lines
             assert all(w in first for w in words), (sheet, first[:12])
+    summary = [" ".join(w[4] for w in body) for body in by_sheet["Summary"]]
+    assert len(summary) == 2  # with the plan-vs-actual tables: the five words whole on one page
+    glossary = [("Words" in t, "nine runs in ten." in t) for t in summary]
+    assert glossary == [(False, False), (True, True)]
     monthly = by_sheet["Monthly"]
     assert len(monthly) >= 2 and "Total" in [w[4] for w in monthly[-1]]  # rows with the chart
     assert "Spend by month" in " ".join(w[4] for w in monthly[-1])
+
+
+def test_page_one_never_splits_the_five_words_whatever_the_page_model(template, tmp_path):
+    """3 runs with actuals, a baseline and a version: page 1 runs onto a second page (its
+    plan-vs-actual tables). LibreOffice prints it scaled to the page's width by a factor its
+    fonts decide, between Excel's page model and its widest substitute's: at every page
+    height between the two, the five words print whole on one page."""
+    from test_variance_chart import ACTUALS_3
+
+    from workbook_templates.report.layout import _page_models
+
+    p = with_references(template, tmp_path / "team.xlsx", [EARLY, LATE, LAZY])
+    assert run(p, "--out", tmp_path / "b.xlsx") == 0
+    actuals = tmp_path / "act.csv"
+    actuals.write_text(ACTUALS_3, encoding="utf-8")
+    out = tmp_path / "h.xlsx"
+    assert run(p, "--out", out, "--actuals", actuals, "--baseline", tmp_path / "b.xlsx",
+               "--version", "M1", "--paper", "a4") == 0  # fmt: skip
+    ws = openpyxl.load_workbook(out)["Summary"]
+    heights = [ws.row_dimensions[r].height for r in range(1, ws.max_row + 1)]
+    assert sum(heights) > 734  # two pages
+    words = next(r for r in range(1, ws.max_row + 1) if ws.cell(r, 1).value == "Words")
+    forced = {b.id for b in ws.row_breaks.brk}
+    pages = [page for _, page in _page_models(ws)]
+    for page in range(int(min(pages)), int(max(pages)) + 1):
+        used, starts = 0.0, []
+        for r, h in enumerate(heights, start=1):
+            if r - 1 in forced or used + h > page:
+                used = 0.0
+                starts.append(r)
+            used += h
+        assert not [s for s in starts if words < s <= ws.max_row], page

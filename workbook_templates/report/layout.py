@@ -530,14 +530,26 @@ _BODY = {("landscape", 9): (1026, 487), ("landscape", 1): (960, 504),
          ("portrait", 9): (698, 734), ("portrait", 1): (720, 684)}  # fmt: skip
 
 
+#: Steps of LibreOffice's width unit tried between Excel's and the widest (px): its scale
+#: is known only to lie between, so a page break is put where no step would split a block.
+_PX_STEPS = 6
+
+
 def _page_models(ws):
     """[(height of a row whose height is not set, page height in the sheet's points)]: Excel,
-    LibreOffice with Calibri's metrics, and LibreOffice printing the sheet scaled down."""
+    LibreOffice with Calibri's metrics, and LibreOffice printing the sheet scaled down, at
+    :data:`_PX_STEPS` scales from Calibri's width to the widest substitute's."""
     width_px, body = _BODY[(ws.page_setup.orientation, int(ws.page_setup.paperSize or 9))]
     wide = sheet_width(ws)
     excel = min(1.0, width_px / (wide * PX_PER_UNIT[0]))
-    lo = min(1.0, width_px / (wide * PX_PER_UNIT[1]))
-    return [(LINE_PT, body / excel), (LO_ROW_PT, body / excel), (LO_ROW_PT, body / lo)]
+    models = [(LINE_PT, body / excel), (LO_ROW_PT, body / excel)]
+    low, high = PX_PER_UNIT
+    for i in range(1, _PX_STEPS + 1):
+        px = low + (high - low) * i / _PX_STEPS
+        model = (LO_ROW_PT, body / min(1.0, width_px / (wide * px)))
+        if model not in models:
+            models.append(model)
+    return models
 
 
 def _titles(ws):
