@@ -534,3 +534,19 @@ def test_page_one_never_splits_the_five_words_whatever_the_page_model(template, 
                 starts.append(r)
             used += h
         assert not [s for s in starts if words < s <= ws.max_row], page
+
+
+def test_the_monthly_chart_never_prints_alone_under_the_repeated_header(template, tmp_path):
+    """A Monthly table too long for its chart below it on the page (Excel's 15-point rows):
+    the chart goes to the next page with the table's last rows, the total among them, never
+    alone under the header the page repeats."""
+    from workbook_templates.report.xlsx import CHART_ROWS
+
+    p = with_references(template, tmp_path / "team.xlsx", [EARLY, {**LATE, "accelerators": 480}])
+    assert run(p, "--out", tmp_path / "h.xlsx", "--paper", "a4") == 0
+    ws = openpyxl.load_workbook(tmp_path / "h.xlsx")["Monthly"]
+    total = next(r for r in range(1, ws.max_row + 1) if ws.cell(r, 1).value == "Total")
+    (chart,) = ws._charts
+    assert chart.anchor._from.row + 1 == total + 2  # under the table, a blank row between
+    (brk,) = [b.id for b in ws.row_breaks.brk]  # the chart's page starts with rows
+    assert brk == total - CHART_ROWS and ws.print_title_rows in ("1:1", "$1:$1")
