@@ -240,8 +240,8 @@ def _headline(ws, c, t, row):
             )
         if name == "handoff_total_p90":  # short: the independent P90 is beside it
             note = "exceeded 1 run in 10"
-        if name == "handoff_total_p50" and period_covered(c):  # the months it covers
-            note = f"{note}, {period_covered(c)}"
+        if name == "handoff_total_p50":  # and the months it covers
+            note = ", ".join(filter(None, (note, period_covered(c))))
         _figure(ws, c, row + i, name, label, float(t[column]), note)
     p90_row = row + [h[0] for h in HEADLINE].index("handoff_total_p90")
     which = _p90_independent(ws, t, p90_row)

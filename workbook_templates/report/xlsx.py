@@ -42,6 +42,7 @@ from .layout import (
     PAGE_PORTRAIT,
     STYLES,
     USD,
+    _titles,
     add_table,
     file_cell,
     fit_columns,
@@ -84,6 +85,9 @@ CHART_CM = (6.4, 22.0)
 #: Rows of a table that go with its chart to the next page when the chart does not fit
 #: under the table and the page repeats the table's header (the totals row among them).
 CHART_ROWS = 4
+#: The least a chart that is enlarged on the next page (the Variance chart) is enlarged by
+#: when the table's last rows go with it (else it goes alone, at its full enlargement).
+ENLARGED_WITH_ROWS = 1.5
 #: The Monthly chart's series: the P50 and, stacked on it, the contingency up to the P90.
 SERIES_NAMES = {"total_cost_usd": "P50 (the estimate)",
                 "contingency_usd": "Contingency: P50 up to P90"}  # fmt: skip
@@ -458,15 +462,15 @@ def _place(ws, chart, alone=1.0):
     tall = CHART_CM[0] / 2.54 * 72  # points
     if tall > page_room(ws, anchor - 1):  # never cut: on the next page, from the blank row
         # at the latest (its frame's top edge would print on the page above)
-        titles = ws.print_title_rows and int(ws.print_title_rows.split(":")[1].strip("$"))
+        titles = _titles(ws)
         ws.row_breaks.append(Break(id=anchor - 2))
-        if titles and anchor - 2 - CHART_ROWS > titles + 1:  # the table's last rows with it
+        if titles and anchor - 2 - CHART_ROWS > titles[1] + 1:  # the table's last rows with it
             ws.row_breaks.brk[-1] = Break(id=anchor - 2 - CHART_ROWS)
-            if page_room(ws, anchor - 1) < tall * min(alone, 1.5):
+            if page_room(ws, anchor - 1) < tall * min(alone, ENLARGED_WITH_ROWS):
                 ws.row_breaks.brk[-1] = Break(id=anchor - 2)
-        if alone != 1:
+        if alone != 1:  # as tall as the rest of the page lets it, up to alone times
             scale = min(1.0, PAGE_LANDSCAPE[0] / sheet_width(ws))
-            high = min(alone, page_room(ws, anchor - 1) / tall - 0.05)
+            high = max(1.0, min(alone, 0.95 * page_room(ws, anchor - 1) / tall))
             chart.height, chart.width = CHART_CM[0] * high, CHART_CM[1] / scale
     ws.add_chart(chart, f"A{anchor}")
     ws.print_area = used_area(ws)  # the print set-up's area, and the chart
