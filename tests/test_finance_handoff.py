@@ -439,10 +439,52 @@ def test_the_handoff_prints_on_twelve_pages_one_page_wide(template, tmp_path, mo
     assert_no_header_alone_at_a_foot(wb, pages)
     first = " ".join(w[4] for w in pages[0][1])
     assert "Contingency" in first and "Budget total (P50)" in first
-    # the five words on page 1, or whole on page 2 when a P90 run's later fiscal year adds
-    # period rows and the page would split them (Letter is shorter than A4)
-    second = " ".join(w[4] for w in pages[1][1]) if len(pages) > 1 else ""
-    assert "Words" in first or ("Words" in second and "Contingency" in second)
+    # the Summary on one page, its five words too (Letter is shorter than A4)
+    assert "Words" in first and "Contingency: P90 - P50" in first
+    assert "Summary" not in " ".join(w[4] for w in pages[1][1] if w[1] < 40)  # page 2's header
+    # the months the budget covers, beside the P50
+    period = ("Feb 2027 (P90 to Mar 2027)" if runs == 1
+              else "Feb 2027 - Dec 2027 (P90 to Jan 2028)")  # fmt: skip
+    assert f"the estimate, {period}" in first
+
+
+def _summary_fits_excels_page(wb):
+    """The Summary of ``wb`` prints on one page in Excel's page model: its rows (each of a set
+    height) no taller than a portrait Letter page's body (shorter than A4's), no page break."""
+    from workbook_templates.report.layout import _BODY
+
+    ws = wb["Summary"]
+    height = sum(ws.row_dimensions[r].height for r in range(1, ws.max_row + 1))
+    assert height <= _BODY[("portrait", 1)][1] and not ws.row_breaks.brk, height
+
+
+@pytest.mark.libreoffice
+def test_page_one_with_a_baseline_is_one_page_its_version_line_whole(template, tmp_path):
+    """3 runs, a version label and a baseline (Letter): the Summary is one page in Excel's page
+    model and in LibreOffice's print, the bold version line wrapped, never cut at the page's
+    edge ("(the Basel")."""
+    from helpers import require_soffice
+    from test_handoff_budget import _pages
+
+    from workbook_templates.recalc import convert
+
+    require_soffice()
+    p = with_references(template, tmp_path / "team.xlsx", [EARLY, LATE, LAZY])
+    assert run(p, "--out", tmp_path / "b.xlsx", "--version", "FY2027 budget, first cut") == 0
+    out = tmp_path / "h.xlsx"
+    assert run(p, "--out", out, "--paper", "letter", "--version", "FY2027 budget, second cut",
+               "--baseline", tmp_path / "b.xlsx") == 0  # fmt: skip
+    wb = openpyxl.load_workbook(out)
+    _summary_fits_excels_page(wb)
+    (pdf,) = convert([out], tmp_path, "pdf")
+    pages = _pages(pdf)
+    first = " ".join(w[4] for w in pages[0][1])
+    assert "Version: FY2027 budget, second cut; compared with the baseline" in first
+    assert "budget, first cut&apos; of " in first and "(the Baseline sheet)." in first
+    right = max(w[2] for w in pages[0][1] if w[1] > 40)  # no word runs off the body's edge
+    assert right < 612 - 0.5 * 72 + 1, right
+    assert "Words" in first
+    assert "Summary" not in " ".join(w[4] for w in pages[1][1] if w[1] < 40)
 
 
 def test_the_paper_flag_wins_over_the_environment(template, tmp_path, monkeypatch, capsys):
@@ -464,3 +506,95 @@ def test_the_paper_flag_wins_over_the_environment(template, tmp_path, monkeypatc
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "COMPUTE_LAB_PAPER must be a4 or letter" in err
     assert not (tmp_path / "bad.xlsx").exists()
+
+
+@pytest.mark.libreoffice
+def test_a_long_table_of_a_sheet_of_several_repeats_its_header_on_each_page(template, tmp_path):
+    """A run of three years and actuals: Costs' monthly spend by run and the Variance sheet's
+    months run onto more pages, each of which prints the table's header (the repeated header
+    row), and the Monthly chart never prints alone under the repeated header: the table's
+    last rows go with it. Page 1, two pages long with the plan-vs-actual tables, never
+    splits the five words (the page breaks hold in any page model between Excel's and
+    LibreOffice's, whose scale depends on its fonts)."""
+    from helpers import require_soffice
+    from test_handoff_budget import _pages
+    from test_variance_chart import ACTUALS_3
+
+    from workbook_templates.recalc import convert
+
+    require_soffice()
+    long = {**LATE, "accelerators": 160}  # Nov 2027 to 2030
+    p = with_references(template, tmp_path / "team.xlsx", [EARLY, long, LAZY])
+    actuals = tmp_path / "act.csv"
+    actuals.write_text(ACTUALS_3, encoding="utf-8")
+    out = tmp_path / "h.xlsx"
+    assert run(p, "--out", out, "--actuals", actuals, "--paper", "a4") == 0
+    (pdf,) = convert([out], tmp_path, "pdf")
+    by_sheet = {}
+    for _, words in _pages(pdf):
+        sheet = " ".join(w[4] for w in words if w[1] < 40 and w[0] > 300)
+        body = [w for w in words if 40 < w[1] < max(x[3] for x in words) - 30]
+        by_sheet.setdefault(sheet, []).append(body)
+    heads = {"Costs": ("Month", "Share", "run"), "Variance": ("Month", "Forecast,", "P50")}
+    for sheet, words in heads.items():
+        pages = by_sheet[sheet]
+        assert len(pages) >= 2, sheet  # the long table goes on
+        for body in pages[1:]:
+            top = min(w[1] for w in body)
+            first = [w[4] for w in body if w[1] < top + 40]  # the header's lines
+            assert all(w in first for w in words), (sheet, first[:12])
+    summary = [" ".join(w[4] for w in body) for body in by_sheet["Summary"]]
+    assert len(summary) == 2  # with the plan-vs-actual tables: the five words whole on one page
+    glossary = [("Words" in t, "nine runs in ten." in t) for t in summary]
+    assert glossary == [(False, False), (True, True)]
+    monthly = by_sheet["Monthly"]
+    assert len(monthly) >= 2 and "Total" in [w[4] for w in monthly[-1]]  # rows with the chart
+    assert "Spend by month" in " ".join(w[4] for w in monthly[-1])
+
+
+def test_page_one_never_splits_the_five_words_whatever_the_page_model(template, tmp_path):
+    """3 runs with actuals, a baseline and a version: page 1 runs onto a second page (its
+    plan-vs-actual tables). LibreOffice prints it scaled to the page's width by a factor its
+    fonts decide, between Excel's page model and its widest substitute's: at every page
+    height between the two, the five words print whole on one page."""
+    from test_variance_chart import ACTUALS_3
+
+    from workbook_templates.report.layout import _page_models
+
+    p = with_references(template, tmp_path / "team.xlsx", [EARLY, LATE, LAZY])
+    assert run(p, "--out", tmp_path / "b.xlsx") == 0
+    actuals = tmp_path / "act.csv"
+    actuals.write_text(ACTUALS_3, encoding="utf-8")
+    out = tmp_path / "h.xlsx"
+    assert run(p, "--out", out, "--actuals", actuals, "--baseline", tmp_path / "b.xlsx",
+               "--version", "M1", "--paper", "a4") == 0  # fmt: skip
+    ws = openpyxl.load_workbook(out)["Summary"]
+    heights = [ws.row_dimensions[r].height for r in range(1, ws.max_row + 1)]
+    assert sum(heights) > 734  # two pages
+    words = next(r for r in range(1, ws.max_row + 1) if ws.cell(r, 1).value == "Words")
+    forced = {b.id for b in ws.row_breaks.brk}
+    pages = [page for _, page in _page_models(ws)]
+    for page in range(int(min(pages)), int(max(pages)) + 1):
+        used, starts = 0.0, []
+        for r, h in enumerate(heights, start=1):
+            if r - 1 in forced or used + h > page:
+                used = 0.0
+                starts.append(r)
+            used += h
+        assert not [s for s in starts if words < s <= ws.max_row], page
+
+
+def test_the_monthly_chart_never_prints_alone_under_the_repeated_header(template, tmp_path):
+    """A Monthly table too long for its chart below it on the page (Excel's 15-point rows):
+    the chart goes to the next page with the table's last rows, the total among them, never
+    alone under the header the page repeats."""
+    from workbook_templates.report.xlsx import CHART_ROWS
+
+    p = with_references(template, tmp_path / "team.xlsx", [EARLY, {**LATE, "accelerators": 480}])
+    assert run(p, "--out", tmp_path / "h.xlsx", "--paper", "a4") == 0
+    ws = openpyxl.load_workbook(tmp_path / "h.xlsx")["Monthly"]
+    total = next(r for r in range(1, ws.max_row + 1) if ws.cell(r, 1).value == "Total")
+    (chart,) = ws._charts
+    assert chart.anchor._from.row + 1 == total + 2  # under the table, a blank row between
+    (brk,) = [b.id for b in ws.row_breaks.brk]  # the chart's page starts with rows
+    assert brk == total - CHART_ROWS and ws.print_title_rows in ("1:1", "$1:$1")

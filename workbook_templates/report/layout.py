@@ -532,28 +532,63 @@ _BODY = {("landscape", 9): (1026, 487), ("landscape", 1): (960, 504),
          ("portrait", 9): (698, 734), ("portrait", 1): (720, 684)}  # fmt: skip
 
 
+#: Steps of LibreOffice's width unit tried between Excel's and the widest (px): its scale
+#: is known only to lie between, so a page break is put where no step would split a block.
+_PX_STEPS = 6
+
+
 def _page_models(ws):
     """[(height of a row whose height is not set, page height in the sheet's points)]: Excel,
-    LibreOffice with Calibri's metrics, and LibreOffice printing the sheet scaled down."""
+    LibreOffice with Calibri's metrics, and LibreOffice printing the sheet scaled down, at
+    :data:`_PX_STEPS` scales from Calibri's width to the widest substitute's."""
     width_px, body = _BODY[(ws.page_setup.orientation, int(ws.page_setup.paperSize or 9))]
     wide = sheet_width(ws)
     excel = min(1.0, width_px / (wide * PX_PER_UNIT[0]))
-    lo = min(1.0, width_px / (wide * PX_PER_UNIT[1]))
-    return [(LINE_PT, body / excel), (LO_ROW_PT, body / excel), (LO_ROW_PT, body / lo)]
+    models = [(LINE_PT, body / excel), (LO_ROW_PT, body / excel)]
+    low, high = PX_PER_UNIT
+    for i in range(1, _PX_STEPS + 1):
+        px = low + (high - low) * i / _PX_STEPS
+        model = (LO_ROW_PT, body / min(1.0, width_px / (wide * px)))
+        if model not in models:
+            models.append(model)
+    return models
+
+
+def _titles(ws):
+    """The rows ``ws`` repeats atop each printed page, (first, last), or None."""
+    rows = ws.print_title_rows
+    if not rows:
+        return None
+    top, bottom = (int(part.strip("$")) for part in rows.split(":"))
+    return top, bottom
+
+
+def _page_tops(ws, models):
+    """Per page model: a function of a row, the points its page's repeated header rows take
+    above it when a page starts at that row (0 above the rows or without print titles)."""
+    titles = _titles(ws)
+    if titles is None:
+        return [lambda r: 0.0 for _ in models]
+    top, bottom = titles
+    heights = [sum(row_height(ws, i, default) for i in range(top, bottom + 1))
+               for default, _ in models]  # fmt: skip
+    return [lambda r, h=h: h if r > bottom else 0.0 for h in heights]
 
 
 def page_room(ws, last_row):
     """Points (of the sheet, before any scaling to the page) left on the page below
     ``last_row`` as it prints, the least of the page models (:func:`_page_models`), the
-    sheet's page breaks honoured: whether a chart fits below the rows."""
+    sheet's page breaks and repeated header rows honoured: whether a chart fits below the
+    rows."""
     models = _page_models(ws)
+    tops = _page_tops(ws, models)
     forced = {b.id for b in ws.row_breaks.brk}
     used = [0.0] * len(models)
     for r in range(1, last_row + 1):
         for k, (default, page) in enumerate(models):
             h = row_height(ws, r, default)
             if r - 1 in forced or used[k] + h > page:
-                used[k] = 0.0
+                used[k] = tops[k](r)
             used[k] += h
     return min(page - u for (_, page), u in zip(models, used, strict=True))
 
@@ -562,27 +597,29 @@ def keep_together(ws, blocks, first_row=1):
     """Page breaks so that no block (``(first row, rows to keep)``: a section's title, its
     header and its first rows) starts at the foot of a page and goes on over the next: a break
     is put before a block that would not fit in what is left of the page, in Excel or in
-    LibreOffice (:func:`_page_models`). Call it once the print set-up is done."""
+    LibreOffice (:func:`_page_models`), a continuation page's repeated header rows counted.
+    Call it once the print set-up is done."""
     from openpyxl.worksheet.pagebreak import Break
 
     models = _page_models(ws)
+    tops = _page_tops(ws, models)
     starts = dict(blocks)
     forced = {b.id for b in ws.row_breaks.brk}
     used = [0.0] * len(models)
+    fresh = [True] * len(models)  # at the top of a page
     for r in range(first_row, ws.max_row + 1):
         for k, (default, page) in enumerate(models):
-            if r in starts and used[k] and r - 1 not in forced:
+            if r in starts and not fresh[k] and r - 1 not in forced:
                 need = sum(row_height(ws, i, default) for i in range(r, r + starts[r]))
                 if used[k] + need > page:
                     ws.row_breaks.append(Break(id=r - 1))
                     forced.add(r - 1)
         for k, (default, page) in enumerate(models):
             h = row_height(ws, r, default)
-            if r - 1 in forced:
-                used[k] = 0.0
-            if used[k] + h > page:
-                used[k] = 0.0
+            if r - 1 in forced or used[k] + h > page:
+                used[k] = tops[k](r)
             used[k] += h
+            fresh[k] = False
 
 
 def setup_print(ws, title, generated, pages_wide=1, header_rows=None, title_cols=None,

@@ -46,6 +46,7 @@ from .tables import UNSCHEDULED, over_approved_cents, with_unscheduled
 from .variance_tables import actuals_sentence
 
 __all__ = ["write_summary", "write_budget", "forecast_block", "period_name", "sheet_guide",
+           "period_covered",
            "SHEET_GUIDE", "OPTIONAL_SHEETS", "HEADLINE"]  # fmt: skip
 
 SHEET_GUIDE = (
@@ -101,11 +102,16 @@ def _actuals_text(c):
 _SUMMARY_WIDTHS = {"A": 22, "B": 15, "C": 13, "D": 13, "E": 13, "F": 13}
 #: The Summary's row height (pt): 11-point text, set so that Excel and LibreOffice agree.
 ROW_PT = 13.5
-#: Characters a line of text takes across the Summary's width (a cautious count).
+#: The title's row (14-point text) and an empty row between two parts of the page (pt).
+TITLE_PT, SPACER_PT = 21.0, 7.0
+#: Characters a line of text takes across the Summary's width (a cautious count), and a
+#: line of bold text.
 _LINE_CHARS = 100
-#: Checks with items that need a look listed on the Summary, one line each (the rest: see
-#: the Checks sheet).
-_MAX_LOOK = 4
+_BOLD_CHARS = 88
+#: Most lines under the master check on the Summary: a check with items that need a look,
+#: one line each, or, with more checks, the first ones and a line counting the rest (the
+#: Checks sheet has them).
+_MAX_LOOK = 3
 _LOOK_CHARS = 62
 #: The checks page 1 lists first (after any ERROR): money counted as Approved that is not.
 _LOOK_FIRST = ("Within the approved amount", "Approval")
@@ -134,7 +140,8 @@ def _status_line(ws, row, c):
         look.groupby("check", sort=False),  # one line a check: count, first item
         key=lambda g: ((g[1]["status"] != "ERROR").all(), first.get(g[0], len(first))),
     )
-    for check, items in groups[:_MAX_LOOK]:
+    shown = groups if len(groups) <= _MAX_LOOK else groups[: _MAX_LOOK - 1]
+    for check, items in shown:
         status = "ERROR" if (items["status"] == "ERROR").any() else "WARN"
         cell = put(ws, row, 2, status)
         cell.fill = STYLES["status_fill"][status]
@@ -142,8 +149,8 @@ def _status_line(ws, row, c):
         text = textwrap.shorten(f"{check}{more}: {items['detail'].iloc[0]}", _LOOK_CHARS,
                                 placeholder=" ...")  # fmt: skip
         row = lines(ws, row, 3, text, _LOOK_CHARS)
-    if len(groups) > _MAX_LOOK:
-        rest = sum(len(items) for _, items in groups[_MAX_LOOK:])
+    if len(groups) > len(shown):
+        rest = sum(len(items) for _, items in groups[len(shown) :])
         put(ws, row, 3, f"... and {rest} more on the Checks sheet")
         row += 1
     return row
@@ -175,10 +182,9 @@ HEADLINE = (
 )  # fmt: skip
 #: What the total includes and excludes, said on page 1.
 SCOPE = (
-    "The total includes the compute cost (accelerator-hours at each run's price: rental, or "
-    "the ownership equivalent), electricity where the price does not include power, and the "
-    "other costs typed per run; it excludes staff, data, storage, networking and failed or "
-    "repeated runs unless typed as other costs."
+    "The total includes the compute cost (rental or the ownership equivalent), electricity "
+    "the price leaves out and the other costs typed; it excludes staff, data, storage, "
+    "networking and failed or repeated runs unless typed as other costs."
 )
 
 
@@ -233,6 +239,8 @@ def _headline(ws, c, t, row):
             note = "exceeded 1 run in 10"
         if name == "handoff_approved" and (over := over_approved_cents(c.tables["budget"])):
             note += f"; {schedule.short_usd(over)} of it over the approved amounts"
+        if name == "handoff_total_p50":  # and the months it covers
+            note = ", ".join(filter(None, (note, period_covered(c))))
         _figure(ws, c, row + i, name, label, float(t[column]), note)
     p90_row = row + [h[0] for h in HEADLINE].index("handoff_total_p90")
     which = _p90_independent(ws, t, p90_row)
@@ -241,6 +249,21 @@ def _headline(ws, c, t, row):
             + (f"; ${unscheduled:,.0f} has no start date ('Unscheduled')"
                if unscheduled else "") + ". " + SCOPE + which)  # fmt: skip
     return lines(ws, row + len(HEADLINE), 1, text, _LINE_CHARS)
+
+
+def period_covered(c):
+    """The months the budget runs' schedule covers, said beside page 1's P50: the first start
+    month to the last end month of the P50 schedule (one month: that month), and the last
+    end month of the P90's ("Feb 2027 - Apr 2028 (P90 to Jun 2028)"); empty when no budget
+    run has a start date."""
+    runs = c.tables["budget"]
+    if not len(runs) or runs["start_month"].isna().all():
+        return ""
+    first, last, last_p90 = (pd.to_datetime(runs[k]).dropna() for k in
+                             ("start_month", "end_month", "end_month_p90"))  # fmt: skip
+    first, last, last_p90 = first.min(), last.max(), max(last_p90.max(), last.max())
+    months = f"{first:%b %Y}" + (f" - {last:%b %Y}" if last > first else "")
+    return f"{months} (P90 to {last_p90:%b %Y})"
 
 
 #: Page 1's P90 if the runs were independent: (defined name, label, totals column).
@@ -386,7 +409,7 @@ def _management(ws, c, generated):
     row = lines(ws, 2, 1, f"Generated {generated:%Y-%m-%d %H:%M} UTC by compute-lab "
                 f"{__version__}; US$; fiscal years start in {fy}.", _LINE_CHARS)  # fmt: skip
     if c.version or c.baseline is not None:
-        row = lines(ws, row, 1, version_line(c), _LINE_CHARS, font=STYLES["bold"])
+        row = lines(ws, row, 1, version_line(c), _BOLD_CHARS, font=STYLES["bold"])
     row = _headline(ws, c, t, row + 1)
     actuals = _actuals_text(c)
     if actuals is not None:
@@ -412,10 +435,8 @@ def _management(ws, c, generated):
         row = forecast_block(ws, c, row + 2)
     row = _not_in_budget_line(ws, row + 2, c)
     words = row + 1
-    row = _section(ws, words, "Words")
-    for word, meaning in GLOSSARY:
-        put(ws, row, 1, word).font = STYLES["bold"]
-        row = lines(ws, row, 2, meaning, _LINE_CHARS - 25)
+    glossary = " ".join(f"{word}: {meaning}" for word, meaning in GLOSSARY)  # one paragraph
+    row = _section(ws, words, "Words", glossary)
     return blocks + [(words, row - words)]  # the five words together
 
 
@@ -646,7 +667,8 @@ def write_summary(ws, c, generated, paper=None):
     fit_rows(ws, 1)
     for r in range(1, ws.max_row + 1):  # the same height in Excel and LibreOffice: one page
         if not ws.row_dimensions[r].height:
-            ws.row_dimensions[r].height = ROW_PT if r > 1 else 2 * ROW_PT
+            empty = all(cell.value is None for cell in ws[r])
+            ws.row_dimensions[r].height = TITLE_PT if r == 1 else SPACER_PT if empty else ROW_PT
     setup_print(ws, "Summary", generated, pages_wide=1, portrait=True, paper=paper)
     ws.print_area = f"A1:F{ws.max_row}"
     keep_together(ws, blocks)  # a long page 1 goes on whole tables, never a lone header

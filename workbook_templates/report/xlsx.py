@@ -42,6 +42,7 @@ from .layout import (
     PAGE_PORTRAIT,
     STYLES,
     USD,
+    _titles,
     add_table,
     file_cell,
     fit_columns,
@@ -81,11 +82,17 @@ RUN_ROWS = [n for n in TABLE_COLUMNS["runs"]
                          "plan_fingerprint")]  # fmt: skip
 #: The Monthly chart's (height, width) in cm.
 CHART_CM = (6.4, 22.0)
+#: Rows of a table that go with its chart to the next page when the chart does not fit
+#: under the table and the page repeats the table's header (the totals row among them).
+CHART_ROWS = 4
+#: The least a chart that is enlarged on the next page (the Variance chart) is enlarged by
+#: when the table's last rows go with it (else it goes alone, at its full enlargement).
+ENLARGED_WITH_ROWS = 1.5
 #: The Monthly chart's series: the P50 and, stacked on it, the contingency up to the P90.
 SERIES_NAMES = {"total_cost_usd": "P50 (the estimate)",
                 "contingency_usd": "Contingency: P50 up to P90"}  # fmt: skip
 #: The Variance chart's axis and legend text (pt): readable when the wide sheet prints scaled
-#: down, the chart on a page of its own.
+#: down, the chart on the next page.
 CHART_TEXT_PT = 12
 #: The Variance chart's series: column of the ``variance_months`` table -> (name, colour).
 VARIANCE_SERIES = {"budget_usd": ("Budget (P50 plan)", "A6A6A6"),
@@ -97,7 +104,8 @@ _RUN_WIDTHS = (38, 13, 18)
 
 #: (sheet, [(table, its columns on the sheet, totals row label, section title)],
 #: columns frozen at the left). A sheet of one table has its header on row 1, repeated on
-#: every printed page; a sheet of several has a title above each.
+#: every printed page; a sheet of several has a title above each, and its last table, when
+#: it is the longest, has its header repeated on the pages it runs onto.
 SHEETS = (
     ("Costs", [
         ("costs", ["scenario", "accelerator_hours", "usd_per_accelerator_hour",
@@ -239,7 +247,7 @@ def _block(ws, row, table, df, totals, title):
 
 def _sheet(wb, c, title, parts, freeze, generated, paper):
     ws = wb.create_sheet(title)
-    row, blocks, names, chart = 1, [], None, None
+    row, blocks, names, chart, heads = 1, [], None, None, []
     for table, columns, totals, section in parts:
         df = with_unscheduled(c, table) if table == "monthly" else c.tables[table]
         df = df[columns]
@@ -253,6 +261,7 @@ def _sheet(wb, c, title, parts, freeze, generated, paper):
                 wb.defined_names[name] = DefinedName(
                     name, attr_text=f"{quote_sheetname(title)}!${letter}${head + 1}:"
                     f"${letter}${head + len(df)}")  # fmt: skip
+        heads.append((len(df), head))
         blocks.append((row, min(4, last - row + 1)))  # the title, header and first rows
         if table == "monthly" and len(df[df["month"] != UNSCHEDULED]):
             chart = (_chart, df[df["month"] != UNSCHEDULED], head)
@@ -269,11 +278,22 @@ def _sheet(wb, c, title, parts, freeze, generated, paper):
     fit_header_rows(ws)
     ws.freeze_panes = ws.cell(row=2, column=freeze + 1)
     setup_print(ws, title, generated, pages_wide=1, paper=paper,
-                header_rows="1:1" if len(parts) == 1 else None)  # fmt: skip
+                header_rows=_repeated_header(heads))  # fmt: skip
     keep_together(ws, blocks)
     if chart is not None:  # once the rows have their heights and the pages their breaks
         chart[0](ws, *chart[1:])
     return ws
+
+
+def _repeated_header(heads):
+    """The header row a sheet repeats atop each page it continues on (``heads``: (rows, header
+    row) of each table, in order): the one table's, or the last table's when it is the
+    longest (Costs' monthly spend, the Variance sheet's months), which no other table
+    follows; else none."""
+    rows, head = heads[-1]
+    if rows and (len(heads) == 1 or rows >= max(n for n, _ in heads)):
+        return f"{head}:{head}"
+    return None
 
 
 def _pad_text_after_figures(ws):
@@ -429,18 +449,27 @@ def _variance_chart(ws, df, head):
 
 
 def _place(ws, chart, alone=1.0):
-    """Put ``chart`` below the last row of ``ws``, on a page of its own when the rest of the
-    page, as it prints, is too short for it (:func:`.layout.page_room`). On a page of its own
-    and ``alone`` not 1, it is ``alone`` times as tall and as wide as the page (the sheet
+    """Put ``chart`` below the last row of ``ws``, on the next page when the rest of the page,
+    as it prints, is too short for it (:func:`.layout.page_room`): with the table's last
+    :data:`CHART_ROWS` rows when the page repeats the table's header (never a header over a
+    chart alone) and they fit there with it, else alone. On the next page and ``alone`` not
+    1, it is up to ``alone`` times as tall as it fits and as wide as the page (the sheet
     prints scaled down to its width)."""
     chart.height, chart.width = CHART_CM
     anchor = ws.max_row + 2  # below the totals row and a blank row
-    if CHART_CM[0] / 2.54 * 72 > page_room(ws, anchor - 1):  # never cut: on a page of its
-        # own from the blank row (its frame's top edge would print on the page above)
+    tall = CHART_CM[0] / 2.54 * 72  # points
+    if tall > page_room(ws, anchor - 1):  # never cut: on the next page, from the blank row
+        # at the latest (its frame's top edge would print on the page above)
+        titles = _titles(ws)
         ws.row_breaks.append(Break(id=anchor - 2))
-        if alone != 1:
+        if titles and anchor - 2 - CHART_ROWS > titles[1] + 1:  # the table's last rows with it
+            ws.row_breaks.brk[-1] = Break(id=anchor - 2 - CHART_ROWS)
+            if page_room(ws, anchor - 1) < tall * min(alone, ENLARGED_WITH_ROWS):
+                ws.row_breaks.brk[-1] = Break(id=anchor - 2)
+        if alone != 1:  # as tall as the rest of the page lets it, up to alone times
             scale = min(1.0, PAGE_LANDSCAPE[0] / sheet_width(ws))
-            chart.height, chart.width = CHART_CM[0] * alone, CHART_CM[1] / scale
+            high = max(1.0, min(alone, 0.95 * page_room(ws, anchor - 1) / tall))
+            chart.height, chart.width = CHART_CM[0] * high, CHART_CM[1] / scale
     ws.add_chart(chart, f"A{anchor}")
     ws.print_area = used_area(ws)  # the print set-up's area, and the chart
 
