@@ -474,7 +474,8 @@ def unprinted_words(xlsx, pdf, sheet_of):
     _require_poppler()
     for _, words in _pages(pdf):
         printed = by_sheet.setdefault(sheet_of(words), set())
-        printed.update(_plain(part) for w in words for part in w[4].replace("/", "-").split("-"))
+        printed.update(_plain(part) for w in words
+                       for part in w[4].replace("/", "-").replace("!", "-").split("-"))  # fmt: skip
     missing = {}
     for ws in openpyxl.load_workbook(xlsx):
         if ws.sheet_state != "visible":  # a hidden sheet never prints
@@ -487,7 +488,8 @@ def unprinted_words(xlsx, pdf, sheet_of):
                     continue
                 if ws.row_dimensions[c.row].hidden:
                     continue
-                text = c.value.replace("/", " ").replace("-", " ")  # wrapped at a dash
+                # wrapped at a dash, a slash or the "!" of a cell reference (Inputs!H12)
+                text = c.value.replace("/", " ").replace("-", " ").replace("!", " ")
                 lost = [
                     w
                     for w in map(_plain, text.split())

@@ -612,14 +612,30 @@ def keep_together(ws, blocks, first_row=1):
             if r in starts and not fresh[k] and r - 1 not in forced:
                 need = sum(row_height(ws, i, default) for i in range(r, r + starts[r]))
                 if used[k] + need > page:
-                    ws.row_breaks.append(Break(id=r - 1))
-                    forced.add(r - 1)
+                    # after the last row with something in it: the empty rows above the block
+                    # go with it, never make a page of their own where a page ends among them
+                    b = r - 1
+                    while b > first_row and _empty_row(ws, b):
+                        b -= 1
+                    ws.row_breaks.append(Break(id=b))
+                    forced.add(b)
+                    if b < r - 1:  # the rows b + 1 to r - 1 open the next page, in every model
+                        for m, (d, _) in enumerate(models):
+                            gap = sum(row_height(ws, i, d) for i in range(b + 1, r))
+                            used[m], fresh[m] = tops[m](b + 1) + gap, False
+                    break
         for k, (default, page) in enumerate(models):
             h = row_height(ws, r, default)
             if r - 1 in forced or used[k] + h > page:
                 used[k] = tops[k](r)
             used[k] += h
             fresh[k] = False
+
+
+def _empty_row(ws, r):
+    """Whether row ``r`` of ``ws`` has no value in any cell."""
+    cells = (ws._cells.get((r, j)) for j in range(1, ws.max_column + 1))
+    return all(cell is None or cell.value is None for cell in cells)
 
 
 def setup_print(ws, title, generated, pages_wide=1, header_rows=None, title_cols=None,

@@ -586,14 +586,14 @@ def _independent_block(ws, runs, first, row, p90):
     of the P90s), named ``budget_independent_mean``, ``_sd`` and ``_p90``. Values saved.
     Returns the last row."""
     row = _section(ws, row, "P90 if the runs were independent",
-                   "Each run's cost taken lognormal (median its P50, P90 its P90): its "
-                   "expected cost P50 x EXP(s^2 / 2), s = LN(P90 / P50) / NORM.S.INV(0.9); the "
-                   "total taken lognormal with the summed mean and variance (Fenton-Wilkinson), "
-                   "its P90 held between the total P50 plus the largest contingency and the "
-                   "total P90 (every run late together).", _BUDGET_CHARS)  # fmt: skip
+                   "Each run's cost lognormal (median its P50, P90 its P90): mean P50 x "
+                   "EXP(s^2 / 2), s = LN(P90 / P50) / NORM.S.INV(0.9); the total lognormal "
+                   "with the summed mean and variance (Fenton-Wilkinson), its P90 between the "
+                   "total P50 plus the largest contingency and the total P90.",
+                   _BUDGET_CHARS)  # fmt: skip
     p50_col, p90_col = get_column_letter(_MEAN_AT), get_column_letter(_SD_AT)
-    for j, text in ((1, "Run code"), (_MEAN_AT, "Expected cost, mean (US$)"),
-                    (_SD_AT, "Standard deviation (US$)")):  # fmt: skip
+    for j, text in ((1, "Run code"), (_MEAN_AT, "Mean (US$)"),
+                    (_SD_AT, "Std. deviation (US$)")):  # fmt: skip
         put(ws, row, j, text)
     header_cells(ws, row, range(1, len(_BY_RUN) + 1))
     head, sds = row, []
@@ -601,7 +601,7 @@ def _independent_block(ws, runs, first, row, p90):
         row, table_row = row + 1, first + i
         mean, p50 = float(r.expected_cost_usd), float(r.total_cost_usd)
         sds.append(mean * math.sqrt(max((mean / p50) ** 2 - 1, 0.0)) if p50 else 0.0)
-        put(ws, row, 1, r.run_code)
+        put(ws, row, 1, r.run_code).alignment = Alignment(wrap_text=False)  # runs on over B
         formulas = _independent_formulas(f"{p50_col}{table_row}", f"{p90_col}{table_row}",
                                           f"{p50_col}{row}")  # fmt: skip
         for col, formula, value in ((_MEAN_AT, formulas[0], mean), (_SD_AT, formulas[1], sds[-1])):

@@ -102,6 +102,12 @@ VARIANCE_SERIES = {"budget_usd": ("Budget (P50 plan)", "A6A6A6"),
 RUNS_PER_PAGE = 4
 _RUN_WIDTHS = (38, 13, 18)
 
+#: The Checks sheet's saved values that differ, narrower than mismatches.csv so that the
+#: sheet prints one page wide: the cell as "Calculations!G48 (typed value)" (its sheet, and
+#: what it holds), the long scenario name in the wide Detail column.
+MISMATCH_COLUMNS = ["file", "cell", "scenario", "name", "cached_value", "engine_value",
+                    "relative_difference"]  # fmt: skip
+
 #: (sheet, [(table, its columns on the sheet, totals row label, section title)],
 #: columns frozen at the left). A sheet of one table has its header on row 1, repeated on
 #: every printed page; a sheet of several has a title above each, and its last table, when
@@ -130,7 +136,7 @@ SHEETS = (
         ("files", ["file", "size_bytes", "sha256", "planner_template_version",
                    "budget_status_row", "cached_values"], None,
          "Files read (files.csv also has the scenarios read)"),
-        ("mismatches", list(TABLE_COLUMNS["mismatches"]), None,
+        ("mismatches", MISMATCH_COLUMNS, None,
          "Saved values that differ from the engine"),
     ], 2),
     ("Sources", [("sources", ["section", "item", "value", "unit", "detail"], None, None)], 2),
@@ -192,7 +198,9 @@ _WIDE = {"source": 30, "run_code": 20, "detail": 40, "why": 40, "input_label": 2
          "scenario": 18, "file": 22, "sha256": 34, "item": 26, "check": 20, "month": 14,
          "unit": 14}  # fmt: skip
 #: Sheets whose widest column takes what the others leave of the page.
-_SHEET_WIDE = {"Sources": {"detail": 58}, "Checks": {"detail": 56},
+_SHEET_WIDE = {"Sources": {"detail": 58},
+               "Checks": {"detail": 64, "status": 17, "budget_status_row": 16,
+                          "cached_values": 14},
                "Variance": {"budget_usd": 16, "scenario": 16},
                "Baseline": {"change": 26}}  # fmt: skip
 #: The Runs sheet shows parameters and tokens in billions (the cells hold the exact figures).
@@ -250,11 +258,18 @@ def _sheet(wb, c, title, parts, freeze, generated, paper):
     row, blocks, names, chart, heads = 1, [], None, None, []
     for table, columns, totals, section in parts:
         df = with_unscheduled(c, table) if table == "monthly" else c.tables[table]
+        if table == "mismatches":  # the cell, its sheet and what it holds in one column
+            where = zip(df["sheet"], df["cell"], df["cell_holds"], strict=True)
+            df = df.assign(cell=[f"{s}!{r} ({h})" for s, r, h in where])
         df = df[columns]
+        units = None
         if table == "mismatches":  # the quantity's label (mismatches.csv: its name)
+            units = [Q[n].unit if n in Q else None for n in df["name"]]
             df = df.assign(name=[Q[n].label if n in Q else n for n in df["name"]])
         names = (names or []) + list(columns[len(names or []) :])  # each column's first name
         head, last = _block(ws, row, table, df, totals, section if row > 1 else None)
+        if units:  # each saved and engine value in its quantity's own format
+            _value_formats(ws, head, list(columns), units)
         if table == "monthly" and len(df):  # the rows page 1's period formulas add up
             for column, name in MONTHLY_RANGES.items():
                 letter = get_column_letter(columns.index(column) + 1)
@@ -294,6 +309,16 @@ def _repeated_header(heads):
     if rows and (len(heads) == 1 or rows >= max(n for n, _ in heads)):
         return f"{head}:{head}"
     return None
+
+
+def _value_formats(ws, head, columns, units):
+    """The mismatches' saved and engine values (the rows under ``head``) each in the format
+    of its quantity's unit (``units``, one a row), as the Sources sheet shows values."""
+    for i, unit in enumerate(units, start=head + 1):
+        for name in ("cached_value", "engine_value"):
+            cell = ws.cell(row=i, column=columns.index(name) + 1)
+            if unit and isinstance(cell.value, int | float):
+                cell.number_format = fmt("value", unit)
 
 
 def _pad_text_after_figures(ws):
