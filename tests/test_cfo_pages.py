@@ -66,11 +66,11 @@ def test_repeated_reference_rows_print_once(four_runs):
     ws = openpyxl.load_workbook(handoff)["Budget"]
     rows = [[c.value for c in row] for row in ws.iter_rows()]
     (head,) = [i for i, r in enumerate(rows) if r[0] == "Not in the budget"]
-    listed = [r for r in rows[head + 3 :] if r[1] == "Reference"]
+    listed = [r for r in rows[head + 3 :] if r[2] == "Reference"]
     names = [r[0] for r in listed]
     assert len(names) == 3 == len(set(names)), names
     for r in listed:
-        assert r[2] == "team-a.xlsx, team-b.xlsx, team-c.xlsx", r
+        assert r[1] == "team-a.xlsx, team-b.xlsx, team-c.xlsx", r
     assert _page_count(pdf) <= MAX_FOUR_RUN_PAGES
 
 

@@ -526,7 +526,7 @@ def _budget_view(ws, c, row):
                    _BUDGET_CHARS)  # fmt: skip
     others = once(
         tables["not_in_budget"][
-            ["scenario", "budget_status", "file", "owner", "accelerator_hours", "total_cost_usd"]
+            ["scenario", "file", "budget_status", "owner", "accelerator_hours", "total_cost_usd"]
         ]
     )
     header_row = row
