@@ -83,10 +83,14 @@ def _lists(book, ws, r):
 def _suffixes(book, ws, r):
     """The suffixes of parameters and tokens typed as text (70B, 2T): letters and multipliers."""
     ws.cell(r, 1, "Suffixes of numbers typed as text").style = "Section"
-    cell = put_text(ws.cell(r, 3), "Parameters and tokens on Inputs may be typed as 70B, 2T, "
-                    "15.6T or 1.5E12 (any case); Calculations shows the number used")  # fmt: skip
-    cell.style = "Note"
-    cell.alignment = Alignment(wrap_text=False)
+    note = (
+        "Parameters and tokens on Inputs may be typed as 70B, 2T, 15.6T or 1.5E12",
+        "(any case); Calculations shows the number used",
+    )  # two lines: the first page's width
+    for i, text in enumerate(note):
+        cell = put_text(ws.cell(r + i, 3), text)
+        cell.style = "Note"
+        cell.alignment = Alignment(wrap_text=False)
     for i, (letter, value) in enumerate(SUFFIX_ROWS):
         put_text(ws.cell(r + 1 + i, 1), letter).style = "Constant"
         constant_cell(ws, r + 1 + i, 2, value).number_format = "0E+0"
