@@ -213,6 +213,8 @@ def test_the_summary_lists_the_defaults_and_greys_them(cfo_planner):
     grey = [rule.formula[0] for rng in ws.conditional_formatting for rule in rng.rules
             if rule.dxf is not None and rule.dxf.font is not None and rule.dxf.font.i]  # fmt: skip
     assert "LEN(INDEX(usd_per_accelerator_hour,1,active_scenario))=0" in grey
+    for name in ("peak_tflops", "active_params", "mfu"):  # the catalogue's, dense, calibrated
+        assert f"LEN(INDEX({name},1,active_scenario))=0" in grey, name
 
 
 @pytest.mark.libreoffice

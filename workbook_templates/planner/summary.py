@@ -214,16 +214,19 @@ def _headline(book, ws, span):
 
 
 def _grey_defaults(book, ws):
-    """An "as used" cell of the selected scenario whose input is blank shows its default in
-    grey italics, as on Calculations."""
+    """An "as used" cell of the selected scenario whose input is blank shows its default (a
+    constant, the calibrated MFU, the catalogue's peak, the total parameters for a dense
+    model) in grey italics, as on Calculations and the hand-off's Runs sheet."""
     from openpyxl.formatting.rule import FormulaRule
     from openpyxl.styles import Font
 
     from ..sheetkit import DEFAULT_GREY
 
-    for name, _ in DEFAULT_WORDS:
-        key = "sel.mfu_used" if name == "mfu" else f"sel.{name}_used"
-        if key not in book.cells:
+    inputs = {q.name for q in PLAN_INPUTS}
+    for used, _, _ in _RESOLVED:  # every input whose blank leaves a default (or catalogue) figure
+        name = used.removesuffix("_used")
+        key = f"sel.{used}"
+        if name not in inputs or key not in book.cells:
             continue
         coord = book.cells[key][1]
         ws.conditional_formatting.add(coord, FormulaRule(
