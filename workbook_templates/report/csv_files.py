@@ -132,7 +132,9 @@ FILE_NOTES = {
                  "each amount the sum of its months in monthly.csv",
     "fiscal_years": "one row per fiscal year; each amount the sum of its months in monthly.csv",
     "monthly_by_run": "one row per budget run and month of its P90 run (the P50 run's months "
-                      "and the later ones its P90 run spends in, at a P50 of 0)",
+                      "and the later ones its P90 run spends in, at a P50 of 0); a run without "
+                      "a start date has no month and no row here (monthly.csv's Unscheduled "
+                      "row, fpa.csv's rows with a blank month hold it)",
     "fpa": "long format for a pivot or an FP&A tool: one row per run, month and account "
            "(compute, electricity, other): the rounded rows every other file sums, so p50_usd "
            "and p90_usd add up to the budget's total and P90 to the cent; a month of the P90 "
