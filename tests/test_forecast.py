@@ -209,6 +209,11 @@ def test_page_one_block_ties_by_status_and_by_fiscal_year(handoff):
     text = [c.value for row in wb["Summary"].iter_rows() for c in row if c.value is not None]
     assert "Plan vs actual: forecast at completion" in text
     assert {"Budget", "Actual to date", "Forecast at completion", "Variance"} <= set(text)
+    tables = wb["Summary"].tables  # each block an Excel Table named like its CSV file
+    assert {"forecast_status", "forecast_years"} <= set(tables)
+    first, last = tables["forecast_status"].ref.split(":")
+    rows = int(last.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ")) - int(first.lstrip("ABCDEFGHIJ"))
+    assert rows == len(handoff.tables["forecast_status"])  # header and rows, not the total
     eac = float(handoff.tables["forecast_status"]["eac_usd"].sum())
     assert any(isinstance(v, float) and abs(v - eac) < 0.005 for v in text) or any(
         isinstance(v, str) and v.startswith("=SUBTOTAL") for v in text)  # fmt: skip

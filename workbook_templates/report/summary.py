@@ -465,8 +465,8 @@ FORECAST_NOTE = (
 
 def forecast_block(ws, c, row):
     """Page 1's plan vs actual: Budget, Actual to date, Forecast at completion and Variance
-    by budget status (a total row) and by fiscal year (the tables ``forecast_status`` and
-    ``forecast_years``). Returns the last row written."""
+    by budget status (a total row) and by fiscal year: the Excel Tables ``forecast_status``
+    and ``forecast_years``, named like their CSV files. Returns the last row written."""
     money = [k for k, _ in FORECAST_HEADS]
     row = _section(ws, row, "Plan vs actual: forecast at completion", FORECAST_NOTE)
     for table, first, extra in (("forecast_status", "budget_status", ["runs"]),
@@ -478,6 +478,8 @@ def forecast_block(ws, c, row):
             put(ws, head, j, text)
         if first == "fiscal_year":
             put(ws, head, 1, "Fiscal year")
+        if len(frame):  # an Excel Table named like its CSV file, its total row under it
+            add_table(ws, table, head, head + len(frame), len(frame.columns))
         row += 1
     return row - 1
 
