@@ -229,3 +229,27 @@ def test_the_independent_p90_is_the_lognormal_sum_and_keeps_its_bounds():
         low = sum(p50) + max(b - a for a, b in zip(p50, p90, strict=True))
         assert low - 1e-9 <= got <= sum(p90) + 1e-9, (p50, p90, got)
     assert ranges.independent_sum_p90([BETA["usd_per_accelerator_hour"]], [5.0]) == 5.0
+
+
+def test_the_independent_p90_is_worked_out_on_the_budget_sheet_for_several_runs(handoff):
+    """Several runs: the Budget sheet's working (each run's mean and standard deviation, the
+    total's), page 1's figure a reference to it; one run: no working, its P90 is its own."""
+    wb = openpyxl.load_workbook(handoff / "h.xlsx")
+    named = {n: list(dn.destinations) for n, dn in wb.defined_names.items()}
+    ((_, where),) = named["handoff_total_p90_independent"]
+    formula = wb["Summary"][where.replace("$", "")].value
+    budget = read_csv(handoff / "csv", "budget")
+    texts = [c.value for row in wb["Budget"].iter_rows() for c in row if c.value is not None]
+    if len(budget) == 1:
+        assert formula == "=handoff_total_p90"
+        assert "P90 if the runs were independent" not in texts
+        assert "budget_independent_p90" not in named
+        return
+    assert formula == "=budget_independent_p90"
+    assert "P90 if the runs were independent" in texts
+    ((sheet, cell),) = named["budget_independent_sd"]
+    assert sheet == "Budget" and wb["Budget"][cell.replace("$", "")].value.startswith(
+        "=SQRT(SUMSQ("
+    )
+    means = [v for v in texts if isinstance(v, str) and v.startswith("=IF(H") and "EXP(" in v]
+    assert len(means) == len(budget)  # one expected cost per run, over its row of the Table

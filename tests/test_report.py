@@ -465,7 +465,8 @@ def test_a_typed_over_output_is_flagged_without_a_recalculation(planners, tmp_pa
 #: Every formula a hand-off writes starts so: totals and status sums over the Tables, the
 #: P90 if the runs were independent (Budget), page 1's reference to it.
 SUMS = ("=SUBTOTAL(9,", "=SUMIF(", "=COUNTIF(", "=SUMIFS(", "=SUM(", "=SQRT(SUMSQ(",
-        "=IF(budget_independent_mean=0,", "=budget_independent_p90", "=IF(H")  # fmt: skip
+        "=IF(budget_independent_mean=0,", "=budget_independent_p90", "=handoff_total_p90",
+        "=IF(H")  # fmt: skip
 
 
 def test_text_from_a_planner_is_never_a_formula(template, tmp_path, monkeypatch):

@@ -284,8 +284,10 @@ def _p90_independent(ws, t, row):
     Returns the sentence on which to budget (empty for one run, where the two agree)."""
     name, label, column = P90_INDEPENDENT
     put(ws, row, 5, label).alignment = Alignment(horizontal="right")
-    if int(t["runs"]):  # the Budget sheet's figure
-        put_formula(ws.cell(row=row, column=6), "=budget_independent_p90", float(t[column]), USD)
+    runs = int(t["runs"])
+    if runs:  # the Budget sheet's working; one run's is its own P90
+        formula = "=budget_independent_p90" if runs > 1 else "=handoff_total_p90"
+        put_formula(ws.cell(row=row, column=6), formula, float(t[column]), USD)
     else:
         put(ws, row, 6, float(t[column]), USD)
     _name(ws, name, row, 6)
@@ -516,10 +518,11 @@ def _budget_view(ws, c, row):
     if len(budget):
         first = row + 1
         row, runs = _runs_table(ws, budget, row)
-        independent = float(tables["totals"].iloc[0]["total_cost_usd_p90_independent"])
-        runs = tables["budget"].loc[runs.index]  # with each run's expected cost
-        blocks.append((row + 2, 6))
-        row = _independent_block(ws, runs, first, row + 2, independent)
+        if len(runs) > 1:  # one run's P90 is its own: nothing to work out
+            independent = float(tables["totals"].iloc[0]["total_cost_usd_p90_independent"])
+            runs = tables["budget"].loc[runs.index]  # with each run's expected cost
+            blocks.append((row + 2, 6))
+            row = _independent_block(ws, runs, first, row + 2, independent)
     else:
         row = put(ws, row, 1, "No scenario is in the budget.").row
     blocks.append((row + 2, 4))
