@@ -127,8 +127,14 @@ def test_other_costs_left_are_a_fixed_sum_whatever_the_pace_and_quantile(slow):
         assert f.remaining_usd[q] == pytest.approx(sum(part.values()))
     assert f.remaining_parts["p50"]["compute"] == pytest.approx(f.remaining_hours * 2.0)
     assert f.eac["p10"] < f.eac["p50"] < f.eac["p90"]
-    done = forecast.forecast_run(**PLAN, tokens_done=1e12, hours_done=1e6 * slow,
-                                 actual_usd=2e6, status="completed", other_usd=300_000.0)
+    done = forecast.forecast_run(
+        **PLAN,
+        tokens_done=1e12,
+        hours_done=1e6 * slow,
+        actual_usd=2e6,
+        status="completed",
+        other_usd=300_000.0,
+    )
     assert done.eac == dict.fromkeys(forecast.QUANTILES, 2e6)  # nothing left, other costs too
 
 
@@ -502,8 +508,17 @@ def test_a_slow_runs_other_costs_stay_the_plans(generated_templates, tmp_path, p
     for m in first:
         h = 0.65 * hours * m.share / share
         cost = cents(h * (compute + power)) + m.p50["other"]
-        months.append(ActualMonth(r.run_code, m.month, h, cost, tokens / 2 * m.share / share,
-                                  "running", cents(h * power) if power_given else None))
+        months.append(
+            ActualMonth(
+                r.run_code,
+                m.month,
+                h,
+                cost,
+                tokens / 2 * m.share / share,
+                "running",
+                cents(h * power) if power_given else None,
+            )
+        )
     c.actuals = Actuals(months=months)
     add_forecast(c)
     run = c.tables["forecast_runs"].set_index("run_code").loc[r.run_code]

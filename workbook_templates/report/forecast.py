@@ -12,7 +12,8 @@ less its electricity and the plan's other costs of that month), the electricity 
 actuals' own price per hour where a month gives ``electricity_usd``, else the plan's; the
 other costs are the plan's other costs of the months after the last actual month, on those
 months, whatever the run's pace. A run without actuals has not started: its forecast is its
-budget (P50 and P90 months the budget's, to the cent; P10 the plan's). The tables (whole cents until the last step, then US$):
+budget (P50 and P90 months the budget's, to the cent; P10 the plan's). The tables (whole
+cents until the last step, then US$):
 
 - ``forecast``: one row per run and month, ``fpa_scenario`` ``actual`` (a locked month: P10 =
   P50 = P90 = the actual spend) or ``forecast``; a run's rows add up to its EAC at each
@@ -107,8 +108,11 @@ def _other_left(r, months):
     """[(month, cents)] of the plan's other costs after the last actual month: the other
     costs not yet spent (all of them without actuals), on the plan's own months."""
     last = months[-1].month if months else None
-    return [(m.month, m.p50["other"]) for m in run_cents(r).months
-            if m.p50["other"] and (last is None or (m.month is not None and m.month > last))]
+    return [
+        (m.month, m.p50["other"])
+        for m in run_cents(r).months
+        if m.p50["other"] and (last is None or (m.month is not None and m.month > last))
+    ]
 
 
 def _tokens_done(months):
@@ -213,7 +217,8 @@ def _run_row(rf):
         "plan_hours_per_token": f.prior_hours_per_token,
         "observed_hours_per_token": f.observed_hours_per_token,
         "pooled_hours_per_token": f.pooled_hours_per_token, "pull": f.pull,
-        "sigma_remaining": f.sigma_remaining, "usd_per_accelerator_hour_today": f.usd_per_hour + f.electricity_usd_per_hour,
+        "sigma_remaining": f.sigma_remaining,
+        "usd_per_accelerator_hour_today": f.usd_per_hour + f.electricity_usd_per_hour,
         "budget_usd": _usd(rf.budget), "actual_to_date_usd": _usd(rf.actual),
         "eac_usd_p10": _usd(rf.eac["p10"]), "eac_usd": _usd(rf.eac["p50"]),
         "eac_usd_p90": _usd(rf.eac["p90"]), "variance_usd": _usd(rf.eac["p50"] - rf.budget),
