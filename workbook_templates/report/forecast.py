@@ -86,7 +86,8 @@ def _prices_today(r, months):
     """(compute, electricity) US$ per accelerator-hour of the hours left to run.
 
     Electricity: the latest month with hours, its ``electricity_usd`` / its hours when the
-    actuals give it, else the plan's (kWh per accelerator-hour x US$ per kWh). Compute: that
+    actuals give it (0 or more), else the plan's (kWh per accelerator-hour x US$ per kWh).
+    Compute: that
     month's spend less its electricity and the plan's other costs of that month, per hour;
     the plan's price when no month has hours or that leaves nothing (a refund month)."""
     compute = _plan_per_hour(r, "compute_cost_usd")
@@ -95,7 +96,7 @@ def _prices_today(r, months):
     for m in reversed(months):
         hours = m.accelerator_hours
         if hours > 0:
-            if m.electricity_cents is not None:
+            if m.electricity_cents is not None and m.electricity_cents >= 0:
                 power = m.electricity_cents / 100 / hours
             rest = (m.cost_cents - other.get(m.month, 0)) / 100 - power * hours
             if rest > 0:
