@@ -35,7 +35,7 @@ from workbook_templates.report.forecast import (
     own_runs_text,
 )
 from workbook_templates.report.output import write_outputs
-from workbook_templates.report.tables import UNSCHEDULED
+from workbook_templates.report.tables import UNSCHEDULED, run_cents
 from workbook_templates.report.variance_tables import variance_tables
 
 PLAN = {"plan_tokens": 1e12, "plan_hours": 1e6, "sigma": 0.3, "usd_per_hour": 2.0}
@@ -111,6 +111,31 @@ def test_forecast_months_add_up_to_each_quantile_to_the_cent():
         assert sum(c[q] for _, c in rows) == cents[q]
     assert len(rows) == 4  # 62.5 days from 30 January: the P90 run lasts into April
     assert rows[-1][1]["p10"] == 0 < rows[-1][1]["p90"]
+
+
+@pytest.mark.parametrize("slow", [0.7, 1.0, 1.3])
+def test_other_costs_left_are_a_fixed_sum_whatever_the_pace_and_quantile(slow):
+    """Compute and electricity follow the remaining hours (the compute with the price
+    spread too); the other costs left are the sum given, at P10, P50 and P90 alike."""
+    f = forecast.forecast_run(**PLAN, tokens_done=5e11, hours_done=5e5 * slow,
+                              actual_usd=1e6 * slow, price_sigma=0.1,
+                              electricity_usd_per_hour=0.25, other_usd=300_000.0)  # fmt: skip
+    for q in forecast.QUANTILES:
+        part = f.remaining_parts[q]
+        assert part["other"] == 300_000.0
+        assert part["electricity"] == pytest.approx(f.remaining_hours_q[q] * 0.25)
+        assert f.remaining_usd[q] == pytest.approx(sum(part.values()))
+    assert f.remaining_parts["p50"]["compute"] == pytest.approx(f.remaining_hours * 2.0)
+    assert f.eac["p10"] < f.eac["p50"] < f.eac["p90"]
+    done = forecast.forecast_run(
+        **PLAN,
+        tokens_done=1e12,
+        hours_done=1e6 * slow,
+        actual_usd=2e6,
+        status="completed",
+        other_usd=300_000.0,
+    )
+    assert done.eac == dict.fromkeys(forecast.QUANTILES, 2e6)  # nothing left, other costs too
 
 
 # ---- the hand-off -------------------------------------------------------------------------
@@ -440,7 +465,7 @@ def test_price_risk_widens_the_remaining_part_as_the_plan_does():
     low, high = (2e6 * ranges.quantile_factor(p, (sigma**2 + price**2) ** 0.5)
                  for p in (0.1, 0.9))  # fmt: skip
     f = forecast.forecast_run(**PLAN, tokens_done=None, hours_done=0.0, actual_usd=0.0,
-                              price_sigma=price, rental_share=1.0)  # fmt: skip
+                              price_sigma=price)  # fmt: skip
     assert f.eac["p50"] == pytest.approx(2e6)
     assert (f.eac["p10"], f.eac["p90"]) == (pytest.approx(low), pytest.approx(high))
     started = at(0.01)
@@ -449,10 +474,68 @@ def test_price_risk_widens_the_remaining_part_as_the_plan_does():
     assert with_price.eac["p50"] == pytest.approx(started.eac["p50"])
     assert with_price.eac["p90"] > started.eac["p90"]
     assert with_price.eac["p90"] == pytest.approx(high, rel=0.02)
-    # the part the price moves: the electricity and other costs keep the throughput's spread
-    half = forecast.forecast_run(**PLAN, tokens_done=1e10, hours_done=1e4, actual_usd=2e4,
-                                 price_sigma=price, rental_share=0.5)  # fmt: skip
+    # the part the price moves is the compute: the electricity keeps the throughput's spread
+    half = forecast.forecast_run(**{**PLAN, "usd_per_hour": 1.0}, tokens_done=1e10,
+                                 hours_done=1e4, actual_usd=2e4, price_sigma=price,
+                                 electricity_usd_per_hour=1.0)  # fmt: skip
     assert started.eac["p90"] < half.eac["p90"] < with_price.eac["p90"]
     done = forecast.forecast_run(**PLAN, tokens_done=1e12, hours_done=1e6, actual_usd=2e6,
                                  status="completed", price_sigma=price)  # fmt: skip
     assert done.eac == dict.fromkeys(forecast.QUANTILES, 2e6)
+
+
+@pytest.mark.parametrize("power_given", [False, True])
+def test_a_slow_runs_other_costs_stay_the_plans(generated_templates, tmp_path, power_given):
+    """A run half done, 30% slower than planned, with other costs typed: the forecast's other
+    costs are the plan's (its months to date and the months after), never scaled by the
+    pace; the hours left are priced at the compute price (the month's spend less its power
+    and the plan's other costs of the month) and the electricity per hour, the actuals' own
+    where they give it, else the plan's (kWh per hour x US$ per kWh)."""
+    other = 3_000_000.0
+    plans = [None] * 3 + [{**PLAN_B, "owner": TEAM, "budget_status": "Approved",
+                           "accelerators": 256, "other_costs_usd": other}]  # fmt: skip
+    c = report.consolidate([fill(generated_templates[PLANNER], tmp_path / "o.xlsx", plans)])
+    (r,) = c.budget_runs
+    planned = run_cents(r)
+    hours, tokens = float(r.outputs["accelerator_hours"]), 2e12
+    compute = 2.5
+    power = 0.4 if power_given else float(r.outputs["electricity_cost_usd"]) / hours
+    # the months the plan's first 65% of hours fill: half the tokens at 1.3 x its hours
+    upto = [sum(m.share for m in planned.months[: i + 1]) for i in range(len(planned.months))]
+    first = planned.months[: 1 + min(range(len(upto)), key=lambda i: abs(upto[i] - 0.65))]
+    share = sum(m.share for m in first)
+    months = []
+    for m in first:
+        h = 0.65 * hours * m.share / share
+        cost = cents(h * (compute + power)) + m.p50["other"]
+        months.append(
+            ActualMonth(
+                r.run_code,
+                m.month,
+                h,
+                cost,
+                tokens / 2 * m.share / share,
+                "running",
+                cents(h * power) if power_given else None,
+            )
+        )
+    c.actuals = Actuals(months=months)
+    add_forecast(c)
+    run = c.tables["forecast_runs"].set_index("run_code").loc[r.run_code]
+    assert run.fraction_done == pytest.approx(0.5)
+    assert run.observed_hours_per_token == pytest.approx(1.3 * run.plan_hours_per_token)
+    assert run.usd_per_accelerator_hour_today == pytest.approx(compute + power, rel=1e-6)
+    spent_other = sum(m.p50["other"] for m in first)
+    left_other = planned.p50["other"] - spent_other
+    assert spent_other + left_other == cents(other) and 0 < left_other < cents(other)
+    # EAC = actual to date + the hours left at compute + power + the other costs left
+    left_hours = tokens / 2 * run.pooled_hours_per_token
+    hourly = cents(run.eac_usd) - cents(run.actual_to_date_usd) - left_other
+    assert hourly == pytest.approx(left_hours * (compute + power) * 100, abs=2)
+    # the other costs left are on the plan's months; the months add up to EAC to the cent
+    rows = c.tables["forecast"]
+    ahead = rows[rows["fpa_scenario"] == "forecast"]
+    assert sum(cents(v) for v in ahead["p10_usd"]) == cents(run.eac_usd_p10) - cents(
+        run.actual_to_date_usd)  # fmt: skip
+    assert sum(cents(v) for v in ahead["p50_usd"]) == hourly + left_other
+    assert run.eac_usd_p10 < run.eac_usd < run.eac_usd_p90

@@ -15,25 +15,30 @@ team's completed runs are pooled with the calibrated default (:mod:`udfs.own_run
    ``LN(pooled) = LN(prior) + pull x LN(observed / prior)``. A run half done moves
    ``0.5 / 0.75`` = two thirds of the way to what it shows (k = 0.25); a finished one 80%.
 3. **Remaining.** ``remaining tokens = plan tokens - tokens processed`` (0 when done),
-   ``remaining hours = remaining tokens x pooled hours per token``, priced at today's price:
-   the all-in spend per accelerator-hour of the run's latest month with hours (every cost
-   billed to the run, power included), else the plan's (total cost / accelerator-hours).
+   ``remaining hours = remaining tokens x pooled hours per token``. Each account follows
+   its own rule: the **compute** is the remaining hours at today's compute price per
+   accelerator-hour; the **electricity** the remaining hours at the power's price per
+   accelerator-hour (energy scales with the hours); the **other costs** are the fixed sum
+   not yet spent, the same whatever the run's pace (the caller says what those prices and
+   that sum are: :mod:`workbook_templates.report.forecast` reads them from the actuals and
+   the plan).
 4. **The spread shrinks with the fraction done.** The plan's throughput spread (sigma of ln
    hours, the plan's P10..P90) is the prior's; read as a normal prior on ln(hours per token)
    and an observation whose variance is ``sigma^2 x k / fraction_done``, the pooled estimate
    has ``sigma_remaining = sigma x SQRT(1 - pull)`` (the conjugate update that gives the pull
    above). P10 / P90 apply to the *remaining* part only: the actuals to date are known, so
-   ``EAC_p = actual to date + remaining cost x EXP(NORM.S.INV(p) x sigma_remaining)``. As a
+   ``EAC_p = actual to date + remaining hourly cost x EXP(NORM.S.INV(p) x
+   sigma_remaining) + other costs left``. As a
    run progresses both its remaining cost and its spread shrink, so P10..P90 narrows to the
    actuals at completion (monotonically at any pace between half and twice the plan's; a
    run seen three times slower can widen for its first few percent as its forecast rises).
-   **Price risk** combines with it as in the plan (:mod:`udfs.ranges`): the rental part of
-   the remaining cost (``rental_share``, the plan's compute cost / its total cost) has the
-   spread ``SQRT(sigma_remaining^2 + price_sigma^2)``, the rest ``sigma_remaining``:
-   ``remaining_p = remaining cost x (rental_share x EXP(z_p x SQRT(sigma_remaining^2 +
-   price_sigma^2)) + (1 - rental_share) x EXP(z_p x sigma_remaining))``. The price's
-   spread does not shrink with progress: the hours still to run are all still to be paid
-   at a price not yet known.
+   **Price risk** combines with it as in the plan (:mod:`udfs.ranges`): the remaining
+   compute has the spread ``SQRT(sigma_remaining^2 + price_sigma^2)``, the electricity
+   ``sigma_remaining``, the other costs none (a fixed sum, as in the plan's P90):
+   ``remaining_p = remaining hours x (compute price x EXP(z_p x SQRT(sigma_remaining^2 +
+   price_sigma^2)) + electricity per hour x EXP(z_p x sigma_remaining)) + other costs
+   left``. The price's spread does not shrink with progress: the hours still to run are
+   all still to be paid at a price not yet known.
 5. **Completed and failed runs** have nothing left: EAC = actual to date at every quantile.
 
 Money is whole cents, as in :mod:`udfs.schedule`: the remaining part is rounded once per
@@ -140,7 +145,11 @@ class RunForecast:
 
     Token and hour figures are plain counts (accelerator-hours); money in US$ (floats):
     ``eac`` and ``remaining_usd`` map ``p10`` / ``p50`` / ``p90`` to US$;
-    ``remaining_hours_q`` the remaining accelerator-hours at each quantile.
+    ``remaining_hours_q`` the remaining accelerator-hours at each quantile;
+    ``remaining_parts`` each quantile's remaining US$ by account (``compute``,
+    ``electricity``, ``other``); ``usd_per_hour`` today's compute price per
+    accelerator-hour, ``electricity_usd_per_hour`` the power's, ``other_usd`` the other
+    costs not yet spent.
     """
 
     status: str
@@ -158,7 +167,9 @@ class RunForecast:
     remaining_hours_q: dict = field(default_factory=dict)
     eac: dict = field(default_factory=dict)
     price_sigma: float = 0.0
-    rental_share: float = 0.0
+    electricity_usd_per_hour: float = 0.0
+    other_usd: float = 0.0
+    remaining_parts: dict = field(default_factory=dict)
 
 
 def _progress(plan_tokens, plan_hours, tokens_done, hours_done):
@@ -183,7 +194,8 @@ def forecast_run(
     status="running",
     k=None,
     price_sigma=0.0,
-    rental_share=1.0,
+    electricity_usd_per_hour=0.0,
+    other_usd=0.0,
 ):
     """A run's estimate at completion (:class:`RunForecast`).
 
@@ -202,24 +214,29 @@ def forecast_run(
     actual_usd : float
         Spend to date (US$).
     usd_per_hour : float
-        Today's all-in price per accelerator-hour (US$).
+        Today's compute price per accelerator-hour (US$): the rental (or ownership) part,
+        without power or other costs.
     status : str
         One of :data:`RUN_STATUSES`; a completed or failed run has nothing left.
     k : float, optional
         The prior's weight; default :func:`default_k`.
     price_sigma : float, optional
-        The plan's price spread (sigma of ln price, >= 0; 0: no price risk).
-    rental_share : float, optional
-        The part of the remaining cost the price spread applies to, 0 to 1: the plan's
-        compute (rental) cost / its total cost.
+        The plan's price spread (sigma of ln price, >= 0; 0: no price risk): the compute
+        part's.
+    electricity_usd_per_hour : float, optional
+        Power per accelerator-hour (US$, >= 0): energy scales with the hours.
+    other_usd : float, optional
+        The other costs not yet spent (US$): a fixed sum, the same at every quantile and
+        whatever the run's pace.
 
     Returns
     -------
     RunForecast
         ``eac[p] = actual_usd + remaining_usd[p]``, ``remaining_usd[p] = remaining hours x
-        usd_per_hour x (rental_share x EXP(NORM.S.INV(p) x SQRT(sigma_remaining^2 +
-        price_sigma^2)) + (1 - rental_share) x EXP(NORM.S.INV(p) x sigma_remaining))``;
-        ``remaining_hours_q[p] = remaining hours x EXP(NORM.S.INV(p) x sigma_remaining)``.
+        (usd_per_hour x EXP(NORM.S.INV(p) x SQRT(sigma_remaining^2 + price_sigma^2)) +
+        electricity_usd_per_hour x EXP(NORM.S.INV(p) x sigma_remaining)) + other_usd``;
+        ``remaining_hours_q[p] = remaining hours x EXP(NORM.S.INV(p) x sigma_remaining)``;
+        ``remaining_parts[p]`` the three parts (``compute``, ``electricity``, ``other``).
     """
     k = default_k() if k is None else k
     prior = plan_hours / plan_tokens
@@ -229,15 +246,16 @@ def forecast_run(
     left = 0.0 if finished else max(0.0, plan_tokens - counted)
     hours = left * pooled
     s = 0.0 if finished else remaining_sigma(sigma, pull)
-    price_sigma, rental_share = float(price_sigma), min(1.0, max(0.0, float(rental_share)))
+    price_sigma = float(price_sigma)
+    power, other = float(electricity_usd_per_hour), 0.0 if finished else float(other_usd)
     rental_s = math.sqrt(s * s + price_sigma * price_sigma)
-    hours_q, remaining = {}, {}
+    hours_q, remaining, parts = {}, {}, {}
     for q, p in QUANTILES.items():
         z = norm_s_inv(p)
-        hours_q[q] = hours * math.exp(z * s)
-        factor = rental_share * math.exp(z * rental_s) + (1 - rental_share) * math.exp(z * s)
-        remaining[q] = hours * usd_per_hour * factor
-    hours_q["p50"], remaining["p50"] = hours, hours * usd_per_hour
+        hours_q[q] = hours if q == "p50" else hours * math.exp(z * s)
+        compute = hours * usd_per_hour * (1.0 if q == "p50" else math.exp(z * rental_s))
+        parts[q] = {"compute": compute, "electricity": hours_q[q] * power, "other": other}
+        remaining[q] = compute + hours_q[q] * power + other
     return RunForecast(
         status=status,
         fraction_done=1.0 if finished else done,
@@ -254,7 +272,9 @@ def forecast_run(
         remaining_hours_q=hours_q,
         eac={q: actual_usd + v for q, v in remaining.items()},
         price_sigma=price_sigma,
-        rental_share=rental_share,
+        electricity_usd_per_hour=power,
+        other_usd=other,
+        remaining_parts=parts,
     )
 
 

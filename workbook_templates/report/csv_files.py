@@ -429,10 +429,14 @@ COLUMN_NOTES = {
     "pull": "fraction_done / (fraction_done + own_runs_k): how far the forecast moves to the "
             "observed hours per token",
     "sigma_remaining": "spread (sigma of ln hours) of the remaining part: the plan's x "
-                       "SQRT(1 - pull); its rental cost adds the plan's price spread",
-    "usd_per_accelerator_hour_today": "US$ spent per accelerator-hour in the latest actual "
-                                      "month with hours (everything billed to the run), else "
-                                      "the plan's budget / accelerator-hours",
+                       "SQRT(1 - pull); its compute cost adds the plan's price spread",
+    "usd_per_accelerator_hour_today": "US$ per accelerator-hour the hours left are priced at: "
+                                      "compute (the latest actual month with hours: its spend "
+                                      "less its electricity and the plan's other costs of the "
+                                      "month, per hour; else the plan's price) + electricity "
+                                      "(that month's electricity_usd per hour, else the plan's "
+                                      "kWh per hour x US$ per kWh); the plan's other costs "
+                                      "left are added as a sum, never per hour",
     "budget_usd": "US$, the budget (P50), to the cent",
     "actual_to_date_usd": "US$, the actual spend to date, to the cent",
     "eac_usd": "US$, the forecast at completion (P50): actual to date + the remaining part",

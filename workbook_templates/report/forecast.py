@@ -6,8 +6,14 @@ budget run is matched to its actual months by its run code
 (:func:`workbook_templates.run_codes.run_code_of`) and re-forecast by
 :func:`udfs.forecast.forecast_run`: its actual months are locked, the rest follows the
 forecast (:func:`udfs.forecast.forecast_months`), P10 / P50 / P90 of the remaining part only.
-A run without actuals has not started: its forecast is its budget (P50 and P90 months the
-budget's, to the cent; P10 the plan's). The tables (whole cents until the last step, then US$):
+What is left of a running run is priced account by account (:func:`_prices_today`,
+:func:`_other_left`): the compute at the latest month's compute price per hour (its spend
+less its electricity and the plan's other costs of that month), the electricity at the
+actuals' own price per hour where a month gives ``electricity_usd``, else the plan's; the
+other costs are the plan's other costs of the months after the last actual month, on those
+months, whatever the run's pace. A run without actuals has not started: its forecast is its
+budget (P50 and P90 months the budget's, to the cent; P10 the plan's). The tables (whole
+cents until the last step, then US$):
 
 - ``forecast``: one row per run and month, ``fpa_scenario`` ``actual`` (a locked month: P10 =
   P50 = P90 = the actual spend) or ``forecast``; a run's rows add up to its EAC at each
@@ -68,22 +74,46 @@ def run_status(months):
     return given[-1] if given else "running"
 
 
-def _today_usd_per_hour(r, months):
-    """The all-in spend per accelerator-hour of the latest month with hours, else the plan's
-    budget / accelerator-hours."""
+def _plan_per_hour(r, output):
+    """The plan's US$ per accelerator-hour of one output (``compute_cost_usd``,
+    ``electricity_cost_usd``): 0 when it is unpriced (a rental price that includes the
+    power has no electricity)."""
+    value, hours = float(r.outputs[output]), float(r.outputs["accelerator_hours"])
+    return value / hours if math.isfinite(value) and math.isfinite(hours) and hours > 0 else 0.0
+
+
+def _prices_today(r, months):
+    """(compute, electricity) US$ per accelerator-hour of the hours left to run.
+
+    Electricity: the latest month with hours, its ``electricity_usd`` / its hours when the
+    actuals give it (0 or more), else the plan's (kWh per accelerator-hour x US$ per kWh).
+    Compute: that
+    month's spend less its electricity and the plan's other costs of that month, per hour;
+    the plan's price when no month has hours or that leaves nothing (a refund month)."""
+    compute = _plan_per_hour(r, "compute_cost_usd")
+    power = _plan_per_hour(r, "electricity_cost_usd")
+    other = {m.month: m.p50["other"] for m in run_cents(r).months}
     for m in reversed(months):
-        if m.accelerator_hours > 0:
-            return m.cost_cents / 100 / m.accelerator_hours
-    return schedule.usd(run_cents(r).total_p50) / float(r.outputs["accelerator_hours"])
+        hours = m.accelerator_hours
+        if hours > 0:
+            if m.electricity_cents is not None and m.electricity_cents >= 0:
+                power = m.electricity_cents / 100 / hours
+            rest = (m.cost_cents - other.get(m.month, 0)) / 100 - power * hours
+            if rest > 0:
+                compute = rest / hours
+            break
+    return compute, power
 
 
-def _rental_share(r):
-    """The plan's compute (rental) cost / its total cost, 0 to 1: the part of a run's cost
-    its price spread applies to (0 when either is not a positive number)."""
-    compute, total = float(r.outputs["compute_cost_usd"]), float(r.outputs["total_cost_usd"])
-    if not (math.isfinite(compute) and math.isfinite(total) and total > 0 and compute > 0):
-        return 0.0
-    return min(1.0, compute / total)
+def _other_left(r, months):
+    """[(month, cents)] of the plan's other costs after the last actual month: the other
+    costs not yet spent (all of them without actuals), on the plan's own months."""
+    last = months[-1].month if months else None
+    return [
+        (m.month, m.p50["other"])
+        for m in run_cents(r).months
+        if m.p50["other"] and (last is None or (m.month is not None and m.month > last))
+    ]
 
 
 def _tokens_done(months):
@@ -107,25 +137,36 @@ class RunForecast:
         self.budget = run_cents(r).total_p50
         self.actual = sum(m.cost_cents for m in months)
         out, kw = r.outputs, r.arguments
+        compute, power = _prices_today(r, months)
+        finished = self.status in forecast.FINISHED
+        self.other_left = [] if finished else _other_left(r, months)
         self.f = forecast.forecast_run(
             plan_tokens=float(kw["training_tokens"]), plan_hours=float(out["accelerator_hours"]),
             sigma=float(r.resolved.throughput_sigma), tokens_done=_tokens_done(months),
             hours_done=float(sum(m.accelerator_hours for m in months)),
-            actual_usd=schedule.usd(self.actual), usd_per_hour=_today_usd_per_hour(r, months),
-            status=self.status if self.status in forecast.FINISHED else "running",
-            price_sigma=float(r.resolved.price_sigma), rental_share=_rental_share(r))  # fmt: skip
+            actual_usd=schedule.usd(self.actual), usd_per_hour=compute,
+            status=self.status if finished else "running",
+            price_sigma=float(r.resolved.price_sigma), electricity_usd_per_hour=power,
+            other_usd=schedule.usd(sum(c for _, c in self.other_left)))  # fmt: skip
         self.eac = forecast.eac_cents(self.actual, self.f.remaining_usd)
         self.months = [(m.month, "actual", dict.fromkeys(forecast.QUANTILES, m.cost_cents))
                        for m in months]  # fmt: skip
         self.months += self._forecast_months(r, out)
 
     def _forecast_months(self, r, out):
-        left = {q: self.eac[q] - self.actual for q in forecast.QUANTILES}
+        other = sum(c for _, c in self.other_left)
+        left = {q: self.eac[q] - self.actual - other for q in forecast.QUANTILES}
         per_day = float(out["accelerator_hours"]) / float(out["wall_clock_days"])
         if self.actual_months:
+            # the hours' cost at the run's pace; the other costs left on the plan's months
             start = _next_month(self.actual_months[-1].month)
             rows = forecast.forecast_months(start, per_day, self.f.remaining_hours_q, left)
-            return [(m, "forecast", c) for m, c in rows]
+            by_month = dict(rows)
+            for m, c in self.other_left:
+                row = by_month.setdefault(m, dict.fromkeys(forecast.QUANTILES, 0))
+                for q in forecast.QUANTILES:
+                    row[q] += c
+            return [(m, "forecast", by_month[m]) for m in sorted(by_month, key=_month_key)]
         # not started: the budget, to the cent: its P50 and P90 months, P10 the plan's
         planned = run_cents(r)
         self.eac["p50"], self.eac["p90"] = self.budget, planned.total_p90
@@ -177,7 +218,8 @@ def _run_row(rf):
         "plan_hours_per_token": f.prior_hours_per_token,
         "observed_hours_per_token": f.observed_hours_per_token,
         "pooled_hours_per_token": f.pooled_hours_per_token, "pull": f.pull,
-        "sigma_remaining": f.sigma_remaining, "usd_per_accelerator_hour_today": f.usd_per_hour,
+        "sigma_remaining": f.sigma_remaining,
+        "usd_per_accelerator_hour_today": f.usd_per_hour + f.electricity_usd_per_hour,
         "budget_usd": _usd(rf.budget), "actual_to_date_usd": _usd(rf.actual),
         "eac_usd_p10": _usd(rf.eac["p10"]), "eac_usd": _usd(rf.eac["p50"]),
         "eac_usd_p90": _usd(rf.eac["p90"]), "variance_usd": _usd(rf.eac["p50"] - rf.budget),

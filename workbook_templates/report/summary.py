@@ -460,8 +460,9 @@ FORECAST_HEADS = (("budget_usd", "Budget"), ("actual_to_date_usd", "Actual to da
                   ("eac_usd", "Forecast at completion"), ("variance_usd", "Variance"))  # fmt: skip
 #: What page 1's plan-vs-actual block says about its figures.
 FORECAST_NOTE = (
-    "Forecast (P50) = actual to date + the rest at the run's own pace, pulled toward the "
-    "plan's, at today's price; a run not started is its budget. Variance = forecast - budget."
+    "Forecast (P50) = actual to date + the hours left at the run's pace, pulled toward the "
+    "plan's, at today's price + the plan's other costs left; not started: the budget. "
+    "Variance = forecast - budget."
 )
 
 
