@@ -107,3 +107,43 @@ def test_the_independent_p90_recalculates_to_its_saved_values(tmp_path):
                 if not (isinstance(value, int | float) and abs(value - want) < 0.005):
                     off.append((name, engine_name, ref, want, value))
     assert not off, "\n".join(map(str, off))
+
+
+@pytest.fixture(scope="module")
+def template(generated_templates):
+    return generated_templates["training-run-planner.xlsx"]
+
+
+FREE = {"usd_per_accelerator_hour": 0.0, "pricing_basis": "rental all-in"}
+
+
+@pytest.mark.libreoffice
+@pytest.mark.gnumeric
+@pytest.mark.parametrize("free", ["one run", "every run"])
+def test_a_handoff_with_runs_of_price_0_recalculates_to_its_saved_values(template, tmp_path, free):
+    """Runs priced at 0, rental all-in (P50 0), beside others or alone: the hand-off
+    recalculated by LibreOffice and by Gnumeric gives every formula cell its saved value."""
+    from test_handoff_totals import _formula_cells
+    from test_handoff_budget import read_csv
+    from test_p90_schedule import APPROVED, BETA, LATER, _handoff
+
+    from workbook_templates.recalc import recalculate, recalculate_gnumeric
+
+    plans = [{**BETA, **FREE}, APPROVED, LATER]
+    if free == "every run":
+        plans = [{**p, **FREE} for p in plans]
+    folder = _handoff(template, tmp_path / "h", plans, 1)
+    p50s = [float(r["total_cost_usd"]) for r in read_csv(folder / "csv", "budget")]
+    assert len(p50s) == 3 and p50s.count(0.0) == (3 if free == "every run" else 1)
+    path = folder / "h.xlsx"
+    saved = _formula_cells(path)
+    (lo,) = recalculate([path], tmp_path / "lo")
+    (gn,) = recalculate_gnumeric([path], tmp_path / "gn")
+    off = []
+    for engine_name, done in (("LibreOffice", lo), ("Gnumeric", gn)):
+        values = openpyxl.load_workbook(done, data_only=True)
+        for (sheet, ref), want in saved.items():
+            got = values[sheet][ref].value
+            if not (isinstance(got, int | float) and abs(got - want) < 0.005):
+                off.append((engine_name, sheet, ref, want, got))
+    assert not off, "\n".join(map(str, off))
