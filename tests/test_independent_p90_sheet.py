@@ -123,8 +123,8 @@ FREE = {"usd_per_accelerator_hour": 0.0, "pricing_basis": "rental all-in"}
 def test_a_handoff_with_runs_of_price_0_recalculates_to_its_saved_values(template, tmp_path, free):
     """Runs priced at 0, rental all-in (P50 0), beside others or alone: the hand-off
     recalculated by LibreOffice and by Gnumeric gives every formula cell its saved value."""
-    from test_handoff_totals import _formula_cells
     from test_handoff_budget import read_csv
+    from test_handoff_totals import _formula_cells
     from test_p90_schedule import APPROVED, BETA, LATER, _handoff
 
     from workbook_templates.recalc import recalculate, recalculate_gnumeric
