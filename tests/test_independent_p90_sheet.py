@@ -117,24 +117,35 @@ def template(generated_templates):
 FREE = {"usd_per_accelerator_hour": 0.0, "pricing_basis": "rental all-in"}
 
 
+#: Each hand-off's plans (changes to Beta; Approved and Later as they are) and how many of
+#: its three runs have a P50 of 0.
+HANDOFF_BUDGETS = {
+    "one run priced at 0": (FREE, {}, 1),
+    "every run priced at 0": (FREE, FREE, 3),
+    "a $1e12 run beside small ones": ({"usd_per_accelerator_hour": 2.2e4}, {}, 0),
+}
+
+
 @pytest.mark.libreoffice
 @pytest.mark.gnumeric
-@pytest.mark.parametrize("free", ["one run", "every run"])
-def test_a_handoff_with_runs_of_price_0_recalculates_to_its_saved_values(template, tmp_path, free):
-    """Runs priced at 0, rental all-in (P50 0), beside others or alone: the hand-off
-    recalculated by LibreOffice and by Gnumeric gives every formula cell its saved value."""
+@pytest.mark.parametrize("budget", list(HANDOFF_BUDGETS))
+def test_a_handoff_of_odd_runs_recalculates_to_its_saved_values(template, tmp_path, budget):
+    """Runs priced at 0, rental all-in (P50 0), beside others or alone, and a run of about
+    US$1e12 beside runs of a few million: the hand-off recalculated by LibreOffice and by
+    Gnumeric gives every formula cell its saved value to the cent."""
     from test_handoff_budget import read_csv
     from test_handoff_totals import _formula_cells
     from test_p90_schedule import APPROVED, BETA, LATER, _handoff
 
     from workbook_templates.recalc import recalculate, recalculate_gnumeric
 
-    plans = [{**BETA, **FREE}, APPROVED, LATER]
-    if free == "every run":
-        plans = [{**p, **FREE} for p in plans]
+    beta, others, zeros = HANDOFF_BUDGETS[budget]
+    plans = [{**BETA, **beta}, {**APPROVED, **others}, {**LATER, **others}]
     folder = _handoff(template, tmp_path / "h", plans, 1)
     p50s = [float(r["total_cost_usd"]) for r in read_csv(folder / "csv", "budget")]
-    assert len(p50s) == 3 and p50s.count(0.0) == (3 if free == "every run" else 1)
+    assert len(p50s) == 3 and p50s.count(0.0) == zeros
+    if not zeros:
+        assert 9e11 < max(p50s) < 1e13
     path = folder / "h.xlsx"
     saved = _formula_cells(path)
     (lo,) = recalculate([path], tmp_path / "lo")
