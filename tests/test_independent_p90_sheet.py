@@ -117,7 +117,7 @@ def template(generated_templates):
 FREE = {"usd_per_accelerator_hour": 0.0, "pricing_basis": "rental all-in"}
 
 
-#: Each hand-off's plans (changes to Beta; Approved and Later as they are) and how many of
+#: Each hand-off's plans (changes to Beta, changes to Approved and Later) and how many of
 #: its three runs have a P50 of 0.
 HANDOFF_BUDGETS = {
     "one run priced at 0": (FREE, {}, 1),
