@@ -218,3 +218,17 @@ def test_months_filled_ahead_with_zeros_are_a_warning(example_plan, tmp_path, ca
     said = _write(tmp_path / "q.csv", f"{CODE},2027-03,700000,1435000.00,,running",
                   f"{CODE},2027-04,0,0,,completed", header=PLAIN_HEADER + ",status")  # fmt: skip
     assert _join([said]).warnings == []
+
+
+@pytest.mark.parametrize("column", ["BillingPeriodStart", "ChargePeriodStart"])
+def test_a_blank_focus_time_is_refused_as_blank(tmp_path, column):
+    """Before: a blank BillingPeriodStart (or ChargePeriodStart) was refused as "'None' is
+    not a UTC time", a value the file does not hold."""
+    fields = HEADER.split(",")
+    row = _row("2027-03", "2027-03-10", "1000", "10").split(",")
+    row[fields.index(column)] = ""
+    f = _write(tmp_path / "f.csv", ",".join(row))
+    lines = _refused([f])
+    assert lines[0] == (f"{f}: row 2, column {column}: is blank, not a UTC time "
+                        "(YYYY-MM-DDTHH:mm:ssZ, 1970 to 2199)")  # fmt: skip
+    assert not [line for line in lines if "None" in line]

@@ -264,3 +264,26 @@ def test_an_older_planner_without_the_new_rows_reads_and_keeps_its_run_codes(tem
     assert "an older planner, without these rows" in warn["detail"], warn["detail"]
     budget = _by_scenario(tmp_path / "old", "budget")
     assert budget["Half approved"]["budget_status"] == INCOMPLETE
+
+
+def test_an_approved_amount_past_what_a_baseline_reads_is_refused(template, tmp_path, capsys):
+    """Before: an approved amount of US$1e13 made a hand-off that ``report --baseline``
+    refused ("'10000000000000' is not US$ to the cent ... under 10,000,000,000,000"). It is
+    refused at its cell, nothing written; the largest amount under the bound makes a hand-off
+    that serves as a baseline."""
+    from compute_lab.cli import main
+
+    huge = {**COMPLETE, "approved_amount_usd": 1e13}
+    p = with_references(template, tmp_path / "huge.xlsx", [huge])
+    assert main(["report", str(p), "--csv", str(tmp_path / "c"),
+                 "--out", str(tmp_path / "h.xlsx")]) == 2  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "Inputs!" in err and "Approved amount" in err, err
+    assert "(got 10,000,000,000,000.00)" in err, err
+    assert not (tmp_path / "c").exists() and not (tmp_path / "h.xlsx").exists()
+    top = {**COMPLETE, "approved_amount_usd": 9_999_999_999_999.99}
+    p = with_references(template, tmp_path / "top.xlsx", [top])
+    assert run(p, "--csv", tmp_path / "c", "--out", tmp_path / "h.xlsx") == 0
+    assert run(p, "--csv", tmp_path / "c2", "--out", tmp_path / "h2.xlsx",
+               "--baseline", tmp_path / "h.xlsx") == 0  # fmt: skip

@@ -40,6 +40,7 @@ __all__ = [
     "estimate_ranges",
     "price_share",
     "lognormal_mean",
+    "lognormal_sd",
     "independent_sum_p90",
 ]
 
@@ -215,16 +216,41 @@ def lognormal_mean(p50, p90):
     return float(out) if out.ndim == 0 else out
 
 
+def lognormal_sd(p50, p90):
+    """The standard deviation of a cost taken lognormal with median ``p50`` and 90th
+    percentile ``p90``: ``P50 x EXP(3 s^2 / 4) x SQRT(2 SINH(s^2 / 2))`` with
+    ``s = LN(P90 / P50) / NORM.S.INV(0.9)`` (the lognormal's ``P50 x SQRT(EXP(s^2) x
+    (EXP(s^2) - 1))`` written without a difference of nearly equal numbers, so a narrow
+    range on a large P50 keeps its digits). 0 where the P50 is 0 or the P90 is the P50.
+
+    Examples
+    --------
+    >>> round(lognormal_sd(100.0, 150.0), 4)
+    34.1124
+    >>> lognormal_sd([0.0, 100.0], [0.0, 100.0]).tolist()
+    [0.0, 0.0]
+    """
+    a, b = np.asarray(p50, dtype=float), np.asarray(p90, dtype=float)
+    if np.any(~(a >= 0)) or np.any(~(b >= a)):
+        raise ValueError("each run needs 0 <= P50 <= P90")
+    on = a > 0
+    ratio = np.divide(b, a, out=np.ones_like(a * b), where=on)
+    s2 = np.square(np.log(ratio) / float(norm_s_inv(0.9)))
+    out = np.where(on, a * np.exp(0.75 * s2) * np.sqrt(2 * np.sinh(s2 / 2)), 0.0)
+    return float(out) if out.ndim == 0 else out
+
+
 def independent_sum_p90(p50s, p90s, means=None):
     """The P90 of a sum of runs whose costs are independent (Fenton-Wilkinson).
 
-    Each run's cost is taken lognormal with median its P50 and P90 its P90; its mean ``m``
-    is :func:`lognormal_mean` (or ``means``, the same rounded to the cent) and its variance
-    ``m^2 x ((m / P50)^2 - 1)``. The sum is approximated by the lognormal with the summed
-    mean and variance, whose P90 is returned, held between two bounds that hold for the sum:
-    at least the total P50 plus the largest run's contingency (P90 - P50), at most the sum of
-    the P90s (every run late together). One run gives its own P90; runs with a P50 of 0 add
-    nothing.
+    Each run's cost is taken lognormal with median its P50 and P90 its P90; its mean is
+    :func:`lognormal_mean` (or ``means``, the same rounded to the cent) and its standard
+    deviation :func:`lognormal_sd`. The sum is approximated by the lognormal with the summed
+    mean ``M`` and variance ``V``: with ``t = LN(1 + V / M^2)`` (computed as ``log1p``, so a
+    small spread beside a large mean is not lost), its P90 is ``M x EXP(z SQRT(t) - t / 2)``,
+    ``z = NORM.S.INV(0.9)``, held between two bounds that hold for the sum: at least the
+    total P50 plus the largest run's contingency (P90 - P50), at most the sum of the P90s
+    (every run late together). One run gives its own P90; runs with a P50 of 0 add nothing.
 
     Examples
     --------
@@ -241,12 +267,11 @@ def independent_sum_p90(p50s, p90s, means=None):
     if not on.any():
         return float(p90.sum())
     scale = p90.max()  # the sum in units of the largest P90: no overflow on the way
-    m_on = m[on] / scale
-    mean = m_on.sum()
-    variance = (np.square(m_on) * (np.square(m[on] / p50[on]) - 1)).sum()
-    s2 = np.log1p(max(variance, 0.0) / mean**2)
+    mean = (m[on] / scale).sum()
+    variance = np.square(lognormal_sd(p50[on], p90[on]) / scale).sum()
+    t = np.log1p(variance / mean**2)
     z = float(norm_s_inv(0.9))
-    fitted = float(np.exp(np.log(mean) - s2 / 2 + z * np.sqrt(s2))) * float(scale)
+    fitted = float(mean * np.exp(z * np.sqrt(t) - t / 2)) * float(scale)
     low = float(p50.sum() + (p90 - p50).max())
     return min(max(fitted, low), float(p90.sum()))
 

@@ -242,15 +242,19 @@ def _hours(row):
     return float(qty) * gpus
 
 
+def _not_a_time(text):
+    """What is wrong with a FOCUS time's ``text`` (None: a blank cell), for a message."""
+    return f"{echo(text)} is not a UTC time" if text else "is blank, not a UTC time"
+
+
 def _billing_period(row):
     """The ``BillingPeriodStart`` of a row (None when the file has no such column)."""
     if "BillingPeriodStart" not in row.at:
         return None
     start = _time(row.text("BillingPeriodStart") or "")
     if start is None:
-        row.bad("BillingPeriodStart", f"{echo(row.text('BillingPeriodStart'))} is not a UTC "
-                f"time (YYYY-MM-DDTHH:mm:ssZ, {FIRST_ACTUALS_YEAR} to "
-                f"{LAST_ACTUALS_YEAR})")  # fmt: skip
+        row.bad("BillingPeriodStart", f"{_not_a_time(row.text('BillingPeriodStart'))} "
+                f"(YYYY-MM-DDTHH:mm:ssZ, {FIRST_ACTUALS_YEAR} to {LAST_ACTUALS_YEAR})")  # fmt: skip
     return start
 
 
@@ -263,10 +267,10 @@ def _one(row, currency):
         _time(row.text("ChargePeriodEnd") or ""),
     )
     if start is None:
-        row.bad("ChargePeriodStart", f"{echo(row.text('ChargePeriodStart'))} is not a UTC time "
+        row.bad("ChargePeriodStart", f"{_not_a_time(row.text('ChargePeriodStart'))} "
                 f"(YYYY-MM-DDTHH:mm:ssZ, {FIRST_ACTUALS_YEAR} to {LAST_ACTUALS_YEAR})")  # fmt: skip
     if end is None or end <= start:
-        row.bad("ChargePeriodEnd", f"{echo(row.text('ChargePeriodEnd'))} is not a UTC time after "
+        row.bad("ChargePeriodEnd", f"{_not_a_time(row.text('ChargePeriodEnd'))} after "
                 "ChargePeriodStart")  # fmt: skip
     if (end - start).days >= MAX_CHARGE_PERIOD_DAYS:
         row.bad("ChargePeriodEnd", f"the charge period is {(end - start).days:,} days, over the "

@@ -29,6 +29,7 @@ from udfs.quantities import MIN_PLAUSIBLE as _MIN_PLAUSIBLE
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_QUANTITIES, SEED_PLAN
 from udfs.validation import CommandError, InputError, implausible_rule, is_blank, printable
 
+from ..baseline import MAX_BASELINE_USD
 from ..reader import (
     DEFAULT_MAX_BYTES,
     MAX_SCENARIO_COLUMNS,
@@ -363,6 +364,30 @@ def _ranges(resolved, outputs):
     return {q: (float(found[q]["p10"]), float(found[q]["p90"])) for q in RANGE_QUANTITIES}
 
 
+#: The largest approved amount a plan may carry, US$ (exclusive): the hand-off writes it on
+#: its "Baseline data" sheet and in runs.csv, and ``report --baseline`` reads amounts under
+#: :data:`workbook_templates.baseline.MAX_BASELINE_USD` only.
+MAX_APPROVED_USD = MAX_BASELINE_USD
+
+
+def _check_approved_amount(scenario):
+    """PlannerError at its cell for an approved amount of US$1e13 or more (a slip: no
+    hand-off holding it could serve as a later report's baseline)."""
+    amount = scenario.inputs.get("approved_amount_usd")
+    if (
+        isinstance(amount, int | float)
+        and not isinstance(amount, bool)
+        and (amount >= MAX_APPROVED_USD)
+    ):
+        raise PlannerError(scenario.path, [scenario.problem(
+            "approved_amount_usd",
+            f"approved_amount_usd (Approved amount) must be under US${MAX_APPROVED_USD:.0e}, "
+            f"the largest amount a hand-off's baseline holds to the cent (got "
+            f"{f'{amount:,.2f}' if amount < 1e15 else f'{amount:.3e}'}): "
+            "type the amount in US$",
+        )])  # fmt: skip
+
+
 def recompute(scenario, has_status=True, own_runs=None):
     """A Run for one scenario; InputError is turned into a Problem at the input's cell.
 
@@ -375,6 +400,7 @@ def recompute(scenario, has_status=True, own_runs=None):
     implausible = _implausible(scenario)
     if implausible:
         raise PlannerError(scenario.path, implausible)
+    _check_approved_amount(scenario)
     try:
         resolved, outputs = _estimate(scenario.inputs, own_runs)
     except InputError as err:

@@ -20,7 +20,7 @@ from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 
-from udfs import __version__, schedule
+from udfs import __version__, ranges, schedule
 
 from ..sheetkit import GLOSSARY, put_formula
 from .consolidate import APPROVAL_INCOMPLETE
@@ -574,12 +574,13 @@ _MEAN_AT, _SD_AT = _BY_RUN.index("total_cost_usd") + 1, _BY_RUN.index("total_cos
 _Z = "_xlfn.NORM.S.INV(0.9)"
 
 
-def _independent_formulas(a, b, m):
-    """A run's expected cost (the cost lognormal with median its P50 in ``a``, P90 in
-    ``b``) and its standard deviation (its mean in ``m``): two Excel formulas, 0 for a run
-    of P50 0."""
-    return (f"=IF({a}=0,0,ROUND({a}*EXP((LN({b}/{a})/{_Z})^2/2),2))",
-            f"=IF({a}=0,0,{m}*SQRT(({m}/{a})^2-1))")  # fmt: skip
+def _independent_formulas(a, b):
+    """A run's expected cost and standard deviation (the cost lognormal with median its P50
+    in ``a``, P90 in ``b``; :func:`udfs.ranges.lognormal_mean` and
+    :func:`udfs.ranges.lognormal_sd`): two Excel formulas, 0 for a run of P50 0."""
+    s2 = f"(LN({b}/{a})/{_Z})^2"
+    return (f"=IF({a}=0,0,ROUND({a}*EXP({s2}/2),2))",
+            f"=IF({a}=0,0,{a}*EXP(3*{s2}/4)*SQRT(2*SINH({s2}/2)))")  # fmt: skip
 
 
 def _independent_block(ws, runs, first, row, p90):
@@ -605,27 +606,27 @@ def _independent_block(ws, runs, first, row, p90):
     head, sds = row, []
     for i, r in enumerate(runs.itertuples(index=False)):
         row, table_row = row + 1, first + i
-        mean, p50 = float(r.expected_cost_usd), float(r.total_cost_usd)
-        sds.append(mean * math.sqrt(max((mean / p50) ** 2 - 1, 0.0)) if p50 else 0.0)
+        mean = float(r.expected_cost_usd)
+        sds.append(ranges.lognormal_sd(float(r.total_cost_usd), float(r.total_cost_usd_p90)))
         put(ws, row, 1, r.run_code).alignment = Alignment(wrap_text=False)  # runs on over B
-        formulas = _independent_formulas(f"{p50_col}{table_row}", f"{p90_col}{table_row}",
-                                          f"{p50_col}{row}")  # fmt: skip
+        formulas = _independent_formulas(f"{p50_col}{table_row}", f"{p90_col}{table_row}")
         for col, formula, value in ((_MEAN_AT, formulas[0], mean), (_SD_AT, formulas[1], sds[-1])):
             put_formula(ws.cell(row=row, column=col), formula, value, USD)
     means = f"{p50_col}{head + 1}:{p50_col}{row}"  # the runs' expected costs
     sd = f"{p90_col}{head + 1}:{p90_col}{row}"  # and standard deviations
     names = {"mean": "budget_independent_mean", "sd": "budget_independent_sd"}
-    t2 = f"LN(1+({names['sd']}/{names['mean']})^2)"
-    ranges = BUDGET_RANGES
+    q = f"({names['sd']}/{names['mean']})^2"
+    t2 = f"2*ASINH({q}/(2*SQRT(1+{q})))"  # LN(1+q) without losing a small q
+    table = BUDGET_RANGES
     totals = (
         ("mean", "Mean of the total", _MEAN_AT, f"=SUM({means})",
          schedule.usd(sum(schedule.to_cents(float(v)) for v in runs["expected_cost_usd"]))),
         ("sd", "Standard deviation of the total", _SD_AT, f"=SQRT(SUMSQ({sd}))",
          math.sqrt(math.fsum(x * x for x in sds))),
         ("p90", "P90 of the total", _SD_AT,
-         f"=IF({names['mean']}=0,SUM({ranges['total_cost_usd_p90']}),ROUND(MIN(MAX(EXP(LN("
-         f"{names['mean']})-{t2}/2+{_Z}*SQRT({t2})),SUM({ranges['total_cost_usd']})+MAX("
-         f"{ranges['contingency_usd']})),SUM({ranges['total_cost_usd_p90']})),2))", p90),
+         f"=IF({names['mean']}=0,SUM({table['total_cost_usd_p90']}),ROUND(MIN(MAX("
+         f"{names['mean']}*EXP({_Z}*SQRT({t2})-{t2}/2),SUM({table['total_cost_usd']})+MAX("
+         f"{table['contingency_usd']})),SUM({table['total_cost_usd_p90']})),2))", p90),
     )  # fmt: skip
     for key, label, col, formula, value in totals:
         row += 1
