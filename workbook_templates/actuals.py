@@ -123,8 +123,9 @@ class ActualMonth:
     """One run's actual use and spend in one calendar month.
 
     ``cost_cents`` is the spend (whole cents, the hand-off's currency), every account
-    included; ``electricity_cents`` the part of it paid for power, None when not given; ``status`` the run's status as of this month (one of
-    :data:`ACTUAL_STATUSES`, or None); ``source`` the file and row(s) it came from, for the
+    included; ``electricity_cents`` the part of it paid for power, None when not given;
+    ``status`` the run's status as of this month (one of :data:`ACTUAL_STATUSES`, or None);
+    ``source`` the file and row(s) it came from, for the
     audit trail.
     """
 
