@@ -30,7 +30,7 @@ MAX_PAGES = {PLANNER: PLANNER_PAGES, "cluster-sizing.xlsx": 10, "dense-vs-moe.xl
 PLANNER_SHEET_PAGES = {
     "Cover": 2, "Inputs": 6, "Calculations": 6, "Summary": 4, "Sensitivity": 2,
     "Monthly spend": 1, "Charts": 2, "Reference runs": 4, "Accelerators": 4, "Checks": 4,
-    "Change log": 1, "Our runs": 4,
+    "Change log": 1, "Our runs": 2,
 }  # fmt: skip
 #: The smallest printed word: 7-point type. pdftotext boxes a word of the sheets' type
 #: 12.6 pt tall at 11 points (1.145 x the type size), so a box below 8.0 pt is type below 7.
