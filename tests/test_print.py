@@ -30,7 +30,7 @@ MAX_PAGES = {PLANNER: PLANNER_PAGES, "cluster-sizing.xlsx": 10, "dense-vs-moe.xl
 #: Most pages of each planner sheet, on A4 and on Letter.
 PLANNER_SHEET_PAGES = {
     "Cover": 2, "Inputs": 6, "Calculations": 6, "Summary": 4, "Sensitivity": 2,
-    "Monthly spend": 1, "Charts": 2, "Reference runs": 4, "Accelerators": 4, "Checks": 4,
+    "Monthly spend": 1, "Charts": 2, "Reference runs": 4, "Accelerators": 2, "Checks": 4,
     "Change log": 1, "Our runs": 2,
 }  # fmt: skip
 #: The smallest printed word: 7-point type. pdftotext boxes a word of the sheets' type
