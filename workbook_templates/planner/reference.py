@@ -17,7 +17,6 @@ from ..sheetkit import Book, number_format, paragraph, put_text
 from .layout import SIZE_FORMAT, constant_cell, repeat_labels
 from .sizes import SUFFIX_ROWS
 
-
 #: Width of the Accelerators sheet's source column (J): the catalogue and its sources print
 #: one page wide, a long source on two lines.
 SOURCE_WIDTH = 46
