@@ -52,7 +52,7 @@ __all__ = [
 
 #: The sheet's title (the reader finds the block by it and by the defined names).
 TITLE = "Our runs"
-#: Rows of the block: at most this many own runs in a planner (one printed page).
+#: Rows of the block: at most this many own runs in a planner (one printed page tall).
 MAX_ROWS = 30
 #: (own-runs file column, header, unit, width) of the typed columns, in the file's order.
 INPUT_COLUMNS = (
