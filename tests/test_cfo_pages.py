@@ -221,15 +221,17 @@ def test_the_summary_lists_the_defaults_and_greys_them(cfo_planner):
 @pytest.mark.gnumeric
 def test_the_scenario_list_gives_each_default_whole(cfo_planner):
     """The Summary's scenario list: a reference's row two lines high, any other row tall
-    enough for every default it may list, each list whole (no "..."), in both programs."""
-    from workbook_templates.planner.summary import DEFAULT_WORDS, LIST_ROW
+    enough for every default it may list and no taller (four lines: an empty custom row
+    spent five), each list whole (no "..."), in both programs."""
+    from workbook_templates.planner.summary import _LIST_LINE_CHARS, DEFAULT_WORDS, LIST_ROW
 
     path, recalculated, _ = cfo_planner
     ws = openpyxl.load_workbook(path)["Summary"]
     heights = [ws.row_dimensions[r].height for r in range(LIST_ROW + 1, LIST_ROW + 9)]
     longest = len("; ".join(words for _, words in DEFAULT_WORDS))
     assert heights[:2] == [30.0] * 2
-    assert all(h >= 15 * -(-longest // 46) for h in heights[2:]), heights
+    assert all(h >= 15 * -(-longest // _LIST_LINE_CHARS) for h in heights[2:]), heights
+    assert all(h <= 60 for h in heights[2:]), heights
     for program, done in recalculated.items():
         ws = openpyxl.load_workbook(done, data_only=True)["Summary"]
         col = [c.value for c in ws[LIST_ROW]].index("Inputs left to a default") + 1

@@ -280,7 +280,7 @@ def test_the_defaults_are_listed_whole_and_counted_for_the_budget(printed):
     """The list of inputs left to a default was cut at 70 characters ("elect..."), hiding the
     $0.08/kWh placeholder; the headline box counted the Excluded alternative as a scenario
     with defaults: the list is whole (and its row tall enough), the count the budget's."""
-    from workbook_templates.planner.summary import LIST_ROW
+    from workbook_templates.planner.summary import _LIST_LINE_CHARS, LIST_ROW
 
     path, done, pdf = printed
     wb = openpyxl.load_workbook(done, data_only=True)
@@ -292,7 +292,7 @@ def test_the_defaults_are_listed_whole_and_counted_for_the_budget(printed):
         assert "electricity $0.08/kWh" in text and not text.endswith("..."), text
         assert text.endswith("checkpoint 2 bytes"), text
         height = openpyxl.load_workbook(path)["Summary"].row_dimensions[rows[name]].height
-        assert height >= 15 * -(-len(text) // 46), (name, height, len(text))
+        assert height >= 15 * -(-len(text) // _LIST_LINE_CHARS), (name, height, len(text))
     ((sheet, ref),) = wb.defined_names["headline_defaults"].destinations
     in_budget = sum(
         isinstance(ws.cell(r, 3).value, (int, float)) and bool(ws.cell(r, col).value)

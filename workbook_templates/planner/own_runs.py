@@ -35,7 +35,7 @@ from udfs.own_runs import BOUNDS, MIN_IMPLIED_MFU, NUMBERS, REQUIRED, pooling_fi
 
 from ..printing import first_page_last_col
 from ..sheetkit import Column, check_colours, paragraph, put_text, write_table
-from .layout import constant_cell
+from .layout import SIZE_FORMAT, constant_cell, repeat_labels
 from .sizes import size_excel
 
 __all__ = [
@@ -52,15 +52,15 @@ __all__ = [
 
 #: The sheet's title (the reader finds the block by it and by the defined names).
 TITLE = "Our runs"
-#: Rows of the block: at most this many own runs in a planner (one printed page).
+#: Rows of the block: at most this many own runs in a planner (one printed page tall).
 MAX_ROWS = 30
 #: (own-runs file column, header, unit, width) of the typed columns, in the file's order.
 INPUT_COLUMNS = (
-    ("name", "Run", "", 16),
+    ("name", "Run", "", 15),
     ("organisation", "Organisation", "", 12),
-    ("active_params", "Active parameters", "parameters", 14),
-    ("total_params", "Total parameters", "parameters", 14),
-    ("tokens", "Tokens", "tokens", 19),
+    ("active_params", "Active parameters", "parameters", 12),
+    ("total_params", "Total parameters", "parameters", 12),
+    ("tokens", "Tokens", "tokens", 11),
     ("accelerator", "Accelerator", "", 15),
     ("accelerators", "Accelerators", "count", 12),
     ("accelerator_hours", "Accelerator-hours", "accelerator-hours", 13),
@@ -198,20 +198,24 @@ _ZERO_WHEN_NOT_COUNTED = ("own_runs_ln_active", "own_runs_counted_residual")
 _USED_HEADS = {"active_params": "Active", "total_params": "Total", "tokens": "Tokens",
                "accelerators": "Count", "accelerator_hours": "Hours"}  # fmt: skip
 _CALC_HEADERS = {
-    **{_USED + c: (f"{_USED_HEADS[c]} as used", "", 10) for c in NUMBERS},
+    **{_USED + c: (f"{_USED_HEADS[c]} as used", "", 9) for c in NUMBERS},
+    "own_runs_implied_mfu": ("Implied MFU", "fraction", 9),
+    **{n: (head, "", w) for (n, head, _), w in zip(FLAGS, (9, 9, 11, 9, 12), strict=True)},
+    "own_runs_intercept": ("Generation intercept", "ln units", 11),
+    "own_runs_default_mfu": ("Default MFU", "fraction", 9),
+    "own_runs_residual": ("LN(implied / default)", "ln units", 11),
+    # the working, after the printed columns: on screen, not on paper (:data:`WORKING`)
     "own_runs_name_key": ("Name as compared", "", 12),
     "own_runs_organisation_key": ("Organisation as compared", "", 12),
     "own_runs_organisation_first": ("First organisation", "", 12),
     "own_runs_catalogue_row": ("Catalogue row", "index", 10),
-    "own_runs_implied_mfu": ("Implied MFU", "fraction", 9),
-    **{n: (head, "", 12) for n, head, _ in FLAGS},
-    "own_runs_intercept": ("Generation intercept", "ln units", 11),
     "own_runs_accelerator_group": ("Accelerator group", "index", 11),
-    "own_runs_default_mfu": ("Default MFU", "fraction", 9),
-    "own_runs_residual": ("LN(implied / default)", "ln units", 11),
     "own_runs_ln_active": ("LN(active) counted", "ln units", 10),
     "own_runs_counted_residual": ("Residual counted", "ln units", 10),
 }
+#: The working columns (the comparison keys and the pooling's numbers), the sheet's last: they
+#: show on screen and print on no page, so that the runs and their checks print two pages wide.
+WORKING = tuple(_CALC_HEADERS)[tuple(_CALC_HEADERS).index("own_runs_name_key") :]
 
 
 def own_runs_sheet(book):
@@ -225,7 +229,9 @@ def own_runs_sheet(book):
               "accelerator outside them: on that accelerator), runs of a size like the plan's "
               "counting most, within the default MFU's bounds, and its spread narrows: more "
               "runs, more pull. A row that fails a row check (FALSE) counts for nothing and is "
-              "an ERROR on Checks.", 13)  # fmt: skip
+              "an ERROR on Checks. The columns after LN(implied / default), the working, show on "
+              "screen only.",
+              13)  # fmt: skip
     constants = (
         ("own_runs_size_h", "Size width h (ln)", p["h"], "0.00",
          f"a run weighs EXP(-ABS(LN(its active / the plan's)) / h): 10x larger or smaller "
@@ -274,10 +280,15 @@ def own_runs_sheet(book):
     for row in ws.iter_rows(min_row=_TOP + 1, max_row=_TOP + MAX_ROWS, max_col=len(INPUT_COLUMNS)):
         for cell in row[:2] + row[5:6]:
             cell.number_format = "@"
+        for cell in row[2:5]:  # parameters and tokens as on Inputs: 405.0B, 15.6T
+            cell.number_format = SIZE_FORMAT
     ws.unmerge_cells("A2:M2")  # the note wraps within the first printed page's columns
     ws.merge_cells(start_row=2, start_column=1, end_row=2, end_column=first_page_last_col(ws))
     ws["A2"].alignment = Alignment(wrap_text=True, vertical="top")
-    book.finish(ws, freeze=f"A{_TOP + 1}", print_titles=f"{_TOP}:{_TOP}")
+    printed = get_column_letter(len(columns) - len(WORKING))
+    book.finish(ws, freeze=f"A{_TOP + 1}", print_titles=f"{_TOP}:{_TOP}",
+                print_area=f"A1:{printed}{LAST_ROW}")  # fmt: skip
+    repeat_labels(ws)  # two pages wide: the run's name beside its figures on the second
     ws.row_dimensions[_TOP].height = 60  # four lines: "Accelerator-hours (accelerator-hours)"
     return ws
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import textwrap
 
 from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.pagebreak import Break
 
 from udfs import calibration, catalogue, model
 from udfs.quantities import BUDGET_STATUSES, PRICING_BASES
@@ -15,11 +17,17 @@ from ..sheetkit import Book, number_format, paragraph, put_text
 from .layout import SIZE_FORMAT, constant_cell, repeat_labels
 from .sizes import SUFFIX_ROWS
 
+#: Width of the Accelerators sheet's source column (J): the catalogue and its sources print
+#: one page wide, a long source on two lines.
+SOURCE_WIDTH = 46
+#: Characters of a printed line of a source in that column (italic notes, a safe count).
+SOURCE_LINE_CHARS = 42
+
 
 def accelerators_sheet(book):
     df = catalogue.accelerators()
-    ws = book.sheet("Accelerators", {"A": 20, "B": 15, "C": 14, "D": 10, "E": 10, "F": 15,
-                                     "G": 10, "H": 14, "I": 14, "J": 80})  # fmt: skip
+    ws = book.sheet("Accelerators", {"A": 17, "B": 11, "C": 11, "D": 9, "E": 9, "F": 10,
+                                     "G": 8, "H": 10, "I": 10, "J": SOURCE_WIDTH})  # fmt: skip
     book.title(ws, "Accelerator catalogue", "Dense peak figures (vendor 'with sparsity' = 2x).")
     cols = (
         ("name", "Accelerator", ""),
@@ -32,7 +40,7 @@ def accelerators_sheet(book):
     )
     book.header(ws, 4, [c[1] for c in cols] + ["ln-MFU intercept", "Extra spread (ln)",
                                                 "Source"])  # fmt: skip
-    ws.row_dimensions[4].height = 30
+    ws.row_dimensions[4].height = 45  # three lines: "Extra / spread / (ln)"
     for i, (_, row) in enumerate(df.iterrows()):
         r = 5 + i
         for j, (field, _, unit) in enumerate(cols):
@@ -42,7 +50,13 @@ def accelerators_sheet(book):
         constant_cell(ws, r, len(cols) + 2, calibration.accelerator_extra_sigma(row["name"]),
                       "ratio")  # fmt: skip
         ws.cell(r, len(cols) + 2).number_format = "0.0000"
-        put_text(ws.cell(r, len(cols) + 3), row["source"]).style = "Note"
+        source = put_text(ws.cell(r, len(cols) + 3), row["source"])
+        source.style = "Note"
+        source.alignment = Alignment(wrap_text=True, vertical="top")
+        lines = len(textwrap.wrap(row["source"], SOURCE_LINE_CHARS)) or 1
+        ws.row_dimensions[r].height = 15.0 * lines
+        for c in range(1, len(cols) + 3):  # the figures on the source's first line
+            ws.cell(r, c).alignment = Alignment(vertical="top")
     last = 4 + len(df)
     for field, letter in (("names", "A"), ("bf16_tflops", "B"), ("hbm_gb", "D"),
                           ("tdp_watts", "G"), ("mfu_intercept", "H"),
@@ -50,6 +64,8 @@ def accelerators_sheet(book):
         book.name(f"accel_{field}", f"Accelerators!${letter}$5:${letter}${last}")
     r = _calibration(book, ws, last + 2)
     _lists(book, ws, r + 2)
+    # the catalogue on the first page, the calibration and the lists together on the second
+    ws.row_breaks.append(Break(id=last + 1))
     Book.finish(ws, freeze="B5")
     return ws
 
@@ -73,7 +89,7 @@ def _lists(book, ws, r):
         for i, value in enumerate(values):
             put_text(ws.cell(r + 1 + i, 1), value).style = "Constant"
         book.name(name, f"Accelerators!$A${r + 1}:$A${r + len(values)}")
-        cell = put_text(ws.cell(r, 3), note)  # the title reads over A:B
+        cell = put_text(ws.cell(r, 4), note)  # the title reads over A:C
         cell.style = "Note"
         cell.alignment = Alignment(wrap_text=False)  # one line, beside the title
         r += len(values) + 2
@@ -87,8 +103,8 @@ def _suffixes(book, ws, r):
         "Parameters and tokens on Inputs may be typed as 70B, 2T, 15.6T or 1.5E12",
         "(any case); Calculations shows the number used",
     )  # two lines: the first page's width
-    for i, text in enumerate(note):
-        cell = put_text(ws.cell(r + i, 3), text)
+    for i, text in enumerate(note):  # the title reads over A:C
+        cell = put_text(ws.cell(r + i, 4), text)
         cell.style = "Note"
         cell.alignment = Alignment(wrap_text=False)
     for i, (letter, value) in enumerate(SUFFIX_ROWS):
@@ -139,7 +155,9 @@ def _calibration(book, ws, r):
         ws.cell(rr, 1),
         "Calibrated throughput uncertainty (P90 / P50 - 1) of a model "
         "above the small-model size on a calibrated generation",
-    )
+    ).alignment = Alignment(wrap_text=True, vertical="top")
+    ws.merge_cells(start_row=rr, start_column=1, end_row=rr, end_column=7)  # two lines
+    ws.row_dimensions[rr].height = 30
     base = model.excel("calibrated_range_pct", through=("calibrated_plan_sigma",),
                        bind={"small_model": "0", "accelerator_extra_sigma": "0",
                              "p90_level": "p90_level"})  # fmt: skip

@@ -9,7 +9,7 @@ from udfs import model
 from udfs.quantities import PLAN_INPUTS, PLAN_OUTPUTS, RANGE_OUTPUTS, RANGE_QUANTITIES
 
 from ..sheetkit import Book, bold, number_format, put_text, state_colours
-from .layout import FIRST_COL, LAST_COL, single, wrap_units
+from .layout import FIRST_COL, LAST_COL, SIZE_FORMAT, single, wrap_units
 
 _OVERRIDE = "ISNUMBER({sel.effective_tflops_input_used})"
 _RESOLVED = (
@@ -74,20 +74,22 @@ def _switch(book, ws, n, top):
     put_text(ws.cell(top, 1), "Selected scenario").style = "Header"
 
 
-#: Short names of the inputs a blank leaves to a default, as the list on Summary says them.
+#: Short names of the inputs a blank leaves to a default, as the list on Summary says them
+#: ("" where the default's unit names it: "700 W", "481 gCO2/kWh").
 _SHORT = {
     "budget_status": "status", "owner": "owner", "start_date": "start date", "mfu": "MFU",
     "goodput": "goodput", "usd_per_accelerator_hour": "price", "price_range_pct":
-    "price range", "watts_per_accelerator": "power", "server_overhead": "overhead", "pue":
+    "price range", "watts_per_accelerator": "", "server_overhead": "overhead", "pue":
     "PUE", "usd_per_kwh": "electricity", "other_costs_usd": "other costs",
-    "grams_co2_per_kwh": "carbon", "checkpoint_bytes_per_param": "checkpoint",
+    "grams_co2_per_kwh": "", "checkpoint_bytes_per_param": "checkpoint",
 }  # fmt: skip
 
 
 def _default_words():
-    """(input, words) of each input a blank leaves to a default, with the default: the
-    figures are those of :data:`udfs.quantities.PLAN_INPUTS` ("price $2.00/h")."""
-    words = [("budget_status", "status Proposed"), ("owner", "owner none"),
+    """(input, words) of each input a blank leaves to a default, with the default, in few
+    words (a row of the list holds them all in four lines): the figures are those of
+    :data:`udfs.quantities.PLAN_INPUTS` ("price $2.00/h", "other costs $0", "700 W")."""
+    words = [("budget_status", "Proposed"), ("owner", "owner none"),
              ("start_date", "start date none"),
              ("mfu", "MFU calibrated")]  # fmt: skip
     for q in PLAN_INPUTS:
@@ -95,6 +97,8 @@ def _default_words():
             continue
         if q.unit == "fraction":
             shown = f"{q.default:.0%}"
+        elif q.unit == "US$":  # an amount: whole dollars
+            shown = f"${q.default:,.0f}"
         elif q.unit.startswith("US$"):
             per = q.unit[3:].replace("/accelerator-hour", "/h")
             shown = f"${q.default:,.2f}{per}"
@@ -102,15 +106,19 @@ def _default_words():
             shown = f"{q.default:g}"
         else:
             shown = f"{q.default:g} {q.unit}"
-        words.append((q.name, f"{_SHORT[q.name]} {shown}"))
+        words.append((q.name, f"{_SHORT[q.name]} {shown}".strip()))
     return tuple(words)
 
 
 DEFAULT_WORDS = _default_words()
 #: Height of a reference's row of the scenario list: two lines of 15 points (its name).
 _LIST_ROW_PT = 30.0
-#: Characters of a line of the scenario list's defaults (column D, 42 wide).
-_LIST_LINE_CHARS = 46
+#: Width of column D, the scenario list's defaults: as wide as A:G printing one page wide at
+#: 70% on Letter allows (column C, the figures, 18 wide: parameters and tokens as 405.0B and
+#: 15.6T), so that every default a row may list takes four lines, not five.
+_LIST_WIDTH = 47
+#: Characters of a line of the scenario list's defaults (46 in a column 42 wide).
+_LIST_LINE_CHARS = 46 * _LIST_WIDTH // 42
 #: Height of any other row: every default it may list, whole, in column D.
 _LIST_DEFAULTS_PT = 15.0 * -(-len("; ".join(w for _, w in DEFAULT_WORDS)) // _LIST_LINE_CHARS)
 #: The scenario list under the headline box: key -> (column, header, width or None to keep
@@ -326,7 +334,7 @@ HEADLINES = {
 
 def summary_sheet(book, scen):
     """The Summary sheet: INDEX(row,1,active_scenario) of every input as used and output."""
-    ws = book.sheet("Summary", {"A": 34, "B": 16, "C": 22, "D": 42})  # A:G one Letter page
+    ws = book.sheet("Summary", {"A": 34, "B": 16, "C": 18, "D": _LIST_WIDTH})  # A:G: a page
     book.title(ws, "Summary: the budget, then the selected scenario",
                "Change the yellow switch to pick the scenario shown.")  # fmt: skip
     span = _scenario_list(book, ws, scen, LIST_ROW)
@@ -351,6 +359,9 @@ def summary_sheet(book, scen):
         put_text(ws.cell(r + i, 1), text).style = "Note"
         ws.cell(r + i, 1).alignment = Alignment(wrap_text=False)
     _grey_defaults(book, ws)
+    for row in range(SWITCH_ROW, r):  # parameters and tokens as on Inputs: 405.0B, 15.6T
+        if ws.cell(row, 2).value in ("parameters", "tokens"):
+            ws.cell(row, 3).number_format = SIZE_FORMAT
     wrap_units(ws, SWITCH_ROW, r, 16)
     for row in ws.iter_rows(min_row=SWITCH_ROW, max_row=r, min_col=4, max_col=4):
         for cell in row:  # a note longer than column D wraps in it (E-G print beside it)
