@@ -140,3 +140,25 @@ def test_a_handoff_with_actuals_prints_readable_pages(generated_templates, tmp_p
     assert "Budget, actual and forecast by month" in text
     if runs == 3:
         assert "act.csv" in text and "row 5" in text  # the source's last line printed
+
+
+@pytest.mark.libreoffice
+def test_a_short_table_goes_with_its_chart_to_the_next_page(example_plan, tmp_path):
+    """The example actuals' month table (two months) is too short to leave rows behind when
+    its chart takes the next page: the title, header, months and total go with the chart, so
+    the page never shows the repeated header over a chart alone."""
+    import subprocess
+
+    from helpers import require_soffice
+
+    from workbook_templates.recalc import convert
+
+    require_soffice()
+    out = tmp_path / "h.xlsx"
+    assert run(example_plan, "--actuals", EXAMPLE_ACTUALS, "--out", out) == 0
+    (pdf,) = convert([out], tmp_path, "pdf")
+    pages = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,
+                           text=True, check=True).stdout.split("\f")  # fmt: skip
+    (page,) = [p for p in pages if "Budget, actual and forecast by month" in p]
+    assert "Every budget run by month" in page  # the table's title
+    assert "Mar 2027" in page and "Apr 2027" in page and "Total" in page

@@ -477,7 +477,8 @@ def _place(ws, chart, alone=1.0):
     """Put ``chart`` below the last row of ``ws``, on the next page when the rest of the page,
     as it prints, is too short for it (:func:`.layout.page_room`): with the table's last
     :data:`CHART_ROWS` rows when the page repeats the table's header (never a header over a
-    chart alone) and they fit there with it, else alone. On the next page and ``alone`` not
+    chart alone) and they fit there with it, the whole table with its title when it is no
+    longer than that, else alone. On the next page and ``alone`` not
     1, it is up to ``alone`` times as tall as it fits and as wide as the page (the sheet
     prints scaled down to its width)."""
     chart.height, chart.width = CHART_CM
@@ -490,6 +491,10 @@ def _place(ws, chart, alone=1.0):
         if titles and anchor - 2 - CHART_ROWS > titles[1] + 1:  # the table's last rows with it
             ws.row_breaks.brk[-1] = Break(id=anchor - 2 - CHART_ROWS)
             if page_room(ws, anchor - 1) < tall * min(alone, ENLARGED_WITH_ROWS):
+                ws.row_breaks.brk[-1] = Break(id=anchor - 2)
+        elif titles and titles[0] > 2:  # a short table: its title, header and rows go with it
+            ws.row_breaks.brk[-1] = Break(id=titles[0] - 2)
+            if page_room(ws, anchor - 1) < tall:
                 ws.row_breaks.brk[-1] = Break(id=anchor - 2)
         if alone != 1:  # as tall as the rest of the page lets it, up to alone times
             scale = min(1.0, PAGE_LANDSCAPE[0] / sheet_width(ws))
