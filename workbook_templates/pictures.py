@@ -38,9 +38,9 @@ PICTURES = (
      "the hand-off's Variance chart, given the example actuals"),
 )  # fmt: skip
 #: Pictures of the top left part of their page only (image file name -> (the part of the
-#: width, of the height), dots per inch): the Variance chart prints at the top of a page of
-#: its own, the sheet scaled down to the page's width.
-TOP_PART = {"handoff-variance.png": ((0.75, 0.58), 100)}
+#: width, of the height), dots per inch): the Variance chart and its short month table print
+#: at the top of a page of their own, the sheet scaled down to the page's width.
+TOP_PART = {"handoff-variance.png": ((0.9, 0.72), 100)}
 
 
 def _page_of(pdf, title):
