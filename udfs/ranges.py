@@ -207,12 +207,8 @@ def lognormal_mean(p50, p90):
     >>> lognormal_mean([0.0, 100.0], [0.0, 100.0]).tolist()
     [0.0, 100.0]
     """
-    a, b = np.asarray(p50, dtype=float), np.asarray(p90, dtype=float)
-    if np.any(~(a >= 0)) or np.any(~(b >= a)):
-        raise ValueError("each run needs 0 <= P50 <= P90")
-    on = a > 0
-    ratio = np.divide(b, a, out=np.ones_like(a * b), where=on)
-    out = np.where(on, a * np.exp(np.square(np.log(ratio) / float(norm_s_inv(0.9))) / 2), 0.0)
+    a, on, s2 = _lognormal_spread(p50, p90)
+    out = np.where(on, a * np.exp(s2 / 2), 0.0)
     return float(out) if out.ndim == 0 else out
 
 
@@ -230,14 +226,21 @@ def lognormal_sd(p50, p90):
     >>> lognormal_sd([0.0, 100.0], [0.0, 100.0]).tolist()
     [0.0, 0.0]
     """
+    a, on, s2 = _lognormal_spread(p50, p90)
+    out = np.where(on, a * np.exp(0.75 * s2) * np.sqrt(2 * np.sinh(s2 / 2)), 0.0)
+    return float(out) if out.ndim == 0 else out
+
+
+def _lognormal_spread(p50, p90):
+    """(P50 as a float array, where it is above 0, ``s^2``) of costs taken lognormal with
+    median ``p50`` and 90th percentile ``p90``, ``s = LN(P90 / P50) / NORM.S.INV(0.9)`` (0
+    where the P50 is 0), once each run has 0 <= P50 <= P90."""
     a, b = np.asarray(p50, dtype=float), np.asarray(p90, dtype=float)
     if np.any(~(a >= 0)) or np.any(~(b >= a)):
         raise ValueError("each run needs 0 <= P50 <= P90")
     on = a > 0
     ratio = np.divide(b, a, out=np.ones_like(a * b), where=on)
-    s2 = np.square(np.log(ratio) / float(norm_s_inv(0.9)))
-    out = np.where(on, a * np.exp(0.75 * s2) * np.sqrt(2 * np.sinh(s2 / 2)), 0.0)
-    return float(out) if out.ndim == 0 else out
+    return a, on, np.square(np.log(ratio) / float(norm_s_inv(0.9)))
 
 
 def independent_sum_p90(p50s, p90s, means=None):
