@@ -25,6 +25,8 @@ __all__ = [
     "chart_extent",
     "column_width",
     "first_page_last_col",
+    "title_rows",
+    "empty_row",
 ]
 
 
@@ -118,12 +120,26 @@ def _is_heading(ws, r):
     )
 
 
+def title_rows(ws):
+    """The rows ``ws`` repeats atop each printed page, (first, last), or None."""
+    if not ws.print_title_rows:
+        return None
+    top, bottom = (int(x) for x in ws.print_title_rows.replace("$", "").split(":"))
+    return top, bottom
+
+
+def empty_row(ws, r):
+    """Whether row ``r`` of ``ws`` prints nothing: no cell with a value other than ""."""
+    cells = (ws._cells.get((r, j)) for j in range(1, ws.max_column + 1))
+    return all(cell is None or cell.value in (None, "") for cell in cells)
+
+
 def _kept(ws, r, last_row, room):
     """Height a heading at row ``r`` keeps together: its block (down to the next empty row)
     when that fits on a page, else itself and :data:`KEEP_WITH_NEXT_ROWS` rows."""
     height = 0.0
     for k in range(r, last_row + 1):
-        if k > r and all(c.value in (None, "") for c in ws[k]):
+        if k > r and empty_row(ws, k):
             break
         height += 0.0 if ws.row_dimensions[k].hidden else ws.row_dimensions[k].height or _ROW_PT
     return height if height <= room else (KEEP_WITH_NEXT_ROWS + 1) * _ROW_PT
@@ -139,9 +155,9 @@ def keep_headings(ws, paper):
     from openpyxl.worksheet.pagebreak import Break
 
     _, first_row, _, last_row = range_boundaries(ws.print_area.split("!")[-1].replace("$", ""))
-    titles = 0.0
-    if ws.print_title_rows:
-        top, bottom = (int(x) for x in ws.print_title_rows.replace("$", "").split(":"))
+    titles, repeated = 0.0, title_rows(ws)
+    if repeated is not None:
+        top, bottom = repeated
         titles = sum(ws.row_dimensions[r].height or _ROW_PT for r in range(top, bottom + 1))
     page = PRINTABLE_PT[paper][1] * 100 / MIN_PRINT_SCALE_PCT
     breaks = {b.id for b in ws.row_breaks.brk}

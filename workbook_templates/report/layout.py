@@ -23,6 +23,7 @@ from openpyxl.worksheet.table import Table, TableStyleInfo
 
 from udfs import schedule
 
+from ..printing import empty_row, title_rows
 from ..sheetkit import PAPER_SIZES, number_format, print_setup, put_formula, put_text
 from .consolidate import Q
 
@@ -554,19 +555,10 @@ def _page_models(ws):
     return models
 
 
-def _titles(ws):
-    """The rows ``ws`` repeats atop each printed page, (first, last), or None."""
-    rows = ws.print_title_rows
-    if not rows:
-        return None
-    top, bottom = (int(part.strip("$")) for part in rows.split(":"))
-    return top, bottom
-
-
 def _page_tops(ws, models):
     """Per page model: a function of a row, the points its page's repeated header rows take
     above it when a page starts at that row (0 above the rows or without print titles)."""
-    titles = _titles(ws)
+    titles = title_rows(ws)
     if titles is None:
         return [lambda r: 0.0 for _ in models]
     top, bottom = titles
@@ -615,7 +607,7 @@ def keep_together(ws, blocks, first_row=1):
                     # after the last row with something in it: the empty rows above the block
                     # go with it, never make a page of their own where a page ends among them
                     b = r - 1
-                    while b > first_row and _empty_row(ws, b):
+                    while b > first_row and empty_row(ws, b):
                         b -= 1
                     ws.row_breaks.append(Break(id=b))
                     forced.add(b)
@@ -630,12 +622,6 @@ def keep_together(ws, blocks, first_row=1):
                 used[k] = tops[k](r)
             used[k] += h
             fresh[k] = False
-
-
-def _empty_row(ws, r):
-    """Whether row ``r`` of ``ws`` has no value in any cell."""
-    cells = (ws._cells.get((r, j)) for j in range(1, ws.max_column + 1))
-    return all(cell is None or cell.value is None for cell in cells)
 
 
 def setup_print(ws, title, generated, pages_wide=1, header_rows=None, title_cols=None,

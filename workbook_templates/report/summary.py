@@ -22,6 +22,7 @@ from openpyxl.workbook.defined_name import DefinedName
 
 from udfs import __version__, ranges, schedule
 
+from ..printing import empty_row
 from ..sheetkit import GLOSSARY, put_formula
 from .consolidate import APPROVAL_INCOMPLETE
 from .layout import (
@@ -291,7 +292,7 @@ def _p90_independent(ws, t, row):
     else:
         put(ws, row, 6, float(t[column]), USD)
     _name(ws, name, row, 6)
-    return WHICH_P90 if int(t["runs"]) > 1 else ""
+    return WHICH_P90 if runs > 1 else ""
 
 
 def period_name(period, level):
@@ -548,7 +549,7 @@ def _runs_table(ws, budget, head):
     in :data:`BUDGET_RANGES`' named columns), then a subtotal per status (``SUMIF`` over the
     Table's columns) and the total (``SUBTOTAL``, which follows a filter), each sum saved.
     Returns (the total's row, the runs in the Table's order)."""
-    groups = [(status, part) for status, part in budget.groupby("budget_status", sort=False)]
+    groups = list(budget.groupby("budget_status", sort=False))
     runs = pd.concat([part for _, part in groups])
     last = write_table(ws, runs, head)
     add_table(ws, "budget", head, last, len(_BY_RUN))
@@ -674,8 +675,8 @@ def write_summary(ws, c, generated, paper=None):
     fit_rows(ws, 1)
     for r in range(1, ws.max_row + 1):  # the same height in Excel and LibreOffice: one page
         if not ws.row_dimensions[r].height:
-            empty = all(cell.value is None for cell in ws[r])
-            ws.row_dimensions[r].height = TITLE_PT if r == 1 else SPACER_PT if empty else ROW_PT
+            spacer = empty_row(ws, r)
+            ws.row_dimensions[r].height = TITLE_PT if r == 1 else SPACER_PT if spacer else ROW_PT
     setup_print(ws, "Summary", generated, pages_wide=1, portrait=True, paper=paper)
     ws.print_area = f"A1:F{ws.max_row}"
     keep_together(ws, blocks)  # a long page 1 goes on whole tables, never a lone header

@@ -31,7 +31,7 @@ from udfs.quantities import RANGE_QUANTITIES
 from udfs.variance import PARTS
 
 from ..files import save_workbook
-from ..printing import used_area
+from ..printing import title_rows, used_area
 from .baseline_data import write_baseline_data
 from .consolidate import Q
 from .layout import (
@@ -42,7 +42,6 @@ from .layout import (
     PAGE_PORTRAIT,
     STYLES,
     USD,
-    _titles,
     add_table,
     file_cell,
     fit_columns,
@@ -486,7 +485,7 @@ def _place(ws, chart, alone=1.0):
     tall = CHART_CM[0] / 2.54 * 72  # points
     if tall > page_room(ws, anchor - 1):  # never cut: on the next page, from the blank row
         # at the latest (its frame's top edge would print on the page above)
-        titles = _titles(ws)
+        titles = title_rows(ws)
         ws.row_breaks.append(Break(id=anchor - 2))
         if titles and anchor - 2 - CHART_ROWS > titles[1] + 1:  # the table's last rows with it
             ws.row_breaks.brk[-1] = Break(id=anchor - 2 - CHART_ROWS)
