@@ -34,7 +34,6 @@ import warnings
 from dataclasses import dataclass
 from xml.etree import ElementTree
 
-import defusedxml
 import openpyxl
 from openpyxl.formula.translate import Translator
 from openpyxl.utils.cell import column_index_from_string, range_boundaries
@@ -52,12 +51,10 @@ from .xlsx_safety import (
     SHEET_ROWS,
     CellError,
     PartError,
-    PlannerError,
     StringText,
     Tally,
     check_part,
     fail,
-    one_line,
     own_text,
     part_problem,
 )
@@ -593,16 +590,11 @@ def open_book(path, data, styles=None, strings=None, strings_of=None, sizes=None
     """:func:`read_book`, its failures as one line naming the file; two sheet entries whose
     relationships lead to one part are refused (no spreadsheet writes it; each would be
     read again)."""
-    try:
-        book = read_book(data, styles, strings, strings_of, sizes)
-    except PartError as exc:
-        part_problem(path, exc.part, exc.message)
-    except PlannerError:
-        raise
-    except defusedxml.DefusedXmlException as exc:
-        fail(path, f"contains unsafe XML ({type(exc).__name__}); refused")
-    except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds on bad files
-        fail(path, f"could not be read as a workbook ({one_line(exc)})")
+    with xlsx_safety.read_failures(path):
+        try:
+            book = read_book(data, styles, strings, strings_of, sizes)
+        except PartError as exc:
+            part_problem(path, exc.part, exc.message)
     shared = xlsx_safety.shared_part(book.sheet_parts)
     if shared is not None:
         first, second, part = shared

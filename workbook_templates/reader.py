@@ -39,7 +39,6 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import defusedxml
 from openpyxl.utils.cell import range_boundaries
 from openpyxl.utils.datetime import from_excel
 
@@ -85,6 +84,7 @@ from .xlsx_safety import (
     one_line,
     quote_sheet,
     read_bytes,
+    read_failures,
     xml_parts,
 )
 
@@ -326,15 +326,8 @@ def read_planner(path, max_bytes=DEFAULT_MAX_BYTES, collect=False, columns_left=
     path = Path(path)
     data = read_bytes(path, max_bytes)
     zf = check_zip(path, data)
-    with zf:
-        try:
-            planner = _read_package(path, zf, data, collect, columns_left)
-        except PlannerError:
-            raise
-        except defusedxml.DefusedXmlException as exc:
-            fail(path, f"contains unsafe XML ({type(exc).__name__}); refused")
-        except Exception as exc:  # noqa: BLE001 - a malformed sheet part surfaces while reading
-            fail(path, f"could not be read as a workbook ({one_line(exc)})")
+    with zf, read_failures(path):  # a malformed sheet part surfaces while reading
+        planner = _read_package(path, zf, data, collect, columns_left)
     planner.sha256 = hashlib.sha256(data).hexdigest()
     return planner
 

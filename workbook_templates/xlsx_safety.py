@@ -46,6 +46,7 @@ names the file and the part) and :class:`CellError` (the sheet and the cell).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import os
@@ -78,6 +79,7 @@ __all__ = [
     "MAX_ROW_ELEMENTS",
     "SHEET_ROWS",
     "PartError",
+    "read_failures",
     "CellError",
     "Tally",
     "duplicate_entry",
@@ -417,6 +419,21 @@ def one_line(exc, limit=200):
 def fail(path, message, sheet=None, cell=None):
     """Raise the :class:`PlannerError` of one problem."""
     raise PlannerError(path, [Problem(message, sheet, cell)])
+
+
+@contextlib.contextmanager
+def read_failures(path):
+    """Whatever reading the workbook at ``path`` raises, as one line naming the file: a
+    :class:`PlannerError` as it is, unsafe XML refused, anything else (openpyxl raises many
+    kinds on a bad file) "could not be read as a workbook"."""
+    try:
+        yield
+    except PlannerError:
+        raise
+    except defusedxml.DefusedXmlException as exc:
+        fail(path, f"contains unsafe XML ({type(exc).__name__}); refused")
+    except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds on bad files
+        fail(path, f"could not be read as a workbook ({one_line(exc)})")
 
 
 def quote_sheet(title):
