@@ -96,6 +96,16 @@ class Bound:
         return not self.whole or float(x).is_integer()
 
     @property
+    def low_op(self):
+        """The low end's comparison, as text and Excel write it: ">=" or ">"."""
+        return ">=" if self.low_inclusive else ">"
+
+    @property
+    def high_op(self):
+        """The high end's comparison: "<=" or "<"."""
+        return "<=" if self.high_inclusive else "<"
+
+    @property
     def low_words(self):
         """The low end as text: ``low_text`` (``{0}`` standing for it), else ``f"{low:g}"``."""
         return (self.low_text or "{0:g}").format(self.low)
@@ -119,9 +129,9 @@ class Bound:
         else:
             parts = []
             if self.low is not None:
-                parts.append(f"{'>=' if self.low_inclusive else '>'} {self.low_words}")
+                parts.append(f"{self.low_op} {self.low_words}")
             if self.high is not None:
-                parts.append(f"{'<=' if self.high_inclusive else '<'} {self.high:g}")
+                parts.append(f"{self.high_op} {self.high:g}")
             if self.not_above:
                 parts.append(f"<= {self.not_above}")
             text = " and ".join(parts)

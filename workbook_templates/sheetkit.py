@@ -815,9 +815,9 @@ def bound_validation(bound, cell, total=None):
         return kind, f"{bound.low:g}", None, op
     tests = [f"ISNUMBER({cell})"]
     if bound.low is not None:
-        tests.append(f"{cell}{'>=' if bound.low_inclusive else '>'}{bound.low:g}")
+        tests.append(f"{cell}{bound.low_op}{bound.low:g}")
     if bound.high is not None:
-        tests.append(f"{cell}{'<=' if bound.high_inclusive else '<'}{bound.high:g}")
+        tests.append(f"{cell}{bound.high_op}{bound.high:g}")
     if bound.whole:
         tests.append(f"{cell}=INT({cell})")
     if bound.not_above:
