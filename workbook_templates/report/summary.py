@@ -238,7 +238,7 @@ def _headline(ws, c, t, row):
             )
         if name == "handoff_total_p90":  # short: the independent P90 is beside it
             note = "exceeded 1 run in 10"
-        if name == "handoff_approved" and (over := over_approved_cents(c.tables["budget"])):
+        if name == "handoff_approved" and (over := sum(map(over_approved_cents, c.budget_runs))):
             note += f"; {schedule.short_usd(over)} of it over the approved amounts"
         if name == "handoff_total_p50":  # and the months it covers
             note = ", ".join(filter(None, (note, period_covered(c))))

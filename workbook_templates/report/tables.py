@@ -147,19 +147,17 @@ def approval(r):
     text = f"{ref} ({day:%Y-%m-%d})" if hasattr(day, "strftime") else f"{ref} ({day})"
     limit = schedule.to_cents(inputs["approved_amount_usd"])
     text += f", {inputs['approver']}, {schedule.short_usd(limit, exact=True)}"
-    over = run_cents(r).total_p50 - limit
+    over = over_approved_cents(r)
     return text + (f"; P50 {schedule.short_usd(over)} over" if over > 0 else "")
 
 
-def over_approved_cents(budget):
-    """Cents of the Approved runs' P50 over their approved amounts, summed over the runs of
-    the budget table ``budget`` (counted in the Approved total though nobody approved them)."""
-    over = 0
-    for row in budget[budget["budget_status"] == "Approved"].itertuples(index=False):
-        if row.approved_amount_usd is not None and not pd.isna(row.approved_amount_usd):
-            limit = schedule.to_cents(row.approved_amount_usd)
-            over += max(0, schedule.to_cents(row.total_cost_usd) - limit)
-    return over
+def over_approved_cents(r):
+    """Cents of run ``r``'s P50 over its approved amount: counted in the Approved total
+    though nobody approved them (0 for a run within its amount or not Approved)."""
+    if r.status != "Approved" or r.approval_missing:
+        return 0
+    limit = schedule.to_cents(r.scenario.inputs["approved_amount_usd"])
+    return max(0, run_cents(r).total_p50 - limit)
 
 
 def budget_sorted(c):
