@@ -64,7 +64,8 @@ def test_a_plain_month_outside_the_years_is_refused(tmp_path):
 
 
 def test_a_row_spanning_centuries_is_refused_before_it_is_split(tmp_path):
-    """Before: 20 such rows took 80 s and 631 MB (120,000 months each)."""
+    """20 rows of a 0001-9999 charge period (120,000 months each) are refused before any is
+    split into months (splitting them would take minutes and hundreds of MB)."""
     bad = _write(tmp_path / "f.csv", FOCUS_HEADER,
                  _focus_row("1970-01-01T00:00:00Z", "2199-11-01T00:00:00Z"))  # fmt: skip
     (line,) = _refused([bad])
@@ -93,7 +94,8 @@ def test_untagged_spend_is_summed_exactly_without_splitting_by_month(tmp_path):
 
 
 def test_a_header_of_many_columns_is_refused_at_once(tmp_path):
-    """Before: 100,000 columns ran for over a minute (quadratic) and listed every one."""
+    """A header of 100,000 columns is refused at once in one line, not checked column by
+    column (quadratic) nor listed whole."""
     header = PLAIN_HEADER + "," + ",".join(f"c{i}" for i in range(100_000))
     (line,) = _refused([_write(tmp_path / "p.csv", header)])
     assert line.endswith("row 1: 100,005 columns, over the bound of 1,000 on an actuals file")
@@ -103,22 +105,22 @@ def test_a_header_of_many_columns_is_refused_at_once(tmp_path):
 
 
 def test_a_focus_column_given_twice_is_refused_not_the_last_one_taken(tmp_path):
-    """Before: the second EffectiveCost (5) was the spend, the first (100) silently dropped."""
+    """Two EffectiveCost columns (100 and 5) are refused: neither is taken as the spend."""
     bad = _write(tmp_path / "f.csv", FOCUS_HEADER + ",EffectiveCost", _focus_row() + ",5")
     (line,) = _refused([bad])
     assert "row 1: the column(s) 'EffectiveCost' are given twice" in line
 
 
 def test_a_tag_key_given_twice_is_refused_not_the_last_one_taken(tmp_path):
-    """Before: the spend went to B1, the second of two run tags."""
+    """Two run tags in one Tags object are refused: the spend goes to neither run."""
     tags = '"{""compute-lab-run"": ""A1"", ""compute-lab-run"": ""B1""}"'
     (line,) = _refused([_write(tmp_path / "f.csv", FOCUS_HEADER, _focus_row(tags=tags))])
     assert "row 2, column Tags: has the key 'compute-lab-run' twice" in line
 
 
 def test_the_same_file_twice_is_refused_so_untagged_spend_is_not_doubled(tmp_path):
-    """Before: a FOCUS file of untagged rows given twice (two names, one file) doubled the
-    unallocated spend."""
+    """A FOCUS file of untagged rows given twice (two names, one file) is refused, so its
+    unallocated spend is never counted twice."""
     f = _write(tmp_path / "f.csv", FOCUS_HEADER, _focus_row(tags="", category="Credit"))
     (tmp_path / "g.csv").symlink_to(f)
     (line,) = _refused([f, tmp_path / "g.csv"])
@@ -126,8 +128,8 @@ def test_the_same_file_twice_is_refused_so_untagged_spend_is_not_doubled(tmp_pat
 
 
 def test_a_line_past_the_bound_is_refused_without_reading_it_whole(tmp_path, monkeypatch):
-    """Before: a 100 MB field took 606 MB (892 MB with one character beyond the BMP): the
-    file, its text and the line were all held whole."""
+    """A 100 MB field (and one with a character beyond the BMP) is refused without the file,
+    its text or the line being held whole."""
     monkeypatch.setattr(act, "MAX_LINE_CHARS", 1000)
     bad = _write(
         tmp_path / "p.csv", PLAIN_HEADER, "U1,2027-03,1,1,", 'U2,2027-03,1,1,"' + "x" * 5000
@@ -150,8 +152,8 @@ def test_bad_utf8_names_the_byte_from_the_start_of_the_file(tmp_path):
 
 
 def test_more_run_months_than_the_bound_stop_the_read(tmp_path, monkeypatch):
-    """Before: 2,000,000 unplanned run codes (one row each) took 1.1 GB to read, then the
-    Variance sheet's table would pass Excel's 1,048,576 rows."""
+    """2,000,000 unplanned run codes (one row each) stop the read at the bound on run months,
+    before memory grows or the Variance sheet's table passes Excel's 1,048,576 rows."""
     monkeypatch.setattr(act, "MAX_RUN_MONTHS", 5)
     plain = _write(tmp_path / "p.csv", PLAIN_HEADER, *(f"U{i},2027-03,1,1," for i in range(4)))
     focus = _write(
@@ -169,7 +171,8 @@ def test_more_run_months_than_the_bound_stop_the_read(tmp_path, monkeypatch):
 def test_untagged_spend_alone_is_said_and_has_a_month_in_variance_csv(
     example_plan, tmp_path, capsys
 ):
-    """Before: the line said no spend at all, and variance.csv's unallocated row had no month."""
+    """Untagged spend alone is said on the line, and variance.csv's unallocated row has its
+    month."""
     zero = _focus_row("2027-04-03T00:00:00Z", "2027-04-04T00:00:00Z", cost="0", tags="")
     f = _write(tmp_path / "f.csv", FOCUS_HEADER, _focus_row(cost="-5", tags="", category="Credit"),
                zero)  # fmt: skip
@@ -186,8 +189,8 @@ def test_untagged_spend_alone_is_said_and_has_a_month_in_variance_csv(
 
 
 def test_ctrl_c_is_taken_while_a_long_file_is_read(tmp_path, monkeypatch):
-    """Before: Ctrl-C during a 1,000,000-row FOCUS export was taken only once the whole file
-    was read (37 s later on the shared machine)."""
+    """Ctrl-C during a 1,000,000-row FOCUS export is taken while the file is read, not once the
+    whole file has been."""
     from workbook_templates import files
 
     rows = [f"U{i},2027-03,1,1," for i in range(5000)]
@@ -209,8 +212,8 @@ def test_ctrl_c_is_taken_while_a_long_file_is_read(tmp_path, monkeypatch):
 
 
 def test_a_correction_may_take_back_hours_but_never_below_zero(tmp_path):
-    """Before: a provider's Correction row with a negative quantity refused the whole export,
-    which the user cannot edit."""
+    """A provider's Correction row with a negative quantity is read (the user cannot edit the
+    export); a run's month whose hours come to less than 0 is refused."""
     header = FOCUS_HEADER + ",ChargeClass"
     usage = _focus_row(cost="100") + ","
     back = _focus_row("2027-03-05T00:00:00Z", "2027-03-06T00:00:00Z", cost="-40")
@@ -231,7 +234,8 @@ def test_a_correction_may_take_back_hours_but_never_below_zero(tmp_path):
 
 
 def test_the_files_together_are_bounded_before_the_last_is_parsed(tmp_path, monkeypatch):
-    """Before: 100 files of 2,000,000 rows each were all read (hours of work)."""
+    """100 files of 2,000,000 rows each are refused once the lines read pass the bound on all
+    the files together, before the rest are parsed."""
     monkeypatch.setattr(act, "MAX_ACTUALS_TOTAL_ROWS", 6)
     a = _write(tmp_path / "a.csv", PLAIN_HEADER, "U1,2027-03,1,1,", "U2,2027-03,1,1,")
     b = _write(tmp_path / "b.csv", PLAIN_HEADER, "U3,2027-03,1,1,", "U4,2027-03,1,1,")
@@ -243,8 +247,8 @@ def test_the_files_together_are_bounded_before_the_last_is_parsed(tmp_path, monk
 
 
 def test_long_tags_are_not_kept_parsed_between_rows(tmp_path):
-    """Before: 6,000 rows of distinct 8,000-character Tags (57 MB) took 425 MB: every parsed
-    object was kept for the rows that might repeat it."""
+    """6,000 rows of distinct 8,000-character Tags are read without keeping each parsed object
+    for the rows that might repeat it."""
     actuals_focus._json_cached.cache_clear()
     rows = []
     for i in range(3):
@@ -258,8 +262,8 @@ def test_long_tags_are_not_kept_parsed_between_rows(tmp_path):
 
 
 def test_spend_past_whole_cents_a_float_holds_is_refused(example_plan, tmp_path, capsys):
-    """Before: 2,000 FOCUS rows of $1e15 made a variance of $2e18 whose parts in variance.csv
-    (rate 1.99999999999843e+18 and four of -0.01) did not add up to it."""
+    """FOCUS rows of $1e15 each, whose variance parts a float could not add up to the cent,
+    are refused past the bound on actual spend."""
     many = [_focus_row(end=f"2027-03-02T00:00:{i:02d}Z", cost="1e15") for i in range(20)]
     bad = _write(tmp_path / "f.csv", FOCUS_HEADER, *many)
     assert run(example_plan, "--actuals", bad, "--csv", tmp_path / "csv") == 2
@@ -272,8 +276,8 @@ def test_spend_past_whole_cents_a_float_holds_is_refused(example_plan, tmp_path,
 
 
 def test_two_different_rows_are_never_taken_for_duplicates(tmp_path):
-    """Before: fields were joined with a character a field may hold (U+001F), so two rows
-    whose fields differed only in where it fell were refused as the same row."""
+    """Two rows whose fields differ only in where a U+001F falls are two rows, never refused as
+    the same row given twice."""
     one = _focus_row(tags="").rsplit(",", 1)[0] + ",\x1f"
     two = _focus_row(tags="").rsplit(",", 2)[0] + ",Hours\x1f,"
     (parsed,) = act.read_actuals([_write(tmp_path / "f.csv", FOCUS_HEADER, one, two)])
@@ -281,8 +285,8 @@ def test_two_different_rows_are_never_taken_for_duplicates(tmp_path):
 
 
 def test_a_run_tag_under_a_provider_prefix_names_the_run(tmp_path):
-    """Before: a tag ``user:compute-lab-run`` (a provider's or a second tag scheme's prefix)
-    left the run's spend unallocated, the run showing none."""
+    """A tag ``user:compute-lab-run`` (a provider's or a second tag scheme's prefix) names the
+    run: its spend is the run's, not unallocated."""
     prefixed = _tags(**{"x/compute-lab-run": "X1"})
     rows = [_focus_row(tags=_tags(**{"user:compute-lab-run": "X1"})),
             _focus_row(end="2027-03-03T00:00:00Z", tags=prefixed)]  # fmt: skip

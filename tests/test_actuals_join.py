@@ -58,7 +58,8 @@ def _exports(tmp_path):
 
 
 def test_a_correction_billed_a_month_later_lands_in_the_month_it_corrects(tmp_path):
-    """Before: the April export's correction of March refused the pair as given twice."""
+    """The April export's correction of March adds to March: exports of two billing periods
+    are summed, not refused as the month given twice."""
     march, april = _exports(tmp_path)
     a = _join([march, april])
     by_month = {m.month: m for m in a.months}
@@ -124,9 +125,9 @@ def test_exports_without_a_billing_period_and_a_plain_file_with_an_export_are_re
 
 
 def test_a_zero_purchase_row_gives_its_run_no_month(tmp_path):
-    """Before: a commitment's purchase tagged with the run (EffectiveCost 0) gave the run an
-    actual month of $0 in each month of its term, locking them at nothing spent (or
-    refusing the file, a month outside the run)."""
+    """A commitment's purchase tagged with the run (EffectiveCost 0) gives the run no actual
+    month: its term's months are neither locked at nothing spent nor refused as outside
+    the run."""
     purchase = _row("2027-03", "2027-03-01", "0", "0", "Purchase").replace(
         "2027-03-02T00:00:00Z", "2028-03-01T00:00:00Z")  # fmt: skip
     f = _write(tmp_path / "f.csv", _row("2027-03", "2027-03-10", "1000", "10"), purchase)
@@ -134,8 +135,8 @@ def test_a_zero_purchase_row_gives_its_run_no_month(tmp_path):
 
 
 def test_a_mistyped_future_month_of_an_unplanned_run_is_refused(tmp_path):
-    """Before: TEAM-X 2031-01 in a file of 2027 months made the actuals run to Jan 2031 for
-    every run, each month since counted as nothing spent."""
+    """TEAM-X 2031-01 in a file of 2027 months is refused, naming file, row and column: it
+    never makes the actuals run to Jan 2031 for every run."""
     f = _write(tmp_path / "p.csv", f"{CODE},2027-03,10,1000,", "TEAM-X,2031-01,1,5,",
                header=PLAIN_HEADER)  # fmt: skip
     (line,) = _refused([f], today=dt.date(2026, 12, 7))
@@ -150,8 +151,8 @@ def test_a_mistyped_future_month_of_an_unplanned_run_is_refused(tmp_path):
 
 def test_unplanned_spend_never_moves_the_month_the_actuals_run_to(example_plan, tmp_path,
                                                                    capsys):  # fmt: skip
-    """Before: another team's April spend made the example run's actuals run to April, its
-    April counted as nothing spent (a timing variance of its whole April budget)."""
+    """Another team's April spend leaves the example run's actuals at March: its April is not
+    counted as nothing spent."""
     f = _write(tmp_path / "p.csv", f"{CODE},2027-03,700000,1435000.00,", "TEAM-X,2027-04,1,5,",
                header=PLAIN_HEADER)  # fmt: skip
     out = tmp_path / "csv"
@@ -185,8 +186,8 @@ def test_exports_of_two_billing_periods_through_the_report(example_plan, tmp_pat
 def test_a_month_of_corrections_alone_is_a_warning_naming_the_file_row_and_column(
     example_plan, tmp_path, capsys
 ):
-    """Before: April's export alone gave the run a March of its correction only ($-100.25),
-    with nothing said; the March export it corrects was simply not given."""
+    """April's export alone gives the run a March of its correction only ($-100.25): a warning
+    names the file, row and column and says the March export is not given."""
     _, april = _exports(tmp_path)
     a = _join([april])
     (m,) = [m for m in a.months if m.month == MARCH]
@@ -204,8 +205,8 @@ def test_a_month_of_corrections_alone_is_a_warning_naming_the_file_row_and_colum
 
 
 def test_months_filled_ahead_with_zeros_are_a_warning(example_plan, tmp_path, capsys):
-    """Before: a plain file filled ahead with zero rows (April: 0 hours, $0) made the actuals
-    run to April with nothing said, April's whole budget a variance."""
+    """A plain file filled ahead with zero rows (April: 0 hours, $0) makes the actuals run to
+    April with a warning naming the file and row."""
     f = _write(tmp_path / "p.csv", f"{CODE},2027-03,700000,1435000.00,", f"{CODE},2027-04,0,0,",
                header=PLAIN_HEADER)  # fmt: skip
     want = (f"row 3, column cost_usd: run {CODE}'s 2027-04 to 2027-04 (1 month(s)) give 0 hours, "
@@ -222,8 +223,8 @@ def test_months_filled_ahead_with_zeros_are_a_warning(example_plan, tmp_path, ca
 
 @pytest.mark.parametrize("column", ["BillingPeriodStart", "ChargePeriodStart"])
 def test_a_blank_focus_time_is_refused_as_blank(tmp_path, column):
-    """Before: a blank BillingPeriodStart (or ChargePeriodStart) was refused as "'None' is
-    not a UTC time", a value the file does not hold."""
+    """A blank BillingPeriodStart (or ChargePeriodStart) is refused as blank, not as a value
+    the file does not hold."""
     fields = HEADER.split(",")
     row = _row("2027-03", "2027-03-10", "1000", "10").split(",")
     row[fields.index(column)] = ""

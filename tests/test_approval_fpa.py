@@ -267,10 +267,9 @@ def test_an_older_planner_without_the_new_rows_reads_and_keeps_its_run_codes(tem
 
 
 def test_an_approved_amount_past_what_a_baseline_reads_is_refused(template, tmp_path, capsys):
-    """Before: an approved amount of US$1e13 made a hand-off that ``report --baseline``
-    refused ("'10000000000000' is not US$ to the cent ... under 10,000,000,000,000"). It is
-    refused at its cell, nothing written; the largest amount under the bound makes a hand-off
-    that serves as a baseline."""
+    """An approved amount of US$1e13, which a hand-off read by ``report --baseline`` could not
+    hold to the cent, is refused at its cell, nothing written; the largest amount under the
+    bound makes a hand-off that serves as a baseline."""
     from compute_lab.cli import main
 
     huge = {**COMPLETE, "approved_amount_usd": 1e13}

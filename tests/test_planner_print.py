@@ -277,9 +277,9 @@ def test_every_printed_text_prints_whole(printed, sheet):
 
 
 def test_the_defaults_are_listed_whole_and_counted_for_the_budget(printed):
-    """The list of inputs left to a default was cut at 70 characters ("elect..."), hiding the
-    $0.08/kWh placeholder; the headline box counted the Excluded alternative as a scenario
-    with defaults: the list is whole (and its row tall enough), the count the budget's."""
+    """The list of inputs left to a default prints whole (the $0.08/kWh placeholder included,
+    its row tall enough), and the headline box counts only the budget's scenarios with
+    defaults, not the Excluded alternative."""
     from workbook_templates.planner.summary import _LIST_LINE_CHARS, LIST_ROW
 
     path, done, pdf = printed
